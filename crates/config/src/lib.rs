@@ -1,0 +1,180 @@
+//! sr6-config: the configuration language of sr6, a superset of iproute2.
+//!
+//! A configuration file is the list of lines an operator would type to configure the
+//! Linux kernel (`ip -6 route add ... encap seg6local action End.DX6 nh6 ... dev eth2`,
+//! `ip sr hmac set ...`, `sysctl -w ...`); the leading `ip` is optional. The parser
+//! produces a [`RouterSpec`] and nothing else: validation of the spec as a whole
+//! (unknown devices, missing keys) is the table builder's job.
+//!
+//! Parsing stops at the first error, which carries `file:line:column` and what was
+//! expected; nothing is returned on error, so nothing is half-applied. The grammar is
+//! documented in `docs/config.md`.
+//!
+//! The parameters each `seg6local` action requires or accepts, and the flavours it
+//! allows, come from the behaviour table of `sr6-core`
+//! ([`sr6_core::behaviour::DESCRIPTORS`]); this crate keeps no copy of it.
+
+mod apply;
+mod cmd;
+mod lex;
+mod route;
+mod value;
+
+use std::fmt;
+use std::path::Path;
+
+use sr6_core::spec::RouterSpec;
+
+pub use apply::note_dev;
+
+/// A configuration error: where, what, and what was expected there.
+///
+/// Displayed as `FILE:LINE:COL: MESSAGE (expected EXPECTED)`; the parenthesis is left
+/// out when there is no `expected`. `line` and `col` are 1-based; an I/O error has
+/// line 0 and column 0.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{file}:{line}:{col}: {message}{}", ExpectedSuffix(.expected))]
+pub struct ConfigError {
+    pub file: String,
+    pub line: usize,
+    /// 1-based column (in characters) of the offending token; for a missing word, the
+    /// column just past the last word of the line.
+    pub col: usize,
+    pub message: String,
+    pub expected: Option<String>,
+}
+
+struct ExpectedSuffix<'a>(&'a Option<String>);
+
+impl fmt::Display for ExpectedSuffix<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Some(e) => write!(f, " (expected {e})"),
+            None => Ok(()),
+        }
+    }
+}
+
+/// An error before it knows its file name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct PErr {
+    pub line: usize,
+    pub col: usize,
+    pub message: String,
+    pub expected: Option<String>,
+}
+
+impl PErr {
+    pub fn at(t: &lex::Tok, message: impl Into<String>) -> PErr {
+        PErr {
+            line: t.line,
+            col: t.col,
+            message: message.into(),
+            expected: None,
+        }
+    }
+    pub fn at_pos(line: usize, col: usize, message: impl Into<String>) -> PErr {
+        PErr {
+            line,
+            col,
+            message: message.into(),
+            expected: None,
+        }
+    }
+    pub fn exp(mut self, expected: impl Into<String>) -> PErr {
+        self.expected = Some(expected.into());
+        self
+    }
+    fn in_file(self, file: &str) -> ConfigError {
+        ConfigError {
+            file: file.to_string(),
+            line: self.line,
+            col: self.col,
+            message: self.message,
+            expected: self.expected,
+        }
+    }
+}
+
+/// Parse a whole configuration. `file` is only used in error messages.
+pub fn parse_str(src: &str, file: &str) -> Result<RouterSpec, ConfigError> {
+    let mut spec = RouterSpec::default();
+    parse_into(src, 1, &mut spec, false).map_err(|e| e.in_file(file))?;
+    Ok(spec)
+}
+
+/// Read and parse a configuration file. An I/O error is a [`ConfigError`] at line 0.
+pub fn parse_file(path: &Path) -> Result<RouterSpec, ConfigError> {
+    let file = path.display().to_string();
+    let src = std::fs::read_to_string(path).map_err(|e| ConfigError {
+        file: file.clone(),
+        line: 0,
+        col: 0,
+        message: format!("cannot read the configuration: {e}"),
+        expected: None,
+    })?;
+    parse_str(&src, &file)
+}
+
+/// Parse one command (for instance a `route add` line from the control socket) and apply
+/// it to `spec`. `line_no` is the line number reported in errors and recorded in the
+/// spec. A blank or comment-only line is accepted and changes nothing; on error `spec`
+/// is left unchanged. The line may be continued with `\` + newline, but must hold
+/// exactly one command.
+pub fn parse_line(
+    line: &str,
+    file: &str,
+    line_no: usize,
+    spec: &mut RouterSpec,
+) -> Result<(), ConfigError> {
+    parse_into(line, line_no, spec, true).map_err(|e| e.in_file(file))
+}
+
+/// Tokenize `src` line by line (joining `\` continuations) and apply each command to
+/// `spec`. Each command is applied all-or-nothing.
+fn parse_into(
+    src: &str,
+    first_line: usize,
+    spec: &mut RouterSpec,
+    single: bool,
+) -> Result<(), PErr> {
+    let src = src.strip_prefix('\u{feff}').unwrap_or(src);
+    let mut pending: Vec<lex::Tok> = Vec::new();
+    let mut continued: Option<(usize, usize)> = None;
+    let mut stashed: Option<cmd::Cmd> = None;
+    for (i, raw) in src.lines().enumerate() {
+        let line_no = first_line + i;
+        let lexed = lex::lex_line(raw, line_no)?;
+        pending.extend(lexed.toks);
+        if let Some(col) = lexed.continues {
+            continued = Some((line_no, col));
+            continue;
+        }
+        continued = None;
+        if pending.is_empty() {
+            continue;
+        }
+        if single && stashed.is_some() {
+            return Err(PErr::at(&pending[0], "only one command may be given here")
+                .exp("a single command (continue it with `\\` at the end of the line)"));
+        }
+        let cmd = cmd::parse_command(&pending)?;
+        if single {
+            // Applied only once the whole input is known to hold one good command.
+            stashed = Some(cmd);
+        } else {
+            apply::commit(spec, cmd)?;
+        }
+        pending.clear();
+    }
+    if let Some((line, col)) = continued {
+        return Err(
+            PErr::at_pos(line, col, "`\\` continues the command but nothing follows")
+                .exp("the rest of the command on the next line"),
+        );
+    }
+    if let Some(cmd) = stashed {
+        apply::commit(spec, cmd)?;
+    }
+    Ok(())
+}

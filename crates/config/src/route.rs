@@ -1,0 +1,600 @@
+//! `route add|replace|append [to] [unicast|blackhole|unreachable] PREFIX OPTIONS...`,
+//! including `encap seg6` and `encap seg6local`.
+//!
+//! As in iproute2, the words after `encap seg6` / `encap seg6local` belong to the encap
+//! until the first word that is not one of its keywords; the line then goes back to
+//! route options. So `table` right after `action End.T` is the action's table, and
+//! `table` after `dev X` is the route's.
+
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+use sr6_core::behaviour::BehaviorKind;
+use sr6_core::behaviour::{by_keyword, Descriptor, Flavor, Param, DESCRIPTORS};
+use sr6_core::spec::{
+    Flavors, Prefix, RouteKind, RouteSpec, Seg6Encap, Seg6Mode, SidAction, SidParams, MAIN_TABLE,
+};
+
+use crate::cmd::{once, Item, P};
+use crate::lex::Tok;
+use crate::value::{self, Fam};
+use crate::PErr;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Verb {
+    Add,
+    Replace,
+    Append,
+}
+
+const OPTIONS: &str =
+    "via NH, dev DEV, table TABLE, encap seg6 ..., encap seg6local ..., metric N, proto P, \
+onlink, mtu N or scope link|global";
+
+const FLAVORS: [Flavor; 3] = [Flavor::Psp, Flavor::Usp, Flavor::Usd];
+
+enum Encap<'a> {
+    Seg6 { encap: Seg6Encap, mode_tok: &'a Tok },
+    Local { action: SidAction },
+}
+
+pub(crate) fn parse_route(p: &mut P, verb: Verb, line: usize) -> Result<Item, PErr> {
+    let mut t = p.need("a prefix: ADDR[/LEN] or default")?;
+    if t.text == "to" {
+        t = p.value(t, "a prefix: ADDR[/LEN] or default")?;
+    }
+    #[derive(PartialEq)]
+    enum Type {
+        Unicast,
+        Blackhole,
+        Unreachable,
+    }
+    let mut rtype = Type::Unicast;
+    match t.text.as_str() {
+        "unicast" | "blackhole" | "unreachable" => {
+            rtype = match t.text.as_str() {
+                "blackhole" => Type::Blackhole,
+                "unreachable" => Type::Unreachable,
+                _ => Type::Unicast,
+            };
+            t = p.value(t, "a prefix: ADDR[/LEN] or default")?;
+        }
+        "local" | "broadcast" | "anycast" | "multicast" | "throw" | "prohibit" | "nat"
+        | "xresolve" => {
+            return Err(PErr::at(
+                t,
+                format!("route type `{}` is not supported by sr6", t.text),
+            )
+            .exp("unicast, blackhole or unreachable"));
+        }
+        _ => {}
+    }
+    let pfx_tok = t;
+    let pfx = if t.text == "default" {
+        None
+    } else {
+        Some(value::prefix_of(t).map_err(|e| {
+            if e.expected.is_none() {
+                e.exp("a prefix: ADDR[/LEN] or default")
+            } else {
+                e
+            }
+        })?)
+    };
+
+    let mut via: Option<(IpAddr, &Tok)> = None;
+    let mut dev: Option<(String, &Tok)> = None;
+    let mut table = None;
+    let mut encap: Option<(Encap, &Tok)> = None;
+    let mut seen = Vec::new();
+    // `via`, `dev` and `encap` keywords, for blackhole/unreachable errors.
+    let mut forwarding_words: Vec<&Tok> = Vec::new();
+    while let Some(w) = p.next() {
+        if matches!(w.text.as_str(), "via" | "dev" | "oif" | "encap") {
+            forwarding_words.push(w);
+        }
+        match w.text.as_str() {
+            "via" => {
+                once(&mut seen, w)?;
+                let mut v = p.value(w, "a next-hop address")?;
+                let fam_kw = match v.text.as_str() {
+                    "inet6" => Some(Fam::V6),
+                    "inet" => Some(Fam::V4),
+                    _ => None,
+                };
+                if fam_kw.is_some() {
+                    v = p.value(v, "a next-hop address")?;
+                }
+                let a = value::ip_of(v)?;
+                if let Some(f) = fam_kw {
+                    if f != Fam::of(&a) {
+                        return Err(PErr::at(
+                            v,
+                            format!("`{}` is not an {} address", v.text, f.name()),
+                        )
+                        .exp(format!("an {} address", f.name())));
+                    }
+                }
+                via = Some((a, v));
+            }
+            "dev" | "oif" => {
+                if dev.is_some() {
+                    return Err(PErr::at(w, "duplicate `dev`").exp("`dev` at most once"));
+                }
+                let v = p.value(w, "a device name")?;
+                let d = value::dev_of(v)?;
+                p.note_dev(&d);
+                dev = Some((d, v));
+            }
+            "table" => {
+                once(&mut seen, w)?;
+                table = Some(value::table_of(p.value(w, "a table id")?)?);
+            }
+            "metric" | "priority" | "preference" => {
+                if seen
+                    .iter()
+                    .any(|s| matches!(s.as_str(), "metric" | "priority" | "preference"))
+                {
+                    return Err(PErr::at(w, "duplicate `metric`").exp("`metric` at most once"));
+                }
+                seen.push(w.text.clone());
+                value::u32_of(p.value(w, "a number")?, "metric")?;
+            }
+            "proto" | "protocol" => {
+                once(&mut seen, w)?;
+                p.value(w, "a routing protocol name or number")?;
+            }
+            "onlink" => once(&mut seen, w)?,
+            "mtu" => {
+                once(&mut seen, w)?;
+                let mut v = p.value(w, "a number")?;
+                if v.text == "lock" {
+                    v = p.value(v, "a number")?;
+                }
+                value::u32_of(v, "mtu")?;
+            }
+            "scope" => {
+                once(&mut seen, w)?;
+                let v = p.value(w, "link or global")?;
+                if !matches!(v.text.as_str(), "link" | "global" | "universe") {
+                    return Err(PErr::at(
+                        v,
+                        format!("route scope `{}` is not supported by sr6", v.text),
+                    )
+                    .exp("link or global"));
+                }
+            }
+            "encap" => {
+                if encap.is_some() {
+                    return Err(PErr::at(w, "duplicate `encap`").exp("one `encap` per route"));
+                }
+                let e = parse_encap(p, w)?;
+                encap = Some((e, w));
+            }
+            "nexthop" => {
+                return Err(PErr::at(w, "multipath routes are not supported by sr6")
+                    .exp("a single via/dev"));
+            }
+            "mode" | "segs" | "hmac" => {
+                return Err(PErr::at(
+                    w,
+                    format!(
+                        "`{}` belongs to `encap seg6` and must follow it directly",
+                        w.text
+                    ),
+                )
+                .exp(OPTIONS));
+            }
+            kw if Param::from_keyword(kw).is_some()
+                || matches!(kw, "action" | "flavors" | "count") =>
+            {
+                return Err(PErr::at(
+                    w,
+                    format!("`{kw}` belongs to `encap seg6local` and must follow it directly"),
+                )
+                .exp(OPTIONS));
+            }
+            _ => return Err(PErr::at(w, format!("unknown route option `{}`", w.text)).exp(OPTIONS)),
+        }
+    }
+
+    // The family: the prefix's, or for `default` the flag's or the next hop's.
+    let fam = match &pfx {
+        Some(pf) => {
+            let f = Fam::of_prefix(pf);
+            p.check_fam(pfx_tok, f)?;
+            f
+        }
+        None => match (p.fam, via) {
+            (Some(f), _) => f,
+            (None, Some((a, _))) => Fam::of(&a),
+            (None, None) => {
+                return Err(PErr::at(
+                    pfx_tok,
+                    "`default` needs an address family: give -6 or -4, or a `via`",
+                )
+                .exp("ip -6 route add default ..., or ::/0 or 0.0.0.0/0"))
+            }
+        },
+    };
+    let prefix = pfx.unwrap_or(match fam {
+        Fam::V6 => Prefix::V6(Ipv6Addr::UNSPECIFIED, 0),
+        Fam::V4 => Prefix::V4(Ipv4Addr::UNSPECIFIED, 0),
+    });
+    if let Some((a, v)) = via {
+        if Fam::of(&a) != fam {
+            return Err(PErr::at(
+                v,
+                format!(
+                    "next hop `{}` is {} but the route is {}",
+                    v.text,
+                    Fam::of(&a).name(),
+                    fam.name()
+                ),
+            )
+            .exp(format!("an {} next hop", fam.name())));
+        }
+    }
+
+    let kind = match rtype {
+        Type::Blackhole | Type::Unreachable => {
+            let name = if rtype == Type::Blackhole {
+                "blackhole"
+            } else {
+                "unreachable"
+            };
+            if let Some(x) = forwarding_words.first() {
+                return Err(
+                    PErr::at(x, format!("a {name} route takes no via, dev or encap"))
+                        .exp("table, metric or proto"),
+                );
+            }
+            if name == "blackhole" {
+                RouteKind::Blackhole
+            } else {
+                RouteKind::Unreachable
+            }
+        }
+        Type::Unicast => {
+            let dev_name = dev.map(|d| d.0);
+            match encap {
+                None => {
+                    if via.is_none() && dev_name.is_none() {
+                        return Err(p
+                            .eol("a route needs a next hop or a device")
+                            .exp("via NH or dev DEV"));
+                    }
+                    RouteKind::Forward {
+                        via: via.map(|v| v.0),
+                        dev: dev_name,
+                    }
+                }
+                Some((Encap::Seg6 { encap, mode_tok }, _)) => {
+                    if fam == Fam::V4
+                        && matches!(encap.mode, Seg6Mode::Inline | Seg6Mode::InlineRed)
+                    {
+                        return Err(PErr::at(
+                            mode_tok,
+                            format!(
+                                "mode {} inserts an SRH into an IPv6 packet; this is an IPv4 route",
+                                encap.mode.keyword()
+                            ),
+                        )
+                        .exp("encap, encap.red, l2encap or l2encap.red"));
+                    }
+                    RouteKind::Seg6 {
+                        encap,
+                        via: via.map(|v| v.0),
+                        dev: dev_name,
+                    }
+                }
+                Some((Encap::Local { action }, _)) => {
+                    if fam == Fam::V4 {
+                        return Err(PErr::at(
+                            pfx_tok,
+                            "a seg6local route (a local SID) needs an IPv6 prefix",
+                        )
+                        .exp("an IPv6 prefix"));
+                    }
+                    if let Some(v) = forwarding_words.iter().find(|t| t.text == "via") {
+                        return Err(PErr::at(v, "a seg6local route takes no `via`; the action's nh6/nh4 is its next hop")
+                            .exp("dev DEV or nothing"));
+                    }
+                    RouteKind::Seg6Local {
+                        action,
+                        dev: dev_name,
+                    }
+                }
+            }
+        }
+    };
+    let spec = RouteSpec {
+        line,
+        table: table.unwrap_or(MAIN_TABLE),
+        prefix,
+        kind,
+    };
+    Ok(Item::Route {
+        spec,
+        verb,
+        at: pfx_tok.clone(),
+    })
+}
+
+fn parse_encap<'a>(p: &mut P<'a>, kw: &Tok) -> Result<Encap<'a>, PErr> {
+    let t = p.value(kw, "seg6 or seg6local")?;
+    match t.text.as_str() {
+        "seg6" => parse_seg6(p, t),
+        "seg6local" => parse_seg6local(p, t),
+        _ => Err(PErr::at(
+            t,
+            format!("encap type `{}` is not supported by sr6", t.text),
+        )
+        .exp("seg6 or seg6local")),
+    }
+}
+
+fn mode_list() -> String {
+    Seg6Mode::ALL
+        .iter()
+        .map(|m| m.keyword())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// `mode M segs S1,...,Sn [hmac K]` (`segs` after `mode`, as iproute2 requires).
+fn parse_seg6<'a>(p: &mut P<'a>, kw: &'a Tok) -> Result<Encap<'a>, PErr> {
+    let mut mode: Option<(Seg6Mode, &Tok)> = None;
+    let mut segs = None;
+    let mut hmac = None;
+    let mut seen = Vec::new();
+    while let Some(w) = p.peek() {
+        match w.text.as_str() {
+            "mode" => {
+                p.next();
+                once(&mut seen, w)?;
+                let v = p.value(w, &mode_list())?;
+                let m = Seg6Mode::from_keyword(&v.text).ok_or_else(|| {
+                    PErr::at(v, format!("unknown seg6 mode `{}`", v.text)).exp(mode_list())
+                })?;
+                mode = Some((m, v));
+            }
+            "segs" => {
+                p.next();
+                once(&mut seen, w)?;
+                if mode.is_none() {
+                    return Err(
+                        PErr::at(w, "`segs` given before `mode`").exp("mode MODE segs S1,S2,...")
+                    );
+                }
+                segs = Some(value::segs_of(p.value(w, "S1,S2,...,Sn")?)?);
+            }
+            "hmac" => {
+                p.next();
+                once(&mut seen, w)?;
+                hmac = Some(value::hmac_id_of(p.value(w, "an HMAC key id")?)?);
+            }
+            _ => break,
+        }
+    }
+    let Some((mode, mode_tok)) = mode else {
+        return Err(PErr::at(kw, "`encap seg6` needs a mode")
+            .exp(format!("mode {}", mode_list().replace(", ", "|"))));
+    };
+    let Some(segs) = segs else {
+        return Err(PErr::at(kw, "`encap seg6` needs a segment list").exp("segs S1,S2,...,Sn"));
+    };
+    Ok(Encap::Seg6 {
+        encap: Seg6Encap { mode, segs, hmac },
+        mode_tok,
+    })
+}
+
+fn keyword_list() -> String {
+    DESCRIPTORS
+        .iter()
+        .map(|d| d.keyword)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// What an action takes, for messages: `nh6 (required), oif`.
+fn takes(d: &Descriptor) -> String {
+    let mut v: Vec<String> = d
+        .required
+        .iter()
+        .map(|p| format!("{} (required)", p.keyword()))
+        .collect();
+    v.extend(d.optional.iter().map(|p| p.keyword().to_string()));
+    if v.is_empty() {
+        "no parameters".to_string()
+    } else {
+        v.join(", ")
+    }
+}
+
+fn placeholder(p: Param) -> &'static str {
+    match p {
+        Param::Nh6 | Param::Nh4 => "ADDR",
+        Param::Oif => "DEV",
+        Param::Table | Param::VrfTable => "TABLE",
+        Param::Srh => "segs S1,...,Sn",
+    }
+}
+
+/// The mode of the policy a binding SID applies.
+fn srh_mode(kind: BehaviorKind) -> Seg6Mode {
+    match kind {
+        BehaviorKind::EndB6 => Seg6Mode::Inline,
+        BehaviorKind::EndB6EncapsRed => Seg6Mode::EncapRed,
+        _ => Seg6Mode::Encap,
+    }
+}
+
+/// `action B [PARAM VALUE]... [flavors F,...] [count]`, driven by the behaviour table.
+fn parse_seg6local<'a>(p: &mut P<'a>, kw: &Tok) -> Result<Encap<'a>, PErr> {
+    let a = p.value(kw, "action BEHAVIOUR")?;
+    if a.text != "action" {
+        return Err(PErr::at(
+            a,
+            format!(
+                "`encap seg6local` must start with `action`, not `{}`",
+                a.text
+            ),
+        )
+        .exp("action BEHAVIOUR"));
+    }
+    let b = p.value(a, &keyword_list())?;
+    let d = by_keyword(&b.text).ok_or_else(|| {
+        PErr::at(b, format!("unknown seg6local action `{}`", b.text))
+            .exp(format!("one of {}", keyword_list()))
+    })?;
+    let mut params = SidParams::default();
+    let mut given: Vec<Param> = Vec::new();
+    let mut flavors = Flavors::default();
+    let mut count = false;
+    let mut seen = Vec::new();
+    while let Some(w) = p.peek() {
+        if let Some(param) = Param::from_keyword(&w.text) {
+            p.next();
+            if !d.accepts(param) {
+                return Err(PErr::at(
+                    w,
+                    format!(
+                        "{} does not take `{}`; it takes: {}",
+                        d.keyword,
+                        param.keyword(),
+                        takes(d)
+                    ),
+                )
+                .exp(takes(d)));
+            }
+            if given.contains(&param) {
+                return Err(PErr::at(w, format!("duplicate `{}`", w.text))
+                    .exp(format!("`{}` at most once", w.text)));
+            }
+            given.push(param);
+            let hint = param.value_hint();
+            match param {
+                Param::Nh6 => params.nh6 = Some(value::v6_of(p.value(w, hint)?)?),
+                Param::Nh4 => params.nh4 = Some(value::v4_of(p.value(w, hint)?)?),
+                Param::Oif => {
+                    let dev = value::dev_of(p.value(w, hint)?)?;
+                    p.note_dev(&dev);
+                    params.oif = Some(dev);
+                }
+                Param::Table => params.table = Some(value::table_of(p.value(w, hint)?)?),
+                Param::VrfTable => params.vrftable = Some(value::table_of(p.value(w, hint)?)?),
+                Param::Srh => params.srh = Some(parse_srh(p, w, srh_mode(d.kind))?),
+            }
+            continue;
+        }
+        match w.text.as_str() {
+            "flavors" => {
+                p.next();
+                once(&mut seen, w)?;
+                flavors = parse_flavors(p.value(w, "psp, usp, usd separated by commas")?, d)?;
+            }
+            "count" => {
+                p.next();
+                once(&mut seen, w)?;
+                count = true;
+            }
+            "action" => return Err(PErr::at(w, "duplicate `action`").exp("one action per route")),
+            "bpf" => return Err(PErr::at(w, "End.BPF is not supported by sr6").exp(takes(d))),
+            _ => break,
+        }
+    }
+    let missing: Vec<String> = d
+        .required
+        .iter()
+        .filter(|r| !given.contains(r))
+        .map(|r| format!("{} {}", r.keyword(), placeholder(*r)))
+        .collect();
+    if !missing.is_empty() {
+        let m = missing.join(" and ");
+        return Err(PErr::at(b, format!("{} requires {m}", d.keyword)).exp(m));
+    }
+    Ok(Encap::Local {
+        action: SidAction {
+            behavior: d.kind,
+            params,
+            flavors,
+            count,
+        },
+    })
+}
+
+/// `srh segs S1,...,Sn [hmac K]` (`segs` and `hmac` in any order).
+fn parse_srh(p: &mut P, kw: &Tok, mode: Seg6Mode) -> Result<Seg6Encap, PErr> {
+    let mut segs = None;
+    let mut hmac = None;
+    let mut seen = Vec::new();
+    while let Some(w) = p.peek() {
+        match w.text.as_str() {
+            "segs" => {
+                p.next();
+                once(&mut seen, w)?;
+                segs = Some(value::segs_of(p.value(w, "S1,S2,...,Sn")?)?);
+            }
+            "hmac" => {
+                p.next();
+                once(&mut seen, w)?;
+                hmac = Some(value::hmac_id_of(p.value(w, "an HMAC key id")?)?);
+            }
+            _ => break,
+        }
+    }
+    let Some(segs) = segs else {
+        return Err(
+            PErr::at(kw, "`srh` needs a segment list").exp("srh segs S1,S2,...,Sn [hmac KEYID]")
+        );
+    };
+    Ok(Seg6Encap { mode, segs, hmac })
+}
+
+fn parse_flavors(t: &Tok, d: &Descriptor) -> Result<Flavors, PErr> {
+    let allowed = || {
+        let v: Vec<&str> = d.flavors.iter().map(|f| f.keyword()).collect();
+        if v.is_empty() {
+            format!("{} allows no flavours", d.keyword)
+        } else {
+            format!("{} allows: {}", d.keyword, v.join(", "))
+        }
+    };
+    let mut out = Flavors::default();
+    let mut off = 0;
+    for part in t.text.split(',') {
+        let col = t.col + off;
+        off += part.chars().count() + 1;
+        let Some(f) = FLAVORS.into_iter().find(|f| f.keyword() == part) else {
+            return Err(
+                PErr::at_pos(t.line, col, format!("unknown flavour `{part}`"))
+                    .exp("psp, usp, usd separated by commas"),
+            );
+        };
+        if !d.allows_flavor(f) {
+            return Err(PErr::at_pos(
+                t.line,
+                col,
+                format!(
+                    "flavour `{part}` is not allowed on {} (RFC 8986 §4.16)",
+                    d.keyword
+                ),
+            )
+            .exp(allowed()));
+        }
+        let slot = match f {
+            Flavor::Psp => &mut out.psp,
+            Flavor::Usp => &mut out.usp,
+            Flavor::Usd => &mut out.usd,
+        };
+        if *slot {
+            return Err(
+                PErr::at_pos(t.line, col, format!("duplicate flavour `{part}`"))
+                    .exp("each flavour at most once"),
+            );
+        }
+        *slot = true;
+    }
+    Ok(out)
+}

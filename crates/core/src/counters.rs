@@ -1,0 +1,115 @@
+//! Counters: per SID (RFC 8986 §6: packets and bytes processed successfully, plus
+//! errors), per drop reason, per output device. Each worker owns one [`Counters`];
+//! readers sum them ([`Counters::merge`]).
+
+use crate::drop::DropReason;
+
+/// Counters of one local SID.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SidCounter {
+    /// Packets processed successfully.
+    pub packets: u64,
+    /// Bytes of those packets (IPv6 packet length as received).
+    pub bytes: u64,
+    /// Packets that matched the SID but were dropped or answered with an ICMP error.
+    pub errors: u64,
+}
+
+/// All counters of one worker.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Counters {
+    pub rx: u64,
+    pub local: u64,
+    pub tx: Vec<u64>,
+    pub icmp_sent: u64,
+    /// ICMP errors refused by the rate limiter.
+    pub icmp_ratelimited: u64,
+    /// ICMP errors not sent because RFC 4443 §2.4(e) forbids them.
+    pub icmp_suppressed: u64,
+    pub drops: [u64; DropReason::COUNT],
+    pub sids: Vec<SidCounter>,
+    pub policies: Vec<u64>,
+}
+
+impl Counters {
+    pub fn new(devices: usize, sids: usize, policies: usize) -> Self {
+        Counters {
+            rx: 0,
+            local: 0,
+            tx: vec![0; devices],
+            icmp_sent: 0,
+            icmp_ratelimited: 0,
+            icmp_suppressed: 0,
+            drops: [0; DropReason::COUNT],
+            sids: vec![SidCounter::default(); sids],
+            policies: vec![0; policies],
+        }
+    }
+
+    #[inline]
+    pub fn drop(&mut self, r: DropReason) {
+        self.drops[r as usize] += 1;
+    }
+
+    pub fn dropped(&self) -> u64 {
+        self.drops.iter().sum()
+    }
+
+    /// Adds `other` into `self` (shapes must match: same tables).
+    pub fn merge(&mut self, other: &Counters) {
+        self.rx += other.rx;
+        self.local += other.local;
+        self.icmp_sent += other.icmp_sent;
+        self.icmp_ratelimited += other.icmp_ratelimited;
+        self.icmp_suppressed += other.icmp_suppressed;
+        for (a, b) in self.tx.iter_mut().zip(&other.tx) {
+            *a += b;
+        }
+        for (a, b) in self.drops.iter_mut().zip(&other.drops) {
+            *a += b;
+        }
+        for (a, b) in self.sids.iter_mut().zip(&other.sids) {
+            a.packets += b.packets;
+            a.bytes += b.bytes;
+            a.errors += b.errors;
+        }
+        for (a, b) in self.policies.iter_mut().zip(&other.policies) {
+            *a += b;
+        }
+    }
+
+    /// Zeroes everything, keeping the shape.
+    pub fn clear(&mut self) {
+        let (d, s, p) = (self.tx.len(), self.sids.len(), self.policies.len());
+        *self = Counters::new(d, s, p);
+    }
+
+    /// Non-zero drop counters by reason.
+    pub fn drop_reasons(&self) -> impl Iterator<Item = (DropReason, u64)> + '_ {
+        DropReason::ALL.iter().map(|r| (*r, self.drops[*r as usize])).filter(|(_, n)| *n > 0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn merge_sums_every_field() {
+        let mut a = Counters::new(2, 1, 1);
+        let mut b = Counters::new(2, 1, 1);
+        a.rx = 1;
+        b.rx = 2;
+        b.tx[1] = 5;
+        b.sids[0].bytes = 7;
+        b.drop(DropReason::NoRoute);
+        a.merge(&b);
+        assert_eq!(a.rx, 3);
+        assert_eq!(a.tx, vec![0, 5]);
+        assert_eq!(a.sids[0].bytes, 7);
+        assert_eq!(a.dropped(), 1);
+        assert_eq!(a.drop_reasons().collect::<Vec<_>>(), vec![(DropReason::NoRoute, 1)]);
+        a.clear();
+        assert_eq!(a, Counters::new(2, 1, 1));
+    }
+}

@@ -1,0 +1,64 @@
+//! Why a packet was dropped. Every drop in the data plane has exactly one reason, and is
+//! counted under it ([`crate::counters`]); nothing is logged or raised per packet.
+
+macro_rules! drop_reasons {
+    ($($variant:ident => $name:literal, $doc:literal;)*) => {
+        /// The reasons a packet is dropped.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[repr(u8)]
+        pub enum DropReason {
+            $(#[doc = $doc] $variant,)*
+        }
+
+        impl DropReason {
+            /// Every reason, in counter order.
+            pub const ALL: &'static [DropReason] = &[$(DropReason::$variant,)*];
+            /// Number of reasons.
+            pub const COUNT: usize = Self::ALL.len();
+
+            /// The snake_case name used in counters output.
+            pub fn name(self) -> &'static str {
+                match self { $(DropReason::$variant => $name,)* }
+            }
+
+            /// A sentence for humans.
+            pub fn describe(self) -> &'static str {
+                match self { $(DropReason::$variant => $doc,)* }
+            }
+        }
+    };
+}
+
+drop_reasons! {
+    Malformed => "malformed", "a header is truncated or inconsistent";
+    TooBig => "too_big", "frame larger than the buffer";
+    UnsupportedEthertype => "unsupported_ethertype", "not IPv4/IPv6 and not for the host";
+    NoRoute => "no_route", "no route to the destination";
+    Blackhole => "blackhole", "blackhole route";
+    NoNeighbour => "no_neighbour", "no link-layer address for the next hop";
+    HopLimit => "hop_limit", "hop limit / TTL expired (ICMP Time Exceeded sent)";
+    ParamProblem => "param_problem", "erroneous header field (ICMP Parameter Problem sent)";
+    HmacInvalid => "hmac_invalid", "HMAC missing, unknown key id, or wrong (RFC 8754 §2.1.2.1)";
+    Seg6Disabled => "seg6_disabled", "SRH received on a device with seg6_enabled=0";
+    ForwardingDisabled => "forwarding_disabled", "forwarding is disabled for this address family";
+    NoHeadroom => "no_headroom", "no headroom left to push headers";
+    WrongNextHeader => "wrong_next_header", "the payload type does not fit the behaviour";
+    Fragment => "fragment", "non-first fragment cannot be processed by the behaviour";
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_snake_case() {
+        let mut names: Vec<_> = DropReason::ALL.iter().map(|r| r.name()).collect();
+        assert!(names.iter().all(|n| n.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')));
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), DropReason::COUNT);
+        for (i, r) in DropReason::ALL.iter().enumerate() {
+            assert_eq!(*r as usize, i);
+        }
+    }
+}

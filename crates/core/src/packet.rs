@@ -1,0 +1,214 @@
+//! Packet buffers with headroom.
+//!
+//! A [`PacketBuf`] owns one fixed-size buffer allocated once and reused for every packet
+//! it ever carries. The frame sits at `start..end` with [`HEADROOM`] bytes free in front
+//! when it is loaded, so pushing an outer IPv6 header + SRH (RFC 8986 §5.1) is a move of
+//! `start` and a header write: the payload is never copied.
+
+/// Bytes kept free in front of a received frame: an Ethernet header with one VLAN tag
+/// (18) + outer IPv6 (40) + an SRH with 16 segments (8 + 256) + an HMAC TLV (40) = 362.
+pub const HEADROOM: usize = 384;
+/// Largest frame a buffer carries (jumbo frames included).
+pub const MAX_FRAME: usize = 9216;
+/// Total size of a buffer.
+pub const BUF_LEN: usize = HEADROOM + MAX_FRAME;
+
+/// Identifies a device: its index in [`crate::tables::Tables::devices`].
+pub type DevId = u16;
+
+/// Where the pipeline sends a packet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// Not yet decided (fresh from the receive path).
+    Pending,
+    /// Transmit the frame out of this device.
+    Tx(DevId),
+    /// For the host itself (unchanged frame).
+    Local,
+    /// Dropped, with the reason.
+    Drop(crate::drop::DropReason),
+}
+
+/// One packet buffer. See the module docs.
+pub struct PacketBuf {
+    buf: Box<[u8]>,
+    start: usize,
+    end: usize,
+    /// The device the frame was received on.
+    pub in_dev: DevId,
+    /// What the pipeline decided.
+    pub verdict: Verdict,
+    /// Receive timestamp in nanoseconds (pcap time offline, clock time live).
+    pub ts_ns: u64,
+}
+
+impl Default for PacketBuf {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl std::fmt::Debug for PacketBuf {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PacketBuf")
+            .field("len", &self.len())
+            .field("headroom", &self.start)
+            .field("in_dev", &self.in_dev)
+            .field("verdict", &self.verdict)
+            .finish()
+    }
+}
+
+impl PacketBuf {
+    /// Allocates one buffer (the only allocation a buffer ever makes).
+    pub fn new() -> Self {
+        PacketBuf {
+            buf: vec![0u8; BUF_LEN].into_boxed_slice(),
+            start: HEADROOM,
+            end: HEADROOM,
+            in_dev: 0,
+            verdict: Verdict::Pending,
+            ts_ns: 0,
+        }
+    }
+
+    /// Loads a received frame after the headroom. Frames longer than [`MAX_FRAME`] are
+    /// truncated to it and `false` is returned (the caller counts the drop).
+    pub fn load(&mut self, frame: &[u8], in_dev: DevId) -> bool {
+        let n = frame.len().min(MAX_FRAME);
+        self.buf[HEADROOM..HEADROOM + n].copy_from_slice(&frame[..n]);
+        self.start = HEADROOM;
+        self.end = HEADROOM + n;
+        self.in_dev = in_dev;
+        self.verdict = Verdict::Pending;
+        n == frame.len()
+    }
+
+    /// The current frame.
+    #[inline]
+    pub fn data(&self) -> &[u8] {
+        &self.buf[self.start..self.end]
+    }
+
+    /// The current frame, mutable.
+    #[inline]
+    pub fn data_mut(&mut self) -> &mut [u8] {
+        &mut self.buf[self.start..self.end]
+    }
+
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.end - self.start
+    }
+
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.end == self.start
+    }
+
+    /// Free bytes in front of the frame.
+    #[inline]
+    pub fn headroom(&self) -> usize {
+        self.start
+    }
+
+    /// Grows the frame at the front by `n` bytes (contents unspecified); `false` if the
+    /// headroom is too small (nothing changes).
+    #[inline]
+    #[must_use]
+    pub fn push_front(&mut self, n: usize) -> bool {
+        if n > self.start {
+            return false;
+        }
+        self.start -= n;
+        true
+    }
+
+    /// Removes `n` bytes at the front; `false` if the frame is shorter (nothing changes).
+    #[inline]
+    #[must_use]
+    pub fn pull_front(&mut self, n: usize) -> bool {
+        if n > self.len() {
+            return false;
+        }
+        self.start += n;
+        true
+    }
+
+    /// Shortens the frame to `len` bytes (no-op if already shorter).
+    #[inline]
+    pub fn truncate(&mut self, len: usize) {
+        if len < self.len() {
+            self.end = self.start + len;
+        }
+    }
+
+    /// Moves the first `n` bytes of the frame `by` bytes towards the front, opening a gap
+    /// of `by` bytes after them (used to insert an SRH after the IPv6 header: only the
+    /// header moves). `false` if `n > len` or the headroom is short.
+    #[inline]
+    #[must_use]
+    pub fn open_gap(&mut self, n: usize, by: usize) -> bool {
+        if n > self.len() || by > self.start {
+            return false;
+        }
+        let s = self.start;
+        self.buf.copy_within(s..s + n, s - by);
+        self.start -= by;
+        true
+    }
+
+    /// The reverse of [`open_gap`](Self::open_gap): removes `by` bytes at offset `n`
+    /// by moving the first `n` bytes forward.
+    #[inline]
+    #[must_use]
+    pub fn close_gap(&mut self, n: usize, by: usize) -> bool {
+        if n + by > self.len() {
+            return false;
+        }
+        let s = self.start;
+        self.buf.copy_within(s..s + n, s + by);
+        self.start += by;
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn push_and_pull_keep_payload_in_place() {
+        let mut p = PacketBuf::new();
+        assert!(p.load(&[1, 2, 3, 4], 3));
+        assert_eq!(p.in_dev, 3);
+        assert!(p.push_front(2));
+        p.data_mut()[..2].copy_from_slice(&[9, 9]);
+        assert_eq!(p.data(), &[9, 9, 1, 2, 3, 4]);
+        assert!(p.pull_front(3));
+        assert_eq!(p.data(), &[2, 3, 4]);
+        assert!(!p.pull_front(4));
+        assert!(!p.push_front(BUF_LEN));
+    }
+
+    #[test]
+    fn gaps_move_only_the_head() {
+        let mut p = PacketBuf::new();
+        assert!(p.load(&[1, 2, 3, 4, 5], 0));
+        assert!(p.open_gap(2, 3));
+        assert_eq!(p.len(), 8);
+        assert_eq!(&p.data()[..2], &[1, 2]);
+        assert_eq!(&p.data()[5..], &[3, 4, 5]);
+        assert!(p.close_gap(2, 3));
+        assert_eq!(p.data(), &[1, 2, 3, 4, 5]);
+        assert!(!p.close_gap(4, 3));
+    }
+
+    #[test]
+    fn oversized_frames_are_reported() {
+        let mut p = PacketBuf::new();
+        let big = vec![0u8; MAX_FRAME + 1];
+        assert!(!p.load(&big, 0));
+        assert_eq!(p.len(), MAX_FRAME);
+    }
+}

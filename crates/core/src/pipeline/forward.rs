@@ -1,0 +1,174 @@
+//! IPv6 and IPv4 input, FIB dispatch and plain forwarding (RFC 8200 §3, RFC 1812 §5.3),
+//! and local delivery of IPv6 packets carrying an SRH (RFC 8754 §4.3.2).
+
+use super::{icmp, output, Next, Worker};
+use crate::behaviour::{endpoint, headend, hmac_check};
+use crate::drop::DropReason;
+use crate::packet::{DevId, PacketBuf, Verdict};
+use crate::tables::{NextHop, Route, Tables};
+use sr6_wire::{walk_chain, Ipv4Packet, Ipv6Packet, ETHERTYPE_IPV4, ETHERTYPE_IPV6};
+
+/// Validates a received IPv6 packet (the buffer starts at the IPv6 header), trims
+/// Ethernet padding, and sends it to the main FIB.
+pub fn ipv6_input(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Next {
+    let total = match Ipv6Packet::new_checked(p.data()) {
+        Ok(ip) => ip.total_len(),
+        Err(_) => return Next::drop(DropReason::Malformed),
+    };
+    p.truncate(total);
+    let d = p.data();
+    // Multicast and link-local destinations are the host's (neighbour discovery, MLD).
+    if d[24] == 0xff || (d[24] == 0xfe && d[25] & 0xc0 == 0x80) {
+        return Next::Done(output::local(p, &w.rx_macs, ETHERTYPE_IPV6));
+    }
+    route6(t, w, p, Tables::MAIN, true)
+}
+
+/// Validates a received IPv4 packet (header checksum included, RFC 1812 §5.2.2) and
+/// sends it to the main FIB.
+pub fn ipv4_input(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Next {
+    let total = match Ipv4Packet::new_checked(p.data()) {
+        Ok(ip) if ip.verify_checksum() => ip.total_len() as usize,
+        _ => return Next::drop(DropReason::Malformed),
+    };
+    p.truncate(total);
+    let d = p.data();
+    if d[16] >= 224 {
+        return Next::Done(output::local(p, &w.rx_macs, ETHERTYPE_IPV4));
+    }
+    route4(t, w, p, Tables::MAIN, true)
+}
+
+#[inline]
+fn dst6(p: &PacketBuf) -> [u8; 16] {
+    let mut a = [0u8; 16];
+    if let Some(s) = p.data().get(24..40) {
+        a.copy_from_slice(s);
+    }
+    a
+}
+
+/// Looks the IPv6 destination up in FIB `table` and dispatches on the result.
+pub fn route6(t: &Tables, w: &mut Worker, p: &mut PacketBuf, table: u32, forward: bool) -> Next {
+    if p.len() < 40 {
+        return Next::drop(DropReason::Malformed);
+    }
+    let dst = dst6(p);
+    let Some(fib) = t.fibs.get(table as usize) else {
+        return Next::drop(DropReason::NoRoute);
+    };
+    match fib.lookup6(&dst) {
+        Some(Route::Forward(nh)) => forward6(t, w, p, nh, forward),
+        Some(Route::Local) => local6(t, w, p),
+        Some(Route::Sid(i)) => endpoint::process(t, w, p, i),
+        Some(Route::Policy(i)) => headend::apply6(t, w, p, i, forward),
+        Some(Route::Blackhole) => Next::drop(DropReason::Blackhole),
+        Some(Route::Unreachable) | None => icmp::no_route6(t, w, p),
+    }
+}
+
+/// Forwards an IPv6 packet to `nh`: RFC 8200 §3 hop-limit processing when `forward`.
+#[inline]
+pub fn forward6(t: &Tables, w: &mut Worker, p: &mut PacketBuf, nh: NextHop, forward: bool) -> Next {
+    if forward {
+        if !t.devices.get(p.in_dev as usize).is_some_and(|d| d.forwarding6) {
+            return Next::drop(DropReason::ForwardingDisabled);
+        }
+        let d = p.data_mut();
+        if d[7] <= 1 {
+            return icmp::time_exceeded6(t, w, p);
+        }
+        d[7] -= 1;
+    }
+    let dst = u128::from_be_bytes(dst6(p));
+    Next::Done(output::emit(t, p, nh, dst, ETHERTYPE_IPV6))
+}
+
+/// A packet for one of the router's own addresses that is not a SID.
+fn local6(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Next {
+    let chain = match walk_chain(p.data()) {
+        Ok(c) => c,
+        Err(_) => return Next::drop(DropReason::Malformed),
+    };
+    if let Some(r) = chain.routing {
+        if r.routing_type == sr6_wire::srh::ROUTING_TYPE_SRH {
+            // Linux: an SRH is only accepted where seg6_enabled (all and device) is set.
+            if !t.devices.get(p.in_dev as usize).is_some_and(|d| d.seg6_enabled) {
+                return Next::drop(DropReason::Seg6Disabled);
+            }
+            if !hmac_check::verify(t, p, &r) {
+                return Next::drop(DropReason::HmacInvalid);
+            }
+            if r.segments_left > 0 {
+                // RFC 8754 §4.3.2: a local address that is not a SID.
+                return icmp::param_problem6(t, w, p, 0, r.offset + 3);
+            }
+        } else if r.segments_left > 0 {
+            // RFC 8200 §4.4: unrecognised Routing Type with Segments Left != 0.
+            return icmp::param_problem6(t, w, p, 0, r.offset + 2);
+        }
+    }
+    Next::Done(output::local(p, &w.rx_macs, ETHERTYPE_IPV6))
+}
+
+/// Looks the IPv4 destination up in FIB `table` and dispatches on the result.
+pub fn route4(t: &Tables, w: &mut Worker, p: &mut PacketBuf, table: u32, forward: bool) -> Next {
+    let d = p.data();
+    if d.len() < 20 {
+        return Next::drop(DropReason::Malformed);
+    }
+    let dst = [d[16], d[17], d[18], d[19]];
+    let Some(fib) = t.fibs.get(table as usize) else {
+        return Next::drop(DropReason::NoRoute);
+    };
+    match fib.lookup4(&dst) {
+        Some(Route::Forward(nh)) => forward4(t, w, p, nh, forward),
+        Some(Route::Local) => Next::Done(output::local(p, &w.rx_macs, ETHERTYPE_IPV4)),
+        Some(Route::Policy(i)) => headend::apply4(t, w, p, i, forward),
+        Some(Route::Blackhole) => Next::drop(DropReason::Blackhole),
+        Some(Route::Sid(_)) => Next::drop(DropReason::NoRoute),
+        Some(Route::Unreachable) | None => icmp::no_route4(t, w, p),
+    }
+}
+
+/// Forwards an IPv4 packet: TTL check and decrement with an incremental checksum
+/// update (RFC 1812 §5.3.1, RFC 1624).
+pub fn forward4(t: &Tables, w: &mut Worker, p: &mut PacketBuf, nh: NextHop, forward: bool) -> Next {
+    if forward {
+        if !t.devices.get(p.in_dev as usize).is_some_and(|d| d.forwarding4) {
+            return Next::drop(DropReason::ForwardingDisabled);
+        }
+        let mut ip = Ipv4Packet::new_unchecked(p.data_mut());
+        if ip.ttl() <= 1 {
+            return icmp::time_exceeded4(t, w, p);
+        }
+        ip.decrement_ttl();
+    }
+    let d = p.data();
+    let dst = u128::from(std::net::Ipv4Addr::new(d[16], d[17], d[18], d[19]).to_ipv6_mapped());
+    Next::Done(output::emit(t, p, nh, dst, ETHERTYPE_IPV4))
+}
+
+/// The device the main FIB sends packets for `a` out of.
+pub fn out_dev6(t: &Tables, a: &[u8; 16]) -> Option<DevId> {
+    nh_dev(t, t.fibs.first()?.lookup6(a)?)
+}
+
+/// The device the main FIB sends packets for `a` out of.
+pub fn out_dev4(t: &Tables, a: &[u8; 4]) -> Option<DevId> {
+    nh_dev(t, t.fibs.first()?.lookup4(a)?)
+}
+
+fn nh_dev(t: &Tables, r: Route) -> Option<DevId> {
+    match r {
+        Route::Forward(NextHop::OnLink(d)) => Some(d),
+        Route::Forward(NextHop::Adj(i)) => t.adjacencies.get(i as usize).map(|a| a.dev),
+        _ => None,
+    }
+}
+
+/// Used by behaviours that end with a fixed verdict.
+#[allow(dead_code)]
+pub fn done(v: Verdict) -> Next {
+    Next::Done(v)
+}

@@ -1,0 +1,132 @@
+//! The batch pipeline: Ethernet in -> classify -> behaviour -> rewrite -> Ethernet out.
+//!
+//! [`Worker::process_batch`] takes received frames and leaves in each buffer the frame to
+//! transmit with its [`Verdict`]. Per packet it allocates nothing, logs nothing and
+//! returns no error: every drop is a [`DropReason`] counted in the worker's
+//! [`Counters`]. A behaviour that hands the packet back to the IPv6 FIB (RFC 8986 "submit
+//! the packet to the egress IPv6 FIB lookup") returns [`Next::Lookup6`], and the loop in
+//! [`Worker::process`] resubmits it, at most [`MAX_PASSES`] times.
+
+pub(crate) mod forward;
+pub(crate) mod icmp;
+pub(crate) mod output;
+mod ratelimit;
+
+pub use ratelimit::TokenBucket;
+
+use crate::counters::Counters;
+use crate::drop::DropReason;
+use crate::packet::{PacketBuf, Verdict};
+use crate::tables::Tables;
+use sr6_wire::{ETHERTYPE_IPV4, ETHERTYPE_IPV6};
+
+/// Ethernet header length of the frames sr6 routes (untagged).
+pub const ETH_LEN: usize = 14;
+/// How many times one packet may go through the FIB (End then End.T then ...).
+pub const MAX_PASSES: u8 = 8;
+
+/// What a processing step asks for next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Next {
+    /// Finished.
+    Done(Verdict),
+    /// Look the IPv6 destination up in FIB `table` (dense index). `forward`: apply the
+    /// RFC 8200 forwarding step (hop limit check and decrement) if the result is a
+    /// route; false when the behaviour already did (RFC 8986 §4.1 S12).
+    Lookup6 { table: u32, forward: bool },
+    /// Same for an IPv4 packet.
+    Lookup4 { table: u32, forward: bool },
+}
+
+impl Next {
+    #[inline]
+    pub fn drop(r: DropReason) -> Next {
+        Next::Done(Verdict::Drop(r))
+    }
+}
+
+/// One worker's mutable state: counters and the ICMP rate limiter. Tables are shared
+/// and read-only.
+#[derive(Debug)]
+pub struct Worker {
+    pub counters: Counters,
+    pub icmp_limit: TokenBucket,
+    /// Current time in nanoseconds, set by the caller per batch (pcap timestamps
+    /// offline, the monotonic clock live) so rate limiting is deterministic offline.
+    pub now_ns: u64,
+    /// Destination and source MAC of the frame being processed, for local delivery and
+    /// for H.Encaps.L2, which carries the frame as received.
+    pub rx_macs: [u8; 12],
+}
+
+impl Worker {
+    pub fn new(t: &Tables) -> Worker {
+        Worker {
+            counters: Counters::new(t.devices.len(), t.sids.len(), t.policies.len()),
+            icmp_limit: TokenBucket::new(1000, 100),
+            now_ns: 0,
+            rx_macs: [0; 12],
+        }
+    }
+
+    /// Processes a batch in place; each buffer ends with its verdict set.
+    pub fn process_batch(&mut self, t: &Tables, batch: &mut [PacketBuf]) {
+        for p in batch.iter_mut() {
+            self.process(t, p);
+        }
+    }
+
+    /// Processes one received frame.
+    pub fn process(&mut self, t: &Tables, p: &mut PacketBuf) {
+        self.counters.rx += 1;
+        self.now_ns = self.now_ns.max(p.ts_ns);
+        // The receive path may already have condemned the frame (e.g. too big).
+        let v = match p.verdict {
+            Verdict::Drop(r) => Verdict::Drop(r),
+            _ => self.classify(t, p),
+        };
+        match v {
+            Verdict::Tx(d) => {
+                if let Some(c) = self.counters.tx.get_mut(d as usize) {
+                    *c += 1;
+                }
+            }
+            Verdict::Local => self.counters.local += 1,
+            Verdict::Drop(r) => self.counters.drop(r),
+            Verdict::Pending => {}
+        }
+        p.verdict = v;
+    }
+
+    fn classify(&mut self, t: &Tables, p: &mut PacketBuf) -> Verdict {
+        let d = p.data();
+        if d.len() < ETH_LEN {
+            return Verdict::Drop(DropReason::Malformed);
+        }
+        let ethertype = u16::from_be_bytes([d[12], d[13]]);
+        self.rx_macs.copy_from_slice(&d[..12]);
+        let mut next = match ethertype {
+            ETHERTYPE_IPV6 => {
+                let _ = p.pull_front(ETH_LEN);
+                forward::ipv6_input(t, self, p)
+            }
+            ETHERTYPE_IPV4 => {
+                let _ = p.pull_front(ETH_LEN);
+                forward::ipv4_input(t, self, p)
+            }
+            // ARP, VLAN-tagged frames, LLDP...: the host's business.
+            _ => return Verdict::Local,
+        };
+        for _ in 0..MAX_PASSES {
+            next = match next {
+                Next::Done(v) => return v,
+                Next::Lookup6 { table, forward } => forward::route6(t, self, p, table, forward),
+                Next::Lookup4 { table, forward } => forward::route4(t, self, p, table, forward),
+            };
+        }
+        match next {
+            Next::Done(v) => v,
+            _ => Verdict::Drop(DropReason::NoRoute),
+        }
+    }
+}

@@ -1,0 +1,42 @@
+//! The last step: prepend the Ethernet header of the next hop and pick the device.
+
+use super::ETH_LEN;
+use crate::drop::DropReason;
+use crate::packet::{PacketBuf, Verdict};
+use crate::tables::{NextHop, Tables};
+
+/// Prepends the Ethernet header towards `nh` to the L3 packet in `p`. `dst` is the
+/// neighbour key of the packet's destination (used for on-link routes).
+#[inline]
+pub fn emit(t: &Tables, p: &mut PacketBuf, nh: NextHop, dst: u128, ethertype: u16) -> Verdict {
+    let (dev, eth) = match nh {
+        NextHop::Adj(i) => match t.adjacencies.get(i as usize) {
+            Some(a) => (a.dev, a.eth),
+            None => return Verdict::Drop(DropReason::NoNeighbour),
+        },
+        NextHop::OnLink(d) => (d, t.neighbour_eth(d, dst)),
+    };
+    let Some(eth) = eth else {
+        return Verdict::Drop(DropReason::NoNeighbour);
+    };
+    if !p.push_front(ETH_LEN) {
+        return Verdict::Drop(DropReason::NoHeadroom);
+    }
+    let d = p.data_mut();
+    d[..12].copy_from_slice(&eth);
+    d[12..14].copy_from_slice(&ethertype.to_be_bytes());
+    Verdict::Tx(dev)
+}
+
+/// Delivers the L3 packet in `p` to the host: an Ethernet header with the MAC addresses
+/// the frame arrived with is put in front.
+#[inline]
+pub fn local(p: &mut PacketBuf, rx_macs: &[u8; 12], ethertype: u16) -> Verdict {
+    if !p.push_front(ETH_LEN) {
+        return Verdict::Drop(DropReason::NoHeadroom);
+    }
+    let d = p.data_mut();
+    d[..12].copy_from_slice(rx_macs);
+    d[12..14].copy_from_slice(&ethertype.to_be_bytes());
+    Verdict::Local
+}

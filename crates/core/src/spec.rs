@@ -1,0 +1,237 @@
+//! The configuration model: what an operator asked for, typed but not yet validated
+//! against itself.
+//!
+//! `sr6-config` parses the iproute2-style language into a [`RouterSpec`];
+//! [`crate::tables::Tables::build`] validates it as a whole (devices, keys, required
+//! behaviour parameters) and precomputes everything the hot path needs. Every item keeps
+//! the `line` it came from so a build error can point at it.
+
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+use crate::behaviour::BehaviorKind;
+
+/// The kernel's main routing table id (`ip route ... table main`).
+pub const MAIN_TABLE: u32 = 254;
+/// The kernel's local table id.
+pub const LOCAL_TABLE: u32 = 255;
+
+/// Where a spec item came from: 1-based line number in its file (0 = not from a file).
+pub type Line = usize;
+
+/// A whole router configuration, in the order the lines were written.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RouterSpec {
+    /// Devices in order of first mention anywhere in the file.
+    pub devices: Vec<String>,
+    /// `ip link set DEV address MAC`.
+    pub links: Vec<LinkSpec>,
+    /// `ip [-6] addr add ADDR/LEN dev DEV`.
+    pub addrs: Vec<AddrSpec>,
+    /// `ip [-6] neigh add ADDR lladdr MAC dev DEV`.
+    pub neighs: Vec<NeighSpec>,
+    /// `ip [-6] route add ...`, including `encap seg6` and `encap seg6local`.
+    pub routes: Vec<RouteSpec>,
+    /// `ip sr tunsrc set ADDR`.
+    pub tunsrc: Option<(Ipv6Addr, Line)>,
+    /// `ip sr hmac set KEYID ALG SECRET`.
+    pub hmac_keys: Vec<HmacKeySpec>,
+    /// `sysctl -w KEY=VALUE` for the keys sr6 understands.
+    pub sysctls: Vec<SysctlSpec>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LinkSpec {
+    pub line: Line,
+    pub dev: String,
+    pub mac: [u8; 6],
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AddrSpec {
+    pub line: Line,
+    pub dev: String,
+    pub addr: IpAddr,
+    pub prefix_len: u8,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NeighSpec {
+    pub line: Line,
+    pub dev: String,
+    pub addr: IpAddr,
+    pub mac: [u8; 6],
+}
+
+/// An IPv4 or IPv6 prefix. Host bits beyond `len` must be zero (the parser rejects them,
+/// as `ip route` does with "Invalid prefix for given prefix length").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Prefix {
+    V6(Ipv6Addr, u8),
+    V4(Ipv4Addr, u8),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RouteSpec {
+    pub line: Line,
+    /// Routing table id; [`MAIN_TABLE`] when the line names none.
+    pub table: u32,
+    pub prefix: Prefix,
+    pub kind: RouteKind,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RouteKind {
+    /// `via NH dev DEV`, `via NH`, or `dev DEV` (on-link).
+    Forward { via: Option<IpAddr>, dev: Option<String> },
+    /// `blackhole PREFIX`: silently discarded (counted).
+    Blackhole,
+    /// `unreachable PREFIX`: ICMP Destination Unreachable (no route).
+    Unreachable,
+    /// `encap seg6 mode M segs S1,S2 [hmac K] [via NH] dev DEV` (RFC 8986 §5).
+    Seg6 { encap: Seg6Encap, via: Option<IpAddr>, dev: Option<String> },
+    /// `encap seg6local action B ... dev DEV` (RFC 8986 §4).
+    Seg6Local { action: SidAction, dev: Option<String> },
+}
+
+/// The head-end modes of `encap seg6 mode ...`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Seg6Mode {
+    /// H.Encaps (RFC 8986 §5.1) — `encap`.
+    Encap,
+    /// H.Encaps.Red (§5.2) — `encap.red`.
+    EncapRed,
+    /// H.Insert (RFC 8986 §5, draft-filsfils-spring-srv6-net-pgm-insertion) — `inline`.
+    Inline,
+    /// H.Insert.Red — `inline.red` (sr6 extension; the kernel lacks it).
+    InlineRed,
+    /// H.Encaps.L2 (§5.3) — `l2encap`.
+    L2Encap,
+    /// H.Encaps.L2.Red (§5.4) — `l2encap.red`.
+    L2EncapRed,
+}
+
+impl Seg6Mode {
+    pub const ALL: [Seg6Mode; 6] = [
+        Seg6Mode::Encap,
+        Seg6Mode::EncapRed,
+        Seg6Mode::Inline,
+        Seg6Mode::InlineRed,
+        Seg6Mode::L2Encap,
+        Seg6Mode::L2EncapRed,
+    ];
+    /// The iproute2 keyword.
+    pub fn keyword(self) -> &'static str {
+        match self {
+            Seg6Mode::Encap => "encap",
+            Seg6Mode::EncapRed => "encap.red",
+            Seg6Mode::Inline => "inline",
+            Seg6Mode::InlineRed => "inline.red",
+            Seg6Mode::L2Encap => "l2encap",
+            Seg6Mode::L2EncapRed => "l2encap.red",
+        }
+    }
+    /// The RFC 8986 name of the behaviour.
+    pub fn rfc_name(self) -> &'static str {
+        match self {
+            Seg6Mode::Encap => "H.Encaps",
+            Seg6Mode::EncapRed => "H.Encaps.Red",
+            Seg6Mode::Inline => "H.Insert",
+            Seg6Mode::InlineRed => "H.Insert.Red",
+            Seg6Mode::L2Encap => "H.Encaps.L2",
+            Seg6Mode::L2EncapRed => "H.Encaps.L2.Red",
+        }
+    }
+    pub fn from_keyword(s: &str) -> Option<Seg6Mode> {
+        Self::ALL.into_iter().find(|m| m.keyword() == s)
+    }
+}
+
+/// A segment list to push, as written: `segs S1,S2,...,Sn` where S1 is the first
+/// segment to visit (the kernel's order).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Seg6Encap {
+    pub mode: Seg6Mode,
+    pub segs: Vec<Ipv6Addr>,
+    /// HMAC key id (`hmac KEYID`), RFC 8754 §2.1.2.
+    pub hmac: Option<u32>,
+}
+
+/// `flavors psp,usp,usd` (RFC 8986 §4.16).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Flavors {
+    pub psp: bool,
+    pub usp: bool,
+    pub usd: bool,
+}
+
+impl Flavors {
+    pub fn is_empty(&self) -> bool {
+        !(self.psp || self.usp || self.usd)
+    }
+}
+
+/// The parameters a seg6local action may carry; which are required or allowed depends
+/// on the behaviour (see [`crate::behaviour::descriptor`]).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SidParams {
+    /// `nh6 ADDR`
+    pub nh6: Option<Ipv6Addr>,
+    /// `nh4 ADDR`
+    pub nh4: Option<Ipv4Addr>,
+    /// `oif DEV`
+    pub oif: Option<String>,
+    /// `table N`
+    pub table: Option<u32>,
+    /// `vrftable N`
+    pub vrftable: Option<u32>,
+    /// `srh segs S1,...,Sn [hmac KEYID]` — the policy of End.B6 / End.B6.Encaps(.Red).
+    pub srh: Option<Seg6Encap>,
+}
+
+/// One local SID: `encap seg6local action BEHAVIOUR PARAMS [flavors ...] [count]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SidAction {
+    pub behavior: BehaviorKind,
+    pub params: SidParams,
+    pub flavors: Flavors,
+    /// `count`: the kernel only keeps per-SID counters when asked; sr6 always keeps them
+    /// and accepts the keyword for compatibility.
+    pub count: bool,
+}
+
+/// HMAC algorithms of `ip sr hmac set` (RFC 8754 §2.1.2.1, Lebrun paper §2.4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum HmacAlg {
+    Sha1,
+    Sha256,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HmacKeySpec {
+    pub line: Line,
+    pub key_id: u32,
+    pub alg: HmacAlg,
+    pub secret: Vec<u8>,
+}
+
+/// Which devices a `net.ipv6.conf.X.*` sysctl applies to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DevSel {
+    /// `all`
+    All,
+    /// `default`: devices with no value of their own.
+    Default,
+    Dev(String),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SysctlSpec {
+    /// `net.ipv6.conf.X.seg6_enabled=N`
+    Seg6Enabled { line: Line, dev: DevSel, value: bool },
+    /// `net.ipv6.conf.X.seg6_require_hmac=-1|0|1`
+    RequireHmac { line: Line, dev: DevSel, value: i8 },
+    /// `net.ipv6.conf.X.forwarding=N`
+    Forwarding6 { line: Line, dev: DevSel, value: bool },
+    /// `net.ipv4.ip_forward=N` or `net.ipv4.conf.X.forwarding=N`
+    Forwarding4 { line: Line, dev: DevSel, value: bool },
+}

@@ -1,0 +1,565 @@
+//! Building [`Tables`] from a [`RouterSpec`]: validation of the configuration as a whole
+//! (devices, keys, next hops, required parameters) and every precomputation the hot
+//! path relies on. Either everything is built or nothing is.
+
+use std::net::{IpAddr, Ipv6Addr};
+
+use rustc_hash::FxHashMap;
+
+use super::{neigh_key, Adjacency, Device, Fib, HmacKeys, NextHop, Policy, Route, Sid, SidOp, Tables};
+use crate::behaviour::{descriptor, BehaviorKind, Param};
+use crate::hmac::HmacKey;
+use crate::lpm::{Lpm4, Lpm6};
+use crate::packet::DevId;
+use crate::spec::{
+    DevSel, Line, Prefix, RouteKind, RouterSpec, Seg6Encap, Seg6Mode, SidAction, SysctlSpec, MAIN_TABLE,
+};
+
+/// A configuration that cannot be built, with the line it came from.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("line {line}: {message}")]
+pub struct BuildError {
+    pub line: Line,
+    pub message: String,
+}
+
+fn err<T>(line: Line, message: impl Into<String>) -> Result<T, BuildError> {
+    Err(BuildError { line, message: message.into() })
+}
+
+/// The deterministic MAC of the `i`-th device (0-based) when the config sets none.
+pub fn default_mac(i: usize) -> [u8; 6] {
+    [0x02, 0, 0, 0, (i >> 8) as u8, (i + 1) as u8]
+}
+
+struct Builder<'a> {
+    spec: &'a RouterSpec,
+    devices: Vec<Device>,
+    table_ids: Vec<u32>,
+    /// Per dense table: IPv6 and IPv4 entries before the LPMs are built.
+    routes6: Vec<Vec<([u8; 16], u8, Route)>>,
+    routes4: Vec<Vec<([u8; 4], u8, Route)>>,
+    adjacencies: Vec<Adjacency>,
+    adj_index: FxHashMap<(DevId, u128), u32>,
+    neighbours: FxHashMap<(DevId, u128), [u8; 6]>,
+    hmac: HmacKeys,
+    warnings: Vec<String>,
+}
+
+impl Tables {
+    /// Validates `spec` and builds the tables. Returns the tables and warnings (settings
+    /// accepted but without effect, as in Linux).
+    pub fn build(spec: &RouterSpec) -> Result<(Tables, Vec<String>), BuildError> {
+        let mut b = Builder {
+            spec,
+            devices: Vec::new(),
+            table_ids: vec![MAIN_TABLE],
+            routes6: vec![Vec::new()],
+            routes4: vec![Vec::new()],
+            adjacencies: Vec::new(),
+            adj_index: FxHashMap::default(),
+            neighbours: FxHashMap::default(),
+            hmac: HmacKeys::default(),
+            warnings: Vec::new(),
+        };
+        b.devices()?;
+        b.sysctls()?;
+        for k in &spec.hmac_keys {
+            b.hmac.keys.insert(k.key_id, HmacKey::new(k.alg, &k.secret));
+        }
+        for n in &spec.neighs {
+            let d = b.dev(&n.dev, n.line)?;
+            b.neighbours.insert((d, neigh_key(n.addr)), n.mac);
+        }
+        b.addresses()?;
+        b.tables(b.table_ids.len());
+        let tables = b.finish()?;
+        Ok((tables, b.warnings))
+    }
+}
+
+impl<'a> Builder<'a> {
+    fn dev(&self, name: &str, line: Line) -> Result<DevId, BuildError> {
+        match self.devices.iter().position(|d| d.name == name) {
+            Some(i) => Ok(i as DevId),
+            None => err(line, format!("unknown device `{name}`")),
+        }
+    }
+
+    fn devices(&mut self) -> Result<(), BuildError> {
+        let mut names: Vec<&str> = self.spec.devices.iter().map(String::as_str).collect();
+        let extra = self
+            .spec
+            .links
+            .iter()
+            .map(|l| l.dev.as_str())
+            .chain(self.spec.addrs.iter().map(|a| a.dev.as_str()))
+            .chain(self.spec.neighs.iter().map(|n| n.dev.as_str()));
+        for n in extra {
+            if !names.contains(&n) {
+                names.push(n);
+            }
+        }
+        if names.len() > DevId::MAX as usize {
+            return err(0, "too many devices");
+        }
+        for (i, name) in names.iter().enumerate() {
+            let mac = self.spec.links.iter().rev().find(|l| l.dev == *name).map_or(default_mac(i), |l| l.mac);
+            self.devices.push(Device {
+                name: name.to_string(),
+                mac,
+                seg6_enabled: false,
+                require_hmac: 0,
+                forwarding6: true,
+                forwarding4: true,
+                addrs6: Vec::new(),
+                addrs4: Vec::new(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Sysctls, combined as Linux combines them (see docs/config.md).
+    fn sysctls(&mut self) -> Result<(), BuildError> {
+        let n = self.devices.len();
+        let (mut all_seg6, mut def_seg6, mut dev_seg6) = (false, None, vec![None; n]);
+        let (mut def_hmac, mut dev_hmac) = (None, vec![None; n]);
+        let (mut fwd6, mut fwd4, mut dev_fwd4) = (true, true, vec![None; n]);
+        for s in &self.spec.sysctls {
+            match s {
+                SysctlSpec::Seg6Enabled { line, dev, value } => match dev {
+                    DevSel::All => all_seg6 = *value,
+                    DevSel::Default => def_seg6 = Some(*value),
+                    DevSel::Dev(d) => dev_seg6[self.dev(d, *line)? as usize] = Some(*value),
+                },
+                SysctlSpec::RequireHmac { line, dev, value } => match dev {
+                    DevSel::All => self.warnings.push(format!(
+                        "line {line}: net.ipv6.conf.all.seg6_require_hmac does not apply to devices \
+                         (as in Linux); set it per device"
+                    )),
+                    DevSel::Default => def_hmac = Some(*value),
+                    DevSel::Dev(d) => dev_hmac[self.dev(d, *line)? as usize] = Some(*value),
+                },
+                SysctlSpec::Forwarding6 { line, dev, value } => match dev {
+                    DevSel::All => fwd6 = *value,
+                    DevSel::Default => {}
+                    DevSel::Dev(d) => {
+                        self.dev(d, *line)?;
+                    }
+                },
+                SysctlSpec::Forwarding4 { line, dev, value } => match dev {
+                    DevSel::All => {
+                        fwd4 = *value;
+                        dev_fwd4.iter_mut().for_each(|v| *v = None);
+                    }
+                    DevSel::Default => {}
+                    DevSel::Dev(d) => dev_fwd4[self.dev(d, *line)? as usize] = Some(*value),
+                },
+            }
+        }
+        for (i, d) in self.devices.iter_mut().enumerate() {
+            d.seg6_enabled = all_seg6 && dev_seg6[i].or(def_seg6).unwrap_or(false);
+            d.require_hmac = dev_hmac[i].or(def_hmac).unwrap_or(0);
+            d.forwarding6 = fwd6;
+            d.forwarding4 = dev_fwd4[i].unwrap_or(fwd4);
+        }
+        Ok(())
+    }
+
+    fn table(&mut self, id: u32) -> usize {
+        match self.table_ids.iter().position(|t| *t == id) {
+            Some(i) => i,
+            None => {
+                self.table_ids.push(id);
+                self.routes6.push(Vec::new());
+                self.routes4.push(Vec::new());
+                self.table_ids.len() - 1
+            }
+        }
+    }
+
+    /// Local addresses (/128, /32) and their connected routes, in the main table.
+    fn addresses(&mut self) -> Result<(), BuildError> {
+        for a in &self.spec.addrs {
+            let d = self.dev(&a.dev, a.line)?;
+            match a.addr {
+                IpAddr::V6(x) => {
+                    if a.prefix_len > 128 {
+                        return err(a.line, "IPv6 prefix length must be at most 128");
+                    }
+                    self.devices[d as usize].addrs6.push(x);
+                    self.routes6[0].push((x.octets(), 128, Route::Local));
+                    if a.prefix_len < 128 {
+                        let p = mask6(x.octets(), a.prefix_len);
+                        self.routes6[0].push((p, a.prefix_len, Route::Forward(NextHop::OnLink(d))));
+                    }
+                }
+                IpAddr::V4(x) => {
+                    if a.prefix_len > 32 {
+                        return err(a.line, "IPv4 prefix length must be at most 32");
+                    }
+                    self.devices[d as usize].addrs4.push(x);
+                    self.routes4[0].push((x.octets(), 32, Route::Local));
+                    if a.prefix_len < 32 {
+                        let p = mask4(x.octets(), a.prefix_len);
+                        self.routes4[0].push((p, a.prefix_len, Route::Forward(NextHop::OnLink(d))));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Registers every table id the config names, so dense indices are stable.
+    fn tables(&mut self, _n: usize) {
+        let spec = self.spec;
+        for r in &spec.routes {
+            self.table(r.table);
+            if let RouteKind::Seg6Local { action, .. } = &r.kind {
+                if let Some(t) = action.params.table.or(action.params.vrftable) {
+                    self.table(t);
+                }
+            }
+        }
+    }
+
+    /// An adjacency towards `nh` on `dev` (deduplicated).
+    fn adjacency(&mut self, dev: DevId, nh: IpAddr) -> u32 {
+        let key = (dev, neigh_key(nh));
+        if let Some(i) = self.adj_index.get(&key) {
+            return *i;
+        }
+        let eth = self.neighbours.get(&key).map(|mac| {
+            let mut e = [0u8; 12];
+            e[..6].copy_from_slice(mac);
+            e[6..].copy_from_slice(&self.devices[dev as usize].mac);
+            e
+        });
+        self.adjacencies.push(Adjacency { dev, nh, eth });
+        let i = (self.adjacencies.len() - 1) as u32;
+        self.adj_index.insert(key, i);
+        i
+    }
+
+    /// Resolves a gateway: with a device, directly; without, through the device routes
+    /// of the main table (the connected routes and `dev` routes), as the kernel does.
+    fn gateway(&mut self, via: IpAddr, dev: Option<DevId>, onlink: &OnLinkIndex, line: Line) -> Result<NextHop, BuildError> {
+        if let Some(d) = dev {
+            return Ok(NextHop::Adj(self.adjacency(d, via)));
+        }
+        match onlink.lookup(via) {
+            Some(d) => Ok(NextHop::Adj(self.adjacency(d, via))),
+            None => err(line, format!("next hop {via} is not on a connected network; add `dev DEV`")),
+        }
+    }
+
+    fn finish(&mut self) -> Result<Tables, BuildError> {
+        let spec = self.spec;
+        // Device routes of the main table, to resolve gateways given without a device.
+        let mut onlink = OnLinkIndex::default();
+        for (p, l, r) in &self.routes6[0] {
+            if let Route::Forward(NextHop::OnLink(d)) = r {
+                onlink.v6.push((*p, *l, *d));
+            }
+        }
+        for (p, l, r) in &self.routes4[0] {
+            if let Route::Forward(NextHop::OnLink(d)) = r {
+                onlink.v4.push((*p, *l, *d));
+            }
+        }
+        for r in &spec.routes {
+            if let (RouteKind::Forward { via: None, dev: Some(d) }, Prefix::V6(..) | Prefix::V4(..)) = (&r.kind, r.prefix) {
+                let d = self.dev(d, r.line)?;
+                match r.prefix {
+                    Prefix::V6(a, l) if r.table == MAIN_TABLE => onlink.v6.push((mask6(a.octets(), l), l, d)),
+                    Prefix::V4(a, l) if r.table == MAIN_TABLE => onlink.v4.push((mask4(a.octets(), l), l, d)),
+                    _ => {}
+                }
+            }
+        }
+        let onlink = onlink.build();
+
+        let mut sids: Vec<Sid> = Vec::new();
+        // Policies are built last (their source address needs the FIB); keep their specs.
+        let mut policy_specs: Vec<(Seg6Encap, Line)> = Vec::new();
+        for r in &spec.routes {
+            let t = self.table(r.table);
+            let route = match &r.kind {
+                RouteKind::Forward { via, dev } => {
+                    let dev = match dev {
+                        Some(d) => Some(self.dev(d, r.line)?),
+                        None => None,
+                    };
+                    match (via, dev) {
+                        (Some(v), d) => {
+                            check_family(r.prefix, *v, r.line)?;
+                            self.gateway(*v, d, &onlink, r.line)?
+                        }
+                        (None, Some(d)) => NextHop::OnLink(d),
+                        (None, None) => return err(r.line, "a route needs `via NH` or `dev DEV`"),
+                    }
+                }
+                .into(),
+                RouteKind::Blackhole => Route::Blackhole,
+                RouteKind::Unreachable => Route::Unreachable,
+                RouteKind::Seg6 { encap, dev, .. } => {
+                    if let Some(d) = dev {
+                        self.dev(d, r.line)?;
+                    }
+                    if matches!(r.prefix, Prefix::V4(..)) && matches!(encap.mode, Seg6Mode::Inline | Seg6Mode::InlineRed) {
+                        return err(r.line, "mode inline cannot apply to an IPv4 prefix (RFC 8986 §5: insertion needs an IPv6 header)");
+                    }
+                    policy_specs.push((encap.clone(), r.line));
+                    Route::Policy((policy_specs.len() - 1) as u32)
+                }
+                RouteKind::Seg6Local { action, dev } => {
+                    if let Some(d) = dev {
+                        self.dev(d, r.line)?;
+                    }
+                    let Prefix::V6(..) = r.prefix else {
+                        return err(r.line, "a local SID must be an IPv6 prefix");
+                    };
+                    let op = self.sid_op(action, &onlink, &mut policy_specs, r.line)?;
+                    sids.push(Sid {
+                        prefix: r.prefix,
+                        behavior: action.behavior,
+                        op,
+                        flavors: action.flavors,
+                        params: describe_params(action),
+                        line: r.line,
+                    });
+                    Route::Sid((sids.len() - 1) as u32)
+                }
+            };
+            match r.prefix {
+                Prefix::V6(a, l) => self.routes6[t].push((mask6(a.octets(), l), l, route)),
+                Prefix::V4(a, l) => self.routes4[t].push((mask4(a.octets(), l), l, route)),
+            }
+        }
+
+        // Local addresses win over routes of the same /128 (the kernel's local table
+        // is consulted first): put them last so they replace.
+        let mut fibs = Vec::new();
+        for t in 0..self.table_ids.len() {
+            let mut r6 = std::mem::take(&mut self.routes6[t]);
+            let mut r4 = std::mem::take(&mut self.routes4[t]);
+            r6.sort_by_key(|e| (e.1, matches!(e.2, Route::Local)));
+            r4.sort_by_key(|e| (e.1, matches!(e.2, Route::Local)));
+            let mut fib = Fib::default();
+            let (exact6, rest6): (Vec<_>, Vec<_>) = r6.into_iter().partition(|e| e.1 == 128);
+            for (a, _, r) in exact6 {
+                fib.exact6.insert(u128::from_be_bytes(a), r);
+            }
+            fib.lpm6 = Lpm6::build(rest6);
+            let (exact4, rest4): (Vec<_>, Vec<_>) = r4.into_iter().partition(|e| e.1 == 32);
+            for (a, _, r) in exact4 {
+                fib.exact4.insert(u32::from_be_bytes(a), r);
+            }
+            fib.lpm4 = Lpm4::build(rest4);
+            fibs.push(fib);
+        }
+
+        let mut tables = Tables {
+            devices: std::mem::take(&mut self.devices),
+            fibs,
+            table_ids: self.table_ids.clone(),
+            sids,
+            policies: Vec::new(),
+            adjacencies: std::mem::take(&mut self.adjacencies),
+            neighbours: std::mem::take(&mut self.neighbours),
+            hmac: std::mem::take(&mut self.hmac),
+            tunsrc: spec.tunsrc.map(|t| t.0),
+        };
+        for (enc, line) in policy_specs {
+            let key = match enc.hmac {
+                Some(id) => match tables.hmac.keys.get(&id) {
+                    Some(k) => Some((id, k)),
+                    None => return err(line, format!("HMAC key id {id} is not defined (add `ip sr hmac set {id} sha256 SECRET`)")),
+                },
+                None => None,
+            };
+            let src = tables.tunsrc.unwrap_or_else(|| source_towards(&tables, &enc.segs[0]));
+            let p = Policy::new(enc.mode, &enc.segs, key, src, line).map_err(|m| BuildError { line, message: m })?;
+            tables.policies.push(p);
+        }
+        Ok(tables)
+    }
+
+    fn sid_op(
+        &mut self,
+        a: &SidAction,
+        onlink: &OnLinkIndex,
+        policies: &mut Vec<(Seg6Encap, Line)>,
+        line: Line,
+    ) -> Result<SidOp, BuildError> {
+        let d = descriptor(a.behavior);
+        let p = &a.params;
+        // The parser checks these too; the builder must not trust its caller.
+        for req in d.required {
+            let present = match req {
+                Param::Nh6 => p.nh6.is_some(),
+                Param::Nh4 => p.nh4.is_some(),
+                Param::Oif => p.oif.is_some(),
+                Param::Table => p.table.is_some(),
+                Param::VrfTable => p.vrftable.is_some(),
+                Param::Srh => p.srh.is_some(),
+            };
+            if !present {
+                return err(line, format!("{} requires `{}` ({})", d.keyword, req.keyword(), req.value_hint()));
+            }
+        }
+        let oif = match &p.oif {
+            Some(o) => Some(self.dev(o, line)?),
+            None => None,
+        };
+        let nh = |b: &mut Self, a: IpAddr| match oif {
+            Some(o) => Ok(NextHop::Adj(b.adjacency(o, a))),
+            None => b.gateway(a, None, onlink, line),
+        };
+        let table = |b: &mut Self| b.table(p.table.or(p.vrftable).unwrap_or(MAIN_TABLE)) as u32;
+        let mut policy = |mode: Seg6Mode| -> Result<u32, BuildError> {
+            let mut enc = p.srh.clone().ok_or(BuildError { line, message: format!("{} requires `srh segs ...`", d.keyword) })?;
+            enc.mode = mode;
+            policies.push((enc, line));
+            Ok((policies.len() - 1) as u32)
+        };
+        Ok(match a.behavior {
+            BehaviorKind::End => SidOp::End,
+            BehaviorKind::EndX => SidOp::EndX { nh: nh(self, IpAddr::V6(p.nh6.unwrap_or(Ipv6Addr::UNSPECIFIED)))? },
+            BehaviorKind::EndT => SidOp::EndT { table: table(self) },
+            BehaviorKind::EndDx2 => match oif {
+                Some(o) => SidOp::EndDx2 { oif: o },
+                None => return err(line, "End.DX2 requires `oif DEV`"),
+            },
+            BehaviorKind::EndDx6 => SidOp::EndDx6 { nh: nh(self, IpAddr::V6(p.nh6.unwrap_or(Ipv6Addr::UNSPECIFIED)))? },
+            BehaviorKind::EndDx4 => {
+                SidOp::EndDx4 { nh: nh(self, IpAddr::V4(p.nh4.unwrap_or(std::net::Ipv4Addr::UNSPECIFIED)))? }
+            }
+            BehaviorKind::EndDt6 => SidOp::EndDt6 { table: table(self) },
+            BehaviorKind::EndDt4 => SidOp::EndDt4 { table: table(self) },
+            BehaviorKind::EndDt46 => SidOp::EndDt46 { table: table(self) },
+            // Linux End.B6 inserts the policy's SRH (kernel seg6_do_srh_inline).
+            BehaviorKind::EndB6 => SidOp::EndB6 { policy: policy(Seg6Mode::Inline)? },
+            BehaviorKind::EndB6Encaps => SidOp::EndB6Encaps { policy: policy(Seg6Mode::Encap)? },
+            BehaviorKind::EndB6EncapsRed => SidOp::EndB6Encaps { policy: policy(Seg6Mode::EncapRed)? },
+        })
+    }
+}
+
+impl From<NextHop> for Route {
+    fn from(n: NextHop) -> Route {
+        Route::Forward(n)
+    }
+}
+
+fn check_family(p: Prefix, via: IpAddr, line: Line) -> Result<(), BuildError> {
+    match (p, via) {
+        (Prefix::V6(..), IpAddr::V6(_)) | (Prefix::V4(..), IpAddr::V4(_)) => Ok(()),
+        _ => err(line, "the gateway's address family differs from the prefix's"),
+    }
+}
+
+/// The outer source of an encapsulation without tunsrc: the first address of the device
+/// the route to the first segment leaves by, else any configured IPv6 address.
+fn source_towards(t: &Tables, first: &Ipv6Addr) -> Ipv6Addr {
+    let dev = match t.fibs[0].lookup6(&first.octets()) {
+        Some(Route::Forward(NextHop::OnLink(d))) => Some(d),
+        Some(Route::Forward(NextHop::Adj(a))) => t.adjacencies.get(a as usize).map(|a| a.dev),
+        _ => None,
+    };
+    dev.and_then(|d| t.devices[d as usize].addrs6.iter().find(|a| !super::is_link_local(a)).copied())
+        .or_else(|| t.devices.iter().flat_map(|d| d.addrs6.iter()).next().copied())
+        .unwrap_or(Ipv6Addr::UNSPECIFIED)
+}
+
+fn describe_params(a: &SidAction) -> String {
+    let p = &a.params;
+    let mut s = Vec::new();
+    if let Some(x) = p.nh6 {
+        s.push(format!("nh6 {x}"));
+    }
+    if let Some(x) = p.nh4 {
+        s.push(format!("nh4 {x}"));
+    }
+    if let Some(x) = &p.oif {
+        s.push(format!("oif {x}"));
+    }
+    if let Some(x) = p.table {
+        s.push(format!("table {x}"));
+    }
+    if let Some(x) = p.vrftable {
+        s.push(format!("vrftable {x}"));
+    }
+    if let Some(x) = &p.srh {
+        let segs: Vec<String> = x.segs.iter().map(|s| s.to_string()).collect();
+        s.push(format!("srh segs {}", segs.join(",")));
+        if let Some(k) = x.hmac {
+            s.push(format!("hmac {k}"));
+        }
+    }
+    let f = a.flavors;
+    let fl: Vec<&str> = [(f.psp, "psp"), (f.usp, "usp"), (f.usd, "usd")].iter().filter(|x| x.0).map(|x| x.1).collect();
+    if !fl.is_empty() {
+        s.push(format!("flavors {}", fl.join(",")));
+    }
+    s.join(" ")
+}
+
+/// Device routes of the main table, for resolving gateways.
+#[derive(Default)]
+struct OnLinkIndex {
+    v6: Vec<([u8; 16], u8, DevId)>,
+    v4: Vec<([u8; 4], u8, DevId)>,
+    lpm6: Lpm6<DevId>,
+    lpm4: Lpm4<DevId>,
+}
+
+impl OnLinkIndex {
+    fn build(mut self) -> Self {
+        self.lpm6 = Lpm6::build(std::mem::take(&mut self.v6));
+        self.lpm4 = Lpm4::build(std::mem::take(&mut self.v4));
+        self
+    }
+    fn lookup(&self, a: IpAddr) -> Option<DevId> {
+        match a {
+            IpAddr::V6(a) => self.lpm6.lookup(&a.octets()).copied(),
+            IpAddr::V4(a) => self.lpm4.lookup(&a.octets()).copied(),
+        }
+    }
+}
+
+pub(crate) fn mask6(mut a: [u8; 16], len: u8) -> [u8; 16] {
+    for (i, b) in a.iter_mut().enumerate() {
+        let bits = (len as usize).saturating_sub(i * 8).min(8);
+        *b &= (0xFF00u16 >> bits) as u8;
+    }
+    a
+}
+
+pub(crate) fn mask4(mut a: [u8; 4], len: u8) -> [u8; 4] {
+    for (i, b) in a.iter_mut().enumerate() {
+        let bits = (len as usize).saturating_sub(i * 8).min(8);
+        *b &= (0xFF00u16 >> bits) as u8;
+    }
+    a
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn masks() {
+        assert_eq!(mask4([10, 1, 2, 3], 8), [10, 0, 0, 0]);
+        assert_eq!(mask4([10, 255, 2, 3], 12), [10, 240, 0, 0]);
+        assert_eq!(mask4([10, 1, 2, 3], 32), [10, 1, 2, 3]);
+        assert_eq!(mask4([10, 1, 2, 3], 0), [0, 0, 0, 0]);
+        assert_eq!(mask6([0xff; 16], 65)[8], 0x80);
+    }
+
+    #[test]
+    fn default_macs_are_locally_administered_and_distinct() {
+        assert_eq!(default_mac(0), [2, 0, 0, 0, 0, 1]);
+        assert_ne!(default_mac(1), default_mac(2));
+    }
+}

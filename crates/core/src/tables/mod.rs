@@ -1,0 +1,206 @@
+//! The forwarding state: devices, FIBs, local SIDs, SR policies, neighbours and HMAC
+//! keys — built once from a [`RouterSpec`](crate::spec::RouterSpec) by
+//! [`Tables::build`] and never modified. A change builds new tables and swaps them in.
+
+mod build;
+mod policy;
+
+pub use build::BuildError;
+pub use policy::Policy;
+
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+use rustc_hash::FxHashMap;
+
+use crate::behaviour::BehaviorKind;
+use crate::hmac::HmacKey;
+use crate::lpm::{Lpm4, Lpm6};
+use crate::packet::DevId;
+use crate::spec::{Flavors, Prefix};
+
+/// A network device sr6 receives on or transmits to.
+#[derive(Debug, Clone)]
+pub struct Device {
+    pub name: String,
+    pub mac: [u8; 6],
+    /// `net.ipv6.conf.{all,DEV}.seg6_enabled`, combined as the kernel does (min).
+    pub seg6_enabled: bool,
+    /// `net.ipv6.conf.DEV.seg6_require_hmac`: -1 ignore, 0 verify if present, 1 require.
+    pub require_hmac: i8,
+    pub forwarding6: bool,
+    pub forwarding4: bool,
+    /// Addresses in configuration order.
+    pub addrs6: Vec<Ipv6Addr>,
+    pub addrs4: Vec<Ipv4Addr>,
+}
+
+/// A resolved L2 adjacency: where a next hop is and the Ethernet header to reach it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Adjacency {
+    pub dev: DevId,
+    pub nh: IpAddr,
+    /// Destination MAC + source MAC, ready to copy; `None` if no neighbour is known.
+    pub eth: Option<[u8; 12]>,
+}
+
+/// How to reach a route's next hop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NextHop {
+    /// A fixed gateway: index into [`Tables::adjacencies`].
+    Adj(u32),
+    /// On-link: the packet's destination is the neighbour, on this device.
+    OnLink(DevId),
+}
+
+/// What a FIB lookup yields.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Route {
+    Forward(NextHop),
+    /// A local address (not a SID).
+    Local,
+    /// A local SID: index into [`Tables::sids`].
+    Sid(u32),
+    /// A head-end SR policy: index into [`Tables::policies`].
+    Policy(u32),
+    Blackhole,
+    Unreachable,
+}
+
+/// One routing table.
+#[derive(Debug, Default)]
+pub struct Fib {
+    /// /128 entries, including local addresses (which win, as the kernel's local table).
+    pub exact6: FxHashMap<u128, Route>,
+    pub lpm6: Lpm6<Route>,
+    pub exact4: FxHashMap<u32, Route>,
+    pub lpm4: Lpm4<Route>,
+}
+
+impl Fib {
+    #[inline]
+    pub fn lookup6(&self, a: &[u8; 16]) -> Option<Route> {
+        if let Some(r) = self.exact6.get(&u128::from_be_bytes(*a)) {
+            return Some(*r);
+        }
+        self.lpm6.lookup(a).copied()
+    }
+
+    #[inline]
+    pub fn lookup4(&self, a: &[u8; 4]) -> Option<Route> {
+        if let Some(r) = self.exact4.get(&u32::from_be_bytes(*a)) {
+            return Some(*r);
+        }
+        self.lpm4.lookup(a).copied()
+    }
+}
+
+/// The precomputed operation of a local SID.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SidOp {
+    End,
+    EndX { nh: NextHop },
+    EndT { table: u32 },
+    EndDx2 { oif: DevId },
+    EndDx6 { nh: NextHop },
+    EndDx4 { nh: NextHop },
+    EndDt6 { table: u32 },
+    EndDt4 { table: u32 },
+    EndDt46 { table: u32 },
+    EndB6 { policy: u32 },
+    EndB6Encaps { policy: u32 },
+}
+
+/// One local SID.
+#[derive(Debug, Clone)]
+pub struct Sid {
+    pub prefix: Prefix,
+    pub behavior: BehaviorKind,
+    pub op: SidOp,
+    pub flavors: Flavors,
+    /// Human-readable parameters, for `show`.
+    pub params: String,
+    pub line: usize,
+}
+
+/// HMAC keys by key id.
+#[derive(Debug, Default)]
+pub struct HmacKeys {
+    pub keys: FxHashMap<u32, HmacKey>,
+}
+
+/// Everything the data plane reads. Immutable once built.
+#[derive(Debug)]
+pub struct Tables {
+    pub devices: Vec<Device>,
+    /// FIBs by dense index; [`Tables::MAIN`] is the main table.
+    pub fibs: Vec<Fib>,
+    /// Kernel table id of each FIB.
+    pub table_ids: Vec<u32>,
+    pub sids: Vec<Sid>,
+    pub policies: Vec<Policy>,
+    pub adjacencies: Vec<Adjacency>,
+    /// Neighbours: (device, address as IPv6 or IPv4-mapped) -> MAC.
+    pub neighbours: FxHashMap<(DevId, u128), [u8; 6]>,
+    pub hmac: HmacKeys,
+    pub tunsrc: Option<Ipv6Addr>,
+}
+
+/// Key of the neighbour map for an address (IPv4 as IPv4-mapped IPv6).
+#[inline]
+pub fn neigh_key(a: IpAddr) -> u128 {
+    match a {
+        IpAddr::V6(a) => u128::from(a),
+        IpAddr::V4(a) => u128::from(a.to_ipv6_mapped()),
+    }
+}
+
+impl Tables {
+    /// Dense index of the main table.
+    pub const MAIN: u32 = 0;
+
+    /// Looks up the Ethernet header (dst + src MAC) to reach `nh` on `dev`.
+    #[inline]
+    pub fn neighbour_eth(&self, dev: DevId, nh: u128) -> Option<[u8; 12]> {
+        let mac = self.neighbours.get(&(dev, nh))?;
+        let src = self.devices.get(dev as usize)?.mac;
+        let mut e = [0u8; 12];
+        e[..6].copy_from_slice(mac);
+        e[6..].copy_from_slice(&src);
+        Some(e)
+    }
+
+    /// Index of the device named `name`.
+    pub fn device_id(&self, name: &str) -> Option<DevId> {
+        self.devices.iter().position(|d| d.name == name).map(|i| i as DevId)
+    }
+
+    /// The address an ICMPv6 error leaving `dev` is sent from (docs/behaviours.md).
+    pub fn icmp6_source(&self, dev: DevId) -> Ipv6Addr {
+        if let Some(a) = self.devices.get(dev as usize).and_then(|d| d.addrs6.iter().find(|a| !is_link_local(a))) {
+            return *a;
+        }
+        if let Some(t) = self.tunsrc {
+            return t;
+        }
+        self.devices.iter().flat_map(|d| d.addrs6.iter()).next().copied().unwrap_or(Ipv6Addr::UNSPECIFIED)
+    }
+
+    /// The address an ICMPv4 error leaving `dev` is sent from.
+    pub fn icmp4_source(&self, dev: DevId) -> Ipv4Addr {
+        self.devices
+            .get(dev as usize)
+            .and_then(|d| d.addrs4.first())
+            .or_else(|| self.devices.iter().flat_map(|d| d.addrs4.iter()).next())
+            .copied()
+            .unwrap_or(Ipv4Addr::UNSPECIFIED)
+    }
+
+    /// Is `a` one of the router's own IPv6 addresses?
+    pub fn is_local6(&self, a: &[u8; 16]) -> bool {
+        matches!(self.fibs[Self::MAIN as usize].exact6.get(&u128::from_be_bytes(*a)), Some(Route::Local))
+    }
+}
+
+pub(crate) fn is_link_local(a: &Ipv6Addr) -> bool {
+    a.segments()[0] & 0xffc0 == 0xfe80
+}

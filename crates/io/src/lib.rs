@@ -1,0 +1,33 @@
+//! sr6-io: where packets come from and go to.
+//!
+//! A backend fills [`PacketBuf`]s on receive and consumes them, by verdict, on
+//! transmit: the pipeline in between never does I/O. This crate holds the offline
+//! backends — pcap files ([`pcap`]) and memory ([`memory`], for benchmarks and tests).
+
+pub mod memory;
+pub mod pcap;
+
+use sr6_core::packet::PacketBuf;
+
+/// Errors of the I/O backends.
+#[derive(Debug, thiserror::Error)]
+pub enum IoError {
+    #[error("{path}: {source}")]
+    File { path: String, source: std::io::Error },
+    #[error("{path}: not a readable pcap file: {message}")]
+    Pcap { path: String, message: String },
+    #[error("{path}: link type {linktype} is not Ethernet; sr6 reads Ethernet captures")]
+    LinkType { path: String, linktype: String },
+}
+
+/// A source of received frames.
+pub trait RxBackend {
+    /// Fills the front of `batch` with received frames; returns how many (0 = no more).
+    fn rx_batch(&mut self, batch: &mut [PacketBuf]) -> Result<usize, IoError>;
+}
+
+/// A sink for processed frames.
+pub trait TxBackend {
+    /// Consumes the first `n` buffers of `batch` according to their verdicts.
+    fn tx_batch(&mut self, batch: &[PacketBuf]) -> Result<(), IoError>;
+}

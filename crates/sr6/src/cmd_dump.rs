@@ -1,0 +1,166 @@
+//! `sr6 dump`: one line per frame with the SRH decoded (the thesis's SR-tcpdump).
+
+use std::fmt::Write as _;
+use std::net::Ipv6Addr;
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use pcap_file::pcap::PcapReader;
+use sr6_wire::{
+    walk_chain, EthernetFrame, Ipv4Packet, Ipv6Packet, SrhPacket, ETHERTYPE_ARP, ETHERTYPE_IPV4, ETHERTYPE_IPV6,
+    IPPROTO_ETHERNET, IPPROTO_ICMPV6, IPPROTO_UDP, TLV_HMAC, TLV_PAD1, TLV_PADN,
+};
+
+pub fn run(path: &Path, verbose: bool) -> Result<()> {
+    let f = std::fs::File::open(path).with_context(|| format!("{}", path.display()))?;
+    let mut r = PcapReader::new(std::io::BufReader::new(f)).with_context(|| format!("{}: not a pcap file", path.display()))?;
+    let mut i = 0u64;
+    let mut first_ts = None;
+    while let Some(p) = r.next_packet() {
+        let p = p.with_context(|| format!("{}: frame {}", path.display(), i + 1))?;
+        i += 1;
+        let ts = p.timestamp.as_secs_f64();
+        let t0 = *first_ts.get_or_insert(ts);
+        println!("{i:>5} {:>10.6} {}", ts - t0, frame(&p.data, verbose));
+    }
+    Ok(())
+}
+
+fn mac(m: &[u8]) -> String {
+    m.iter().map(|b| format!("{b:02x}")).collect::<Vec<_>>().join(":")
+}
+
+/// Describes an Ethernet frame.
+pub fn frame(d: &[u8], verbose: bool) -> String {
+    let Ok(eth) = EthernetFrame::new_checked(d) else {
+        return format!("[truncated Ethernet frame, {} bytes]", d.len());
+    };
+    let mut s = String::new();
+    if verbose {
+        let _ = write!(s, "{} > {} ", mac(&d[6..12]), mac(&d[0..6]));
+    }
+    if let Some(v) = eth.vlan() {
+        let _ = write!(s, "vlan {} ", v & 0x0fff);
+    }
+    let pl = eth.payload();
+    match eth.payload_ethertype() {
+        ETHERTYPE_IPV6 => s.push_str(&ipv6(pl, verbose, 0)),
+        ETHERTYPE_IPV4 => s.push_str(&ipv4(pl)),
+        ETHERTYPE_ARP => s.push_str("ARP"),
+        t => {
+            let _ = write!(s, "ethertype 0x{t:04x}, {} bytes", pl.len());
+        }
+    }
+    s
+}
+
+fn ipv4(d: &[u8]) -> String {
+    match Ipv4Packet::new_checked(d) {
+        Ok(ip) => {
+            let mut s = format!("IP {} > {} ttl {} proto {} len {}", ip.src_addr(), ip.dst_addr(), ip.ttl(), ip.protocol(), ip.total_len());
+            if !ip.verify_checksum() {
+                s.push_str(" [bad checksum]");
+            }
+            s
+        }
+        Err(e) => format!("IP [malformed: {e}]"),
+    }
+}
+
+fn ipv6(d: &[u8], verbose: bool, depth: usize) -> String {
+    let ip = match Ipv6Packet::new_checked(d) {
+        Ok(ip) => ip,
+        Err(e) => return format!("IP6 [malformed: {e}]"),
+    };
+    let mut s = format!("IP6 {} > {} hlim {}", ip.src_addr(), ip.dst_addr(), ip.hop_limit());
+    if verbose {
+        let _ = write!(s, " tc 0x{:02x} flow 0x{:05x} plen {}", ip.traffic_class(), ip.flow_label(), ip.payload_len());
+    }
+    let chain = match walk_chain(d) {
+        Ok(c) => c,
+        Err(e) => return format!("{s} [bad extension headers: {e}]"),
+    };
+    if let Some(r) = chain.routing {
+        if r.routing_type == sr6_wire::srh::ROUTING_TYPE_SRH {
+            s.push_str(&srh(&d[r.offset..r.offset + r.len], verbose));
+        } else {
+            let _ = write!(s, " RH(type {} sl {})", r.routing_type, r.segments_left);
+        }
+    }
+    let up = &d[chain.upper.min(d.len())..ip.total_len().min(d.len())];
+    match chain.upper_proto {
+        41 if depth < 3 => {
+            let _ = write!(s, " | {}", ipv6(up, verbose, depth + 1));
+        }
+        4 => {
+            let _ = write!(s, " | {}", ipv4(up));
+        }
+        IPPROTO_ETHERNET if depth < 3 => {
+            let _ = write!(s, " | {}", frame(up, verbose));
+        }
+        IPPROTO_UDP if up.len() >= 8 => {
+            let _ = write!(s, " UDP {} > {} len {}", u16::from_be_bytes([up[0], up[1]]), u16::from_be_bytes([up[2], up[3]]), up.len() - 8);
+        }
+        IPPROTO_ICMPV6 if up.len() >= 4 => {
+            let _ = write!(s, " ICMP6 type {} code {}", up[0], up[1]);
+            if matches!(up[0], 1..=4) && up.len() >= 8 {
+                if up[0] == 4 {
+                    let _ = write!(s, " pointer {}", u32::from_be_bytes([up[4], up[5], up[6], up[7]]));
+                }
+                if verbose {
+                    let _ = write!(s, " [ {} ]", ipv6(&up[8..], false, depth + 1));
+                }
+            }
+        }
+        59 => s.push_str(" no next header"),
+        p => {
+            let _ = write!(s, " proto {p} len {}", up.len());
+        }
+    }
+    s
+}
+
+fn srh(d: &[u8], verbose: bool) -> String {
+    let h = match SrhPacket::new_checked(d) {
+        Ok(h) => h,
+        Err(e) => return format!(" SRH [malformed: {e}]"),
+    };
+    let segs: Vec<String> = h.segments().map(|a: Ipv6Addr| a.to_string()).collect();
+    let mut s = format!(
+        " SRH(sl {} le {} flags 0x{:02x} tag {} segs [{}]",
+        h.segments_left(),
+        h.last_entry(),
+        h.flags(),
+        h.tag(),
+        segs.join(", ")
+    );
+    let mut tl = Vec::new();
+    for t in h.tlvs() {
+        match t {
+            Ok(t) if t.kind == TLV_HMAC && t.value.len() >= 6 => {
+                let key = u32::from_be_bytes([t.value[2], t.value[3], t.value[4], t.value[5]]);
+                let mut x = format!("HMAC key {key}");
+                if verbose {
+                    let hex: String = t.value[6..].iter().map(|b| format!("{b:02x}")).collect();
+                    let _ = write!(x, " {hex}");
+                }
+                tl.push(x);
+            }
+            Ok(t) if t.kind == TLV_PAD1 || t.kind == TLV_PADN => {
+                if verbose {
+                    tl.push(format!("Pad({})", t.total_len()));
+                }
+            }
+            Ok(t) => tl.push(format!("TLV type {} len {}", t.kind, t.value.len())),
+            Err(e) => {
+                tl.push(format!("[bad TLV: {e}]"));
+                break;
+            }
+        }
+    }
+    if !tl.is_empty() {
+        let _ = write!(s, " tlv [{}]", tl.join(", "));
+    }
+    s.push(')');
+    s
+}

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# sr6's main job on the bundled example: build, show the input frames, process them with
+# examples/example.conf, show what each device sent.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo build --release --quiet -p sr6
+SR6=target/release/sr6
+OUT=${OUT:-out/example}
+echo "== input: examples/example.pcap (received on eth0)"
+$SR6 dump examples/example.pcap
+echo
+echo "== sr6 pcap --config examples/example.conf --in examples/example.pcap --out-dir $OUT"
+$SR6 pcap --config examples/example.conf --in examples/example.pcap --out-dir "$OUT"
+for f in "$OUT"/*.pcap; do
+  echo
+  echo "== output: $f"
+  $SR6 dump "$f"
+done

@@ -1,0 +1,285 @@
+"""pytest fixtures for the sr6 scapy oracle suite.
+
+* ``sr6_bin``  -- path of the binary: $SR6_BIN, else target/release/sr6, else
+  target/debug/sr6 (relative to the repo root).  Missing -> the test FAILS.
+* ``run_sr6(config_text, frames, in_dev=None)`` -- runs
+  ``sr6 pcap --config C --in IN.pcap [--in-dev D] --out-dir OUT --json`` in a tmp dir,
+  requires exit status 0, parses the JSON and every ``OUT/*.pcap``, and runs tshark on
+  every frame sr6 emitted (no malformed packet, no error-level expert info, no bad
+  checksum).  Returns a :class:`Result`.
+* ``sr6_cli(args, ...)`` -- raw invocation for the CLI / config-error tests.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from sr6_oracle import Ether, Raw, wrpcap  # noqa: E402
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+RUN_TIMEOUT = 60
+
+# tshark: validate checksums too (IPv4 header, UDP/TCP over the final destination of a
+# Routing header, RFC 8200 §8.1); ICMPv6 checksums are always checked (warning level).
+TSHARK_PREFS = [
+    "-o", "ip.check_checksum:TRUE",
+    "-o", "udp.check_checksum:TRUE",
+    "-o", "tcp.check_checksum:TRUE",
+]
+PI_ERROR = 0x00800000  # wireshark expert severity "Error" (Malformed is Error too)
+
+
+def find_binary() -> Path | None:
+    env = os.environ.get("SR6_BIN")
+    if env:
+        return Path(env)
+    for rel in ("target/release/sr6", "target/debug/sr6"):
+        p = REPO_ROOT / rel
+        if p.is_file() and os.access(p, os.X_OK):
+            return p
+    return None
+
+
+@pytest.fixture(scope="session")
+def sr6_bin() -> Path:
+    p = find_binary()
+    if p is None:
+        pytest.fail(
+            "sr6 binary not found: set SR6_BIN or build target/release/sr6 or target/debug/sr6 "
+            f"under {REPO_ROOT} (cargo build --release -p sr6)",
+            pytrace=False,
+        )
+    if not (p.is_file() and os.access(p, os.X_OK)):
+        pytest.fail(f"SR6_BIN={p} is not an executable file", pytrace=False)
+    return p
+
+
+@pytest.fixture(scope="session")
+def tshark_bin() -> str:
+    t = shutil.which("tshark")
+    if t is None:
+        pytest.fail(
+            "tshark is required by the oracle (every emitted frame must decode cleanly): "
+            "apt-get install -y tshark",
+            pytrace=False,
+        )
+    return t
+
+
+# ----------------------------------------------------------------------------------------
+# pcap I/O
+# ----------------------------------------------------------------------------------------
+
+
+def write_pcap(path: Path, frames) -> None:
+    """Write frames byte-exactly (garbage included) as LINKTYPE_ETHERNET."""
+    wrpcap(str(path), [Raw(bytes(f)) for f in frames], linktype=1)
+
+
+def read_pcap_raw(path: Path) -> list[bytes]:
+    """Frames of a classic pcap file, as bytes; asserts LINKTYPE_ETHERNET."""
+    data = path.read_bytes()
+    assert len(data) >= 24, f"{path.name}: not a pcap file ({len(data)} bytes)"
+    magic = data[:4]
+    if magic in (b"\xd4\xc3\xb2\xa1", b"\x4d\x3c\xb2\xa1"):
+        e = "<"
+    elif magic in (b"\xa1\xb2\xc3\xd4", b"\xa1\xb2\x3c\x4d"):
+        e = ">"
+    else:
+        raise AssertionError(f"{path.name}: not a classic pcap file (magic {magic.hex()})")
+    linktype = struct.unpack(e + "I", data[20:24])[0] & 0x0FFFFFFF
+    assert linktype == 1, f"{path.name}: link type {linktype}, expected 1 (Ethernet)"
+    frames, off = [], 24
+    while off < len(data):
+        assert off + 16 <= len(data), f"{path.name}: truncated record header at {off}"
+        _, _, incl, orig = struct.unpack(e + "IIII", data[off:off + 16])
+        off += 16
+        assert off + incl <= len(data), f"{path.name}: truncated record at {off}"
+        assert incl == orig, f"{path.name}: frame {len(frames)} truncated by snaplen ({incl} of {orig})"
+        frames.append(data[off:off + incl])
+        off += incl
+    return frames
+
+
+# ----------------------------------------------------------------------------------------
+# tshark check
+# ----------------------------------------------------------------------------------------
+
+
+def tshark_problems(tshark: str, pcap: Path) -> list[str]:
+    """Frame-level problems tshark reports: malformed packets, error-level expert info,
+    bad checksums (any level)."""
+    cmd = [tshark, "-n", "-r", str(pcap), *TSHARK_PREFS, "-T", "fields", "-E", "separator=|",
+           "-E", "occurrence=a", "-E", "aggregator=;",
+           "-e", "frame.number", "-e", "_ws.expert.severity", "-e", "_ws.expert.message", "-e", "_ws.malformed"]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    if p.returncode != 0:
+        return [f"tshark failed ({p.returncode}): {p.stderr.strip()}"]
+    out = []
+    for line in p.stdout.splitlines():
+        parts = line.split("|")
+        if len(parts) < 4:
+            continue
+        num, sev, msg, malformed = parts[:4]
+        sevs = [int(s, 0) for s in sev.split(";") if s.strip()]
+        bad = bool(malformed.strip()) or any(s >= PI_ERROR for s in sevs) or "Bad checksum" in msg
+        if bad:
+            out.append(f"frame {num}: severity={sev} expert={msg!r} malformed={malformed!r}")
+    return out
+
+
+def assert_tshark_clean(tshark: str, frames_by_file: dict[str, list[bytes]], workdir: Path) -> None:
+    allframes, origin = [], []
+    for name, frames in frames_by_file.items():
+        for i, f in enumerate(frames):
+            allframes.append(f)
+            origin.append(f"{name}[{i}]")
+    if not allframes:
+        return
+    pcap = workdir / "tshark-check.pcap"
+    write_pcap(pcap, allframes)
+    problems = tshark_problems(tshark, pcap)
+    if problems:
+        detail = []
+        for pr in problems:
+            try:
+                n = int(pr.split()[1].rstrip(":"))
+                detail.append(f"{origin[n - 1]}: {pr}")
+            except (ValueError, IndexError):
+                detail.append(pr)
+        raise AssertionError("tshark does not decode sr6's output cleanly:\n  " + "\n  ".join(detail))
+
+
+# ----------------------------------------------------------------------------------------
+# Running sr6
+# ----------------------------------------------------------------------------------------
+
+
+@dataclass
+class Result:
+    json: dict
+    raw: dict  # file stem ("eth1", "local") -> list of frame bytes
+    stdout: str = ""
+    stderr: str = ""
+    out_dir: Path | None = None
+    files: set = field(default_factory=set)
+
+    def frames(self, dev: str) -> list[bytes]:
+        return self.raw.get(dev, [])
+
+    def pkts(self, dev: str) -> list:
+        return [Ether(b) for b in self.frames(dev)]
+
+    @property
+    def tx(self) -> dict:
+        return {k: [Ether(b) for b in v] for k, v in self.raw.items() if k != "local"}
+
+    @property
+    def local(self) -> list:
+        return self.pkts("local")
+
+    def drops(self) -> dict:
+        return self.json.get("drops", {}) or {}
+
+    def drop_total(self) -> int:
+        return sum(self.drops().values())
+
+    def emitted(self) -> dict:
+        """Non-empty outputs other than local."""
+        return {k: len(v) for k, v in self.raw.items() if k != "local" and v}
+
+    def expect(self, **outputs):
+        """Assert the exact frames per output (dev name or ``local``) and that every other
+        output is empty.  ``res.expect(eth1=[frame], local=[])``."""
+        from sr6_oracle import assert_frames
+
+        for name in sorted(set(self.raw) | set(outputs)):
+            assert_frames(self.frames(name), outputs.get(name, []), f"{name}.pcap")
+
+    def expect_nothing(self):
+        """No frame out of any device nor to local."""
+        self.expect()
+
+
+@dataclass
+class CliRun:
+    returncode: int
+    stdout: str
+    stderr: str
+    out_dir: Path
+    config_path: Path
+    in_path: Path
+
+
+def _invoke(sr6_bin, workdir: Path, config_text, frames, in_dev=None, extra=(), json_flag=True,
+            config_name="sr6.conf", write_input=True) -> CliRun:
+    workdir.mkdir(parents=True, exist_ok=True)
+    cfg = workdir / config_name
+    if config_text is not None:
+        cfg.write_text(config_text)
+    inp = workdir / "in.pcap"
+    if write_input:
+        write_pcap(inp, frames)
+    out = workdir / "out"
+    cmd = [str(sr6_bin), "pcap", "--config", str(cfg), "--in", str(inp), "--out-dir", str(out)]
+    if in_dev:
+        cmd += ["--in-dev", in_dev]
+    if json_flag:
+        cmd.append("--json")
+    cmd += list(extra)
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=RUN_TIMEOUT, cwd=workdir)
+    return CliRun(p.returncode, p.stdout, p.stderr, out, cfg, inp)
+
+
+@pytest.fixture
+def sr6_cli(sr6_bin, tmp_path):
+    """Raw invocation: ``sr6_cli(config_text, frames, in_dev=None, extra=(), ...)``."""
+    counter = {"n": 0}
+
+    def call(config_text, frames=(), **kw) -> CliRun:
+        counter["n"] += 1
+        return _invoke(sr6_bin, tmp_path / f"cli{counter['n']}", config_text, frames, **kw)
+
+    return call
+
+
+@pytest.fixture
+def run_sr6(sr6_bin, tshark_bin, tmp_path):
+    """``run_sr6(config_text, frames, in_dev=None, tshark=True) -> Result``."""
+    counter = {"n": 0}
+
+    def call(config_text: str, frames, in_dev: str | None = None, tshark: bool = True) -> Result:
+        counter["n"] += 1
+        wd = tmp_path / f"run{counter['n']}"
+        r = _invoke(sr6_bin, wd, config_text, list(frames), in_dev=in_dev)
+        if r.returncode != 0:
+            raise AssertionError(
+                f"sr6 exited with status {r.returncode}\n--- config\n{config_text}--- stderr\n{r.stderr}"
+                f"\n--- stdout\n{r.stdout}"
+            )
+        try:
+            js = json.loads(r.stdout)
+        except json.JSONDecodeError as e:
+            raise AssertionError(f"sr6 --json stdout is not JSON ({e}):\n{r.stdout[:2000]}\nstderr:\n{r.stderr}")
+        assert isinstance(js, dict), f"--json must print an object, got {type(js).__name__}"
+        assert r.out_dir.is_dir(), f"--out-dir {r.out_dir} was not created"
+        raw = {}
+        for f in sorted(r.out_dir.glob("*.pcap")):
+            raw[f.stem] = read_pcap_raw(f)
+        res = Result(json=js, raw=raw, stdout=r.stdout, stderr=r.stderr, out_dir=r.out_dir, files=set(raw))
+        # Every frame sr6 emitted must decode cleanly (DESIGN.md "Oracles": tshark).
+        if tshark:
+            assert_tshark_clean(tshark_bin, {f"{k}.pcap": v for k, v in raw.items() if v}, wd)
+        return res
+
+    return call
