@@ -1,0 +1,61 @@
+//! The hot path allocates nothing: a counting global allocator watches
+//! `Worker::process_batch` over every kind of packet of the bundled example
+//! (head-end, End, PSP, End.X, decapsulation, ICMP errors, local delivery).
+
+mod common;
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use sr6_core::packet::{PacketBuf, Verdict};
+use sr6_core::pipeline::Worker;
+
+struct Counting;
+
+static ALLOCS: AtomicU64 = AtomicU64::new(0);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+        ALLOCS.fetch_add(1, Ordering::SeqCst);
+        // SAFETY: forwarding the caller's layout to the system allocator.
+        unsafe { System.alloc(l) }
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+        // SAFETY: `p` was allocated by `System` with this layout.
+        unsafe { System.dealloc(p, l) }
+    }
+    unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
+        ALLOCS.fetch_add(1, Ordering::SeqCst);
+        // SAFETY: as for `alloc` and `dealloc`.
+        unsafe { System.realloc(p, l, n) }
+    }
+}
+
+#[global_allocator]
+static A: Counting = Counting;
+
+#[test]
+fn processing_a_batch_allocates_nothing() {
+    let t = common::example_tables();
+    let frames = common::example_frames();
+    assert!(frames.len() >= 10);
+    let mut w = Worker::new(&t);
+    let mut batch: Vec<PacketBuf> = (0..frames.len() * 3).map(|_| PacketBuf::new()).collect();
+    let mut run = |w: &mut Worker, batch: &mut Vec<PacketBuf>| {
+        for (b, f) in batch.iter_mut().zip(frames.iter().cycle()) {
+            b.load(f, 0);
+        }
+        w.process_batch(&t, batch);
+    };
+    run(&mut w, &mut batch); // warm-up
+    let before = ALLOCS.load(Ordering::SeqCst);
+    for _ in 0..10 {
+        run(&mut w, &mut batch);
+    }
+    let after = ALLOCS.load(Ordering::SeqCst);
+    assert_eq!(after - before, 0, "the pipeline allocated {} times", after - before);
+    // And the packets really went through every path.
+    let c = &w.counters;
+    assert!(c.tx.iter().sum::<u64>() > 0 && c.local > 0 && c.icmp_sent > 0, "{c:?}");
+    assert!(batch.iter().all(|b| b.verdict != Verdict::Pending));
+}
