@@ -132,8 +132,12 @@ SEG_B2 = "fc00:2::2"
 SEG_C = "fc00:3::1"        # a SID on C (routed out eth2)
 SEG_C2 = "fc00:3::2"
 
+# No comments in the base config: only test_config_cli relies on `#` comments.
+# Forwarding sysctls are explicit because behaviours.md does not say their default.
+# On-link host routes to the neighbours are explicit because behaviours.md does not say
+# whether `addr add X/64` also installs the connected /64 (the kernel does); End.X / DX6 /
+# DX4 next hops are then reachable either way.
 BASE_CONFIG = """\
-# sr6 oracle topology (tests/oracle/sr6_oracle.py)
 ip -6 addr add fc00:1::1/64 dev eth0
 ip -6 addr add fc00:12::1/64 dev eth1
 ip -6 addr add fc00:13::1/64 dev eth2
@@ -146,13 +150,18 @@ ip -6 neigh add fc00:13::2 lladdr 02:aa:00:00:00:03 dev eth2
 ip neigh add 10.0.1.2 lladdr 02:aa:00:00:00:41 dev eth0
 ip neigh add 10.0.12.2 lladdr 02:aa:00:00:00:42 dev eth1
 ip neigh add 10.0.13.2 lladdr 02:aa:00:00:00:43 dev eth2
+ip -6 route add fc00:1::2/128 dev eth0
+ip -6 route add fc00:12::2/128 dev eth1
+ip -6 route add fc00:13::2/128 dev eth2
+ip route add 10.0.1.2/32 dev eth0
+ip route add 10.0.12.2/32 dev eth1
+ip route add 10.0.13.2/32 dev eth2
 ip -6 route add fc00:a::/64 via fc00:1::2 dev eth0
 ip -6 route add fc00:2::/48 via fc00:12::2 dev eth1
 ip -6 route add fc00:3::/48 via fc00:13::2 dev eth2
 ip route add 10.1.0.0/16 via 10.0.1.2 dev eth0
 ip route add 10.2.0.0/16 via 10.0.12.2 dev eth1
 ip route add 10.3.0.0/16 via 10.0.13.2 dev eth2
-# behaviours.md does not say whether forwarding defaults on; say it explicitly.
 sysctl -w net.ipv6.conf.all.forwarding=1
 sysctl -w net.ipv4.ip_forward=1
 """
@@ -342,12 +351,8 @@ def sid_entry(json_obj, sid: str) -> dict:
 # Parameter Problem code 4 (SR Upper-layer Header Error) pointer
 # ----------------------------------------------------------------------------------------
 #
-# behaviours.md ("Upper layer with Segments Left == 0 / no SRH"): "pointer = offset of the
-# Next Header field naming the upper-layer header" -- 40 for an SRH right after the fixed
-# header, 6 without an SRH.  NOTE: RFC 8754 §4.3.1.2 and RFC 8986 §4.1.1 say "Pointer set
-# to the offset of the upper-layer header" (40 + SRH length).  The contract (the doc) is
-# encoded here; set SR6_ORACLE_CODE4_POINTER=rfc to check the RFC reading instead.
-CODE4_POINTER = os.environ.get("SR6_ORACLE_CODE4_POINTER", "doc")
+# RFC 8754 §4.3.1.2 and RFC 8986 §4.1.1: "Pointer set to the offset of the upper-layer
+# header" -- 40 + SRH length when an SRH directly follows the fixed header, 40 without.
 
 
 def code4_pointer(pkt) -> int:
@@ -355,8 +360,8 @@ def code4_pointer(pkt) -> int:
     any, directly follows the fixed header)."""
     if IPv6ExtHdrSegmentRouting in pkt:
         h = pkt[IPv6ExtHdrSegmentRouting]
-        return 40 + 8 * (h.len + 1) if CODE4_POINTER == "rfc" else OFF_SRH_NH
-    return 40 if CODE4_POINTER == "rfc" else OFF_IPV6_NH
+        return 40 + 8 * (h.len + 1)
+    return 40
 
 
 def udp_bytes(src: str, final_dst: str, n: int = 24) -> bytes:

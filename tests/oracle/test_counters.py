@@ -6,7 +6,7 @@ error counts on the SID's errors and in the drop reasons."""
 import re
 
 from sr6_oracle import (
-    ADDR6, HOST_A, NH_ICMPV6, SEG_B, ICMPv6EchoRequest, IPv6, config, l3, rx, sid_entry, sr_pkt, srh, udp_bytes,
+    ADDR6, HOST_A, ICMPv6EchoRequest, IPv6, config, l3, rx, sid_entry, sr_pkt, udp_bytes,
     udp6,
 )
 from sr6_oracle import Raw

@@ -6,9 +6,9 @@ steers elsewhere (End.X, End.T, decapsulation to eth2) is visible on the output 
 import pytest
 
 from sr6_oracle import (
-    GW4_MAC, HOST_A, IP, NH_ETHERNET, NH_IPV4, NH_IPV6, NH_UDP, SEG_B, SEG_C, UDP, Ether, IPv6,
+    GW4_MAC, HOST_A, IP, NH_ETHERNET, NH_IPV4, NH_IPV6, SEG_B, SEG_C, UDP, Ether, IPv6,
     IPv6ExtHdrSegmentRoutingTLV, IPv6ExtHdrSegmentRoutingTLVPad1, IPv6ExtHdrSegmentRoutingTLVPadN, Raw, config,
-    payload, policy, rx, sr_pkt, srh, tx, udp4, udp6,
+    payload, rx, sr_pkt, srh, tx, udp4, udp6,
 )
 
 SID = "fc00:f::1"
@@ -76,7 +76,7 @@ def test_end_preserves_udp_checksum(run_sr6):
     exp = sr_pkt(FINAL, segs, 0, hlim=63)
     res.expect(eth1=[tx(exp, "eth1")])
     got = Ether(res.frames("eth1")[0])
-    assert bytes(got[UDP]) == bytes(pkt[UDP]), "UDP header/checksum changed"
+    assert bytes(got[UDP]) == bytes(IPv6(bytes(pkt))[UDP]), "UDP header/checksum changed"
     # The checksum is right for the final destination (RFC 8200 §8.1) -- recompute it.
     redo = IPv6(src=HOST_A, dst=FINAL) / UDP(sport=40001, dport=40002) / payload(24)
     assert got[UDP].chksum == IPv6(bytes(redo))[UDP].chksum

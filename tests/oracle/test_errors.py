@@ -4,8 +4,7 @@ import pytest
 
 from sr6_oracle import (
     ADDR6, GW6_MAC, HOST_A, ICMP6_ERROR_MAX, MAC, NH_ETHERNET, NH_ICMPV6, NH_IPV4, NH_IPV6, NH_UDP, OFF_SRH_SL,
-    SEG_B, Ether, ICMPv6DestUnreach, ICMPv6EchoRequest, IPv6, Raw, code4_pointer, config, icmp6_error, l3, payload,
-    rx, sr_pkt, srh, tx, udp4, udp6, udp_bytes,
+    SEG_B, Ether, ICMPv6DestUnreach, ICMPv6EchoRequest, IPv6, Raw, code4_pointer, config, icmp6_error, l3, rx, sr_pkt, srh, tx, udp4, udp6, udp_bytes,
 )
 
 SID = "fc00:f::1"
@@ -215,12 +214,14 @@ def test_no_icmp_error_about_an_icmpv6_error(run_sr6):
     err_in = IPv6(src=HOST_A, dst="fc00:2::5", hlim=1) / ICMPv6DestUnreach(code=3) / Raw(_good_l3)
     res = run_sr6(config(), [rx(err_in)])
     res.expect_nothing()
+    assert res.drop_total() == 1, f"the packet is still dropped and counted: {res.drops()}"
 
 
 def test_no_icmp_error_about_an_icmpv6_error_without_route(run_sr6):
     err_in = IPv6(src=HOST_A, dst="fc00:99::5", hlim=64) / ICMPv6DestUnreach(code=3) / Raw(_good_l3)
     res = run_sr6(config(), [rx(err_in)])
     res.expect_nothing()
+    assert res.drop_total() == 1, f"the packet is still dropped and counted: {res.drops()}"
 
 
 def test_icmp_error_is_sent_for_icmpv6_informational(run_sr6):
@@ -234,11 +235,13 @@ def test_icmp_error_is_sent_for_icmpv6_informational(run_sr6):
 def test_no_icmp_error_to_unspecified_source(run_sr6):
     res = run_sr6(config(), [rx(udp6(src="::", hlim=1))])
     res.expect_nothing()
+    assert res.drop_total() == 1, f"the packet is still dropped and counted: {res.drops()}"
 
 
 def test_no_icmp_error_to_multicast_source(run_sr6):
     res = run_sr6(config(), [rx(udp6(src="ff0e::1", hlim=1))])
     res.expect_nothing()
+    assert res.drop_total() == 1, f"the packet is still dropped and counted: {res.drops()}"
 
 
 def test_icmp_error_for_1500_byte_packet_is_at_most_1280_bytes(run_sr6):

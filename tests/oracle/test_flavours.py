@@ -1,10 +1,8 @@
 """PSP / USP / USD flavours and upper-layer processing at Segments Left 0
 (behaviours.md "Upper layer with Segments Left == 0 / no SRH", "Flavours";
 RFC 8986 §4.1.1, §4.16)."""
-import pytest
-
 from sr6_oracle import (
-    ADDR6, HOST_A, IP, NH_ICMPV6, NH_IPV4, NH_IPV6, NH_UDP, SEG_B, UDP, ICMPv6EchoRequest, IPv6, Raw, code4_pointer,
+    ADDR6, HOST_A, IP, NH_ICMPV6, NH_IPV4, NH_IPV6, NH_UDP, SEG_B, ICMPv6EchoRequest, IPv6, Raw, code4_pointer,
     config, icmp6_error, l3, rx, sr_pkt, srh, tx, udp4, udp6, udp_bytes,
 )
 

@@ -1,8 +1,8 @@
 """Plain forwarding (behaviours.md "Frames in, frames out", "Lookup order", "Forwarding",
 "ICMPv6 errors"; RFC 8200 §3, RFC 4443, RFC 791/792/1812)."""
 from sr6_oracle import (
-    ADDR4, ADDR6, ARP, BASE_CONFIG, GW4_MAC, GW6_MAC, HOST_A, HOST_A4, HOST_B, HOST_B4, ICMP, IP, MAC,
-    UDP, Ether, ICMPv6EchoRequest, IPv6, Raw, config, icmp6_error, l3, payload, rx, tx, udp4, udp6, with_hlim,
+    ADDR4, ADDR6, ARP, GW4_MAC, GW6_MAC, HOST_A, HOST_A4, HOST_B, ICMP, IP, MAC,
+    Ether, ICMPv6EchoRequest, IPv6, config, icmp6_error, l3, payload, rx, tx, udp4, udp6, with_hlim,
 )
 import pytest
 from scapy.utils import checksum
@@ -129,9 +129,10 @@ def test_on_link_route_without_neighbour_is_dropped(run_sr6):
 
 
 def test_longest_prefix_wins(run_sr6):
-    cfg = config("ip -6 route add fc00:2:1::/64 via fc00:13::2 dev eth2")
-    p_long = udp6(dst="fc00:2:1::9")
-    p_short = udp6(dst="fc00:2:2::9")
+    # fc00:2:0:1::/64 lies inside the base config's fc00:2::/48 (via eth1).
+    cfg = config("ip -6 route add fc00:2:0:1::/64 via fc00:13::2 dev eth2")
+    p_long = udp6(dst="fc00:2:0:1::9")
+    p_short = udp6(dst="fc00:2:0:2::9")
     res = run_sr6(cfg, [rx(p_long), rx(p_short)])
     res.expect(eth2=[tx(with_hlim(p_long, 63), "eth2")], eth1=[tx(with_hlim(p_short, 63), "eth1")])
 

@@ -5,7 +5,7 @@ first segment S1 = fc00:2::1 is routed out eth1 (via fc00:12::2)."""
 import pytest
 
 from sr6_oracle import (
-    ADDR6, HOST_A, NH_ETHERNET, NH_IPV4, NH_IPV6, NH_UDP, SEG_B, SEG_C, SEG_C2, UDP, IP, IPv6, Raw,
+    ADDR6, HOST_A, NH_ETHERNET, NH_IPV4, NH_IPV6, NH_UDP, SEG_B, SEG_C, SEG_C2, UDP, IPv6, Raw,
     config, hmac_tlv, icmp6_error, l3, policy, rx, srh, tx, udp4, udp6,
 )
 

@@ -6,7 +6,7 @@ require_hmac (ingress device eth0): -1 ignore; 0 verify only if a TLV is present
 required.  Failure -> dropped, reason hmac_invalid, no ICMP."""
 import pytest
 
-from sr6_oracle import HOST_A, NH_UDP, SEG_B, SRHTLVHMAC, config, hmac_tlv, rx, sr_pkt, srh_hmac, tx
+from sr6_oracle import HOST_A, SEG_B, SRHTLVHMAC, config, hmac_tlv, rx, sr_pkt, srh_hmac, tx
 
 SID = "fc00:f::1"
 FINAL = "fc00:2::99"

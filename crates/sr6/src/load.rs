@@ -9,7 +9,7 @@ use sr6_core::tables::Tables;
 /// Parses and builds `path`; warnings go to stderr.
 pub fn tables(path: &Path) -> Result<Tables> {
     let spec = sr6_config::parse_file(path).map_err(|e| anyhow!("{e}"))?;
-    let (t, warnings) = Tables::build(&spec).map_err(|e| anyhow!("{}:{}: {}", path.display(), e.line, e.message))?;
+    let (t, warnings) = Tables::build(&spec).map_err(|e| anyhow!("{}:{}:1: {}", path.display(), e.line, e.message))?;
     for w in warnings {
         eprintln!("sr6: warning: {}: {w}", path.display());
     }

@@ -29,7 +29,7 @@ pub fn process(
 ) -> Next {
     let up = chain.upper_proto;
     let wrong = |t: &Tables, w: &mut Worker, p: &mut PacketBuf| {
-        icmp::param_problem6(t, w, p, PP_SR_UPPER_LAYER, chain.upper_nh_field)
+        icmp::param_problem6(t, w, p, PP_SR_UPPER_LAYER, chain.upper)
     };
     if chain.fragment.is_some() && !matches!(sid.op, SidOp::End | SidOp::EndX { .. } | SidOp::EndT { .. }) {
         return Next::drop(DropReason::Fragment);
@@ -112,7 +112,7 @@ fn end_upper(
     if up == IPPROTO_ICMPV6 {
         return Next::Done(output::local(p, &w.rx_macs, ETHERTYPE_IPV6));
     }
-    icmp::param_problem6(t, w, p, PP_SR_UPPER_LAYER, chain.upper_nh_field)
+    icmp::param_problem6(t, w, p, PP_SR_UPPER_LAYER, chain.upper)
 }
 
 /// Forwards the exposed IPv6 packet to the adjacency (RFC 8986 §4.4 S03).

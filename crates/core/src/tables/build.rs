@@ -369,6 +369,10 @@ impl<'a> Builder<'a> {
             neighbours: std::mem::take(&mut self.neighbours),
             hmac: std::mem::take(&mut self.hmac),
             tunsrc: spec.tunsrc.map(|t| t.0),
+            first_addr6: spec.addrs.iter().find_map(|a| match a.addr {
+                IpAddr::V6(x) => Some(x),
+                IpAddr::V4(_) => None,
+            }),
         };
         for (enc, line) in policy_specs {
             let key = match enc.hmac {
@@ -468,7 +472,7 @@ fn source_towards(t: &Tables, first: &Ipv6Addr) -> Ipv6Addr {
         _ => None,
     };
     dev.and_then(|d| t.devices[d as usize].addrs6.iter().find(|a| !super::is_link_local(a)).copied())
-        .or_else(|| t.devices.iter().flat_map(|d| d.addrs6.iter()).next().copied())
+        .or(t.first_addr6)
         .unwrap_or(Ipv6Addr::UNSPECIFIED)
 }
 

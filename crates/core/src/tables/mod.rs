@@ -143,6 +143,8 @@ pub struct Tables {
     pub neighbours: FxHashMap<(DevId, u128), [u8; 6]>,
     pub hmac: HmacKeys,
     pub tunsrc: Option<Ipv6Addr>,
+    /// The first IPv6 address of the configuration file (the last-resort source).
+    pub first_addr6: Option<Ipv6Addr>,
 }
 
 /// Key of the neighbour map for an address (IPv4 as IPv4-mapped IPv6).
@@ -182,7 +184,7 @@ impl Tables {
         if let Some(t) = self.tunsrc {
             return t;
         }
-        self.devices.iter().flat_map(|d| d.addrs6.iter()).next().copied().unwrap_or(Ipv6Addr::UNSPECIFIED)
+        self.first_addr6.unwrap_or(Ipv6Addr::UNSPECIFIED)
     }
 
     /// The address an ICMPv4 error leaving `dev` is sent from.

@@ -1,0 +1,143 @@
+"""The `sr6 pcap` command line and config errors (brief: interface of the binary)."""
+import json
+import re
+
+import pytest
+
+from sr6_oracle import config, rx, tx, udp6, with_hlim
+
+GOOD = config()
+
+# (bad line, offending token) -- each appended to a valid config.
+BAD_LINES = {
+    "unknown_action": ("ip -6 route add fc00:e::1/128 encap seg6local action End.Bogus dev eth0", "End.Bogus"),
+    "unknown_mode": ("ip -6 route add fc00:9::/64 encap seg6 mode sideways segs fc00:2::1 dev eth1", "sideways"),
+    "bad_ipv6_address": ("ip -6 route add fc00:9::/64 via fc00::zz dev eth1", "fc00::zz"),
+    "bad_segment": ("ip -6 route add fc00:9::/64 encap seg6 mode encap segs fc00:2::1,nope dev eth1", "nope"),
+    "host_bits_in_prefix": ("ip -6 route add fc00:9::1/64 via fc00:12::2 dev eth1", "fc00:9::1/64"),
+    "bad_mac": ("ip link set eth1 address 02:00:00:00:zz:01", "02:00:00:00:zz:01"),
+    "unknown_command": ("ip -6 frobnicate fc00::1", "frobnicate"),
+    "flavour_not_allowed": ("ip -6 route add fc00:e::1/128 encap seg6local action End.DX6 nh6 fc00:13::2 "
+                            "flavors psp dev eth0", "flavors psp"),
+    "bad_require_hmac": ("sysctl -w net.ipv6.conf.eth0.seg6_require_hmac=7", "7"),
+}
+
+# Lines that only a whole-config validation can reject (behaviours "Tables::build"): the
+# line is named; the column is not checked.
+SEMANTIC_BAD = {
+    "missing_required_param": "ip -6 route add fc00:e::1/128 encap seg6local action End.DX6 dev eth0",
+    "unknown_hmac_key": "ip -6 route add fc00:9::/64 encap seg6 mode encap segs fc00:2::1 hmac 42 dev eth1",
+}
+
+
+def _pos_re(r, line):
+    return re.compile(rf"{re.escape(r.config_path.name)}:{line}:(\d+)")
+
+
+def _no_outputs(r):
+    return not r.out_dir.exists() or not list(r.out_dir.glob("*.pcap"))
+
+
+@pytest.mark.parametrize("case", BAD_LINES.keys())
+def test_bad_config_line_names_file_line_col(sr6_cli, case):
+    bad, token = BAD_LINES[case]
+    text = GOOD + bad + "\n"
+    line = text.count("\n")
+    r = sr6_cli(text, [rx(udp6())])
+    assert r.returncode != 0, f"exit status 0 for a bad line ({case})"
+    m = _pos_re(r, line).search(r.stderr)
+    assert m, f"stderr does not contain {r.config_path.name}:{line}:COL\n{r.stderr}"
+    col = bad.index(token) + 1
+    assert col <= int(m.group(1)) <= col + len(token), (
+        f"column {m.group(1)} does not point into {token!r} (1-based columns {col}..{col + len(token) - 1})\n{r.stderr}")
+    assert _no_outputs(r), f"output pcaps written despite the config error: {list(r.out_dir.glob('*'))}"
+
+
+@pytest.mark.parametrize("case", SEMANTIC_BAD.keys())
+def test_invalid_config_names_the_line(sr6_cli, case):
+    text = GOOD + SEMANTIC_BAD[case] + "\n"
+    line = text.count("\n")
+    r = sr6_cli(text, [rx(udp6())])
+    assert r.returncode != 0
+    assert _pos_re(r, line).search(r.stderr), f"stderr does not name {r.config_path.name}:{line}:COL\n{r.stderr}"
+    assert _no_outputs(r)
+
+
+def test_error_on_first_line(sr6_cli):
+    r = sr6_cli("bogus line here\n" + GOOD, [rx(udp6())])
+    assert r.returncode != 0
+    assert _pos_re(r, 1).search(r.stderr), r.stderr
+
+
+def test_missing_input_file(sr6_cli):
+    r = sr6_cli(GOOD, [], write_input=False)
+    assert r.returncode != 0
+    assert "in.pcap" in r.stderr, f"the message should name the missing file:\n{r.stderr}"
+    assert _no_outputs(r)
+
+
+def test_missing_config_file(sr6_cli):
+    r = sr6_cli(None, [rx(udp6())], config_name="does-not-exist.conf")
+    assert r.returncode != 0
+    assert "does-not-exist.conf" in r.stderr, r.stderr
+
+
+def test_input_not_a_pcap(sr6_bin, tmp_path):
+    import subprocess
+    cfg = tmp_path / "sr6.conf"
+    cfg.write_text(GOOD)
+    bad = tmp_path / "in.pcap"
+    bad.write_bytes(b"this is not a pcap file at all")
+    p = subprocess.run([str(sr6_bin), "pcap", "--config", str(cfg), "--in", str(bad),
+                        "--out-dir", str(tmp_path / "out"), "--json"], capture_output=True, text=True, timeout=60)
+    assert p.returncode != 0, "a non-pcap input must be an error"
+    assert p.stderr.strip(), "with a message"
+
+
+def test_unknown_in_dev_is_an_error(sr6_cli):
+    r = sr6_cli(GOOD, [rx(udp6())], in_dev="eth9")
+    assert r.returncode != 0, "--in-dev naming a device absent from the config"
+
+
+def test_one_pcap_per_device_and_local(run_sr6):
+    res = run_sr6(GOOD, [rx(udp6())])
+    names = {p.name for p in res.out_dir.glob("*.pcap")}
+    assert {"eth0.pcap", "eth1.pcap", "eth2.pcap", "local.pcap"} <= names, names
+    assert len(res.frames("eth0")) == 0 and len(res.frames("eth2")) == 0  # present, empty
+
+
+def test_json_is_a_single_object_on_stdout(sr6_cli):
+    r = sr6_cli(GOOD, [rx(udp6())])
+    assert r.returncode == 0, r.stderr
+    js = json.loads(r.stdout)
+    assert js["packets_in"] == 1
+
+
+def test_without_json_flag_still_writes_outputs(sr6_cli):
+    from conftest import read_pcap_raw
+    r = sr6_cli(GOOD, [rx(udp6())], json_flag=False)
+    assert r.returncode == 0, r.stderr
+    assert len(read_pcap_raw(r.out_dir / "eth1.pcap")) == 1
+
+
+def test_default_in_dev_is_first_device_named(run_sr6):
+    # require_hmac=1 on eth0 only: without --in-dev the frame is received on eth0 (the
+    # first device named) and an SRv6 packet without HMAC is dropped; with --in-dev eth2
+    # it passes.
+    from sr6_oracle import sr_pkt
+    sid = "fc00:f::1"
+    cfg = config(f"ip -6 route add {sid}/128 encap seg6local action End dev eth0",
+                 "sysctl -w net.ipv6.conf.eth0.seg6_require_hmac=1")
+    pkt = sr_pkt(sid, ["fc00:2::99", sid], 1)
+    res = run_sr6(cfg, [rx(pkt)])
+    res.expect_nothing()
+    assert res.drops().get("hmac_invalid") == 1
+    res = run_sr6(cfg, [rx(pkt, "eth2")], in_dev="eth2")
+    res.expect(eth1=[tx(sr_pkt("fc00:2::99", ["fc00:2::99", sid], 0, hlim=63), "eth1")])
+
+
+def test_comments_and_blank_lines_are_ignored(run_sr6):
+    text = "# leading comment\n\n" + GOOD.replace("ip -6 route add fc00:2::/48", "\n# c\nip -6 route add fc00:2::/48")
+    pkt = udp6()
+    res = run_sr6(text, [rx(pkt)])
+    res.expect(eth1=[tx(with_hlim(pkt, 63), "eth1")])
