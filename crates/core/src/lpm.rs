@@ -161,7 +161,7 @@ mod tests {
                     break;
                 }
             }
-            if ok && best.map_or(true, |(l, _)| *len >= l) {
+            if ok && best.is_none_or(|(l, _)| *len >= l) {
                 best = Some((*len, *v));
             }
         }

@@ -41,7 +41,7 @@ fn processing_a_batch_allocates_nothing() {
     assert!(frames.len() >= 10);
     let mut w = Worker::new(&t);
     let mut batch: Vec<PacketBuf> = (0..frames.len() * 3).map(|_| PacketBuf::new()).collect();
-    let mut run = |w: &mut Worker, batch: &mut Vec<PacketBuf>| {
+    let run = |w: &mut Worker, batch: &mut Vec<PacketBuf>| {
         for (b, f) in batch.iter_mut().zip(frames.iter().cycle()) {
             b.load(f, 0);
         }

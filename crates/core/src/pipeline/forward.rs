@@ -4,7 +4,7 @@
 use super::{icmp, output, Next, Worker};
 use crate::behaviour::{endpoint, headend, hmac_check};
 use crate::drop::DropReason;
-use crate::packet::{DevId, PacketBuf, Verdict};
+use crate::packet::{DevId, PacketBuf};
 use crate::tables::{NextHop, Route, Tables};
 use sr6_wire::{walk_chain, Ipv4Packet, Ipv6Packet, ETHERTYPE_IPV4, ETHERTYPE_IPV6};
 
@@ -165,10 +165,4 @@ fn nh_dev(t: &Tables, r: Route) -> Option<DevId> {
         Route::Forward(NextHop::Adj(i)) => t.adjacencies.get(i as usize).map(|a| a.dev),
         _ => None,
     }
-}
-
-/// Used by behaviours that end with a fixed verdict.
-#[allow(dead_code)]
-pub fn done(v: Verdict) -> Next {
-    Next::Done(v)
 }
