@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The whole test suite: Rust unit/property/integration tests, then the scapy oracle
-# suite (with tshark decoding every emitted frame) against the release binary.
+# The whole test suite: Rust unit/property/integration tests, the scapy oracle suite
+# (with tshark decoding every emitted frame), and the byte-for-byte comparison with the
+# Linux kernel in network namespaces (root), all against the release binary.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -10,3 +11,10 @@ echo "== build release binary"
 cargo build --release --quiet -p sr6
 echo "== oracle suite (scapy + tshark)"
 SR6_BIN="$PWD/target/release/sr6" python3 -m pytest tests/oracle -q
+echo "== kernel comparison suite (network namespaces; needs root)"
+if [ "$(id -u)" = 0 ]; then
+  SR6_BIN="$PWD/target/release/sr6" python3 -m pytest tests/kernel -q
+else
+  echo "not root: the kernel comparison suite needs network namespaces; run as root" >&2
+  exit 1
+fi

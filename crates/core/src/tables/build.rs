@@ -281,7 +281,7 @@ impl<'a> Builder<'a> {
 
         let mut sids: Vec<Sid> = Vec::new();
         // Policies are built last (their source address needs the FIB); keep their specs.
-        let mut policy_specs: Vec<(Seg6Encap, Line)> = Vec::new();
+        let mut policy_specs: Vec<PolicySpec> = Vec::new();
         for r in &spec.routes {
             let t = self.table(r.table);
             let route = match &r.kind {
@@ -303,23 +303,25 @@ impl<'a> Builder<'a> {
                 RouteKind::Blackhole => Route::Blackhole,
                 RouteKind::Unreachable => Route::Unreachable,
                 RouteKind::Seg6 { encap, dev, .. } => {
-                    if let Some(d) = dev {
-                        self.dev(d, r.line)?;
-                    }
+                    let dev = match dev {
+                        Some(d) => Some(self.dev(d, r.line)?),
+                        None => None,
+                    };
                     if matches!(r.prefix, Prefix::V4(..)) && matches!(encap.mode, Seg6Mode::Inline | Seg6Mode::InlineRed) {
                         return err(r.line, "mode inline cannot apply to an IPv4 prefix (RFC 8986 §5: insertion needs an IPv6 header)");
                     }
-                    policy_specs.push((encap.clone(), r.line));
+                    policy_specs.push((encap.clone(), dev, r.line));
                     Route::Policy((policy_specs.len() - 1) as u32)
                 }
                 RouteKind::Seg6Local { action, dev } => {
-                    if let Some(d) = dev {
-                        self.dev(d, r.line)?;
-                    }
+                    let dev = match dev {
+                        Some(d) => Some(self.dev(d, r.line)?),
+                        None => None,
+                    };
                     let Prefix::V6(..) = r.prefix else {
                         return err(r.line, "a local SID must be an IPv6 prefix");
                     };
-                    let op = self.sid_op(action, &onlink, &mut policy_specs, r.line)?;
+                    let op = self.sid_op(action, &onlink, &mut policy_specs, dev, r.line)?;
                     sids.push(Sid {
                         prefix: r.prefix,
                         behavior: action.behavior,
@@ -374,7 +376,7 @@ impl<'a> Builder<'a> {
                 IpAddr::V4(_) => None,
             }),
         };
-        for (enc, line) in policy_specs {
+        for (enc, dev, line) in policy_specs {
             let key = match enc.hmac {
                 Some(id) => match tables.hmac.keys.get(&id) {
                     Some(k) => Some((id, k)),
@@ -382,7 +384,7 @@ impl<'a> Builder<'a> {
                 },
                 None => None,
             };
-            let src = tables.tunsrc.unwrap_or_else(|| source_towards(&tables, &enc.segs[0]));
+            let src = tables.tunsrc.unwrap_or_else(|| tunnel_source(&tables, dev, &enc.segs[0]));
             let p = Policy::new(enc.mode, &enc.segs, key, src, line).map_err(|m| BuildError { line, message: m })?;
             tables.policies.push(p);
         }
@@ -393,7 +395,8 @@ impl<'a> Builder<'a> {
         &mut self,
         a: &SidAction,
         onlink: &OnLinkIndex,
-        policies: &mut Vec<(Seg6Encap, Line)>,
+        policies: &mut Vec<PolicySpec>,
+        route_dev: Option<DevId>,
         line: Line,
     ) -> Result<SidOp, BuildError> {
         let d = descriptor(a.behavior);
@@ -424,7 +427,7 @@ impl<'a> Builder<'a> {
         let mut policy = |mode: Seg6Mode| -> Result<u32, BuildError> {
             let mut enc = p.srh.clone().ok_or(BuildError { line, message: format!("{} requires `srh segs ...`", d.keyword) })?;
             enc.mode = mode;
-            policies.push((enc, line));
+            policies.push((enc, route_dev, line));
             Ok((policies.len() - 1) as u32)
         };
         Ok(match a.behavior {
@@ -463,14 +466,20 @@ fn check_family(p: Prefix, via: IpAddr, line: Line) -> Result<(), BuildError> {
     }
 }
 
-/// The outer source of an encapsulation without tunsrc: the first address of the device
-/// the route to the first segment leaves by, else any configured IPv6 address.
-fn source_towards(t: &Tables, first: &Ipv6Addr) -> Ipv6Addr {
-    let dev = match t.fibs[0].lookup6(&first.octets()) {
+/// A policy to build once the FIB exists: its segments, the `dev` of the route that
+/// carries it, and its line.
+type PolicySpec = (Seg6Encap, Option<DevId>, Line);
+
+/// The outer source of an encapsulation without tunsrc. Linux (`set_tun_src`) selects
+/// it on the device of the route carrying the policy (the `dev` of the `encap seg6` or
+/// `seg6local` line); sr6 takes that device's first global address, else (no `dev`) the
+/// device the route to the first segment leaves by, else the first address configured.
+fn tunnel_source(t: &Tables, route_dev: Option<DevId>, first: &Ipv6Addr) -> Ipv6Addr {
+    let dev = route_dev.or_else(|| match t.fibs[0].lookup6(&first.octets()) {
         Some(Route::Forward(NextHop::OnLink(d))) => Some(d),
         Some(Route::Forward(NextHop::Adj(a))) => t.adjacencies.get(a as usize).map(|a| a.dev),
         _ => None,
-    };
+    });
     dev.and_then(|d| t.devices[d as usize].addrs6.iter().find(|a| !super::is_link_local(a)).copied())
         .or(t.first_addr6)
         .unwrap_or(Ipv6Addr::UNSPECIFIED)
