@@ -8,9 +8,10 @@
 # the workload (scripts/gen_bench_workload.py: a 10,000-prefix FIB, 1,000 SIDs, one pcap
 # per behaviour) into a temporary directory, and runs
 #   valgrind --tool=callgrind sr6 bench --config C --in P --packets N --batch 256
-# for N = N1 and N = N2. Instructions/packet = (I(N2) - I(N1)) / (N2 - N1): start-up,
-# parsing and the table build cancel out, leaving the receive copy (PacketBuf::load) and
-# the whole pipeline. Callgrind counts are exact and deterministic, so one run each is
+# for N = N1 and N = N2, counting only inside `Worker::process_batch` (the pipeline) and
+# `rx_batch` (the receive copy into the buffers) with --toggle-collect, so start-up,
+# config parsing and the table build are not counted at all. Instructions/packet =
+# (I(N2) - I(N1)) / (N2 - N1) (the difference also cancels the per-batch constant). Callgrind counts are exact and deterministic, so one run each is
 # enough.
 #
 # Environment:
@@ -79,6 +80,7 @@ done <"$WORK/workloads.tsv"
 run_one() { # name N
   local name=$1 n=$2
   valgrind --tool=callgrind --callgrind-out-file="$WORK/cg.$name.$n.out" \
+    --toggle-collect='*Worker::process_batch*' --toggle-collect='*rx_batch*' \
     "$BIN" bench --config "$WORK/router.conf" --in "$WORK/${PCAP[$name]}" --in-dev "${DEV[$name]}" \
     --packets "$n" --batch 256 --json >"$WORK/bench.$name.$n.json" 2>"$WORK/valgrind.$name.$n.log" ||
     { log "valgrind failed for $name N=$n:"; tail -20 "$WORK/valgrind.$name.$n.log" >&2; return 1; }

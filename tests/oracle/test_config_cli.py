@@ -114,10 +114,11 @@ def test_json_is_a_single_object_on_stdout(sr6_cli):
 
 
 def test_without_json_flag_still_writes_outputs(sr6_cli):
-    from conftest import read_pcap_raw
+    from scapy.all import rdpcap  # not conftest's helper: tests/kernel has a conftest too
+
     r = sr6_cli(GOOD, [rx(udp6())], json_flag=False)
     assert r.returncode == 0, r.stderr
-    assert len(read_pcap_raw(r.out_dir / "eth1.pcap")) == 1
+    assert len(rdpcap(str(r.out_dir / "eth1.pcap"))) == 1
 
 
 def test_default_in_dev_is_first_device_named(run_sr6):

@@ -142,6 +142,7 @@ fn parse_into(
     let mut pending: Vec<lex::Tok> = Vec::new();
     let mut continued: Option<(usize, usize)> = None;
     let mut stashed: Option<cmd::Cmd> = None;
+    let mut idx = apply::Index::of(spec);
     for (i, raw) in src.lines().enumerate() {
         let line_no = first_line + i;
         let lexed = lex::lex_line(raw, line_no)?;
@@ -163,7 +164,7 @@ fn parse_into(
             // Applied only once the whole input is known to hold one good command.
             stashed = Some(cmd);
         } else {
-            apply::commit(spec, cmd)?;
+            apply::commit(spec, &mut idx, cmd)?;
         }
         pending.clear();
     }
@@ -174,7 +175,7 @@ fn parse_into(
         );
     }
     if let Some(cmd) = stashed {
-        apply::commit(spec, cmd)?;
+        apply::commit(spec, &mut idx, cmd)?;
     }
     Ok(())
 }

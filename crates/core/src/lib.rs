@@ -13,3 +13,4 @@ pub mod packet;
 pub mod hmac;
 pub mod tables;
 pub mod pipeline;
+pub mod exact;

@@ -1,20 +1,24 @@
-//! Longest-prefix match: a multibit trie with 8-bit strides and leaf pushing
-//! (controlled prefix expansion), built once and never modified.
+//! Longest-prefix match: a multibit trie, 16 bits at the root then 8 bits per level,
+//! with leaf pushing (controlled prefix expansion), built once and never modified.
 //!
-//! Each node is 256 `u32` entries: 0 = no route, `CHILD | i` = node `i`, otherwise a
-//! value index + 1. A lookup reads one entry per byte of the address until it meets a
-//! non-child entry: at most 16 dependent loads for IPv6, 4 for IPv4, no branches on
-//! prefix lengths. Prefixes are inserted shortest first, so a longer prefix simply
-//! overwrites the entries it covers, and a new child node inherits its parent entry's
-//! value (that is the leaf pushing).
+//! Each entry is a `u32`: 0 = no route, `CHILD | i` = node `i`, otherwise a value index
+//! + 1. A lookup reads the root entry of the first two address bytes, then one entry per
+//! further byte until it meets a non-child entry: a /48 costs 5 dependent loads, a /64
+//! 7. Prefixes are inserted shortest first, so a longer prefix simply overwrites the
+//! entries it covers, and a new child node inherits its parent entry's value (that is
+//! the leaf pushing).
 
 const CHILD: u32 = 1 << 31;
 const STRIDE: usize = 256;
+const ROOT_BITS: usize = 16;
 
-/// A longest-prefix-match table from `N`-byte keys to values of type `V`.
+/// A longest-prefix-match table from `N`-byte keys (`N` >= 2) to values of type `V`.
 #[derive(Debug, Clone)]
 pub struct Lpm<const N: usize, V> {
-    nodes: Vec<[u32; STRIDE]>,
+    /// Indexed by the first 16 bits: a fixed-size array, so the index needs no check.
+    root: Box<[u32; 1 << ROOT_BITS]>,
+    /// Nodes below the root, flat: node `i` is `nodes[i * 256..][..256]`.
+    nodes: Vec<u32>,
     values: Vec<V>,
 }
 
@@ -25,7 +29,10 @@ pub type Lpm4<V> = Lpm<4, V>;
 
 impl<const N: usize, V> Default for Lpm<N, V> {
     fn default() -> Self {
-        Lpm { nodes: vec![[0; STRIDE]], values: Vec::new() }
+        let root: Box<[u32]> = vec![0; 1 << ROOT_BITS].into_boxed_slice();
+        // The length is right by construction; fall back to an empty table defensively.
+        let root: Box<[u32; 1 << ROOT_BITS]> = root.try_into().unwrap_or_else(|_| Box::new([0; 1 << ROOT_BITS]));
+        Lpm { root, nodes: Vec::new(), values: Vec::new() }
     }
 }
 
@@ -45,94 +52,99 @@ impl<const N: usize, V> Lpm<N, V> {
         t
     }
 
+    /// Appends a node whose 256 entries are `fill`; returns its index.
+    fn new_node(&mut self, fill: u32) -> usize {
+        self.nodes.extend(std::iter::repeat_n(fill, STRIDE));
+        self.nodes.len() / STRIDE - 1
+    }
+
     fn insert(&mut self, key: &[u8; N], len: usize, val: u32) {
-        let mut node = 0usize;
-        let mut depth = 0usize;
+        let r = usize::from(u16::from_be_bytes([key[0], key[1]]));
+        if len <= ROOT_BITS {
+            let count = 1usize << (ROOT_BITS - len);
+            let first = r & !(count - 1);
+            for i in first..first + count {
+                let e = self.root[i];
+                if e & CHILD != 0 {
+                    self.fill_under((e & !CHILD) as usize, val);
+                } else {
+                    self.root[i] = val;
+                }
+            }
+            return;
+        }
+        let e = self.root[r];
+        let mut node = if e & CHILD != 0 {
+            (e & !CHILD) as usize
+        } else {
+            let c = self.new_node(e);
+            self.root[r] = CHILD | c as u32;
+            c
+        };
+        let mut depth = ROOT_BITS / 8; // byte index of `node`'s stride
         // Walk full strides, creating children with the parent's value pushed down.
         while len > (depth + 1) * 8 {
-            let e = self.nodes[node][key[depth] as usize];
+            let at = node * STRIDE + key[depth] as usize;
+            let e = self.nodes[at];
             node = if e & CHILD != 0 {
                 (e & !CHILD) as usize
             } else {
-                self.nodes.push([e; STRIDE]);
-                let child = self.nodes.len() - 1;
-                self.nodes[node][key[depth] as usize] = CHILD | child as u32;
+                let child = self.new_node(e);
+                self.nodes[at] = CHILD | child as u32;
                 child
             };
             depth += 1;
         }
-        // Expand the remaining bits over a range of entries at this level.
-        let rem = len - depth * 8; // 0..=8
-        if rem == 0 && depth == 0 {
-            // Default route: every empty entry of the root, pushed into existing children.
-            self.fill(0, 0, STRIDE, val);
-            return;
-        }
-        let (first, count) = if rem == 0 {
-            (0, STRIDE)
-        } else {
-            let b = key[depth] as usize;
-            let mask = 0xFFusize << (8 - rem) & 0xFF;
-            (b & mask, 1usize << (8 - rem))
-        };
-        self.fill(node, first, count, val);
-    }
-
-    /// Sets `count` entries from `first` of `node` to `val`; entries that are children
-    /// get `val` pushed into them (everything there is from longer-or-equal prefixes
-    /// only when inserted later, so only empty/value entries are overwritten below).
-    fn fill(&mut self, node: usize, first: usize, count: usize, val: u32) {
-        for i in first..first + count {
-            let e = self.nodes[node][i];
+        // Expand the remaining 1..=8 bits over a range of entries at this level.
+        let rem = len - depth * 8;
+        let b = key[depth] as usize;
+        let mask = (0xFFusize << (8 - rem)) & 0xFF;
+        let (first, count) = (b & mask, 1usize << (8 - rem));
+        for i in node * STRIDE + first..node * STRIDE + first + count {
+            let e = self.nodes[i];
             if e & CHILD != 0 {
-                // A child exists only if a longer prefix was inserted; with shortest-first
-                // insertion that cannot happen for a prefix ending at this level, except
-                // for equal-length re-insertion paths. Push down to be safe.
-                let c = (e & !CHILD) as usize;
-                self.fill_under(c, val);
+                self.fill_under((e & !CHILD) as usize, val);
             } else {
-                self.nodes[node][i] = val;
+                self.nodes[i] = val;
             }
         }
     }
 
+    /// Pushes `val` into every value entry below `node` (children exist only for longer
+    /// prefixes inserted earlier at equal length; shortest-first order keeps this rare).
     fn fill_under(&mut self, node: usize, val: u32) {
-        for i in 0..STRIDE {
-            let e = self.nodes[node][i];
+        for i in node * STRIDE..(node + 1) * STRIDE {
+            let e = self.nodes[i];
             if e & CHILD != 0 {
                 self.fill_under((e & !CHILD) as usize, val);
             } else {
-                self.nodes[node][i] = val;
+                self.nodes[i] = val;
             }
         }
     }
 
     /// The value of the longest prefix covering `key`.
-    #[inline]
+    #[inline(always)]
     pub fn lookup(&self, key: &[u8; N]) -> Option<&V> {
-        let mut node = 0usize;
-        let mut e = 0u32;
-        for &b in key.iter() {
-            // `node` always comes from a CHILD entry we created, so it is in bounds;
-            // `get` keeps the hot path panic-free all the same.
-            e = match self.nodes.get(node) {
-                Some(n) => n[b as usize],
-                None => return None,
-            };
+        let (head, rest) = key.split_at(ROOT_BITS / 8);
+        let mut e = self.root[usize::from(u16::from_be_bytes([head[0], head[1]]))];
+        for &b in rest {
             if e & CHILD == 0 {
                 break;
             }
-            node = (e & !CHILD) as usize;
+            // `e` is a CHILD entry we created, so the node exists; `get` keeps the hot
+            // path panic-free all the same.
+            e = *self.nodes.get(((e & !CHILD) as usize) << 8 | b as usize)?;
         }
-        if e == 0 || e & CHILD != 0 {
+        if e & CHILD != 0 {
             return None;
         }
-        self.values.get(e as usize - 1)
+        self.values.get((e as usize).checked_sub(1)?)
     }
 
-    /// Number of trie nodes (1 KiB each).
+    /// Number of trie nodes below the root (1 KiB each; the root is 256 KiB).
     pub fn node_count(&self) -> usize {
-        self.nodes.len()
+        self.nodes.len() / STRIDE
     }
 
     pub fn values(&self) -> &[V] {

@@ -18,6 +18,7 @@ impl Replay {
 }
 
 impl RxBackend for Replay {
+    #[inline(never)]
     fn rx_batch(&mut self, batch: &mut [PacketBuf]) -> Result<usize, IoError> {
         if self.frames.is_empty() {
             return Ok(0);

@@ -29,7 +29,32 @@ pub fn process(t: &Tables, w: &mut Worker, p: &mut PacketBuf, i: u32) -> Next {
     next
 }
 
+/// The SRH when it directly follows the IPv6 header (the common case), read without
+/// walking the chain. `None` sends the packet to the general walk.
+#[inline]
+fn srh_after_ipv6(d: &[u8]) -> Option<RoutingInfo> {
+    let h: &[u8; 48] = d.get(..48)?.try_into().ok()?;
+    if h[6] != sr6_wire::IPPROTO_ROUTING || h[42] != sr6_wire::srh::ROUTING_TYPE_SRH {
+        return None;
+    }
+    let len = (usize::from(h[41]) + 1) * 8;
+    if 40 + len > d.len() {
+        return None;
+    }
+    Some(RoutingInfo { offset: 40, nh_field: 6, routing_type: h[42], segments_left: h[43], len })
+}
+
 fn step(t: &Tables, w: &mut Worker, p: &mut PacketBuf, sid: &Sid) -> Next {
+    // Fast path: with Segments Left > 0 only the SRH matters (RFC 8986 §4.1 S01-S15),
+    // so the rest of the chain need not be walked.
+    if let Some(r) = srh_after_ipv6(p.data()) {
+        if r.segments_left > 0 {
+            if !hmac_check::verify(t, p, &r) {
+                return Next::drop(DropReason::HmacInvalid);
+            }
+            return with_segments_left(t, w, p, sid, &r);
+        }
+    }
     let chain = match walk_chain(p.data()) {
         Ok(c) => c,
         Err(_) => return Next::drop(DropReason::Malformed),

@@ -19,6 +19,10 @@ pub fn verify(t: &Tables, p: &PacketBuf, r: &RoutingInfo) -> bool {
     };
     let le = srh[4] as usize;
     let tlv_start = 8 + 16 * (le + 1);
+    if tlv_start == srh.len() {
+        // No TLV area: no HMAC TLV.
+        return require == 0;
+    }
     let Some(tlvs) = srh.get(tlv_start..) else {
         // The Segment List overruns the header (the SRH checks answer that with a
         // Parameter Problem): no TLV can be found, so only "required" fails here.

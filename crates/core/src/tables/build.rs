@@ -8,6 +8,7 @@ use rustc_hash::FxHashMap;
 
 use super::{neigh_key, Adjacency, Device, Fib, HmacKeys, NextHop, Policy, Route, Sid, SidOp, Tables};
 use crate::behaviour::{descriptor, BehaviorKind, Param};
+use crate::exact::ExactMap;
 use crate::hmac::HmacKey;
 use crate::lpm::{Lpm4, Lpm6};
 use crate::packet::DevId;
@@ -347,18 +348,16 @@ impl<'a> Builder<'a> {
             let mut r4 = std::mem::take(&mut self.routes4[t]);
             r6.sort_by_key(|e| (e.1, matches!(e.2, Route::Local)));
             r4.sort_by_key(|e| (e.1, matches!(e.2, Route::Local)));
-            let mut fib = Fib::default();
             let (exact6, rest6): (Vec<_>, Vec<_>) = r6.into_iter().partition(|e| e.1 == 128);
-            for (a, _, r) in exact6 {
-                fib.exact6.insert(u128::from_be_bytes(a), r);
-            }
-            fib.lpm6 = Lpm6::build(rest6);
             let (exact4, rest4): (Vec<_>, Vec<_>) = r4.into_iter().partition(|e| e.1 == 32);
-            for (a, _, r) in exact4 {
-                fib.exact4.insert(u32::from_be_bytes(a), r);
-            }
-            fib.lpm4 = Lpm4::build(rest4);
-            fibs.push(fib);
+            fibs.push(Fib {
+                exact6: ExactMap::build(exact6.into_iter().map(|(a, _, r)| (u128::from_be_bytes(a), r)).collect()),
+                lpm6: Lpm6::build(rest6),
+                exact4: ExactMap::build(
+                    exact4.into_iter().map(|(a, _, r)| (u128::from(u32::from_be_bytes(a)), r)).collect(),
+                ),
+                lpm4: Lpm4::build(rest4),
+            });
         }
 
         let mut tables = Tables {

@@ -13,6 +13,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use rustc_hash::FxHashMap;
 
 use crate::behaviour::BehaviorKind;
+use crate::exact::ExactMap;
 use crate::hmac::HmacKey;
 use crate::lpm::{Lpm4, Lpm6};
 use crate::packet::DevId;
@@ -67,28 +68,29 @@ pub enum Route {
 }
 
 /// One routing table.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Fib {
     /// /128 entries, including local addresses (which win, as the kernel's local table).
-    pub exact6: FxHashMap<u128, Route>,
+    pub exact6: ExactMap<Route>,
     pub lpm6: Lpm6<Route>,
-    pub exact4: FxHashMap<u32, Route>,
+    /// /32 entries.
+    pub exact4: ExactMap<Route>,
     pub lpm4: Lpm4<Route>,
 }
 
 impl Fib {
-    #[inline]
+    #[inline(always)]
     pub fn lookup6(&self, a: &[u8; 16]) -> Option<Route> {
-        if let Some(r) = self.exact6.get(&u128::from_be_bytes(*a)) {
-            return Some(*r);
+        if let Some(r) = self.exact6.get(u128::from_be_bytes(*a)) {
+            return Some(r);
         }
         self.lpm6.lookup(a).copied()
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn lookup4(&self, a: &[u8; 4]) -> Option<Route> {
-        if let Some(r) = self.exact4.get(&u32::from_be_bytes(*a)) {
-            return Some(*r);
+        if let Some(r) = self.exact4.get(u128::from(u32::from_be_bytes(*a))) {
+            return Some(r);
         }
         self.lpm4.lookup(a).copied()
     }
@@ -161,7 +163,7 @@ impl Tables {
     pub const MAIN: u32 = 0;
 
     /// Looks up the Ethernet header (dst + src MAC) to reach `nh` on `dev`.
-    #[inline]
+    #[inline(always)]
     pub fn neighbour_eth(&self, dev: DevId, nh: u128) -> Option<[u8; 12]> {
         let mac = self.neighbours.get(&(dev, nh))?;
         let src = self.devices.get(dev as usize)?.mac;
@@ -199,7 +201,7 @@ impl Tables {
 
     /// Is `a` one of the router's own IPv6 addresses?
     pub fn is_local6(&self, a: &[u8; 16]) -> bool {
-        matches!(self.fibs[Self::MAIN as usize].exact6.get(&u128::from_be_bytes(*a)), Some(Route::Local))
+        matches!(self.fibs.first().and_then(|f| f.exact6.get(u128::from_be_bytes(*a))), Some(Route::Local))
     }
 }
 
