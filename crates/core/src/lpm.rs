@@ -1,8 +1,8 @@
 //! Longest-prefix match: a multibit trie, 16 bits at the root then 8 bits per level,
 //! with leaf pushing (controlled prefix expansion), built once and never modified.
 //!
-//! Each entry is a `u32`: 0 = no route, `CHILD | i` = node `i`, otherwise a value index
-//! + 1. A lookup reads the root entry of the first two address bytes, then one entry per
+//! Each entry is a `u32`: 0 = no route, `CHILD | i` = node `i`, otherwise the index of
+//! a value plus one. A lookup reads the root entry of the first two address bytes, then one entry per
 //! further byte until it meets a non-child entry: a /48 costs 5 dependent loads, a /64
 //! 7. Prefixes are inserted shortest first, so a longer prefix simply overwrites the
 //! entries it covers, and a new child node inherits its parent entry's value (that is

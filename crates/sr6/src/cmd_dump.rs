@@ -1,6 +1,7 @@
 //! `sr6 dump`: one line per frame with the SRH decoded (the thesis's SR-tcpdump).
 
 use std::fmt::Write as _;
+use std::io::Write as _;
 use std::net::Ipv6Addr;
 use std::path::Path;
 
@@ -16,14 +17,21 @@ pub fn run(path: &Path, verbose: bool) -> Result<()> {
     let mut r = PcapReader::new(std::io::BufReader::new(f)).with_context(|| format!("{}: not a pcap file", path.display()))?;
     let mut i = 0u64;
     let mut first_ts = None;
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     while let Some(p) = r.next_packet() {
         let p = p.with_context(|| format!("{}: frame {}", path.display(), i + 1))?;
         i += 1;
         let ts = p.timestamp.as_secs_f64();
         let t0 = *first_ts.get_or_insert(ts);
-        println!("{i:>5} {:>10.6} {}", ts - t0, frame(&p.data, verbose));
+        if let Err(e) = writeln!(out, "{i:>5} {:>10.6} {}", ts - t0, frame(&p.data, verbose)) {
+            // `sr6 dump f.pcap | head` closes the pipe: stop quietly, like tcpdump.
+            return if e.kind() == std::io::ErrorKind::BrokenPipe { Ok(()) } else { Err(e.into()) };
+        }
     }
-    Ok(())
+    match out.flush() {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
+        _ => Ok(()),
+    }
 }
 
 fn mac(m: &[u8]) -> String {
