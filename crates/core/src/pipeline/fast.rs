@@ -43,116 +43,126 @@ fn route_to(t: &Tables, table: u32, dst: &[u8; 16]) -> Option<(DevId, [u8; 12])>
     }
 }
 
-#[inline(always)]
-fn addr(f: &[u8], at: usize) -> Option<[u8; 16]> {
-    f.get(at..at + 16)?.try_into().ok()
-}
 
 /// Tries the fast path on a received Ethernet frame; `None` leaves it untouched.
 #[inline]
 pub fn try6(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Option<Verdict> {
     let dev = t.devices.get(p.in_dev as usize)?;
-    let f = p.data();
+    let f = p.data_mut();
     let len = f.len();
-    let h: &[u8; S] = f.get(..S)?.try_into().ok()?;
+    // Fixed-size views: every constant-offset access below is check-free.
+    let (h, rest) = f.split_first_chunk_mut::<S>()?;
     if h[12] != 0x86 || h[13] != 0xdd || h[E] >> 4 != 6 || !dev.forwarding6 {
         return None;
     }
     // No Ethernet padding, nothing truncated.
-    if S + usize::from(u16::from_be_bytes([h[E + 4], h[E + 5]])) != len {
+    if usize::from(u16::from_be_bytes([h[E + 4], h[E + 5]])) != rest.len() {
         return None;
     }
     let hl = h[E + 7];
-    if hl <= 1 {
-        return None;
-    }
-    let dst = addr(f, E + 24)?;
-    if dst[0] == 0xff || (dst[0] == 0xfe && dst[1] & 0xc0 == 0x80) {
+    let dst: [u8; 16] = h[E + 24..E + 40].try_into().ok()?;
+    if hl <= 1 || dst[0] == 0xff || (dst[0] == 0xfe && dst[1] & 0xc0 == 0x80) {
         return None;
     }
     match t.fibs.first()?.lookup6(&dst)? {
         Route::Forward(nh) => {
             let (out, eth) = resolve(t, nh, &dst)?;
-            let f = p.data_mut();
-            f[E + 7] = hl - 1;
-            f[..12].copy_from_slice(&eth);
+            h[E + 7] = hl - 1;
+            h[..12].copy_from_slice(&eth);
             Some(Verdict::Tx(out))
         }
-        Route::Sid(i) => sid(t, w, p, i, hl, dev.require_hmac),
+        Route::Sid(i) => {
+            let v = sid(t, h, rest, i, hl, dev.require_hmac)?;
+            if let Some(c) = w.counters.sids.get_mut(i as usize) {
+                c.packets += 1;
+                c.bytes += (len - E) as u64;
+            }
+            match v {
+                Decap::No(out) => Some(Verdict::Tx(out)),
+                Decap::Yes(out, pull) => {
+                    // RFC 8986 §4.4 S03-S05: the outer header and SRH go; the Ethernet
+                    // header was written just in front of the inner packet.
+                    let _ = p.pull_front(pull);
+                    Some(Verdict::Tx(out))
+                }
+            }
+        }
         Route::Policy(i) => policy(t, w, p, i, hl),
         _ => None,
     }
 }
 
-fn sid(t: &Tables, w: &mut Worker, p: &mut PacketBuf, i: u32, hl: u8, require_hmac: i8) -> Option<Verdict> {
+/// What [`sid`] did: forwarded in place, or decapsulated (the frame must then start
+/// `pull` bytes further).
+enum Decap {
+    No(DevId),
+    Yes(DevId, usize),
+}
+
+/// A local SID on the fast path. `h` is the Ethernet + IPv6 header, `rest` what follows.
+/// Returns `None` (packet untouched) for anything the fast path does not cover.
+#[inline]
+fn sid(t: &Tables, h: &mut [u8; S], rest: &mut [u8], i: u32, hl: u8, require_hmac: i8) -> Option<Decap> {
     let s = t.sids.get(i as usize)?;
-    let f = p.data();
-    let len = f.len();
-    if f[E + 6] != sr6_wire::IPPROTO_ROUTING {
+    if h[E + 6] != sr6_wire::IPPROTO_ROUTING || require_hmac > 0 {
         return None;
     }
-    let srh: &[u8; 8] = f.get(S..S + 8)?.try_into().ok()?;
-    if srh[2] != sr6_wire::srh::ROUTING_TYPE_SRH {
-        return None;
-    }
+    let (srh, tail) = rest.split_first_chunk_mut::<8>()?;
     let srh_len = (usize::from(srh[1]) + 1) * 8;
     let (sl, le) = (srh[3], srh[4]);
-    // No TLV area (so Last Entry fills the header exactly and no HMAC is present), and
-    // no HMAC required (RFC 8754 §2.1.2.1 / seg6_require_hmac).
-    if S + srh_len > len || 8 + 16 * (usize::from(le) + 1) != srh_len || require_hmac > 0 {
+    // An SRH with no TLV area (so Last Entry fills the header exactly and no HMAC is
+    // present) that fits the packet.
+    if srh[2] != sr6_wire::srh::ROUTING_TYPE_SRH || 8 + 16 * (usize::from(le) + 1) != srh_len || srh_len - 8 > tail.len()
+    {
         return None;
     }
-    let (out, eth) = match s.op {
+    match s.op {
         SidOp::End | SidOp::EndX { .. } | SidOp::EndT { .. } if sl > 0 && s.flavors.is_empty() => {
-            if u16::from(sl) > u16::from(le) + 1 {
+            if sl > le.saturating_add(1) {
                 return None;
             }
-            let seg = S + 8 + 16 * usize::from(sl - 1);
-            let nda = addr(f, seg)?;
+            let seg = 16 * usize::from(sl - 1);
+            let nda: [u8; 16] = tail.get(seg..seg + 16)?.try_into().ok()?;
             let (out, eth) = match s.op {
                 SidOp::EndX { nh } => resolve(t, nh, &nda)?,
                 SidOp::EndT { table } => route_to(t, table, &nda)?,
                 _ => route_to(t, Tables::MAIN, &nda)?,
             };
             // RFC 8986 §4.1 S12-S14.
-            let f = p.data_mut();
-            f[E + 7] = hl - 1;
-            f[S + 3] = sl - 1;
-            f.copy_within(seg..seg + 16, E + 24);
-            f[..12].copy_from_slice(&eth);
-            (out, eth)
+            h[E + 7] = hl - 1;
+            srh[3] = sl - 1;
+            h[E + 24..E + 40].copy_from_slice(&nda);
+            h[..12].copy_from_slice(&eth);
+            Some(Decap::No(out))
         }
         SidOp::EndDx6 { .. } | SidOp::EndDt6 { .. } if sl == 0 && srh[0] == 41 => {
-            let inner = S + srh_len;
-            let ih: &[u8; 40] = f.get(inner..inner + 40)?.try_into().ok()?;
+            let inner = tail.get_mut(srh_len - 8..)?;
+            let ilen = inner.len();
+            let (ih, _) = inner.split_first_chunk_mut::<40>()?;
             let ihl = ih[7];
-            if ih[0] >> 4 != 6 || inner + 40 + usize::from(u16::from_be_bytes([ih[4], ih[5]])) != len || ihl <= 1 {
+            if ih[0] >> 4 != 6 || 40 + usize::from(u16::from_be_bytes([ih[4], ih[5]])) != ilen || ihl <= 1 {
                 return None;
             }
-            let ida = addr(f, inner + 24)?;
+            let ida: [u8; 16] = ih[24..40].try_into().ok()?;
             let (out, eth) = match s.op {
                 SidOp::EndDx6 { nh } => resolve(t, nh, &ida)?,
                 SidOp::EndDt6 { table } => route_to(t, table, &ida)?,
                 _ => return None,
             };
-            // RFC 8986 §4.4 S03-S05: drop the outer header and the SRH; forward.
-            if !p.pull_front(inner - E) {
+            // The new Ethernet header goes in the 14 bytes just before the inner packet,
+            // the end of the SRH (at least 24 bytes long).
+            let (before, inner) = tail.split_at_mut(srh_len - 8);
+            let n = before.len();
+            if n < E {
                 return None;
             }
-            let f = p.data_mut();
-            f[..12].copy_from_slice(&eth);
-            f[12..14].copy_from_slice(&[0x86, 0xdd]);
-            f[E + 7] = ihl - 1;
-            (out, eth)
+            inner[7] = ihl - 1;
+            before[n - E..n - 2].copy_from_slice(&eth);
+            before[n - 2..].copy_from_slice(&[0x86, 0xdd]);
+            Some(Decap::Yes(out, 40 + srh_len))
         }
-        _ => return None,
-    };
-    let _ = eth;
-    if let Some(c) = w.counters.sids.get_mut(i as usize) {
-        c.packets += 1;
-        c.bytes += (len - E) as u64;
+        _ => None,
     }
-    Some(Verdict::Tx(out))
 }
 
 fn policy(t: &Tables, w: &mut Worker, p: &mut PacketBuf, i: u32, hl: u8) -> Option<Verdict> {
