@@ -32,7 +32,6 @@ macro_rules! drop_reasons {
 drop_reasons! {
     Malformed => "malformed", "a header is truncated or inconsistent";
     TooBig => "too_big", "frame larger than the buffer";
-    UnsupportedEthertype => "unsupported_ethertype", "not IPv4/IPv6 and not for the host";
     NoRoute => "no_route", "no route to the destination";
     Blackhole => "blackhole", "blackhole route";
     NoNeighbour => "no_neighbour", "no link-layer address for the next hop";
