@@ -126,12 +126,24 @@ impl<const N: usize, V> Lpm<N, V> {
     /// The value of the longest prefix covering `key`.
     #[inline(always)]
     pub fn lookup(&self, key: &[u8; N]) -> Option<&V> {
-        let (head, rest) = key.split_at(ROOT_BITS / 8);
-        let mut e = self.root[usize::from(u16::from_be_bytes([head[0], head[1]]))];
-        for &b in rest {
+        let mut k = [0u8; 16];
+        k[..N.min(16)].copy_from_slice(&key[..N.min(16)]);
+        self.lookup_key(u128::from_be_bytes(k))
+    }
+
+    /// [`lookup`](Self::lookup) with the key as a big-endian integer, left-aligned (an
+    /// IPv6 address as is, an IPv4 address shifted up by 96 bits): the bytes of the key
+    /// are taken by shifts of two 64-bit halves instead of being spilled one by one, and
+    /// the walk is unrolled (`N` is a constant).
+    #[inline(always)]
+    pub fn lookup_key(&self, key: u128) -> Option<&V> {
+        let (hi, lo) = ((key >> 64) as u64, key as u64);
+        let mut e = self.root[usize::from((hi >> 48) as u16)];
+        for i in ROOT_BITS / 8..N.min(16) {
             if e & CHILD == 0 {
                 break;
             }
+            let b = if i < 8 { (hi >> (56 - 8 * i)) as u8 } else { (lo >> (120 - 8 * i)) as u8 };
             // `e` is a CHILD entry we created, so the node exists; `get` keeps the hot
             // path panic-free all the same.
             e = *self.nodes.get(((e & !CHILD) as usize) << 8 | b as usize)?;

@@ -23,21 +23,23 @@ const E: usize = 14;
 const S: usize = E + 40;
 
 /// Resolves a next hop to its device and Ethernet addresses (`dst` for on-link).
+/// Addresses are big-endian `u128`s throughout the fast path: one load each, kept in
+/// registers, instead of 16 bytes taken apart for the lookups.
 #[inline(always)]
-fn resolve(t: &Tables, nh: NextHop, dst: &[u8; 16]) -> Option<(DevId, [u8; 12])> {
+fn resolve(t: &Tables, nh: NextHop, dst: u128) -> Option<(DevId, [u8; 12])> {
     match nh {
         NextHop::Adj(i) => {
             let a = t.adjacencies.get(i as usize)?;
             Some((a.dev, a.eth?))
         }
-        NextHop::OnLink(d) => Some((d, t.neighbour_eth(d, u128::from_be_bytes(*dst))?)),
+        NextHop::OnLink(d) => Some((d, t.neighbour_eth(d, dst)?)),
     }
 }
 
 /// The adjacency a FIB sends `dst` to, if that is a plain route.
 #[inline(always)]
-fn route_to(t: &Tables, table: u32, dst: &[u8; 16]) -> Option<(DevId, [u8; 12])> {
-    match t.fibs.get(table as usize)?.lookup6(dst)? {
+fn route_to(t: &Tables, table: u32, dst: u128) -> Option<(DevId, [u8; 12])> {
+    match t.fibs.get(table as usize)?.lookup6_key(dst)? {
         Route::Forward(nh) => resolve(t, nh, dst),
         _ => None,
     }
@@ -45,7 +47,7 @@ fn route_to(t: &Tables, table: u32, dst: &[u8; 16]) -> Option<(DevId, [u8; 12])>
 
 
 /// Tries the fast path on a received Ethernet frame; `None` leaves it untouched.
-#[inline]
+#[inline(always)]
 pub fn try6(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Option<Verdict> {
     let dev = t.devices.get(p.in_dev as usize)?;
     let f = p.data_mut();
@@ -60,13 +62,14 @@ pub fn try6(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Option<Verdict> {
         return None;
     }
     let hl = h[E + 7];
-    let dst: [u8; 16] = h[E + 24..E + 40].try_into().ok()?;
-    if hl <= 1 || dst[0] == 0xff || (dst[0] == 0xfe && dst[1] & 0xc0 == 0x80) {
+    let dst = u128::from_be_bytes(h[E + 24..E + 40].try_into().ok()?);
+    // Multicast (ff00::/8) and link-local (fe80::/10) destinations: general path.
+    if hl <= 1 || dst >> 120 == 0xff || dst >> 118 == 0xfe80 >> 6 {
         return None;
     }
-    match t.fibs.first()?.lookup6(&dst)? {
+    match t.fibs.first()?.lookup6_key(dst)? {
         Route::Forward(nh) => {
-            let (out, eth) = resolve(t, nh, &dst)?;
+            let (out, eth) = resolve(t, nh, dst)?;
             h[E + 7] = hl - 1;
             h[..12].copy_from_slice(&eth);
             Some(Verdict::Tx(out))
@@ -122,16 +125,16 @@ fn sid(t: &Tables, h: &mut [u8; S], rest: &mut [u8], i: u32, hl: u8, require_hma
                 return None;
             }
             let seg = 16 * usize::from(sl - 1);
-            let nda: [u8; 16] = tail.get(seg..seg + 16)?.try_into().ok()?;
+            let nda = u128::from_be_bytes(tail.get(seg..seg + 16)?.try_into().ok()?);
             let (out, eth) = match s.op {
-                SidOp::EndX { nh } => resolve(t, nh, &nda)?,
-                SidOp::EndT { table } => route_to(t, table, &nda)?,
-                _ => route_to(t, Tables::MAIN, &nda)?,
+                SidOp::EndX { nh } => resolve(t, nh, nda)?,
+                SidOp::EndT { table } => route_to(t, table, nda)?,
+                _ => route_to(t, Tables::MAIN, nda)?,
             };
             // RFC 8986 §4.1 S12-S14.
             h[E + 7] = hl - 1;
             srh[3] = sl - 1;
-            h[E + 24..E + 40].copy_from_slice(&nda);
+            h[E + 24..E + 40].copy_from_slice(&nda.to_be_bytes());
             h[..12].copy_from_slice(&eth);
             Some(Decap::No(out))
         }
@@ -143,10 +146,10 @@ fn sid(t: &Tables, h: &mut [u8; S], rest: &mut [u8], i: u32, hl: u8, require_hma
             if ih[0] >> 4 != 6 || 40 + usize::from(u16::from_be_bytes([ih[4], ih[5]])) != ilen || ihl <= 1 {
                 return None;
             }
-            let ida: [u8; 16] = ih[24..40].try_into().ok()?;
+            let ida = u128::from_be_bytes(ih[24..40].try_into().ok()?);
             let (out, eth) = match s.op {
-                SidOp::EndDx6 { nh } => resolve(t, nh, &ida)?,
-                SidOp::EndDt6 { table } => route_to(t, table, &ida)?,
+                SidOp::EndDx6 { nh } => resolve(t, nh, ida)?,
+                SidOp::EndDt6 { table } => route_to(t, table, ida)?,
                 _ => return None,
             };
             // The new Ethernet header goes in the 14 bytes just before the inner packet,
@@ -172,7 +175,7 @@ fn policy(t: &Tables, w: &mut Worker, p: &mut PacketBuf, i: u32, hl: u8) -> Opti
         Seg6Mode::Inline | Seg6Mode::InlineRed if pol.hmac_key_id.is_none() => false,
         _ => return None,
     };
-    let (out, eth) = route_to(t, Tables::MAIN, &pol.first)?;
+    let (out, eth) = route_to(t, Tables::MAIN, u128::from_be_bytes(pol.first))?;
     let srh_len = pol.srh.len();
     let inner_len = p.len() - E;
     if srh_len + inner_len > usize::from(u16::MAX) || (!encap && srh_len == 0) {
@@ -207,7 +210,10 @@ fn policy(t: &Tables, w: &mut Worker, p: &mut PacketBuf, i: u32, hl: u8) -> Opti
         f[..12].copy_from_slice(&eth);
         f[S..S + srh_len].copy_from_slice(&pol.srh);
         f[S] = f[E + 6];
-        f.copy_within(E + 24..E + 40, S + 8);
+        // The old destination becomes Segment List[0] (a 16-byte value, not a memmove).
+        let mut old_dst = [0u8; 16];
+        old_dst.copy_from_slice(&f[E + 24..E + 40]);
+        f[S + 8..S + 24].copy_from_slice(&old_dst);
         f[E + 6] = sr6_wire::IPPROTO_ROUTING;
         f[E + 7] = hl - 1;
         let plen = u16::from_be_bytes([f[E + 4], f[E + 5]]) + srh_len as u16;

@@ -81,18 +81,26 @@ pub struct Fib {
 impl Fib {
     #[inline(always)]
     pub fn lookup6(&self, a: &[u8; 16]) -> Option<Route> {
-        if let Some(r) = self.exact6.get(u128::from_be_bytes(*a)) {
+        self.lookup6_key(u128::from_be_bytes(*a))
+    }
+
+    /// [`lookup6`](Self::lookup6) with the address as a big-endian integer (the fast
+    /// path keeps addresses in registers this way).
+    #[inline(always)]
+    pub fn lookup6_key(&self, a: u128) -> Option<Route> {
+        if let Some(r) = self.exact6.get(a) {
             return Some(r);
         }
-        self.lpm6.lookup(a).copied()
+        self.lpm6.lookup_key(a).copied()
     }
 
     #[inline(always)]
     pub fn lookup4(&self, a: &[u8; 4]) -> Option<Route> {
-        if let Some(r) = self.exact4.get(u128::from(u32::from_be_bytes(*a))) {
+        let k = u32::from_be_bytes(*a);
+        if let Some(r) = self.exact4.get(u128::from(k)) {
             return Some(r);
         }
-        self.lpm4.lookup(a).copied()
+        self.lpm4.lookup_key(u128::from(k) << 96).copied()
     }
 }
 
