@@ -9,6 +9,9 @@
 //! the leaf pushing).
 
 const CHILD: u32 = 1 << 31;
+/// On a non-child entry: some key of the companion exact-match table (the /128s, which
+/// are not in the trie) ends its walk here; see [`Lpm::mark`].
+const EXACT: u32 = 1 << 30;
 const STRIDE: usize = 256;
 const ROOT_BITS: usize = 16;
 
@@ -123,6 +126,30 @@ impl<const N: usize, V> Lpm<N, V> {
         }
     }
 
+    /// Flags the entry where the walk for `key` (left-aligned, as in
+    /// [`lookup_key`](Self::lookup_key)) ends, so that [`lookup_marked`](Self::lookup_marked)
+    /// reports it: a FIB marks every /128 it holds in its exact table, and a lookup then
+    /// consults that table only when the walk ends on a marked entry — a destination
+    /// with no /128 under its longest prefix (every transit packet) skips the probe.
+    pub fn mark(&mut self, key: u128) {
+        let (hi, lo) = ((key >> 64) as u64, key as u64);
+        let r = usize::from((hi >> 48) as u16);
+        let mut e = self.root[r];
+        if e & CHILD == 0 {
+            self.root[r] = e | EXACT;
+            return;
+        }
+        for i in ROOT_BITS / 8..N.min(16) {
+            let b = if i < 8 { (hi >> (56 - 8 * i)) as u8 } else { (lo >> (120 - 8 * i)) as u8 };
+            let at = ((e & !CHILD) as usize) << 8 | b as usize;
+            e = self.nodes[at];
+            if e & CHILD == 0 {
+                self.nodes[at] = e | EXACT;
+                return;
+            }
+        }
+    }
+
     /// The value of the longest prefix covering `key`.
     #[inline(always)]
     pub fn lookup(&self, key: &[u8; N]) -> Option<&V> {
@@ -132,11 +159,18 @@ impl<const N: usize, V> Lpm<N, V> {
     }
 
     /// [`lookup`](Self::lookup) with the key as a big-endian integer, left-aligned (an
-    /// IPv6 address as is, an IPv4 address shifted up by 96 bits): the bytes of the key
-    /// are taken by shifts of two 64-bit halves instead of being spilled one by one, and
-    /// the walk is unrolled (`N` is a constant).
+    /// IPv6 address as is, an IPv4 address shifted up by 96 bits).
     #[inline(always)]
     pub fn lookup_key(&self, key: u128) -> Option<&V> {
+        self.lookup_marked(key).0
+    }
+
+    /// [`lookup_key`](Self::lookup_key), and whether the entry found was
+    /// [marked](Self::mark). The bytes of the key are taken by shifts of two 64-bit
+    /// halves instead of being spilled one by one, and the walk is unrolled (`N` is a
+    /// constant).
+    #[inline(always)]
+    pub fn lookup_marked(&self, key: u128) -> (Option<&V>, bool) {
         let (hi, lo) = ((key >> 64) as u64, key as u64);
         let mut e = self.root[usize::from((hi >> 48) as u16)];
         for i in ROOT_BITS / 8..N.min(16) {
@@ -146,12 +180,16 @@ impl<const N: usize, V> Lpm<N, V> {
             let b = if i < 8 { (hi >> (56 - 8 * i)) as u8 } else { (lo >> (120 - 8 * i)) as u8 };
             // `e` is a CHILD entry we created, so the node exists; `get` keeps the hot
             // path panic-free all the same.
-            e = *self.nodes.get(((e & !CHILD) as usize) << 8 | b as usize)?;
+            match self.nodes.get(((e & !CHILD) as usize) << 8 | b as usize) {
+                Some(&x) => e = x,
+                None => return (None, false),
+            }
         }
         if e & CHILD != 0 {
-            return None;
+            return (None, false);
         }
-        self.values.get((e as usize).checked_sub(1)?)
+        let v = ((e & !EXACT) as usize).checked_sub(1).and_then(|i| self.values.get(i));
+        (v, e & EXACT != 0)
     }
 
     /// Number of trie nodes below the root (1 KiB each; the root is 256 KiB).
@@ -232,6 +270,29 @@ mod tests {
             let t = Lpm4::build(ps.clone());
             for k in keys.iter().chain(ps.iter().map(|p| &p.0)) {
                 prop_assert_eq!(t.lookup(k).copied(), naive(&ps, k));
+            }
+        }
+
+        /// Marking never changes a lookup's value, and every marked key reports the mark
+        /// (so a FIB never skips the /128 table for a key that is in it).
+        #[test]
+        fn marks_are_found(ps in proptest::collection::vec((any::<[u8; 16]>(), 0u8..=127), 0..25),
+                           marks in proptest::collection::vec(any::<[u8; 16]>(), 0..20),
+                           keys in proptest::collection::vec(any::<[u8; 16]>(), 1..20)) {
+            let ps: Vec<_> = ps.into_iter().enumerate().map(|(i, (mut k, l))| { k[0] = 0xfc; (k, l, i as u32) }).collect();
+            let plain = Lpm6::build(ps.clone());
+            let mut t = Lpm6::build(ps.clone());
+            let marks: Vec<u128> = marks.into_iter().map(|mut k| { k[0] = 0xfc; u128::from_be_bytes(k) }).collect();
+            for m in &marks {
+                t.mark(*m);
+            }
+            for m in &marks {
+                prop_assert!(t.lookup_marked(*m).1);
+            }
+            for k in keys.iter().chain(ps.iter().map(|p| &p.0)) {
+                let mut k = *k; k[0] = 0xfc;
+                prop_assert_eq!(t.lookup(&k), plain.lookup(&k));
+                prop_assert_eq!(t.lookup_key(u128::from_be_bytes(k)), plain.lookup(&k));
             }
         }
 

@@ -23,9 +23,12 @@ impl RxBackend for Replay {
         if self.frames.is_empty() {
             return Ok(0);
         }
+        let n = self.frames.len();
         for b in batch.iter_mut() {
-            b.load(&self.frames[self.next], self.in_dev);
-            self.next = (self.next + 1) % self.frames.len();
+            let Some(f) = self.frames.get(self.next) else { break };
+            b.load(f, self.in_dev);
+            // Round robin without a division per packet.
+            self.next = if self.next + 1 == n { 0 } else { self.next + 1 };
         }
         Ok(batch.len())
     }

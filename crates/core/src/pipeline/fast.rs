@@ -27,13 +27,7 @@ const S: usize = E + 40;
 /// registers, instead of 16 bytes taken apart for the lookups.
 #[inline(always)]
 fn resolve(t: &Tables, nh: NextHop, dst: u128) -> Option<(DevId, [u8; 12])> {
-    match nh {
-        NextHop::Adj(i) => {
-            let a = t.adjacencies.get(i as usize)?;
-            Some((a.dev, a.eth?))
-        }
-        NextHop::OnLink(d) => Some((d, t.neighbour_eth(d, dst)?)),
-    }
+    t.resolve(nh, dst)
 }
 
 /// The adjacency a FIB sends `dst` to, if that is a plain route.
@@ -67,7 +61,11 @@ pub fn try6(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Option<Verdict> {
     if hl <= 1 || dst >> 120 == 0xff || dst >> 118 == 0xfe80 >> 6 {
         return None;
     }
-    match t.fibs.first()?.lookup6_key(dst)? {
+    // A packet carrying an SRH is most likely for one of our SIDs (/128s): probe those
+    // first; anything else (transit, head-end) walks the trie first. Same result.
+    let main = t.fibs.first()?;
+    let route = if h[E + 6] == sr6_wire::IPPROTO_ROUTING { main.lookup6_exact_first(dst) } else { main.lookup6_key(dst) };
+    match route? {
         Route::Forward(nh) => {
             let (out, eth) = resolve(t, nh, dst)?;
             h[E + 7] = hl - 1;
@@ -175,7 +173,8 @@ fn policy(t: &Tables, w: &mut Worker, p: &mut PacketBuf, i: u32, hl: u8) -> Opti
         Seg6Mode::Inline | Seg6Mode::InlineRed if pol.hmac_key_id.is_none() => false,
         _ => return None,
     };
-    let (out, eth) = route_to(t, Tables::MAIN, u128::from_be_bytes(pol.first))?;
+    // The route to the first segment, resolved when the tables were built.
+    let (out, eth) = (*t.policy_out.get(i as usize)?)?;
     let srh_len = pol.srh.len();
     let inner_len = p.len() - E;
     if srh_len + inner_len > usize::from(u16::MAX) || (!encap && srh_len == 0) {
