@@ -13,7 +13,7 @@
 //! delivery, on-the-wire oddities — goes to the general path.
 
 use super::Worker;
-use crate::packet::{DevId, PacketBuf, Verdict};
+use crate::packet::{DevId, PacketBuf};
 use crate::spec::Seg6Mode;
 use crate::tables::{NextHop, Route, SidOp, Tables};
 
@@ -40,9 +40,11 @@ fn route_to(t: &Tables, table: u32, dst: u128) -> Option<(DevId, [u8; 12])> {
 }
 
 
-/// Tries the fast path on a received Ethernet frame; `None` leaves it untouched.
+/// Tries the fast path on a received Ethernet frame: `Some(device)` to transmit the
+/// rewritten frame to (the fast path never drops or delivers locally); `None` leaves it
+/// untouched.
 #[inline(always)]
-pub fn try6(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Option<Verdict> {
+pub fn try6(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Option<DevId> {
     let dev = t.devices.get(p.in_dev as usize)?;
     let f = p.data_mut();
     let len = f.len();
@@ -70,7 +72,7 @@ pub fn try6(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Option<Verdict> {
             let (out, eth) = resolve(t, nh, dst)?;
             h[E + 7] = hl - 1;
             h[..12].copy_from_slice(&eth);
-            Some(Verdict::Tx(out))
+            Some(out)
         }
         Route::Sid(i) => {
             let v = sid(t, h, rest, i, hl, dev.require_hmac)?;
@@ -79,12 +81,12 @@ pub fn try6(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Option<Verdict> {
                 c.bytes += (len - E) as u64;
             }
             match v {
-                Decap::No(out) => Some(Verdict::Tx(out)),
+                Decap::No(out) => Some(out),
                 Decap::Yes(out, pull) => {
                     // RFC 8986 §4.4 S03-S05: the outer header and SRH go; the Ethernet
                     // header was written just in front of the inner packet.
                     let _ = p.pull_front(pull);
-                    Some(Verdict::Tx(out))
+                    Some(out)
                 }
             }
         }
@@ -166,7 +168,7 @@ fn sid(t: &Tables, h: &mut [u8; S], rest: &mut [u8], i: u32, hl: u8, require_hma
     }
 }
 
-fn policy(t: &Tables, w: &mut Worker, p: &mut PacketBuf, i: u32, hl: u8) -> Option<Verdict> {
+fn policy(t: &Tables, w: &mut Worker, p: &mut PacketBuf, i: u32, hl: u8) -> Option<DevId> {
     let pol = t.policies.get(i as usize)?;
     let encap = match pol.mode {
         Seg6Mode::Encap | Seg6Mode::EncapRed if pol.hmac_key_id.is_none() || pol.hmac_ready => true,
@@ -222,5 +224,5 @@ fn policy(t: &Tables, w: &mut Worker, p: &mut PacketBuf, i: u32, hl: u8) -> Opti
     if let Some(c) = w.counters.policies.get_mut(i as usize) {
         *c += 1;
     }
-    Some(Verdict::Tx(out))
+    Some(out)
 }

@@ -93,10 +93,28 @@ impl Worker {
     pub fn process(&mut self, t: &Tables, p: &mut PacketBuf) {
         self.counters.rx += 1;
         self.now_ns = self.now_ns.max(p.ts_ns);
-        // The receive path may already have condemned the frame (e.g. too big).
+        // The fast path only ever transmits: its verdict needs no dispatch. The receive
+        // path may already have condemned the frame (e.g. too big): general path.
+        if self.fast_path && !matches!(p.verdict, Verdict::Drop(_)) {
+            if let Some(out) = fast::try6(t, self, p) {
+                self.fast_hits += 1;
+                if let Some(c) = self.counters.tx.get_mut(out as usize) {
+                    *c += 1;
+                }
+                p.verdict = Verdict::Tx(out);
+                return;
+            }
+        }
+        self.process_general(t, p);
+    }
+
+    /// Everything the fast path does not handle, verdict counters included.
+    #[inline(never)]
+    #[cold]
+    fn process_general(&mut self, t: &Tables, p: &mut PacketBuf) {
         let v = match p.verdict {
             Verdict::Drop(r) => Verdict::Drop(r),
-            _ => self.classify(t, p),
+            _ => self.classify_general(t, p),
         };
         match v {
             Verdict::Tx(d) => {
@@ -111,23 +129,8 @@ impl Worker {
         p.verdict = v;
     }
 
-    /// The fast path, inlined into the batch loop; anything it does not cover goes to
-    /// the general path, a separate (cold) function so that its large frame and register
-    /// saves are paid only by the packets that take it.
-    #[inline(always)]
-    fn classify(&mut self, t: &Tables, p: &mut PacketBuf) -> Verdict {
-        if self.fast_path {
-            if let Some(v) = fast::try6(t, self, p) {
-                self.fast_hits += 1;
-                return v;
-            }
-        }
-        self.classify_general(t, p)
-    }
-
     /// The general path: the reference implementation of every behaviour.
-    #[inline(never)]
-    #[cold]
+    #[inline]
     fn classify_general(&mut self, t: &Tables, p: &mut PacketBuf) -> Verdict {
         let d = p.data();
         if d.len() < ETH_LEN {
