@@ -90,7 +90,7 @@ pub fn try6(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Option<DevId> {
                 }
             }
         }
-        Route::Policy(i) => policy(t, w, p, i, hl),
+        Route::Policy(i) => policy(t, w, p, i),
         _ => None,
     }
 }
@@ -168,8 +168,15 @@ fn sid(t: &Tables, h: &mut [u8; S], rest: &mut [u8], i: u32, hl: u8, require_hma
     }
 }
 
-fn policy(t: &Tables, w: &mut Worker, p: &mut PacketBuf, i: u32, hl: u8) -> Option<DevId> {
+/// A head-end policy on the fast path (the Ethernet + IPv6 headers were checked by
+/// [`try6`]). Not inlined: the registers it needs would cost the other cases spills in
+/// the batch loop.
+#[inline(never)]
+fn policy(t: &Tables, w: &mut Worker, p: &mut PacketBuf, i: u32) -> Option<DevId> {
     let pol = t.policies.get(i as usize)?;
+    // A copy of the Ethernet + IPv6 headers, since the frame is rewritten in front of
+    // them: H.Insert moves them with two 54-byte copies instead of a memmove.
+    let mut hdr: [u8; S] = *p.data().first_chunk::<S>()?;
     let encap = match pol.mode {
         Seg6Mode::Encap | Seg6Mode::EncapRed if pol.hmac_key_id.is_none() || pol.hmac_ready => true,
         Seg6Mode::Inline | Seg6Mode::InlineRed if pol.hmac_key_id.is_none() => false,
@@ -182,17 +189,17 @@ fn policy(t: &Tables, w: &mut Worker, p: &mut PacketBuf, i: u32, hl: u8) -> Opti
     if srh_len + inner_len > usize::from(u16::MAX) || (!encap && srh_len == 0) {
         return None;
     }
+    let hl = hdr[E + 7];
     if encap {
         // RFC 8986 §5.1 with Linux's outer fields (seg6_do_srh_encap).
-        let f = p.data();
-        let (b0, b1, b2, b3) = (f[E], f[E + 1], f[E + 2], f[E + 3]);
         if !p.push_front(40 + srh_len) {
             return None;
         }
         let f = p.data_mut();
         f[..12].copy_from_slice(&eth);
         f[12..14].copy_from_slice(&[0x86, 0xdd]);
-        f[E..E + 4].copy_from_slice(&[b0, b1, b2, b3]);
+        // Version, traffic class and flow label copied from the inner header.
+        f[E..E + 4].copy_from_slice(&hdr[E..E + 4]);
         f[E + 4..E + 6].copy_from_slice(&((srh_len + inner_len) as u16).to_be_bytes());
         f[E + 6] = if srh_len > 0 { sr6_wire::IPPROTO_ROUTING } else { 41 };
         f[E + 7] = hl - 1;
@@ -203,23 +210,24 @@ fn policy(t: &Tables, w: &mut Worker, p: &mut PacketBuf, i: u32, hl: u8) -> Opti
             f[S] = 41;
         }
     } else {
-        // H.Insert: only the Ethernet + IPv6 headers move.
-        if !p.open_gap(S, srh_len) {
+        // H.Insert (RFC 8986 §5.2): only the Ethernet + IPv6 headers move, `srh_len`
+        // bytes to the front; the SRH goes in the gap. The headers are rewritten in the
+        // copy and stored once.
+        if !p.push_front(srh_len) {
             return None;
         }
         let f = p.data_mut();
-        f[..12].copy_from_slice(&eth);
         f[S..S + srh_len].copy_from_slice(&pol.srh);
-        f[S] = f[E + 6];
-        // The old destination becomes Segment List[0] (a 16-byte value, not a memmove).
-        let mut old_dst = [0u8; 16];
-        old_dst.copy_from_slice(&f[E + 24..E + 40]);
-        f[S + 8..S + 24].copy_from_slice(&old_dst);
-        f[E + 6] = sr6_wire::IPPROTO_ROUTING;
-        f[E + 7] = hl - 1;
-        let plen = u16::from_be_bytes([f[E + 4], f[E + 5]]) + srh_len as u16;
-        f[E + 4..E + 6].copy_from_slice(&plen.to_be_bytes());
-        f[E + 24..E + 40].copy_from_slice(&pol.first);
+        f[S] = hdr[E + 6];
+        // The old destination becomes Segment List[0].
+        f[S + 8..S + 24].copy_from_slice(&hdr[E + 24..E + 40]);
+        hdr[..12].copy_from_slice(&eth);
+        hdr[E + 6] = sr6_wire::IPPROTO_ROUTING;
+        hdr[E + 7] = hl - 1;
+        let plen = u16::from_be_bytes([hdr[E + 4], hdr[E + 5]]) + srh_len as u16;
+        hdr[E + 4..E + 6].copy_from_slice(&plen.to_be_bytes());
+        hdr[E + 24..E + 40].copy_from_slice(&pol.first);
+        f[..S].copy_from_slice(&hdr);
     }
     if let Some(c) = w.counters.policies.get_mut(i as usize) {
         *c += 1;
