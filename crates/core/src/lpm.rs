@@ -1,9 +1,11 @@
 //! Longest-prefix match: a multibit trie, 16 bits at the root then 8 bits per level,
 //! with leaf pushing (controlled prefix expansion), built once and never modified.
 //!
-//! Each entry is a `u32`: 0 = no route, `CHILD | i` = node `i`, otherwise the index of
-//! a value plus one. A lookup reads the root entry of the first two address bytes, then one entry per
-//! further byte until it meets a non-child entry: a /48 costs 5 dependent loads, a /64
+//! Each entry is a `u32`: 0 = no route, `CHILD | 256 * i` = node `i` (the offset of its
+//! first entry, so a step of the walk is an OR with the next key byte), otherwise the
+//! index of a value plus one (bit 30, `EXACT`, flags some value entries; see
+//! [`Lpm::mark`]). A lookup reads the root entry of the first two address bytes, then
+//! one entry per further byte until it meets a non-child entry: a /48 costs 5 dependent loads, a /64
 //! 7. Prefixes are inserted shortest first, so a longer prefix simply overwrites the
 //! entries it covers, and a new child node inherits its parent entry's value (that is
 //! the leaf pushing).
@@ -69,7 +71,7 @@ impl<const N: usize, V> Lpm<N, V> {
             for i in first..first + count {
                 let e = self.root[i];
                 if e & CHILD != 0 {
-                    self.fill_under((e & !CHILD) as usize, val);
+                    self.fill_under((e & !CHILD) as usize / STRIDE, val);
                 } else {
                     self.root[i] = val;
                 }
@@ -78,10 +80,10 @@ impl<const N: usize, V> Lpm<N, V> {
         }
         let e = self.root[r];
         let mut node = if e & CHILD != 0 {
-            (e & !CHILD) as usize
+            (e & !CHILD) as usize / STRIDE
         } else {
             let c = self.new_node(e);
-            self.root[r] = CHILD | c as u32;
+            self.root[r] = CHILD | (c * STRIDE) as u32;
             c
         };
         let mut depth = ROOT_BITS / 8; // byte index of `node`'s stride
@@ -90,10 +92,10 @@ impl<const N: usize, V> Lpm<N, V> {
             let at = node * STRIDE + key[depth] as usize;
             let e = self.nodes[at];
             node = if e & CHILD != 0 {
-                (e & !CHILD) as usize
+                (e & !CHILD) as usize / STRIDE
             } else {
                 let child = self.new_node(e);
-                self.nodes[at] = CHILD | child as u32;
+                self.nodes[at] = CHILD | (child * STRIDE) as u32;
                 child
             };
             depth += 1;
@@ -106,7 +108,7 @@ impl<const N: usize, V> Lpm<N, V> {
         for i in node * STRIDE + first..node * STRIDE + first + count {
             let e = self.nodes[i];
             if e & CHILD != 0 {
-                self.fill_under((e & !CHILD) as usize, val);
+                self.fill_under((e & !CHILD) as usize / STRIDE, val);
             } else {
                 self.nodes[i] = val;
             }
@@ -119,7 +121,7 @@ impl<const N: usize, V> Lpm<N, V> {
         for i in node * STRIDE..(node + 1) * STRIDE {
             let e = self.nodes[i];
             if e & CHILD != 0 {
-                self.fill_under((e & !CHILD) as usize, val);
+                self.fill_under((e & !CHILD) as usize / STRIDE, val);
             } else {
                 self.nodes[i] = val;
             }
@@ -141,7 +143,7 @@ impl<const N: usize, V> Lpm<N, V> {
         }
         for i in ROOT_BITS / 8..N.min(16) {
             let b = if i < 8 { (hi >> (56 - 8 * i)) as u8 } else { (lo >> (120 - 8 * i)) as u8 };
-            let at = ((e & !CHILD) as usize) << 8 | b as usize;
+            let at = (e & !CHILD) as usize | b as usize;
             e = self.nodes[at];
             if e & CHILD == 0 {
                 self.nodes[at] = e | EXACT;
@@ -180,7 +182,7 @@ impl<const N: usize, V> Lpm<N, V> {
             let b = if i < 8 { (hi >> (56 - 8 * i)) as u8 } else { (lo >> (120 - 8 * i)) as u8 };
             // `e` is a CHILD entry we created, so the node exists; `get` keeps the hot
             // path panic-free all the same.
-            match self.nodes.get(((e & !CHILD) as usize) << 8 | b as usize) {
+            match self.nodes.get((e & !CHILD) as usize | b as usize) {
                 Some(&x) => e = x,
                 None => return (None, false),
             }
