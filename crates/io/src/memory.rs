@@ -24,12 +24,14 @@ impl RxBackend for Replay {
             return Ok(0);
         }
         let n = self.frames.len();
+        let mut next = self.next;
         for b in batch.iter_mut() {
-            let Some(f) = self.frames.get(self.next) else { break };
+            let Some(f) = self.frames.get(next) else { break };
             b.load(f, self.in_dev);
             // Round robin without a division per packet.
-            self.next = if self.next + 1 == n { 0 } else { self.next + 1 };
+            next = if next + 1 == n { 0 } else { next + 1 };
         }
+        self.next = next;
         Ok(batch.len())
     }
 }
