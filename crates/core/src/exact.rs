@@ -6,9 +6,10 @@
 /// An immutable map from `u128` keys to `V`.
 #[derive(Debug, Clone)]
 pub struct ExactMap<V> {
-    /// (key, value index + 1); 0 marks an empty slot.
-    slots: Vec<(u128, u32)>,
-    values: Vec<V>,
+    /// (key, value); `None` marks an empty slot. The value sits next to its key, so a
+    /// hit reads one slot and nothing else.
+    slots: Vec<(u128, Option<V>)>,
+    len: usize,
     shift: u32,
 }
 
@@ -30,18 +31,18 @@ impl<V: Copy> ExactMap<V> {
         // Load factor <= 1/4: a miss (the common case on transit) probes ~1.2 slots.
         let cap = (entries.len() * 4).next_power_of_two().max(8);
         let bits = cap.trailing_zeros();
-        let mut m = ExactMap { slots: vec![(0, 0); cap], values: Vec::new(), shift: 64 - bits };
+        let mut m = ExactMap { slots: vec![(0, None); cap], len: 0, shift: 64 - bits };
         for (k, v) in entries {
             let mut i = hash(k, m.shift);
             loop {
-                let (key, vi) = m.slots[i];
-                if vi == 0 {
-                    m.values.push(v);
-                    m.slots[i] = (k, m.values.len() as u32);
+                let slot = &mut m.slots[i];
+                if slot.1.is_none() {
+                    *slot = (k, Some(v));
+                    m.len += 1;
                     break;
                 }
-                if key == k {
-                    m.values[vi as usize - 1] = v;
+                if slot.0 == k {
+                    slot.1 = Some(v);
                     break;
                 }
                 i = (i + 1) & (cap - 1);
@@ -57,28 +58,26 @@ impl<V: Copy> ExactMap<V> {
         let mut i = hash(k, self.shift);
         // At least 3/4 of the slots are empty, so the probe always ends.
         loop {
-            let &(key, vi) = self.slots.get(i)?;
-            if vi == 0 {
-                return None;
-            }
+            let &(key, v) = self.slots.get(i)?;
+            let v = v?;
             if key == k {
-                return self.values.get(vi as usize - 1).copied();
+                return Some(v);
             }
             i = (i + 1) & mask;
         }
     }
 
     pub fn len(&self) -> usize {
-        self.values.len()
+        self.len
     }
 
     pub fn is_empty(&self) -> bool {
-        self.values.is_empty()
+        self.len == 0
     }
 
     /// Every entry (for display).
     pub fn iter(&self) -> impl Iterator<Item = (u128, V)> + '_ {
-        self.slots.iter().filter(|s| s.1 != 0).filter_map(|&(k, vi)| Some((k, *self.values.get(vi as usize - 1)?)))
+        self.slots.iter().filter_map(|&(k, v)| Some((k, v?)))
     }
 }
 

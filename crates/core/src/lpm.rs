@@ -1,14 +1,19 @@
 //! Longest-prefix match: a multibit trie, 16 bits at the root then 8 bits per level,
 //! with leaf pushing (controlled prefix expansion), built once and never modified.
 //!
-//! Each entry is a `u32`: 0 = no route, `CHILD | i` = node `i`, otherwise the index of
-//! a value plus one. A lookup reads the root entry of the first two address bytes, then one entry per
-//! further byte until it meets a non-child entry: a /48 costs 5 dependent loads, a /64
+//! Each entry is a `u32`: 0 = no route, `CHILD | 256 * i` = node `i` (the offset of its
+//! first entry, so a step of the walk is an OR with the next key byte), otherwise the
+//! index of a value plus one (bit 30, `EXACT`, flags some value entries; see
+//! [`Lpm::mark`]). A lookup reads the root entry of the first two address bytes, then
+//! one entry per further byte until it meets a non-child entry: a /48 costs 5 dependent loads, a /64
 //! 7. Prefixes are inserted shortest first, so a longer prefix simply overwrites the
 //! entries it covers, and a new child node inherits its parent entry's value (that is
 //! the leaf pushing).
 
 const CHILD: u32 = 1 << 31;
+/// On a non-child entry: some key of the companion exact-match table (the /128s, which
+/// are not in the trie) ends its walk here; see [`Lpm::mark`].
+const EXACT: u32 = 1 << 30;
 const STRIDE: usize = 256;
 const ROOT_BITS: usize = 16;
 
@@ -66,7 +71,7 @@ impl<const N: usize, V> Lpm<N, V> {
             for i in first..first + count {
                 let e = self.root[i];
                 if e & CHILD != 0 {
-                    self.fill_under((e & !CHILD) as usize, val);
+                    self.fill_under((e & !CHILD) as usize / STRIDE, val);
                 } else {
                     self.root[i] = val;
                 }
@@ -75,10 +80,10 @@ impl<const N: usize, V> Lpm<N, V> {
         }
         let e = self.root[r];
         let mut node = if e & CHILD != 0 {
-            (e & !CHILD) as usize
+            (e & !CHILD) as usize / STRIDE
         } else {
             let c = self.new_node(e);
-            self.root[r] = CHILD | c as u32;
+            self.root[r] = CHILD | (c * STRIDE) as u32;
             c
         };
         let mut depth = ROOT_BITS / 8; // byte index of `node`'s stride
@@ -87,10 +92,10 @@ impl<const N: usize, V> Lpm<N, V> {
             let at = node * STRIDE + key[depth] as usize;
             let e = self.nodes[at];
             node = if e & CHILD != 0 {
-                (e & !CHILD) as usize
+                (e & !CHILD) as usize / STRIDE
             } else {
                 let child = self.new_node(e);
-                self.nodes[at] = CHILD | child as u32;
+                self.nodes[at] = CHILD | (child * STRIDE) as u32;
                 child
             };
             depth += 1;
@@ -103,7 +108,7 @@ impl<const N: usize, V> Lpm<N, V> {
         for i in node * STRIDE + first..node * STRIDE + first + count {
             let e = self.nodes[i];
             if e & CHILD != 0 {
-                self.fill_under((e & !CHILD) as usize, val);
+                self.fill_under((e & !CHILD) as usize / STRIDE, val);
             } else {
                 self.nodes[i] = val;
             }
@@ -116,9 +121,33 @@ impl<const N: usize, V> Lpm<N, V> {
         for i in node * STRIDE..(node + 1) * STRIDE {
             let e = self.nodes[i];
             if e & CHILD != 0 {
-                self.fill_under((e & !CHILD) as usize, val);
+                self.fill_under((e & !CHILD) as usize / STRIDE, val);
             } else {
                 self.nodes[i] = val;
+            }
+        }
+    }
+
+    /// Flags the entry where the walk for `key` (left-aligned, as in
+    /// [`lookup_key`](Self::lookup_key)) ends, so that [`lookup_marked`](Self::lookup_marked)
+    /// reports it: a FIB marks every /128 it holds in its exact table, and a lookup then
+    /// consults that table only when the walk ends on a marked entry — a destination
+    /// with no /128 under its longest prefix (every transit packet) skips the probe.
+    pub fn mark(&mut self, key: u128) {
+        let (hi, lo) = ((key >> 64) as u64, key as u64);
+        let r = usize::from((hi >> 48) as u16);
+        let mut e = self.root[r];
+        if e & CHILD == 0 {
+            self.root[r] = e | EXACT;
+            return;
+        }
+        for i in ROOT_BITS / 8..N.min(16) {
+            let b = if i < 8 { (hi >> (56 - 8 * i)) as u8 } else { (lo >> (120 - 8 * i)) as u8 };
+            let at = (e & !CHILD) as usize | b as usize;
+            e = self.nodes[at];
+            if e & CHILD == 0 {
+                self.nodes[at] = e | EXACT;
+                return;
             }
         }
     }
@@ -126,20 +155,43 @@ impl<const N: usize, V> Lpm<N, V> {
     /// The value of the longest prefix covering `key`.
     #[inline(always)]
     pub fn lookup(&self, key: &[u8; N]) -> Option<&V> {
-        let (head, rest) = key.split_at(ROOT_BITS / 8);
-        let mut e = self.root[usize::from(u16::from_be_bytes([head[0], head[1]]))];
-        for &b in rest {
+        let mut k = [0u8; 16];
+        k[..N.min(16)].copy_from_slice(&key[..N.min(16)]);
+        self.lookup_key(u128::from_be_bytes(k))
+    }
+
+    /// [`lookup`](Self::lookup) with the key as a big-endian integer, left-aligned (an
+    /// IPv6 address as is, an IPv4 address shifted up by 96 bits).
+    #[inline(always)]
+    pub fn lookup_key(&self, key: u128) -> Option<&V> {
+        self.lookup_marked(key).0
+    }
+
+    /// [`lookup_key`](Self::lookup_key), and whether the entry found was
+    /// [marked](Self::mark). The bytes of the key are taken by shifts of two 64-bit
+    /// halves instead of being spilled one by one, and the walk is unrolled (`N` is a
+    /// constant).
+    #[inline(always)]
+    pub fn lookup_marked(&self, key: u128) -> (Option<&V>, bool) {
+        let (hi, lo) = ((key >> 64) as u64, key as u64);
+        let mut e = self.root[usize::from((hi >> 48) as u16)];
+        for i in ROOT_BITS / 8..N.min(16) {
             if e & CHILD == 0 {
                 break;
             }
+            let b = if i < 8 { (hi >> (56 - 8 * i)) as u8 } else { (lo >> (120 - 8 * i)) as u8 };
             // `e` is a CHILD entry we created, so the node exists; `get` keeps the hot
             // path panic-free all the same.
-            e = *self.nodes.get(((e & !CHILD) as usize) << 8 | b as usize)?;
+            match self.nodes.get((e & !CHILD) as usize | b as usize) {
+                Some(&x) => e = x,
+                None => return (None, false),
+            }
         }
         if e & CHILD != 0 {
-            return None;
+            return (None, false);
         }
-        self.values.get((e as usize).checked_sub(1)?)
+        let v = ((e & !EXACT) as usize).checked_sub(1).and_then(|i| self.values.get(i));
+        (v, e & EXACT != 0)
     }
 
     /// Number of trie nodes below the root (1 KiB each; the root is 256 KiB).
@@ -220,6 +272,29 @@ mod tests {
             let t = Lpm4::build(ps.clone());
             for k in keys.iter().chain(ps.iter().map(|p| &p.0)) {
                 prop_assert_eq!(t.lookup(k).copied(), naive(&ps, k));
+            }
+        }
+
+        /// Marking never changes a lookup's value, and every marked key reports the mark
+        /// (so a FIB never skips the /128 table for a key that is in it).
+        #[test]
+        fn marks_are_found(ps in proptest::collection::vec((any::<[u8; 16]>(), 0u8..=127), 0..25),
+                           marks in proptest::collection::vec(any::<[u8; 16]>(), 0..20),
+                           keys in proptest::collection::vec(any::<[u8; 16]>(), 1..20)) {
+            let ps: Vec<_> = ps.into_iter().enumerate().map(|(i, (mut k, l))| { k[0] = 0xfc; (k, l, i as u32) }).collect();
+            let plain = Lpm6::build(ps.clone());
+            let mut t = Lpm6::build(ps.clone());
+            let marks: Vec<u128> = marks.into_iter().map(|mut k| { k[0] = 0xfc; u128::from_be_bytes(k) }).collect();
+            for m in &marks {
+                t.mark(*m);
+            }
+            for m in &marks {
+                prop_assert!(t.lookup_marked(*m).1);
+            }
+            for k in keys.iter().chain(ps.iter().map(|p| &p.0)) {
+                let mut k = *k; k[0] = 0xfc;
+                prop_assert_eq!(t.lookup(&k), plain.lookup(&k));
+                prop_assert_eq!(t.lookup_key(u128::from_be_bytes(k)), plain.lookup(&k));
             }
         }
 

@@ -31,7 +31,8 @@ pub enum Verdict {
 
 /// One packet buffer. See the module docs.
 pub struct PacketBuf {
-    buf: Box<[u8]>,
+    /// Fixed size, so accesses at constant offsets (the receive copy) need no check.
+    buf: Box<[u8; BUF_LEN]>,
     start: usize,
     end: usize,
     /// The device the frame was received on.
@@ -63,7 +64,9 @@ impl PacketBuf {
     /// Allocates one buffer (the only allocation a buffer ever makes).
     pub fn new() -> Self {
         PacketBuf {
-            buf: vec![0u8; BUF_LEN].into_boxed_slice(),
+            // Allocated on the heap directly (a `Box::new` of the array could go through
+            // the stack); the length is right by construction.
+            buf: vec![0u8; BUF_LEN].into_boxed_slice().try_into().unwrap_or_else(|_| Box::new([0; BUF_LEN])),
             start: HEADROOM,
             end: HEADROOM,
             in_dev: 0,

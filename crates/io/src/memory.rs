@@ -23,10 +23,15 @@ impl RxBackend for Replay {
         if self.frames.is_empty() {
             return Ok(0);
         }
+        let n = self.frames.len();
+        let mut next = self.next;
         for b in batch.iter_mut() {
-            b.load(&self.frames[self.next], self.in_dev);
-            self.next = (self.next + 1) % self.frames.len();
+            let Some(f) = self.frames.get(next) else { break };
+            b.load(f, self.in_dev);
+            // Round robin without a division per packet.
+            next = if next + 1 == n { 0 } else { next + 1 };
         }
+        self.next = next;
         Ok(batch.len())
     }
 }

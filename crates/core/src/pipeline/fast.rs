@@ -13,7 +13,7 @@
 //! delivery, on-the-wire oddities — goes to the general path.
 
 use super::Worker;
-use crate::packet::{DevId, PacketBuf, Verdict};
+use crate::packet::{DevId, PacketBuf};
 use crate::spec::Seg6Mode;
 use crate::tables::{NextHop, Route, SidOp, Tables};
 
@@ -23,30 +23,28 @@ const E: usize = 14;
 const S: usize = E + 40;
 
 /// Resolves a next hop to its device and Ethernet addresses (`dst` for on-link).
+/// Addresses are big-endian `u128`s throughout the fast path: one load each, kept in
+/// registers, instead of 16 bytes taken apart for the lookups.
 #[inline(always)]
-fn resolve(t: &Tables, nh: NextHop, dst: &[u8; 16]) -> Option<(DevId, [u8; 12])> {
-    match nh {
-        NextHop::Adj(i) => {
-            let a = t.adjacencies.get(i as usize)?;
-            Some((a.dev, a.eth?))
-        }
-        NextHop::OnLink(d) => Some((d, t.neighbour_eth(d, u128::from_be_bytes(*dst))?)),
-    }
+fn resolve(t: &Tables, nh: NextHop, dst: u128) -> Option<(DevId, [u8; 12])> {
+    t.resolve(nh, dst)
 }
 
 /// The adjacency a FIB sends `dst` to, if that is a plain route.
 #[inline(always)]
-fn route_to(t: &Tables, table: u32, dst: &[u8; 16]) -> Option<(DevId, [u8; 12])> {
-    match t.fibs.get(table as usize)?.lookup6(dst)? {
+fn route_to(t: &Tables, table: u32, dst: u128) -> Option<(DevId, [u8; 12])> {
+    match t.fibs.get(table as usize)?.lookup6_key(dst)? {
         Route::Forward(nh) => resolve(t, nh, dst),
         _ => None,
     }
 }
 
 
-/// Tries the fast path on a received Ethernet frame; `None` leaves it untouched.
-#[inline]
-pub fn try6(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Option<Verdict> {
+/// Tries the fast path on a received Ethernet frame: `Some(device)` to transmit the
+/// rewritten frame to (the fast path never drops or delivers locally); `None` leaves it
+/// untouched.
+#[inline(always)]
+pub fn try6(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Option<DevId> {
     let dev = t.devices.get(p.in_dev as usize)?;
     let f = p.data_mut();
     let len = f.len();
@@ -60,16 +58,21 @@ pub fn try6(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Option<Verdict> {
         return None;
     }
     let hl = h[E + 7];
-    let dst: [u8; 16] = h[E + 24..E + 40].try_into().ok()?;
-    if hl <= 1 || dst[0] == 0xff || (dst[0] == 0xfe && dst[1] & 0xc0 == 0x80) {
+    let dst = u128::from_be_bytes(h[E + 24..E + 40].try_into().ok()?);
+    // Multicast (ff00::/8) and link-local (fe80::/10) destinations: general path.
+    if hl <= 1 || dst >> 120 == 0xff || dst >> 118 == 0xfe80 >> 6 {
         return None;
     }
-    match t.fibs.first()?.lookup6(&dst)? {
+    // A packet carrying an SRH is most likely for one of our SIDs (/128s): probe those
+    // first; anything else (transit, head-end) walks the trie first. Same result.
+    let main = t.fibs.first()?;
+    let route = if h[E + 6] == sr6_wire::IPPROTO_ROUTING { main.lookup6_exact_first(dst) } else { main.lookup6_key(dst) };
+    match route? {
         Route::Forward(nh) => {
-            let (out, eth) = resolve(t, nh, &dst)?;
+            let (out, eth) = resolve(t, nh, dst)?;
             h[E + 7] = hl - 1;
             h[..12].copy_from_slice(&eth);
-            Some(Verdict::Tx(out))
+            Some(out)
         }
         Route::Sid(i) => {
             let v = sid(t, h, rest, i, hl, dev.require_hmac)?;
@@ -78,16 +81,16 @@ pub fn try6(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Option<Verdict> {
                 c.bytes += (len - E) as u64;
             }
             match v {
-                Decap::No(out) => Some(Verdict::Tx(out)),
+                Decap::No(out) => Some(out),
                 Decap::Yes(out, pull) => {
                     // RFC 8986 §4.4 S03-S05: the outer header and SRH go; the Ethernet
                     // header was written just in front of the inner packet.
                     let _ = p.pull_front(pull);
-                    Some(Verdict::Tx(out))
+                    Some(out)
                 }
             }
         }
-        Route::Policy(i) => policy(t, w, p, i, hl),
+        Route::Policy(i) => policy(t, w, p, i),
         _ => None,
     }
 }
@@ -122,16 +125,16 @@ fn sid(t: &Tables, h: &mut [u8; S], rest: &mut [u8], i: u32, hl: u8, require_hma
                 return None;
             }
             let seg = 16 * usize::from(sl - 1);
-            let nda: [u8; 16] = tail.get(seg..seg + 16)?.try_into().ok()?;
+            let nda = u128::from_be_bytes(tail.get(seg..seg + 16)?.try_into().ok()?);
             let (out, eth) = match s.op {
-                SidOp::EndX { nh } => resolve(t, nh, &nda)?,
-                SidOp::EndT { table } => route_to(t, table, &nda)?,
-                _ => route_to(t, Tables::MAIN, &nda)?,
+                SidOp::EndX { nh } => resolve(t, nh, nda)?,
+                SidOp::EndT { table } => route_to(t, table, nda)?,
+                _ => route_to(t, Tables::MAIN, nda)?,
             };
             // RFC 8986 §4.1 S12-S14.
             h[E + 7] = hl - 1;
             srh[3] = sl - 1;
-            h[E + 24..E + 40].copy_from_slice(&nda);
+            h[E + 24..E + 40].copy_from_slice(&nda.to_be_bytes());
             h[..12].copy_from_slice(&eth);
             Some(Decap::No(out))
         }
@@ -143,10 +146,10 @@ fn sid(t: &Tables, h: &mut [u8; S], rest: &mut [u8], i: u32, hl: u8, require_hma
             if ih[0] >> 4 != 6 || 40 + usize::from(u16::from_be_bytes([ih[4], ih[5]])) != ilen || ihl <= 1 {
                 return None;
             }
-            let ida: [u8; 16] = ih[24..40].try_into().ok()?;
+            let ida = u128::from_be_bytes(ih[24..40].try_into().ok()?);
             let (out, eth) = match s.op {
-                SidOp::EndDx6 { nh } => resolve(t, nh, &ida)?,
-                SidOp::EndDt6 { table } => route_to(t, table, &ida)?,
+                SidOp::EndDx6 { nh } => resolve(t, nh, ida)?,
+                SidOp::EndDt6 { table } => route_to(t, table, ida)?,
                 _ => return None,
             };
             // The new Ethernet header goes in the 14 bytes just before the inner packet,
@@ -165,30 +168,38 @@ fn sid(t: &Tables, h: &mut [u8; S], rest: &mut [u8], i: u32, hl: u8, require_hma
     }
 }
 
-fn policy(t: &Tables, w: &mut Worker, p: &mut PacketBuf, i: u32, hl: u8) -> Option<Verdict> {
+/// A head-end policy on the fast path (the Ethernet + IPv6 headers were checked by
+/// [`try6`]). Not inlined: the registers it needs would cost the other cases spills in
+/// the batch loop.
+#[inline(never)]
+fn policy(t: &Tables, w: &mut Worker, p: &mut PacketBuf, i: u32) -> Option<DevId> {
     let pol = t.policies.get(i as usize)?;
+    // A copy of the Ethernet + IPv6 headers, since the frame is rewritten in front of
+    // them: H.Insert moves them with two 54-byte copies instead of a memmove.
+    let mut hdr: [u8; S] = *p.data().first_chunk::<S>()?;
     let encap = match pol.mode {
         Seg6Mode::Encap | Seg6Mode::EncapRed if pol.hmac_key_id.is_none() || pol.hmac_ready => true,
         Seg6Mode::Inline | Seg6Mode::InlineRed if pol.hmac_key_id.is_none() => false,
         _ => return None,
     };
-    let (out, eth) = route_to(t, Tables::MAIN, &pol.first)?;
+    // The route to the first segment, resolved when the tables were built.
+    let (out, eth) = (*t.policy_out.get(i as usize)?)?;
     let srh_len = pol.srh.len();
     let inner_len = p.len() - E;
     if srh_len + inner_len > usize::from(u16::MAX) || (!encap && srh_len == 0) {
         return None;
     }
+    let hl = hdr[E + 7];
     if encap {
         // RFC 8986 §5.1 with Linux's outer fields (seg6_do_srh_encap).
-        let f = p.data();
-        let (b0, b1, b2, b3) = (f[E], f[E + 1], f[E + 2], f[E + 3]);
         if !p.push_front(40 + srh_len) {
             return None;
         }
         let f = p.data_mut();
         f[..12].copy_from_slice(&eth);
         f[12..14].copy_from_slice(&[0x86, 0xdd]);
-        f[E..E + 4].copy_from_slice(&[b0, b1, b2, b3]);
+        // Version, traffic class and flow label copied from the inner header.
+        f[E..E + 4].copy_from_slice(&hdr[E..E + 4]);
         f[E + 4..E + 6].copy_from_slice(&((srh_len + inner_len) as u16).to_be_bytes());
         f[E + 6] = if srh_len > 0 { sr6_wire::IPPROTO_ROUTING } else { 41 };
         f[E + 7] = hl - 1;
@@ -199,23 +210,27 @@ fn policy(t: &Tables, w: &mut Worker, p: &mut PacketBuf, i: u32, hl: u8) -> Opti
             f[S] = 41;
         }
     } else {
-        // H.Insert: only the Ethernet + IPv6 headers move.
-        if !p.open_gap(S, srh_len) {
+        // H.Insert (RFC 8986 §5.2): only the Ethernet + IPv6 headers move, `srh_len`
+        // bytes to the front; the SRH goes in the gap. The headers are rewritten in the
+        // copy and stored once.
+        if !p.push_front(srh_len) {
             return None;
         }
         let f = p.data_mut();
-        f[..12].copy_from_slice(&eth);
         f[S..S + srh_len].copy_from_slice(&pol.srh);
-        f[S] = f[E + 6];
-        f.copy_within(E + 24..E + 40, S + 8);
-        f[E + 6] = sr6_wire::IPPROTO_ROUTING;
-        f[E + 7] = hl - 1;
-        let plen = u16::from_be_bytes([f[E + 4], f[E + 5]]) + srh_len as u16;
-        f[E + 4..E + 6].copy_from_slice(&plen.to_be_bytes());
-        f[E + 24..E + 40].copy_from_slice(&pol.first);
+        f[S] = hdr[E + 6];
+        // The old destination becomes Segment List[0].
+        f[S + 8..S + 24].copy_from_slice(&hdr[E + 24..E + 40]);
+        hdr[..12].copy_from_slice(&eth);
+        hdr[E + 6] = sr6_wire::IPPROTO_ROUTING;
+        hdr[E + 7] = hl - 1;
+        let plen = u16::from_be_bytes([hdr[E + 4], hdr[E + 5]]) + srh_len as u16;
+        hdr[E + 4..E + 6].copy_from_slice(&plen.to_be_bytes());
+        hdr[E + 24..E + 40].copy_from_slice(&pol.first);
+        f[..S].copy_from_slice(&hdr);
     }
     if let Some(c) = w.counters.policies.get_mut(i as usize) {
         *c += 1;
     }
-    Some(Verdict::Tx(out))
+    Some(out)
 }

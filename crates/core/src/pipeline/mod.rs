@@ -87,14 +87,34 @@ impl Worker {
         }
     }
 
-    /// Processes one received frame.
+    /// Processes one received frame. Inlined into [`process_batch`](Self::process_batch)
+    /// so the per-packet call and its register saves disappear.
+    #[inline(always)]
     pub fn process(&mut self, t: &Tables, p: &mut PacketBuf) {
         self.counters.rx += 1;
         self.now_ns = self.now_ns.max(p.ts_ns);
-        // The receive path may already have condemned the frame (e.g. too big).
+        // The fast path only ever transmits: its verdict needs no dispatch. The receive
+        // path may already have condemned the frame (e.g. too big): general path.
+        if self.fast_path && !matches!(p.verdict, Verdict::Drop(_)) {
+            if let Some(out) = fast::try6(t, self, p) {
+                self.fast_hits += 1;
+                if let Some(c) = self.counters.tx.get_mut(out as usize) {
+                    *c += 1;
+                }
+                p.verdict = Verdict::Tx(out);
+                return;
+            }
+        }
+        self.process_general(t, p);
+    }
+
+    /// Everything the fast path does not handle, verdict counters included.
+    #[inline(never)]
+    #[cold]
+    fn process_general(&mut self, t: &Tables, p: &mut PacketBuf) {
         let v = match p.verdict {
             Verdict::Drop(r) => Verdict::Drop(r),
-            _ => self.classify(t, p),
+            _ => self.classify_general(t, p),
         };
         match v {
             Verdict::Tx(d) => {
@@ -109,13 +129,9 @@ impl Worker {
         p.verdict = v;
     }
 
-    fn classify(&mut self, t: &Tables, p: &mut PacketBuf) -> Verdict {
-        if self.fast_path {
-            if let Some(v) = fast::try6(t, self, p) {
-                self.fast_hits += 1;
-                return v;
-            }
-        }
+    /// The general path: the reference implementation of every behaviour.
+    #[inline]
+    fn classify_general(&mut self, t: &Tables, p: &mut PacketBuf) -> Verdict {
         let d = p.data();
         if d.len() < ETH_LEN {
             return Verdict::Drop(DropReason::Malformed);

@@ -350,14 +350,12 @@ impl<'a> Builder<'a> {
             r4.sort_by_key(|e| (e.1, matches!(e.2, Route::Local)));
             let (exact6, rest6): (Vec<_>, Vec<_>) = r6.into_iter().partition(|e| e.1 == 128);
             let (exact4, rest4): (Vec<_>, Vec<_>) = r4.into_iter().partition(|e| e.1 == 32);
-            fibs.push(Fib {
-                exact6: ExactMap::build(exact6.into_iter().map(|(a, _, r)| (u128::from_be_bytes(a), r)).collect()),
-                lpm6: Lpm6::build(rest6),
-                exact4: ExactMap::build(
-                    exact4.into_iter().map(|(a, _, r)| (u128::from(u32::from_be_bytes(a)), r)).collect(),
-                ),
-                lpm4: Lpm4::build(rest4),
-            });
+            fibs.push(Fib::new(
+                ExactMap::build(exact6.into_iter().map(|(a, _, r)| (u128::from_be_bytes(a), r)).collect()),
+                Lpm6::build(rest6),
+                ExactMap::build(exact4.into_iter().map(|(a, _, r)| (u128::from(u32::from_be_bytes(a)), r)).collect()),
+                Lpm4::build(rest4),
+            ));
         }
 
         let mut tables = Tables {
@@ -366,6 +364,7 @@ impl<'a> Builder<'a> {
             table_ids: self.table_ids.clone(),
             sids,
             policies: Vec::new(),
+            policy_out: Vec::new(),
             adjacencies: std::mem::take(&mut self.adjacencies),
             neighbours: std::mem::take(&mut self.neighbours),
             hmac: std::mem::take(&mut self.hmac),
@@ -387,6 +386,17 @@ impl<'a> Builder<'a> {
             let p = Policy::new(enc.mode, &enc.segs, key, src, line).map_err(|m| BuildError { line, message: m })?;
             tables.policies.push(p);
         }
+        // The first segment of a policy is fixed and so are the tables: resolve it once
+        // for the fast path (RFC 8986 §5.1: the packet is then forwarded to it).
+        let policy_out = tables
+            .policies
+            .iter()
+            .map(|p| match tables.fibs.first().and_then(|f| f.lookup6(&p.first)) {
+                Some(Route::Forward(nh)) => tables.resolve(nh, u128::from_be_bytes(p.first)),
+                _ => None,
+            })
+            .collect();
+        tables.policy_out = policy_out;
         Ok(tables)
     }
 

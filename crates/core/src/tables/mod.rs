@@ -53,8 +53,10 @@ pub enum NextHop {
     OnLink(DevId),
 }
 
-/// What a FIB lookup yields.
+/// What a FIB lookup yields. `repr(u8)`: a tag of its own rather than one shared with
+/// [`NextHop`]'s, so the hot paths dispatch on it with one compare.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
 pub enum Route {
     Forward(NextHop),
     /// A local address (not a SID).
@@ -67,7 +69,7 @@ pub enum Route {
     Unreachable,
 }
 
-/// One routing table.
+/// One routing table. Build it with [`Fib::new`] (the trie must be marked).
 #[derive(Debug)]
 pub struct Fib {
     /// /128 entries, including local addresses (which win, as the kernel's local table).
@@ -81,18 +83,56 @@ pub struct Fib {
 impl Fib {
     #[inline(always)]
     pub fn lookup6(&self, a: &[u8; 16]) -> Option<Route> {
-        if let Some(r) = self.exact6.get(u128::from_be_bytes(*a)) {
+        self.lookup6_key(u128::from_be_bytes(*a))
+    }
+
+    /// [`lookup6`](Self::lookup6) with the address as a big-endian integer (the fast
+    /// path keeps addresses in registers this way).
+    #[inline(always)]
+    pub fn lookup6_key(&self, a: u128) -> Option<Route> {
+        // The /128s win (they are the longest prefixes); the trie tells whether any
+        // /128 can match at all, so most lookups skip the exact-table probe.
+        let (r, exact) = self.lpm6.lookup_marked(a);
+        if exact {
+            if let Some(x) = self.exact6.get(a) {
+                return Some(x);
+            }
+        }
+        r.copied()
+    }
+
+    /// Same result as [`lookup6_key`](Self::lookup6_key), probing the /128 table first:
+    /// cheaper when `a` is most likely a /128 (a local SID) under a deep trie.
+    #[inline(always)]
+    pub fn lookup6_exact_first(&self, a: u128) -> Option<Route> {
+        if let Some(r) = self.exact6.get(a) {
             return Some(r);
         }
-        self.lpm6.lookup(a).copied()
+        self.lpm6.lookup_key(a).copied()
     }
 
     #[inline(always)]
     pub fn lookup4(&self, a: &[u8; 4]) -> Option<Route> {
-        if let Some(r) = self.exact4.get(u128::from(u32::from_be_bytes(*a))) {
-            return Some(r);
+        let k = u32::from_be_bytes(*a);
+        let (r, exact) = self.lpm4.lookup_marked(u128::from(k) << 96);
+        if exact {
+            if let Some(x) = self.exact4.get(u128::from(k)) {
+                return Some(x);
+            }
         }
-        self.lpm4.lookup(a).copied()
+        r.copied()
+    }
+
+    /// Builds a FIB from its /128 (/32) entries and its shorter prefixes; the trie
+    /// entries under which a /128 (/32) lies are marked for [`lookup6`](Self::lookup6).
+    pub fn new(exact6: ExactMap<Route>, mut lpm6: Lpm6<Route>, exact4: ExactMap<Route>, mut lpm4: Lpm4<Route>) -> Fib {
+        for (k, _) in exact6.iter() {
+            lpm6.mark(k);
+        }
+        for (k, _) in exact4.iter() {
+            lpm4.mark(k << 96);
+        }
+        Fib { exact6, lpm6, exact4, lpm4 }
     }
 }
 
@@ -140,6 +180,10 @@ pub struct Tables {
     pub table_ids: Vec<u32>,
     pub sids: Vec<Sid>,
     pub policies: Vec<Policy>,
+    /// By policy: the device and Ethernet header towards its first segment when the main
+    /// FIB forwards it (`None`: not a plain route or no neighbour; the general path
+    /// decides). Precomputed since both the segment and the tables are immutable.
+    pub policy_out: Vec<Option<(DevId, [u8; 12])>>,
     pub adjacencies: Vec<Adjacency>,
     /// Neighbours: (device, address as IPv6 or IPv4-mapped) -> MAC.
     pub neighbours: FxHashMap<(DevId, u128), [u8; 6]>,
@@ -171,6 +215,19 @@ impl Tables {
         e[..6].copy_from_slice(mac);
         e[6..].copy_from_slice(&src);
         Some(e)
+    }
+
+    /// Resolves a next hop to its device and Ethernet header; `dst` is the packet's
+    /// destination (the neighbour of an on-link route).
+    #[inline(always)]
+    pub fn resolve(&self, nh: NextHop, dst: u128) -> Option<(DevId, [u8; 12])> {
+        match nh {
+            NextHop::Adj(i) => {
+                let a = self.adjacencies.get(i as usize)?;
+                Some((a.dev, a.eth?))
+            }
+            NextHop::OnLink(d) => Some((d, self.neighbour_eth(d, dst)?)),
+        }
     }
 
     /// Index of the device named `name`.
