@@ -22,15 +22,7 @@ import kharness  # noqa: E402
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
-def _sr6_bin() -> Path | None:
-    env = os.environ.get("SR6_BIN")
-    if env:
-        return Path(env)
-    for rel in ("target/release/sr6", "target/debug/sr6"):
-        p = REPO_ROOT / rel
-        if p.is_file() and os.access(p, os.X_OK):
-            return p
-    return None
+_sr6_bin = kharness.O.find_binary  # the oracle suite's: one definition for both
 
 
 def pytest_sessionstart(session):

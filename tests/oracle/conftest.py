@@ -39,15 +39,7 @@ TSHARK_PREFS = [
 PI_ERROR = 0x00800000  # wireshark expert severity "Error" (Malformed is Error too)
 
 
-def find_binary() -> Path | None:
-    env = os.environ.get("SR6_BIN")
-    if env:
-        return Path(env)
-    for rel in ("target/release/sr6", "target/debug/sr6"):
-        p = REPO_ROOT / rel
-        if p.is_file() and os.access(p, os.X_OK):
-            return p
-    return None
+from sr6_oracle import find_binary  # noqa: E402  (shared with tests/kernel)
 
 
 @pytest.fixture(scope="session")
