@@ -20,6 +20,8 @@ pub struct SidCounter {
 pub struct Counters {
     pub rx: u64,
     pub local: u64,
+    /// Packets handed to run-time neighbour resolution ([`crate::packet::Verdict::Resolve`]).
+    pub unresolved: u64,
     pub tx: Vec<u64>,
     pub icmp_sent: u64,
     /// ICMP errors refused by the rate limiter.
@@ -36,6 +38,7 @@ impl Counters {
         Counters {
             rx: 0,
             local: 0,
+            unresolved: 0,
             tx: vec![0; devices],
             icmp_sent: 0,
             icmp_ratelimited: 0,
@@ -59,6 +62,7 @@ impl Counters {
     pub fn merge(&mut self, other: &Counters) {
         self.rx += other.rx;
         self.local += other.local;
+        self.unresolved += other.unresolved;
         self.icmp_sent += other.icmp_sent;
         self.icmp_ratelimited += other.icmp_ratelimited;
         self.icmp_suppressed += other.icmp_suppressed;

@@ -27,6 +27,12 @@ pub enum Verdict {
     Local,
     /// Dropped, with the reason.
     Drop(crate::drop::DropReason),
+    /// Ready to leave by this device, but the next hop's link-layer address is not known
+    /// yet: the buffer holds the L3 packet (no Ethernet header) and
+    /// [`PacketBuf::nh_key`] the neighbour to resolve. Only produced when the tables ask
+    /// for run-time resolution ([`crate::tables::Tables::resolve_neighbours`]); offline,
+    /// a missing neighbour is a drop.
+    Resolve(DevId),
 }
 
 /// One packet buffer. See the module docs.
@@ -41,6 +47,9 @@ pub struct PacketBuf {
     pub verdict: Verdict,
     /// Receive timestamp in nanoseconds (pcap time offline, clock time live).
     pub ts_ns: u64,
+    /// With [`Verdict::Resolve`]: the neighbour to resolve, as
+    /// [`crate::tables::neigh_key`] makes it (IPv4 as IPv4-mapped IPv6).
+    pub nh_key: u128,
 }
 
 impl Default for PacketBuf {
@@ -72,6 +81,7 @@ impl PacketBuf {
             in_dev: 0,
             verdict: Verdict::Pending,
             ts_ns: 0,
+            nh_key: 0,
         }
     }
 

@@ -119,7 +119,7 @@ impl TxBackend for PcapSinks {
                     }
                 }
                 Verdict::Local => Self::write(&self.local.0, &mut self.local.1, b.ts_ns, b.data())?,
-                Verdict::Drop(_) | Verdict::Pending => {}
+                Verdict::Drop(_) | Verdict::Pending | Verdict::Resolve(_) => {}
             }
         }
         Ok(())

@@ -123,6 +123,7 @@ impl Worker {
                 }
             }
             Verdict::Local => self.counters.local += 1,
+            Verdict::Resolve(_) => self.counters.unresolved += 1,
             Verdict::Drop(r) => self.counters.drop(r),
             Verdict::Pending => {}
         }

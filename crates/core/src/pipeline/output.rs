@@ -3,20 +3,26 @@
 use super::ETH_LEN;
 use crate::drop::DropReason;
 use crate::packet::{PacketBuf, Verdict};
-use crate::tables::{NextHop, Tables};
+use crate::tables::{neigh_key, NextHop, Tables};
 
 /// Prepends the Ethernet header towards `nh` to the L3 packet in `p`. `dst` is the
 /// neighbour key of the packet's destination (used for on-link routes).
 #[inline]
 pub fn emit(t: &Tables, p: &mut PacketBuf, nh: NextHop, dst: u128, ethertype: u16) -> Verdict {
-    let (dev, eth) = match nh {
+    let (dev, eth, key) = match nh {
         NextHop::Adj(i) => match t.adjacencies.get(i as usize) {
-            Some(a) => (a.dev, a.eth),
+            Some(a) => (a.dev, a.eth, neigh_key(a.nh)),
             None => return Verdict::Drop(DropReason::NoNeighbour),
         },
-        NextHop::OnLink(d) => (d, t.neighbour_eth(d, dst)),
+        NextHop::OnLink(d) => (d, t.neighbour_eth(d, dst), dst),
     };
     let Some(eth) = eth else {
+        if t.resolve_neighbours {
+            // Live: the packet waits for neighbour discovery (RFC 4861 §7.2.2 queues
+            // it the same way) instead of being dropped.
+            p.nh_key = key;
+            return Verdict::Resolve(dev);
+        }
         return Verdict::Drop(DropReason::NoNeighbour);
     };
     if !p.push_front(ETH_LEN) {

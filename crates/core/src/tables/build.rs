@@ -373,6 +373,7 @@ impl<'a> Builder<'a> {
                 IpAddr::V6(x) => Some(x),
                 IpAddr::V4(_) => None,
             }),
+            resolve_neighbours: false,
         };
         for (enc, dev, line) in policy_specs {
             let key = match enc.hmac {

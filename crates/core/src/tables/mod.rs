@@ -191,6 +191,10 @@ pub struct Tables {
     pub tunsrc: Option<Ipv6Addr>,
     /// The first IPv6 address of the configuration file (the last-resort source).
     pub first_addr6: Option<Ipv6Addr>,
+    /// Live routers set this after building: a packet whose next hop has no known
+    /// link-layer address gets [`Verdict::Resolve`](crate::packet::Verdict::Resolve)
+    /// and waits for resolution, rather than being dropped as `no_neighbour`.
+    pub resolve_neighbours: bool,
 }
 
 /// Key of the neighbour map for an address (IPv4 as IPv4-mapped IPv6).

@@ -1,0 +1,87 @@
+//! Live backends: the interface between a Linux network device and one worker.
+//!
+//! A [`Port`] is one worker's view of one device: its own receive queue (an AF_XDP
+//! socket bound to one hardware queue, or an AF_PACKET socket in a fanout group) and its
+//! own transmit ring. Data flows one way: `rx_burst` fills [`PacketBuf`]s, the pipeline
+//! decides, `tx_queue` + `tx_flush` send. A port never blocks: the worker polls
+//! [`Port::fd`] when every port is idle.
+//!
+//! Backends: [`crate::af_xdp`] (primary) and [`crate::af_packet`] (fallback).
+
+use std::os::fd::RawFd;
+
+use sr6_core::packet::{DevId, PacketBuf};
+
+/// Counters a port keeps about what it could not do (never raised per packet).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PortStats {
+    /// Frames received.
+    pub rx: u64,
+    /// Frames the kernel dropped because the receive ring was full (as reported by the
+    /// kernel, e.g. `PACKET_STATISTICS` or `XDP_STATISTICS`).
+    pub rx_ring_full: u64,
+    /// Frames larger than a [`PacketBuf`] can carry, dropped on receive.
+    pub rx_oversized: u64,
+    /// Frames handed to the kernel for transmission.
+    pub tx: u64,
+    /// Frames that found the transmit ring full and were dropped.
+    pub tx_ring_full: u64,
+}
+
+/// One worker's queue pair on one device. See the module docs.
+pub trait Port: Send {
+    /// The device name (`eth0`).
+    fn ifname(&self) -> &str;
+
+    /// Receives up to `bufs.len()` frames into the front of `bufs`, each loaded with
+    /// [`PacketBuf::load`] (so `in_dev` is this port's device) and `ts_ns` set from a
+    /// monotonic clock. Returns how many; 0 when nothing waits. Never blocks. A frame
+    /// too large for a buffer is dropped and counted in [`PortStats::rx_oversized`].
+    fn rx_burst(&mut self, bufs: &mut [PacketBuf]) -> std::io::Result<usize>;
+
+    /// Queues one Ethernet frame for transmission. `false` if the transmit ring is full:
+    /// the frame is dropped and counted in [`PortStats::tx_ring_full`].
+    fn tx_queue(&mut self, frame: &[u8]) -> bool;
+
+    /// Hands every queued frame to the kernel (at most one system call) and reclaims
+    /// completed transmit slots.
+    fn tx_flush(&mut self) -> std::io::Result<()>;
+
+    /// A descriptor that polls readable (`POLLIN`) when frames wait.
+    fn fd(&self) -> RawFd;
+
+    /// The port's counters so far.
+    fn stats(&self) -> PortStats;
+}
+
+/// What a backend needs to open one worker's port on one device.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PortSpec {
+    /// Linux device name.
+    pub ifname: String,
+    /// sr6's index of the device (set as `in_dev` on every received frame).
+    pub dev: DevId,
+    /// Which worker this port belongs to (0-based) and how many workers share the
+    /// device: AF_XDP binds queue `worker`, AF_PACKET joins a fanout group.
+    pub worker: u32,
+    pub workers: u32,
+    /// Slots in each of the receive and transmit rings.
+    pub ring_frames: u32,
+}
+
+impl PortSpec {
+    /// A spec with the default ring size (2048 frames).
+    pub fn new(ifname: &str, dev: DevId, worker: u32, workers: u32) -> PortSpec {
+        PortSpec { ifname: ifname.to_string(), dev, worker, workers, ring_frames: 2048 }
+    }
+}
+
+/// Nanoseconds of `CLOCK_MONOTONIC`, the clock live ports stamp frames with.
+pub fn now_ns() -> u64 {
+    // std's Instant is CLOCK_MONOTONIC on Linux; measure from a process-wide origin.
+    use std::sync::OnceLock;
+    use std::time::Instant;
+    static ORIGIN: OnceLock<Instant> = OnceLock::new();
+    let o = ORIGIN.get_or_init(Instant::now);
+    o.elapsed().as_nanos() as u64
+}
