@@ -102,6 +102,15 @@ pub(crate) fn commit(spec: &mut RouterSpec, idx: &mut Index, cmd: Cmd) -> Result
             )
             .exp("a non-empty secret"));
         }
+        Item::RouteDel { table, prefix, at } => {
+            if !idx.routes.contains_key(&(*table, *prefix)) {
+                return Err(PErr::at(
+                    at,
+                    format!("no route {} in table {table} to delete", fmt_prefix(prefix)),
+                )
+                .exp("a prefix that has a route (`show routes` lists them)"));
+            }
+        }
         _ => {}
     }
 
@@ -138,6 +147,12 @@ pub(crate) fn commit(spec: &mut RouterSpec, idx: &mut Index, cmd: Cmd) -> Result
                 spec.routes.push(r);
             }
         },
+        Item::RouteDel { table, prefix, .. } => {
+            if let Some(i) = idx.routes.get(&(table, prefix)).copied() {
+                spec.routes.remove(i);
+                idx.routes = spec.routes.iter().enumerate().map(|(i, r)| ((r.table, r.prefix), i)).collect();
+            }
+        }
         Item::Tunsrc { addr, line } => spec.tunsrc = addr.map(|a| (a, line)),
         Item::Hmac { key, .. } => {
             if key.secret.is_empty() {

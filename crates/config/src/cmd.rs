@@ -4,7 +4,7 @@
 
 use std::net::{IpAddr, Ipv6Addr};
 
-use sr6_core::spec::{AddrSpec, DevSel, HmacAlg, HmacKeySpec, NeighSpec, RouteSpec, SysctlSpec};
+use sr6_core::spec::{AddrSpec, DevSel, HmacAlg, HmacKeySpec, NeighSpec, Prefix, RouteSpec, SysctlSpec};
 
 use crate::lex::Tok;
 use crate::route::{self, Verb};
@@ -43,6 +43,12 @@ pub(crate) enum Item {
     Route {
         spec: RouteSpec,
         verb: Verb,
+        at: Tok,
+    },
+    /// `route del PREFIX [table N]`: removes the route of that prefix in that table.
+    RouteDel {
+        table: u32,
+        prefix: Prefix,
         at: Tok,
     },
     /// `None` for `::` (back to the kernel default).
@@ -194,7 +200,10 @@ pub(crate) fn parse_command(toks: &[Tok]) -> Result<Cmd, PErr> {
     } else if matches(o, "neighbour") || matches(o, "neighbor") {
         parse_neigh(&mut p, w, line)?
     } else if matches(o, "route") {
-        let v = p.value(w, "add, replace or append")?;
+        let v = p.value(w, "add, replace, append or del")?;
+        if matches(&v.text, "delete") || v.text == "del" {
+            return Ok(Cmd { item: route::parse_route_del(&mut p)?, devs: Vec::new() });
+        }
         let verb = if matches(&v.text, "add") {
             Verb::Add
         } else if matches(&v.text, "replace") {
@@ -204,7 +213,7 @@ pub(crate) fn parse_command(toks: &[Tok]) -> Result<Cmd, PErr> {
         } else {
             return Err(
                 PErr::at(v, format!("unsupported route command `{}`", v.text))
-                    .exp("add, replace or append"),
+                    .exp("add, replace, append or del"),
             );
         };
         route::parse_route(&mut p, verb, line)?

@@ -598,3 +598,74 @@ fn parse_flavors(t: &Tok, d: &Descriptor) -> Result<Flavors, PErr> {
     }
     Ok(out)
 }
+
+/// `route del PREFIX [table N] [dev DEV] [via NH] [proto P] [metric N]`, as `ip route
+/// del`: the route of PREFIX in table N (main by default) is removed. sr6 keeps one
+/// route per prefix and table, so `dev`, `via`, `proto` and `metric` select nothing
+/// further; they are accepted (and checked for syntax) so a kernel command line works
+/// unchanged.
+pub(crate) fn parse_route_del(p: &mut P) -> Result<Item, PErr> {
+    const DEL_OPTIONS: &str = "table N, dev DEV, via NH, proto P or metric N";
+    let mut t = p.need("a prefix: ADDR[/LEN] or default")?;
+    if t.text == "to" {
+        t = p.value(t, "a prefix: ADDR[/LEN] or default")?;
+    }
+    let at = t.clone();
+    let pfx = if t.text == "default" {
+        None
+    } else {
+        Some(value::prefix_of(t).map_err(|e| {
+            if e.expected.is_none() {
+                e.exp("a prefix: ADDR[/LEN] or default")
+            } else {
+                e
+            }
+        })?)
+    };
+    let mut table = None;
+    let mut via_fam = None;
+    let mut seen = Vec::new();
+    while let Some(w) = p.next() {
+        match w.text.as_str() {
+            "table" => {
+                once(&mut seen, w)?;
+                table = Some(value::table_of(p.value(w, "a table id")?)?);
+            }
+            "dev" | "oif" => {
+                once(&mut seen, w)?;
+                value::dev_of(p.value(w, "a device name")?)?;
+            }
+            "via" => {
+                once(&mut seen, w)?;
+                via_fam = Some(Fam::of(&value::ip_of(p.value(w, "a next-hop address")?)?));
+            }
+            "proto" | "protocol" => {
+                once(&mut seen, w)?;
+                p.value(w, "a protocol")?;
+            }
+            "metric" | "priority" | "preference" => {
+                once(&mut seen, w)?;
+                value::u32_of(p.value(w, "a number")?, "metric")?;
+            }
+            _ => {
+                return Err(PErr::at(w, format!("unknown option `{}` for route del", w.text))
+                    .exp(DEL_OPTIONS))
+            }
+        }
+    }
+    let prefix = match pfx {
+        Some(pf) => {
+            p.check_fam(&at, Fam::of_prefix(&pf))?;
+            pf
+        }
+        None => match p.fam.or(via_fam) {
+            Some(Fam::V6) => Prefix::V6(Ipv6Addr::UNSPECIFIED, 0),
+            Some(Fam::V4) => Prefix::V4(Ipv4Addr::UNSPECIFIED, 0),
+            None => {
+                return Err(PErr::at(&at, "`default` needs an address family: give -6 or -4")
+                    .exp("ip -6 route del default, or ::/0 or 0.0.0.0/0"))
+            }
+        },
+    };
+    Ok(Item::RouteDel { table: table.unwrap_or(MAIN_TABLE), prefix, at })
+}

@@ -547,3 +547,39 @@ fn parse_line_applies_to_existing_spec() {
     );
     assert_eq!(s.devices, vec!["eth0", "eth1"]);
 }
+
+#[test]
+fn route_del_removes_one_route() {
+    let src = "ip -6 route add fc00:1::/64 via fc00::2 dev eth0\n\
+               ip -6 route add fc00:2::/64 via fc00::2 dev eth0\n\
+               ip -6 route add fc00:1::/64 via fc00::3 dev eth0 table 10\n\
+               ip route add 10.0.0.0/8 via 192.0.2.1 dev eth0\n";
+    let mut s = ok(src);
+    parse_line("ip -6 route del fc00:1::/64", "ctl", 1, &mut s).unwrap();
+    assert_eq!(s.routes.len(), 3);
+    assert!(s.routes.iter().all(|r| !(r.table == MAIN_TABLE && r.prefix == Prefix::V6(v6("fc00:1::"), 64))));
+    // The same prefix in another table is untouched; kernel selectors are accepted.
+    parse_line("route del fc00:1::/64 table 10 dev eth0 via fc00::3 proto static metric 1", "ctl", 2, &mut s).unwrap();
+    assert_eq!(s.routes.len(), 2);
+    parse_line("ip route delete 10.0.0.0/8", "ctl", 3, &mut s).unwrap();
+    assert_eq!(s.routes.len(), 1);
+    // The index stays right after a removal within one file.
+    let s2 = ok(&format!("{src}route del fc00:1::/64\nroute add fc00:1::/64 via fc00::9 dev eth0\nroute del fc00:2::/64\n"));
+    assert_eq!(s2.routes.len(), 3);
+    assert!(s2.routes.iter().any(|r| r.prefix == Prefix::V6(v6("fc00:1::"), 64)
+        && r.kind == RouteKind::Forward { via: Some(IpAddr::V6(v6("fc00::9"))), dev: Some("eth0".into()) }));
+}
+
+#[test]
+fn route_del_errors_leave_the_spec_unchanged() {
+    let mut s = ok("ip -6 route add fc00:1::/64 via fc00::2 dev eth0\n");
+    let before = s.clone();
+    let e = parse_line("ip -6 route del fc00:9::/64", "ctl", 4, &mut s).unwrap_err();
+    assert_eq!(e.to_string(), "ctl:4:17: no route fc00:9::/64 in table 254 to delete (expected a prefix that has a route (`show routes` lists them))");
+    let e = parse_line("route del fc00:1::/64 bogus", "ctl", 5, &mut s).unwrap_err();
+    assert!(e.to_string().starts_with("ctl:5:23: unknown option `bogus` for route del"), "{e}");
+    let e = parse_line("route del default", "ctl", 6, &mut s).unwrap_err();
+    assert!(e.message.contains("address family"), "{e}");
+    assert_eq!(s, before);
+    let _ = v4("10.0.0.1");
+}

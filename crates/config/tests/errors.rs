@@ -85,8 +85,10 @@ fn unknown_commands() {
     err_at("ip -x route add fc00::/16 dev eth0", "-x");
     err_at("ip -6 -4 route add fc00::/16 dev eth0", "-4");
     err_eol("ip -6");
-    let e = err_at("ip route del fc00::/16", "del");
-    assert_eq!(expected(&e), "add, replace or append");
+    let e = err_at("ip route flush fc00::/16", "flush");
+    assert_eq!(expected(&e), "add, replace, append or del");
+    let e = err_at("ip route del fc00::/16", "fc00::/16");
+    assert!(e.message.contains("no route fc00::/16"), "{e}");
     err_eol("sudo");
 }
 
