@@ -2,11 +2,14 @@
 //!
 //! A backend fills [`PacketBuf`]s on receive and consumes them, by verdict, on
 //! transmit: the pipeline in between never does I/O. This crate holds the offline
-//! backends — pcap files ([`pcap`]) and memory ([`memory`], for benchmarks and tests).
+//! backends — pcap files ([`pcap`]) and memory ([`memory`], for benchmarks and tests) —
+//! and the live ones behind the [`live::Port`] trait. It is the only crate with
+//! `unsafe` code (each block with a `// SAFETY:` comment).
 
 pub mod live;
 pub mod memory;
 pub mod pcap;
+pub mod socketpair;
 
 use sr6_core::packet::PacketBuf;
 

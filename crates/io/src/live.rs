@@ -85,3 +85,30 @@ pub fn now_ns() -> u64 {
     let o = ORIGIN.get_or_init(Instant::now);
     o.elapsed().as_nanos() as u64
 }
+
+/// Sleeps until one of `pfds` polls readable or `timeout_ms` passes (EINTR included).
+pub fn poll_readable(pfds: &mut [libc::pollfd], timeout_ms: i32) {
+    // SAFETY: `pfds` is a valid, exclusively borrowed array of `pfds.len()` pollfd
+    // structs for the duration of the call; poll(2) only writes their `revents`.
+    unsafe {
+        libc::poll(pfds.as_mut_ptr(), pfds.len() as libc::nfds_t, timeout_ms);
+    }
+}
+
+/// Pins the calling thread to one CPU.
+pub fn pin_to_cpu(cpu: usize) -> std::io::Result<()> {
+    if cpu >= libc::CPU_SETSIZE as usize {
+        return Err(std::io::Error::from_raw_os_error(libc::EINVAL));
+    }
+    // SAFETY: cpu_set_t is plain data for which all-zero is the empty set; CPU_SET
+    // writes inside it (cpu < CPU_SETSIZE, checked above); sched_setaffinity(0, ...)
+    // only reads it, for the calling thread.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}

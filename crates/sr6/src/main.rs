@@ -6,6 +6,7 @@
 mod cmd_bench;
 mod cmd_dump;
 mod cmd_pcap;
+mod live;
 mod load;
 mod report;
 

@@ -1,0 +1,185 @@
+//! The control side of a live router: the configuration as written (a
+//! [`RouterSpec`]), the neighbours learned from the kernel, and the one way to change
+//! the data plane — build complete new tables and publish them ([`Shared::publish`]).
+//!
+//! Every change is all-or-nothing: a command or a file is applied to a copy of the
+//! spec, the copy is built into tables, and only if both succeed does the copy become
+//! the spec and the tables go live. A refused change leaves everything as it was.
+
+use std::collections::BTreeMap;
+use std::net::IpAddr;
+use std::path::Path;
+use std::sync::Arc;
+
+use sr6_core::spec::{NeighSpec, RouterSpec};
+use sr6_core::tables::Tables;
+
+use super::state::Shared;
+
+/// The live configuration. See the module docs.
+pub struct Control {
+    pub spec: RouterSpec,
+    pub shared: Arc<Shared>,
+    /// Device MACs of the real Linux devices, by name (they override `link set ...
+    /// address`: the kernel answers neighbour discovery with the real one).
+    pub dev_macs: BTreeMap<String, [u8; 6]>,
+    /// Neighbours learned at run time: (device, address) -> MAC.
+    pub learned: BTreeMap<(String, IpAddr), [u8; 6]>,
+    /// Number of `ctl` commands applied (their "line numbers" in error messages).
+    pub commands: usize,
+}
+
+impl Control {
+    /// Builds the tables a live router runs from `spec` + the learned neighbours:
+    /// static `neigh` lines win over learned ones, the devices' real MACs are used,
+    /// and packets with an unresolved next hop wait for resolution.
+    pub fn build(&self, spec: &RouterSpec) -> Result<(Tables, Vec<String>), String> {
+        let mut s = spec.clone();
+        for l in s.links.iter_mut() {
+            if let Some(m) = self.dev_macs.get(&l.dev) {
+                l.mac = *m;
+            }
+        }
+        for (dev, mac) in &self.dev_macs {
+            if s.devices.contains(dev) && !s.links.iter().any(|l| &l.dev == dev) {
+                s.links.push(sr6_core::spec::LinkSpec { line: 0, dev: dev.clone(), mac: *mac });
+            }
+        }
+        for ((dev, addr), mac) in &self.learned {
+            if s.devices.contains(dev) && !s.neighs.iter().any(|n| &n.dev == dev && n.addr == *addr) {
+                s.neighs.push(NeighSpec { line: 0, dev: dev.clone(), addr: *addr, mac: *mac });
+            }
+        }
+        let (mut t, warnings) = Tables::build(&s).map_err(|e| format!("line {}: {}", e.line, e.message))?;
+        t.resolve_neighbours = true;
+        Ok((t, warnings))
+    }
+
+    /// Rebuilds from the current spec and publishes (after a neighbour change).
+    pub fn republish(&mut self) -> Result<u64, String> {
+        let (t, _) = self.build(&self.spec)?;
+        Ok(self.shared.publish(t))
+    }
+
+    /// Applies one configuration command (`route add ...`, `route del ...`, any line
+    /// of the configuration language) atomically.
+    pub fn apply_line(&mut self, line: &str) -> Result<String, String> {
+        self.commands += 1;
+        let mut s = self.spec.clone();
+        sr6_config::parse_line(line, "ctl", self.commands, &mut s).map_err(|e| e.to_string())?;
+        if s == self.spec {
+            return Ok("nothing to change".into());
+        }
+        if s.devices.len() != self.spec.devices.len() {
+            let new: Vec<&String> = s.devices.iter().filter(|d| !self.spec.devices.contains(d)).collect();
+            return Err(format!(
+                "ctl:{}: device {} is not attached; a running sr6 serves the devices of its start-up configuration",
+                self.commands,
+                new.iter().map(|d| d.as_str()).collect::<Vec<_>>().join(", ")
+            ));
+        }
+        let (t, warnings) = self.build(&s).map_err(|e| format!("ctl:{}: {e}", self.commands))?;
+        let id = self.shared.publish(t);
+        self.spec = s;
+        let mut out = format!("applied (tables generation {id})");
+        for w in warnings {
+            out.push_str(&format!("\nwarning: {w}"));
+        }
+        Ok(out)
+    }
+
+    /// Replaces the whole configuration with the file at `path`, atomically.
+    pub fn reload(&mut self, path: &Path) -> Result<String, String> {
+        let s = sr6_config::parse_file(path).map_err(|e| e.to_string())?;
+        let missing: Vec<&String> = s.devices.iter().filter(|d| !self.spec.devices.contains(d)).collect();
+        if !missing.is_empty() {
+            return Err(format!(
+                "{}: device {} is not attached; a running sr6 serves the devices of its start-up configuration (restart it to change devices)",
+                path.display(),
+                missing.iter().map(|d| d.as_str()).collect::<Vec<_>>().join(", ")
+            ));
+        }
+        // Keep the device order (device indices are fixed while running).
+        let mut s = s;
+        s.devices = self.spec.devices.clone();
+        let (t, warnings) = self.build(&s).map_err(|e| format!("{}:{e}", path.display()))?;
+        let id = self.shared.publish(t);
+        self.spec = s;
+        let mut out = format!("reloaded {} (tables generation {id})", path.display());
+        for w in warnings {
+            out.push_str(&format!("\nwarning: {w}"));
+        }
+        Ok(out)
+    }
+
+    /// Records a neighbour learned from the kernel; `true` if anything changed.
+    pub fn learn(&mut self, dev: &str, addr: IpAddr, mac: Option<[u8; 6]>) -> bool {
+        let k = (dev.to_string(), addr);
+        match mac {
+            Some(m) => self.learned.insert(k, m) != Some(m),
+            None => self.learned.remove(&k).is_some(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicBool;
+
+    fn control(src: &str) -> Control {
+        let spec = sr6_config::parse_str(src, "t").unwrap();
+        let t = Tables::build(&spec).unwrap().0;
+        let shared = Arc::new(Shared::new(t, 1, Arc::new(AtomicBool::new(false))));
+        Control { spec, shared, dev_macs: BTreeMap::new(), learned: BTreeMap::new(), commands: 0 }
+    }
+
+    const CONF: &str = "addr add fc00::1/64 dev eth0\nroute add fc00:1::/64 via fc00::2 dev eth0\n";
+
+    #[test]
+    fn a_refused_command_changes_nothing() {
+        let mut c = control(CONF);
+        let before = c.spec.clone();
+        let gen = c.shared.gen.load().id;
+        let e = c.apply_line("route add fc00:1::/64 via fc00::3 dev eth0").unwrap_err();
+        assert!(e.contains("already exists"), "{e}");
+        let e = c.apply_line("route add fc00:2::/64 via fc00::3 dev eth9").unwrap_err();
+        assert!(e.contains("eth9 is not attached"), "{e}");
+        let e = c.apply_line("route add fc00:3::/64 encap seg6 mode encap segs fc00::9 hmac 4 dev eth0").unwrap_err();
+        assert!(e.contains("HMAC key id 4"), "{e}");
+        assert_eq!(c.spec, before);
+        assert_eq!(c.shared.gen.load().id, gen);
+    }
+
+    #[test]
+    fn commands_publish_new_tables() {
+        let mut c = control(CONF);
+        let out = c.apply_line("route add fc00:2::/64 via fc00::3 dev eth0").unwrap();
+        assert!(out.starts_with("applied"), "{out}");
+        let g = c.shared.gen.load();
+        assert!(g.id > 0);
+        assert!(g.tables.resolve_neighbours);
+        assert!(g.tables.fibs[0].lookup6(&"fc00:2::5".parse::<std::net::Ipv6Addr>().unwrap().octets()).is_some());
+        c.apply_line("route del fc00:2::/64").unwrap();
+        let g = c.shared.gen.load();
+        assert!(g.tables.fibs[0].lookup6(&"fc00:2::5".parse::<std::net::Ipv6Addr>().unwrap().octets()).is_none());
+    }
+
+    #[test]
+    fn learned_neighbours_yield_to_static_ones() {
+        let mut c = control(&format!("{CONF}neigh add fc00::2 lladdr 02:00:00:00:00:02 dev eth0\n"));
+        c.dev_macs.insert("eth0".into(), [2, 0, 0, 0, 0, 0xaa]);
+        assert!(c.learn("eth0", "fc00::2".parse().unwrap(), Some([2, 0, 0, 0, 0, 0x99])));
+        assert!(c.learn("eth0", "fc00::3".parse().unwrap(), Some([2, 0, 0, 0, 0, 3])));
+        assert!(!c.learn("eth0", "fc00::3".parse().unwrap(), Some([2, 0, 0, 0, 0, 3])));
+        c.republish().unwrap();
+        let g = c.shared.gen.load();
+        let t = &g.tables;
+        let k = |a: &str| sr6_core::tables::neigh_key(a.parse().unwrap());
+        assert_eq!(t.neighbour_eth(0, k("fc00::2")).unwrap(), [2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 0xaa]);
+        assert_eq!(t.neighbour_eth(0, k("fc00::3")).unwrap()[..6], [2, 0, 0, 0, 0, 3]);
+        assert!(c.learn("eth0", "fc00::3".parse().unwrap(), None));
+        c.republish().unwrap();
+        assert!(c.shared.gen.load().tables.neighbour_eth(0, k("fc00::3")).is_none());
+    }
+}

@@ -1,0 +1,280 @@
+//! The control socket of a running router (`sr6 run --socket PATH`) and its protocol.
+//!
+//! One request per connection: the client writes one line, a JSON object
+//! `{"args": ["show", "sids", "--json"]}`, and reads one line back,
+//! `{"ok": true, "output": "..."}` (or `"ok": false` with the error in `output`). The
+//! socket is created mode 0600: controlling the router is root's business. A malformed
+//! or unknown request gets an error reply; nothing a client sends can stop the daemon.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::control::Control;
+use super::show;
+use super::state::{lock, Shared};
+
+/// Default control socket path.
+pub const DEFAULT_SOCKET: &str = "/run/sr6.sock";
+/// Longest request accepted.
+const MAX_REQUEST: u64 = 1 << 20;
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Request {
+    pub args: Vec<String>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Response {
+    pub ok: bool,
+    pub output: String,
+}
+
+pub const HELP: &str = "\
+commands:
+  route add|replace|append|del ...   change a route (the configuration grammar, docs/config.md);
+                                     any other configuration line (neigh, sr hmac, sysctl...) too
+  show sids [--json]                 local SIDs with packets, bytes, errors
+  show routes [--json]               routes, in configuration syntax
+  show counters [--json]             packets in, drops by reason, ICMP, neighbour queue, devices
+  show neighbours [--json]           neighbours in use (static and learned from the kernel)
+  show status [--json]               backend, workers, devices, tables generation
+  clear-counters                     zero every counter
+  reload FILE                        replace the configuration with FILE (atomic)
+  help                               this text";
+
+/// Static facts about the running daemon, for `show status`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Status {
+    pub backend: String,
+    pub workers: usize,
+    pub devices: Vec<String>,
+    pub config: String,
+    pub pid: u32,
+}
+
+/// Binds the control socket at `path`. A stale socket file (no daemon answering) is
+/// replaced; a live one is an error.
+pub fn bind(path: &Path) -> Result<UnixListener, String> {
+    if path.exists() {
+        if UnixStream::connect(path).is_ok() {
+            return Err(format!("{}: another sr6 is already listening there (choose another --socket)", path.display()));
+        }
+        std::fs::remove_file(path).map_err(|e| format!("{}: cannot remove the stale socket: {e}", path.display()))?;
+    }
+    if let Some(dir) = path.parent() {
+        if !dir.as_os_str().is_empty() {
+            std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        }
+    }
+    let l = UnixListener::bind(path).map_err(|e| format!("{}: cannot listen: {e}", path.display()))?;
+    let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600));
+    Ok(l)
+}
+
+/// Serves requests until the process ends (run it on its own thread).
+pub fn serve(listener: UnixListener, control: Arc<Mutex<Control>>, status: Status) {
+    for conn in listener.incoming() {
+        let Ok(mut s) = conn else { continue };
+        let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
+        let _ = s.set_write_timeout(Some(Duration::from_secs(5)));
+        let resp = match read_request(&s) {
+            Ok(req) => handle(&req.args, &control, &status),
+            Err(e) => Response { ok: false, output: e },
+        };
+        if let Ok(mut line) = serde_json::to_string(&resp) {
+            line.push('\n');
+            let _ = s.write_all(line.as_bytes());
+        }
+    }
+}
+
+fn read_request(s: &UnixStream) -> Result<Request, String> {
+    let mut line = String::new();
+    BufReader::new(s.take(MAX_REQUEST))
+        .read_line(&mut line)
+        .map_err(|e| format!("cannot read the request: {e}"))?;
+    serde_json::from_str(&line).map_err(|e| format!("malformed request (expected {{\"args\": [...]}}): {e}"))
+}
+
+/// Executes one request.
+pub fn handle(args: &[String], control: &Mutex<Control>, status: &Status) -> Response {
+    let r = dispatch(args, control, status);
+    match r {
+        Ok(output) => Response { ok: true, output },
+        Err(output) => Response { ok: false, output },
+    }
+}
+
+fn dispatch(args: &[String], control: &Mutex<Control>, status: &Status) -> Result<String, String> {
+    let words: Vec<&str> = args.iter().map(String::as_str).collect();
+    let json = words.contains(&"--json");
+    let plain: Vec<&str> = words.iter().copied().filter(|w| *w != "--json").collect();
+    match plain.as_slice() {
+        [] => Err(format!("no command given\n{HELP}")),
+        ["help"] | ["--help"] => Ok(HELP.to_string()),
+        ["show", what] => {
+            let c = lock(control);
+            show_cmd(what, json, &c, status)
+        }
+        ["show", ..] => Err("show what? (sids, routes, counters, neighbours or status)".into()),
+        ["clear-counters"] => {
+            lock(control).shared.clear_counters();
+            Ok("counters cleared".into())
+        }
+        ["reload", file] => lock(control).reload(&PathBuf::from(file)),
+        ["reload", ..] => Err("usage: reload FILE".into()),
+        [first, ..] if is_config_word(first) => lock(control).apply_line(&plain.join(" ")),
+        [first, ..] => Err(format!("unknown command `{first}`\n{HELP}")),
+    }
+}
+
+/// Words that start a configuration line (`ip` optional, as in a file).
+fn is_config_word(w: &str) -> bool {
+    matches!(w, "ip" | "route" | "r" | "ro" | "neigh" | "neighbour" | "neighbor" | "addr" | "address" | "link" | "sr" | "sysctl" | "-6" | "-4")
+}
+
+fn show_cmd(what: &str, json: bool, c: &Control, status: &Status) -> Result<String, String> {
+    let shared: &Shared = &c.shared;
+    let g = shared.gen.load();
+    let t = &g.tables;
+    let pretty = |v: &serde_json::Value| serde_json::to_string_pretty(v).unwrap_or_default();
+    match what {
+        "sids" | "sid" => {
+            let totals = shared.totals();
+            Ok(if json { pretty(&show::sids(t, &totals)) } else { show::sids_text(t, &totals) })
+        }
+        "routes" | "route" => {
+            let r = show::routes(&c.spec);
+            Ok(if json { pretty(&serde_json::json!(r)) } else { r.join("\n") })
+        }
+        "counters" => {
+            let v = show::counters(shared, t);
+            Ok(if json { pretty(&v) } else { show::counters_text(&v) })
+        }
+        "neighbours" | "neighbors" | "neigh" => {
+            let n = show::neighbours(t);
+            Ok(if json {
+                pretty(&serde_json::Value::Array(
+                    n.iter().map(|(d, a, m)| serde_json::json!({"dev": d, "addr": a.to_string(), "lladdr": m})).collect(),
+                ))
+            } else {
+                n.iter().map(|(d, a, m)| format!("{a} dev {d} lladdr {m}")).collect::<Vec<_>>().join("\n")
+            })
+        }
+        "status" => {
+            let v = serde_json::json!({
+                "backend": status.backend, "workers": status.workers, "devices": status.devices,
+                "config": status.config, "pid": status.pid, "generation": g.id,
+                "sids": t.sids.len(), "routes": c.spec.routes.len(),
+            });
+            Ok(if json {
+                pretty(&v)
+            } else {
+                format!(
+                    "sr6 pid {} — backend {}, {} worker(s), devices {}\nconfig {}; tables generation {}: {} routes, {} SIDs",
+                    status.pid,
+                    status.backend,
+                    status.workers,
+                    status.devices.join(", "),
+                    status.config,
+                    g.id,
+                    c.spec.routes.len(),
+                    t.sids.len()
+                )
+            })
+        }
+        other => Err(format!("show {other}: unknown (sids, routes, counters, neighbours or status)")),
+    }
+}
+
+/// Client side: sends `args` to the daemon at `path`, returns its response.
+pub fn request(path: &Path, args: &[String]) -> Result<Response, String> {
+    let mut s = UnixStream::connect(path).map_err(|e| {
+        format!("{}: cannot connect ({e}); is `sr6 run` running with this --socket?", path.display())
+    })?;
+    let _ = s.set_read_timeout(Some(Duration::from_secs(30)));
+    let mut line = serde_json::to_string(&Request { args: args.to_vec() }).map_err(|e| e.to_string())?;
+    line.push('\n');
+    s.write_all(line.as_bytes()).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut resp = String::new();
+    BufReader::new(s).read_line(&mut resp).map_err(|e| format!("{}: no answer: {e}", path.display()))?;
+    serde_json::from_str(&resp).map_err(|e| format!("{}: malformed answer: {e}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+    use std::sync::atomic::AtomicBool;
+
+    fn setup() -> (Arc<Mutex<Control>>, Status) {
+        let src = "addr add fc00::1/64 dev eth0\nroute add fc00:1::e/128 encap seg6local action End dev eth0\n";
+        let spec = sr6_config::parse_str(src, "t").unwrap();
+        let t = sr6_core::tables::Tables::build(&spec).unwrap().0;
+        let shared = Arc::new(Shared::new(t, 2, Arc::new(AtomicBool::new(false))));
+        let c = Control { spec, shared, dev_macs: BTreeMap::new(), learned: BTreeMap::new(), commands: 0 };
+        let st = Status { backend: "test".into(), workers: 2, devices: vec!["eth0".into()], config: "t".into(), pid: 1 };
+        (Arc::new(Mutex::new(c)), st)
+    }
+
+    fn run(c: &Mutex<Control>, st: &Status, cmd: &str) -> Response {
+        let args: Vec<String> = cmd.split_whitespace().map(String::from).collect();
+        handle(&args, c, st)
+    }
+
+    #[test]
+    fn commands_over_a_real_socket() {
+        let (c, st) = setup();
+        let dir = std::env::temp_dir().join(format!("sr6-ctl-test-{}", std::process::id()));
+        let path = dir.join("ctl.sock");
+        let l = bind(&path).unwrap();
+        assert!(bind(&path).unwrap_err().contains("another sr6"));
+        let c2 = c.clone();
+        std::thread::spawn(move || serve(l, c2, st));
+        let r = request(&path, &["show".into(), "sids".into(), "--json".into()]).unwrap();
+        assert!(r.ok, "{}", r.output);
+        let v: serde_json::Value = serde_json::from_str(&r.output).unwrap();
+        assert_eq!(v[0]["sid"], "fc00:1::e/128");
+        assert_eq!(v[0]["action"], "End");
+        assert_eq!(v[0]["packets"], 0);
+        // A malformed request gets an error; the server keeps serving.
+        let mut s = UnixStream::connect(&path).unwrap();
+        s.write_all(b"this is not json\n").unwrap();
+        let mut resp = String::new();
+        BufReader::new(&s).read_line(&mut resp).unwrap();
+        let r: Response = serde_json::from_str(&resp).unwrap();
+        assert!(!r.ok && r.output.contains("malformed request"), "{}", r.output);
+        let r = request(&path, &["route".into(), "add".into(), "fc00:9::/64".into(), "via".into(), "fc00::2".into(), "dev".into(), "eth0".into()]).unwrap();
+        assert!(r.ok, "{}", r.output);
+        let r = request(&path, &["show".into(), "routes".into()]).unwrap();
+        assert!(r.output.contains("fc00:9::/64 via fc00::2 dev eth0"), "{}", r.output);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn errors_name_what_was_expected() {
+        let (c, st) = setup();
+        let r = run(&c, &st, "frobnicate");
+        assert!(!r.ok && r.output.contains("unknown command `frobnicate`"));
+        let r = run(&c, &st, "show");
+        assert!(!r.ok);
+        let r = run(&c, &st, "show bogus");
+        assert!(!r.ok && r.output.contains("unknown"));
+        let r = run(&c, &st, "route add fc00:5::/64 via zz dev eth0");
+        assert!(!r.ok && r.output.starts_with("ctl:1:"), "{}", r.output);
+        let r = run(&c, &st, "reload /nonexistent/sr6.conf");
+        assert!(!r.ok && r.output.contains("/nonexistent/sr6.conf"), "{}", r.output);
+        for cmd in ["show counters", "show counters --json", "show status", "show neighbours --json", "clear-counters", "help"] {
+            let r = run(&c, &st, cmd);
+            assert!(r.ok, "{cmd}: {}", r.output);
+        }
+    }
+}

@@ -1,0 +1,19 @@
+//! The live router behind `sr6 run`: workers forwarding between Linux devices, the
+//! control side that builds and swaps tables, neighbours resolved at run time, and the
+//! control socket of `sr6 ctl`.
+//!
+//! Data flows one way: port (receive) -> batch -> pipeline -> port (transmit), in each
+//! worker ([`worker`]). The control side ([`control`]) never touches a packet: it builds
+//! complete new tables and publishes them with one atomic pointer store
+//! ([`state::Shared::publish`]); a worker picks them up between two batches, so a
+//! change loses nothing in flight.
+
+pub mod control;
+pub mod ctl;
+pub mod pending;
+pub mod show;
+pub mod state;
+pub mod worker;
+
+#[cfg(test)]
+mod tests;

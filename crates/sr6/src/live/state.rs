@@ -1,0 +1,213 @@
+//! What the workers and the control side share: the current tables (one atomic pointer,
+//! swapped whole), each worker's counters, and the counters of retired table
+//! generations.
+//!
+//! Counters are per worker (DESIGN.md: "counters per worker, summed on read"). A worker
+//! locks only its own slot, once per round of batches, so the lock is uncontended but
+//! for the rare reader. SID indices change when tables are rebuilt (a `route add`), so
+//! when a worker moves to a new generation it folds its counters, keyed by SID prefix
+//! and behaviour, into [`Retired`]; readers add the two.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use arc_swap::ArcSwap;
+use sr6_core::counters::{Counters, SidCounter};
+use sr6_core::drop::DropReason;
+use sr6_core::spec::Prefix;
+use sr6_core::tables::Tables;
+use sr6_io::live::PortStats;
+
+/// One immutable set of tables and its generation number.
+#[derive(Debug)]
+pub struct Generation {
+    pub id: u64,
+    pub tables: Tables,
+}
+
+/// Counters of the neighbour-resolution queue of one worker.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PendingStats {
+    /// Packets queued while their next hop was resolved.
+    pub queued: u64,
+    /// Queued packets sent once the neighbour was known.
+    pub sent: u64,
+    /// Packets refused because the queue was full.
+    pub overflow: u64,
+    /// Queued packets dropped because resolution did not finish in time.
+    pub timeout: u64,
+}
+
+/// One worker's published state.
+#[derive(Debug)]
+pub struct WorkerSlot {
+    /// The generation `counters` is shaped for.
+    pub gen: Arc<Generation>,
+    pub counters: Counters,
+    /// By device index of `gen`'s tables (devices never change while running).
+    pub ports: Vec<PortStats>,
+    pub pending: PendingStats,
+    /// Frames whose output device has no port (cannot happen unless a device vanished).
+    pub tx_no_port: u64,
+}
+
+/// Counters of table generations no longer in use, by stable keys.
+#[derive(Debug, Default, Clone)]
+pub struct Retired {
+    pub rx: u64,
+    pub local: u64,
+    pub unresolved: u64,
+    pub icmp_sent: u64,
+    pub icmp_ratelimited: u64,
+    pub icmp_suppressed: u64,
+    pub tx: BTreeMap<String, u64>,
+    pub drops: [u64; DropReason::COUNT],
+    pub sids: BTreeMap<SidKey, SidCounter>,
+}
+
+/// A SID's identity across table rebuilds: its prefix and behaviour keyword.
+pub type SidKey = (PrefixKey, &'static str);
+
+/// [`Prefix`] with an order (for the maps).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct PrefixKey(pub u8, pub u128, pub u8);
+
+impl From<&Prefix> for PrefixKey {
+    fn from(p: &Prefix) -> Self {
+        match *p {
+            Prefix::V6(a, l) => PrefixKey(6, u128::from(a), l),
+            Prefix::V4(a, l) => PrefixKey(4, u128::from(u32::from(a)), l),
+        }
+    }
+}
+
+impl Retired {
+    /// Adds the counters `c` of a worker that used `t`.
+    pub fn absorb(&mut self, t: &Tables, c: &Counters) {
+        self.rx += c.rx;
+        self.local += c.local;
+        self.unresolved += c.unresolved;
+        self.icmp_sent += c.icmp_sent;
+        self.icmp_ratelimited += c.icmp_ratelimited;
+        self.icmp_suppressed += c.icmp_suppressed;
+        for (d, n) in t.devices.iter().zip(&c.tx) {
+            *self.tx.entry(d.name.clone()).or_default() += n;
+        }
+        for (a, b) in self.drops.iter_mut().zip(&c.drops) {
+            *a += b;
+        }
+        for (s, k) in t.sids.iter().zip(&c.sids) {
+            let e = self.sids.entry((PrefixKey::from(&s.prefix), s.behavior.keyword())).or_default();
+            e.packets += k.packets;
+            e.bytes += k.bytes;
+            e.errors += k.errors;
+        }
+    }
+
+    pub fn dropped(&self) -> u64 {
+        self.drops.iter().sum()
+    }
+}
+
+/// Everything shared between the workers and the control side.
+pub struct Shared {
+    pub gen: ArcSwap<Generation>,
+    next_gen: AtomicU64,
+    pub workers: Vec<Mutex<WorkerSlot>>,
+    pub retired: Mutex<Retired>,
+    pub stop: Arc<AtomicBool>,
+    /// Bumped by [`Shared::clear_counters`]; each worker zeroes its own counters when
+    /// it sees a new value.
+    clear_epoch: AtomicU64,
+}
+
+/// Locks a mutex even if a thread panicked while holding it: counters stay readable.
+pub fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Shared {
+    /// Shared state for `workers` workers starting on `tables`.
+    pub fn new(tables: Tables, workers: usize, stop: Arc<AtomicBool>) -> Shared {
+        let g = Arc::new(Generation { id: 0, tables });
+        let slots = (0..workers)
+            .map(|_| {
+                Mutex::new(WorkerSlot {
+                    counters: sr6_core::pipeline::Worker::new(&g.tables).counters,
+                    ports: vec![PortStats::default(); g.tables.devices.len()],
+                    gen: g.clone(),
+                    pending: PendingStats::default(),
+                    tx_no_port: 0,
+                })
+            })
+            .collect();
+        Shared { gen: ArcSwap::new(g), next_gen: AtomicU64::new(1), workers: slots, retired: Mutex::new(Retired::default()), stop, clear_epoch: AtomicU64::new(0) }
+    }
+
+    /// Makes `tables` current; workers pick them up at their next batch. Returns the
+    /// new generation number.
+    pub fn publish(&self, tables: Tables) -> u64 {
+        let id = self.next_gen.fetch_add(1, Ordering::Relaxed);
+        self.gen.store(Arc::new(Generation { id, tables }));
+        id
+    }
+
+    pub fn stopping(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+
+    /// All counters so far, keyed so they can be shown against the current tables.
+    pub fn totals(&self) -> Retired {
+        let mut r = lock(&self.retired).clone();
+        for w in &self.workers {
+            let s = lock(w);
+            r.absorb(&s.gen.tables, &s.counters);
+        }
+        r
+    }
+
+    /// Port and neighbour-queue counters summed over the workers, by device index.
+    pub fn port_totals(&self) -> (Vec<PortStats>, PendingStats, u64) {
+        let mut ports: Vec<PortStats> = Vec::new();
+        let mut pend = PendingStats::default();
+        let mut no_port = 0;
+        for w in &self.workers {
+            let s = lock(w);
+            if ports.len() < s.ports.len() {
+                ports.resize(s.ports.len(), PortStats::default());
+            }
+            for (a, b) in ports.iter_mut().zip(&s.ports) {
+                a.rx += b.rx;
+                a.rx_ring_full += b.rx_ring_full;
+                a.rx_oversized += b.rx_oversized;
+                a.tx += b.tx;
+                a.tx_ring_full += b.tx_ring_full;
+            }
+            pend.queued += s.pending.queued;
+            pend.sent += s.pending.sent;
+            pend.overflow += s.pending.overflow;
+            pend.timeout += s.pending.timeout;
+            no_port += s.tx_no_port;
+        }
+        (ports, pend, no_port)
+    }
+
+    /// Zeroes every counter. Each worker zeroes its own at its next round (within
+    /// [`super::worker::IDLE_POLL_MS`] when idle); the published copies are zeroed now.
+    pub fn clear_counters(&self) {
+        *lock(&self.retired) = Retired::default();
+        self.clear_epoch.fetch_add(1, Ordering::SeqCst);
+        for w in &self.workers {
+            let mut s = lock(w);
+            s.counters.clear();
+            s.ports.iter_mut().for_each(|p| *p = PortStats::default());
+            s.pending = PendingStats::default();
+            s.tx_no_port = 0;
+        }
+    }
+
+    pub fn clear_epoch(&self) -> u64 {
+        self.clear_epoch.load(Ordering::SeqCst)
+    }
+}

@@ -1,0 +1,193 @@
+//! One forwarding worker: its ports (one per device, its own queues), a batch of
+//! buffers, the pipeline, and its neighbour-wait queue.
+//!
+//! The loop: for each port, receive a batch, run the pipeline over it, queue each frame
+//! on the port of its output device; then flush every port's transmit ring. Tables are
+//! read through one atomic pointer load per round; a new generation is picked up
+//! between batches, so a swap never loses or splits a batch. When no port had anything
+//! for a while, the worker sleeps in `poll(2)` on the ports' descriptors (at most
+//! [`IDLE_POLL_MS`], so it notices stop requests and table swaps).
+
+use std::os::fd::RawFd;
+use std::sync::mpsc::SyncSender;
+use std::sync::Arc;
+
+use sr6_core::packet::{DevId, PacketBuf, Verdict};
+use sr6_core::pipeline::Worker;
+use sr6_io::live::{now_ns, pin_to_cpu, poll_readable, Port, PortStats};
+
+use super::pending::Pending;
+use super::state::{lock, Generation, Shared};
+
+/// Longest sleep in poll(2) when idle.
+pub const IDLE_POLL_MS: i32 = 20;
+/// Empty rounds before sleeping (a short busy-wait keeps latency low under load).
+const SPIN_ROUNDS: u32 = 64;
+/// Packets the neighbour-wait queue holds per worker.
+pub const PENDING_CAPACITY: usize = 256;
+
+/// A request to resolve a neighbour: (device index, neighbour key).
+pub type ResolveRequest = (DevId, u128);
+
+/// What a worker needs besides its ports.
+pub struct WorkerCtx {
+    pub id: usize,
+    pub shared: Arc<Shared>,
+    pub batch: usize,
+    /// Resolution requests to the control side (bounded; a full channel drops the
+    /// request, which is repeated on the next retry).
+    pub resolve: SyncSender<ResolveRequest>,
+    /// Pin the thread to this CPU.
+    pub cpu: Option<usize>,
+}
+
+/// Runs until [`Shared::stopping`]. `ports[d]` is the port of device `d`.
+pub fn run(ctx: WorkerCtx, mut ports: Vec<Box<dyn Port>>) {
+    if let Some(cpu) = ctx.cpu {
+        if let Err(e) = pin_to_cpu(cpu) {
+            eprintln!("sr6: warning: worker {}: cannot pin to CPU {cpu}: {e}", ctx.id);
+        }
+    }
+    let shared = ctx.shared.clone();
+    let mut gen: Arc<Generation> = shared.gen.load_full();
+    let mut w = Worker::new(&gen.tables);
+    let mut bufs: Vec<PacketBuf> = (0..ctx.batch.max(1)).map(|_| PacketBuf::new()).collect();
+    let mut pending = Pending::new(PENDING_CAPACITY);
+    let fds: Vec<RawFd> = ports.iter().map(|p| p.fd()).collect();
+    let mut baseline: Vec<PortStats> = ports.iter().map(|p| p.stats()).collect();
+    let mut clear_seen = shared.clear_epoch();
+    let mut idle: u32 = 0;
+    let mut last_retry = now_ns();
+    let mut tx_no_port: u64 = 0;
+    let mut last_publish = 0u64;
+    let mut pfds: Vec<libc::pollfd> = fds.iter().map(|&fd| libc::pollfd { fd, events: libc::POLLIN, revents: 0 }).collect();
+
+    while !shared.stopping() {
+        // A new generation: fold the old counters under stable keys, reshape, and
+        // retry the packets waiting for a neighbour against the new tables.
+        let cur = shared.gen.load();
+        if cur.id != gen.id {
+            let next = arc_swap::Guard::into_inner(cur);
+            {
+                let mut r = lock(&shared.retired);
+                r.absorb(&gen.tables, &w.counters);
+            }
+            let icmp_limit = w.icmp_limit.clone();
+            w = Worker::new(&next.tables);
+            w.icmp_limit = icmp_limit;
+            gen = next;
+            {
+                let mut slot = lock(&shared.workers[ctx.id]);
+                slot.gen = gen.clone();
+                slot.counters = w.counters.clone();
+            }
+            if !pending.is_empty() {
+                pending.retry(&gen.tables, now_ns(), |d, f| send(&mut ports, d, f, &mut tx_no_port));
+            }
+        }
+
+        let mut busy = false;
+        for i in 0..ports.len() {
+            let n = match ports[i].rx_burst(&mut bufs) {
+                Ok(n) => n,
+                Err(e) => {
+                    eprintln!("sr6: worker {}: receive on {}: {e}", ctx.id, ports[i].ifname());
+                    0
+                }
+            };
+            if n == 0 {
+                continue;
+            }
+            busy = true;
+            w.process_batch(&gen.tables, &mut bufs[..n]);
+            for b in &bufs[..n] {
+                match b.verdict {
+                    Verdict::Tx(d) => send(&mut ports, d, b.data(), &mut tx_no_port),
+                    Verdict::Resolve(d) => {
+                        if pending.push(d, b.nh_key, b.data(), w.now_ns) {
+                            let _ = ctx.resolve.try_send((d, b.nh_key));
+                        }
+                    }
+                    // Local: the kernel has its own copy (AF_PACKET) or the XDP program
+                    // passed host traffic to it (AF_XDP); counted by the pipeline.
+                    Verdict::Local | Verdict::Drop(_) | Verdict::Pending => {}
+                }
+            }
+        }
+        for p in ports.iter_mut() {
+            if let Err(e) = p.tx_flush() {
+                eprintln!("sr6: worker {}: transmit on {}: {e}", ctx.id, p.ifname());
+            }
+        }
+
+        // Waiting packets: expire them, and ask again for their neighbours.
+        if !pending.is_empty() {
+            let now = now_ns();
+            if now.saturating_sub(last_retry) > 500_000_000 {
+                last_retry = now;
+                pending.retry(&gen.tables, now, |d, f| send(&mut ports, d, f, &mut tx_no_port));
+                for r in pending.awaited() {
+                    let _ = ctx.resolve.try_send(r);
+                }
+            }
+        }
+
+        // Publish counters (own lock: uncontended but for a reader), at most every
+        // millisecond under load: copying them per batch would cost more than the
+        // batch with a large SID table.
+        let now = now_ns();
+        if !busy || now.saturating_sub(last_publish) > 1_000_000 {
+            last_publish = now;
+            let epoch = shared.clear_epoch();
+            if epoch != clear_seen {
+                clear_seen = epoch;
+                w.counters.clear();
+                pending.stats = Default::default();
+                tx_no_port = 0;
+                baseline = ports.iter().map(|p| p.stats()).collect();
+            }
+            let mut slot = lock(&shared.workers[ctx.id]);
+            slot.counters.clone_from(&w.counters);
+            for (i, p) in ports.iter().enumerate() {
+                if let Some(s) = slot.ports.get_mut(i) {
+                    *s = minus(p.stats(), baseline[i]);
+                }
+            }
+            slot.pending = pending.stats;
+            slot.tx_no_port = tx_no_port;
+        }
+
+        if busy {
+            idle = 0;
+        } else {
+            idle += 1;
+            if idle > SPIN_ROUNDS {
+                poll_readable(&mut pfds, IDLE_POLL_MS);
+            }
+        }
+    }
+    for p in ports.iter_mut() {
+        let _ = p.tx_flush();
+    }
+}
+
+#[inline]
+fn send(ports: &mut [Box<dyn Port>], dev: DevId, frame: &[u8], no_port: &mut u64) {
+    match ports.get_mut(dev as usize) {
+        // A full ring is counted by the port.
+        Some(p) => {
+            let _ = p.tx_queue(frame);
+        }
+        None => *no_port += 1,
+    }
+}
+
+fn minus(a: PortStats, b: PortStats) -> PortStats {
+    PortStats {
+        rx: a.rx.saturating_sub(b.rx),
+        rx_ring_full: a.rx_ring_full.saturating_sub(b.rx_ring_full),
+        rx_oversized: a.rx_oversized.saturating_sub(b.rx_oversized),
+        tx: a.tx.saturating_sub(b.tx),
+        tx_ring_full: a.tx_ring_full.saturating_sub(b.tx_ring_full),
+    }
+}
