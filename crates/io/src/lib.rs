@@ -6,6 +6,7 @@
 
 pub mod live;
 pub mod memory;
+pub mod netlink;
 pub mod pcap;
 
 use sr6_core::packet::PacketBuf;
