@@ -8,6 +8,7 @@
 
 pub mod live;
 pub mod memory;
+pub mod netlink;
 pub mod pcap;
 pub mod socketpair;
 

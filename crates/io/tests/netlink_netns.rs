@@ -1,0 +1,390 @@
+//! `sr6_io::netlink` against the kernel, with `ip` as the oracle.
+//!
+//! Each test makes two network namespaces, A and B, joined by a veth pair (A's `sr6a`
+//! 2001:db8:5e6::1/64 and 192.0.2.1/24, B's `sr6b` ::2 and .2), runs the code under
+//! test in a thread that has entered A, and compares with what `ip` reports. Nothing
+//! leaves the two namespaces, which a guard removes even when a test fails. Needs
+//! root (CAP_NET_ADMIN + CAP_SYS_ADMIN); otherwise each test says so and passes.
+
+use std::collections::BTreeSet;
+use std::fs::File;
+use std::io::Write;
+use std::net::IpAddr;
+use std::os::fd::AsRawFd;
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use sr6_io::netlink::{self, nud, KernelError, LinkInfo, NeighEvent, NeighMonitor, Neighbour};
+
+const DEV_A: &str = "sr6a";
+const DEV_B: &str = "sr6b";
+const A6: &str = "2001:db8:5e6::1";
+const B6: &str = "2001:db8:5e6::2";
+const A4: &str = "192.0.2.1";
+const B4: &str = "192.0.2.2";
+
+/// Runs `ip ARGS`, panicking with its stderr if it fails; returns its stdout.
+fn ip(args: &[&str]) -> String {
+    let out = Command::new("ip").args(args).output().expect("running ip");
+    assert!(
+        out.status.success(),
+        "ip {}: {}",
+        args.join(" "),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("ip prints UTF-8")
+}
+
+fn ip_json(args: &[&str]) -> Value {
+    let mut all = vec!["-j"];
+    all.extend_from_slice(args);
+    serde_json::from_str(&ip(&all)).expect("ip -j prints JSON")
+}
+
+fn parse_mac(s: &str) -> [u8; 6] {
+    let v: Vec<u8> = s.split(':').map(|b| u8::from_str_radix(b, 16).unwrap()).collect();
+    v.try_into().unwrap_or_else(|v| panic!("not a MAC: {s} ({v:?})"))
+}
+
+/// Two namespaces joined by a veth pair; removed on drop.
+struct Netns {
+    a: String,
+    b: String,
+}
+
+impl Netns {
+    /// `None` (after saying why) when the test cannot run here.
+    fn new() -> Option<Netns> {
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        if unsafe { libc::geteuid() } != 0 {
+            eprintln!("skipped: making network namespaces needs root");
+            return None;
+        }
+        static N: AtomicU32 = AtomicU32::new(0);
+        let n = N.fetch_add(1, Ordering::Relaxed);
+        let pid = std::process::id();
+        let ns = Netns { a: format!("sr6nl-{pid}-{n}-a"), b: format!("sr6nl-{pid}-{n}-b") };
+        ip(&["netns", "add", &ns.a]);
+        ip(&["netns", "add", &ns.b]);
+        let (a, b) = (ns.a.as_str(), ns.b.as_str());
+        ip(&["-n", a, "link", "add", DEV_A, "type", "veth", "peer", "name", DEV_B, "netns", b]);
+        ip(&["-n", a, "addr", "add", &format!("{A6}/64"), "dev", DEV_A, "nodad"]);
+        ip(&["-n", b, "addr", "add", &format!("{B6}/64"), "dev", DEV_B, "nodad"]);
+        ip(&["-n", a, "addr", "add", &format!("{A4}/24"), "dev", DEV_A]);
+        ip(&["-n", b, "addr", "add", &format!("{B4}/24"), "dev", DEV_B]);
+        ip(&["-n", a, "link", "set", DEV_A, "up"]);
+        ip(&["-n", b, "link", "set", DEV_B, "up"]);
+        Some(ns)
+    }
+
+    /// Runs `f` in a thread that has entered namespace A, and returns its result (or
+    /// resumes its panic). Netlink sockets opened by `f` belong to A.
+    fn in_a<T: Send>(&self, f: impl FnOnce() -> T + Send) -> T {
+        let path = format!("/var/run/netns/{}", self.a);
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                let file = File::open(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+                // SAFETY: `file` is an open namespace file for the whole call; setns
+                // moves only the calling thread, which this test owns.
+                let r = unsafe { libc::setns(file.as_raw_fd(), libc::CLONE_NEWNET) };
+                assert_eq!(r, 0, "setns {path}: {}", std::io::Error::last_os_error());
+                f()
+            })
+            .join()
+            .unwrap_or_else(|p| std::panic::resume_unwind(p))
+        })
+    }
+
+    /// The MAC of `dev` in namespace `ns`, as `ip -j link show` reports it.
+    fn mac(ns: &str, dev: &str) -> [u8; 6] {
+        let j = ip_json(&["-n", ns, "link", "show", "dev", dev]);
+        parse_mac(j[0]["address"].as_str().expect("an address"))
+    }
+}
+
+impl Drop for Netns {
+    fn drop(&mut self) {
+        // Deleting a namespace destroys its end of the veth pair, and so the pair.
+        for ns in [&self.a, &self.b] {
+            let _ = Command::new("ip").args(["netns", "del", ns]).stderr(Stdio::null()).status();
+        }
+    }
+}
+
+/// Reads `mon` until `done` has seen what it waits for (it returns true), for at most
+/// 5 s; returns every event seen.
+fn wait_events(
+    mon: &mut NeighMonitor,
+    what: &str,
+    mut done: impl FnMut(&NeighEvent) -> bool,
+) -> Vec<NeighEvent> {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let mut seen = Vec::new();
+    while Instant::now() < deadline {
+        for e in mon.recv(Duration::from_millis(200)).expect("monitor recv") {
+            let hit = done(&e);
+            seen.push(e);
+            if hit {
+                return seen;
+            }
+        }
+    }
+    panic!("{what}: not seen within 5 s; events: {seen:?}");
+}
+
+#[test]
+fn links_match_ip() {
+    let Some(ns) = Netns::new() else { return };
+    let (sr6a, lo, all, missing, too_long) = ns.in_a(|| {
+        (
+            netlink::link_by_name(DEV_A).unwrap(),
+            netlink::link_by_name("lo").unwrap(),
+            netlink::links().unwrap(),
+            netlink::link_by_name("nosuch0").unwrap_err(),
+            netlink::link_by_name("a-name-longer-than-15").unwrap_err(),
+        )
+    });
+
+    let j = &ip_json(&["-n", &ns.a, "link", "show", "dev", DEV_A])[0];
+    let flags: Vec<&str> =
+        j["flags"].as_array().unwrap().iter().map(|f| f.as_str().unwrap()).collect();
+    assert_eq!(
+        sr6a,
+        LinkInfo {
+            ifindex: j["ifindex"].as_u64().unwrap() as u32,
+            name: DEV_A.into(),
+            mac: parse_mac(j["address"].as_str().unwrap()),
+            up: flags.contains(&"UP"),
+            carrier: flags.contains(&"LOWER_UP"),
+            mtu: j["mtu"].as_u64().unwrap() as u32,
+            link_type: netlink::ARPHRD_ETHER,
+        }
+    );
+    assert!(sr6a.up && sr6a.is_ethernet());
+    // Loopback: down in a new namespace, an all-zero address, ARPHRD_LOOPBACK.
+    assert_eq!((lo.name.as_str(), lo.up, lo.mac, lo.link_type), ("lo", false, [0; 6], 772));
+
+    let want: BTreeSet<(u32, String)> = ip_json(&["-n", &ns.a, "link", "show"])
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| (l["ifindex"].as_u64().unwrap() as u32, l["ifname"].as_str().unwrap().to_string()))
+        .collect();
+    let got: BTreeSet<(u32, String)> = all.iter().map(|l| (l.ifindex, l.name.clone())).collect();
+    assert_eq!(got, want);
+    assert!(all.contains(&sr6a) && all.contains(&lo));
+
+    for e in [missing, too_long] {
+        assert_eq!(e.kind(), std::io::ErrorKind::NotFound, "{e}");
+        assert!(e.to_string().starts_with("no such device "), "{e}");
+    }
+}
+
+#[test]
+fn static_neighbours_are_dumped_and_left_alone() {
+    let Some(ns) = Netns::new() else { return };
+    ip(&[
+        "-n",
+        &ns.a,
+        "neigh",
+        "add",
+        "2001:db8:5e6::99",
+        "lladdr",
+        "02:00:5e:00:00:99",
+        "dev",
+        DEV_A,
+    ]);
+    ip(&["-n", &ns.a, "neigh", "add", "192.0.2.99", "lladdr", "02:00:5e:00:00:98", "dev", DEV_A]);
+    let (before, after, one, none) = ns.in_a(|| {
+        let mut rtnl = netlink::Rtnl::open().unwrap();
+        let before = rtnl.neighbours().unwrap();
+        let ifindex = rtnl.link_by_name(DEV_A).unwrap().ifindex;
+        let one = rtnl.neighbour(ifindex, "192.0.2.99".parse().unwrap()).unwrap();
+        let none = rtnl.neighbour(ifindex, "192.0.2.98".parse().unwrap()).unwrap();
+        // NTF_USE on a static entry must not change it.
+        rtnl.request_resolution(ifindex, "2001:db8:5e6::99".parse().unwrap()).unwrap();
+        rtnl.request_resolution(ifindex, "192.0.2.99".parse().unwrap()).unwrap();
+        (before, rtnl.neighbours().unwrap(), one, none)
+    });
+    let ifindex = netlink_ifindex(&ns);
+    for (addr, mac) in
+        [("2001:db8:5e6::99", [2, 0, 0x5e, 0, 0, 0x99]), ("192.0.2.99", [2, 0, 0x5e, 0, 0, 0x98])]
+    {
+        let want = Neighbour {
+            ifindex,
+            addr: addr.parse().unwrap(),
+            mac: Some(mac),
+            state: nud::PERMANENT,
+            flags: 0,
+        };
+        assert!(want.usable());
+        assert!(before.contains(&want), "{want:?} not in {before:?}");
+        assert!(after.contains(&want), "{want:?} changed: {after:?}");
+        if addr == "192.0.2.99" {
+            assert_eq!(one.as_ref(), Some(&want));
+        }
+    }
+    assert_eq!(none, None);
+    // Every entry `ip neigh show` lists (it hides NONE entries) is in the dump.
+    for e in ip_json(&["-n", &ns.a, "neigh", "show"]).as_array().unwrap() {
+        let addr: IpAddr = e["dst"].as_str().unwrap().parse().unwrap();
+        let n = after.iter().find(|n| n.addr == addr).unwrap_or_else(|| panic!("{e} not dumped"));
+        assert_eq!(n.mac, e["lladdr"].as_str().map(parse_mac), "{e}");
+    }
+}
+
+/// A's `sr6a` index, from `ip`.
+fn netlink_ifindex(ns: &Netns) -> u32 {
+    ip_json(&["-n", &ns.a, "link", "show", "dev", DEV_A])[0]["ifindex"].as_u64().unwrap() as u32
+}
+
+#[test]
+fn resolution_events_and_deletion() {
+    let Some(ns) = Netns::new() else { return };
+    let peer_mac = Netns::mac(&ns.b, DEV_B);
+    let ifindex = netlink_ifindex(&ns);
+    let b6: IpAddr = B6.parse().unwrap();
+    let b4: IpAddr = B4.parse().unwrap();
+    let a = ns.a.clone();
+    let (events, dumped, deletions) = ns.in_a(move || {
+        let mut mon = NeighMonitor::open().unwrap();
+        assert!(mon.fd() >= 0);
+        netlink::request_resolution(ifindex, b6).unwrap();
+        netlink::request_resolution(ifindex, b4).unwrap();
+        let mut pending: BTreeSet<IpAddr> = [b6, b4].into();
+        let events = wait_events(&mut mon, "both peers resolved", |e| {
+            if let NeighEvent::New(n) = e {
+                if n.ifindex == ifindex && n.usable() && n.mac == Some(peer_mac) {
+                    pending.remove(&n.addr);
+                }
+            }
+            pending.is_empty()
+        });
+        let dumped = netlink::neighbours().unwrap();
+        let mut deletions = Vec::new();
+        for addr in [b6, b4] {
+            ip(&["-n", &a, "neigh", "del", &addr.to_string(), "dev", DEV_A]);
+            deletions.extend(wait_events(
+                &mut mon,
+                "a Del event",
+                |e| matches!(e, NeighEvent::Del(n) if n.addr == addr && n.ifindex == ifindex),
+            ));
+        }
+        (events, dumped, deletions)
+    });
+    assert!(!events.contains(&NeighEvent::Overrun));
+    for addr in [b6, b4] {
+        let n = dumped
+            .iter()
+            .find(|n| n.addr == addr)
+            .unwrap_or_else(|| panic!("{addr} not in {dumped:?}"));
+        assert!(n.usable() && n.mac == Some(peer_mac) && n.ifindex == ifindex, "{n:?}");
+    }
+    // And `ip` agrees with what was dumped.
+    let shown = ip_json(&["-n", &ns.a, "neigh", "show", "dev", DEV_A]);
+    assert!(shown.as_array().unwrap().iter().all(|e| e["dst"] != B6 && e["dst"] != B4), "{shown}");
+    assert!(deletions.iter().any(|e| matches!(e, NeighEvent::Del(n) if n.addr == b6)));
+}
+
+#[test]
+fn unanswered_resolution_fails() {
+    let Some(ns) = Netns::new() else { return };
+    let ifindex = netlink_ifindex(&ns);
+    let nobody: IpAddr = "2001:db8:5e6::77".parse().unwrap();
+    let events = ns.in_a(move || {
+        let mut mon = NeighMonitor::open().unwrap();
+        netlink::request_resolution(ifindex, nobody).unwrap();
+        // Three solicitations a second apart, then FAILED.
+        wait_events(
+            &mut mon,
+            "FAILED",
+            |e| matches!(e, NeighEvent::New(n) if n.addr == nobody && n.state == nud::FAILED),
+        )
+    });
+    let mine: Vec<&Neighbour> = events
+        .iter()
+        .filter_map(|e| match e {
+            NeighEvent::New(n) if n.addr == nobody => Some(n),
+            _ => None,
+        })
+        .collect();
+    // (The kernel does not announce the entry while it is INCOMPLETE: only FAILED.)
+    assert_eq!(mine.last().map(|n| n.state), Some(nud::FAILED), "{events:?}");
+    assert!(mine.iter().all(|n| !n.usable() && n.mac.is_none()), "{events:?}");
+}
+
+#[test]
+fn resolution_errors_come_from_the_kernel() {
+    let Some(ns) = Netns::new() else { return };
+    let (bad_index, no_index) = ns.in_a(|| {
+        let addr: IpAddr = B6.parse().unwrap();
+        (
+            netlink::request_resolution(999_999, addr).unwrap_err(),
+            netlink::request_resolution(0, addr).unwrap_err(),
+        )
+    });
+    let k =
+        bad_index.get_ref().and_then(|e| e.downcast_ref::<KernelError>()).expect("a KernelError");
+    assert_eq!(k.errno, libc::ENODEV, "{bad_index}");
+    assert!(
+        bad_index.to_string().contains("resolve 2001:db8:5e6::2 on ifindex 999999"),
+        "{bad_index}"
+    );
+    let k =
+        no_index.get_ref().and_then(|e| e.downcast_ref::<KernelError>()).expect("a KernelError");
+    assert_eq!(k.errno, libc::EINVAL, "{no_index}");
+    eprintln!("kernel errors: {bad_index} / {no_index}");
+}
+
+#[test]
+fn overrun_is_reported_and_the_monitor_goes_on() {
+    let Some(ns) = Netns::new() else { return };
+    let a = ns.a.clone();
+    let (overrun, after) = ns.in_a(move || {
+        let mut mon = NeighMonitor::open().unwrap();
+        // 10,000 events that nobody reads meanwhile: more than the socket can queue.
+        let mut batch = String::new();
+        for i in 0..5000 {
+            let addr = format!("2001:db8:5e6::1:{i:x}");
+            batch.push_str(&format!("neigh add {addr} lladdr 02:00:00:00:00:01 dev {DEV_A}\n"));
+            batch.push_str(&format!("neigh del {addr} dev {DEV_A}\n"));
+        }
+        let mut child = Command::new("ip")
+            .args(["-n", &a, "-batch", "-"])
+            .stdin(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(batch.as_bytes()).unwrap();
+        assert!(child.wait().unwrap().success());
+        let mut overrun = false;
+        loop {
+            let events = mon.recv(Duration::from_millis(200)).unwrap();
+            if events.is_empty() {
+                break;
+            }
+            overrun |= events.contains(&NeighEvent::Overrun);
+        }
+        // Still subscribed: a new entry is reported.
+        ip(&[
+            "-n",
+            &a,
+            "neigh",
+            "add",
+            "2001:db8:5e6::7777",
+            "lladdr",
+            "02:00:00:00:00:77",
+            "dev",
+            DEV_A,
+        ]);
+        let after = wait_events(
+            &mut mon,
+            "an event after the overrun",
+            |e| matches!(e, NeighEvent::New(n) if n.addr.to_string() == "2001:db8:5e6::7777"),
+        );
+        (overrun, after)
+    });
+    assert!(overrun, "10,000 unread events did not overrun the monitor");
+    assert!(!after.is_empty());
+}
