@@ -17,6 +17,7 @@ const BPF_MAP_DELETE_ELEM: u32 = 3;
 const BPF_MAP_GET_NEXT_KEY: u32 = 4;
 const BPF_PROG_LOAD: u32 = 5;
 const BPF_PROG_TEST_RUN: u32 = 10;
+const BPF_OBJ_GET_INFO_BY_FD: u32 = 15;
 const BPF_LINK_CREATE: u32 = 28;
 
 /// enum bpf_map_type.
@@ -255,8 +256,30 @@ struct LinkCreateAttr {
 /// ([`XDP_FLAGS_DRV_MODE`] or [`XDP_FLAGS_SKB_MODE`]). The program stays attached while
 /// the returned link descriptor is open.
 pub(crate) fn link_create_xdp(prog: &OwnedFd, ifindex: u32, flags: u32) -> io::Result<OwnedFd> {
-    let mut a = LinkCreateAttr { prog_fd: prog.as_raw_fd() as u32, target_ifindex: ifindex, attach_type: BPF_XDP, flags };
+    let mut a =
+        LinkCreateAttr { prog_fd: prog.as_raw_fd() as u32, target_ifindex: ifindex, attach_type: BPF_XDP, flags };
     sys_bpf(BPF_LINK_CREATE, &mut a).map(owned)
+}
+
+#[repr(C)]
+struct InfoAttr {
+    bpf_fd: u32,
+    info_len: u32,
+    info: u64,
+}
+
+/// The kernel's id of a loaded program (`BPF_OBJ_GET_INFO_BY_FD`), as `ip link` and
+/// `bpftool` show it.
+pub(crate) fn prog_id(prog: &OwnedFd) -> io::Result<u32> {
+    // The head of `struct bpf_prog_info`: type, id. The kernel fills what fits.
+    let mut info = [0u32; 2];
+    let mut a = InfoAttr {
+        bpf_fd: prog.as_raw_fd() as u32,
+        info_len: std::mem::size_of_val(&info) as u32,
+        info: info.as_mut_ptr() as u64,
+    };
+    sys_bpf(BPF_OBJ_GET_INFO_BY_FD, &mut a).map_err(|e| context(e, "bpf(BPF_OBJ_GET_INFO_BY_FD)"))?;
+    Ok(info[1])
 }
 
 #[repr(C)]

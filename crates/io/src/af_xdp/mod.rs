@@ -57,8 +57,8 @@ impl XdpMode {
 /// nothing more).
 #[derive(Debug)]
 pub struct XdpAttachment {
-    // Declared (and so dropped) first: closing the link detaches the program.
-    link: OwnedFd,
+    // Held, never read: closing it detaches the program. Declared (and so dropped) first.
+    _link: OwnedFd,
     prog: OwnedFd,
     xsks: OwnedFd,
     host6: OwnedFd,
@@ -144,15 +144,16 @@ impl XdpAttachment {
         let Some((link, mode)) = attached else {
             let busy = errors.iter().any(|(_, e)| e.raw_os_error() == Some(libc::EBUSY));
             let detail: Vec<String> = errors.iter().map(|(m, e)| format!("{} mode: {e}", m.as_str())).collect();
-            let hint = if busy { " (another XDP program is attached: `ip link set dev DEV xdp off`?)" } else { "" };
+            let hint = if busy {
+                format!(" (another XDP program is attached: `ip link set dev {ifname} xdp off`?)")
+            } else {
+                String::new()
+            };
             let kind = errors.last().map_or(io::ErrorKind::Other, |(_, e)| e.kind());
-            return Err(io::Error::new(
-                kind,
-                format!("cannot attach XDP to {ifname}: {}{hint}", detail.join("; ")).replace("DEV", ifname),
-            ));
+            return Err(io::Error::new(kind, format!("cannot attach XDP to {ifname}: {}{hint}", detail.join("; "))));
         };
         let a = XdpAttachment {
-            link,
+            _link: link,
             prog,
             xsks: maps.xsks,
             host6: maps.host6,
@@ -234,9 +235,10 @@ impl XdpAttachment {
         XskPort::open(&self.ifname, self.ifindex, spec.worker, spec.dev, spec.ring_frames, copy, &self.xsks)
     }
 
-    /// The program's and link's descriptors (for diagnostics).
-    pub fn fds(&self) -> (i32, i32) {
-        (self.prog.as_raw_fd(), self.link.as_raw_fd())
+    /// The kernel's id of the attached program (`ip -d link show` prints
+    /// `prog/xdp id N`).
+    pub fn prog_id(&self) -> io::Result<u32> {
+        bpf::prog_id(&self.prog)
     }
 }
 

@@ -161,6 +161,7 @@ pub(crate) fn xdp_program(maps: MapFds, miss: u32) -> Vec<Insn> {
     a.emit(CALL, 0, 0, 0, BPF_FUNC_MAP_LOOKUP_ELEM);
     a.jump(JNE_IMM, R0, 0, 0, pass); //              if (found) pass
     a.jump(JA, 0, 0, 0, redirect);
+
     // IPv6
     a.bind(ipv6);
     a.emit(MOV64_REG, R4, R2, 0, 0); //              r4 = data + 54
@@ -179,6 +180,7 @@ pub(crate) fn xdp_program(maps: MapFds, miss: u32) -> Vec<Insn> {
     a.ld_map_fd(R1, maps.host6); //                  r1 = &host6
     a.emit(CALL, 0, 0, 0, BPF_FUNC_MAP_LOOKUP_ELEM);
     a.jump(JNE_IMM, R0, 0, 0, pass); //              if (found) pass
+
     // Everything else: to the socket of this queue.
     a.bind(redirect);
     a.emit(LDX_W, R2, R6, MD_RX_QUEUE_INDEX, 0); //  r2 = ctx->rx_queue_index

@@ -136,11 +136,11 @@ impl<T: Copy> Ring<T> {
         let flags = at(off.flags)?;
         let descs = at(off.desc)?;
         for p in [producer, consumer, flags] {
-            if p as usize % std::mem::align_of::<AtomicU32>() != 0 {
+            if p as usize & (std::mem::align_of::<AtomicU32>() - 1) != 0 {
                 return Err(io::Error::other("misaligned ring index"));
             }
         }
-        if descs as usize % std::mem::align_of::<T>() != 0 {
+        if descs as usize & (std::mem::align_of::<T>() - 1) != 0 {
             return Err(io::Error::other("misaligned ring entries"));
         }
         // The kernel hands out non-null, aligned pointers inside `map` (checked above).

@@ -282,7 +282,8 @@ impl XskPort {
     /// `sendto(MSG_DONTWAIT)`: tells the kernel the TX ring has work.
     fn kick_tx(&self) -> io::Result<()> {
         // SAFETY: a zero-length sendto with no buffer and no address; nothing is read.
-        let r = unsafe { libc::sendto(self.fd.as_raw_fd(), std::ptr::null(), 0, libc::MSG_DONTWAIT, std::ptr::null(), 0) };
+        let r =
+            unsafe { libc::sendto(self.fd.as_raw_fd(), std::ptr::null(), 0, libc::MSG_DONTWAIT, std::ptr::null(), 0) };
         if r >= 0 {
             return Ok(());
         }
