@@ -573,6 +573,23 @@ fn scenario(tag: &str, mode: XdpMode) {
     raw.send(&ether(MAC_A, MAC_B, 0x86dd, &udp6(b6(), a6(), b"a host address again")));
     assert!(port_collect(&mut port, 1, Duration::from_millis(300), Duration::ZERO).is_empty());
 
+    // -- a frame larger than a UMEM frame: the kernel drops it before the RX ring and
+    // says so in XDP_STATISTICS, which the port reports as rx_ring_full. (Generic mode
+    // only: with native XDP, veth refuses an MTU that large.)
+    if mode == XdpMode::Generic {
+        ip(&["-n", &n.a, "link", "set", DEV_A, "mtu", "9000"]);
+        ip(&["-n", &n.b, "link", "set", DEV_B, "mtu", "9000"]);
+        let before = port.stats().rx_ring_full;
+        let jumbo = ether(MAC_A, MAC_B, 0x86dd, &udp6(b6(), far6(), &[0x5a; 5000]));
+        raw.send(&jumbo);
+        let marker = ether(MAC_A, MAC_B, 0x86dd, &udp6(b6(), far6(), b"after the jumbo frame"));
+        raw.send(&marker);
+        let got = port_collect(&mut port, 1, Duration::from_secs(5), Duration::from_millis(100));
+        assert_eq!(got, vec![marker]);
+        assert_eq!(port.stats().rx_ring_full, before + 1);
+        assert_eq!(port.xdp_statistics().unwrap().rx_dropped, 1);
+    }
+
     // -- detach.
     drop(att);
     let shown = xdp_shown(&n.a);

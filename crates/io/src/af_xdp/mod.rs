@@ -205,6 +205,11 @@ impl XdpAttachment {
 
     /// Opens worker `spec.worker`'s AF_XDP socket on queue `spec.worker` of this device
     /// and steers that queue's frames to it. Uses zero-copy where the driver has it.
+    ///
+    /// A queue without a socket leaves its frames to the kernel (the program's fallback
+    /// is `XDP_PASS`), so every one of the [`XdpAttachment::rx_queues`] queues needs a
+    /// worker, or the device fewer queues (`ethtool -L DEV combined N`).
+    /// `spec.ring_frames` is rounded up to a power of two (at most 32768).
     pub fn open_port(&self, spec: &PortSpec) -> io::Result<XskPort> {
         self.open_port_inner(spec, false)
     }
