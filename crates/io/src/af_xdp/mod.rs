@@ -1,6 +1,6 @@
 //! AF_XDP: sr6's primary live backend.
 //!
-//! An [`XdpAttachment`] loads a small XDP program ([`prog`]) on one device and keeps it
+//! An [`XdpAttachment`] loads a small XDP program (`prog.rs`) on one device and keeps it
 //! attached while it lives (a bpf link: closing it, or the process dying, detaches the
 //! program). The program leaves to the kernel whatever is not sr6's business — ARP,
 //! VLAN-tagged and other non-IP frames, multicast and broadcast, IPv6 neighbour
@@ -11,7 +11,9 @@
 //! it in that map.
 //!
 //! No clang, libbpf or libxdp: the program is assembled in Rust and loaded with bpf(2)
-//! ([`bpf`]); the rings are mapped and driven by hand ([`ring`]).
+//! (`bpf.rs`); the rings are mapped and driven by hand (`ring.rs`, about 250 lines; the
+//! `xdpilone` crate would do it too, but its licence, EUPL-1.2, is copyleft and this
+//! project is Apache-2.0).
 //!
 //! Mode: driver (native) XDP is tried first, then generic (SKB) XDP. Sockets use zero-copy
 //! where the driver supports it and copy mode otherwise (veth: copy).
