@@ -1,0 +1,321 @@
+//! Thin wrappers over the bpf(2) system call: the handful of commands the AF_XDP backend
+//! needs (create a map, update/delete/iterate its elements, load a program, attach it
+//! with a link, run it on a test frame).
+//!
+//! Each command fills its own `#[repr(C)]` prefix of the kernel's `union bpf_attr`
+//! (`<linux/bpf.h>`) and passes that prefix's size: the kernel treats the bytes it does
+//! not receive as zero. Every file descriptor the kernel returns is `O_CLOEXEC` and is
+//! wrapped in an [`OwnedFd`] at once, so nothing leaks on an error path.
+
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+
+// Commands (enum bpf_cmd).
+const BPF_MAP_CREATE: u32 = 0;
+const BPF_MAP_UPDATE_ELEM: u32 = 2;
+const BPF_MAP_DELETE_ELEM: u32 = 3;
+const BPF_MAP_GET_NEXT_KEY: u32 = 4;
+const BPF_PROG_LOAD: u32 = 5;
+const BPF_PROG_TEST_RUN: u32 = 10;
+const BPF_OBJ_GET_INFO_BY_FD: u32 = 15;
+const BPF_LINK_CREATE: u32 = 28;
+
+/// enum bpf_map_type.
+pub(crate) const BPF_MAP_TYPE_HASH: u32 = 1;
+pub(crate) const BPF_MAP_TYPE_XSKMAP: u32 = 17;
+/// enum bpf_prog_type.
+const BPF_PROG_TYPE_XDP: u32 = 6;
+/// enum bpf_attach_type.
+const BPF_XDP: u32 = 37;
+/// `BPF_ANY`: create or update.
+const BPF_ANY: u64 = 0;
+
+/// XDP attach flags (`<linux/if_link.h>`).
+pub(crate) const XDP_FLAGS_SKB_MODE: u32 = 1 << 1;
+pub(crate) const XDP_FLAGS_DRV_MODE: u32 = 1 << 2;
+
+/// Size of the verifier log captured when a load fails.
+const LOG_SIZE: usize = 1 << 18;
+
+/// One eBPF instruction (`struct bpf_insn`): 8 bytes, the two register numbers packed in
+/// one byte (destination in the low nibble on little-endian machines).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Insn {
+    pub code: u8,
+    pub regs: u8,
+    pub off: i16,
+    pub imm: i32,
+}
+
+impl Insn {
+    pub(crate) fn new(code: u8, dst: u8, src: u8, off: i16, imm: i32) -> Insn {
+        let regs = if cfg!(target_endian = "little") { (src << 4) | (dst & 0xf) } else { (dst << 4) | (src & 0xf) };
+        Insn { code, regs, off, imm }
+    }
+
+    /// The 8 bytes the kernel reads.
+    #[cfg(test)]
+    pub(crate) fn to_bytes(self) -> [u8; 8] {
+        let mut b = [0u8; 8];
+        b[0] = self.code;
+        b[1] = self.regs;
+        b[2..4].copy_from_slice(&self.off.to_ne_bytes());
+        b[4..8].copy_from_slice(&self.imm.to_ne_bytes());
+        b
+    }
+}
+
+/// bpf(2) itself. `attr` is one of the `#[repr(C)]` structs below.
+fn sys_bpf<T>(cmd: u32, attr: &mut T) -> io::Result<i64> {
+    // SAFETY: `attr` is a valid, initialised, exclusively borrowed `#[repr(C)]` struct
+    // whose layout is the prefix of `union bpf_attr` for `cmd`, and its size is passed
+    // with it; the kernel reads at most that many bytes and writes only output fields of
+    // that prefix. Pointers inside it point to buffers the caller keeps alive.
+    let r = unsafe { libc::syscall(libc::SYS_bpf, cmd as libc::c_long, attr as *mut T, std::mem::size_of::<T>()) };
+    if r < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(r as i64)
+    }
+}
+
+/// Wraps a returned descriptor.
+fn owned(fd: i64) -> OwnedFd {
+    // SAFETY: `fd` was just returned by the kernel as a new descriptor that nothing else
+    // owns.
+    unsafe { OwnedFd::from_raw_fd(fd as i32) }
+}
+
+/// An object name (`BPF_OBJ_NAME_LEN` = 16, NUL-terminated, `[A-Za-z0-9_.]`).
+fn obj_name(name: &str) -> [u8; 16] {
+    let mut out = [0u8; 16];
+    for (o, b) in out.iter_mut().zip(name.bytes().take(15)) {
+        *o = b;
+    }
+    out
+}
+
+/// Adds what was being done to an error, keeping its kind.
+pub(crate) fn context(e: io::Error, what: &str) -> io::Error {
+    io::Error::new(e.kind(), format!("{what}: {e}"))
+}
+
+#[repr(C)]
+struct MapCreateAttr {
+    map_type: u32,
+    key_size: u32,
+    value_size: u32,
+    max_entries: u32,
+    map_flags: u32,
+    inner_map_fd: u32,
+    numa_node: u32,
+    map_name: [u8; 16],
+}
+
+/// `BPF_MAP_CREATE`.
+pub(crate) fn map_create(
+    map_type: u32,
+    key_size: u32,
+    value_size: u32,
+    max_entries: u32,
+    name: &str,
+) -> io::Result<OwnedFd> {
+    let mut a = MapCreateAttr {
+        map_type,
+        key_size,
+        value_size,
+        max_entries,
+        map_flags: 0,
+        inner_map_fd: 0,
+        numa_node: 0,
+        map_name: obj_name(name),
+    };
+    sys_bpf(BPF_MAP_CREATE, &mut a).map(owned).map_err(|e| context(e, &format!("bpf(BPF_MAP_CREATE {name})")))
+}
+
+#[repr(C)]
+struct ElemAttr {
+    map_fd: u32,
+    _pad: u32,
+    key: u64,
+    value: u64,
+    flags: u64,
+}
+
+/// `BPF_MAP_UPDATE_ELEM` with `BPF_ANY`. `key` and `value` must have the map's sizes.
+pub(crate) fn map_update(map: &OwnedFd, key: &[u8], value: &[u8]) -> io::Result<()> {
+    let mut a = ElemAttr {
+        map_fd: map.as_raw_fd() as u32,
+        _pad: 0,
+        key: key.as_ptr() as u64,
+        value: value.as_ptr() as u64,
+        flags: BPF_ANY,
+    };
+    sys_bpf(BPF_MAP_UPDATE_ELEM, &mut a).map(|_| ()).map_err(|e| context(e, "bpf(BPF_MAP_UPDATE_ELEM)"))
+}
+
+/// `BPF_MAP_DELETE_ELEM`. A missing key is not an error.
+pub(crate) fn map_delete(map: &OwnedFd, key: &[u8]) -> io::Result<()> {
+    let mut a = ElemAttr { map_fd: map.as_raw_fd() as u32, _pad: 0, key: key.as_ptr() as u64, value: 0, flags: 0 };
+    match sys_bpf(BPF_MAP_DELETE_ELEM, &mut a) {
+        Ok(_) => Ok(()),
+        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => Ok(()),
+        Err(e) => Err(context(e, "bpf(BPF_MAP_DELETE_ELEM)")),
+    }
+}
+
+/// Every key of a map with `N`-byte keys (`BPF_MAP_GET_NEXT_KEY` from no key).
+pub(crate) fn map_keys<const N: usize>(map: &OwnedFd) -> io::Result<Vec<[u8; N]>> {
+    let mut keys: Vec<[u8; N]> = Vec::new();
+    let mut next = [0u8; N];
+    loop {
+        let mut a = ElemAttr {
+            map_fd: map.as_raw_fd() as u32,
+            _pad: 0,
+            // A null key asks for the first one.
+            key: keys.last().map_or(0, |k| k.as_ptr() as u64),
+            value: next.as_mut_ptr() as u64,
+            flags: 0,
+        };
+        match sys_bpf(BPF_MAP_GET_NEXT_KEY, &mut a) {
+            Ok(_) => keys.push(next),
+            Err(e) if e.raw_os_error() == Some(libc::ENOENT) => return Ok(keys),
+            Err(e) => return Err(context(e, "bpf(BPF_MAP_GET_NEXT_KEY)")),
+        }
+    }
+}
+
+#[repr(C)]
+struct ProgLoadAttr {
+    prog_type: u32,
+    insn_cnt: u32,
+    insns: u64,
+    license: u64,
+    log_level: u32,
+    log_size: u32,
+    log_buf: u64,
+    kern_version: u32,
+    prog_flags: u32,
+    prog_name: [u8; 16],
+    prog_ifindex: u32,
+    expected_attach_type: u32,
+}
+
+/// `BPF_PROG_LOAD` of an XDP program (licence "GPL", expected attach type `BPF_XDP`).
+/// On failure the error carries the verifier's log.
+pub(crate) fn prog_load_xdp(insns: &[Insn], name: &str) -> io::Result<OwnedFd> {
+    const LICENSE: &[u8] = b"GPL\0";
+    let mut a = ProgLoadAttr {
+        prog_type: BPF_PROG_TYPE_XDP,
+        insn_cnt: insns.len() as u32,
+        insns: insns.as_ptr() as u64,
+        license: LICENSE.as_ptr() as u64,
+        log_level: 0,
+        log_size: 0,
+        log_buf: 0,
+        kern_version: 0,
+        prog_flags: 0,
+        prog_name: obj_name(name),
+        prog_ifindex: 0,
+        expected_attach_type: BPF_XDP,
+    };
+    match sys_bpf(BPF_PROG_LOAD, &mut a) {
+        Ok(fd) => return Ok(owned(fd)),
+        // Not the verifier's business: no log to fetch.
+        Err(e) if e.raw_os_error() == Some(libc::EPERM) => {
+            return Err(context(e, "bpf(BPF_PROG_LOAD): needs CAP_BPF + CAP_NET_ADMIN (or root)"))
+        }
+        Err(_) => {}
+    }
+    // Load again with a log to say why (loading without one first keeps the common
+    // path cheap and immune to a log buffer that is too small).
+    let mut log = vec![0u8; LOG_SIZE];
+    a.log_level = 1;
+    a.log_size = LOG_SIZE as u32;
+    a.log_buf = log.as_mut_ptr() as u64;
+    match sys_bpf(BPF_PROG_LOAD, &mut a) {
+        Ok(fd) => Ok(owned(fd)),
+        Err(e) => {
+            let end = log.iter().position(|&b| b == 0).unwrap_or(log.len());
+            let text = String::from_utf8_lossy(&log[..end]);
+            Err(io::Error::new(e.kind(), format!("bpf(BPF_PROG_LOAD {name}): {e}; verifier log:\n{}", text.trim_end())))
+        }
+    }
+}
+
+#[repr(C)]
+struct LinkCreateAttr {
+    prog_fd: u32,
+    target_ifindex: u32,
+    attach_type: u32,
+    flags: u32,
+}
+
+/// `BPF_LINK_CREATE` of an XDP program on a device; `flags` selects the mode
+/// ([`XDP_FLAGS_DRV_MODE`] or [`XDP_FLAGS_SKB_MODE`]). The program stays attached while
+/// the returned link descriptor is open.
+pub(crate) fn link_create_xdp(prog: &OwnedFd, ifindex: u32, flags: u32) -> io::Result<OwnedFd> {
+    let mut a =
+        LinkCreateAttr { prog_fd: prog.as_raw_fd() as u32, target_ifindex: ifindex, attach_type: BPF_XDP, flags };
+    sys_bpf(BPF_LINK_CREATE, &mut a).map(owned)
+}
+
+#[repr(C)]
+struct InfoAttr {
+    bpf_fd: u32,
+    info_len: u32,
+    info: u64,
+}
+
+/// The kernel's id of a loaded program (`BPF_OBJ_GET_INFO_BY_FD`), as `ip link` and
+/// `bpftool` show it.
+pub(crate) fn prog_id(prog: &OwnedFd) -> io::Result<u32> {
+    // The head of `struct bpf_prog_info`: type, id. The kernel fills what fits.
+    let mut info = [0u32; 2];
+    let mut a = InfoAttr {
+        bpf_fd: prog.as_raw_fd() as u32,
+        info_len: std::mem::size_of_val(&info) as u32,
+        info: info.as_mut_ptr() as u64,
+    };
+    sys_bpf(BPF_OBJ_GET_INFO_BY_FD, &mut a).map_err(|e| context(e, "bpf(BPF_OBJ_GET_INFO_BY_FD)"))?;
+    Ok(info[1])
+}
+
+#[repr(C)]
+struct TestRunAttr {
+    prog_fd: u32,
+    retval: u32,
+    data_size_in: u32,
+    data_size_out: u32,
+    data_in: u64,
+    data_out: u64,
+    repeat: u32,
+    duration: u32,
+    ctx_size_in: u32,
+    ctx_size_out: u32,
+    ctx_in: u64,
+    ctx_out: u64,
+}
+
+/// `BPF_PROG_TEST_RUN`: runs an XDP program once on `frame` (nothing is sent or
+/// redirected) and returns its action.
+#[cfg_attr(not(test), allow(dead_code))]
+pub(crate) fn test_run(prog: &OwnedFd, frame: &[u8]) -> io::Result<u32> {
+    let mut a = TestRunAttr {
+        prog_fd: prog.as_raw_fd() as u32,
+        retval: 0,
+        data_size_in: frame.len() as u32,
+        data_size_out: 0,
+        data_in: frame.as_ptr() as u64,
+        data_out: 0,
+        repeat: 1,
+        duration: 0,
+        ctx_size_in: 0,
+        ctx_size_out: 0,
+        ctx_in: 0,
+        ctx_out: 0,
+    };
+    sys_bpf(BPF_PROG_TEST_RUN, &mut a).map_err(|e| context(e, "bpf(BPF_PROG_TEST_RUN)"))?;
+    Ok(a.retval)
+}
