@@ -4,6 +4,7 @@
 //! transmit: the pipeline in between never does I/O. This crate holds the offline
 //! backends — pcap files ([`pcap`]) and memory ([`memory`], for benchmarks and tests).
 
+pub mod af_packet;
 pub mod live;
 pub mod memory;
 pub mod pcap;
