@@ -22,15 +22,15 @@ use std::os::fd::OwnedFd;
 
 use super::sys;
 
-// Opcodes (linux/bpf_common.h): class | size | mode, and class | op | source.
-const LD_W_ABS: u16 = 0x00 | 0x00 | 0x20;
-const LD_H_ABS: u16 = 0x00 | 0x08 | 0x20;
-const LD_B_ABS: u16 = 0x00 | 0x10 | 0x20;
-const JEQ_K: u16 = 0x05 | 0x10;
-const JGT_K: u16 = 0x05 | 0x20;
-const JGE_K: u16 = 0x05 | 0x30;
-const JSET_K: u16 = 0x05 | 0x40;
-const RET_K: u16 = 0x06;
+// Opcodes (linux/bpf_common.h), class | size | mode or class | op | source.
+const LD_W_ABS: u16 = 0x20; // BPF_LD (0x00) | BPF_W (0x00) | BPF_ABS (0x20)
+const LD_H_ABS: u16 = 0x28; // BPF_LD | BPF_H (0x08) | BPF_ABS
+const LD_B_ABS: u16 = 0x30; // BPF_LD | BPF_B (0x10) | BPF_ABS
+const JEQ_K: u16 = 0x15; // BPF_JMP (0x05) | BPF_JEQ (0x10) | BPF_K (0x00)
+const JGT_K: u16 = 0x25; // BPF_JMP | BPF_JGT (0x20) | BPF_K
+const JGE_K: u16 = 0x35; // BPF_JMP | BPF_JGE (0x30) | BPF_K
+const JSET_K: u16 = 0x45; // BPF_JMP | BPF_JSET (0x40) | BPF_K
+const RET_K: u16 = 0x06; // BPF_RET (0x06) | BPF_K
 
 /// `ld #pkttype`: the ancillary load of `skb->pkt_type` (SKF_AD_OFF + SKF_AD_PKTTYPE).
 const AD_PKTTYPE: u32 = (libc::SKF_AD_OFF + libc::SKF_AD_PKTTYPE) as u32;

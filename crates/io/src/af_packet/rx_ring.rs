@@ -103,24 +103,19 @@ impl RxRing {
     /// data, captured length, wire length, VLAN tag).
     #[allow(clippy::type_complexity)]
     fn frame_at(&self, offset: usize) -> Option<(usize, usize, usize, Option<(u16, u16)>)> {
-        if offset % 4 != 0 || offset + std::mem::size_of::<libc::tpacket3_hdr>() > self.block_size {
+        if offset & 3 != 0 || offset + std::mem::size_of::<libc::tpacket3_hdr>() > self.block_size {
             return None;
         }
         // SAFETY: inside the current, user-owned block (checked above), 4-byte aligned
         // as tpacket3_hdr needs; the kernel does not write a block it handed over.
-        let h: libc::tpacket3_hdr =
-            unsafe { std::ptr::read(self.block_desc().cast::<u8>().add(offset).cast()) };
+        let h: libc::tpacket3_hdr = unsafe { std::ptr::read(self.block_desc().cast::<u8>().add(offset).cast()) };
         let start = offset + usize::from(h.tp_mac);
         let len = h.tp_snaplen as usize;
         if start + len > self.block_size {
             return None;
         }
         let vlan = (h.tp_status & libc::TP_STATUS_VLAN_VALID != 0).then(|| {
-            let tpid = if h.tp_status & libc::TP_STATUS_VLAN_TPID_VALID != 0 {
-                h.hv1.tp_vlan_tpid
-            } else {
-                0x8100
-            };
+            let tpid = if h.tp_status & libc::TP_STATUS_VLAN_TPID_VALID != 0 { h.hv1.tp_vlan_tpid } else { 0x8100 };
             (tpid, h.hv1.tp_vlan_tci as u16)
         });
         Some((self.block * self.block_size + start, len, h.tp_len as usize, vlan))
@@ -163,9 +158,8 @@ mod tests {
         let d = std::mem::MaybeUninit::<libc::tpacket_block_desc>::uninit();
         let p = d.as_ptr();
         // SAFETY: only field addresses are computed; nothing is read.
-        let (status, num) = unsafe {
-            (addr_of!((*p).hdr.bh1.block_status) as usize, addr_of!((*p).hdr.bh1.num_pkts) as usize)
-        };
+        let (status, num) =
+            unsafe { (addr_of!((*p).hdr.bh1.block_status) as usize, addr_of!((*p).hdr.bh1.num_pkts) as usize) };
         assert_eq!(status - p as usize, 8);
         assert_eq!(num - p as usize, 12);
         assert_eq!(std::mem::size_of::<libc::tpacket3_hdr>(), 48);

@@ -70,13 +70,7 @@ pub(super) fn set_opt<T>(
     // SAFETY: `value` points to a live `T` of `size_of::<T>()` bytes for the whole call;
     // the kernel only reads it.
     let r = unsafe {
-        libc::setsockopt(
-            fd.as_raw_fd(),
-            level,
-            name,
-            (value as *const T).cast(),
-            size_of::<T>() as libc::socklen_t,
-        )
+        libc::setsockopt(fd.as_raw_fd(), level, name, (value as *const T).cast(), size_of::<T>() as libc::socklen_t)
     };
     if r < 0 {
         return Err(context(ifname, &format!("setsockopt({what})"), io::Error::last_os_error()));
