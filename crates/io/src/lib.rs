@@ -6,6 +6,7 @@
 //! and the live ones behind the [`live::Port`] trait. It is the only crate with
 //! `unsafe` code (each block with a `// SAFETY:` comment).
 
+pub mod af_packet;
 pub mod af_xdp;
 pub mod live;
 pub mod memory;
