@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Installs what sr6's tests and tools need on a fresh Debian 12 machine (idempotent):
 # tshark (the decoder oracle), scapy + pytest (the packet oracle), valgrind (instruction
-# counts). Rust itself is expected (rustup).
+# counts), ping (the live interoperability tests). Rust itself is expected (rustup).
 set -euo pipefail
 need_apt=()
 command -v tshark >/dev/null || need_apt+=(tshark)
 command -v valgrind >/dev/null || need_apt+=(valgrind)
 command -v ip >/dev/null || need_apt+=(iproute2)
+command -v ping >/dev/null || need_apt+=(iputils-ping)
+command -v ethtool >/dev/null || need_apt+=(ethtool)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "setup: apt-get install ${need_apt[*]}"
   export DEBIAN_FRONTEND=noninteractive

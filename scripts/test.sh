@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite: Rust unit/property/integration tests, the scapy oracle suite
 # (with tshark decoding every emitted frame), and the byte-for-byte comparison with the
-# Linux kernel in network namespaces (root), all against the release binary.
+# Linux kernel in network namespaces (root), and `sr6 run` interoperating with kernel
+# SRv6 routers in namespaces (root), all against the release binary.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -14,6 +15,8 @@ SR6_BIN="$PWD/target/release/sr6" python3 -m pytest tests/oracle -q
 echo "== kernel comparison suite (network namespaces; needs root)"
 if [ "$(id -u)" = 0 ]; then
   SR6_BIN="$PWD/target/release/sr6" python3 -m pytest tests/kernel -q
+  echo "== live interoperability suite (sr6 run with Linux kernel routers in namespaces)"
+  SR6_BIN="$PWD/target/release/sr6" python3 -m pytest tests/live -q
 else
   echo "not root: the kernel comparison suite needs network namespaces; run as root" >&2
   exit 1

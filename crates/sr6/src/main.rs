@@ -1,11 +1,14 @@
 //! `sr6`: the command-line front end of the sr6 SRv6 data plane.
 //!
-//! Subcommands: `pcap` (process a capture offline), `bench` (in-memory throughput),
-//! `dump` (decode a capture, SRH included), `behaviours` (the behaviour table).
+//! Subcommands: `run` (the live router), `ctl` (control a running router), `pcap`
+//! (process a capture offline), `bench` (in-memory throughput), `dump` (decode a
+//! capture, SRH included), `behaviours` (the behaviour table).
 
 mod cmd_bench;
+mod cmd_ctl;
 mod cmd_dump;
 mod cmd_pcap;
+mod cmd_run;
 mod live;
 mod load;
 mod report;
@@ -24,6 +27,46 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Cmd {
+    /// Run sr6 as a router on the Linux devices the configuration names, until
+    /// SIGINT/SIGTERM. Needs root (or CAP_NET_ADMIN + CAP_NET_RAW + CAP_BPF).
+    Run {
+        /// Configuration file (iproute2 lines; see docs/config.md).
+        #[arg(long, short)]
+        config: PathBuf,
+        /// Forwarding threads; each has its own queue on every device.
+        #[arg(long, short, default_value_t = 1)]
+        workers: u32,
+        /// I/O backend: AF_XDP (an XDP program steers to sr6 only what it must
+        /// handle), AF_PACKET, or auto (AF_XDP if it works here).
+        #[arg(long, value_enum, default_value = "auto")]
+        backend: live::backend::BackendChoice,
+        /// Control socket for `sr6 ctl`.
+        #[arg(long, default_value = live::ctl::DEFAULT_SOCKET)]
+        socket: PathBuf,
+        /// Pin worker i to the i-th CPU of this list (e.g. `--cpus 1` or `--cpus 2,3`).
+        #[arg(long, value_delimiter = ',')]
+        cpus: Vec<usize>,
+        /// Packets per batch.
+        #[arg(long, default_value_t = 64)]
+        batch: usize,
+        /// Slots per receive and transmit ring.
+        #[arg(long, default_value_t = 2048)]
+        ring: u32,
+        /// Say more: neighbour resolution, table rebuilds.
+        #[arg(long, short)]
+        verbose: bool,
+    },
+    /// Send a command to a running `sr6 run`: `route add ...`, `route del ...`,
+    /// `show sids|routes|counters|neighbours|status [--json]`, `clear-counters`,
+    /// `reload FILE`, `help`.
+    Ctl {
+        /// The daemon's control socket.
+        #[arg(long, default_value = live::ctl::DEFAULT_SOCKET)]
+        socket: PathBuf,
+        /// The command and its words.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true, num_args = 1..)]
+        command: Vec<String>,
+    },
     /// Process the Ethernet frames of a pcap file as if received on a device; write what
     /// each device sends to DIR/DEV.pcap and what is for the router to DIR/local.pcap.
     Pcap {
@@ -76,6 +119,17 @@ enum Cmd {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let r = match cli.cmd {
+        Cmd::Run { config, workers, backend, socket, cpus, batch, ring, verbose } => cmd_run::run(cmd_run::RunOpts {
+            config,
+            workers,
+            backend,
+            socket,
+            cpus,
+            batch,
+            ring_frames: ring,
+            verbose,
+        }),
+        Cmd::Ctl { socket, command } => cmd_ctl::run(&socket, &command),
         Cmd::Pcap { config, input, in_dev, out_dir, json } => cmd_pcap::run(&config, &input, in_dev.as_deref(), &out_dir, json),
         Cmd::Bench { config, input, in_dev, packets, batch, json } => {
             cmd_bench::run(&config, &input, in_dev.as_deref(), packets, batch, json)

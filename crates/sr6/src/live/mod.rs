@@ -9,7 +9,9 @@
 //! change loses nothing in flight.
 
 pub mod control;
+pub mod backend;
 pub mod ctl;
+pub mod neigh;
 pub mod pending;
 pub mod show;
 pub mod state;

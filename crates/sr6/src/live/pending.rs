@@ -48,6 +48,7 @@ impl Pending {
         self.used == 0
     }
 
+    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.used
     }

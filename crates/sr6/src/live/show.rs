@@ -41,13 +41,18 @@ pub fn sids_text(t: &Tables, c: &Retired) -> String {
             "{:<28} {:<16} {:>12} {:>14} {:>8}  {}",
             v["sid"].as_str().unwrap_or(""),
             v["action"].as_str().unwrap_or(""),
-            v["packets"],
-            v["bytes"],
-            v["errors"],
+            n(&v["packets"]),
+            n(&v["bytes"]),
+            n(&v["errors"]),
             v["params"].as_str().unwrap_or("")
         );
     }
     o
+}
+
+/// A counter of a JSON object, for aligned text.
+fn n(v: &Value) -> u64 {
+    v.as_u64().unwrap_or(0)
 }
 
 /// The routes, in configuration syntax (what `ip -6 route show` would list).
@@ -187,7 +192,7 @@ pub fn counters_text(v: &Value) -> String {
     let _ = writeln!(o, "{:<16} {:>12} {:>12} {:>12} {:>12}", "device", "rx", "tx", "rx_ring_full", "tx_ring_full");
     if let Some(m) = v["devices"].as_object() {
         for (d, p) in m {
-            let _ = writeln!(o, "{d:<16} {:>12} {:>12} {:>12} {:>12}", p["rx"], p["tx"], p["rx_ring_full"], p["tx_ring_full"]);
+            let _ = writeln!(o, "{d:<16} {:>12} {:>12} {:>12} {:>12}", n(&p["rx"]), n(&p["tx"]), n(&p["rx_ring_full"]), n(&p["tx_ring_full"]));
         }
     }
     o

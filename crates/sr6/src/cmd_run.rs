@@ -1,0 +1,176 @@
+//! `sr6 run`: the live router. Loads the configuration, checks the devices exist,
+//! learns their MACs and the kernel's neighbours, opens the backend (AF_XDP or
+//! AF_PACKET), starts the workers, the neighbour follower and the control socket, and
+//! runs until SIGINT/SIGTERM; then stops the workers, detaches everything and prints
+//! the counters.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::sync_channel;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use anyhow::{anyhow, bail, Context, Result};
+use sr6_io::netlink;
+
+use crate::live::backend::{self, BackendChoice};
+use crate::live::control::Control;
+use crate::live::ctl::{self, Status};
+use crate::live::neigh::{self, DevMap};
+use crate::live::state::{lock, Shared};
+use crate::live::{show, worker};
+
+/// Options of `sr6 run`.
+pub struct RunOpts {
+    pub config: PathBuf,
+    pub workers: u32,
+    pub backend: BackendChoice,
+    pub socket: PathBuf,
+    pub cpus: Vec<usize>,
+    pub batch: usize,
+    pub ring_frames: u32,
+    pub verbose: bool,
+}
+
+pub fn run(o: RunOpts) -> Result<()> {
+    if o.workers == 0 {
+        bail!("--workers must be at least 1");
+    }
+    if !o.cpus.is_empty() && o.cpus.len() < o.workers as usize {
+        bail!("--cpus names {} CPU(s) for {} worker(s): give one per worker", o.cpus.len(), o.workers);
+    }
+    let spec = sr6_config::parse_file(&o.config).map_err(|e| anyhow!("{e}"))?;
+    let (t0, warnings) = sr6_core::tables::Tables::build(&spec)
+        .map_err(|e| anyhow!("{}:{}:1: {}", o.config.display(), e.line, e.message))?;
+    for w in warnings {
+        eprintln!("sr6: warning: {}: {w}", o.config.display());
+    }
+    if t0.devices.is_empty() {
+        bail!("{}: the configuration names no device; sr6 run attaches to the devices it names", o.config.display());
+    }
+
+    // The devices must exist; their real MACs are the ones sr6 sends with.
+    let mut devs: DevMap = HashMap::new();
+    let mut dev_macs = BTreeMap::new();
+    for (i, d) in t0.devices.iter().enumerate() {
+        let l = netlink::link_by_name(&d.name)
+            .with_context(|| format!("device {} (named in {}) is not usable", d.name, o.config.display()))?;
+        if !l.up {
+            eprintln!("sr6: warning: {} is down; bring it up (ip link set {} up)", d.name, d.name);
+        }
+        if let Some(ls) = spec.links.iter().rev().find(|x| x.dev == d.name) {
+            if ls.mac != l.mac {
+                eprintln!(
+                    "sr6: warning: {}:{}: {} has MAC {} in the kernel; sr6 uses that one (the kernel answers neighbour discovery with it)",
+                    o.config.display(),
+                    ls.line,
+                    d.name,
+                    fmt_mac(&l.mac)
+                );
+            }
+        }
+        dev_macs.insert(d.name.clone(), l.mac);
+        devs.insert(l.ifindex, (i as u16, d.name.clone()));
+    }
+
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(sig, stop.clone()).context("installing the signal handlers")?;
+    }
+    let shared = Arc::new(Shared::new(t0, o.workers as usize, stop.clone()));
+    let mut control = Control { spec, shared: shared.clone(), dev_macs, learned: BTreeMap::new(), commands: 0 };
+    match neigh::load_all(&mut control, &devs) {
+        Ok(n) if o.verbose => eprintln!("sr6: {n} neighbour(s) from the kernel"),
+        Ok(_) => {}
+        Err(e) => eprintln!("sr6: warning: cannot read the kernel's neighbour table: {e}"),
+    }
+    control.republish().map_err(|e| anyhow!("{}: {e}", o.config.display()))?;
+    let tables = shared.gen.load_full();
+
+    let opened = backend::open(o.backend, &tables.tables, o.workers, o.ring_frames).map_err(|e| anyhow!(e))?;
+    if opened.name == "af_packet" {
+        check_kernel_forwarding();
+    }
+    let listener = ctl::bind(&o.socket).map_err(|e| anyhow!(e))?;
+
+    let (req_tx, req_rx) = sync_channel(1024);
+    let mut handles = Vec::new();
+    for (i, ports) in opened.ports.into_iter().enumerate() {
+        let ctx = worker::WorkerCtx {
+            id: i,
+            shared: shared.clone(),
+            batch: o.batch,
+            resolve: req_tx.clone(),
+            cpu: o.cpus.get(i).copied(),
+        };
+        let h = std::thread::Builder::new().name(format!("sr6-worker-{i}")).spawn(move || worker::run(ctx, ports))?;
+        handles.push(h);
+    }
+    drop(req_tx);
+    let control = Arc::new(Mutex::new(control));
+    let status = Status {
+        backend: opened.name.clone(),
+        workers: o.workers as usize,
+        devices: tables.tables.devices.iter().map(|d| d.name.clone()).collect(),
+        config: o.config.display().to_string(),
+        pid: std::process::id(),
+    };
+    {
+        let c = control.clone();
+        let st = status.clone();
+        std::thread::Builder::new().name("sr6-ctl".into()).spawn(move || ctl::serve(listener, c, st))?;
+    }
+    let neigh_handle = {
+        let c = control.clone();
+        let verbose = o.verbose;
+        std::thread::Builder::new().name("sr6-neigh".into()).spawn(move || neigh::run(c, devs, req_rx, verbose))?
+    };
+    eprintln!(
+        "sr6: running on {} with {}, {} worker(s){}; control socket {} (Ctrl-C to stop)",
+        status.devices.join(", "),
+        opened.name,
+        o.workers,
+        if o.cpus.is_empty() { String::new() } else { format!(" pinned to CPU {:?}", &o.cpus[..o.workers as usize]) },
+        o.socket.display()
+    );
+    drop(tables);
+
+    while !stop.load(Ordering::Relaxed) {
+        std::thread::sleep(Duration::from_millis(100));
+        if !stop.load(Ordering::Relaxed) && handles.iter().any(|h| h.is_finished()) {
+            eprintln!("sr6: error: a worker stopped unexpectedly; shutting down");
+            stop.store(true, Ordering::Relaxed);
+        }
+    }
+    eprintln!("sr6: stopping");
+    for h in handles {
+        let _ = h.join();
+    }
+    let _ = neigh_handle.join();
+    drop(opened.attachments);
+    let _ = std::fs::remove_file(&o.socket);
+    let c = lock(&control);
+    let g = c.shared.gen.load();
+    eprint!("{}", show::counters_text(&show::counters(&c.shared, &g.tables)));
+    Ok(())
+}
+
+fn fmt_mac(m: &[u8; 6]) -> String {
+    m.iter().map(|b| format!("{b:02x}")).collect::<Vec<_>>().join(":")
+}
+
+/// With AF_PACKET the kernel receives a copy of every frame: if it forwards too, each
+/// packet leaves twice.
+fn check_kernel_forwarding() {
+    for (path, what) in [
+        ("/proc/sys/net/ipv6/conf/all/forwarding", "net.ipv6.conf.all.forwarding"),
+        ("/proc/sys/net/ipv4/ip_forward", "net.ipv4.ip_forward"),
+    ] {
+        if std::fs::read_to_string(Path::new(path)).map(|s| s.trim() == "1").unwrap_or(false) {
+            eprintln!(
+                "sr6: warning: {what}=1: with AF_PACKET the kernel sees every frame too and would forward it as well; set it to 0"
+            );
+        }
+    }
+}

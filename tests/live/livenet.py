@@ -1,0 +1,236 @@
+"""Network-namespace topologies for the live interoperability tests (tests/live/README.md).
+
+``Net`` creates namespaces (unique names: ``sr6l<pid>-<name>``), veth links between
+them, configures Linux kernel routers and hosts with iproute2 lines, and starts
+``sr6 run`` on the sr6 nodes. Everything it made is removed by ``close()`` (also at
+interpreter exit, and stale namespaces of dead runs at the next session start).
+
+A kernel router gets its config lines applied to the kernel as they are. An sr6 node
+gets the same lines as a file for ``sr6 run``; its kernel only gets the device
+addresses (so the kernel answers neighbour discovery and ARP for them) and keeps IPv6
+and IPv4 forwarding **off**: only sr6 can be forwarding there.
+"""
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import re
+import shlex
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+TRAFFIC = HERE / "traffic.py"
+NS_RE = re.compile(r"^sr6l(\d+)-")
+_LIVE: list["Net"] = []
+
+
+def sh(argv: list[str], stdin: str | None = None, check: bool = True) -> str:
+    r = subprocess.run(argv, input=stdin, capture_output=True, text=True, start_new_session=True)
+    if check and r.returncode != 0:
+        raise RuntimeError(f"{' '.join(map(shlex.quote, argv))} failed ({r.returncode}): {r.stderr.strip()}")
+    return r.stdout
+
+
+def sweep_stale() -> list[str]:
+    """Removes namespaces left by runs whose process is gone."""
+    removed = []
+    for line in sh(["ip", "netns", "list"], check=False).splitlines():
+        name = line.split()[0] if line.split() else ""
+        m = NS_RE.match(name)
+        if m and not Path(f"/proc/{m.group(1)}").exists():
+            sh(["ip", "netns", "del", name], check=False)
+            removed.append(name)
+    return removed
+
+
+def commands(text: str) -> list[list[str]]:
+    out = []
+    for raw in text.splitlines():
+        line = raw.split("#", 1)[0].strip()
+        if line:
+            out.append(shlex.split(line))
+    return out
+
+
+def _is_addr(w: list[str]) -> bool:
+    """Is this an `[ip [-6|-4]] addr add ...` line?"""
+    rest = w[1:] if w and w[0] == "ip" else w
+    while rest and rest[0].startswith("-"):
+        rest = rest[1:]
+    return len(rest) >= 2 and rest[0] in ("a", "addr", "address") and rest[1] in ("add", "replace")
+
+
+KERNEL_SYSCTLS = [
+    "net.ipv6.conf.all.accept_dad=0", "net.ipv6.conf.default.accept_dad=0",
+    "net.ipv6.conf.all.accept_ra=0", "net.ipv6.conf.default.accept_ra=0",
+    "net.ipv4.conf.all.rp_filter=0", "net.ipv4.conf.default.rp_filter=0",
+]
+
+
+class Sr6:
+    """A running `sr6 run` in a namespace."""
+
+    def __init__(self, net: "Net", ns: str, conf: Path, sock: Path, log: Path, proc: subprocess.Popen):
+        self.net, self.ns, self.conf, self.sock, self.log, self.proc = net, ns, conf, sock, log, proc
+
+    def ctl(self, *args: str, check: bool = True) -> str:
+        r = subprocess.run([str(self.net.sr6_bin), "ctl", "--socket", str(self.sock), *args],
+                           capture_output=True, text=True, timeout=30)
+        if check and r.returncode != 0:
+            raise RuntimeError(f"sr6 ctl {' '.join(args)}: {r.stderr.strip()}\n--- sr6 log:\n{self.log_text()}")
+        return r.stdout if r.returncode == 0 else r.stderr
+
+    def ctl_json(self, *args: str):
+        return json.loads(self.ctl(*args, "--json"))
+
+    def sid(self, sid: str) -> dict:
+        for s in self.ctl_json("show", "sids"):
+            if s["sid"] == sid:
+                return s
+        raise KeyError(f"SID {sid} not in `show sids`")
+
+    def log_text(self) -> str:
+        try:
+            return self.log.read_text()
+        except OSError:
+            return ""
+
+    def stop(self) -> str:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        return self.log_text()
+
+
+class Net:
+    def __init__(self, sr6_bin: Path, workdir: Path, tag: str = ""):
+        self.sr6_bin = Path(sr6_bin)
+        self.dir = Path(workdir)
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.prefix = f"sr6l{os.getpid()}-{tag}"
+        self.namespaces: list[str] = []
+        self.sr6s: list[Sr6] = []
+        _LIVE.append(self)
+
+    # -- building -------------------------------------------------------------------------
+    def ns(self, name: str) -> str:
+        full = f"{self.prefix}{name}"
+        sh(["ip", "netns", "add", full])
+        self.namespaces.append(full)
+        sh(["ip", "-n", full, "link", "set", "lo", "up"])
+        sh(["ip", "netns", "exec", full, "sysctl", "-qw", *KERNEL_SYSCTLS])
+        return full
+
+    def link(self, a: str, a_if: str, b: str, b_if: str) -> None:
+        sh(["ip", "link", "add", a_if, "netns", a, "type", "veth", "peer", "name", b_if, "netns", b])
+        sh(["ip", "-n", a, "link", "set", a_if, "up"])
+        sh(["ip", "-n", b, "link", "set", b_if, "up"])
+        # A veth sender that leaves the checksum to "hardware" sends it incomplete; a
+        # real wire always carries complete checksums, so the offload is turned off.
+        for ns, dev in ((a, a_if), (b, b_if)):
+            sh(["ip", "netns", "exec", ns, "ethtool", "-K", dev, "tx", "off"])
+
+    def kernel(self, ns: str, config: str, forwarding: bool = True) -> None:
+        """Applies iproute2/sysctl lines to the kernel of `ns` (a kernel router or host)."""
+        fwd = "1" if forwarding else "0"
+        sh(["ip", "netns", "exec", ns, "sysctl", "-qw", f"net.ipv6.conf.all.forwarding={fwd}", f"net.ipv4.ip_forward={fwd}"])
+        for w in commands(config):
+            if w[0] == "sysctl":
+                sh(["ip", "netns", "exec", ns, *w])
+                continue
+            rest = w[1:] if w[0] == "ip" else w
+            opts = []
+            while rest and rest[0].startswith("-"):
+                opts.append(rest.pop(0))
+            if rest[:3] == ["sr", "hmac", "set"] and len(rest) == 6:
+                sh(["ip", "netns", "exec", ns, "ip", *opts, "sr", "hmac", "set", rest[3], rest[4]], stdin=rest[5] + "\n")
+                continue
+            if rest and "address".startswith(rest[0]) and "nodad" not in rest and any(":" in x and "/" in x for x in rest):
+                rest = [*rest, "nodad"]
+            sh(["ip", "-n", ns, *opts, *rest])
+
+    def sr6(self, ns: str, config: str, backend: str = "auto", extra: list[str] | None = None) -> Sr6:
+        """Starts `sr6 run` in `ns` on `config`; the kernel of `ns` gets the addresses
+        only, with forwarding off."""
+        name = ns[len(self.prefix):]
+        conf = self.dir / f"{name}.conf"
+        conf.write_text(config)
+        addr_lines = "\n".join(" ".join(w) for w in commands(config) if _is_addr(w))
+        self.kernel(ns, addr_lines, forwarding=False)
+        sock = self.dir / f"{name}.sock"
+        log = self.dir / f"{name}.log"
+        argv = ["ip", "netns", "exec", ns, str(self.sr6_bin), "run", "--config", str(conf),
+                "--socket", str(sock), "--backend", backend, "--verbose", *(extra or [])]
+        proc = subprocess.Popen(argv, stdout=open(log, "w"), stderr=subprocess.STDOUT, start_new_session=True)
+        s = Sr6(self, ns, conf, sock, log, proc)
+        self.sr6s.append(s)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                raise RuntimeError(f"sr6 run exited with {proc.returncode}:\n{s.log_text()}")
+            if sock.exists():
+                try:
+                    s.ctl("show", "status")
+                    return s
+                except RuntimeError:
+                    pass
+            time.sleep(0.05)
+        raise RuntimeError(f"sr6 run did not come up in 20 s:\n{s.log_text()}")
+
+    # -- traffic --------------------------------------------------------------------------
+    def udp(self, src_ns: str, dst_ns: str, dst: str, count: int, rate: float = 2000, port: int = 9999,
+            idle: float = 3.0, during=None) -> dict:
+        """Sends `count` UDP datagrams from `src_ns` to `dst` (in `dst_ns`); returns the
+        receiver's counts. `during(sender_proc)` runs while the sender is sending."""
+        rx = subprocess.Popen(["ip", "netns", "exec", dst_ns, sys.executable, str(TRAFFIC), "recv", str(port),
+                               str(count), str(idle)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert rx.stderr.readline().strip() == "ready", "receiver did not start"
+        tx = subprocess.Popen(["ip", "netns", "exec", src_ns, sys.executable, str(TRAFFIC), "send", dst, str(port),
+                               str(count), str(rate)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        if during is not None:
+            during(tx)
+        out, err = tx.communicate(timeout=120)
+        if tx.returncode != 0:
+            rx.kill()
+            raise RuntimeError(f"sender failed: {err}")
+        rout, rerr = rx.communicate(timeout=120)
+        res = json.loads(rout)
+        res["sent"] = json.loads(out)["sent"]
+        return res
+
+    def ping(self, ns: str, dst: str, count: int = 3) -> bool:
+        r = subprocess.run(["ip", "netns", "exec", ns, "ping", "-c", str(count), "-i", "0.2", "-W", "2", dst],
+                           capture_output=True, text=True)
+        return r.returncode == 0
+
+    # -- teardown -------------------------------------------------------------------------
+    def close(self) -> None:
+        for s in self.sr6s:
+            s.stop()
+        self.sr6s = []
+        for n in self.namespaces:
+            sh(["ip", "netns", "del", n], check=False)
+        self.namespaces = []
+        if self in _LIVE:
+            _LIVE.remove(self)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+@atexit.register
+def _cleanup_all() -> None:
+    for n in list(_LIVE):
+        n.close()
