@@ -57,8 +57,20 @@
 //! An 802.1Q tag the kernel stripped into metadata (`TP_STATUS_VLAN_VALID`) is put
 //! back, so the pipeline sees the frame as it was on the wire.
 //!
+//! # Errors at run time
+//!
+//! When the device goes down the kernel flags the socket (`ENETDOWN`), and the
+//! descriptor polls `POLLERR` until the flag is taken: an idle `rx_burst` takes it (at
+//! most every 10 ms) and returns it once. A `tx_flush` that fails for good (the device
+//! is down or gone) drops the frames the kernel did not take, counts them in
+//! [`AfPacketPort::tx_error_drops`], and returns the error; a full send buffer or
+//! device queue is not an error: the frames go with the next flush.
+//!
 //! # Limits
 //!
+//! * The kernel keeps receiving every frame too (a packet socket taps, it does not
+//!   steal): the host must not forward them itself. Keep `net.ipv6.conf.all.forwarding`
+//!   and `net.ipv4.ip_forward` at 0 on a host where sr6 runs over AF_PACKET.
 //! * The kernel taps frames after GRO/LRO: a coalesced super-frame larger than
 //!   [`MAX_FRAME`] is dropped and counted in `rx_oversized`. Turn GRO/LRO off on the
 //!   devices (`ethtool -K DEV gro off lro off`).
@@ -101,6 +113,9 @@ pub const TX_BLOCK_SIZE: usize = 1 << 16;
 /// The smallest transmit slot.
 pub const TX_MIN_SLOT: usize = 2048;
 
+/// How often an idle `rx_burst` looks for a socket error, in nanoseconds.
+const ERR_CHECK_NS: u64 = 10_000_000;
+
 const ETH_HLEN: usize = 14;
 const VLAN_HLEN: usize = 4;
 const ETH_P_ALL: u16 = 0x0003;
@@ -119,6 +134,9 @@ pub struct AfPacketPort {
     /// `PACKET_STATISTICS` drops so far (the kernel resets its counter on every read).
     kernel_drops: Cell<u64>,
     tx_oversized: u64,
+    tx_error_drops: u64,
+    /// When an idle `rx_burst` looks for a socket error next ([`now_ns`] time).
+    next_err_check: u64,
     // Field order is drop order: the mappings go before the sockets they map.
     _map: Mapping,
     _tx_map: Option<Mapping>,
@@ -298,6 +316,8 @@ pub fn open_with_tx(spec: &PortSpec, tx_version: TxVersion) -> io::Result<AfPack
         stats: PortStats::default(),
         kernel_drops: Cell::new(0),
         tx_oversized: 0,
+        tx_error_drops: 0,
+        next_err_check: 0,
         _map: map,
         _tx_map: tx_map,
         sock,
@@ -335,6 +355,12 @@ impl AfPacketPort {
     /// MTU + 14, + 18 with an 802.1Q tag, or shorter than an Ethernet header).
     pub fn tx_oversized(&self) -> u64 {
         self.tx_oversized
+    }
+
+    /// Queued frames dropped because `tx_flush` failed for good (the device is down or
+    /// gone; the error itself is returned once, by that flush).
+    pub fn tx_error_drops(&self) -> u64 {
+        self.tx_error_drops
     }
 }
 
@@ -374,6 +400,18 @@ impl Port for AfPacketPort {
             }
         }
         self.stats.rx += n as u64;
+        if n == 0 {
+            // Idle: now and then, take the socket's pending error (ENETDOWN after the
+            // device went down), reported once; left there, it would keep the
+            // descriptor polling POLLERR and the worker awake.
+            let now = now_ns();
+            if now >= self.next_err_check {
+                self.next_err_check = now + ERR_CHECK_NS;
+                if let Ok(err @ 1..) = sys::get_opt::<libc::c_int>(&self.sock, libc::SOL_SOCKET, libc::SO_ERROR) {
+                    return Err(io::Error::from_raw_os_error(err));
+                }
+            }
+        }
         Ok(n)
     }
 
@@ -397,20 +435,42 @@ impl Port for AfPacketPort {
             return Ok(());
         }
         let fd = self.tx_sock.as_ref().unwrap_or(&self.sock).as_raw_fd();
-        // SAFETY: no buffer and no address: the kernel sends the ring's requested slots
-        // to the bound device; MSG_DONTWAIT makes it return without waiting for them.
-        let r = unsafe { libc::sendto(fd, std::ptr::null(), 0, libc::MSG_DONTWAIT, std::ptr::null(), 0) };
-        if r >= 0 {
-            self.stats.tx += self.tx.pending as u64;
-            self.tx.pending = 0;
-            return Ok(());
-        }
-        let e = io::Error::last_os_error();
-        match e.raw_os_error() {
+        let send = || {
+            // SAFETY: no buffer and no address: the kernel sends the ring's requested
+            // slots to the bound device; MSG_DONTWAIT makes it return without waiting.
+            let r = unsafe { libc::sendto(fd, std::ptr::null(), 0, libc::MSG_DONTWAIT, std::ptr::null(), 0) };
+            if r >= 0 {
+                Ok(())
+            } else {
+                Err(io::Error::last_os_error())
+            }
+        };
+        let transient =
+            |e: &io::Error| matches!(e.raw_os_error(), Some(libc::EAGAIN | libc::ENOBUFS | libc::ENOMEM | libc::EINTR));
+        // A hard error may be stale: the socket's pending error (ENETDOWN after a link
+        // flap), which the call returns once instead of sending. Try once more.
+        let r = match send() {
+            Err(e) if !transient(&e) => send(),
+            r => r,
+        };
+        match r {
+            Ok(()) => {
+                self.stats.tx += self.tx.pending as u64;
+                self.tx.pending = 0;
+                Ok(())
+            }
             // Send buffer or device queue full: the slots stay requested and go with the
             // next flush.
-            Some(libc::EAGAIN | libc::ENOBUFS | libc::EINTR) => Ok(()),
-            _ => Err(e),
+            Err(e) if transient(&e) => Ok(()),
+            // The device is down or gone: drop what the kernel did not take, so the ring
+            // neither stalls nor sends stale frames when the device comes back.
+            Err(e) => {
+                let queued = self.tx.pending;
+                let dropped = self.tx.discard_pending();
+                self.stats.tx += (queued - dropped) as u64;
+                self.tx_error_drops += dropped as u64;
+                Err(e)
+            }
         }
     }
 
