@@ -3,38 +3,44 @@
 //! One [`AfPacketPort`] is one worker's view of one Ethernet device: a packet socket
 //! bound to the device (by ifindex, `ETH_P_ALL`) with a memory-mapped receive ring and a
 //! memory-mapped transmit ring. Frames are copied once each way: from the receive ring
-//! into a [`PacketBuf`](sr6_core::packet::PacketBuf) (which needs its headroom anyway), and from a `PacketBuf` into a
+//! into a [`PacketBuf`] (which needs its headroom anyway), and from a `PacketBuf` into a
 //! transmit slot. Nothing is allocated per packet and the hot path makes no system call
-//! except the one `sendto` per [`Port::tx_flush`](crate::live::Port::tx_flush).
+//! except the one `sendto` per [`Port::tx_flush`].
 //!
 //! # Ring layout
 //!
 //! ```text
-//!  mmap of the socket (one mapping, page aligned)
-//!  ┌──────────────────────── RX: TPACKET_V3 ─────────────────────────┐┌──── TX ─────┐
-//!  │ block 0 (64 KiB)          │ block 1                │ … block n-1 ││ slot │ slot │…
-//!  │┌────────────┬──────┬─────┬──────┬─────┬──         │             ││ hdr  │      │
-//!  ││block desc  │tp3hdr│frame│tp3hdr│frame│ …          │             ││ frame│      │
-//!  ││status,     │next ─┼─────┼──►   │     │            │             │└──────┴──────┘
-//!  ││num_pkts,   │      │     │      │     │            │             │
-//!  ││first offset│      │     │      │     │            │             │
-//!  │└────────────┴──────┴─────┴──────┴─────┴──          │             │
-//!  └─────────────────────────────────────────────────────────────────┘
+//!  one mmap of the socket
+//!  |<-------- RX ring: n blocks of 64 KiB (TPACKET_V3) -------->|<--- TX ring: slots --->|
+//!  +----------------------------+----------+-----+--------------+------+------+-----+
+//!  | block 0                    | block 1  | ... | block n-1    | slot | slot | ... |
+//!  +----------------------------+----------+-----+--------------+------+------+-----+
+//!     |
+//!     v  frames packed back to back, each found from the previous by tp_next_offset
+//!  +------------------+---------+-------+---------+-------+----
+//!  | block descriptor | tp3 hdr | frame | tp3 hdr | frame | ...
+//!  | status, num_pkts |  next --+-------+-->      |       |
+//!  | first offset     |         |       |         |       |
+//!  +------------------+---------+-------+---------+-------+----
+//!
+//!  TX slot (a fixed size, whole slots per block): header (status, len) | frame
+//!  V3: tpacket3_hdr, frame at 48. V2 fallback: a mapping of its own on the transmit
+//!  socket, tpacket2_hdr, frame at 32.
 //! ```
 //!
 //! **Receive (TPACKET_V3).** The kernel packs frames of any size back to back into a
 //! block and hands the block over whole (`TP_STATUS_USER`) when it is full or after the
 //! block retire timeout ([`RX_RETIRE_MS`], 1 ms: a lone frame waits at most that long —
-//! the price of V3's batching; at high rates blocks fill long before). [`Port::rx_burst`](crate::live::Port::rx_burst)
+//! the price of V3's batching; at high rates blocks fill long before). [`Port::rx_burst`]
 //! walks the blocks in order, copies each frame into a `PacketBuf`, and hands a block
 //! back (`TP_STATUS_KERNEL`) as soon as its last frame is copied, so the ring only holds
 //! frames the pipeline has not seen yet. A burst may stop in the middle of a block; the
 //! next one resumes there. The socket polls readable when a block is waiting.
 //!
 //! **Transmit.** Fixed-size slots (a power of two that holds the device's MTU plus an
-//! Ethernet header with one VLAN tag). [`Port::tx_queue`](crate::live::Port::tx_queue) copies a frame into the next
+//! Ethernet header with one VLAN tag). [`Port::tx_queue`] copies a frame into the next
 //! slot whose status is `TP_STATUS_AVAILABLE` and marks it `TP_STATUS_SEND_REQUEST`;
-//! [`Port::tx_flush`](crate::live::Port::tx_flush) makes one `sendto(MSG_DONTWAIT)` and the kernel sends every
+//! [`Port::tx_flush`] makes one `sendto(MSG_DONTWAIT)` and the kernel sends every
 //! requested slot in order, straight to the driver (`PACKET_QDISC_BYPASS`). The kernel
 //! sets a slot back to AVAILABLE once the device has let go of the frame, so reclaiming
 //! costs nothing. The ring is TPACKET_V3 on the receiving socket itself when the kernel
@@ -64,7 +70,10 @@
 //! most every 10 ms) and returns it once. A `tx_flush` that fails for good (the device
 //! is down or gone) drops the frames the kernel did not take, counts them in
 //! [`AfPacketPort::tx_error_drops`], and returns the error; a full send buffer or
-//! device queue is not an error: the frames go with the next flush.
+//! device queue is not an error: the frames go with the next flush. A hard error may be
+//! stale — the socket's `ENETDOWN` from a flap since, which `sendto` returns once instead
+//! of sending — so the flush tries once more before dropping: the only case where it
+//! makes a second system call.
 //!
 //! # Limits
 //!
@@ -72,15 +81,23 @@
 //!   steal): the host must not forward them itself. Keep `net.ipv6.conf.all.forwarding`
 //!   and `net.ipv4.ip_forward` at 0 on a host where sr6 runs over AF_PACKET.
 //! * The kernel taps frames after GRO/LRO: a coalesced super-frame larger than
-//!   [`MAX_FRAME`](sr6_core::packet::MAX_FRAME) is dropped and counted in `rx_oversized`. Turn GRO/LRO off on the
+//!   [`MAX_FRAME`] is dropped and counted in `rx_oversized`. Turn GRO/LRO off on the
 //!   devices (`ethtool -K DEV gro off lro off`).
 //! * Frames from a local stack with checksum offload (veth/tap peers) may arrive with a
 //!   partial checksum (`TP_STATUS_CSUMNOTREADY`); they are forwarded as they are. Turn
 //!   transmit checksum offload off on such peers.
 //! * Frames longer than the device takes (MTU + 14, + 18 with an 802.1Q tag, read at
 //!   open) are refused by `tx_queue` and counted in [`AfPacketPort::tx_oversized`]:
-//!   [`PortStats`](crate::live::PortStats) has no field for them.
+//!   [`PortStats`] has no field for them. The MTU is read at open: reopen the port after
+//!   changing it.
 //! * Needs Linux ≥ 4.20 (`PACKET_IGNORE_OUTGOING`, `PACKET_FANOUT_FLAG_IGNORE_OUTGOING`).
+//!
+//! [`PacketBuf`]: sr6_core::packet::PacketBuf
+//! [`MAX_FRAME`]: sr6_core::packet::MAX_FRAME
+//! [`Port::rx_burst`]: crate::live::Port::rx_burst
+//! [`Port::tx_queue`]: crate::live::Port::tx_queue
+//! [`Port::tx_flush`]: crate::live::Port::tx_flush
+//! [`PortStats`]: crate::live::PortStats
 
 mod filter;
 mod open;
