@@ -588,6 +588,11 @@ fn a_full_receive_ring_is_reported_by_the_kernel() {
     assert!(st.rx_ring_full >= full, "the count accumulates");
     assert!(st.rx + st.rx_ring_full <= sent && got.len() as u64 == st.rx, "{st:?}");
     assert!(st.rx < 4 * 65536 / 1400 + 10, "more frames than the ring holds: {st:?}");
+    // The kernel froze the full ring; it takes frames again once blocks came back.
+    let f = ipv6_udp_to(MAC_A, 1, 64, 0x42);
+    tx.send(&f);
+    let (got, _) = port_collect(&mut port, 1, Duration::from_secs(1));
+    assert_eq!(got, vec![f]);
 }
 
 #[test]
@@ -653,4 +658,62 @@ fn a_missing_device_is_named() {
     let e = af_packet::open(&PortSpec::new("sr6-nope0", 0, 0, 1)).unwrap_err();
     assert_eq!(e.kind(), io::ErrorKind::NotFound);
     assert!(e.to_string().contains("sr6-nope0"), "{e}");
+}
+
+#[test]
+fn a_device_going_down_drops_the_queue_and_the_ring_goes_on() {
+    let Some(ns) = netns("flap", None) else { return };
+    let mut port = open_in(&ns.a, spec(1, 0, 64), TxVersion::V3);
+    let oracle = in_netns(&ns.b, || Raw::new(DEV_B));
+    let revents = |fd: RawFd| {
+        let mut pfd = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
+        // SAFETY: one valid pollfd.
+        unsafe { libc::poll(&mut pfd, 1, 0) };
+        pfd.revents
+    };
+    ip(&["-n", &ns.a, "link", "set", DEV_A, "down"]);
+    let stale: Vec<Vec<u8>> = (0..3).map(|i| ipv6_udp_to(MAC_B, 100 + i, 30, i as u8)).collect();
+    for f in &stale {
+        assert!(port.tx_queue(f));
+    }
+    let e = port.tx_flush().unwrap_err();
+    assert_eq!(e.raw_os_error(), Some(libc::ENETDOWN), "{e}");
+    assert_eq!(port.tx_error_drops(), 3);
+    ip(&["-n", &ns.a, "link", "set", DEV_A, "up"]);
+    // The kernel flagged the socket (ENETDOWN): the descriptor polls POLLERR until an
+    // idle rx_burst takes the error, once.
+    assert_ne!(revents(port.fd()) & libc::POLLERR, 0, "the kernel's flag");
+    let mut b = bufs(4);
+    let e = port.rx_burst(&mut b).unwrap_err();
+    assert_eq!(e.raw_os_error(), Some(libc::ENETDOWN), "{e}");
+    assert_eq!(revents(port.fd()) & libc::POLLERR, 0, "taken");
+    assert_eq!(port.rx_burst(&mut b).unwrap(), 0);
+    let fresh: Vec<Vec<u8>> = (0..2).map(|i| ipv6_udp_to(MAC_B, 200 + i, 30, 0x80 + i as u8)).collect();
+    for f in &fresh {
+        assert!(port.tx_queue(f));
+    }
+    port.tx_flush().expect("flush after up");
+    let got = oracle.collect(5, Duration::from_millis(500), |t, f| t != libc::PACKET_OUTGOING && f[..6] == MAC_B);
+    assert!(got == fresh, "the stale frames stayed dropped: {}", hex_diff(&got, &fresh));
+
+    // Down and up again with no receive in between: the first flush meets the stale
+    // error, and still sends.
+    ip(&["-n", &ns.a, "link", "set", DEV_A, "down"]);
+    ip(&["-n", &ns.a, "link", "set", DEV_A, "up"]);
+    let more: Vec<Vec<u8>> = (0..2).map(|i| ipv6_udp_to(MAC_B, 300 + i, 30, 0x90 + i as u8)).collect();
+    for f in &more {
+        assert!(port.tx_queue(f));
+    }
+    port.tx_flush().expect("flush after a flap");
+    let got = oracle.collect(5, Duration::from_millis(500), |t, f| t != libc::PACKET_OUTGOING && f[..6] == MAC_B);
+    assert!(got == more, "{}", hex_diff(&got, &more));
+    assert_eq!(revents(port.fd()) & libc::POLLERR, 0, "the flush took the error");
+    assert_eq!(port.tx_error_drops(), 3);
+
+    // Receiving resumed too.
+    let f = ipv6_udp_to(MAC_A, 1, 64, 0x42);
+    oracle.send(&f);
+    let (rx, _) = port_collect(&mut port, 1, Duration::from_secs(1));
+    assert_eq!(rx, vec![f]);
+    assert_eq!(port.stats().tx, 4);
 }

@@ -121,15 +121,42 @@ impl TxRing {
         unsafe { self.base.as_ptr().add(off) }
     }
 
+    fn status(&self, slot: *mut u8) -> &AtomicU32 {
+        // SAFETY: slots are 16-byte aligned (block and frame sizes are multiples of
+        // 16), so the u32 status is aligned; it lives as long as the mapping, which
+        // outlives `&self`.
+        unsafe { &*slot.add(self.version.status_offset()).cast::<AtomicU32>() }
+    }
+
+    /// After a `sendto` that failed for good (device down or gone): hands the slots the
+    /// kernel did not take back to us and rewinds `head` to the first of them, where
+    /// the kernel's own position stopped (it stops at the first frame it cannot send).
+    /// Returns how many frames were dropped.
+    pub(super) fn discard_pending(&mut self) -> usize {
+        let n = self.slots();
+        let mut dropped = 0;
+        while dropped < self.pending {
+            let last = (self.head + n - 1) % n;
+            let status = self.status(self.slot(last));
+            // The kernel only reads requested slots inside sendto, which is not running.
+            if status.load(Ordering::Acquire) != libc::TP_STATUS_SEND_REQUEST {
+                break;
+            }
+            status.store(libc::TP_STATUS_AVAILABLE, Ordering::Release);
+            self.head = last;
+            dropped += 1;
+        }
+        self.pending = 0;
+        dropped
+    }
+
     /// Copies `frame` (at most [`capacity`](Self::capacity) bytes, checked by the
     /// caller) into the next slot; `false` if that slot is still the kernel's.
     pub(super) fn push(&mut self, frame: &[u8]) -> bool {
         debug_assert!(frame.len() <= self.capacity());
         let slot = self.slot(self.head);
         let v = self.version;
-        // SAFETY: slots are 16-byte aligned (block and frame sizes are multiples of
-        // 16), so the u32 status is aligned; it lives as long as the mapping.
-        let status = unsafe { &*slot.add(v.status_offset()).cast::<AtomicU32>() };
+        let status = self.status(slot);
         // WRONG_FORMAT cannot stay (PACKET_LOSS is set) and would be ours anyway.
         if status.load(Ordering::Acquire) & (libc::TP_STATUS_SEND_REQUEST | libc::TP_STATUS_SENDING) != 0 {
             return false;
@@ -201,5 +228,28 @@ mod tests {
         unsafe { base.as_ptr().add(20).cast::<u32>().write(0) };
         assert!(tx.push(&[7; 60]));
         assert_eq!(ring.0[48], 7);
+    }
+
+    #[test]
+    fn a_failed_send_hands_back_the_untaken_slots_and_rewinds() {
+        #[repr(C, align(4096))]
+        struct Ring([u8; 8192]);
+        let mut ring = Box::new(Ring([0; 8192]));
+        let geo = TxGeometry { frame_size: 2048, block_size: 4096, block_nr: 2 };
+        let base = NonNull::new(ring.0.as_mut_ptr()).unwrap();
+        // SAFETY: `ring` is 8192 bytes laid out as `geo` and outlives `tx`.
+        let mut tx = unsafe { TxRing::new(base, geo, TxVersion::V2) };
+        for i in 0..3u8 {
+            assert!(tx.push(&[i; 60]));
+        }
+        // The kernel took slot 0 (still SENDING), then failed: slots 1 and 2 remain.
+        // SAFETY: slot 0's status word, written through the ring's own pointer.
+        unsafe { base.as_ptr().cast::<u32>().write(libc::TP_STATUS_SENDING) };
+        assert_eq!(tx.discard_pending(), 2);
+        assert_eq!(tx.pending, 0);
+        // The next frame goes where the kernel will look: slot 1.
+        assert!(tx.push(&[9; 60]));
+        assert_eq!(ring.0[2048 + 32], 9);
+        assert_eq!(u32::from_ne_bytes(ring.0[4096..4100].try_into().unwrap()), 0, "slot 2 free");
     }
 }
