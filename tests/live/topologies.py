@@ -1,8 +1,9 @@
 """The two interoperability topologies of tests/live (drawn in tests/live/README.md).
 
 T1  h1 --- r1 (kernel: H.Encaps, HMAC signing) --- r2 (sr6: End) --- r3 (kernel: End.DT6) --- h2
-T2  h1 --- s1 (sr6: H.Encaps / H.Insert, HMAC signing) --- k2 (kernel: End, HMAC required)
-           --- s3 (sr6: End.DT6, End.DX6, End.DX4, HMAC required) --- h2
+T2  h1 --- s1 (sr6: H.Encaps / H.Insert, HMAC signing; End.DX4 back) --- k2 (kernel: End,
+           HMAC required) --- s3 (sr6: End.DT6, End.DX6, End.DX4, HMAC required; H.Encaps
+           of IPv4 back) --- h2
 """
 from __future__ import annotations
 
@@ -43,6 +44,7 @@ ip -6 addr add fc00:23::3/64 dev r3-r2
 ip -6 addr add fc00:b::1/64 dev r3-h2
 ip -6 addr add fc00:b:1::1/64 dev r3-h2
 ip -6 addr add fc00:b:2::1/64 dev r3-h2
+ip sr hmac set 7 sha256 s3cret
 ip -6 route add fc00:a::/64 via fc00:23::2 dev r3-r2
 ip -6 route add fc00:3::d6/128 encap seg6local action End.DT6 table 254 dev r3-r2
 sysctl -w net.ipv6.conf.all.seg6_enabled=1
@@ -89,6 +91,9 @@ ip -6 route add fc00:b::/64 encap seg6 mode encap segs fc00:2::e,fc00:3::d6 hmac
 ip -6 route add fc00:c::/64 encap seg6 mode inline segs fc00:2::e hmac 7 dev s1-k2
 ip -6 route add fc00:d::/64 encap seg6 mode encap segs fc00:2::e,fc00:3::a6 hmac 7 dev s1-k2
 ip route add 10.2.0.0/24 encap seg6 mode encap segs fc00:2::e,fc00:3::a4 hmac 7 dev s1-k2
+ip -6 route add fc00:1::a4/128 encap seg6local action End.DX4 nh4 10.1.0.2 dev s1-k2
+sysctl -w net.ipv6.conf.all.seg6_enabled=1
+sysctl -w net.ipv6.conf.s1-k2.seg6_enabled=1
 """
 T2_K2 = """
 ip -6 addr add fc00:12::2/64 dev k2-s1
@@ -100,6 +105,7 @@ ip -6 route add fc00:b::/48 via fc00:23::3 dev k2-s3
 ip -6 route add fc00:c::/64 via fc00:23::3 dev k2-s3
 ip -6 route add fc00:d::/64 via fc00:23::3 dev k2-s3
 ip -6 route add fc00:a::/64 via fc00:12::1 dev k2-s1
+ip -6 route add fc00:1::/48 via fc00:12::1 dev k2-s1
 sysctl -w net.ipv6.conf.all.seg6_enabled=1
 sysctl -w net.ipv6.conf.k2-s1.seg6_enabled=1
 sysctl -w net.ipv6.conf.k2-s1.seg6_require_hmac=1
@@ -115,6 +121,8 @@ ip -6 route add fc00:a::/64 via fc00:23::2 dev s3-k2
 ip -6 route add fc00:3::d6/128 encap seg6local action End.DT6 table main dev s3-k2
 ip -6 route add fc00:3::a6/128 encap seg6local action End.DX6 nh6 fc00:d::2 dev s3-k2
 ip -6 route add fc00:3::a4/128 encap seg6local action End.DX4 nh4 10.2.0.2 dev s3-k2
+ip -6 route add fc00:1::/48 via fc00:23::2 dev s3-k2
+ip route add 10.1.0.0/24 encap seg6 mode encap segs fc00:1::a4 dev s3-k2
 sysctl -w net.ipv6.conf.all.seg6_enabled=1
 sysctl -w net.ipv6.conf.s3-k2.seg6_enabled=1
 sysctl -w net.ipv6.conf.s3-k2.seg6_require_hmac=1

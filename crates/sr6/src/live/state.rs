@@ -196,8 +196,11 @@ impl Shared {
     /// Zeroes every counter. Each worker zeroes its own at its next round (within
     /// [`super::worker::IDLE_POLL_MS`] when idle); the published copies are zeroed now.
     pub fn clear_counters(&self) {
-        *lock(&self.retired) = Retired::default();
-        self.clear_epoch.fetch_add(1, Ordering::SeqCst);
+        {
+            let mut r = lock(&self.retired);
+            *r = Retired::default();
+            self.clear_epoch.fetch_add(1, Ordering::SeqCst);
+        }
         for w in &self.workers {
             let mut s = lock(w);
             s.counters.clear();

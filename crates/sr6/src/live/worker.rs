@@ -69,8 +69,12 @@ pub fn run(ctx: WorkerCtx, mut ports: Vec<Box<dyn Port>>) {
         if cur.id != gen.id {
             let next = arc_swap::Guard::into_inner(cur);
             {
+                // Under the lock `clear_counters` bumps the epoch with: counters from
+                // before a clear are not carried over.
                 let mut r = lock(&shared.retired);
-                r.absorb(&gen.tables, &w.counters);
+                if shared.clear_epoch() == clear_seen {
+                    r.absorb(&gen.tables, &w.counters);
+                }
             }
             let icmp_limit = w.icmp_limit.clone();
             w = Worker::new(&next.tables);
@@ -138,6 +142,9 @@ pub fn run(ctx: WorkerCtx, mut ports: Vec<Box<dyn Port>>) {
         let now = now_ns();
         if !busy || now.saturating_sub(last_publish) > 1_000_000 {
             last_publish = now;
+            let mut slot = lock(&shared.workers[ctx.id]);
+            // Checked under the slot lock, which `clear_counters` takes after bumping
+            // the epoch: either we see the bump, or it clears what we publish now.
             let epoch = shared.clear_epoch();
             if epoch != clear_seen {
                 clear_seen = epoch;
@@ -146,7 +153,6 @@ pub fn run(ctx: WorkerCtx, mut ports: Vec<Box<dyn Port>>) {
                 tx_no_port = 0;
                 baseline = ports.iter().map(|p| p.stats()).collect();
             }
-            let mut slot = lock(&shared.workers[ctx.id]);
             slot.counters.clone_from(&w.counters);
             for (i, p) in ports.iter().enumerate() {
                 if let Some(s) = slot.ports.get_mut(i) {
