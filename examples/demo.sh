@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# sr6's main job on the bundled example: build, show the input frames, process them with
-# examples/example.conf, show what each device sent.
+# sr6's main job on the bundled examples: build; show the input frames, process them with
+# examples/example.conf, show what each device sent (offline, `sr6 pcap`); then, as root,
+# run sr6 as a live router between Linux kernel SRv6 routers in network namespaces
+# (examples/live/demo.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --quiet -p sr6
@@ -16,3 +18,10 @@ for f in "$OUT"/*.pcap; do
   echo "== output: $f"
   $SR6 dump "$f"
 done
+echo
+if [ "$(id -u)" = 0 ]; then
+  echo "== sr6 as a live router (examples/live/demo.sh)"
+  bash examples/live/demo.sh
+else
+  echo "== (as root, this would now run sr6 as a live router: sudo bash examples/live/demo.sh)"
+fi
