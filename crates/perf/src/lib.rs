@@ -8,6 +8,13 @@
 //! Partial-Drop Rate; repetitions give mean, standard deviation, CV and CI95; the
 //! report writes JSON, CSV, Markdown and plots.
 //!
-//! Modules: [`model`] (what an experiment produces; shared by all the others).
+//! Modules: [`model`] (what an experiment produces; shared by all the others),
+//! [`plan`] (the testbed's addresses and each behaviour's SUT configuration),
+//! [`testbed`] (namespaces, links, CPU placement), [`driver`] (one per forwarder),
+//! [`experiment`] (the YAML experiment file and its defaults).
 
+pub mod driver;
+pub mod experiment;
 pub mod model;
+pub mod plan;
+pub mod testbed;

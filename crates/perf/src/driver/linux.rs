@@ -1,0 +1,27 @@
+//! The Linux kernel as the forwarder: the behaviour's lines applied to the SUT
+//! namespace's kernel, its receive work steered to the SUT CPU with RPS.
+
+use super::{apply_to_kernel, Forwarder};
+use crate::model::Behavior;
+use crate::plan;
+use crate::testbed::Testbed;
+
+pub struct Linux;
+
+impl Forwarder for Linux {
+    fn name(&self) -> &str {
+        "linux"
+    }
+
+    fn start(&mut self, tb: &Testbed, b: Behavior) -> Result<Vec<String>, String> {
+        if let Some(why) = plan::unsupported("linux", b) {
+            return Err(why.to_string());
+        }
+        apply_to_kernel(tb, &tb.sut, &plan::config(b, &tb.tg1_mac), false)?;
+        Ok(tb.steer_kernel_rx().into_iter().collect())
+    }
+
+    fn stop(&mut self, _tb: &Testbed) -> Result<(), String> {
+        Ok(())
+    }
+}

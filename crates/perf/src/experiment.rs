@@ -1,0 +1,166 @@
+//! The experiment file (YAML): which forwarders and behaviours, packet size, trial
+//! duration, repetitions, loss threshold, search precision, CPU placement. Every field
+//! has a default, so an empty file — or no file — is the built-in default experiment:
+//! the SRPerf paper's table (Table I) for both forwarders. Unknown keys are errors
+//! (`serde(deny_unknown_fields)`); [`Experiment::validate`] checks values once.
+//! Documented with an example in `examples/perf/experiment.yaml`.
+
+use serde::{Deserialize, Serialize};
+
+use crate::model::Behavior;
+use crate::testbed::Cpus;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Experiment {
+    /// Forwarder drivers, in order: `linux`, `sr6`.
+    pub forwarders: Vec<String>,
+    /// Behaviours, by name (`ipv6`, `T.Encaps`, `End.DX6`, ...).
+    pub behaviors: Vec<String>,
+    /// Size of the (inner) IP packet in bytes — SRPerf's "64-byte packets"; endpoint
+    /// behaviours add their 80 bytes of outer IPv6 + SRH on top.
+    pub packet_bytes: usize,
+    /// Seconds each trial sends for.
+    pub trial_duration_s: f64,
+    /// Searches per (forwarder, behaviour); mean, std, CV and CI95 are over these.
+    pub repetitions: usize,
+    /// PDR loss thresholds as fractions (0.005 = 0.5%); the first is reported as
+    /// `pdr_pps`.
+    pub pdr_loss_thresholds: Vec<f64>,
+    /// Relative width at which the binary search stops (0.01 = 1%).
+    pub precision: f64,
+    /// First rate of the exponential phase (packets/s), known to be lossless.
+    pub start_pps: f64,
+    /// Highest rate to offer (packets/s); 0 = what the generator can do.
+    pub max_pps: f64,
+    /// Latency is measured at this fraction of the NDR (0 = not measured).
+    pub latency_fraction: f64,
+    /// Where the tester and the SUT run.
+    pub cpus: Cpus,
+    /// `sr6 run --backend` for the sr6 forwarder.
+    pub sr6_backend: String,
+}
+
+impl Default for Experiment {
+    fn default() -> Self {
+        Experiment {
+            forwarders: vec!["linux".into(), "sr6".into()],
+            behaviors: [
+                "ipv6", "T.Insert", "T.Encaps", "T.Encaps.L2", "End", "End.T", "End.X", "End.DX2", "End.DX4", "End.DX6",
+                "End.DT6", "End.DT4", "End.DT46",
+            ]
+            .iter()
+            .map(|s| s.to_string())
+            .collect(),
+            packet_bytes: 64,
+            trial_duration_s: 1.0,
+            repetitions: 3,
+            pdr_loss_thresholds: vec![0.005],
+            precision: 0.02,
+            start_pps: 20_000.0,
+            max_pps: 0.0,
+            latency_fraction: 0.5,
+            cpus: Cpus::default(),
+            sr6_backend: "af_xdp".into(),
+        }
+    }
+}
+
+impl Experiment {
+    /// Parses a YAML experiment; `file` only names it in errors.
+    pub fn from_yaml(text: &str, file: &str) -> Result<Experiment, String> {
+        let e: Experiment = if text.trim().is_empty() {
+            Experiment::default()
+        } else {
+            serde_yaml::from_str(text).map_err(|e| match e.location() {
+                Some(l) => format!("{file}:{}:{}: {e}", l.line(), l.column()),
+                None => format!("{file}: {e}"),
+            })?
+        };
+        e.validate().map_err(|m| format!("{file}: {m}"))?;
+        Ok(e)
+    }
+
+    /// The behaviours, parsed.
+    pub fn behaviors(&self) -> Result<Vec<Behavior>, String> {
+        self.behaviors
+            .iter()
+            .map(|b| {
+                Behavior::parse(b).ok_or_else(|| {
+                    let names: Vec<&str> = Behavior::ALL.iter().map(|b| b.name()).collect();
+                    format!("unknown behaviour `{b}` (known: {})", names.join(", "))
+                })
+            })
+            .collect()
+    }
+
+    pub fn validate(&self) -> Result<(), String> {
+        self.behaviors()?;
+        if self.forwarders.is_empty() {
+            return Err("forwarders: give at least one (linux, sr6)".into());
+        }
+        for f in &self.forwarders {
+            if !matches!(f.as_str(), "linux" | "sr6") {
+                return Err(format!("forwarders: unknown `{f}` (linux or sr6)"));
+            }
+        }
+        if !(28..=1400).contains(&self.packet_bytes) {
+            return Err(format!("packet_bytes: {} is out of range (28..=1400)", self.packet_bytes));
+        }
+        if !(self.trial_duration_s > 0.0 && self.trial_duration_s <= 600.0) {
+            return Err(format!("trial_duration_s: {} must be in (0, 600]", self.trial_duration_s));
+        }
+        if self.repetitions == 0 {
+            return Err("repetitions: at least 1".into());
+        }
+        if self.pdr_loss_thresholds.is_empty() || self.pdr_loss_thresholds.iter().any(|t| !(*t > 0.0 && *t < 1.0)) {
+            return Err("pdr_loss_thresholds: fractions in (0, 1), e.g. [0.005]".into());
+        }
+        if !(self.precision > 0.0 && self.precision < 1.0) {
+            return Err(format!("precision: {} must be in (0, 1)", self.precision));
+        }
+        if !(self.start_pps >= 1.0) || self.max_pps < 0.0 || (self.max_pps > 0.0 && self.max_pps < self.start_pps) {
+            return Err("start_pps must be >= 1 and max_pps 0 (auto) or >= start_pps".into());
+        }
+        if !(0.0..1.0).contains(&self.latency_fraction) {
+            return Err("latency_fraction: in [0, 1)".into());
+        }
+        if !matches!(self.sr6_backend.as_str(), "af_xdp" | "af_packet" | "auto") {
+            return Err("sr6_backend: af_xdp, af_packet or auto".into());
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_file_is_the_default_experiment() {
+        let e = Experiment::from_yaml("", "x.yaml").unwrap();
+        assert_eq!(e, Experiment::default());
+        assert_eq!(e.behaviors().unwrap().len(), 13);
+    }
+
+    #[test]
+    fn fields_override_and_errors_name_the_place() {
+        let e = Experiment::from_yaml("forwarders: [sr6]\nbehaviors: [ipv6, End]\nrepetitions: 5\n", "x.yaml").unwrap();
+        assert_eq!(e.forwarders, vec!["sr6"]);
+        assert_eq!(e.repetitions, 5);
+        assert_eq!(e.trial_duration_s, 1.0);
+        let err = Experiment::from_yaml("repetitons: 5\n", "x.yaml").unwrap_err();
+        assert!(err.starts_with("x.yaml:1:") && err.contains("repetitons"), "{err}");
+        let err = Experiment::from_yaml("behaviors: [End.Q]\n", "x.yaml").unwrap_err();
+        assert!(err.contains("unknown behaviour `End.Q`"), "{err}");
+        let err = Experiment::from_yaml("precision: 2\n", "x.yaml").unwrap_err();
+        assert!(err.contains("precision"), "{err}");
+    }
+
+    #[test]
+    fn the_example_file_parses() {
+        let text = include_str!("../../../examples/perf/experiment.yaml");
+        let e = Experiment::from_yaml(text, "examples/perf/experiment.yaml").unwrap();
+        assert!(!e.behaviors().unwrap().is_empty());
+    }
+}
