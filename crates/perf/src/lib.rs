@@ -9,7 +9,8 @@
 //! report writes JSON, CSV, Markdown and plots.
 //!
 //! Modules: [`model`] (what an experiment produces; shared by all the others),
-//! [`stats`] (mean, CV, CI95, percentiles).
+//! [`search`] (the NDR/PDR search over trials), [`stats`] (mean, CV, CI95, percentiles).
 
 pub mod model;
+pub mod search;
 pub mod stats;
