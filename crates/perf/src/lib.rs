@@ -11,10 +11,13 @@
 //! Modules: [`model`] (what an experiment produces; shared by all the others),
 //! [`plan`] (the testbed's addresses and each behaviour's SUT configuration),
 //! [`testbed`] (namespaces, links, CPU placement), [`driver`] (one per forwarder),
-//! [`experiment`] (the YAML experiment file and its defaults).
+//! [`experiment`] (the YAML experiment file and its defaults),
+//! [`search`] (the NDR/PDR search over trials), [`stats`] (mean, CV, CI95, percentiles).
 
 pub mod driver;
 pub mod experiment;
 pub mod model;
 pub mod plan;
+pub mod search;
+pub mod stats;
 pub mod testbed;
