@@ -112,3 +112,20 @@ pub fn pin_to_cpu(cpu: usize) -> std::io::Result<()> {
     }
     Ok(())
 }
+
+/// Moves the calling thread into the network namespace `name` (as `ip netns exec` does,
+/// from `/var/run/netns/NAME`). Sockets, XDP attachments and netlink requests made by
+/// the thread afterwards belong to that namespace; other threads are not affected.
+pub fn enter_netns(name: &str) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let path = format!("/var/run/netns/{name}");
+    let f = std::fs::File::open(&path).map_err(|e| std::io::Error::new(e.kind(), format!("{path}: {e}")))?;
+    // SAFETY: `f` is an open namespace file for the duration of the call; setns(2) only
+    // changes the calling thread's network namespace and touches no memory of ours.
+    let r = unsafe { libc::setns(f.as_raw_fd(), libc::CLONE_NEWNET) };
+    if r != 0 {
+        let e = std::io::Error::last_os_error();
+        return Err(std::io::Error::new(e.kind(), format!("entering network namespace {name}: {e}")));
+    }
+    Ok(())
+}
