@@ -12,12 +12,14 @@
 //! [`plan`] (the testbed's addresses and each behaviour's SUT configuration),
 //! [`testbed`] (namespaces, links, CPU placement), [`driver`] (one per forwarder),
 //! [`experiment`] (the YAML experiment file and its defaults),
-//! [`search`] (the NDR/PDR search over trials), [`stats`] (mean, CV, CI95, percentiles).
+//! [`search`] (the NDR/PDR search over trials), [`stats`] (mean, CV, CI95, percentiles),
+//! [`run`] (the orchestrator).
 
 pub mod driver;
 pub mod experiment;
 pub mod model;
 pub mod plan;
+pub mod run;
 pub mod search;
 pub mod stats;
 pub mod testbed;

@@ -23,11 +23,15 @@ pub trait Forwarder {
     fn stop(&mut self, tb: &Testbed) -> Result<(), String>;
 }
 
-/// A driver by name.
-pub fn by_name(name: &str, sr6_bin: &std::path::Path) -> Result<Box<dyn Forwarder>, String> {
+/// A driver by name; `sr6_bin` and `sr6_backend` configure the sr6 driver.
+pub fn by_name(name: &str, sr6_bin: &std::path::Path, sr6_backend: &str) -> Result<Box<dyn Forwarder>, String> {
     match name {
         "linux" | "kernel" => Ok(Box::new(Linux)),
-        "sr6" => Ok(Box::new(Sr6::new(sr6_bin))),
+        "sr6" => {
+            let mut s = Sr6::new(sr6_bin);
+            s.backend = sr6_backend.to_string();
+            Ok(Box::new(s))
+        }
         other => Err(format!("unknown forwarder `{other}` (linux or sr6)")),
     }
 }

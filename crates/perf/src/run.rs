@@ -1,0 +1,147 @@
+//! The orchestrator (SRPerf Fig. 1): for each forwarder and behaviour, a fresh testbed,
+//! the forwarder configured and started by its driver, the tester opened, then
+//! `repetitions` NDR/PDR searches and a latency trial at a fraction of the NDR; the
+//! summaries over repetitions go into a [`BehaviorResult`].
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::driver::{self, Forwarder};
+use crate::experiment::Experiment;
+use crate::model::{Behavior, BehaviorResult, Latency, SearchResult, Trial};
+use crate::search::{self, SearchConfig, SearchEvent};
+use crate::stats;
+use crate::testbed::{sweep_stale, Testbed};
+
+/// The tester of one testbed: sends one behaviour's traffic at a rate and counts what
+/// comes back.
+pub trait Tester {
+    /// One trial at `offered_pps` for `duration`; with `latency`, also the one-way
+    /// latency of the packets received.
+    fn trial(&mut self, offered_pps: f64, duration: Duration, latency: bool) -> Result<(Trial, Option<Latency>), String>;
+    /// The highest rate the generator itself can offer (packets/s).
+    fn max_pps(&self) -> f64;
+    /// Bytes of the frame sent to the SUT.
+    fn frame_bytes(&self) -> usize;
+}
+
+/// Opens the tester on a testbed for a behaviour.
+pub type TesterFactory<'a> = dyn FnMut(&Testbed, Behavior, &Experiment) -> Result<Box<dyn Tester>, String> + 'a;
+
+/// Where progress goes.
+pub trait Progress {
+    /// A new (forwarder, behaviour, repetition) starts.
+    fn stage(&mut self, forwarder: &str, behavior: Behavior, repetition: usize, of: usize);
+    /// A search event (a trial about to run, a trial done, ...).
+    fn event(&mut self, e: &SearchEvent);
+    /// Something the user must know (a placement warning, a skipped behaviour).
+    fn warn(&mut self, msg: &str);
+}
+
+/// Options that are not part of the experiment.
+pub struct RunOptions {
+    /// The `sr6` binary for the sr6 driver.
+    pub sr6_bin: PathBuf,
+}
+
+/// What a run produced, and what it had to say about it.
+pub struct RunOutput {
+    pub results: Vec<BehaviorResult>,
+    pub warnings: Vec<String>,
+}
+
+/// Runs the whole experiment.
+pub fn run(
+    exp: &Experiment,
+    opts: &RunOptions,
+    open_tester: &mut TesterFactory<'_>,
+    progress: &mut dyn Progress,
+) -> Result<RunOutput, String> {
+    exp.validate()?;
+    let behaviors = exp.behaviors()?;
+    let stale = sweep_stale();
+    if !stale.is_empty() {
+        progress.warn(&format!("removed namespaces of an earlier run: {}", stale.join(", ")));
+    }
+    let mut out = RunOutput { results: Vec::new(), warnings: Vec::new() };
+    let warn = |progress: &mut dyn Progress, w: String, out: &mut RunOutput| {
+        progress.warn(&w);
+        if !out.warnings.contains(&w) {
+            out.warnings.push(w);
+        }
+    };
+    for fname in &exp.forwarders {
+        let mut fwd = driver::by_name(fname, &opts.sr6_bin, &exp.sr6_backend)?;
+        for &b in &behaviors {
+            if let Some(why) = crate::plan::unsupported(fname, b) {
+                warn(progress, format!("{fname} {}: skipped — {why}", b.name()), &mut out);
+                continue;
+            }
+            let tb = Testbed::create("", exp.cpus)?;
+            for w in tb.check_placement() {
+                warn(progress, w, &mut out);
+            }
+            for w in fwd.start(&tb, b)? {
+                warn(progress, format!("{fname}: {w}"), &mut out);
+            }
+            let r = measure(exp, fwd.as_ref(), &tb, b, open_tester, progress);
+            let stopped = fwd.stop(&tb);
+            drop(tb);
+            let r = r?;
+            stopped?;
+            out.results.push(r);
+        }
+    }
+    Ok(out)
+}
+
+/// The repetitions of one (forwarder, behaviour).
+fn measure(
+    exp: &Experiment,
+    fwd: &dyn Forwarder,
+    tb: &Testbed,
+    b: Behavior,
+    open_tester: &mut TesterFactory<'_>,
+    progress: &mut dyn Progress,
+) -> Result<BehaviorResult, String> {
+    let mut tester = open_tester(tb, b, exp)?;
+    let duration = Duration::from_secs_f64(exp.trial_duration_s);
+    let max = if exp.max_pps > 0.0 { exp.max_pps.min(tester.max_pps()) } else { tester.max_pps() };
+    // Warm-up: caches, neighbour entries, the forwarder's first packets.
+    let _ = tester.trial(exp.start_pps.min(max), Duration::from_millis(200), false)?;
+    let mut reps: Vec<SearchResult> = Vec::new();
+    for rep in 0..exp.repetitions {
+        progress.stage(fwd.name(), b, rep + 1, exp.repetitions);
+        let cfg = SearchConfig {
+            start_pps: exp.start_pps.min(max),
+            max_pps: max,
+            pdr_loss_threshold: exp.pdr_loss_thresholds[0],
+            precision: exp.precision,
+            ..SearchConfig::default()
+        };
+        let mut runner = |rate: f64| tester.trial(rate, duration, false).map(|(t, _)| t);
+        let mut ev = |e: &SearchEvent| progress.event(e);
+        let r = search::find_ndr_pdr(&mut runner, &cfg, &mut ev).map_err(|e| format!("{} {}: {e}", fwd.name(), b.name()))?;
+        reps.push(r);
+    }
+    let ndr = stats::summarize(&reps.iter().map(|r| r.ndr_pps).collect::<Vec<_>>());
+    let pdr = stats::summarize(&reps.iter().map(|r| r.pdr_pps).collect::<Vec<_>>());
+    let latency = if exp.latency_fraction > 0.0 && ndr.mean > 0.0 {
+        let rate = (ndr.mean * exp.latency_fraction).max(1.0);
+        tester.trial(rate, duration, true)?.1
+    } else {
+        None
+    };
+    Ok(BehaviorResult {
+        forwarder: fwd.name().to_string(),
+        behavior: b,
+        frame_bytes: tester.frame_bytes(),
+        ndr_pps: ndr.mean,
+        pdr_pps: pdr.mean,
+        pdr_loss_threshold: exp.pdr_loss_thresholds[0],
+        ndr,
+        pdr,
+        repetitions: reps,
+        latency,
+    })
+}
