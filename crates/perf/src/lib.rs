@@ -13,12 +13,13 @@
 //! [`testbed`] (namespaces, links, CPU placement), [`driver`] (one per forwarder),
 //! [`experiment`] (the YAML experiment file and its defaults),
 //! [`search`] (the NDR/PDR search over trials), [`stats`] (mean, CV, CI95, percentiles),
-//! [`run`] (the orchestrator).
+//! [`run`] (the orchestrator), [`report`] (results.json, CSV, report.md and the plots).
 
 pub mod driver;
 pub mod experiment;
 pub mod model;
 pub mod plan;
+pub mod report;
 pub mod run;
 pub mod search;
 pub mod stats;

@@ -1,0 +1,321 @@
+//! `report.md`: what a person reads after a run.
+//!
+//! Sections, in order:
+//! 1. the headline — for each forwarder other than `linux`, when `linux` was measured too,
+//!    the geometric mean over the behaviours of its PDR divided by the kernel's;
+//! 2. **Throughput**: per forwarder, the SRPerf paper's Table I — one column per
+//!    behaviour, rows mean / CV / CI95 (in kpps; CV and CI95 half-width as % of the
+//!    mean, as the paper prints them), for the PDR and the NDR, plus frame size and n;
+//! 3. **`<fw>` / linux**: per behaviour, both forwarders' PDR and NDR (kpps) and their
+//!    ratio, two decimals (`{:.2}`);
+//! 4. **Latency** (forwarder, behaviour, rate, samples, min/avg/p50/p99/max in µs);
+//! 5. **Plots**: each PNG shown, with a link to its SVG;
+//! 6. **Run**: the [`RunMeta`] (command, date, machine, sr6 version, settings);
+//! 7. **Notes and warnings**: `RunMeta::notes`, then figures that could not be drawn;
+//! 8. **Files**: what else is in the directory.
+//!
+//! A value that is not finite, or a ratio over a zero, prints as `n/a`; a behaviour a
+//! forwarder was not measured on prints as `—`.
+
+use std::fmt::Write as _;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use super::plot::{sweep_stem, Plots};
+use super::{behaviors, find, forwarders, RunMeta};
+use crate::model::{BehaviorResult, Summary};
+
+/// The name of the baseline forwarder the ratios divide by.
+pub const BASELINE: &str = "linux";
+
+/// Writes `report.md` into `dir`.
+pub fn write_report(results: &[BehaviorResult], meta: &RunMeta, plots: &Plots, dir: &Path) -> io::Result<PathBuf> {
+    let path = dir.join("report.md");
+    std::fs::write(&path, render(results, meta, plots))?;
+    Ok(path)
+}
+
+/// The text of `report.md`.
+pub fn render(results: &[BehaviorResult], meta: &RunMeta, plots: &Plots) -> String {
+    let mut s = String::new();
+    let fws = forwarders(results);
+    let behs = behaviors(results);
+    let _ = writeln!(s, "# sr6 perf report\n");
+    if results.is_empty() {
+        let _ = writeln!(s, "No results.\n");
+    } else {
+        let _ = writeln!(
+            s,
+            "Forwarders: {}. Behaviours: {}. Rates in kpps (thousands of packets per second).\n",
+            fws.iter().map(|f| format!("**{}**", cell(f))).collect::<Vec<_>>().join(", "),
+            behs.iter().map(|b| b.name()).collect::<Vec<_>>().join(", "),
+        );
+    }
+    let others: Vec<&str> = if fws.contains(&BASELINE) { fws.iter().copied().filter(|f| *f != BASELINE).collect() } else { Vec::new() };
+    for fw in &others {
+        headline(&mut s, results, fw);
+    }
+
+    if !results.is_empty() {
+        let _ = writeln!(s, "## Throughput\n");
+        let _ = writeln!(
+            s,
+            "As the SRPerf paper's Table I: mean over the repetitions, coefficient of variation \
+             (std / mean) and the half-width of the 95% confidence interval of the mean \
+             (Student's t), both as % of the mean.\n"
+        );
+    }
+    for fw in &fws {
+        table_one(&mut s, results, fw);
+    }
+
+    for fw in &others {
+        ratio_table(&mut s, results, fw);
+    }
+
+    latency(&mut s, results);
+    plot_links(&mut s, plots, &behs);
+    run_section(&mut s, results, meta);
+
+    if !meta.notes.is_empty() || !plots.warnings.is_empty() {
+        let _ = writeln!(s, "## Notes and warnings\n");
+        for n in meta.notes.iter().chain(&plots.warnings) {
+            let _ = writeln!(s, "- {}", n.replace('\n', " "));
+        }
+        s.push('\n');
+    }
+
+    let _ = writeln!(s, "## Files\n");
+    let _ = writeln!(s, "- [results.json](results.json): every result, the model as serialized (repetitions and trials included)");
+    let _ = writeln!(s, "- [meta.json](meta.json): this run's metadata");
+    let _ = writeln!(s, "- [results.csv](results.csv): one row per forwarder and behaviour");
+    let _ = writeln!(s, "- [trials.csv](trials.csv): one row per trial");
+    s
+}
+
+/// `pps` as kpps with two decimals, or `n/a`.
+pub fn kpps(pps: f64) -> String {
+    if pps.is_finite() {
+        format!("{:.2}", pps / 1000.0)
+    } else {
+        "n/a".into()
+    }
+}
+
+/// A fraction as a percentage with three decimals (`0.053%`), or `n/a`.
+pub fn pct(frac: f64) -> String {
+    if frac.is_finite() {
+        format!("{:.3}%", frac * 100.0)
+    } else {
+        "n/a".into()
+    }
+}
+
+/// `a / b` when both are finite and `b > 0`.
+pub fn ratio(a: f64, b: f64) -> Option<f64> {
+    (a.is_finite() && b.is_finite() && b > 0.0).then(|| a / b)
+}
+
+fn ratio_str(r: Option<f64>) -> String {
+    r.map_or_else(|| "n/a".into(), |r| format!("{r:.2}"))
+}
+
+/// Text safe in a table cell.
+fn cell(s: &str) -> String {
+    s.replace('|', "\\|").replace(['\n', '\r'], " ")
+}
+
+fn row(s: &mut String, cells: impl IntoIterator<Item = String>) {
+    s.push('|');
+    for c in cells {
+        let _ = write!(s, " {c} |");
+    }
+    s.push('\n');
+}
+
+fn header(s: &mut String, cells: &[String], left: usize) {
+    row(s, cells.iter().cloned());
+    row(s, (0..cells.len()).map(|i| if i < left { "---".into() } else { "---:".into() }));
+}
+
+fn headline(s: &mut String, results: &[BehaviorResult], fw: &str) {
+    let rs: Vec<(&str, f64)> = behaviors(results)
+        .into_iter()
+        .filter_map(|b| {
+            let a = find(results, fw, b)?;
+            let l = find(results, BASELINE, b)?;
+            Some((b.name(), ratio(a.pdr.mean, l.pdr.mean).filter(|r| *r > 0.0)?))
+        })
+        .collect();
+    if rs.is_empty() {
+        let _ = writeln!(s, "**{} / {BASELINE}**: no behaviour with a PDR for both.\n", cell(fw));
+        return;
+    }
+    let geo = (rs.iter().map(|(_, r)| r.ln()).sum::<f64>() / rs.len() as f64).exp();
+    let min = rs.iter().copied().min_by(|a, b| a.1.total_cmp(&b.1)).unwrap_or(rs[0]);
+    let max = rs.iter().copied().max_by(|a, b| a.1.total_cmp(&b.1)).unwrap_or(rs[0]);
+    let _ = writeln!(
+        s,
+        "**{fw} / {BASELINE} (PDR): {geo:.2}×** — geometric mean over {} behaviour{}; from {:.2}× ({}) to {:.2}× ({}).\n",
+        rs.len(),
+        if rs.len() == 1 { "" } else { "s" },
+        min.1,
+        min.0,
+        max.1,
+        max.0,
+        fw = cell(fw),
+    );
+}
+
+fn table_one(s: &mut String, results: &[BehaviorResult], fw: &str) {
+    let behs = behaviors(results);
+    let _ = writeln!(s, "### {}\n", cell(fw));
+    let mut head = vec!["kpps".to_string()];
+    head.extend(behs.iter().map(|b| b.name().to_string()));
+    header(s, &head, 1);
+    let cols: Vec<Option<&BehaviorResult>> = behs.iter().map(|&b| find(results, fw, b)).collect();
+    let line = |s: &mut String, label: &str, f: &dyn Fn(&BehaviorResult) -> String| {
+        let mut cells = vec![label.to_string()];
+        cells.extend(cols.iter().map(|r| r.map_or_else(|| "—".to_string(), f)));
+        row(s, cells);
+    };
+    let ci = |x: &Summary| pct(super::files::ci95_pct(x) / 100.0);
+    line(s, "frame (B)", &|r| r.frame_bytes.to_string());
+    line(s, "n", &|r| r.pdr.n.to_string());
+    line(s, "**PDR mean**", &|r| format!("**{}**", kpps(r.pdr.mean)));
+    line(s, "PDR CV", &|r| pct(r.pdr.cv));
+    line(s, "PDR CI95", &|r| ci(&r.pdr));
+    line(s, "NDR mean", &|r| kpps(r.ndr.mean));
+    line(s, "NDR CV", &|r| pct(r.ndr.cv));
+    line(s, "NDR CI95", &|r| ci(&r.ndr));
+    s.push('\n');
+}
+
+fn ratio_table(s: &mut String, results: &[BehaviorResult], fw: &str) {
+    let f = cell(fw);
+    let _ = writeln!(s, "## {f} / {BASELINE}\n");
+    let _ = writeln!(s, "The ratio of the mean rates, per behaviour (above 1: {f} forwards more).\n");
+    let head: Vec<String> = vec![
+        "behaviour".into(),
+        format!("{f} PDR"),
+        format!("{BASELINE} PDR"),
+        format!("**PDR {f}/{BASELINE}**"),
+        format!("{f} NDR"),
+        format!("{BASELINE} NDR"),
+        format!("NDR {f}/{BASELINE}"),
+    ];
+    header(s, &head, 1);
+    for b in behaviors(results) {
+        let (Some(a), Some(l)) = (find(results, fw, b), find(results, BASELINE, b)) else {
+            continue;
+        };
+        row(
+            s,
+            [
+                b.name().to_string(),
+                kpps(a.pdr.mean),
+                kpps(l.pdr.mean),
+                format!("**{}**", ratio_str(ratio(a.pdr.mean, l.pdr.mean))),
+                kpps(a.ndr.mean),
+                kpps(l.ndr.mean),
+                ratio_str(ratio(a.ndr.mean, l.ndr.mean)),
+            ],
+        );
+    }
+    s.push('\n');
+}
+
+fn latency(s: &mut String, results: &[BehaviorResult]) {
+    let _ = writeln!(s, "## Latency\n");
+    let mut rows: Vec<&BehaviorResult> = results.iter().filter(|r| r.latency.is_some()).collect();
+    if rows.is_empty() {
+        let _ = writeln!(s, "No latency measured.\n");
+        return;
+    }
+    let fws = forwarders(results);
+    rows.sort_by_key(|r| (fws.iter().position(|f| *f == r.forwarder), r.behavior));
+    let _ = writeln!(s, "One-way, at a fraction of the NDR; microseconds.\n");
+    let head: Vec<String> =
+        ["forwarder", "behaviour", "rate (kpps)", "samples", "min", "avg", "p50", "p99", "max"].iter().map(|c| c.to_string()).collect();
+    header(s, &head, 2);
+    let us = |x: f64| if x.is_finite() { format!("{x:.2}") } else { "n/a".into() };
+    for r in rows {
+        if let Some(l) = &r.latency {
+            row(
+                s,
+                [
+                    cell(&r.forwarder),
+                    r.behavior.name().to_string(),
+                    kpps(l.rate_pps),
+                    l.samples.to_string(),
+                    us(l.min_us),
+                    us(l.avg_us),
+                    us(l.p50_us),
+                    us(l.p99_us),
+                    us(l.max_us),
+                ],
+            );
+        }
+    }
+    s.push('\n');
+}
+
+fn plot_links(s: &mut String, plots: &Plots, behs: &[crate::model::Behavior]) {
+    let has = |name: &str| plots.files.iter().any(|p| p.file_name().and_then(|n| n.to_str()) == Some(name));
+    let mut figures: Vec<(String, String)> = vec![
+        ("pdr-boxplot".into(), "PDR per behaviour (box plot over the repetitions; the paper's Fig. 3)".into()),
+        ("ndr-boxplot".into(), "NDR per behaviour".into()),
+    ];
+    figures.extend(behs.iter().map(|b| {
+        (sweep_stem(*b), format!("{}: delivered rate and delivery ratio versus offered rate, every trial (the paper's Fig. 2)", b.name()))
+    }));
+    let shown: Vec<&(String, String)> = figures.iter().filter(|(stem, _)| has(&format!("{stem}.png")) || has(&format!("{stem}.svg"))).collect();
+    let _ = writeln!(s, "## Plots\n");
+    if shown.is_empty() {
+        let _ = writeln!(s, "No plot was drawn (see the warnings below).\n");
+        return;
+    }
+    for (stem, what) in shown {
+        let _ = writeln!(s, "### {what}\n");
+        let png = format!("{stem}.png");
+        let svg = format!("{stem}.svg");
+        if has(&png) {
+            let _ = write!(s, "![{stem}]({png})");
+        }
+        if has(&svg) {
+            let _ = write!(s, "{}[SVG]({svg})", if has(&png) { "\n\n" } else { "" });
+        }
+        s.push_str("\n\n");
+    }
+}
+
+fn run_section(s: &mut String, results: &[BehaviorResult], meta: &RunMeta) {
+    let _ = writeln!(s, "## Run\n");
+    header(s, &["".into(), "".into()], 2);
+    let or_dash = |x: &str| if x.is_empty() { "—".to_string() } else { cell(x) };
+    let cmd = if meta.command_line.is_empty() { "—".to_string() } else { format!("`{}`", cell(&meta.command_line.replace('`', "'"))) };
+    row(s, ["command".into(), cmd]);
+    row(s, ["date".into(), or_dash(&meta.date)]);
+    let m = &meta.machine;
+    row(s, ["CPU".into(), format!("{}, {} logical CPUs", or_dash(&m.cpu_model), m.cores)]);
+    row(s, ["kernel".into(), or_dash(&m.kernel)]);
+    let sr6 = match (&meta.sr6_version, &meta.sr6_commit) {
+        (Some(v), Some(c)) => format!("{} ({})", cell(v), cell(c)),
+        (Some(v), None) => cell(v),
+        (None, Some(c)) => cell(c),
+        (None, None) => "—".into(),
+    };
+    row(s, ["sr6".into(), sr6]);
+    let dur = if meta.trial_duration_s.is_finite() { format!("{} s", meta.trial_duration_s) } else { "n/a".into() };
+    row(s, ["trial duration".into(), dur]);
+    row(s, ["repetitions".into(), meta.repetitions.to_string()]);
+    row(s, ["frame size (ipv6)".into(), format!("{} B", meta.frame_bytes)]);
+    let mut thresholds: Vec<String> = results.iter().map(|r| pct(r.pdr_loss_threshold)).collect();
+    thresholds.dedup();
+    thresholds.sort();
+    thresholds.dedup();
+    if !thresholds.is_empty() {
+        row(s, ["PDR loss threshold".into(), thresholds.join(", ")]);
+    }
+    s.push('\n');
+}
