@@ -8,6 +8,8 @@
 //! Partial-Drop Rate; repetitions give mean, standard deviation, CV and CI95; the
 //! report writes JSON, CSV, Markdown and plots.
 //!
-//! Modules: [`model`] (what an experiment produces; shared by all the others).
+//! Modules: [`model`] (what an experiment produces; shared by all the others),
+//! [`traffic`] (the tester's frames, generator, receiver and trial).
 
 pub mod model;
+pub mod traffic;
