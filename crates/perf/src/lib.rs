@@ -13,7 +13,8 @@
 //! [`testbed`] (namespaces, links, CPU placement), [`driver`] (one per forwarder),
 //! [`experiment`] (the YAML experiment file and its defaults),
 //! [`search`] (the NDR/PDR search over trials), [`stats`] (mean, CV, CI95, percentiles),
-//! [`run`] (the orchestrator), [`report`] (results.json, CSV, report.md and the plots).
+//! [`run`] (the orchestrator), [`report`] (results.json, CSV, report.md and the plots),
+//! [`traffic`] (the tester's frames, generator, receiver and trial).
 
 pub mod driver;
 pub mod experiment;
@@ -24,3 +25,4 @@ pub mod run;
 pub mod search;
 pub mod stats;
 pub mod testbed;
+pub mod traffic;

@@ -1,0 +1,51 @@
+//! The tester's traffic: the frames it sends, the generator that sends them at a
+//! controlled rate, the receiver that counts them back, and one trial.
+//!
+//! ```text
+//!   Generator (caller's thread)                           Receiver (own thread)
+//!   template ─ stamp seq + ts + UDP csum ─> Port tg0 ──> SUT ──> Port tg1 ─> telemetry
+//!              paced by rate::Pacer                                at frame end: count,
+//!                                                                  seq check, latency
+//! ```
+//!
+//! * [`template`]: one Ethernet frame per behaviour, SRPerf's packet sizes (64-byte
+//!   inner IP packet, + 80 bytes of SRv6 encapsulation for endpoint behaviours), with
+//!   the address plan in [`Addressing`].
+//! * [`telemetry`]: the 16-byte block at the end of every frame (magic, stream,
+//!   sequence number, TX timestamp) and the clock.
+//! * [`rate`]: the pacing schedule. [`gen`]: the generator. [`recv`]: the receiver.
+//!   [`latency`]: the latency histogram. [`port`]: opening AF_XDP / AF_PACKET ports.
+//! * [`trial`]: [`run_trial`], one RFC 2544 trial as a [`crate::model::Trial`].
+
+pub mod gen;
+pub mod latency;
+pub mod port;
+pub mod rate;
+pub mod recv;
+pub mod telemetry;
+pub mod template;
+pub mod trial;
+
+pub use gen::{GenConfig, GenReport, Generator};
+pub use latency::{Histogram, LatencyStats};
+pub use port::{open_port, Backend, TesterPort};
+pub use recv::{RecvConfig, RecvReport, Receiver, StreamCounts};
+pub use telemetry::{mono_ns, Telemetry, MAGIC, TELEMETRY_LEN};
+pub use template::{build, frame_len, template, Addressing, Template};
+pub use trial::{run_trial, run_trial_report, Losses, TrialReport, DEFAULT_SETTLE};
+
+/// What can go wrong in the traffic module.
+#[derive(Debug, thiserror::Error)]
+pub enum TrafficError {
+    /// A template the generator cannot stamp.
+    #[error("bad template: {0}")]
+    Template(String),
+    /// A port could not be opened.
+    #[error("{0}")]
+    Port(String),
+    /// The receiving thread does not answer (it panicked or was stopped).
+    #[error("the receiver on {0} does not answer")]
+    ReceiverGone(String),
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+}

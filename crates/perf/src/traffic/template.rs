@@ -1,0 +1,360 @@
+//! The frames the tester sends, one template per behaviour, as SRPerf maps them
+//! (Abdelsalam et al. 2018, §III-A and §IV-A).
+//!
+//! # What "64 bytes" means here
+//!
+//! The paper uses "an IPv6 packet of size 64 bytes" for the transit behaviours and "an
+//! SRv6 packet of size 64 bytes plus SRv6 encapsulation" (80 bytes: outer IPv6 40 + SRH
+//! with two SIDs 40) for the endpoint behaviours. Here **64 bytes is the size of the
+//! innermost IP packet**, IP header included: IPv6 40 + UDP 8 + telemetry 16, or IPv4
+//! 20 + UDP 8 + 20 zero bytes + telemetry 16. Every template carries exactly one such
+//! packet; an Ethernet header (14 bytes, no VLAN tag, no FCS) and, for the endpoint
+//! behaviours, the 80-byte encapsulation come on top. Frame sizes below are bytes on
+//! the wire without the 4-byte FCS (add 4 for RFC 2544's "frame size", 20 more for the
+//! preamble and inter-frame gap of line-rate arithmetic).
+//!
+//! | behaviour                          | frame = headers                                   | bytes |
+//! |------------------------------------|---------------------------------------------------|------:|
+//! | ipv6, T.Insert, T.Encaps           | Eth 14 + IPv6/UDP 64                              |    78 |
+//! | ipv4                               | Eth 14 + IPv4/UDP 64                              |    78 |
+//! | T.Encaps.L2                        | Eth 14 + IPv6/UDP 64 (the SUT carries it whole)   |    78 |
+//! | End, End.T, End.X                  | Eth 14 + IPv6 40 + SRH(2 SIDs, SL 1) 40 + IPv6 64 |   158 |
+//! | End.DX6, End.DT6                   | Eth 14 + IPv6 40 + SRH(2 SIDs, SL 0) 40 + IPv6 64 |   158 |
+//! | End.DX4, End.DT4                   | Eth 14 + IPv6 40 + SRH(2 SIDs, SL 0) 40 + IPv4 64 |   158 |
+//! | End.DT46 (even stream / odd)       | as End.DT6 / as End.DT4                           |   158 |
+//! | End.DX2                            | Eth 14 + IPv6 40 + SRH(SL 0) 40 + Eth 14 + IPv6 64|   172 |
+//!
+//! # The frames
+//!
+//! * Outer Ethernet: `tg0_mac` -> `dut0_mac`.
+//! * Innermost packet: `src6 -> dst6` (IPv6: traffic class 0, flow label 0, hop limit
+//!   64) or `src4 -> dst4` (IPv4: DF, TTL 64, ID 0, header checksum valid), then UDP
+//!   from port `49152 + stream % 16384` to port 9 (discard), checksum valid (computed
+//!   over the pseudo-header of the innermost IP header), then the UDP payload whose
+//!   last 16 bytes are the telemetry block (`telemetry.rs`, sequence number and
+//!   timestamp 0 in the template; the generator patches them).
+//! * Encapsulation (endpoint behaviours, like an H.Encaps head-end's): outer IPv6
+//!   `src6 -> sid`, hop limit 64, Next Header 43; SRH: Hdr Ext Len 4, Routing Type 4,
+//!   Last Entry 1, flags 0, tag 0, Next Header 41 (inner IPv6), 4 (inner IPv4) or 143
+//!   (inner Ethernet, RFC 8986 §10.1).
+//!   * End, End.T, End.X: Segments Left 1, Segment List `[next_sid, sid]`: the active
+//!     SID (list\[1\], = the destination) is the SUT's, the next and last one is routed
+//!     back to the tester (the paper: at least two SIDs, the active one not the last).
+//!   * End.DX*/End.DT*: Segments Left 0, Segment List `[sid, next_sid]`: the SUT's SID
+//!     is the last segment (list\[0\], = the destination); `next_sid` stands for the
+//!     segment visited before.
+//!   * End.DX2's inner frame: `tg0_mac -> tg1_mac`, EtherType IPv6, then the 64-byte
+//!     IPv6 packet: once decapsulated it goes out of dut1 as it is, and tg1 accepts it
+//!     as addressed to itself (an AF_PACKET receiver only sees frames for its MAC).
+//!   * End.DT46: the inner family follows the stream id's parity (even: IPv6, odd:
+//!     IPv4), so streams 0 and 1 make the behaviour's mixed traffic.
+//!
+//! The orchestrator owns the address plan and passes it in [`Addressing`];
+//! [`Addressing::default`] is the proposed plan (fc00::/16 for IPv6, the RFC 2544
+//! benchmarking range 198.18.0.0/15 for IPv4):
+//!
+//! ```text
+//!  tester                         SUT                          tester
+//!  tg0 fc00:1::1 ---- veth ---- dut0 fc00:1::2
+//!      198.18.1.1                    198.18.1.2
+//!                                dut1 fc00:2::2 ---- veth ---- tg1 fc00:2::1
+//!                                     198.18.2.2                   198.18.2.1
+//!  MACs 02:53:36:00:00:01 (tg0), :02 (dut0), :03 (dut1), :04 (tg1)
+//!
+//!  fc00:b::/64, 198.19.0.0/24  "behind tg1": the SUT routes them via tg1
+//!      dst6 = fc00:b::1, dst4 = 198.19.0.1, next_sid = fc00:b::2
+//!  fc00:e::/64                 the SUT's SIDs: sid = fc00:e::1
+//!  src6 = fc00:1::1, src4 = 198.18.1.1 (tg0's addresses)
+//! ```
+//!
+//! For T.Insert/T.Encaps/T.Encaps.L2 the SUT's policy on `dst6` decides the segments;
+//! a list ending with a SID routed to tg1 (e.g. `next_sid`) brings the packets back.
+
+use std::net::{Ipv4Addr, Ipv6Addr};
+
+use sr6_wire::checksum;
+use sr6_wire::proto::{IPPROTO_ETHERNET, IPPROTO_IPV4, IPPROTO_IPV6, IPPROTO_ROUTING, IPPROTO_UDP};
+use sr6_wire::{ETHERTYPE_IPV4, ETHERTYPE_IPV6};
+
+use super::telemetry::{Telemetry, TELEMETRY_LEN};
+use crate::model::Behavior;
+
+/// Size of the innermost IP packet of every template (see the module docs).
+pub const INNER_IP_LEN: usize = 64;
+/// Bytes of SRv6 encapsulation on the endpoint templates: outer IPv6 40 + SRH 40.
+pub const ENCAP_LEN: usize = 80;
+/// The UDP destination port (discard).
+pub const UDP_DST_PORT: u16 = 9;
+/// UDP source ports are `UDP_SRC_PORT_BASE + stream % 16384`.
+pub const UDP_SRC_PORT_BASE: u16 = 49152;
+
+const ETH_LEN: usize = 14;
+const IPV6_LEN: usize = 40;
+const IPV4_LEN: usize = 20;
+const UDP_LEN: usize = 8;
+const SRH_LEN: usize = 40;
+const HOP_LIMIT: u8 = 64;
+
+/// The addresses the templates use. See the module docs for the proposed plan
+/// ([`Addressing::default`]) and where each one appears.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Addressing {
+    /// The tester's sending device: source MAC of every frame.
+    pub tg0_mac: [u8; 6],
+    /// The SUT's receiving device: destination MAC of every frame.
+    pub dut0_mac: [u8; 6],
+    /// The SUT's sending device (not in the frames; for the orchestrator's neighbours).
+    pub dut1_mac: [u8; 6],
+    /// The tester's receiving device: destination MAC of End.DX2's inner frame.
+    pub tg1_mac: [u8; 6],
+    /// Source of the plain, the outer and the inner IPv6 headers.
+    pub src6: Ipv6Addr,
+    /// Source of the IPv4 packets (plain and inner).
+    pub src4: Ipv4Addr,
+    /// Destination of the plain and the inner IPv6 packets: the SUT routes it to tg1.
+    pub dst6: Ipv6Addr,
+    /// Destination of the plain and the inner IPv4 packets: the SUT routes it to tg1.
+    pub dst4: Ipv4Addr,
+    /// The SUT's SID for the behaviour under test: the outer destination.
+    pub sid: Ipv6Addr,
+    /// The other SID of the SRH: the next (and final) segment for End/End.T/End.X,
+    /// routed by the SUT to tg1; the segment visited before for the decap behaviours.
+    pub next_sid: Ipv6Addr,
+}
+
+impl Default for Addressing {
+    /// The proposed address plan (module docs).
+    fn default() -> Addressing {
+        Addressing {
+            tg0_mac: [0x02, 0x53, 0x36, 0, 0, 0x01],
+            dut0_mac: [0x02, 0x53, 0x36, 0, 0, 0x02],
+            dut1_mac: [0x02, 0x53, 0x36, 0, 0, 0x03],
+            tg1_mac: [0x02, 0x53, 0x36, 0, 0, 0x04],
+            src6: Ipv6Addr::new(0xfc00, 1, 0, 0, 0, 0, 0, 1),
+            src4: Ipv4Addr::new(198, 18, 1, 1),
+            dst6: Ipv6Addr::new(0xfc00, 0xb, 0, 0, 0, 0, 0, 1),
+            dst4: Ipv4Addr::new(198, 19, 0, 1),
+            sid: Ipv6Addr::new(0xfc00, 0xe, 0, 0, 0, 0, 0, 1),
+            next_sid: Ipv6Addr::new(0xfc00, 0xb, 0, 0, 0, 0, 0, 2),
+        }
+    }
+}
+
+/// A template with what the generator needs to patch it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Template {
+    pub behavior: Behavior,
+    pub stream: u16,
+    /// The Ethernet frame (without FCS); its last 16 bytes are the telemetry block with
+    /// sequence number and timestamp 0.
+    pub frame: Vec<u8>,
+    /// Offset in `frame` of the innermost UDP header's checksum field.
+    pub udp_csum_at: usize,
+}
+
+/// The innermost packet's family.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Inner {
+    V6,
+    V4,
+    /// Ethernet + IPv6 (End.DX2).
+    Eth,
+}
+
+/// The Ethernet frame the tester sends for behaviour `b` (see the module docs).
+pub fn template(b: Behavior, a: &Addressing, stream: u16) -> Vec<u8> {
+    build(b, a, stream).frame
+}
+
+/// [`template`] with the offsets the generator patches.
+pub fn build(b: Behavior, a: &Addressing, stream: u16) -> Template {
+    use Behavior::*;
+    // (encapsulation: None, or Some(segments left)), inner family.
+    let (encap, inner) = match b {
+        Ipv6 | TInsert | TEncaps | TEncapsL2 => (None, Inner::V6),
+        Ipv4 => (None, Inner::V4),
+        End | EndT | EndX => (Some(1u8), Inner::V6),
+        EndDx6 | EndDt6 => (Some(0), Inner::V6),
+        EndDx4 | EndDt4 => (Some(0), Inner::V4),
+        EndDt46 => (Some(0), if stream & 1 == 0 { Inner::V6 } else { Inner::V4 }),
+        EndDx2 => (Some(0), Inner::Eth),
+    };
+    let (inner_bytes, inner_csum_at) = match inner {
+        Inner::V6 => ipv6_udp(a, stream),
+        Inner::V4 => ipv4_udp(a, stream),
+        Inner::Eth => {
+            let (p, at) = ipv6_udp(a, stream);
+            let mut f = eth(&a.tg1_mac, &a.tg0_mac, ETHERTYPE_IPV6);
+            f.extend_from_slice(&p);
+            (f, at + ETH_LEN)
+        }
+    };
+    let outer_ethertype = match (encap, inner) {
+        (None, Inner::V4) => ETHERTYPE_IPV4,
+        _ => ETHERTYPE_IPV6,
+    };
+    let mut frame = eth(&a.dut0_mac, &a.tg0_mac, outer_ethertype);
+    let mut udp_csum_at = ETH_LEN + inner_csum_at;
+    if let Some(sl) = encap {
+        let nh = match inner {
+            Inner::V6 => IPPROTO_IPV6,
+            Inner::V4 => IPPROTO_IPV4,
+            Inner::Eth => IPPROTO_ETHERNET,
+        };
+        let segs = if sl == 1 { [a.next_sid, a.sid] } else { [a.sid, a.next_sid] };
+        ipv6_header(&mut frame, (SRH_LEN + inner_bytes.len()) as u16, IPPROTO_ROUTING, &a.src6, &a.sid);
+        frame.extend_from_slice(&[nh, (SRH_LEN / 8 - 1) as u8, 4, sl, 1, 0, 0, 0]);
+        for s in &segs {
+            frame.extend_from_slice(&s.octets());
+        }
+        udp_csum_at += ENCAP_LEN;
+    }
+    frame.extend_from_slice(&inner_bytes);
+    Template { behavior: b, stream, frame, udp_csum_at }
+}
+
+/// The frame size of behaviour `b`'s template (bytes without FCS).
+pub fn frame_len(b: Behavior) -> usize {
+    match b {
+        Behavior::Ipv6 | Behavior::Ipv4 | Behavior::TInsert | Behavior::TEncaps | Behavior::TEncapsL2 => {
+            ETH_LEN + INNER_IP_LEN
+        }
+        Behavior::EndDx2 => ETH_LEN + ENCAP_LEN + ETH_LEN + INNER_IP_LEN,
+        _ => ETH_LEN + ENCAP_LEN + INNER_IP_LEN,
+    }
+}
+
+fn eth(dst: &[u8; 6], src: &[u8; 6], ethertype: u16) -> Vec<u8> {
+    let mut f = Vec::with_capacity(256);
+    f.extend_from_slice(dst);
+    f.extend_from_slice(src);
+    f.extend_from_slice(&ethertype.to_be_bytes());
+    f
+}
+
+fn ipv6_header(out: &mut Vec<u8>, payload_len: u16, nh: u8, src: &Ipv6Addr, dst: &Ipv6Addr) {
+    out.extend_from_slice(&[0x60, 0, 0, 0]);
+    out.extend_from_slice(&payload_len.to_be_bytes());
+    out.extend_from_slice(&[nh, HOP_LIMIT]);
+    out.extend_from_slice(&src.octets());
+    out.extend_from_slice(&dst.octets());
+}
+
+/// A UDP header (checksum 0) and its payload: `pad` zero bytes, then the telemetry
+/// block of `stream` (sequence number and timestamp 0).
+fn udp(stream: u16, pad: usize) -> Vec<u8> {
+    let len = (UDP_LEN + pad + TELEMETRY_LEN) as u16;
+    let mut u = Vec::with_capacity(len as usize);
+    u.extend_from_slice(&(UDP_SRC_PORT_BASE + stream % 16384).to_be_bytes());
+    u.extend_from_slice(&UDP_DST_PORT.to_be_bytes());
+    u.extend_from_slice(&len.to_be_bytes());
+    u.extend_from_slice(&[0, 0]);
+    u.resize(UDP_LEN + pad, 0);
+    u.extend_from_slice(&Telemetry { stream, seq: 0, tx_ns: 0 }.to_bytes());
+    u
+}
+
+/// A finished UDP checksum: 0 goes on the wire as 0xFFFF (RFC 768; RFC 8200 §8.1).
+fn udp_csum(sum: u32) -> u16 {
+    match checksum::fold(sum) {
+        0 => 0xffff,
+        c => c,
+    }
+}
+
+/// The 64-byte IPv6/UDP packet and the offset of its UDP checksum.
+fn ipv6_udp(a: &Addressing, stream: u16) -> (Vec<u8>, usize) {
+    let mut u = udp(stream, INNER_IP_LEN - IPV6_LEN - UDP_LEN - TELEMETRY_LEN);
+    let c = udp_csum(
+        checksum::pseudo_header_v6(&a.src6, &a.dst6, u.len() as u32, IPPROTO_UDP) + checksum::sum(&u),
+    );
+    u[6..8].copy_from_slice(&c.to_be_bytes());
+    let mut p = Vec::with_capacity(INNER_IP_LEN);
+    ipv6_header(&mut p, u.len() as u16, IPPROTO_UDP, &a.src6, &a.dst6);
+    p.extend_from_slice(&u);
+    (p, IPV6_LEN + 6)
+}
+
+/// The 64-byte IPv4/UDP packet and the offset of its UDP checksum.
+fn ipv4_udp(a: &Addressing, stream: u16) -> (Vec<u8>, usize) {
+    let mut u = udp(stream, INNER_IP_LEN - IPV4_LEN - UDP_LEN - TELEMETRY_LEN);
+    let c = udp_csum(
+        checksum::pseudo_header_v4(&a.src4, &a.dst4, u.len() as u16, IPPROTO_UDP) + checksum::sum(&u),
+    );
+    u[6..8].copy_from_slice(&c.to_be_bytes());
+    let total = (IPV4_LEN + u.len()) as u16;
+    let mut p = Vec::with_capacity(INNER_IP_LEN);
+    p.extend_from_slice(&[0x45, 0]);
+    p.extend_from_slice(&total.to_be_bytes());
+    // ID 0, DF, TTL, protocol, checksum (below).
+    p.extend_from_slice(&[0, 0, 0x40, 0, HOP_LIMIT, IPPROTO_UDP, 0, 0]);
+    p.extend_from_slice(&a.src4.octets());
+    p.extend_from_slice(&a.dst4.octets());
+    let hc = checksum::fold(checksum::sum(&p));
+    p[10..12].copy_from_slice(&hc.to_be_bytes());
+    p.extend_from_slice(&u);
+    (p, IPV4_LEN + 6)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_follow_the_table() {
+        let a = Addressing::default();
+        for b in Behavior::ALL {
+            for stream in [0u16, 1] {
+                let t = build(b, &a, stream);
+                assert_eq!(t.frame.len(), frame_len(b), "{}", b.name());
+                assert_eq!(t.frame, template(b, &a, stream));
+                let tel = Telemetry::from_frame(&t.frame).expect("telemetry at the end");
+                assert_eq!(tel, Telemetry { stream, seq: 0, tx_ns: 0 });
+                // The checksum field is the innermost UDP header's.
+                let u = t.udp_csum_at - 6;
+                assert_eq!(&t.frame[u..u + 4], &[0xc0, stream as u8, 0, 9], "{}", b.name());
+                let udp_len = u16::from_be_bytes([t.frame[u + 4], t.frame[u + 5]]) as usize;
+                assert_eq!(u + udp_len, t.frame.len());
+            }
+        }
+        assert_eq!(frame_len(Behavior::Ipv6), 78);
+        assert_eq!(frame_len(Behavior::End), 158);
+        assert_eq!(frame_len(Behavior::EndDx2), 172);
+    }
+
+    #[test]
+    fn end_srh_fields() {
+        let a = Addressing::default();
+        let f = template(Behavior::End, &a, 0);
+        assert_eq!(&f[12..14], &[0x86, 0xdd]);
+        assert_eq!(f[14 + 6], IPPROTO_ROUTING);
+        assert_eq!(&f[14 + 24..14 + 40], &a.sid.octets());
+        let srh = &f[54..94];
+        assert_eq!(&srh[..8], &[IPPROTO_IPV6, 4, 4, 1, 1, 0, 0, 0]);
+        assert_eq!(&srh[8..24], &a.next_sid.octets());
+        assert_eq!(&srh[24..40], &a.sid.octets());
+        let d = template(Behavior::EndDx4, &a, 0);
+        assert_eq!(&d[54..62], &[IPPROTO_IPV4, 4, 4, 0, 1, 0, 0, 0]);
+        assert_eq!(&d[62..78], &a.sid.octets());
+        assert_eq!(template(Behavior::EndDx2, &a, 0)[54], IPPROTO_ETHERNET);
+        assert_eq!(template(Behavior::EndDt46, &a, 0)[54], IPPROTO_IPV6);
+        assert_eq!(template(Behavior::EndDt46, &a, 1)[54], IPPROTO_IPV4);
+    }
+
+    #[test]
+    fn checksums_are_valid() {
+        let a = Addressing::default();
+        // IPv6 UDP: pseudo-header + datagram sums to 0xFFFF.
+        let f = template(Behavior::Ipv6, &a, 3);
+        let udp = &f[54..];
+        let s = checksum::pseudo_header_v6(&a.src6, &a.dst6, udp.len() as u32, IPPROTO_UDP) + checksum::sum(udp);
+        assert_eq!(checksum::fold(s), 0);
+        // IPv4 header and UDP.
+        let f = template(Behavior::Ipv4, &a, 3);
+        assert_eq!(checksum::fold(checksum::sum(&f[14..34])), 0);
+        let udp = &f[34..];
+        let s = checksum::pseudo_header_v4(&a.src4, &a.dst4, udp.len() as u16, IPPROTO_UDP) + checksum::sum(udp);
+        assert_eq!(checksum::fold(s), 0);
+        assert_eq!(u16::from_be_bytes([f[16], f[17]]), 64);
+    }
+}
