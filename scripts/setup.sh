@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what sr6's tests and tools need on a fresh Debian 12 machine (idempotent):
 # tshark (the decoder oracle), scapy + pytest (the packet oracle), valgrind (instruction
-# counts), ping (the live interoperability tests). Rust itself is expected (rustup).
+# counts), ping and ethtool (the live tests), fonts-dejavu-core (the text of sr6 perf's
+# PNG plots). Rust itself is expected (rustup).
 set -euo pipefail
 need_apt=()
 command -v tshark >/dev/null || need_apt+=(tshark)
@@ -9,6 +10,7 @@ command -v valgrind >/dev/null || need_apt+=(valgrind)
 command -v ip >/dev/null || need_apt+=(iproute2)
 command -v ping >/dev/null || need_apt+=(iputils-ping)
 command -v ethtool >/dev/null || need_apt+=(ethtool)
+[ -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || need_apt+=(fonts-dejavu-core)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "setup: apt-get install ${need_apt[*]}"
   export DEBIAN_FRONTEND=noninteractive

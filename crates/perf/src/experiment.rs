@@ -104,8 +104,11 @@ impl Experiment {
                 return Err(format!("forwarders: unknown `{f}` (linux or sr6)"));
             }
         }
-        if !(28..=1400).contains(&self.packet_bytes) {
-            return Err(format!("packet_bytes: {} is out of range (28..=1400)", self.packet_bytes));
+        if self.packet_bytes != 64 {
+            return Err(format!(
+                "packet_bytes: {}: the traffic templates make SRPerf's 64-byte packets only (so far)",
+                self.packet_bytes
+            ));
         }
         if !(self.trial_duration_s > 0.0 && self.trial_duration_s <= 600.0) {
             return Err(format!("trial_duration_s: {} must be in (0, 600]", self.trial_duration_s));

@@ -14,7 +14,8 @@
 //! [`experiment`] (the YAML experiment file and its defaults),
 //! [`search`] (the NDR/PDR search over trials), [`stats`] (mean, CV, CI95, percentiles),
 //! [`run`] (the orchestrator), [`report`] (results.json, CSV, report.md and the plots),
-//! [`traffic`] (the tester's frames, generator, receiver and trial).
+//! [`traffic`] (the tester's frames, generator, receiver and trial), [`tester`] (them on a
+//! testbed).
 
 pub mod driver;
 pub mod experiment;
@@ -25,4 +26,5 @@ pub mod run;
 pub mod search;
 pub mod stats;
 pub mod testbed;
+pub mod tester;
 pub mod traffic;

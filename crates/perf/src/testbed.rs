@@ -114,6 +114,9 @@ impl Testbed {
         // ping across the testbed when debugging).
         sh(&["ip", "-n", &tg, "-6", "addr", "add", "fc00:a::2/64", "dev", TG0, "nodad"])?;
         sh(&["ip", "-n", &tg, "-6", "addr", "add", "fc00:b::2/64", "dev", TG1, "nodad"])?;
+        if let Some(w) = tb.steer_tester_rx() {
+            return Err(w);
+        }
         tb.tg0_mac = mac(&tg, TG0)?;
         tb.tg1_mac = mac(&tg, TG1)?;
         tb.dut0_mac = mac(&sut, DUT0)?;
@@ -137,6 +140,17 @@ impl Testbed {
             Ok(out) if out.trim().trim_start_matches('0').trim_start_matches(',') == mask.trim_start_matches('0') => None,
             Ok(out) => Some(format!("RPS on {DUT0} reads back `{}`, not `{mask}`: the kernel's forwarding may run on the tester's CPU", out.trim())),
             Err(e) => Some(format!("cannot steer {DUT0}'s receive work to CPU {} with RPS: {e}", self.cpus.sut)),
+        }
+    }
+
+    /// Steers tg1's receive processing (the tester's receiver) to `cpus.tester` with RPS,
+    /// so the SUT's CPU only transmits. Returns a warning if it could not.
+    pub fn steer_tester_rx(&self) -> Option<String> {
+        let mask = format!("{:x}", 1u64 << self.cpus.tester.min(63));
+        let path = format!("/sys/class/net/{TG1}/queues/rx-0/rps_cpus");
+        match self.exec(&self.tg, &["sh", "-c", &format!("echo {mask} > {path}")]) {
+            Ok(_) => None,
+            Err(e) => Some(format!("cannot steer {TG1}'s receive work to CPU {} with RPS: {e}", self.cpus.tester)),
         }
     }
 

@@ -26,6 +26,7 @@ pub struct RunOpts {
     pub config: PathBuf,
     pub workers: u32,
     pub backend: BackendChoice,
+    pub xdp_mode: backend::XdpModeChoice,
     pub socket: PathBuf,
     pub cpus: Vec<usize>,
     pub batch: usize,
@@ -88,7 +89,7 @@ pub fn run(o: RunOpts) -> Result<()> {
     control.republish().map_err(|e| anyhow!("{}: {e}", o.config.display()))?;
     let tables = shared.gen.load_full();
 
-    let opened = backend::open(o.backend, &tables.tables, o.workers, o.ring_frames).map_err(|e| anyhow!(e))?;
+    let opened = backend::open(o.backend, o.xdp_mode, &tables.tables, o.workers, o.ring_frames).map_err(|e| anyhow!(e))?;
     if opened.name == "af_packet" {
         check_kernel_forwarding();
     }

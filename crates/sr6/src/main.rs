@@ -8,6 +8,7 @@ mod cmd_bench;
 mod cmd_ctl;
 mod cmd_dump;
 mod cmd_pcap;
+mod cmd_perf;
 mod cmd_run;
 mod live;
 mod load;
@@ -40,6 +41,10 @@ enum Cmd {
         /// handle), AF_PACKET, or auto (AF_XDP if it works here).
         #[arg(long, value_enum, default_value = "auto")]
         backend: live::backend::BackendChoice,
+        /// Where the XDP program runs (AF_XDP): in the driver (native), in the generic
+        /// receive path (generic), or native when the device supports it (auto).
+        #[arg(long, value_enum, default_value = "auto")]
+        xdp_mode: live::backend::XdpModeChoice,
         /// Control socket for `sr6 ctl`.
         #[arg(long, default_value = live::ctl::DEFAULT_SOCKET)]
         socket: PathBuf,
@@ -114,15 +119,47 @@ enum Cmd {
     },
     /// List the SRv6 behaviours sr6 implements, with their parameters.
     Behaviours,
+    /// The SRPerf evaluation framework: measure forwarders (sr6, the Linux kernel) on a
+    /// namespace testbed by NDR/PDR search, and write results, report and plots.
+    Perf {
+        #[command(subcommand)]
+        cmd: PerfCmd,
+    },
+}
+
+#[derive(Subcommand)]
+enum PerfCmd {
+    /// Run an experiment (YAML, see examples/perf/experiment.yaml), or the built-in
+    /// default (the SRPerf paper's table for linux and sr6) without a file. Needs root.
+    Run {
+        /// The experiment file (every key optional).
+        file: Option<PathBuf>,
+        /// Forwarders, overriding the file (e.g. `linux,sr6`).
+        #[arg(long, value_delimiter = ',')]
+        forwarder: Vec<String>,
+        /// Behaviours, overriding the file (e.g. `ipv6,End,T.Encaps`).
+        #[arg(long, value_delimiter = ',')]
+        behavior: Vec<String>,
+        /// Seconds per trial, overriding the file.
+        #[arg(long)]
+        duration: Option<f64>,
+        /// Searches per forwarder and behaviour, overriding the file.
+        #[arg(long)]
+        repetitions: Option<usize>,
+        /// Output directory (default out/perf/<UTC time>).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let r = match cli.cmd {
-        Cmd::Run { config, workers, backend, socket, cpus, batch, ring, verbose } => cmd_run::run(cmd_run::RunOpts {
+        Cmd::Run { config, workers, backend, xdp_mode, socket, cpus, batch, ring, verbose } => cmd_run::run(cmd_run::RunOpts {
             config,
             workers,
             backend,
+            xdp_mode,
             socket,
             cpus,
             batch,
@@ -135,6 +172,16 @@ fn main() -> ExitCode {
             cmd_bench::run(&config, &input, in_dev.as_deref(), packets, batch, json)
         }
         Cmd::Dump { file, verbose } => cmd_dump::run(&file, verbose),
+        Cmd::Perf { cmd: PerfCmd::Run { file, forwarder, behavior, duration, repetitions, out } } => {
+            cmd_perf::run(cmd_perf::PerfOpts {
+                file,
+                forwarders: forwarder,
+                behaviors: behavior,
+                duration,
+                repetitions,
+                out: out.unwrap_or_else(cmd_perf::default_out),
+            })
+        }
         Cmd::Behaviours => {
             report::print_behaviours();
             Ok(())

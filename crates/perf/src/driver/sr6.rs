@@ -1,6 +1,11 @@
 //! sr6 as the forwarder: `sr6 run` in the SUT namespace on the behaviour's lines, AF_XDP,
 //! one worker pinned to the SUT CPU; the SUT kernel keeps only the addresses (it answers
 //! neighbour discovery) with forwarding off.
+//!
+//! The XDP program runs in generic mode with dut0's receive work steered to the SUT CPU
+//! (RPS), exactly as the kernel forwarder's: on veth, a native-mode program would run on
+//! the generator's CPU (veth runs a receiver's XDP on the sender's CPU) and the tester
+//! would pay for part of sr6's work.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -34,6 +39,7 @@ impl Forwarder for Sr6 {
     fn start(&mut self, tb: &Testbed, b: Behavior) -> Result<Vec<String>, String> {
         let text = plan::config(b, &tb.tg1_mac);
         apply_to_kernel(tb, &tb.sut, &text, true)?;
+        let warnings: Vec<String> = tb.steer_kernel_rx().into_iter().collect();
         let dir = std::env::temp_dir().join(format!("{}-sr6", tb.sut));
         std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         let conf = dir.join("sut.conf");
@@ -50,7 +56,7 @@ impl Forwarder for Sr6 {
             .arg(&conf)
             .arg("--socket")
             .arg(&sock)
-            .args(["--backend", &self.backend, "--cpus", &cpu, "--batch", &batch])
+            .args(["--backend", &self.backend, "--xdp-mode", "generic", "--cpus", &cpu, "--batch", &batch])
             .stdin(Stdio::null())
             .stdout(logf.try_clone().map_err(|e| e.to_string())?)
             .stderr(logf)
@@ -81,7 +87,7 @@ impl Forwarder for Sr6 {
             }
             std::thread::sleep(Duration::from_millis(50));
         }
-        Ok(Vec::new())
+        Ok(warnings)
     }
 
     fn stop(&mut self, _tb: &Testbed) -> Result<(), String> {

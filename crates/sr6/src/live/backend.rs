@@ -4,7 +4,7 @@
 use std::net::{Ipv4Addr, Ipv6Addr};
 
 use sr6_core::tables::Tables;
-use sr6_io::af_xdp::{self, XdpAttachment};
+use sr6_io::af_xdp::{self, XdpAttachment, XdpMode};
 use sr6_io::live::{Port, PortSpec};
 
 /// `--backend`.
@@ -16,6 +16,18 @@ pub enum BackendChoice {
     AfXdp,
     #[value(name = "af_packet")]
     AfPacket,
+}
+
+/// `--xdp-mode`: where the XDP program runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum XdpModeChoice {
+    /// Driver mode if the device supports it, else generic.
+    Auto,
+    /// In the driver, before a socket buffer exists (fastest on real NICs).
+    Native,
+    /// In the generic receive path, after RPS: on veth, this runs the receive work on the
+    /// CPU RPS chooses instead of the sender's.
+    Generic,
 }
 
 /// The open backend: its ports by worker, then by device; and what must stay alive
@@ -36,12 +48,12 @@ pub fn host_addrs(t: &Tables, dev: usize) -> (Vec<Ipv6Addr>, Vec<Ipv4Addr>) {
 }
 
 /// Opens `workers` ports on every device of `t` with the chosen backend.
-pub fn open(choice: BackendChoice, t: &Tables, workers: u32, ring_frames: u32) -> Result<Opened, String> {
+pub fn open(choice: BackendChoice, xdp_mode: XdpModeChoice, t: &Tables, workers: u32, ring_frames: u32) -> Result<Opened, String> {
     match choice {
         BackendChoice::AfPacket => open_af_packet(t, workers, ring_frames),
-        BackendChoice::AfXdp => open_af_xdp(t, workers, ring_frames),
+        BackendChoice::AfXdp => open_af_xdp(t, xdp_mode, workers, ring_frames),
         BackendChoice::Auto => match af_xdp::probe() {
-            Ok(()) => match open_af_xdp(t, workers, ring_frames) {
+            Ok(()) => match open_af_xdp(t, xdp_mode, workers, ring_frames) {
                 Ok(o) => Ok(o),
                 Err(e) => {
                     eprintln!("sr6: AF_XDP failed ({e}); falling back to AF_PACKET");
@@ -81,12 +93,17 @@ fn open_af_packet(t: &Tables, workers: u32, ring_frames: u32) -> Result<Opened, 
     Ok(Opened { name: "af_packet".into(), ports, attachments: Vec::new() })
 }
 
-fn open_af_xdp(t: &Tables, workers: u32, ring_frames: u32) -> Result<Opened, String> {
+fn open_af_xdp(t: &Tables, xdp_mode: XdpModeChoice, workers: u32, ring_frames: u32) -> Result<Opened, String> {
     let mut attachments = Vec::new();
     let mut modes = Vec::new();
     for (i, d) in t.devices.iter().enumerate() {
         let (h6, h4) = host_addrs(t, i);
-        let a = XdpAttachment::attach(&d.name, &h6, &h4).map_err(|e| format!("XDP on {}: {e}", d.name))?;
+        let a = match xdp_mode {
+            XdpModeChoice::Auto => XdpAttachment::attach(&d.name, &h6, &h4),
+            XdpModeChoice::Native => XdpAttachment::attach_mode(&d.name, &h6, &h4, XdpMode::Native),
+            XdpModeChoice::Generic => XdpAttachment::attach_mode(&d.name, &h6, &h4, XdpMode::Generic),
+        }
+        .map_err(|e| format!("XDP on {}: {e}", d.name))?;
         if a.rx_queues() < workers {
             return Err(format!(
                 "{} has {} receive queue(s): AF_XDP gives each worker its own queue, so at most {} worker(s) (--workers)",

@@ -1,0 +1,178 @@
+//! `sr6 perf run`: the SRPerf evaluation of sr6 and the Linux kernel (crates/perf). Loads
+//! the experiment (a YAML file, or the built-in default), applies the command-line
+//! overrides, runs it with a progress display, and writes the report.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+
+use anyhow::{anyhow, bail, Result};
+use sr6_perf::experiment::Experiment;
+use sr6_perf::model::Behavior;
+use sr6_perf::report::{self, RunMeta};
+use sr6_perf::run::{self, Progress, RunOptions};
+use sr6_perf::search::SearchEvent;
+
+/// Command-line overrides of the experiment.
+pub struct PerfOpts {
+    pub file: Option<PathBuf>,
+    pub forwarders: Vec<String>,
+    pub behaviors: Vec<String>,
+    pub duration: Option<f64>,
+    pub repetitions: Option<usize>,
+    pub out: PathBuf,
+}
+
+pub fn run(o: PerfOpts) -> Result<()> {
+    let mut exp = match &o.file {
+        Some(f) => {
+            let text = std::fs::read_to_string(f).map_err(|e| anyhow!("{}: {e}", f.display()))?;
+            Experiment::from_yaml(&text, &f.display().to_string()).map_err(|e| anyhow!(e))?
+        }
+        None => Experiment::default(),
+    };
+    if !o.forwarders.is_empty() {
+        exp.forwarders = o.forwarders.clone();
+    }
+    if !o.behaviors.is_empty() {
+        exp.behaviors = o.behaviors.clone();
+    }
+    if let Some(d) = o.duration {
+        exp.trial_duration_s = d;
+    }
+    if let Some(r) = o.repetitions {
+        exp.repetitions = r;
+    }
+    exp.validate().map_err(|e| anyhow!("{e}"))?;
+    if !is_root() {
+        bail!("sr6 perf run builds network namespaces and attaches XDP programs: run it as root");
+    }
+    let sr6_bin = std::env::current_exe().map_err(|e| anyhow!("cannot find the sr6 binary: {e}"))?;
+    let opts = RunOptions { sr6_bin };
+    let total = exp.forwarders.len() * exp.behaviors.len();
+    let mut progress = Printer { tty: std::io::stderr().is_terminal(), stage: 0, total, last: String::new() };
+    eprintln!(
+        "sr6 perf: {} forwarder(s) x {} behaviour(s), {} repetition(s), {} s trials, PDR@{}% — results in {}",
+        exp.forwarders.len(),
+        exp.behaviors.len(),
+        exp.repetitions,
+        exp.trial_duration_s,
+        exp.pdr_loss_thresholds[0] * 100.0,
+        o.out.display()
+    );
+    let mut factory = sr6_perf::tester::open;
+    let out = run::run(&exp, &opts, &mut factory, &mut progress).map_err(|e| anyhow!(e))?;
+    progress.end_line();
+    let mut meta = RunMeta::new(&std::env::args().collect::<Vec<_>>().join(" "));
+    meta.sr6_version = Some(env!("CARGO_PKG_VERSION").to_string());
+    meta.trial_duration_s = exp.trial_duration_s;
+    meta.repetitions = exp.repetitions;
+    meta.frame_bytes = exp.packet_bytes;
+    meta.notes = out.warnings.clone();
+    let files = report::write_all(&out.results, &meta, &o.out).map_err(|e| anyhow!("{}: {e}", o.out.display()))?;
+    print_table(&out.results);
+    eprintln!("sr6 perf: wrote {}", files.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "));
+    Ok(())
+}
+
+fn is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| s.lines().find(|l| l.starts_with("Uid:")).map(|l| l.split_whitespace().nth(2) == Some("0")))
+        .unwrap_or(false)
+}
+
+/// The summary table on stdout: one line per forwarder and behaviour.
+fn print_table(results: &[sr6_perf::model::BehaviorResult]) {
+    println!("{:<8} {:<12} {:>12} {:>8} {:>12} {:>8} {:>10}", "fwd", "behaviour", "NDR kpps", "CV%", "PDR kpps", "CV%", "p50 us");
+    for r in results {
+        println!(
+            "{:<8} {:<12} {:>12.1} {:>8.2} {:>12.1} {:>8.2} {:>10}",
+            r.forwarder,
+            r.behavior.name(),
+            r.ndr.mean / 1e3,
+            r.ndr.cv * 100.0,
+            r.pdr.mean / 1e3,
+            r.pdr.cv * 100.0,
+            r.latency.map_or("-".to_string(), |l| format!("{:.1}", l.p50_us))
+        );
+    }
+}
+
+struct Printer {
+    tty: bool,
+    stage: usize,
+    total: usize,
+    last: String,
+}
+
+impl Printer {
+    fn line(&mut self, s: String) {
+        if self.tty {
+            eprint!("\r\x1b[2K{s}");
+        } else {
+            eprintln!("{s}");
+        }
+        self.last = s;
+    }
+    fn end_line(&mut self) {
+        if self.tty && !self.last.is_empty() {
+            eprintln!();
+        }
+        self.last.clear();
+    }
+}
+
+impl Progress for Printer {
+    fn stage(&mut self, forwarder: &str, behavior: Behavior, repetition: usize, of: usize) {
+        if repetition == 1 {
+            self.stage += 1;
+        }
+        self.end_line();
+        eprintln!("[{}/{}] {forwarder} {} — repetition {repetition}/{of}", self.stage, self.total, behavior.name());
+    }
+
+    fn event(&mut self, e: &SearchEvent) {
+        match e {
+            SearchEvent::Trying { phase, target, offered_pps } => {
+                self.line(format!("    {phase:<11} {target:<7} trying {:>9.1} kpps ...", offered_pps / 1e3));
+            }
+            SearchEvent::Trial { phase, target, trial } => self.line(format!(
+                "    {phase:<11} {target:<7} offered {:>9.1} kpps -> delivered {:>9.1} kpps ({:.3}%)",
+                trial.offered_pps / 1e3,
+                trial.delivered_pps / 1e3,
+                trial.delivery_ratio * 100.0
+            )),
+            SearchEvent::GeneratorLimited { offered_pps, achieved_pps } => {
+                self.end_line();
+                eprintln!(
+                    "    note: the generator reached {:.1} of {:.1} kpps: above this, it is the limit, not the SUT",
+                    achieved_pps / 1e3,
+                    offered_pps / 1e3
+                );
+            }
+            SearchEvent::MaxRateReached { target, max_pps } => {
+                self.end_line();
+                eprintln!("    note: {target} reached the highest rate offered ({:.1} kpps)", max_pps / 1e3);
+            }
+            SearchEvent::Finished { ndr, pdr, trials } => {
+                self.end_line();
+                eprintln!(
+                    "    NDR {:.1} kpps, PDR {:.1} kpps ({trials} trials)",
+                    ndr.lo_pps / 1e3,
+                    pdr.lo_pps / 1e3
+                );
+            }
+        }
+    }
+
+    fn warn(&mut self, msg: &str) {
+        self.end_line();
+        eprintln!("sr6 perf: warning: {msg}");
+    }
+}
+
+/// Where results go by default: `out/perf/<UTC date-time>`.
+pub fn default_out() -> PathBuf {
+    let stamp = report::utc_now_rfc3339().replace([':', '-'], "").chars().take(15).collect::<String>();
+    Path::new("out").join("perf").join(stamp)
+}
