@@ -29,6 +29,18 @@ const HASH_SHIFT: u32 = 23;
 const STRIDE: usize = 256;
 const ROOT_BITS: usize = 16;
 
+/// The value index + 1 (0: no route) of an entry returned by [`Lpm::lookup_entry`].
+#[inline(always)]
+pub fn entry_index(e: u32) -> usize {
+    (e & VALUE) as usize
+}
+
+/// Whether an entry returned by [`Lpm::lookup_entry`] is [marked](Lpm::mark).
+#[inline(always)]
+pub fn entry_marked(e: u32) -> bool {
+    e & EXACT != 0
+}
+
 /// A longest-prefix-match table from `N`-byte keys (`N` >= 2) to values of type `V`.
 #[derive(Debug, Clone)]
 pub struct Lpm<const N: usize, V> {

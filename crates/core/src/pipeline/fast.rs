@@ -15,7 +15,8 @@
 use super::Worker;
 use crate::packet::{DevId, PacketBuf};
 use crate::spec::Seg6Mode;
-use crate::tables::{NextHop, Route, SidOp, Tables};
+use crate::lpm;
+use crate::tables::{FastSid, Fib, NextHop, Route, Tables};
 
 /// Ethernet header length.
 const E: usize = 14;
@@ -30,15 +31,33 @@ fn resolve(t: &Tables, nh: NextHop, dst: u128) -> Option<(DevId, [u8; 12])> {
     t.resolve(nh, dst)
 }
 
-/// The adjacency a FIB sends `dst` to, if that is a plain route.
+/// The adjacency of a gateway route, from the entry its trie lookup ended on (unmarked:
+/// no /128 can match instead).
+#[inline(always)]
+fn gateway(t: &Tables, fib: &Fib, e: u32) -> Option<(DevId, [u8; 12])> {
+    let h = *fib.hops6.get(lpm::entry_index(e))?;
+    if h & !Fib::HOP_INDEX != Fib::GATEWAY {
+        return None;
+    }
+    let a = t.adjacencies.get((h & Fib::HOP_INDEX) as usize)?;
+    Some((a.dev, a.eth?))
+}
+
+/// The adjacency FIB `table` sends `dst` to, if that is a plain route.
 #[inline(always)]
 fn route_to(t: &Tables, table: u32, dst: u128) -> Option<(DevId, [u8; 12])> {
-    match t.fibs.get(table as usize)?.lookup6_key(dst)? {
+    let fib = t.fibs.get(table as usize)?;
+    let e = fib.lpm6.lookup_entry(dst);
+    if !lpm::entry_marked(e) {
+        if let Some(r) = gateway(t, fib, e) {
+            return Some(r);
+        }
+    }
+    match fib.route_of_entry(dst, e)? {
         Route::Forward(nh) => resolve(t, nh, dst),
         _ => None,
     }
 }
-
 
 /// Tries the fast path on a received Ethernet frame: `Some(device)` to transmit the
 /// rewritten frame to (the fast path never drops or delivers locally); `None` leaves it
@@ -66,8 +85,26 @@ pub fn try6(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Option<DevId> {
     // A packet carrying an SRH is most likely for one of our SIDs (/128s): probe those
     // first; anything else (transit, head-end) walks the trie first. Same result.
     let main = t.fibs.first()?;
-    let route = if h[E + 6] == sr6_wire::IPPROTO_ROUTING { main.lookup6_exact_first(dst) } else { main.lookup6_key(dst) };
-    match route? {
+    let route = if h[E + 6] == sr6_wire::IPPROTO_ROUTING {
+        match main.exact6.get(dst) {
+            Some(r) => r,
+            None => *main.lpm6.value(main.lpm6.lookup_entry(dst))?,
+        }
+    } else {
+        let e = main.lpm6.lookup_entry(dst);
+        let code = if lpm::entry_marked(e) { 0 } else { *main.hops6.get(lpm::entry_index(e))? };
+        match code & !Fib::HOP_INDEX {
+            Fib::GATEWAY => {
+                let a = t.adjacencies.get((code & Fib::HOP_INDEX) as usize)?;
+                h[E + 7] = hl - 1;
+                h[..12].copy_from_slice(&a.eth?);
+                return Some(a.dev);
+            }
+            Fib::POLICY => return policy(t, w, p, code & Fib::HOP_INDEX),
+            _ => main.route_of_entry(dst, e)?,
+        }
+    };
+    match route {
         Route::Forward(nh) => {
             let (out, eth) = resolve(t, nh, dst)?;
             h[E + 7] = hl - 1;
@@ -106,8 +143,8 @@ enum Decap {
 /// Returns `None` (packet untouched) for anything the fast path does not cover.
 #[inline]
 fn sid(t: &Tables, h: &mut [u8; S], rest: &mut [u8], i: u32, hl: u8, require_hmac: i8) -> Option<Decap> {
-    let s = t.sids.get(i as usize)?;
-    if h[E + 6] != sr6_wire::IPPROTO_ROUTING || require_hmac > 0 {
+    let s = *t.fast_sids.get(i as usize)?;
+    if s == FastSid::None || h[E + 6] != sr6_wire::IPPROTO_ROUTING || require_hmac > 0 {
         return None;
     }
     let (srh, tail) = rest.split_first_chunk_mut::<8>()?;
@@ -119,17 +156,17 @@ fn sid(t: &Tables, h: &mut [u8; S], rest: &mut [u8], i: u32, hl: u8, require_hma
     {
         return None;
     }
-    match s.op {
-        SidOp::End | SidOp::EndX { .. } | SidOp::EndT { .. } if sl > 0 && s.flavors.is_empty() => {
+    match s {
+        FastSid::End { .. } | FastSid::EndX(_) if sl > 0 => {
             if sl > le.saturating_add(1) {
                 return None;
             }
             let seg = 16 * usize::from(sl - 1);
             let nda = u128::from_be_bytes(tail.get(seg..seg + 16)?.try_into().ok()?);
-            let (out, eth) = match s.op {
-                SidOp::EndX { nh } => resolve(t, nh, nda)?,
-                SidOp::EndT { table } => route_to(t, table, nda)?,
-                _ => route_to(t, Tables::MAIN, nda)?,
+            let (out, eth) = match s {
+                FastSid::EndX(nh) => resolve(t, nh, nda)?,
+                FastSid::End { table } => route_to(t, table, nda)?,
+                _ => return None,
             };
             // RFC 8986 §4.1 S12-S14.
             h[E + 7] = hl - 1;
@@ -138,7 +175,7 @@ fn sid(t: &Tables, h: &mut [u8; S], rest: &mut [u8], i: u32, hl: u8, require_hma
             h[..12].copy_from_slice(&eth);
             Some(Decap::No(out))
         }
-        SidOp::EndDx6 { .. } | SidOp::EndDt6 { .. } if sl == 0 && srh[0] == 41 => {
+        FastSid::Dx6(_) | FastSid::Dt6 { .. } if sl == 0 && srh[0] == 41 => {
             let inner = tail.get_mut(srh_len - 8..)?;
             let ilen = inner.len();
             let (ih, _) = inner.split_first_chunk_mut::<40>()?;
@@ -147,9 +184,9 @@ fn sid(t: &Tables, h: &mut [u8; S], rest: &mut [u8], i: u32, hl: u8, require_hma
                 return None;
             }
             let ida = u128::from_be_bytes(ih[24..40].try_into().ok()?);
-            let (out, eth) = match s.op {
-                SidOp::EndDx6 { nh } => resolve(t, nh, ida)?,
-                SidOp::EndDt6 { table } => route_to(t, table, ida)?,
+            let (out, eth) = match s {
+                FastSid::Dx6(nh) => resolve(t, nh, ida)?,
+                FastSid::Dt6 { table } => route_to(t, table, ida)?,
                 _ => return None,
             };
             // The new Ethernet header goes in the 14 bytes just before the inner packet,

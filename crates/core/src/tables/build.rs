@@ -6,7 +6,7 @@ use std::net::{IpAddr, Ipv6Addr};
 
 use rustc_hash::FxHashMap;
 
-use super::{neigh_key, Adjacency, Device, Fib, HmacKeys, NextHop, Policy, Route, Sid, SidOp, Tables};
+use super::{neigh_key, Adjacency, Device, FastSid, Fib, HmacKeys, NextHop, Policy, Route, Sid, SidOp, Tables};
 use crate::behaviour::{descriptor, BehaviorKind, Param};
 use crate::exact::ExactMap;
 use crate::hmac::HmacKey;
@@ -362,6 +362,7 @@ impl<'a> Builder<'a> {
             devices: std::mem::take(&mut self.devices),
             fibs,
             table_ids: self.table_ids.clone(),
+            fast_sids: sids.iter().map(FastSid::of).collect(),
             sids,
             policies: Vec::new(),
             policy_out: Vec::new(),

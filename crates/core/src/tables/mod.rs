@@ -78,9 +78,18 @@ pub struct Fib {
     /// /32 entries.
     pub exact4: ExactMap<Route>,
     pub lpm4: Lpm4<Route>,
+    /// For the fast path, by [`Lpm6::lookup_entry`] value entry (index + 1; 0 is no
+    /// route): [`Fib::GATEWAY`] + the adjacency index for a route through a gateway,
+    /// [`Fib::POLICY`] + the policy index for a head-end policy, else 0.
+    pub(crate) hops6: Vec<u32>,
 }
 
 impl Fib {
+    /// Kinds of [`Fib::hops6`] codes (the top four bits).
+    pub(crate) const GATEWAY: u32 = 1 << 28;
+    pub(crate) const POLICY: u32 = 2 << 28;
+    pub(crate) const HOP_INDEX: u32 = (1 << 28) - 1;
+
     #[inline(always)]
     pub fn lookup6(&self, a: &[u8; 16]) -> Option<Route> {
         self.lookup6_key(u128::from_be_bytes(*a))
@@ -99,6 +108,18 @@ impl Fib {
             }
         }
         r.copied()
+    }
+
+    /// [`lookup6_key`](Self::lookup6_key) given the entry
+    /// [`Lpm::lookup_entry`](crate::lpm::Lpm::lookup_entry) found for `a`.
+    #[inline(always)]
+    pub(crate) fn route_of_entry(&self, a: u128, e: u32) -> Option<Route> {
+        if crate::lpm::entry_marked(e) {
+            if let Some(x) = self.exact6.get(a) {
+                return Some(x);
+            }
+        }
+        self.lpm6.value(e).copied()
     }
 
     /// Same result as [`lookup6_key`](Self::lookup6_key), probing the /128 table first:
@@ -132,7 +153,14 @@ impl Fib {
         for (k, _) in exact4.iter() {
             lpm4.mark(k << 96);
         }
-        Fib { exact6, lpm6, exact4, lpm4 }
+        let hops6 = std::iter::once(0)
+            .chain(lpm6.values().iter().map(|r| match r {
+                Route::Forward(NextHop::Adj(i)) if *i <= Fib::HOP_INDEX => Fib::GATEWAY | i,
+                Route::Policy(i) if *i <= Fib::HOP_INDEX => Fib::POLICY | i,
+                _ => 0,
+            }))
+            .collect();
+        Fib { exact6, lpm6, exact4, lpm4, hops6 }
     }
 }
 
@@ -150,6 +178,36 @@ pub enum SidOp {
     EndDt46 { table: u32 },
     EndB6 { policy: u32 },
     EndB6Encaps { policy: u32 },
+}
+
+/// A local SID as the fast path sees it (`pipeline/fast.rs`), precomputed from its op
+/// and flavours when the tables are built.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum FastSid {
+    /// Not handled by the fast path.
+    None,
+    /// End, End.T without flavours: the next segment is looked up in FIB `table`.
+    End { table: u32 },
+    /// End.X without flavours.
+    EndX(NextHop),
+    /// End.DX6.
+    Dx6(NextHop),
+    /// End.DT6: the inner destination is looked up in FIB `table`.
+    Dt6 { table: u32 },
+}
+
+impl FastSid {
+    pub(crate) fn of(s: &Sid) -> FastSid {
+        let plain = s.flavors.is_empty();
+        match s.op {
+            SidOp::End if plain => FastSid::End { table: Tables::MAIN },
+            SidOp::EndT { table } if plain => FastSid::End { table },
+            SidOp::EndX { nh } if plain => FastSid::EndX(nh),
+            SidOp::EndDx6 { nh } => FastSid::Dx6(nh),
+            SidOp::EndDt6 { table } => FastSid::Dt6 { table },
+            _ => FastSid::None,
+        }
+    }
 }
 
 /// One local SID.
@@ -179,6 +237,8 @@ pub struct Tables {
     /// Kernel table id of each FIB.
     pub table_ids: Vec<u32>,
     pub sids: Vec<Sid>,
+    /// By SID: what the fast path does with it.
+    pub(crate) fast_sids: Vec<FastSid>,
     pub policies: Vec<Policy>,
     /// By policy: the device and Ethernet header towards its first segment when the main
     /// FIB forwards it (`None`: not a plain route or no neighbour; the general path
