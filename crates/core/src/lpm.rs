@@ -72,7 +72,7 @@ impl<const N: usize, V> Default for Lpm<N, V> {
 
 #[inline(always)]
 fn hash(k: u64, shift: u32) -> usize {
-    ((k ^ (k >> 32)).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> shift) as usize
+    (k.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> shift) as usize
 }
 
 /// The key's first 64 bits (left-aligned) and its root index.

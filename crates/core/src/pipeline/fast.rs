@@ -69,7 +69,8 @@ pub fn try6(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Option<DevId> {
     let len = f.len();
     // Fixed-size views: every constant-offset access below is check-free.
     let (h, rest) = f.split_first_chunk_mut::<S>()?;
-    if h[12] != 0x86 || h[13] != 0xdd || h[E] >> 4 != 6 || !dev.forwarding6 {
+    // EtherType IPv6 and IP version 6 in one compare.
+    if u32::from_be_bytes(h[12..16].try_into().ok()?) & 0xffff_f000 != 0x86dd_6000 || !dev.forwarding6 {
         return None;
     }
     // No Ethernet padding, nothing truncated.
@@ -79,7 +80,8 @@ pub fn try6(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Option<DevId> {
     let hl = h[E + 7];
     let dst = u128::from_be_bytes(h[E + 24..E + 40].try_into().ok()?);
     // Multicast (ff00::/8) and link-local (fe80::/10) destinations: general path.
-    if hl <= 1 || dst >> 120 == 0xff || dst >> 118 == 0xfe80 >> 6 {
+    let top = (dst >> 64) as u64;
+    if hl <= 1 || top >> 56 == 0xff || top >> 54 == 0xfe80 >> 6 {
         return None;
     }
     // A packet carrying an SRH is most likely for one of our SIDs (/128s): probe those
