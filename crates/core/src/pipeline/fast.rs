@@ -113,7 +113,8 @@ pub fn try6(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Option<DevId> {
             h[..12].copy_from_slice(&eth);
             Some(out)
         }
-        Route::Sid(i) => {
+        // Only SIDs with an SRH are for the fast path.
+        Route::Sid(i) if h[E + 6] == sr6_wire::IPPROTO_ROUTING => {
             let v = sid(t, h, rest, i, hl, dev.require_hmac)?;
             if let Some(c) = w.counters.sids.get_mut(i as usize) {
                 c.packets += 1;
@@ -146,38 +147,43 @@ enum Decap {
 #[inline]
 fn sid(t: &Tables, h: &mut [u8; S], rest: &mut [u8], i: u32, hl: u8, require_hmac: i8) -> Option<Decap> {
     let s = *t.fast_sids.get(i as usize)?;
-    if s == FastSid::None || h[E + 6] != sr6_wire::IPPROTO_ROUTING || require_hmac > 0 {
+    if s.kind == FastSid::NONE || require_hmac > 0 {
         return None;
     }
     let (srh, tail) = rest.split_first_chunk_mut::<8>()?;
-    let srh_len = (usize::from(srh[1]) + 1) * 8;
-    let (sl, le) = (srh[3], srh[4]);
-    // An SRH with no TLV area (so Last Entry fills the header exactly and no HMAC is
-    // present) that fits the packet.
-    if srh[2] != sr6_wire::srh::ROUTING_TYPE_SRH || 8 + 16 * (usize::from(le) + 1) != srh_len || srh_len - 8 > tail.len()
-    {
+    let le1 = u32::from(srh[4]) + 1;
+    let segs_len = 16 * le1 as usize;
+    let sl = srh[3];
+    // An SRH with no TLV area (so Last Entry fills the header exactly: Hdr Ext Len is
+    // 2 (Last Entry + 1), and no HMAC is present) that fits the packet.
+    if srh[2] != sr6_wire::srh::ROUTING_TYPE_SRH || u32::from(srh[1]) != 2 * le1 || segs_len > tail.len() {
         return None;
     }
-    match s {
-        FastSid::End { .. } | FastSid::EndX(_) if sl > 0 => {
-            if sl > le.saturating_add(1) {
-                return None;
-            }
-            let seg = 16 * usize::from(sl - 1);
-            let nda = u128::from_be_bytes(tail.get(seg..seg + 16)?.try_into().ok()?);
-            let (out, eth) = match s {
-                FastSid::EndX(nh) => resolve(t, nh, nda)?,
-                FastSid::End { table } => route_to(t, table, nda)?,
-                _ => return None,
-            };
-            // RFC 8986 §4.1 S12-S14.
-            h[E + 7] = hl - 1;
-            srh[3] = sl - 1;
-            h[E + 24..E + 40].copy_from_slice(&nda.to_be_bytes());
-            h[..12].copy_from_slice(&eth);
-            Some(Decap::No(out))
+    if s.kind <= FastSid::END_X_ONLINK {
+        // 1 <= Segments Left <= Last Entry + 1.
+        let slm1 = u32::from(sl).wrapping_sub(1);
+        if slm1 >= le1 {
+            return None;
         }
-        FastSid::Dx6(_) | FastSid::Dt6 { .. } if sl == 0 && srh[0] == 41 => {
+        let seg = 16 * slm1 as usize;
+        let nda = u128::from_be_bytes(tail.get(seg..seg + 16)?.try_into().ok()?);
+        let (out, eth) = if s.kind == FastSid::END {
+            route_to(t, s.arg, nda)?
+        } else {
+            resolve(t, s.next_hop(FastSid::END_X_ADJ), nda)?
+        };
+        // RFC 8986 §4.1 S12-S14.
+        h[E + 7] = hl - 1;
+        srh[3] = sl - 1;
+        h[E + 24..E + 40].copy_from_slice(&nda.to_be_bytes());
+        h[..12].copy_from_slice(&eth);
+        Some(Decap::No(out))
+    } else {
+        if sl != 0 || srh[0] != 41 {
+            return None;
+        }
+        let srh_len = segs_len + 8;
+        {
             let inner = tail.get_mut(srh_len - 8..)?;
             let ilen = inner.len();
             let (ih, _) = inner.split_first_chunk_mut::<40>()?;
@@ -186,10 +192,10 @@ fn sid(t: &Tables, h: &mut [u8; S], rest: &mut [u8], i: u32, hl: u8, require_hma
                 return None;
             }
             let ida = u128::from_be_bytes(ih[24..40].try_into().ok()?);
-            let (out, eth) = match s {
-                FastSid::Dx6(nh) => resolve(t, nh, ida)?,
-                FastSid::Dt6 { table } => route_to(t, table, ida)?,
-                _ => return None,
+            let (out, eth) = if s.kind == FastSid::DT6 {
+                route_to(t, s.arg, ida)?
+            } else {
+                resolve(t, s.next_hop(FastSid::DX6_ADJ), ida)?
             };
             // The new Ethernet header goes in the 14 bytes just before the inner packet,
             // the end of the SRH (at least 24 bytes long).
@@ -203,7 +209,6 @@ fn sid(t: &Tables, h: &mut [u8; S], rest: &mut [u8], i: u32, hl: u8, require_hma
             before[n - 2..].copy_from_slice(&[0x86, 0xdd]);
             Some(Decap::Yes(out, 40 + srh_len))
         }
-        _ => None,
     }
 }
 

@@ -181,31 +181,50 @@ pub enum SidOp {
 }
 
 /// A local SID as the fast path sees it (`pipeline/fast.rs`), precomputed from its op
-/// and flavours when the tables are built.
+/// and flavours when the tables are built: a kind and its argument, 8 bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum FastSid {
-    /// Not handled by the fast path.
-    None,
-    /// End, End.T without flavours: the next segment is looked up in FIB `table`.
-    End { table: u32 },
-    /// End.X without flavours.
-    EndX(NextHop),
-    /// End.DX6.
-    Dx6(NextHop),
-    /// End.DT6: the inner destination is looked up in FIB `table`.
-    Dt6 { table: u32 },
+pub(crate) struct FastSid {
+    pub kind: u8,
+    /// A FIB index, an adjacency index or a device, by kind.
+    pub arg: u32,
 }
 
 impl FastSid {
+    /// Not handled by the fast path.
+    pub const NONE: u8 = 0;
+    /// End, End.T without flavours: the next segment is looked up in FIB `arg`.
+    pub const END: u8 = 1;
+    /// End.X without flavours, to adjacency `arg` / on-link on device `arg`.
+    pub const END_X_ADJ: u8 = 2;
+    pub const END_X_ONLINK: u8 = 3;
+    /// End.DX6 to adjacency `arg` / on-link on device `arg`.
+    pub const DX6_ADJ: u8 = 4;
+    pub const DX6_ONLINK: u8 = 5;
+    /// End.DT6: the inner destination is looked up in FIB `arg`.
+    pub const DT6: u8 = 6;
+
     pub(crate) fn of(s: &Sid) -> FastSid {
         let plain = s.flavors.is_empty();
-        match s.op {
-            SidOp::End if plain => FastSid::End { table: Tables::MAIN },
-            SidOp::EndT { table } if plain => FastSid::End { table },
-            SidOp::EndX { nh } if plain => FastSid::EndX(nh),
-            SidOp::EndDx6 { nh } => FastSid::Dx6(nh),
-            SidOp::EndDt6 { table } => FastSid::Dt6 { table },
-            _ => FastSid::None,
+        let (kind, arg) = match s.op {
+            SidOp::End if plain => (Self::END, Tables::MAIN),
+            SidOp::EndT { table } if plain => (Self::END, table),
+            SidOp::EndX { nh: NextHop::Adj(a) } if plain => (Self::END_X_ADJ, a),
+            SidOp::EndX { nh: NextHop::OnLink(d) } if plain => (Self::END_X_ONLINK, u32::from(d)),
+            SidOp::EndDx6 { nh: NextHop::Adj(a) } => (Self::DX6_ADJ, a),
+            SidOp::EndDx6 { nh: NextHop::OnLink(d) } => (Self::DX6_ONLINK, u32::from(d)),
+            SidOp::EndDt6 { table } => (Self::DT6, table),
+            _ => (Self::NONE, 0),
+        };
+        FastSid { kind, arg }
+    }
+
+    /// The next hop of the END_X_* and DX6_* kinds.
+    #[inline(always)]
+    pub(crate) fn next_hop(self, adj: u8) -> NextHop {
+        if self.kind == adj {
+            NextHop::Adj(self.arg)
+        } else {
+            NextHop::OnLink(self.arg as DevId)
         }
     }
 }
