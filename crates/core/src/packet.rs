@@ -13,6 +13,20 @@ pub const MAX_FRAME: usize = 9216;
 /// Total size of a buffer.
 pub const BUF_LEN: usize = HEADROOM + MAX_FRAME;
 
+/// Copies `s` to `d` (the first `K` bytes; `d` is `K` long), 16 bytes at a time
+/// through registers: LLVM keeps these as inline moves, where a plain block copy would
+/// become a call to `memcpy`.
+#[inline(always)]
+fn copy_block<const K: usize>(d: &mut [u8], s: &[u8; K]) {
+    for (d, s) in d.chunks_exact_mut(16).zip(s.chunks_exact(16)) {
+        let v = u128::from_ne_bytes(s.try_into().unwrap_or_default());
+        d.copy_from_slice(&v.to_ne_bytes());
+    }
+    for (d, s) in d.chunks_exact_mut(16).into_remainder().iter_mut().zip(s.chunks_exact(16).remainder()) {
+        *d = *s;
+    }
+}
+
 /// Identifies a device: its index in [`crate::tables::Tables::devices`].
 pub type DevId = u16;
 
@@ -104,15 +118,7 @@ impl PacketBuf {
     pub fn load_block<const K: usize>(&mut self, block: &[u8; K], len: usize, in_dev: DevId) -> bool {
         let n = len.min(K).min(MAX_FRAME);
         if let Some(d) = self.buf.get_mut(HEADROOM..HEADROOM + K) {
-            // 16 bytes at a time through registers: LLVM keeps these as inline moves,
-            // where a plain block copy would become a call to `memcpy`.
-            for (d, s) in d.chunks_exact_mut(16).zip(block.chunks_exact(16)) {
-                let v = u128::from_ne_bytes(s.try_into().unwrap_or_default());
-                d.copy_from_slice(&v.to_ne_bytes());
-            }
-            for (d, s) in d.chunks_exact_mut(16).into_remainder().iter_mut().zip(block.chunks_exact(16).remainder()) {
-                *d = *s;
-            }
+            copy_block(d, block);
         } else {
             self.buf[HEADROOM..HEADROOM + n].copy_from_slice(&block[..n]);
         }
@@ -160,6 +166,24 @@ impl PacketBuf {
             return false;
         }
         self.start -= n;
+        true
+    }
+
+    /// Replaces the first `at` bytes of the frame with the last `n` bytes of `block`
+    /// (the frame grows by `n - at`, or shrinks). The whole block is written, with
+    /// inline 16-byte moves: its first `K - n` bytes land in the headroom, whose content
+    /// is unspecified anyway. `false` (nothing changes) if `n > K`, `at` exceeds the
+    /// frame, or the headroom cannot take the block.
+    #[inline(always)]
+    #[must_use]
+    pub fn put_front<const K: usize>(&mut self, block: &[u8; K], n: usize, at: usize) -> bool {
+        let end = self.start + at;
+        if n > K || at > self.len() || end < K {
+            return false;
+        }
+        let Some(d) = self.buf.get_mut(end - K..end) else { return false };
+        copy_block(d, block);
+        self.start = end - n;
         true
     }
 
@@ -263,6 +287,24 @@ mod tests {
         let big = Box::new([9u8; MAX_FRAME + 1]);
         assert!(!p.load_block(&big, MAX_FRAME + 1, 0));
         assert_eq!(p.len(), MAX_FRAME);
+    }
+
+    #[test]
+    fn put_front_writes_the_block_end() {
+        let mut p = PacketBuf::new();
+        assert!(p.load(&[1, 2, 3, 4, 5, 6], 0));
+        let mut b = [0xeeu8; 32];
+        b[29..].copy_from_slice(&[7, 8, 9]);
+        // Replace the first 2 bytes with 3.
+        assert!(p.put_front(&b, 3, 2));
+        assert_eq!(p.data(), &[7, 8, 9, 3, 4, 5, 6]);
+        // Shrink: replace 4 bytes with 1.
+        assert!(p.put_front(&b, 1, 4));
+        assert_eq!(p.data(), &[9, 4, 5, 6]);
+        assert!(!p.put_front(&b, 33, 0));
+        assert!(!p.put_front(&b, 1, 5));
+        assert!(p.push_front(p.headroom()));
+        assert!(!p.put_front(&b, 3, 0), "no headroom for the block");
     }
 
     #[test]

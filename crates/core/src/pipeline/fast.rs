@@ -14,9 +14,8 @@
 
 use super::Worker;
 use crate::packet::{DevId, PacketBuf};
-use crate::spec::Seg6Mode;
 use crate::lpm;
-use crate::tables::{FastSid, Fib, NextHop, Route, Tables};
+use crate::tables::{FastPolicy, FastSid, Fib, NextHop, Route, Tables};
 
 /// Ethernet header length.
 const E: usize = 14;
@@ -217,64 +216,52 @@ fn sid(t: &Tables, h: &mut [u8; S], rest: &mut [u8], i: u32, hl: u8, require_hma
 /// the batch loop.
 #[inline(never)]
 fn policy(t: &Tables, w: &mut Worker, p: &mut PacketBuf, i: u32) -> Option<DevId> {
-    let pol = t.policies.get(i as usize)?;
-    // A copy of the Ethernet + IPv6 headers, since the frame is rewritten in front of
-    // them: H.Insert moves them with two 54-byte copies instead of a memmove.
-    let mut hdr: [u8; S] = *p.data().first_chunk::<S>()?;
-    let encap = match pol.mode {
-        Seg6Mode::Encap | Seg6Mode::EncapRed if pol.hmac_key_id.is_none() || pol.hmac_ready => true,
-        Seg6Mode::Inline | Seg6Mode::InlineRed if pol.hmac_key_id.is_none() => false,
-        _ => return None,
-    };
-    // The route to the first segment, resolved when the tables were built.
-    let (out, eth) = (*t.policy_out.get(i as usize)?)?;
-    let srh_len = pol.srh.len();
-    let inner_len = p.len() - E;
-    if srh_len + inner_len > usize::from(u16::MAX) || (!encap && srh_len == 0) {
+    let fp = t.fast_policies.get(i as usize)?;
+    let f = p.data();
+    let inner_len = f.len() - E;
+    let h = f.first_chunk::<S>()?;
+    let n = usize::from(fp.len);
+    // What the rewrite keeps of the packet's headers, read before they are overwritten.
+    let vtf: [u8; 4] = h[E..E + 4].try_into().ok()?;
+    let hl = h[E + 7];
+    let srh_len = n - S;
+    if srh_len + inner_len > usize::from(u16::MAX) {
         return None;
     }
-    let hl = hdr[E + 7];
-    if encap {
-        // RFC 8986 §5.1 with Linux's outer fields (seg6_do_srh_encap).
-        if !p.push_front(40 + srh_len) {
+    if fp.kind == FastPolicy::ENCAP {
+        // RFC 8986 §5.1 with Linux's outer fields (seg6_do_srh_encap): the headers
+        // replace the Ethernet header; version, traffic class and flow label are the
+        // inner packet's.
+        if !p.put_front(&fp.block, n, E) {
             return None;
         }
-        let f = p.data_mut();
-        f[..12].copy_from_slice(&eth);
-        f[12..14].copy_from_slice(&[0x86, 0xdd]);
-        // Version, traffic class and flow label copied from the inner header.
-        f[E..E + 4].copy_from_slice(&hdr[E..E + 4]);
-        f[E + 4..E + 6].copy_from_slice(&((srh_len + inner_len) as u16).to_be_bytes());
-        f[E + 6] = if srh_len > 0 { sr6_wire::IPPROTO_ROUTING } else { 41 };
-        f[E + 7] = hl - 1;
-        f[E + 8..E + 24].copy_from_slice(&pol.src);
-        f[E + 24..E + 40].copy_from_slice(&pol.first);
-        if srh_len > 0 {
-            f[S..S + srh_len].copy_from_slice(&pol.srh);
-            f[S] = 41;
+        let o = p.data_mut();
+        o[E..E + 4].copy_from_slice(&vtf);
+        o[E + 4..E + 6].copy_from_slice(&((srh_len + inner_len) as u16).to_be_bytes());
+        o[E + 7] = hl - 1;
+    } else if fp.kind == FastPolicy::INSERT {
+        // H.Insert (RFC 8986 §5.2): the headers replace the Ethernet + IPv6 headers; the
+        // source, traffic class and flow label stay, the old destination becomes
+        // Segment List[0] and the old Next Header the SRH's.
+        let nh = h[E + 6];
+        let plen = u16::from_be_bytes([h[E + 4], h[E + 5]]) + srh_len as u16;
+        let src: [u8; 16] = h[E + 8..E + 24].try_into().ok()?;
+        let dst: [u8; 16] = h[E + 24..E + 40].try_into().ok()?;
+        if !p.put_front(&fp.block, n, S) {
+            return None;
         }
+        let o = p.data_mut();
+        o[E..E + 4].copy_from_slice(&vtf);
+        o[E + 4..E + 6].copy_from_slice(&plen.to_be_bytes());
+        o[E + 7] = hl - 1;
+        o[E + 8..E + 24].copy_from_slice(&src);
+        o[S] = nh;
+        o[S + 8..S + 24].copy_from_slice(&dst);
     } else {
-        // H.Insert (RFC 8986 §5.2): only the Ethernet + IPv6 headers move, `srh_len`
-        // bytes to the front; the SRH goes in the gap. The headers are rewritten in the
-        // copy and stored once.
-        if !p.push_front(srh_len) {
-            return None;
-        }
-        let f = p.data_mut();
-        f[S..S + srh_len].copy_from_slice(&pol.srh);
-        f[S] = hdr[E + 6];
-        // The old destination becomes Segment List[0].
-        f[S + 8..S + 24].copy_from_slice(&hdr[E + 24..E + 40]);
-        hdr[..12].copy_from_slice(&eth);
-        hdr[E + 6] = sr6_wire::IPPROTO_ROUTING;
-        hdr[E + 7] = hl - 1;
-        let plen = u16::from_be_bytes([hdr[E + 4], hdr[E + 5]]) + srh_len as u16;
-        hdr[E + 4..E + 6].copy_from_slice(&plen.to_be_bytes());
-        hdr[E + 24..E + 40].copy_from_slice(&pol.first);
-        f[..S].copy_from_slice(&hdr);
+        return None;
     }
     if let Some(c) = w.counters.policies.get_mut(i as usize) {
         *c += 1;
     }
-    Some(out)
+    Some(fp.out)
 }

@@ -6,7 +6,7 @@ use std::net::{IpAddr, Ipv6Addr};
 
 use rustc_hash::FxHashMap;
 
-use super::{neigh_key, Adjacency, Device, FastSid, Fib, HmacKeys, NextHop, Policy, Route, Sid, SidOp, Tables};
+use super::{neigh_key, Adjacency, Device, FastPolicy, FastSid, Fib, HmacKeys, NextHop, Policy, Route, Sid, SidOp, Tables};
 use crate::behaviour::{descriptor, BehaviorKind, Param};
 use crate::exact::ExactMap;
 use crate::hmac::HmacKey;
@@ -366,6 +366,7 @@ impl<'a> Builder<'a> {
             sids,
             policies: Vec::new(),
             policy_out: Vec::new(),
+            fast_policies: Vec::new(),
             adjacencies: std::mem::take(&mut self.adjacencies),
             neighbours: std::mem::take(&mut self.neighbours),
             hmac: std::mem::take(&mut self.hmac),
@@ -399,6 +400,7 @@ impl<'a> Builder<'a> {
             })
             .collect();
         tables.policy_out = policy_out;
+        tables.fast_policies = tables.policies.iter().zip(&tables.policy_out).map(|(p, o)| FastPolicy::of(p, *o)).collect();
         Ok(tables)
     }
 

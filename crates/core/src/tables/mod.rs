@@ -17,7 +17,7 @@ use crate::exact::ExactMap;
 use crate::hmac::HmacKey;
 use crate::lpm::{Lpm4, Lpm6};
 use crate::packet::DevId;
-use crate::spec::{Flavors, Prefix};
+use crate::spec::{Flavors, Prefix, Seg6Mode};
 
 /// A network device sr6 receives on or transmits to.
 #[derive(Debug, Clone)]
@@ -229,6 +229,61 @@ impl FastSid {
     }
 }
 
+/// A head-end policy as the fast path applies it (`pipeline/fast.rs`): the bytes that
+/// go in front of the packet — Ethernet header towards the first segment, IPv6 header,
+/// SRH — prepared once, right-aligned in a fixed-size block so that they are written
+/// with one block copy ([`PacketBuf::put_front`](crate::packet::PacketBuf::put_front));
+/// the fields that depend on the packet are patched after.
+#[derive(Debug, Clone)]
+pub(crate) struct FastPolicy {
+    pub kind: u8,
+    pub out: DevId,
+    /// How many bytes of the block's end are the headers (Ethernet + IPv6 + SRH).
+    pub len: u8,
+    pub block: [u8; FastPolicy::BLOCK],
+}
+
+impl FastPolicy {
+    pub const BLOCK: usize = 128;
+    /// Not handled by the fast path (HMAC computed per packet, L2 modes, no route to the
+    /// first segment, headers longer than the block).
+    pub const NONE: u8 = 0;
+    /// H.Encaps, H.Encaps.Red: the block's headers replace the Ethernet header.
+    pub const ENCAP: u8 = 1;
+    /// H.Insert, H.Insert.Red: the block's headers replace the Ethernet + IPv6 headers.
+    pub const INSERT: u8 = 2;
+
+    pub(crate) fn of(pol: &Policy, out: Option<(DevId, [u8; 12])>) -> FastPolicy {
+        let none = FastPolicy { kind: Self::NONE, out: 0, len: 0, block: [0; Self::BLOCK] };
+        let Some((dev, eth)) = out else { return none };
+        let kind = match pol.mode {
+            Seg6Mode::Encap | Seg6Mode::EncapRed if pol.hmac_key_id.is_none() || pol.hmac_ready => Self::ENCAP,
+            Seg6Mode::Inline | Seg6Mode::InlineRed if pol.hmac_key_id.is_none() && !pol.srh.is_empty() => Self::INSERT,
+            _ => return none,
+        };
+        let len = 14 + 40 + pol.srh.len();
+        if len > Self::BLOCK {
+            return none;
+        }
+        let mut h = vec![0u8; len];
+        h[..12].copy_from_slice(&eth);
+        h[12..14].copy_from_slice(&[0x86, 0xdd]);
+        h[14] = 0x60;
+        h[14 + 6] = if pol.srh.is_empty() { 41 } else { sr6_wire::IPPROTO_ROUTING };
+        if kind == Self::ENCAP {
+            h[14 + 8..14 + 24].copy_from_slice(&pol.src);
+        }
+        h[14 + 24..14 + 40].copy_from_slice(&pol.first);
+        h[54..].copy_from_slice(&pol.srh);
+        if kind == Self::ENCAP && !pol.srh.is_empty() {
+            h[54] = 41;
+        }
+        let mut block = [0u8; Self::BLOCK];
+        block[Self::BLOCK - len..].copy_from_slice(&h);
+        FastPolicy { kind, out: dev, len: len as u8, block }
+    }
+}
+
 /// One local SID.
 #[derive(Debug, Clone)]
 pub struct Sid {
@@ -263,6 +318,8 @@ pub struct Tables {
     /// FIB forwards it (`None`: not a plain route or no neighbour; the general path
     /// decides). Precomputed since both the segment and the tables are immutable.
     pub policy_out: Vec<Option<(DevId, [u8; 12])>>,
+    /// By policy: its rewrite as the fast path applies it.
+    pub(crate) fast_policies: Vec<FastPolicy>,
     pub adjacencies: Vec<Adjacency>,
     /// Neighbours: (device, address as IPv6 or IPv4-mapped) -> MAC.
     pub neighbours: FxHashMap<(DevId, u128), [u8; 6]>,
