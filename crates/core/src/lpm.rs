@@ -50,10 +50,14 @@ pub struct Lpm<const N: usize, V> {
     nodes: Vec<u32>,
     values: Vec<V>,
     /// The prefixes under hash-mode root entries: open addressing at load <= 1/4,
-    /// (the prefix's first 64 bits with the host bits cleared, its value entry); an
-    /// entry of 0 marks an empty slot.
-    slots: Vec<(u64, u32)>,
+    /// (the prefix's first 64 bits with the host bits cleared, its value entry, the
+    /// value's aux word); an entry of 0 marks an empty slot.
+    slots: Vec<(u64, u32, u32)>,
     shift: u32,
+    /// By value entry (index + 1; `aux[0]` for no route): a word the user attaches to
+    /// each value with [`set_aux`](Self::set_aux), returned by
+    /// [`lookup_aux`](Self::lookup_aux) (a FIB keeps there what the fast path needs).
+    aux: Vec<u32>,
 }
 
 /// IPv6 LPM.
@@ -66,7 +70,7 @@ impl<const N: usize, V> Default for Lpm<N, V> {
         let root: Box<[u32]> = vec![LEAF; 1 << ROOT_BITS].into_boxed_slice();
         // The length is right by construction; fall back to an empty table defensively.
         let root: Box<[u32; 1 << ROOT_BITS]> = root.try_into().unwrap_or_else(|_| Box::new([LEAF; 1 << ROOT_BITS]));
-        Lpm { root, nodes: Vec::new(), values: Vec::new(), slots: vec![(0, 0)], shift: 63 }
+        Lpm { root, nodes: Vec::new(), values: Vec::new(), slots: vec![(0, 0, 0)], shift: 63, aux: vec![0] }
     }
 }
 
@@ -127,20 +131,31 @@ impl<const N: usize, V> Lpm<N, V> {
             }
         }
         let cap = (hashed.len() * 4).next_power_of_two().max(8);
-        t.slots = vec![(0, 0); cap];
+        t.slots = vec![(0, 0, 0); cap];
         t.shift = 64 - cap.trailing_zeros();
         for (k, val) in hashed {
             let mut i = hash(k, t.shift);
             loop {
                 let s = &mut t.slots[i];
                 if s.1 == 0 || s.0 == k {
-                    *s = (k, val);
+                    *s = (k, val, 0);
                     break;
                 }
                 i = (i + 1) & (cap - 1);
             }
         }
+        t.aux = vec![0; t.values.len() + 1];
         t
+    }
+
+    /// Attaches `f(value)` to every value, for [`lookup_aux`](Self::lookup_aux).
+    pub fn set_aux(&mut self, f: impl Fn(&V) -> u32) {
+        self.aux = std::iter::once(0).chain(self.values.iter().map(f)).collect();
+        for s in self.slots.iter_mut() {
+            if s.1 != 0 {
+                s.2 = self.aux.get(entry_index(s.1)).copied().unwrap_or(0);
+            }
+        }
     }
 
     /// Appends a node whose 256 entries are `fill`; returns its offset.
@@ -299,20 +314,41 @@ impl<const N: usize, V> Lpm<N, V> {
         LEAF
     }
 
+    /// [`lookup_entry`](Self::lookup_entry) and the [aux word](Self::set_aux) of the
+    /// value found (0 if none) — read from the hash slot itself when the lookup ends in
+    /// the hash table.
+    #[inline(always)]
+    pub fn lookup_aux(&self, key: u128) -> (u32, u32) {
+        let e = self.root[usize::from((key >> 112) as u16)];
+        if e & (LEAF | HASH) == LEAF | HASH {
+            let (e, aux) = self.probe_aux((key >> 64) as u64, e);
+            return (e, aux);
+        }
+        let e = self.lookup_entry(key);
+        (e, self.aux.get(entry_index(e)).copied().unwrap_or(0))
+    }
+
     /// The hash-table part of a lookup under the hash-mode root entry `e`.
     #[inline(always)]
     fn probe(&self, hi: u64, e: u32) -> u32 {
+        self.probe_aux(hi, e).0
+    }
+
+    /// [`probe`](Self::probe) and the aux word of a slot it hit (0 otherwise).
+    #[inline(always)]
+    fn probe_aux(&self, hi: u64, e: u32) -> (u32, u32) {
         let k = hi & (u64::MAX << ((e >> HASH_SHIFT) & 63));
         let mask = self.slots.len() - 1;
         let mut i = hash(k, self.shift);
         // At least 3/4 of the slots are empty, so the probe always ends.
         loop {
-            let Some(&(sk, sv)) = self.slots.get(i) else { return LEAF };
+            let Some(&(sk, sv, aux)) = self.slots.get(i) else { return (LEAF, 0) };
             if sv == 0 {
-                return LEAF | (e & (EXACT | HASH_VALUE));
+                let f = LEAF | (e & (EXACT | HASH_VALUE));
+                return (f, self.aux.get(entry_index(f)).copied().unwrap_or(0));
             }
             if sk == k {
-                return sv | (e & EXACT);
+                return (sv | (e & EXACT), aux);
             }
             i = (i + 1) & mask;
         }
@@ -379,6 +415,26 @@ mod tests {
         let t = Lpm4::build(vec![([10, 0, 0, 0], 8, 1u8)]);
         assert_eq!(t.lookup(&[11, 0, 0, 1]), None);
         assert_eq!(t.lookup(&[10, 9, 9, 9]), Some(&1));
+    }
+
+    #[test]
+    fn aux_follows_the_value() {
+        let mut t = Lpm6::build(vec![
+            (v6("::"), 0, 1u32),
+            (v6("2a00:1:2::"), 48, 2),
+            (v6("2a00:1:3::"), 48, 3),
+            (v6("2b00::"), 20, 4),
+            (v6("2b00:1::"), 32, 5),
+            (v6("2b00:1:0:5::"), 64, 6),
+        ]);
+        t.set_aux(|v| v * 10);
+        for (a, v) in [("2a00:1:2::9", 2), ("2a00:1:4::9", 1), ("2b00:1:0:5::1", 6), ("2b00:1:0:6::1", 5), ("2b00:2::", 4), ("3::", 1)] {
+            let k = u128::from_be_bytes(v6(a));
+            let (e, aux) = t.lookup_aux(k);
+            assert_eq!(e, t.lookup_entry(k), "{a}");
+            assert_eq!(t.value(e), Some(&v), "{a}");
+            assert_eq!(aux, v * 10, "{a}");
+        }
     }
 
     #[test]

@@ -33,8 +33,7 @@ fn resolve(t: &Tables, nh: NextHop, dst: u128) -> Option<(DevId, [u8; 12])> {
 /// The adjacency of a gateway route, from the entry its trie lookup ended on (unmarked:
 /// no /128 can match instead).
 #[inline(always)]
-fn gateway(t: &Tables, fib: &Fib, e: u32) -> Option<(DevId, [u8; 12])> {
-    let h = *fib.hops6.get(lpm::entry_index(e))?;
+fn gateway(t: &Tables, h: u32) -> Option<(DevId, [u8; 12])> {
     if h & !Fib::HOP_INDEX != Fib::GATEWAY {
         return None;
     }
@@ -46,9 +45,9 @@ fn gateway(t: &Tables, fib: &Fib, e: u32) -> Option<(DevId, [u8; 12])> {
 #[inline(always)]
 fn route_to(t: &Tables, table: u32, dst: u128) -> Option<(DevId, [u8; 12])> {
     let fib = t.fibs.get(table as usize)?;
-    let e = fib.lpm6.lookup_entry(dst);
+    let (e, code) = fib.lpm6.lookup_aux(dst);
     if !lpm::entry_marked(e) {
-        if let Some(r) = gateway(t, fib, e) {
+        if let Some(r) = gateway(t, code) {
             return Some(r);
         }
     }
@@ -92,8 +91,8 @@ pub fn try6(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Option<DevId> {
             None => *main.lpm6.value(main.lpm6.lookup_entry(dst))?,
         }
     } else {
-        let e = main.lpm6.lookup_entry(dst);
-        let code = if lpm::entry_marked(e) { 0 } else { *main.hops6.get(lpm::entry_index(e))? };
+        let (e, code) = main.lpm6.lookup_aux(dst);
+        let code = if lpm::entry_marked(e) { 0 } else { code };
         match code & !Fib::HOP_INDEX {
             Fib::GATEWAY => {
                 let a = t.adjacencies.get((code & Fib::HOP_INDEX) as usize)?;

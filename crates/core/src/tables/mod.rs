@@ -78,14 +78,13 @@ pub struct Fib {
     /// /32 entries.
     pub exact4: ExactMap<Route>,
     pub lpm4: Lpm4<Route>,
-    /// For the fast path, by [`Lpm6::lookup_entry`] value entry (index + 1; 0 is no
-    /// route): [`Fib::GATEWAY`] + the adjacency index for a route through a gateway,
-    /// [`Fib::POLICY`] + the policy index for a head-end policy, else 0.
-    pub(crate) hops6: Vec<u32>,
 }
 
 impl Fib {
-    /// Kinds of [`Fib::hops6`] codes (the top four bits).
+    /// Kinds of the codes the fast path finds as the aux words of `lpm6`'s values
+    /// ([`Lpm6::lookup_aux`]): [`Fib::GATEWAY`] + the adjacency index for a route
+    /// through a gateway, [`Fib::POLICY`] + the policy index for a head-end policy,
+    /// else 0.
     pub(crate) const GATEWAY: u32 = 1 << 28;
     pub(crate) const POLICY: u32 = 2 << 28;
     pub(crate) const HOP_INDEX: u32 = (1 << 28) - 1;
@@ -153,14 +152,12 @@ impl Fib {
         for (k, _) in exact4.iter() {
             lpm4.mark(k << 96);
         }
-        let hops6 = std::iter::once(0)
-            .chain(lpm6.values().iter().map(|r| match r {
-                Route::Forward(NextHop::Adj(i)) if *i <= Fib::HOP_INDEX => Fib::GATEWAY | i,
-                Route::Policy(i) if *i <= Fib::HOP_INDEX => Fib::POLICY | i,
-                _ => 0,
-            }))
-            .collect();
-        Fib { exact6, lpm6, exact4, lpm4, hops6 }
+        lpm6.set_aux(|r| match r {
+            Route::Forward(NextHop::Adj(i)) if *i <= Fib::HOP_INDEX => Fib::GATEWAY | i,
+            Route::Policy(i) if *i <= Fib::HOP_INDEX => Fib::POLICY | i,
+            _ => 0,
+        });
+        Fib { exact6, lpm6, exact4, lpm4 }
     }
 }
 
