@@ -78,8 +78,10 @@ pub fn try6(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Option<DevId> {
     let hl = h[E + 7];
     let dst = u128::from_be_bytes(h[E + 24..E + 40].try_into().ok()?);
     // Multicast (ff00::/8) and link-local (fe80::/10) destinations: general path.
-    let top = (dst >> 64) as u64;
-    if hl <= 1 || top >> 56 == 0xff || top >> 54 == 0xfe80 >> 6 {
+    // Both lie at or above fe80::, as only fec0::/10 (forwarded normally) besides: one
+    // compare for the usual destinations.
+    let top = (dst >> 112) as u16;
+    if hl <= 1 || (top >= 0xfe80 && !(0xfec0..0xff00).contains(&top)) {
         return None;
     }
     // A packet carrying an SRH is most likely for one of our SIDs (/128s): probe those
