@@ -47,19 +47,24 @@ impl Replay {
 }
 
 /// Fills `batch` round robin from `frames`, starting at `*next`; returns how many
-/// buffers were filled.
+/// buffers were filled. Runs of consecutive frames are zipped with the buffers, so the
+/// wrap-around is not tested per packet.
 #[inline(always)]
 fn fill<T>(frames: &[T], next: &mut usize, batch: &mut [PacketBuf], in_dev: DevId, load: impl Fn(&mut PacketBuf, &T, DevId)) -> usize {
     if frames.is_empty() {
         return 0;
     }
-    let n = frames.len();
+    let mut rest = &mut *batch;
     let mut i = *next;
-    for b in batch.iter_mut() {
-        let Some(f) = frames.get(i) else { break };
-        load(b, f, in_dev);
-        // Round robin without a division per packet.
-        i = if i + 1 == n { 0 } else { i + 1 };
+    while !rest.is_empty() {
+        let run = frames.get(i..).unwrap_or_default();
+        let k = run.len().min(rest.len());
+        let (now, later) = rest.split_at_mut(k);
+        for (b, f) in now.iter_mut().zip(run) {
+            load(b, f, in_dev);
+        }
+        rest = later;
+        i = if i + k >= frames.len() { 0 } else { i + k };
     }
     *next = i;
     batch.len()
@@ -109,6 +114,16 @@ mod tests {
         assert_eq!(b[1].data(), &[2, 2]);
         assert_eq!(b[2].data(), &[1]);
         assert_eq!(b[2].in_dev, 3);
+        // The next batch goes on where this one stopped; frames of every size.
+        let mut r = Replay::new(vec![vec![1; 10], vec![2; 150], vec![3; 300]], 0);
+        let mut b: Vec<PacketBuf> = (0..7).map(|_| PacketBuf::new()).collect();
+        r.rx_batch(&mut b[..2]).unwrap();
+        r.rx_batch(&mut b[2..]).unwrap();
+        let firsts: Vec<(u8, usize)> = b.iter().map(|p| (p.data()[0], p.len())).collect();
+        assert_eq!(firsts, [(1, 10), (2, 150), (3, 300), (1, 10), (2, 150), (3, 300), (1, 10)]);
+        let mut r = Replay::new(vec![vec![4; 100], vec![5; 190]], 0);
+        r.rx_batch(&mut b[..3]).unwrap();
+        assert_eq!((b[0].data(), b[1].data(), b[2].data()), (&[4; 100][..], &[5; 190][..], &[4; 100][..]));
         let mut empty = Replay::new(vec![], 0);
         assert_eq!(empty.rx_batch(&mut b).unwrap(), 0);
     }
