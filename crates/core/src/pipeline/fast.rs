@@ -87,51 +87,56 @@ pub fn try6(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Option<DevId> {
     // A packet carrying an SRH is most likely for one of our SIDs (/128s): probe those
     // first; anything else (transit, head-end) walks the trie first. Same result.
     let main = t.fibs.first()?;
-    let route = if h[E + 6] == sr6_wire::IPPROTO_ROUTING {
-        match main.exact6.get(dst) {
-            Some(r) => r,
-            None => *main.lpm6.value(main.lpm6.lookup_entry(dst))?,
-        }
-    } else {
-        let (e, code) = main.lpm6.lookup_aux(dst);
-        let code = if lpm::entry_marked(e) { 0 } else { code };
-        match code & !Fib::HOP_INDEX {
-            Fib::GATEWAY => {
-                let a = t.adjacencies.get((code & Fib::HOP_INDEX) as usize)?;
-                h[E + 7] = hl - 1;
-                h[..12].copy_from_slice(&a.eth?);
-                return Some(a.dev);
+    // Only SIDs with an SRH are for the fast path: the block yields the SID's index,
+    // every other case returns from inside it.
+    let i = 'sid: {
+        let route = if h[E + 6] == sr6_wire::IPPROTO_ROUTING {
+            match main.exact6.get(dst) {
+                Some(Route::Sid(i)) => break 'sid i,
+                Some(r) => r,
+                None => match *main.lpm6.value(main.lpm6.lookup_entry(dst))? {
+                    Route::Sid(i) => break 'sid i,
+                    r => r,
+                },
             }
-            Fib::POLICY => return policy(t, w, p, code & Fib::HOP_INDEX),
-            _ => main.route_of_entry(dst, e)?,
-        }
+        } else {
+            let (e, code) = main.lpm6.lookup_aux(dst);
+            let code = if lpm::entry_marked(e) { 0 } else { code };
+            match code & !Fib::HOP_INDEX {
+                Fib::GATEWAY => {
+                    let a = t.adjacencies.get((code & Fib::HOP_INDEX) as usize)?;
+                    h[E + 7] = hl - 1;
+                    h[..12].copy_from_slice(&a.eth?);
+                    return Some(a.dev);
+                }
+                Fib::POLICY => return policy(t, w, p, code & Fib::HOP_INDEX),
+                _ => main.route_of_entry(dst, e)?,
+            }
+        };
+        return match route {
+            Route::Forward(nh) => {
+                let (out, eth) = resolve(t, nh, dst)?;
+                h[E + 7] = hl - 1;
+                h[..12].copy_from_slice(&eth);
+                Some(out)
+            }
+            Route::Policy(i) => policy(t, w, p, i),
+            _ => None,
+        };
     };
-    match route {
-        Route::Forward(nh) => {
-            let (out, eth) = resolve(t, nh, dst)?;
-            h[E + 7] = hl - 1;
-            h[..12].copy_from_slice(&eth);
+    let v = sid(t, h, rest, i, hl, dev.require_hmac)?;
+    if let Some(c) = w.counters.sids.get_mut(i as usize) {
+        c.packets += 1;
+        c.bytes += (len - E) as u64;
+    }
+    match v {
+        Decap::No(out) => Some(out),
+        Decap::Yes(out, pull) => {
+            // RFC 8986 §4.4 S03-S05: the outer header and SRH go; the Ethernet header
+            // was written just in front of the inner packet.
+            let _ = p.pull_front(pull);
             Some(out)
         }
-        // Only SIDs with an SRH are for the fast path.
-        Route::Sid(i) if h[E + 6] == sr6_wire::IPPROTO_ROUTING => {
-            let v = sid(t, h, rest, i, hl, dev.require_hmac)?;
-            if let Some(c) = w.counters.sids.get_mut(i as usize) {
-                c.packets += 1;
-                c.bytes += (len - E) as u64;
-            }
-            match v {
-                Decap::No(out) => Some(out),
-                Decap::Yes(out, pull) => {
-                    // RFC 8986 §4.4 S03-S05: the outer header and SRH go; the Ethernet
-                    // header was written just in front of the inner packet.
-                    let _ = p.pull_front(pull);
-                    Some(out)
-                }
-            }
-        }
-        Route::Policy(i) => policy(t, w, p, i),
-        _ => None,
     }
 }
 
