@@ -89,13 +89,13 @@ pub fn try6(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Option<DevId> {
     let main = t.fibs.first()?;
     // Only SIDs with an SRH are for the fast path: the block yields the SID's index,
     // every other case returns from inside it.
-    let i = 'sid: {
+    let (i, s) = 'sid: {
         let route = if h[E + 6] == sr6_wire::IPPROTO_ROUTING {
-            match main.exact6.get(dst) {
-                Some(Route::Sid(i)) => break 'sid i,
-                Some(r) => r,
+            match main.exact6.get_aux(dst) {
+                Some((Route::Sid(i), aux)) => break 'sid (i, FastSid::unpack(aux)),
+                Some((r, _)) => r,
                 None => match *main.lpm6.value(main.lpm6.lookup_entry(dst))? {
-                    Route::Sid(i) => break 'sid i,
+                    Route::Sid(i) => break 'sid (i, *t.fast_sids.get(i as usize)?),
                     r => r,
                 },
             }
@@ -124,7 +124,7 @@ pub fn try6(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Option<DevId> {
             _ => None,
         };
     };
-    let v = sid(t, h, rest, i, hl, dev.require_hmac)?;
+    let v = sid(t, h, rest, s, hl, dev.require_hmac)?;
     if let Some(c) = w.counters.sids.get_mut(i as usize) {
         c.packets += 1;
         c.bytes += (len - E) as u64;
@@ -150,8 +150,7 @@ enum Decap {
 /// A local SID on the fast path. `h` is the Ethernet + IPv6 header, `rest` what follows.
 /// Returns `None` (packet untouched) for anything the fast path does not cover.
 #[inline]
-fn sid(t: &Tables, h: &mut [u8; S], rest: &mut [u8], i: u32, hl: u8, require_hmac: i8) -> Option<Decap> {
-    let s = *t.fast_sids.get(i as usize)?;
+fn sid(t: &Tables, h: &mut [u8; S], rest: &mut [u8], s: FastSid, hl: u8, require_hmac: i8) -> Option<Decap> {
     if s.kind == FastSid::NONE || require_hmac > 0 {
         return None;
     }

@@ -400,6 +400,14 @@ impl<'a> Builder<'a> {
             })
             .collect();
         tables.policy_out = policy_out;
+        // The fast path reads a /128 SID's FastSid from the exact-table slot it finds.
+        let fast_sids = &tables.fast_sids;
+        for fib in tables.fibs.iter_mut() {
+            fib.exact6.set_aux(|r| match r {
+                Route::Sid(i) => fast_sids.get(*i as usize).map_or(0, |f| f.pack()),
+                _ => 0,
+            });
+        }
         tables.fast_policies = tables.policies.iter().zip(&tables.policy_out).map(|(p, o)| FastPolicy::of(p, *o)).collect();
         Ok(tables)
     }

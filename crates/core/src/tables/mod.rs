@@ -200,6 +200,16 @@ impl FastSid {
     /// End.DT6: the inner destination is looked up in FIB `arg`.
     pub const DT6: u8 = 6;
 
+    /// As an aux word of the exact table ([`ExactMap::set_aux`]).
+    pub(crate) fn pack(self) -> u64 {
+        u64::from(self.kind) | u64::from(self.arg) << 32
+    }
+
+    #[inline(always)]
+    pub(crate) fn unpack(w: u64) -> FastSid {
+        FastSid { kind: w as u8, arg: (w >> 32) as u32 }
+    }
+
     pub(crate) fn of(s: &Sid) -> FastSid {
         let plain = s.flavors.is_empty();
         let (kind, arg) = match s.op {
