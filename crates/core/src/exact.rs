@@ -9,7 +9,7 @@ pub struct ExactMap<V> {
     /// (key, value, aux word); `None` marks an empty slot. The value sits next to its
     /// key, so a hit reads one slot and nothing else; so does its aux word
     /// ([`set_aux`](Self::set_aux)).
-    slots: Vec<(u128, Option<V>, u64)>,
+    slots: Vec<(u128, Option<V>, u32)>,
     len: usize,
     shift: u32,
 }
@@ -60,7 +60,7 @@ impl<V: Copy> ExactMap<V> {
 
     /// The value of `k` and its [aux word](Self::set_aux).
     #[inline(always)]
-    pub fn get_aux(&self, k: u128) -> Option<(V, u64)> {
+    pub fn get_aux(&self, k: u128) -> Option<(V, u32)> {
         let mask = self.slots.len() - 1;
         let mut i = hash(k, self.shift);
         // At least 3/4 of the slots are empty, so the probe always ends.
@@ -76,7 +76,7 @@ impl<V: Copy> ExactMap<V> {
 
     /// Attaches `f(value)` to every entry, for [`get_aux`](Self::get_aux) (a FIB keeps
     /// there what the fast path needs to know about a SID).
-    pub fn set_aux(&mut self, f: impl Fn(&V) -> u64) {
+    pub fn set_aux(&mut self, f: impl Fn(&V) -> u32) {
         for s in self.slots.iter_mut() {
             s.2 = s.1.as_ref().map_or(0, &f);
         }
@@ -119,9 +119,9 @@ mod tests {
                 prop_assert_eq!(m.get(k), oracle.get(&k).copied());
             }
             let mut m = m;
-            m.set_aux(|v| u64::from(*v) * 3);
+            m.set_aux(|v| v.wrapping_mul(3));
             for (k, v) in &oracle {
-                prop_assert_eq!(m.get_aux(*k), Some((*v, u64::from(*v) * 3)));
+                prop_assert_eq!(m.get_aux(*k), Some((*v, v.wrapping_mul(3))));
             }
         }
     }

@@ -81,7 +81,7 @@ pub fn try6(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Option<DevId> {
     // Both lie at or above fe80::, as only fec0::/10 (forwarded normally) besides: one
     // compare for the usual destinations.
     let top = (dst >> 112) as u16;
-    if hl <= 1 || (top >= 0xfe80 && !(0xfec0..0xff00).contains(&top)) {
+    if hl <= 1 || (top >= 0xfe80 && not_fec0(top)) {
         return None;
     }
     // A packet carrying an SRH is most likely for one of our SIDs (/128s): probe those
@@ -138,6 +138,14 @@ pub fn try6(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Option<DevId> {
             Some(out)
         }
     }
+}
+
+/// For a destination at or above fe80::, true unless it is in fec0::/10. Out of line
+/// and cold, so that the usual destination costs a single compare.
+#[cold]
+#[inline(never)]
+fn not_fec0(top: u16) -> bool {
+    !(0xfec0..0xff00).contains(&top)
 }
 
 /// What [`sid`] did: forwarded in place, or decapsulated (the frame must then start

@@ -200,14 +200,18 @@ impl FastSid {
     /// End.DT6: the inner destination is looked up in FIB `arg`.
     pub const DT6: u8 = 6;
 
-    /// As an aux word of the exact table ([`ExactMap::set_aux`]).
-    pub(crate) fn pack(self) -> u64 {
-        u64::from(self.kind) | u64::from(self.arg) << 32
+    /// As an aux word of the exact table ([`ExactMap::set_aux`]): the kind in the low
+    /// byte, the argument above (NONE if it does not fit in 24 bits).
+    pub(crate) fn pack(self) -> u32 {
+        if self.arg >= 1 << 24 {
+            return u32::from(Self::NONE);
+        }
+        u32::from(self.kind) | self.arg << 8
     }
 
     #[inline(always)]
-    pub(crate) fn unpack(w: u64) -> FastSid {
-        FastSid { kind: w as u8, arg: (w >> 32) as u32 }
+    pub(crate) fn unpack(w: u32) -> FastSid {
+        FastSid { kind: w as u8, arg: w >> 8 }
     }
 
     pub(crate) fn of(s: &Sid) -> FastSid {
