@@ -1,7 +1,7 @@
 //! Longest-prefix match: a multibit trie, 16 bits at the root then 8 bits per level,
 //! with leaf pushing (controlled prefix expansion), built once and never modified — and,
-//! under a root entry whose longer prefixes all have one length `L` <= 64 (a /16 holding
-//! only /48s, say), a hash table of those prefixes instead of trie nodes.
+//! under a root entry whose longer prefixes all have one length `L` in 33..=64 (a /16
+//! holding only /48s, say), a hash table of those prefixes instead of trie nodes.
 //!
 //! Each entry is a `u32`. With bit 31 (`LEAF`) clear it is a child node: the offset of the
 //! node's first entry, so a step of the walk is an OR with the next key byte. With `LEAF`
@@ -94,7 +94,9 @@ impl<const N: usize, V> Lpm<N, V> {
         // Stable sort: equal lengths keep file order, so the last duplicate wins.
         prefixes.sort_by_key(|p| p.1);
         // Per root entry, the length of the longer prefixes under it: 0 none, L if they
-        // all have the same L <= 64 (hash mode), 255 otherwise (trie).
+        // all have the same L in 33..=64 (hash mode: the trie would need 3 to 6 levels;
+        // one or two levels, for /17../32, are cheaper than a hash probe), 255
+        // otherwise (trie).
         let hash_ok = prefixes.len() < HASH_VALUE as usize;
         let mut lens = vec![0u8; 1 << ROOT_BITS];
         for (key, len, _) in &prefixes {
@@ -104,7 +106,7 @@ impl<const N: usize, V> Lpm<N, V> {
             }
             let l = &mut lens[(hi_of(key) >> 48) as usize];
             if *l == 0 {
-                *l = if len <= 64 && hash_ok { len as u8 } else { 255 };
+                *l = if (33..=64).contains(&len) && hash_ok { len as u8 } else { 255 };
             } else if usize::from(*l) != len {
                 *l = 255;
             }
@@ -483,7 +485,7 @@ mod tests {
         #[test]
         fn matches_naive_v6_hash_mode(ps in proptest::collection::vec((any::<[u8; 16]>(), 0usize..8, 0u8..4), 0..60),
                                       keys in proptest::collection::vec((any::<[u8; 16]>(), 0u8..4), 1..40)) {
-            const LENS: [u8; 8] = [0, 8, 16, 17, 48, 64, 64, 100];
+            const LENS: [u8; 8] = [0, 8, 16, 17, 33, 48, 64, 100];
             let ps: Vec<_> = ps.into_iter().enumerate().map(|(i, (mut k, l, r))| {
                 k[0] = 0x2a; k[1] = r; (k, LENS[l], i as u32)
             }).collect();
