@@ -6,9 +6,10 @@
 /// An immutable map from `u128` keys to `V`.
 #[derive(Debug, Clone)]
 pub struct ExactMap<V> {
-    /// (key, value); `None` marks an empty slot. The value sits next to its key, so a
-    /// hit reads one slot and nothing else.
-    slots: Vec<(u128, Option<V>)>,
+    /// (key, value, aux word); `None` marks an empty slot. The value sits next to its
+    /// key, so a hit reads one slot and nothing else; so does its aux word
+    /// ([`set_aux`](Self::set_aux)).
+    slots: Vec<(u128, Option<V>, u32)>,
     len: usize,
     shift: u32,
 }
@@ -31,13 +32,13 @@ impl<V: Copy> ExactMap<V> {
         // Load factor <= 1/4: a miss (the common case on transit) probes ~1.2 slots.
         let cap = (entries.len() * 4).next_power_of_two().max(8);
         let bits = cap.trailing_zeros();
-        let mut m = ExactMap { slots: vec![(0, None); cap], len: 0, shift: 64 - bits };
+        let mut m = ExactMap { slots: vec![(0, None, 0); cap], len: 0, shift: 64 - bits };
         for (k, v) in entries {
             let mut i = hash(k, m.shift);
             loop {
                 let slot = &mut m.slots[i];
                 if slot.1.is_none() {
-                    *slot = (k, Some(v));
+                    *slot = (k, Some(v), 0);
                     m.len += 1;
                     break;
                 }
@@ -54,16 +55,30 @@ impl<V: Copy> ExactMap<V> {
     /// The value of `k`.
     #[inline(always)]
     pub fn get(&self, k: u128) -> Option<V> {
+        self.get_aux(k).map(|(v, _)| v)
+    }
+
+    /// The value of `k` and its [aux word](Self::set_aux).
+    #[inline(always)]
+    pub fn get_aux(&self, k: u128) -> Option<(V, u32)> {
         let mask = self.slots.len() - 1;
         let mut i = hash(k, self.shift);
         // At least 3/4 of the slots are empty, so the probe always ends.
         loop {
-            let &(key, v) = self.slots.get(i)?;
+            let &(key, v, aux) = self.slots.get(i)?;
             let v = v?;
             if key == k {
-                return Some(v);
+                return Some((v, aux));
             }
             i = (i + 1) & mask;
+        }
+    }
+
+    /// Attaches `f(value)` to every entry, for [`get_aux`](Self::get_aux) (a FIB keeps
+    /// there what the fast path needs to know about a SID).
+    pub fn set_aux(&mut self, f: impl Fn(&V) -> u32) {
+        for s in self.slots.iter_mut() {
+            s.2 = s.1.as_ref().map_or(0, &f);
         }
     }
 
@@ -77,7 +92,7 @@ impl<V: Copy> ExactMap<V> {
 
     /// Every entry (for display).
     pub fn iter(&self) -> impl Iterator<Item = (u128, V)> + '_ {
-        self.slots.iter().filter_map(|&(k, v)| Some((k, v?)))
+        self.slots.iter().filter_map(|&(k, v, _)| Some((k, v?)))
     }
 }
 
@@ -102,6 +117,11 @@ mod tests {
             }
             for k in probes {
                 prop_assert_eq!(m.get(k), oracle.get(&k).copied());
+            }
+            let mut m = m;
+            m.set_aux(|v| v.wrapping_mul(3));
+            for (k, v) in &oracle {
+                prop_assert_eq!(m.get_aux(*k), Some((*v, v.wrapping_mul(3))));
             }
         }
     }

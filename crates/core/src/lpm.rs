@@ -1,21 +1,45 @@
 //! Longest-prefix match: a multibit trie, 16 bits at the root then 8 bits per level,
-//! with leaf pushing (controlled prefix expansion), built once and never modified.
+//! with leaf pushing (controlled prefix expansion), built once and never modified — and,
+//! under a root entry whose longer prefixes all have one length `L` in 33..=64 (a /16
+//! holding only /48s, say), a hash table of those prefixes instead of trie nodes.
 //!
-//! Each entry is a `u32`: 0 = no route, `CHILD | 256 * i` = node `i` (the offset of its
-//! first entry, so a step of the walk is an OR with the next key byte), otherwise the
-//! index of a value plus one (bit 30, `EXACT`, flags some value entries; see
-//! [`Lpm::mark`]). A lookup reads the root entry of the first two address bytes, then
-//! one entry per further byte until it meets a non-child entry: a /48 costs 5 dependent loads, a /64
-//! 7. Prefixes are inserted shortest first, so a longer prefix simply overwrites the
-//! entries it covers, and a new child node inherits its parent entry's value (that is
-//! the leaf pushing).
+//! Each entry is a `u32`. With bit 31 (`LEAF`) clear it is a child node: the offset of the
+//! node's first entry, so a step of the walk is an OR with the next key byte. With `LEAF`
+//! set it is a value: the index of the value plus one (0: no route) in the low 29 bits,
+//! bit 30 (`EXACT`) flagging some of them (see [`Lpm::mark`]). A root entry with bit 29
+//! (`HASH`) set as well sends the lookup to the hash table: bits 23..29 hold `64 - L`
+//! and the low 23 bits the value for keys that match none of the /L prefixes (the
+//! shorter prefixes pushed down). A lookup reads the root entry of the first two address
+//! bytes, then either one entry per further byte until it meets a value — a /48 costs 5
+//! dependent loads, a /64 7 — or one hash-table slot (two on a collision). Prefixes are
+//! inserted shortest first, so a longer prefix simply overwrites the entries it covers,
+//! and a new child node inherits its parent entry's value (that is the leaf pushing).
 
-const CHILD: u32 = 1 << 31;
-/// On a non-child entry: some key of the companion exact-match table (the /128s, which
+const LEAF: u32 = 1 << 31;
+/// On a value entry: some key of the companion exact-match table (the /128s, which
 /// are not in the trie) ends its walk here; see [`Lpm::mark`].
 const EXACT: u32 = 1 << 30;
+/// On a root value entry: look the key up in the hash table.
+const HASH: u32 = 1 << 29;
+/// Bits of a value entry holding the value index + 1.
+const VALUE: u32 = HASH - 1;
+/// Bits of a hash-mode root entry holding the fallback value index + 1.
+const HASH_VALUE: u32 = (1 << 23) - 1;
+const HASH_SHIFT: u32 = 23;
 const STRIDE: usize = 256;
 const ROOT_BITS: usize = 16;
+
+/// The value index + 1 (0: no route) of an entry returned by [`Lpm::lookup_entry`].
+#[inline(always)]
+pub fn entry_index(e: u32) -> usize {
+    (e & VALUE) as usize
+}
+
+/// Whether an entry returned by [`Lpm::lookup_entry`] is [marked](Lpm::mark).
+#[inline(always)]
+pub fn entry_marked(e: u32) -> bool {
+    e & EXACT != 0
+}
 
 /// A longest-prefix-match table from `N`-byte keys (`N` >= 2) to values of type `V`.
 #[derive(Debug, Clone)]
@@ -25,6 +49,15 @@ pub struct Lpm<const N: usize, V> {
     /// Nodes below the root, flat: node `i` is `nodes[i * 256..][..256]`.
     nodes: Vec<u32>,
     values: Vec<V>,
+    /// The prefixes under hash-mode root entries: open addressing at load <= 1/4,
+    /// (the prefix's first 64 bits with the host bits cleared, its value entry, the
+    /// value's aux word); an entry of 0 marks an empty slot.
+    slots: Vec<(u64, u32, u32)>,
+    shift: u32,
+    /// By value entry (index + 1; `aux[0]` for no route): a word the user attaches to
+    /// each value with [`set_aux`](Self::set_aux), returned by
+    /// [`lookup_aux`](Self::lookup_aux) (a FIB keeps there what the fast path needs).
+    aux: Vec<u32>,
 }
 
 /// IPv6 LPM.
@@ -34,11 +67,24 @@ pub type Lpm4<V> = Lpm<4, V>;
 
 impl<const N: usize, V> Default for Lpm<N, V> {
     fn default() -> Self {
-        let root: Box<[u32]> = vec![0; 1 << ROOT_BITS].into_boxed_slice();
+        let root: Box<[u32]> = vec![LEAF; 1 << ROOT_BITS].into_boxed_slice();
         // The length is right by construction; fall back to an empty table defensively.
-        let root: Box<[u32; 1 << ROOT_BITS]> = root.try_into().unwrap_or_else(|_| Box::new([0; 1 << ROOT_BITS]));
-        Lpm { root, nodes: Vec::new(), values: Vec::new() }
+        let root: Box<[u32; 1 << ROOT_BITS]> = root.try_into().unwrap_or_else(|_| Box::new([LEAF; 1 << ROOT_BITS]));
+        Lpm { root, nodes: Vec::new(), values: Vec::new(), slots: vec![(0, 0, 0)], shift: 63, aux: vec![0] }
     }
+}
+
+#[inline(always)]
+fn hash(k: u64, shift: u32) -> usize {
+    (k.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> shift) as usize
+}
+
+/// The key's first 64 bits (left-aligned) and its root index.
+#[inline(always)]
+fn hi_of<const N: usize>(key: &[u8; N]) -> u64 {
+    let mut k = [0u8; 8];
+    k[..N.min(8)].copy_from_slice(&key[..N.min(8)]);
+    u64::from_be_bytes(k)
 }
 
 impl<const N: usize, V> Lpm<N, V> {
@@ -47,20 +93,78 @@ impl<const N: usize, V> Lpm<N, V> {
     pub fn build(mut prefixes: Vec<([u8; N], u8, V)>) -> Self {
         // Stable sort: equal lengths keep file order, so the last duplicate wins.
         prefixes.sort_by_key(|p| p.1);
+        // Per root entry, the length of the longer prefixes under it: 0 none, L if they
+        // all have the same L in 33..=64 (hash mode: the trie would need 3 to 6 levels;
+        // one or two levels, for /17../32, are cheaper than a hash probe), 255
+        // otherwise (trie).
+        let hash_ok = prefixes.len() < HASH_VALUE as usize;
+        let mut lens = vec![0u8; 1 << ROOT_BITS];
+        for (key, len, _) in &prefixes {
+            let len = (*len as usize).min(N * 8);
+            if len <= ROOT_BITS {
+                continue;
+            }
+            let l = &mut lens[(hi_of(key) >> 48) as usize];
+            if *l == 0 {
+                *l = if (33..=64).contains(&len) && hash_ok { len as u8 } else { 255 };
+            } else if usize::from(*l) != len {
+                *l = 255;
+            }
+        }
         let mut t = Lpm::default();
+        let mut hashed: Vec<(u64, u32)> = Vec::new();
         for (key, len, v) in prefixes {
             let len = (len as usize).min(N * 8);
             t.values.push(v);
             let val = t.values.len() as u32; // index + 1
-            t.insert(&key, len, val);
+            debug_assert!(val <= VALUE);
+            let hi = hi_of(&key);
+            if len > ROOT_BITS && lens[(hi >> 48) as usize] != 255 {
+                hashed.push((hi & (u64::MAX << (64 - len)), LEAF | val));
+            } else {
+                t.insert(&key, len, LEAF | val);
+            }
         }
+        for (r, &l) in lens.iter().enumerate() {
+            if l != 0 && l != 255 {
+                // No trie node under it: the entry is the value of the shorter prefixes.
+                let fallback = t.root[r] & HASH_VALUE;
+                t.root[r] = LEAF | HASH | (64 - u32::from(l)) << HASH_SHIFT | fallback;
+            }
+        }
+        let cap = (hashed.len() * 4).next_power_of_two().max(8);
+        t.slots = vec![(0, 0, 0); cap];
+        t.shift = 64 - cap.trailing_zeros();
+        for (k, val) in hashed {
+            let mut i = hash(k, t.shift);
+            loop {
+                let s = &mut t.slots[i];
+                if s.1 == 0 || s.0 == k {
+                    *s = (k, val, 0);
+                    break;
+                }
+                i = (i + 1) & (cap - 1);
+            }
+        }
+        t.aux = vec![0; t.values.len() + 1];
         t
     }
 
-    /// Appends a node whose 256 entries are `fill`; returns its index.
-    fn new_node(&mut self, fill: u32) -> usize {
+    /// Attaches `f(value)` to every value, for [`lookup_aux`](Self::lookup_aux).
+    pub fn set_aux(&mut self, f: impl Fn(&V) -> u32) {
+        self.aux = std::iter::once(0).chain(self.values.iter().map(f)).collect();
+        for s in self.slots.iter_mut() {
+            if s.1 != 0 {
+                s.2 = self.aux.get(entry_index(s.1)).copied().unwrap_or(0);
+            }
+        }
+    }
+
+    /// Appends a node whose 256 entries are `fill`; returns its offset.
+    fn new_node(&mut self, fill: u32) -> u32 {
+        let at = self.nodes.len();
         self.nodes.extend(std::iter::repeat_n(fill, STRIDE));
-        self.nodes.len() / STRIDE - 1
+        at as u32
     }
 
     fn insert(&mut self, key: &[u8; N], len: usize, val: u32) {
@@ -70,8 +174,8 @@ impl<const N: usize, V> Lpm<N, V> {
             let first = r & !(count - 1);
             for i in first..first + count {
                 let e = self.root[i];
-                if e & CHILD != 0 {
-                    self.fill_under((e & !CHILD) as usize / STRIDE, val);
+                if e & LEAF == 0 {
+                    self.fill_under(e as usize, val);
                 } else {
                     self.root[i] = val;
                 }
@@ -79,24 +183,24 @@ impl<const N: usize, V> Lpm<N, V> {
             return;
         }
         let e = self.root[r];
-        let mut node = if e & CHILD != 0 {
-            (e & !CHILD) as usize / STRIDE
+        let mut node = if e & LEAF == 0 {
+            e as usize
         } else {
             let c = self.new_node(e);
-            self.root[r] = CHILD | (c * STRIDE) as u32;
-            c
+            self.root[r] = c;
+            c as usize
         };
         let mut depth = ROOT_BITS / 8; // byte index of `node`'s stride
         // Walk full strides, creating children with the parent's value pushed down.
         while len > (depth + 1) * 8 {
-            let at = node * STRIDE + key[depth] as usize;
+            let at = node + key[depth] as usize;
             let e = self.nodes[at];
-            node = if e & CHILD != 0 {
-                (e & !CHILD) as usize / STRIDE
+            node = if e & LEAF == 0 {
+                e as usize
             } else {
                 let child = self.new_node(e);
-                self.nodes[at] = CHILD | (child * STRIDE) as u32;
-                child
+                self.nodes[at] = child;
+                child as usize
             };
             depth += 1;
         }
@@ -105,23 +209,24 @@ impl<const N: usize, V> Lpm<N, V> {
         let b = key[depth] as usize;
         let mask = (0xFFusize << (8 - rem)) & 0xFF;
         let (first, count) = (b & mask, 1usize << (8 - rem));
-        for i in node * STRIDE + first..node * STRIDE + first + count {
+        for i in node + first..node + first + count {
             let e = self.nodes[i];
-            if e & CHILD != 0 {
-                self.fill_under((e & !CHILD) as usize / STRIDE, val);
+            if e & LEAF == 0 {
+                self.fill_under(e as usize, val);
             } else {
                 self.nodes[i] = val;
             }
         }
     }
 
-    /// Pushes `val` into every value entry below `node` (children exist only for longer
-    /// prefixes inserted earlier at equal length; shortest-first order keeps this rare).
+    /// Pushes `val` into every value entry below the node at `node` (children exist
+    /// only for longer prefixes inserted earlier at equal length; shortest-first order
+    /// keeps this rare).
     fn fill_under(&mut self, node: usize, val: u32) {
-        for i in node * STRIDE..(node + 1) * STRIDE {
+        for i in node..node + STRIDE {
             let e = self.nodes[i];
-            if e & CHILD != 0 {
-                self.fill_under((e & !CHILD) as usize / STRIDE, val);
+            if e & LEAF == 0 {
+                self.fill_under(e as usize, val);
             } else {
                 self.nodes[i] = val;
             }
@@ -132,20 +237,21 @@ impl<const N: usize, V> Lpm<N, V> {
     /// [`lookup_key`](Self::lookup_key)) ends, so that [`lookup_marked`](Self::lookup_marked)
     /// reports it: a FIB marks every /128 it holds in its exact table, and a lookup then
     /// consults that table only when the walk ends on a marked entry — a destination
-    /// with no /128 under its longest prefix (every transit packet) skips the probe.
+    /// with no /128 under its longest prefix (every transit packet) skips the probe. A
+    /// hash-mode root entry is marked as a whole.
     pub fn mark(&mut self, key: u128) {
         let (hi, lo) = ((key >> 64) as u64, key as u64);
         let r = usize::from((hi >> 48) as u16);
         let mut e = self.root[r];
-        if e & CHILD == 0 {
+        if e & LEAF != 0 {
             self.root[r] = e | EXACT;
             return;
         }
         for i in ROOT_BITS / 8..N.min(16) {
             let b = if i < 8 { (hi >> (56 - 8 * i)) as u8 } else { (lo >> (120 - 8 * i)) as u8 };
-            let at = (e & !CHILD) as usize | b as usize;
+            let at = e as usize | b as usize;
             e = self.nodes[at];
-            if e & CHILD == 0 {
+            if e & LEAF != 0 {
                 self.nodes[at] = e | EXACT;
                 return;
             }
@@ -168,30 +274,86 @@ impl<const N: usize, V> Lpm<N, V> {
     }
 
     /// [`lookup_key`](Self::lookup_key), and whether the entry found was
-    /// [marked](Self::mark). The bytes of the key are taken by shifts of two 64-bit
-    /// halves instead of being spilled one by one, and the walk is unrolled (`N` is a
-    /// constant).
+    /// [marked](Self::mark).
     #[inline(always)]
     pub fn lookup_marked(&self, key: u128) -> (Option<&V>, bool) {
+        let e = self.lookup_entry(key);
+        (self.value(e), e & EXACT != 0)
+    }
+
+    /// The value of an entry returned by [`lookup_entry`](Self::lookup_entry).
+    #[inline(always)]
+    pub fn value(&self, e: u32) -> Option<&V> {
+        ((e & VALUE) as usize).checked_sub(1).and_then(|i| self.values.get(i))
+    }
+
+    /// The value entry the lookup of `key` ends on: the value's index + 1 in the bits
+    /// of `VALUE` (0: no route), [`EXACT`] if marked. The bytes of the key are taken by
+    /// shifts of two 64-bit halves instead of being spilled one by one, and the walk is
+    /// unrolled (`N` is a constant).
+    #[inline(always)]
+    pub fn lookup_entry(&self, key: u128) -> u32 {
         let (hi, lo) = ((key >> 64) as u64, key as u64);
         let mut e = self.root[usize::from((hi >> 48) as u16)];
+        if e & LEAF != 0 {
+            if e & HASH != 0 {
+                return self.probe(hi, e);
+            }
+            return e;
+        }
         for i in ROOT_BITS / 8..N.min(16) {
-            if e & CHILD == 0 {
-                break;
-            }
             let b = if i < 8 { (hi >> (56 - 8 * i)) as u8 } else { (lo >> (120 - 8 * i)) as u8 };
-            // `e` is a CHILD entry we created, so the node exists; `get` keeps the hot
+            // `e` is a child entry we created, so the node exists; `get` keeps the hot
             // path panic-free all the same.
-            match self.nodes.get((e & !CHILD) as usize | b as usize) {
+            match self.nodes.get(e as usize | b as usize) {
                 Some(&x) => e = x,
-                None => return (None, false),
+                None => return LEAF,
+            }
+            if e & LEAF != 0 {
+                return e;
             }
         }
-        if e & CHILD != 0 {
-            return (None, false);
+        LEAF
+    }
+
+    /// [`lookup_entry`](Self::lookup_entry) and the [aux word](Self::set_aux) of the
+    /// value found (0 if none) — read from the hash slot itself when the lookup ends in
+    /// the hash table.
+    #[inline(always)]
+    pub fn lookup_aux(&self, key: u128) -> (u32, u32) {
+        let e = self.root[usize::from((key >> 112) as u16)];
+        if e & (LEAF | HASH) == LEAF | HASH {
+            let (e, aux) = self.probe_aux((key >> 64) as u64, e);
+            return (e, aux);
         }
-        let v = ((e & !EXACT) as usize).checked_sub(1).and_then(|i| self.values.get(i));
-        (v, e & EXACT != 0)
+        let e = self.lookup_entry(key);
+        (e, self.aux.get(entry_index(e)).copied().unwrap_or(0))
+    }
+
+    /// The hash-table part of a lookup under the hash-mode root entry `e`.
+    #[inline(always)]
+    fn probe(&self, hi: u64, e: u32) -> u32 {
+        self.probe_aux(hi, e).0
+    }
+
+    /// [`probe`](Self::probe) and the aux word of a slot it hit (0 otherwise).
+    #[inline(always)]
+    fn probe_aux(&self, hi: u64, e: u32) -> (u32, u32) {
+        let k = hi & (u64::MAX << ((e >> HASH_SHIFT) & 63));
+        let mask = self.slots.len() - 1;
+        let mut i = hash(k, self.shift);
+        // At least 3/4 of the slots are empty, so the probe always ends.
+        loop {
+            let Some(&(sk, sv, aux)) = self.slots.get(i) else { return (LEAF, 0) };
+            if sv == 0 {
+                let f = LEAF | (e & (EXACT | HASH_VALUE));
+                return (f, self.aux.get(entry_index(f)).copied().unwrap_or(0));
+            }
+            if sk == k {
+                return (sv | (e & EXACT), aux);
+            }
+            i = (i + 1) & mask;
+        }
     }
 
     /// Number of trie nodes below the root (1 KiB each; the root is 256 KiB).
@@ -258,6 +420,26 @@ mod tests {
     }
 
     #[test]
+    fn aux_follows_the_value() {
+        let mut t = Lpm6::build(vec![
+            (v6("::"), 0, 1u32),
+            (v6("2a00:1:2::"), 48, 2),
+            (v6("2a00:1:3::"), 48, 3),
+            (v6("2b00::"), 20, 4),
+            (v6("2b00:1::"), 32, 5),
+            (v6("2b00:1:0:5::"), 64, 6),
+        ]);
+        t.set_aux(|v| v * 10);
+        for (a, v) in [("2a00:1:2::9", 2), ("2a00:1:4::9", 1), ("2b00:1:0:5::1", 6), ("2b00:1:0:6::1", 5), ("2b00:2::", 4), ("3::", 1)] {
+            let k = u128::from_be_bytes(v6(a));
+            let (e, aux) = t.lookup_aux(k);
+            assert_eq!(e, t.lookup_entry(k), "{a}");
+            assert_eq!(t.value(e), Some(&v), "{a}");
+            assert_eq!(aux, v * 10, "{a}");
+        }
+    }
+
+    #[test]
     fn duplicate_prefix_last_wins() {
         let t = Lpm4::build(vec![([10, 0, 0, 0], 8, 1u8), ([10, 0, 0, 0], 8, 2u8)]);
         assert_eq!(t.lookup(&[10, 1, 2, 3]), Some(&2));
@@ -295,6 +477,27 @@ mod tests {
                 let mut k = *k; k[0] = 0xfc;
                 prop_assert_eq!(t.lookup(&k), plain.lookup(&k));
                 prop_assert_eq!(t.lookup_key(u128::from_be_bytes(k)), plain.lookup(&k));
+            }
+        }
+
+        /// Few lengths under few /16s: hash-mode root entries next to trie ones, with
+        /// shorter prefixes pushed under both.
+        #[test]
+        fn matches_naive_v6_hash_mode(ps in proptest::collection::vec((any::<[u8; 16]>(), 0usize..8, 0u8..4), 0..60),
+                                      keys in proptest::collection::vec((any::<[u8; 16]>(), 0u8..4), 1..40)) {
+            const LENS: [u8; 8] = [0, 8, 16, 17, 33, 48, 64, 100];
+            let ps: Vec<_> = ps.into_iter().enumerate().map(|(i, (mut k, l, r))| {
+                k[0] = 0x2a; k[1] = r; (k, LENS[l], i as u32)
+            }).collect();
+            let t = Lpm6::build(ps.clone());
+            for (k, r) in keys.iter().map(|(k, r)| (*k, *r)).chain(ps.iter().map(|p| (p.0, p.0[1]))) {
+                let mut k = k; k[0] = 0x2a; k[1] = r;
+                prop_assert_eq!(t.lookup(&k).copied(), naive(&ps, &k));
+                // A key sharing the first 6 bytes of a prefix: hits a /48 with other host bits.
+                if let Some(p) = ps.get(usize::from(r) % ps.len().max(1)) {
+                    let mut k2 = k; k2[..6].copy_from_slice(&p.0[..6]);
+                    prop_assert_eq!(t.lookup(&k2).copied(), naive(&ps, &k2));
+                }
             }
         }
 

@@ -13,6 +13,20 @@ pub const MAX_FRAME: usize = 9216;
 /// Total size of a buffer.
 pub const BUF_LEN: usize = HEADROOM + MAX_FRAME;
 
+/// Copies `s` to `d` (the first `K` bytes; `d` is `K` long), 16 bytes at a time
+/// through registers: LLVM keeps these as inline moves, where a plain block copy would
+/// become a call to `memcpy`.
+#[inline(always)]
+fn copy_block<const K: usize>(d: &mut [u8], s: &[u8; K]) {
+    for (d, s) in d.chunks_exact_mut(16).zip(s.chunks_exact(16)) {
+        let v = u128::from_ne_bytes(s.try_into().unwrap_or_default());
+        d.copy_from_slice(&v.to_ne_bytes());
+    }
+    for (d, s) in d.chunks_exact_mut(16).into_remainder().iter_mut().zip(s.chunks_exact(16).remainder()) {
+        *d = *s;
+    }
+}
+
 /// Identifies a device: its index in [`crate::tables::Tables::devices`].
 pub type DevId = u16;
 
@@ -97,6 +111,24 @@ impl PacketBuf {
         n == frame.len()
     }
 
+    /// [`load`](Self::load) of the first `len` bytes of a frame stored zero-padded in a
+    /// fixed-size block: the copy is the whole block in inline moves (no call to
+    /// `memcpy`, no tail handling). `false` if `len` exceeds the block or [`MAX_FRAME`].
+    #[inline(always)]
+    pub fn load_block<const K: usize>(&mut self, block: &[u8; K], len: usize, in_dev: DevId) -> bool {
+        let n = len.min(K).min(MAX_FRAME);
+        if let Some(d) = self.buf.get_mut(HEADROOM..HEADROOM + K) {
+            copy_block(d, block);
+        } else {
+            self.buf[HEADROOM..HEADROOM + n].copy_from_slice(&block[..n]);
+        }
+        self.start = HEADROOM;
+        self.end = HEADROOM + n;
+        self.in_dev = in_dev;
+        self.verdict = Verdict::Pending;
+        n == len
+    }
+
     /// The current frame.
     #[inline]
     pub fn data(&self) -> &[u8] {
@@ -134,6 +166,24 @@ impl PacketBuf {
             return false;
         }
         self.start -= n;
+        true
+    }
+
+    /// Replaces the first `at` bytes of the frame with the last `n` bytes of `block`
+    /// (the frame grows by `n - at`, or shrinks). The whole block is written, with
+    /// inline 16-byte moves: its first `K - n` bytes land in the headroom, whose content
+    /// is unspecified anyway. `false` (nothing changes) if `n > K`, `at` exceeds the
+    /// frame, or the headroom cannot take the block.
+    #[inline(always)]
+    #[must_use]
+    pub fn put_front<const K: usize>(&mut self, block: &[u8; K], n: usize, at: usize) -> bool {
+        let end = self.start + at;
+        if n > K || at > self.len() || end < K {
+            return false;
+        }
+        let Some(d) = self.buf.get_mut(end - K..end) else { return false };
+        copy_block(d, block);
+        self.start = end - n;
         true
     }
 
@@ -215,6 +265,46 @@ mod tests {
         assert!(p.close_gap(2, 3));
         assert_eq!(p.data(), &[1, 2, 3, 4, 5]);
         assert!(!p.close_gap(4, 3));
+    }
+
+    #[test]
+    fn block_load() {
+        let mut p = PacketBuf::new();
+        for len in [0usize, 1, 63, 64, 65, 70, 128] {
+            let g: Vec<u8> = (0..len).map(|i| (i * 7 + 1) as u8).collect();
+            let mut b = [0xeeu8; 128];
+            b[..len].copy_from_slice(&g);
+            assert!(p.load_block(&b, len, 4));
+            assert_eq!(p.data(), &g[..]);
+            assert_eq!(p.in_dev, 4);
+            let mut b = [0xeeu8; 135];
+            b[..len].copy_from_slice(&g);
+            assert!(p.load_block(&b, len, 5));
+            assert_eq!(p.data(), &g[..]);
+        }
+        assert!(!p.load_block(&[1u8; 64], 65, 0));
+        assert_eq!(p.data(), &[1u8; 64][..]);
+        let big = Box::new([9u8; MAX_FRAME + 1]);
+        assert!(!p.load_block(&big, MAX_FRAME + 1, 0));
+        assert_eq!(p.len(), MAX_FRAME);
+    }
+
+    #[test]
+    fn put_front_writes_the_block_end() {
+        let mut p = PacketBuf::new();
+        assert!(p.load(&[1, 2, 3, 4, 5, 6], 0));
+        let mut b = [0xeeu8; 32];
+        b[29..].copy_from_slice(&[7, 8, 9]);
+        // Replace the first 2 bytes with 3.
+        assert!(p.put_front(&b, 3, 2));
+        assert_eq!(p.data(), &[7, 8, 9, 3, 4, 5, 6]);
+        // Shrink: replace 4 bytes with 1.
+        assert!(p.put_front(&b, 1, 4));
+        assert_eq!(p.data(), &[9, 4, 5, 6]);
+        assert!(!p.put_front(&b, 33, 0));
+        assert!(!p.put_front(&b, 1, 5));
+        assert!(p.push_front(p.headroom()));
+        assert!(!p.put_front(&b, 3, 0), "no headroom for the block");
     }
 
     #[test]

@@ -6,33 +6,85 @@ use sr6_core::packet::{DevId, PacketBuf};
 
 /// Replays `frames` round-robin into each batch.
 pub struct Replay {
-    frames: Vec<Vec<u8>>,
+    frames: Frames,
     in_dev: DevId,
     next: usize,
 }
 
+/// The frames, stored for a cheap receive copy: when they are all small, each one
+/// zero-padded in a fixed-size block ([`PacketBuf::load_block`]: inline moves, no
+/// `memcpy` call) with its length.
+enum Frames {
+    Block128(Vec<([u8; 128], usize)>),
+    Block192(Vec<([u8; 192], usize)>),
+    Any(Vec<Vec<u8>>),
+}
+
+fn blocks<const K: usize>(frames: &[Vec<u8>]) -> Vec<([u8; K], usize)> {
+    frames
+        .iter()
+        .map(|f| {
+            let mut b = [0u8; K];
+            b[..f.len()].copy_from_slice(f);
+            (b, f.len())
+        })
+        .collect()
+}
+
 impl Replay {
     pub fn new(frames: Vec<Vec<u8>>, in_dev: DevId) -> Self {
+        let longest = frames.iter().map(|f| f.len()).max().unwrap_or(0);
+        let frames = if longest <= 128 {
+            Frames::Block128(blocks(&frames))
+        } else if longest <= 192 {
+            Frames::Block192(blocks(&frames))
+        } else {
+            Frames::Any(frames)
+        };
         Replay { frames, in_dev, next: 0 }
     }
+
+}
+
+/// Fills `batch` round robin from `frames`, starting at `*next`; returns how many
+/// buffers were filled. Runs of consecutive frames are zipped with the buffers, so the
+/// wrap-around is not tested per packet.
+#[inline(always)]
+fn fill<T>(frames: &[T], next: &mut usize, batch: &mut [PacketBuf], in_dev: DevId, load: impl Fn(&mut PacketBuf, &T, DevId)) -> usize {
+    if frames.is_empty() {
+        return 0;
+    }
+    let mut rest = &mut *batch;
+    let mut i = *next;
+    while !rest.is_empty() {
+        let run = frames.get(i..).unwrap_or_default();
+        let k = run.len().min(rest.len());
+        let (now, later) = rest.split_at_mut(k);
+        for (b, f) in now.iter_mut().zip(run) {
+            load(b, f, in_dev);
+        }
+        rest = later;
+        i = if i + k >= frames.len() { 0 } else { i + k };
+    }
+    *next = i;
+    batch.len()
 }
 
 impl RxBackend for Replay {
     #[inline(never)]
     fn rx_batch(&mut self, batch: &mut [PacketBuf]) -> Result<usize, IoError> {
-        if self.frames.is_empty() {
-            return Ok(0);
-        }
-        let n = self.frames.len();
-        let mut next = self.next;
-        for b in batch.iter_mut() {
-            let Some(f) = self.frames.get(next) else { break };
-            b.load(f, self.in_dev);
-            // Round robin without a division per packet.
-            next = if next + 1 == n { 0 } else { next + 1 };
-        }
-        self.next = next;
-        Ok(batch.len())
+        let (next, d) = (&mut self.next, self.in_dev);
+        Ok(match &self.frames {
+            Frames::Block128(f) => fill(f, next, batch, d, |b, (x, len), d| {
+                b.load_block(x, *len, d);
+            }),
+            Frames::Block192(f) => fill(f, next, batch, d, |b, (x, len), d| {
+                b.load_block(x, *len, d);
+            }),
+            Frames::Any(f) => fill(f, next, batch, d, |b, x, d| {
+                b.load(x, d);
+            }),
+        })
     }
 }
 
@@ -62,6 +114,16 @@ mod tests {
         assert_eq!(b[1].data(), &[2, 2]);
         assert_eq!(b[2].data(), &[1]);
         assert_eq!(b[2].in_dev, 3);
+        // The next batch goes on where this one stopped; frames of every size.
+        let mut r = Replay::new(vec![vec![1; 10], vec![2; 150], vec![3; 300]], 0);
+        let mut b: Vec<PacketBuf> = (0..7).map(|_| PacketBuf::new()).collect();
+        r.rx_batch(&mut b[..2]).unwrap();
+        r.rx_batch(&mut b[2..]).unwrap();
+        let firsts: Vec<(u8, usize)> = b.iter().map(|p| (p.data()[0], p.len())).collect();
+        assert_eq!(firsts, [(1, 10), (2, 150), (3, 300), (1, 10), (2, 150), (3, 300), (1, 10)]);
+        let mut r = Replay::new(vec![vec![4; 100], vec![5; 190]], 0);
+        r.rx_batch(&mut b[..3]).unwrap();
+        assert_eq!((b[0].data(), b[1].data(), b[2].data()), (&[4; 100][..], &[5; 190][..], &[4; 100][..]));
         let mut empty = Replay::new(vec![], 0);
         assert_eq!(empty.rx_batch(&mut b).unwrap(), 0);
     }

@@ -14,8 +14,8 @@
 
 use super::Worker;
 use crate::packet::{DevId, PacketBuf};
-use crate::spec::Seg6Mode;
-use crate::tables::{NextHop, Route, SidOp, Tables};
+use crate::lpm;
+use crate::tables::{FastPolicy, FastSid, Fib, NextHop, Route, Tables};
 
 /// Ethernet header length.
 const E: usize = 14;
@@ -30,15 +30,32 @@ fn resolve(t: &Tables, nh: NextHop, dst: u128) -> Option<(DevId, [u8; 12])> {
     t.resolve(nh, dst)
 }
 
-/// The adjacency a FIB sends `dst` to, if that is a plain route.
+/// The adjacency of a gateway route, from the entry its trie lookup ended on (unmarked:
+/// no /128 can match instead).
+#[inline(always)]
+fn gateway(t: &Tables, h: u32) -> Option<(DevId, [u8; 12])> {
+    if h & !Fib::HOP_INDEX != Fib::GATEWAY {
+        return None;
+    }
+    let a = t.adjacencies.get((h & Fib::HOP_INDEX) as usize)?;
+    Some((a.dev, a.eth?))
+}
+
+/// The adjacency FIB `table` sends `dst` to, if that is a plain route.
 #[inline(always)]
 fn route_to(t: &Tables, table: u32, dst: u128) -> Option<(DevId, [u8; 12])> {
-    match t.fibs.get(table as usize)?.lookup6_key(dst)? {
+    let fib = t.fibs.get(table as usize)?;
+    let (e, code) = fib.lpm6.lookup_aux(dst);
+    if !lpm::entry_marked(e) {
+        if let Some(r) = gateway(t, code) {
+            return Some(r);
+        }
+    }
+    match fib.route_of_entry(dst, e)? {
         Route::Forward(nh) => resolve(t, nh, dst),
         _ => None,
     }
 }
-
 
 /// Tries the fast path on a received Ethernet frame: `Some(device)` to transmit the
 /// rewritten frame to (the fast path never drops or delivers locally); `None` leaves it
@@ -50,7 +67,8 @@ pub fn try6(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Option<DevId> {
     let len = f.len();
     // Fixed-size views: every constant-offset access below is check-free.
     let (h, rest) = f.split_first_chunk_mut::<S>()?;
-    if h[12] != 0x86 || h[13] != 0xdd || h[E] >> 4 != 6 || !dev.forwarding6 {
+    // EtherType IPv6 and IP version 6 in one compare.
+    if u32::from_be_bytes(h[12..16].try_into().ok()?) & 0xffff_f000 != 0x86dd_6000 || !dev.forwarding6 {
         return None;
     }
     // No Ethernet padding, nothing truncated.
@@ -60,39 +78,74 @@ pub fn try6(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Option<DevId> {
     let hl = h[E + 7];
     let dst = u128::from_be_bytes(h[E + 24..E + 40].try_into().ok()?);
     // Multicast (ff00::/8) and link-local (fe80::/10) destinations: general path.
-    if hl <= 1 || dst >> 120 == 0xff || dst >> 118 == 0xfe80 >> 6 {
+    // Both lie at or above fe80::, as only fec0::/10 (forwarded normally) besides: one
+    // compare for the usual destinations.
+    let top = (dst >> 112) as u16;
+    if hl <= 1 || (top >= 0xfe80 && not_fec0(top)) {
         return None;
     }
     // A packet carrying an SRH is most likely for one of our SIDs (/128s): probe those
     // first; anything else (transit, head-end) walks the trie first. Same result.
     let main = t.fibs.first()?;
-    let route = if h[E + 6] == sr6_wire::IPPROTO_ROUTING { main.lookup6_exact_first(dst) } else { main.lookup6_key(dst) };
-    match route? {
-        Route::Forward(nh) => {
-            let (out, eth) = resolve(t, nh, dst)?;
-            h[E + 7] = hl - 1;
-            h[..12].copy_from_slice(&eth);
+    // Only SIDs with an SRH are for the fast path: the block yields the SID's index,
+    // every other case returns from inside it.
+    let (i, s) = 'sid: {
+        let route = if h[E + 6] == sr6_wire::IPPROTO_ROUTING {
+            match main.exact6.get_aux(dst) {
+                Some((Route::Sid(i), aux)) => break 'sid (i, FastSid::unpack(aux)),
+                Some((r, _)) => r,
+                None => match *main.lpm6.value(main.lpm6.lookup_entry(dst))? {
+                    Route::Sid(i) => break 'sid (i, *t.fast_sids.get(i as usize)?),
+                    r => r,
+                },
+            }
+        } else {
+            let (e, code) = main.lpm6.lookup_aux(dst);
+            let code = if lpm::entry_marked(e) { 0 } else { code };
+            match code & !Fib::HOP_INDEX {
+                Fib::GATEWAY => {
+                    let a = t.adjacencies.get((code & Fib::HOP_INDEX) as usize)?;
+                    h[E + 7] = hl - 1;
+                    h[..12].copy_from_slice(&a.eth?);
+                    return Some(a.dev);
+                }
+                Fib::POLICY => return policy(t, w, p, code & Fib::HOP_INDEX),
+                _ => main.route_of_entry(dst, e)?,
+            }
+        };
+        return match route {
+            Route::Forward(nh) => {
+                let (out, eth) = resolve(t, nh, dst)?;
+                h[E + 7] = hl - 1;
+                h[..12].copy_from_slice(&eth);
+                Some(out)
+            }
+            Route::Policy(i) => policy(t, w, p, i),
+            _ => None,
+        };
+    };
+    let v = sid(t, h, rest, s, hl, dev.require_hmac)?;
+    if let Some(c) = w.counters.sids.get_mut(i as usize) {
+        c.packets += 1;
+        c.bytes += (len - E) as u64;
+    }
+    match v {
+        Decap::No(out) => Some(out),
+        Decap::Yes(out, pull) => {
+            // RFC 8986 §4.4 S03-S05: the outer header and SRH go; the Ethernet header
+            // was written just in front of the inner packet.
+            let _ = p.pull_front(pull);
             Some(out)
         }
-        Route::Sid(i) => {
-            let v = sid(t, h, rest, i, hl, dev.require_hmac)?;
-            if let Some(c) = w.counters.sids.get_mut(i as usize) {
-                c.packets += 1;
-                c.bytes += (len - E) as u64;
-            }
-            match v {
-                Decap::No(out) => Some(out),
-                Decap::Yes(out, pull) => {
-                    // RFC 8986 §4.4 S03-S05: the outer header and SRH go; the Ethernet
-                    // header was written just in front of the inner packet.
-                    let _ = p.pull_front(pull);
-                    Some(out)
-                }
-            }
-        }
-        Route::Policy(i) => policy(t, w, p, i),
-        _ => None,
     }
+}
+
+/// For a destination at or above fe80::, true unless it is in fec0::/10. Out of line
+/// and cold, so that the usual destination costs a single compare.
+#[cold]
+#[inline(never)]
+fn not_fec0(top: u16) -> bool {
+    !(0xfec0..0xff00).contains(&top)
 }
 
 /// What [`sid`] did: forwarded in place, or decapsulated (the frame must then start
@@ -105,40 +158,44 @@ enum Decap {
 /// A local SID on the fast path. `h` is the Ethernet + IPv6 header, `rest` what follows.
 /// Returns `None` (packet untouched) for anything the fast path does not cover.
 #[inline]
-fn sid(t: &Tables, h: &mut [u8; S], rest: &mut [u8], i: u32, hl: u8, require_hmac: i8) -> Option<Decap> {
-    let s = t.sids.get(i as usize)?;
-    if h[E + 6] != sr6_wire::IPPROTO_ROUTING || require_hmac > 0 {
+fn sid(t: &Tables, h: &mut [u8; S], rest: &mut [u8], s: FastSid, hl: u8, require_hmac: i8) -> Option<Decap> {
+    if s.kind == FastSid::NONE || require_hmac > 0 {
         return None;
     }
     let (srh, tail) = rest.split_first_chunk_mut::<8>()?;
-    let srh_len = (usize::from(srh[1]) + 1) * 8;
-    let (sl, le) = (srh[3], srh[4]);
-    // An SRH with no TLV area (so Last Entry fills the header exactly and no HMAC is
-    // present) that fits the packet.
-    if srh[2] != sr6_wire::srh::ROUTING_TYPE_SRH || 8 + 16 * (usize::from(le) + 1) != srh_len || srh_len - 8 > tail.len()
-    {
+    let le1 = u32::from(srh[4]) + 1;
+    let segs_len = 16 * le1 as usize;
+    let sl = srh[3];
+    // An SRH with no TLV area (so Last Entry fills the header exactly: Hdr Ext Len is
+    // 2 (Last Entry + 1), and no HMAC is present) that fits the packet.
+    if srh[2] != sr6_wire::srh::ROUTING_TYPE_SRH || u32::from(srh[1]) != 2 * le1 || segs_len > tail.len() {
         return None;
     }
-    match s.op {
-        SidOp::End | SidOp::EndX { .. } | SidOp::EndT { .. } if sl > 0 && s.flavors.is_empty() => {
-            if sl > le.saturating_add(1) {
-                return None;
-            }
-            let seg = 16 * usize::from(sl - 1);
-            let nda = u128::from_be_bytes(tail.get(seg..seg + 16)?.try_into().ok()?);
-            let (out, eth) = match s.op {
-                SidOp::EndX { nh } => resolve(t, nh, nda)?,
-                SidOp::EndT { table } => route_to(t, table, nda)?,
-                _ => route_to(t, Tables::MAIN, nda)?,
-            };
-            // RFC 8986 §4.1 S12-S14.
-            h[E + 7] = hl - 1;
-            srh[3] = sl - 1;
-            h[E + 24..E + 40].copy_from_slice(&nda.to_be_bytes());
-            h[..12].copy_from_slice(&eth);
-            Some(Decap::No(out))
+    if s.kind <= FastSid::END_X_ONLINK {
+        // 1 <= Segments Left <= Last Entry + 1.
+        let slm1 = u32::from(sl).wrapping_sub(1);
+        if slm1 >= le1 {
+            return None;
         }
-        SidOp::EndDx6 { .. } | SidOp::EndDt6 { .. } if sl == 0 && srh[0] == 41 => {
+        let seg = 16 * slm1 as usize;
+        let nda = u128::from_be_bytes(tail.get(seg..seg + 16)?.try_into().ok()?);
+        let (out, eth) = if s.kind == FastSid::END {
+            route_to(t, s.arg, nda)?
+        } else {
+            resolve(t, s.next_hop(FastSid::END_X_ADJ), nda)?
+        };
+        // RFC 8986 §4.1 S12-S14.
+        h[E + 7] = hl - 1;
+        srh[3] = sl - 1;
+        h[E + 24..E + 40].copy_from_slice(&nda.to_be_bytes());
+        h[..12].copy_from_slice(&eth);
+        Some(Decap::No(out))
+    } else {
+        if sl != 0 || srh[0] != 41 {
+            return None;
+        }
+        let srh_len = segs_len + 8;
+        {
             let inner = tail.get_mut(srh_len - 8..)?;
             let ilen = inner.len();
             let (ih, _) = inner.split_first_chunk_mut::<40>()?;
@@ -147,10 +204,10 @@ fn sid(t: &Tables, h: &mut [u8; S], rest: &mut [u8], i: u32, hl: u8, require_hma
                 return None;
             }
             let ida = u128::from_be_bytes(ih[24..40].try_into().ok()?);
-            let (out, eth) = match s.op {
-                SidOp::EndDx6 { nh } => resolve(t, nh, ida)?,
-                SidOp::EndDt6 { table } => route_to(t, table, ida)?,
-                _ => return None,
+            let (out, eth) = if s.kind == FastSid::DT6 {
+                route_to(t, s.arg, ida)?
+            } else {
+                resolve(t, s.next_hop(FastSid::DX6_ADJ), ida)?
             };
             // The new Ethernet header goes in the 14 bytes just before the inner packet,
             // the end of the SRH (at least 24 bytes long).
@@ -164,7 +221,6 @@ fn sid(t: &Tables, h: &mut [u8; S], rest: &mut [u8], i: u32, hl: u8, require_hma
             before[n - 2..].copy_from_slice(&[0x86, 0xdd]);
             Some(Decap::Yes(out, 40 + srh_len))
         }
-        _ => None,
     }
 }
 
@@ -173,64 +229,52 @@ fn sid(t: &Tables, h: &mut [u8; S], rest: &mut [u8], i: u32, hl: u8, require_hma
 /// the batch loop.
 #[inline(never)]
 fn policy(t: &Tables, w: &mut Worker, p: &mut PacketBuf, i: u32) -> Option<DevId> {
-    let pol = t.policies.get(i as usize)?;
-    // A copy of the Ethernet + IPv6 headers, since the frame is rewritten in front of
-    // them: H.Insert moves them with two 54-byte copies instead of a memmove.
-    let mut hdr: [u8; S] = *p.data().first_chunk::<S>()?;
-    let encap = match pol.mode {
-        Seg6Mode::Encap | Seg6Mode::EncapRed if pol.hmac_key_id.is_none() || pol.hmac_ready => true,
-        Seg6Mode::Inline | Seg6Mode::InlineRed if pol.hmac_key_id.is_none() => false,
-        _ => return None,
-    };
-    // The route to the first segment, resolved when the tables were built.
-    let (out, eth) = (*t.policy_out.get(i as usize)?)?;
-    let srh_len = pol.srh.len();
-    let inner_len = p.len() - E;
-    if srh_len + inner_len > usize::from(u16::MAX) || (!encap && srh_len == 0) {
+    let fp = t.fast_policies.get(i as usize)?;
+    let f = p.data();
+    let inner_len = f.len() - E;
+    let h = f.first_chunk::<S>()?;
+    let n = usize::from(fp.len);
+    // What the rewrite keeps of the packet's headers, read before they are overwritten.
+    let vtf: [u8; 4] = h[E..E + 4].try_into().ok()?;
+    let hl = h[E + 7];
+    let srh_len = n - S;
+    if srh_len + inner_len > usize::from(u16::MAX) {
         return None;
     }
-    let hl = hdr[E + 7];
-    if encap {
-        // RFC 8986 §5.1 with Linux's outer fields (seg6_do_srh_encap).
-        if !p.push_front(40 + srh_len) {
+    if fp.kind == FastPolicy::ENCAP {
+        // RFC 8986 §5.1 with Linux's outer fields (seg6_do_srh_encap): the headers
+        // replace the Ethernet header; version, traffic class and flow label are the
+        // inner packet's.
+        if !p.put_front(&fp.block, n, E) {
             return None;
         }
-        let f = p.data_mut();
-        f[..12].copy_from_slice(&eth);
-        f[12..14].copy_from_slice(&[0x86, 0xdd]);
-        // Version, traffic class and flow label copied from the inner header.
-        f[E..E + 4].copy_from_slice(&hdr[E..E + 4]);
-        f[E + 4..E + 6].copy_from_slice(&((srh_len + inner_len) as u16).to_be_bytes());
-        f[E + 6] = if srh_len > 0 { sr6_wire::IPPROTO_ROUTING } else { 41 };
-        f[E + 7] = hl - 1;
-        f[E + 8..E + 24].copy_from_slice(&pol.src);
-        f[E + 24..E + 40].copy_from_slice(&pol.first);
-        if srh_len > 0 {
-            f[S..S + srh_len].copy_from_slice(&pol.srh);
-            f[S] = 41;
+        let o = p.data_mut();
+        o[E..E + 4].copy_from_slice(&vtf);
+        o[E + 4..E + 6].copy_from_slice(&((srh_len + inner_len) as u16).to_be_bytes());
+        o[E + 7] = hl - 1;
+    } else if fp.kind == FastPolicy::INSERT {
+        // H.Insert (RFC 8986 §5.2): the headers replace the Ethernet + IPv6 headers; the
+        // source, traffic class and flow label stay, the old destination becomes
+        // Segment List[0] and the old Next Header the SRH's.
+        let nh = h[E + 6];
+        let plen = u16::from_be_bytes([h[E + 4], h[E + 5]]) + srh_len as u16;
+        let src: [u8; 16] = h[E + 8..E + 24].try_into().ok()?;
+        let dst: [u8; 16] = h[E + 24..E + 40].try_into().ok()?;
+        if !p.put_front(&fp.block, n, S) {
+            return None;
         }
+        let o = p.data_mut();
+        o[E..E + 4].copy_from_slice(&vtf);
+        o[E + 4..E + 6].copy_from_slice(&plen.to_be_bytes());
+        o[E + 7] = hl - 1;
+        o[E + 8..E + 24].copy_from_slice(&src);
+        o[S] = nh;
+        o[S + 8..S + 24].copy_from_slice(&dst);
     } else {
-        // H.Insert (RFC 8986 §5.2): only the Ethernet + IPv6 headers move, `srh_len`
-        // bytes to the front; the SRH goes in the gap. The headers are rewritten in the
-        // copy and stored once.
-        if !p.push_front(srh_len) {
-            return None;
-        }
-        let f = p.data_mut();
-        f[S..S + srh_len].copy_from_slice(&pol.srh);
-        f[S] = hdr[E + 6];
-        // The old destination becomes Segment List[0].
-        f[S + 8..S + 24].copy_from_slice(&hdr[E + 24..E + 40]);
-        hdr[..12].copy_from_slice(&eth);
-        hdr[E + 6] = sr6_wire::IPPROTO_ROUTING;
-        hdr[E + 7] = hl - 1;
-        let plen = u16::from_be_bytes([hdr[E + 4], hdr[E + 5]]) + srh_len as u16;
-        hdr[E + 4..E + 6].copy_from_slice(&plen.to_be_bytes());
-        hdr[E + 24..E + 40].copy_from_slice(&pol.first);
-        f[..S].copy_from_slice(&hdr);
+        return None;
     }
     if let Some(c) = w.counters.policies.get_mut(i as usize) {
         *c += 1;
     }
-    Some(out)
+    Some(fp.out)
 }

@@ -63,6 +63,9 @@ pub struct Worker {
     pub fast_path: bool,
     /// Packets the fast path handled (for tests and `sr6 bench`).
     pub fast_hits: u64,
+    /// Packets that took the general path ([`process_batch`](Self::process_batch)
+    /// derives its fast-path hits from this count, off the per-packet path).
+    general: u64,
 }
 
 impl Worker {
@@ -74,6 +77,7 @@ impl Worker {
             rx_macs: [0; 12],
             fast_path: true,
             fast_hits: 0,
+            general: 0,
         }
     }
 
@@ -82,22 +86,36 @@ impl Worker {
     /// exactly the instructions spent in here.
     #[inline(never)]
     pub fn process_batch(&mut self, t: &Tables, batch: &mut [PacketBuf]) {
+        // Received packets and fast-path hits are counted once per batch.
+        let n = batch.len() as u64;
+        let general = self.general;
+        self.counters.rx += n;
         for p in batch.iter_mut() {
-            self.process(t, p);
+            self.process_one(t, p);
+        }
+        self.fast_hits += n - (self.general - general);
+    }
+
+    /// Processes one received frame.
+    pub fn process(&mut self, t: &Tables, p: &mut PacketBuf) {
+        self.counters.rx += 1;
+        let general = self.general;
+        self.process_one(t, p);
+        if self.general == general {
+            self.fast_hits += 1;
         }
     }
 
-    /// Processes one received frame. Inlined into [`process_batch`](Self::process_batch)
-    /// so the per-packet call and its register saves disappear.
+    /// [`process`](Self::process) without the rx and fast-hit counts. Inlined into
+    /// [`process_batch`](Self::process_batch) so the per-packet call and its register
+    /// saves disappear.
     #[inline(always)]
-    pub fn process(&mut self, t: &Tables, p: &mut PacketBuf) {
-        self.counters.rx += 1;
+    fn process_one(&mut self, t: &Tables, p: &mut PacketBuf) {
         self.now_ns = self.now_ns.max(p.ts_ns);
         // The fast path only ever transmits: its verdict needs no dispatch. The receive
         // path may already have condemned the frame (e.g. too big): general path.
         if self.fast_path && !matches!(p.verdict, Verdict::Drop(_)) {
             if let Some(out) = fast::try6(t, self, p) {
-                self.fast_hits += 1;
                 if let Some(c) = self.counters.tx.get_mut(out as usize) {
                     *c += 1;
                 }
@@ -112,6 +130,7 @@ impl Worker {
     #[inline(never)]
     #[cold]
     fn process_general(&mut self, t: &Tables, p: &mut PacketBuf) {
+        self.general += 1;
         let v = match p.verdict {
             Verdict::Drop(r) => Verdict::Drop(r),
             _ => self.classify_general(t, p),

@@ -6,7 +6,7 @@ use std::net::{IpAddr, Ipv6Addr};
 
 use rustc_hash::FxHashMap;
 
-use super::{neigh_key, Adjacency, Device, Fib, HmacKeys, NextHop, Policy, Route, Sid, SidOp, Tables};
+use super::{neigh_key, Adjacency, Device, FastPolicy, FastSid, Fib, HmacKeys, NextHop, Policy, Route, Sid, SidOp, Tables};
 use crate::behaviour::{descriptor, BehaviorKind, Param};
 use crate::exact::ExactMap;
 use crate::hmac::HmacKey;
@@ -362,9 +362,11 @@ impl<'a> Builder<'a> {
             devices: std::mem::take(&mut self.devices),
             fibs,
             table_ids: self.table_ids.clone(),
+            fast_sids: sids.iter().map(FastSid::of).collect(),
             sids,
             policies: Vec::new(),
             policy_out: Vec::new(),
+            fast_policies: Vec::new(),
             adjacencies: std::mem::take(&mut self.adjacencies),
             neighbours: std::mem::take(&mut self.neighbours),
             hmac: std::mem::take(&mut self.hmac),
@@ -398,6 +400,15 @@ impl<'a> Builder<'a> {
             })
             .collect();
         tables.policy_out = policy_out;
+        // The fast path reads a /128 SID's FastSid from the exact-table slot it finds.
+        let fast_sids = &tables.fast_sids;
+        for fib in tables.fibs.iter_mut() {
+            fib.exact6.set_aux(|r| match r {
+                Route::Sid(i) => fast_sids.get(*i as usize).map_or(0, |f| f.pack()),
+                _ => 0,
+            });
+        }
+        tables.fast_policies = tables.policies.iter().zip(&tables.policy_out).map(|(p, o)| FastPolicy::of(p, *o)).collect();
         Ok(tables)
     }
 

@@ -17,7 +17,7 @@ use crate::exact::ExactMap;
 use crate::hmac::HmacKey;
 use crate::lpm::{Lpm4, Lpm6};
 use crate::packet::DevId;
-use crate::spec::{Flavors, Prefix};
+use crate::spec::{Flavors, Prefix, Seg6Mode};
 
 /// A network device sr6 receives on or transmits to.
 #[derive(Debug, Clone)]
@@ -81,6 +81,14 @@ pub struct Fib {
 }
 
 impl Fib {
+    /// Kinds of the codes the fast path finds as the aux words of `lpm6`'s values
+    /// ([`Lpm6::lookup_aux`]): [`Fib::GATEWAY`] + the adjacency index for a route
+    /// through a gateway, [`Fib::POLICY`] + the policy index for a head-end policy,
+    /// else 0.
+    pub(crate) const GATEWAY: u32 = 1 << 28;
+    pub(crate) const POLICY: u32 = 2 << 28;
+    pub(crate) const HOP_INDEX: u32 = (1 << 28) - 1;
+
     #[inline(always)]
     pub fn lookup6(&self, a: &[u8; 16]) -> Option<Route> {
         self.lookup6_key(u128::from_be_bytes(*a))
@@ -99,6 +107,18 @@ impl Fib {
             }
         }
         r.copied()
+    }
+
+    /// [`lookup6_key`](Self::lookup6_key) given the entry
+    /// [`Lpm::lookup_entry`](crate::lpm::Lpm::lookup_entry) found for `a`.
+    #[inline(always)]
+    pub(crate) fn route_of_entry(&self, a: u128, e: u32) -> Option<Route> {
+        if crate::lpm::entry_marked(e) {
+            if let Some(x) = self.exact6.get(a) {
+                return Some(x);
+            }
+        }
+        self.lpm6.value(e).copied()
     }
 
     /// Same result as [`lookup6_key`](Self::lookup6_key), probing the /128 table first:
@@ -132,6 +152,11 @@ impl Fib {
         for (k, _) in exact4.iter() {
             lpm4.mark(k << 96);
         }
+        lpm6.set_aux(|r| match r {
+            Route::Forward(NextHop::Adj(i)) if *i <= Fib::HOP_INDEX => Fib::GATEWAY | i,
+            Route::Policy(i) if *i <= Fib::HOP_INDEX => Fib::POLICY | i,
+            _ => 0,
+        });
         Fib { exact6, lpm6, exact4, lpm4 }
     }
 }
@@ -150,6 +175,124 @@ pub enum SidOp {
     EndDt46 { table: u32 },
     EndB6 { policy: u32 },
     EndB6Encaps { policy: u32 },
+}
+
+/// A local SID as the fast path sees it (`pipeline/fast.rs`), precomputed from its op
+/// and flavours when the tables are built: a kind and its argument, 8 bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct FastSid {
+    pub kind: u8,
+    /// A FIB index, an adjacency index or a device, by kind.
+    pub arg: u32,
+}
+
+impl FastSid {
+    /// Not handled by the fast path.
+    pub const NONE: u8 = 0;
+    /// End, End.T without flavours: the next segment is looked up in FIB `arg`.
+    pub const END: u8 = 1;
+    /// End.X without flavours, to adjacency `arg` / on-link on device `arg`.
+    pub const END_X_ADJ: u8 = 2;
+    pub const END_X_ONLINK: u8 = 3;
+    /// End.DX6 to adjacency `arg` / on-link on device `arg`.
+    pub const DX6_ADJ: u8 = 4;
+    pub const DX6_ONLINK: u8 = 5;
+    /// End.DT6: the inner destination is looked up in FIB `arg`.
+    pub const DT6: u8 = 6;
+
+    /// As an aux word of the exact table ([`ExactMap::set_aux`]): the kind in the low
+    /// byte, the argument above (NONE if it does not fit in 24 bits).
+    pub(crate) fn pack(self) -> u32 {
+        if self.arg >= 1 << 24 {
+            return u32::from(Self::NONE);
+        }
+        u32::from(self.kind) | self.arg << 8
+    }
+
+    #[inline(always)]
+    pub(crate) fn unpack(w: u32) -> FastSid {
+        FastSid { kind: w as u8, arg: w >> 8 }
+    }
+
+    pub(crate) fn of(s: &Sid) -> FastSid {
+        let plain = s.flavors.is_empty();
+        let (kind, arg) = match s.op {
+            SidOp::End if plain => (Self::END, Tables::MAIN),
+            SidOp::EndT { table } if plain => (Self::END, table),
+            SidOp::EndX { nh: NextHop::Adj(a) } if plain => (Self::END_X_ADJ, a),
+            SidOp::EndX { nh: NextHop::OnLink(d) } if plain => (Self::END_X_ONLINK, u32::from(d)),
+            SidOp::EndDx6 { nh: NextHop::Adj(a) } => (Self::DX6_ADJ, a),
+            SidOp::EndDx6 { nh: NextHop::OnLink(d) } => (Self::DX6_ONLINK, u32::from(d)),
+            SidOp::EndDt6 { table } => (Self::DT6, table),
+            _ => (Self::NONE, 0),
+        };
+        FastSid { kind, arg }
+    }
+
+    /// The next hop of the END_X_* and DX6_* kinds.
+    #[inline(always)]
+    pub(crate) fn next_hop(self, adj: u8) -> NextHop {
+        if self.kind == adj {
+            NextHop::Adj(self.arg)
+        } else {
+            NextHop::OnLink(self.arg as DevId)
+        }
+    }
+}
+
+/// A head-end policy as the fast path applies it (`pipeline/fast.rs`): the bytes that
+/// go in front of the packet — Ethernet header towards the first segment, IPv6 header,
+/// SRH — prepared once, right-aligned in a fixed-size block so that they are written
+/// with one block copy ([`PacketBuf::put_front`](crate::packet::PacketBuf::put_front));
+/// the fields that depend on the packet are patched after.
+#[derive(Debug, Clone)]
+pub(crate) struct FastPolicy {
+    pub kind: u8,
+    pub out: DevId,
+    /// How many bytes of the block's end are the headers (Ethernet + IPv6 + SRH).
+    pub len: u8,
+    pub block: [u8; FastPolicy::BLOCK],
+}
+
+impl FastPolicy {
+    pub const BLOCK: usize = 128;
+    /// Not handled by the fast path (HMAC computed per packet, L2 modes, no route to the
+    /// first segment, headers longer than the block).
+    pub const NONE: u8 = 0;
+    /// H.Encaps, H.Encaps.Red: the block's headers replace the Ethernet header.
+    pub const ENCAP: u8 = 1;
+    /// H.Insert, H.Insert.Red: the block's headers replace the Ethernet + IPv6 headers.
+    pub const INSERT: u8 = 2;
+
+    pub(crate) fn of(pol: &Policy, out: Option<(DevId, [u8; 12])>) -> FastPolicy {
+        let none = FastPolicy { kind: Self::NONE, out: 0, len: 0, block: [0; Self::BLOCK] };
+        let Some((dev, eth)) = out else { return none };
+        let kind = match pol.mode {
+            Seg6Mode::Encap | Seg6Mode::EncapRed if pol.hmac_key_id.is_none() || pol.hmac_ready => Self::ENCAP,
+            Seg6Mode::Inline | Seg6Mode::InlineRed if pol.hmac_key_id.is_none() && !pol.srh.is_empty() => Self::INSERT,
+            _ => return none,
+        };
+        let len = 14 + 40 + pol.srh.len();
+        if len > Self::BLOCK {
+            return none;
+        }
+        let mut h = vec![0u8; len];
+        h[..12].copy_from_slice(&eth);
+        h[12..14].copy_from_slice(&[0x86, 0xdd]);
+        h[14] = 0x60;
+        h[14 + 6] = if pol.srh.is_empty() { 41 } else { sr6_wire::IPPROTO_ROUTING };
+        if kind == Self::ENCAP {
+            h[14 + 8..14 + 24].copy_from_slice(&pol.src);
+        }
+        h[14 + 24..14 + 40].copy_from_slice(&pol.first);
+        h[54..].copy_from_slice(&pol.srh);
+        if kind == Self::ENCAP && !pol.srh.is_empty() {
+            h[54] = 41;
+        }
+        let mut block = [0u8; Self::BLOCK];
+        block[Self::BLOCK - len..].copy_from_slice(&h);
+        FastPolicy { kind, out: dev, len: len as u8, block }
+    }
 }
 
 /// One local SID.
@@ -179,11 +322,15 @@ pub struct Tables {
     /// Kernel table id of each FIB.
     pub table_ids: Vec<u32>,
     pub sids: Vec<Sid>,
+    /// By SID: what the fast path does with it.
+    pub(crate) fast_sids: Vec<FastSid>,
     pub policies: Vec<Policy>,
     /// By policy: the device and Ethernet header towards its first segment when the main
     /// FIB forwards it (`None`: not a plain route or no neighbour; the general path
     /// decides). Precomputed since both the segment and the tables are immutable.
     pub policy_out: Vec<Option<(DevId, [u8; 12])>>,
+    /// By policy: its rewrite as the fast path applies it.
+    pub(crate) fast_policies: Vec<FastPolicy>,
     pub adjacencies: Vec<Adjacency>,
     /// Neighbours: (device, address as IPv6 or IPv4-mapped) -> MAC.
     pub neighbours: FxHashMap<(DevId, u128), [u8; 6]>,
