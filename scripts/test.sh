@@ -17,6 +17,8 @@ if [ "$(id -u)" = 0 ]; then
   SR6_BIN="$PWD/target/release/sr6" python3 -m pytest tests/kernel -q
   echo "== live interoperability suite (sr6 run with Linux kernel routers in namespaces)"
   SR6_BIN="$PWD/target/release/sr6" python3 -m pytest tests/live -q
+  echo "== sr6 perf: a short real run (testbed, both drivers, traffic, search, report)"
+  SR6_BIN="$PWD/target/release/sr6" python3 -m pytest tests/perf -q
 else
   echo "not root: the kernel comparison suite needs network namespaces; run as root" >&2
   exit 1

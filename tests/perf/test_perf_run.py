@@ -1,0 +1,74 @@
+"""A short real `sr6 perf run` (root): the whole path — testbed namespaces, both drivers
+(the Linux kernel and sr6 run), the generator and receiver, the NDR/PDR search, the
+report and the plots — on two behaviours with short trials.
+
+The numbers are not judged (no timing in tests); the test checks that every file is
+there and consistent: each forwarder and behaviour has a result, searches kept their
+trials, NDR <= PDR, the rates are positive, and the plots are real PNG/SVG files.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    if os.geteuid() != 0:
+        pytest.fail("sr6 perf needs root (namespaces, XDP)", pytrace=False)
+    sr6 = Path(os.environ.get("SR6_BIN", REPO / "target" / "release" / "sr6"))
+    out = tmp_path_factory.mktemp("perf")
+    exp = out / "exp.yaml"
+    exp.write_text("forwarders: [linux, sr6]\nbehaviors: [ipv6, End]\ntrial_duration_s: 0.2\n"
+                   "repetitions: 2\nprecision: 0.1\nlatency_fraction: 0.5\n")
+    p = subprocess.run([str(sr6), "perf", "run", str(exp), "--out", str(out / "res")],
+                       capture_output=True, text=True, timeout=900)
+    assert p.returncode == 0, p.stderr[-4000:]
+    return out / "res", p
+
+
+def test_every_file_is_written(run):
+    res, _ = run
+    for name in ["results.json", "results.csv", "trials.csv", "report.md", "meta.json",
+                 "pdr-boxplot.png", "pdr-boxplot.svg", "sweep-ipv6.png", "sweep-End.svg"]:
+        assert (res / name).is_file() and (res / name).stat().st_size > 0, name
+    assert (res / "pdr-boxplot.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert b"<svg" in (res / "sweep-End.svg").read_bytes()[:500]
+
+
+def test_results_are_consistent(run):
+    res, _ = run
+    results = json.loads((res / "results.json").read_text())
+    got = {(r["forwarder"], r["behavior"]) for r in results}
+    assert got == {("linux", "ipv6"), ("linux", "End"), ("sr6", "ipv6"), ("sr6", "End")}
+    for r in results:
+        assert r["pdr_loss_threshold"] == 0.005
+        assert len(r["repetitions"]) == 2
+        for rep in r["repetitions"]:
+            assert rep["trials"], "a search keeps its trials"
+            assert 0 < rep["ndr_pps"] <= rep["pdr_pps"] * 1.0000001
+            for t in rep["trials"]:
+                assert t["received"] <= t["sent"] + 0, t
+        assert r["ndr"]["n"] == 2 and r["ndr"]["mean"] > 0
+        assert r["frame_bytes"] == (78 if r["behavior"] == "ipv6" else 158)
+    rows = list(csv.DictReader((res / "results.csv").open()))
+    assert len(rows) == 4
+    trials = list(csv.DictReader((res / "trials.csv").open()))
+    assert len(trials) == sum(len(rep["trials"]) for r in results for rep in r["repetitions"])
+
+
+def test_report_has_the_ratio_table(run):
+    res, p = run
+    md = (res / "report.md").read_text()
+    assert "sr6" in md and "linux" in md and "End" in md
+    assert "ratio" in md.lower()
+    # The summary table on stdout, and progress on stderr.
+    assert "NDR kpps" in p.stdout
+    assert "[1/4] linux ipv6" in p.stderr
