@@ -60,9 +60,7 @@ fn write_pcap(path: &std::path::Path, frames: &[Vec<u8>]) {
     let mut f = std::fs::File::create(path).unwrap();
     // Global header: magic, v2.4, zone 0, sigfigs 0, snaplen, LINKTYPE_ETHERNET.
     let mut h = Vec::new();
-    for w in [0xa1b2_c3d4u32] {
-        h.extend_from_slice(&w.to_le_bytes());
-    }
+    h.extend_from_slice(&0xa1b2_c3d4u32.to_le_bytes());
     h.extend_from_slice(&2u16.to_le_bytes());
     h.extend_from_slice(&4u16.to_le_bytes());
     for w in [0u32, 0, 65535, 1] {
