@@ -24,8 +24,8 @@ use sr6_core::packet::PacketBuf;
 use sr6_io::live::{Port, PortStats};
 use sr6_perf::model::Behavior;
 use sr6_perf::traffic::{
-    build, frame_len, open_port, run_trial_report, Addressing, Backend, GenConfig, Generator, RecvConfig, Receiver,
-    Template, TrialReport,
+    build, frame_len, open_port, run_trial_report, Addressing, Backend, GenConfig, Generator, Idle, Receiver,
+    RecvConfig, Template, TrialReport,
 };
 
 // ---- a port that keeps what it is given --------------------------------------------
@@ -192,7 +192,8 @@ fn templates_decode_with_scapy() {
         assert_eq!(u64::from_str_radix(&tail[8..16], 16).unwrap(), seq, "{what}");
         assert_ne!(&tail[16..], "0000000000000000", "{what}");
 
-        let encap = !matches!(b, Behavior::Ipv6 | Behavior::Ipv4 | Behavior::TInsert | Behavior::TEncaps | Behavior::TEncapsL2);
+        let encap =
+            !matches!(b, Behavior::Ipv6 | Behavior::Ipv4 | Behavior::TInsert | Behavior::TEncaps | Behavior::TEncapsL2);
         if !encap {
             assert!(d.get("srh").is_none(), "{what}");
             assert_eq!(d["type"], if b == Behavior::Ipv4 { 0x0800 } else { 0x86dd }, "{what}");
@@ -204,7 +205,11 @@ fn templates_decode_with_scapy() {
         assert_eq!(o["src"], a.src6.to_string(), "{what}");
         assert_eq!(o["dst"], a.sid.to_string(), "the active SID is the SUT's: {what}");
         let s = &d["srh"];
-        assert_eq!((s["type"].as_u64(), s["len"].as_u64(), s["lastentry"].as_u64()), (Some(4), Some(4), Some(1)), "{what}");
+        assert_eq!(
+            (s["type"].as_u64(), s["len"].as_u64(), s["lastentry"].as_u64()),
+            (Some(4), Some(4), Some(1)),
+            "{what}"
+        );
         assert_eq!((s["flags"].as_u64(), s["tag"].as_u64()), (Some(0), Some(0)), "{what}");
         let (sid, next) = (a.sid.to_string(), a.next_sid.to_string());
         if matches!(b, Behavior::End | Behavior::EndT | Behavior::EndX) {
@@ -214,11 +219,21 @@ fn templates_decode_with_scapy() {
             assert_eq!(s["segleft"], 0, "{what}");
             assert_eq!(s["segs"], serde_json::json!([sid, next]), "{what}");
         }
-        let nh = if b == Behavior::EndDx2 { 143 } else if v4_inner { 4 } else { 41 };
+        let nh = if b == Behavior::EndDx2 {
+            143
+        } else if v4_inner {
+            4
+        } else {
+            41
+        };
         assert_eq!(s["nh"], nh, "{what}");
         if b == Behavior::EndDx2 {
             let ie = &d["inner_eth"];
-            assert_eq!((ie["dst"].as_str(), ie["type"].as_u64()), (Some(mac(&a.tg1_mac).as_str()), Some(0x86dd)), "{what}");
+            assert_eq!(
+                (ie["dst"].as_str(), ie["type"].as_u64()),
+                (Some(mac(&a.tg1_mac).as_str()), Some(0x86dd)),
+                "{what}"
+            );
         }
     }
 }
@@ -301,7 +316,13 @@ fn loop_addressing() -> Addressing {
 }
 
 /// Opens the generator on tg0 and the receiver on tg1 of `ns` with `backend`.
-fn open_pair(ns: &str, backend: Backend, templates: Vec<Template>, cfg: GenConfig) -> (Generator, Receiver, String) {
+fn open_pair(
+    ns: &str,
+    backend: Backend,
+    templates: Vec<Template>,
+    cfg: GenConfig,
+    rcfg: RecvConfig,
+) -> (Generator, Receiver, String) {
     let (g, r) = in_netns(ns, || {
         let g = open_port("tg0", backend, 2048, &[], &[]).expect("open tg0");
         let r = open_port("tg1", backend, 2048, &[], &[]).expect("open tg1");
@@ -309,7 +330,7 @@ fn open_pair(ns: &str, backend: Backend, templates: Vec<Template>, cfg: GenConfi
     });
     let what = format!("tx {}, rx {}", g.backend, r.backend);
     let gen = Generator::new(g.port, templates, cfg).unwrap();
-    let recv = Receiver::spawn(r.port, RecvConfig::default()).unwrap();
+    let recv = Receiver::spawn(r.port, rcfg).unwrap();
     (gen, recv, what)
 }
 
@@ -340,12 +361,10 @@ fn every_behaviour_exactly(tag: &str, backend: Backend) {
     let ns = Netns::new(tag);
     let a = loop_addressing();
     for b in Behavior::ALL {
-        let templates = if b == Behavior::EndDt46 {
-            vec![build(b, &a, 0), build(b, &a, 1)]
-        } else {
-            vec![build(b, &a, 0)]
-        };
-        let (mut gen, recv, what) = open_pair(&ns.name, backend, templates, GenConfig::default());
+        let templates =
+            if b == Behavior::EndDt46 { vec![build(b, &a, 0), build(b, &a, 1)] } else { vec![build(b, &a, 0)] };
+        let (mut gen, recv, what) =
+            open_pair(&ns.name, backend, templates, GenConfig::default(), RecvConfig::default());
         // Two trials per port pair: the second must not see the first's packets.
         for k in 0..2 {
             let r = run_trial_report(&mut gen, &recv, 20_000.0, Duration::from_millis(100), Duration::from_millis(50))
@@ -381,9 +400,15 @@ fn veth_tx_dropped_at_an_absurd_rate() {
     let ns = Netns::new("drop");
     let a = loop_addressing();
     for backend in [Backend::AfXdp, Backend::AfPacket] {
-        let (mut gen, recv, what) =
-            open_pair(&ns.name, backend, vec![build(Behavior::Ipv6, &a, 0)], GenConfig::default());
-        let r = run_trial_report(&mut gen, &recv, 1e12, Duration::from_millis(100), Duration::from_millis(100)).unwrap();
+        let (mut gen, recv, what) = open_pair(
+            &ns.name,
+            backend,
+            vec![build(Behavior::Ipv6, &a, 0)],
+            GenConfig::default(),
+            RecvConfig::default(),
+        );
+        let r =
+            run_trial_report(&mut gen, &recv, 1e12, Duration::from_millis(100), Duration::from_millis(100)).unwrap();
         let t = &r.trial;
         eprintln!("{what}: {t:?}; late {}, ring full {}", r.gen.late, r.gen.ring_full);
         assert!(t.sent > 0, "{what}");
@@ -395,9 +420,26 @@ fn veth_tx_dropped_at_an_absurd_rate() {
     }
 }
 
-/// The generator's maximum rate on a looped veth pair: unpaced for 2 s per backend and
-/// frame size, the receiver counting on tg1. Prints the figures; asserts nothing about
-/// speed.
+/// `ip -s` counters of `dev` in `ns`: (rx packets, rx dropped, tx packets).
+fn link_counters(ns: &str, dev: &str) -> (u64, u64, u64) {
+    let out = Command::new("ip").args(["-n", ns, "-s", "-j", "link", "show", dev]).output().expect("run ip");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+    let s = &v[0]["stats64"];
+    let n = |x: &serde_json::Value| x.as_u64().unwrap_or(0);
+    (n(&s["rx"]["packets"]), n(&s["rx"]["dropped"]), n(&s["tx"]["packets"]))
+}
+
+/// The generator's maximum rate on a looped veth pair: unpaced (`offered = ∞`) for 2 s
+/// per backend, frame size and batch size, with the receiver counting on tg1. Prints
+/// the figures; asserts nothing about speed. Knobs (environment):
+/// `SR6_PERF_MAX_RATE_SECS` (2), `SR6_PERF_MAX_RATE_BACKEND` (`af_xdp`, `af_packet`;
+/// both by default), `SR6_PERF_MAX_RATE_BATCH` (`32,256`), `SR6_PERF_MAX_RATE_RX`
+/// (`port`: the receiver counts on tg1; `none`: tg1 is left to the kernel, which drops
+/// the packets, and only the generator's side is measured), `SR6_PERF_MAX_RATE_CPU`
+/// (pin the generator), `SR6_PERF_MAX_RATE_RX_CPU` (pin the receiver),
+/// `SR6_PERF_MAX_RATE_IDLE` (`nap`, `spin`, `poll`: how the receiver waits),
+/// `SR6_PERF_MAX_RATE_RPS` (a CPU mask for tg1's receive
+/// processing, e.g. `2`: without it the kernel receives on the sender's CPU).
 #[test]
 #[ignore]
 fn veth_max_rate() {
@@ -405,34 +447,90 @@ fn veth_max_rate() {
         return;
     }
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let env = |k: &str| std::env::var(k).ok();
+    let secs: f64 = env("SR6_PERF_MAX_RATE_SECS").and_then(|s| s.parse().ok()).unwrap_or(2.0);
+    let backends: Vec<Backend> = match env("SR6_PERF_MAX_RATE_BACKEND").as_deref() {
+        Some("af_xdp") => vec![Backend::AfXdp],
+        Some("af_packet") => vec![Backend::AfPacket],
+        _ => vec![Backend::AfXdp, Backend::AfPacket],
+    };
+    let batches: Vec<u32> = env("SR6_PERF_MAX_RATE_BATCH")
+        .map(|s| s.split(',').filter_map(|x| x.trim().parse().ok()).collect())
+        .unwrap_or_else(|| vec![32, 256]);
+    let with_rx = env("SR6_PERF_MAX_RATE_RX").as_deref() != Some("none");
+    let cpu = env("SR6_PERF_MAX_RATE_CPU").and_then(|s| s.parse().ok());
+    let idle = match env("SR6_PERF_MAX_RATE_IDLE").as_deref() {
+        Some("spin") => Idle::Spin,
+        Some("poll") => Idle::Poll(Duration::from_millis(1)),
+        _ => RecvConfig::default().idle,
+    };
+    let rx_cpu = env("SR6_PERF_MAX_RATE_RX_CPU").and_then(|s| s.parse().ok());
+    let rcfg = RecvConfig { idle, cpu: rx_cpu, ..RecvConfig::default() };
     let ns = Netns::new("max");
+    if let Some(mask) = env("SR6_PERF_MAX_RATE_RPS") {
+        // Receive processing of tg1 on these CPUs (hex mask), not on the sender's.
+        let cmd = format!("echo {mask} > /sys/class/net/tg1/queues/rx-0/rps_cpus");
+        let ok = Command::new("ip").args(["netns", "exec", &ns.name, "sh", "-c", &cmd]).status();
+        assert!(ok.map(|s| s.success()).unwrap_or(false), "{cmd}");
+    }
     let a = loop_addressing();
-    let secs: f64 = std::env::var("SR6_PERF_MAX_RATE_SECS").ok().and_then(|s| s.parse().ok()).unwrap_or(2.0);
-    for backend in [Backend::AfXdp, Backend::AfPacket] {
+    for &backend in &backends {
         for b in [Behavior::Ipv6, Behavior::End] {
-            for batch in [32u32, 256] {
-                let cfg = GenConfig { batch, ..GenConfig::default() };
-                let (mut gen, recv, what) = open_pair(&ns.name, backend, vec![build(b, &a, 0)], cfg);
-                let r = run_trial_report(
-                    &mut gen,
-                    &recv,
-                    f64::INFINITY,
-                    Duration::from_secs_f64(secs),
-                    Duration::from_millis(200),
-                )
-                .unwrap();
+            for &batch in &batches {
+                let cfg = GenConfig { batch, cpu, ..GenConfig::default() };
+                let t = vec![build(b, &a, 0)];
+                let rx0 = link_counters(&ns.name, "tg1");
+                let (line, rx_line) = if with_rx {
+                    let (mut gen, recv, what) = open_pair(&ns.name, backend, t, cfg, rcfg.clone());
+                    let r = run_trial_report(
+                        &mut gen,
+                        &recv,
+                        f64::INFINITY,
+                        Duration::from_secs_f64(secs),
+                        Duration::from_millis(200),
+                    )
+                    .unwrap();
+                    let e = r.gen.elapsed_s();
+                    (
+                        format!(
+                            "{what}: sent {:.3} Mpps ({} in {e:.2} s, ring full {}, flush errors {})",
+                            r.gen.achieved_pps() / 1e6,
+                            r.gen.sent,
+                            r.gen.ring_full,
+                            r.gen.tx_errors
+                        ),
+                        format!(
+                            "receiver counted {:.3} Mpps ({}), its ring dropped {}",
+                            r.trial.received as f64 / e / 1e6,
+                            r.trial.received,
+                            r.recv.port_rx_ring_full
+                        ),
+                    )
+                } else {
+                    let g = in_netns(&ns.name, || open_port("tg0", backend, 2048, &[], &[]).expect("open tg0"));
+                    let what = format!("tx {}, rx kernel", g.backend);
+                    let mut gen = Generator::new(g.port, t, cfg).unwrap();
+                    let r = gen.run(f64::INFINITY, Duration::from_secs_f64(secs));
+                    std::thread::sleep(Duration::from_millis(200));
+                    (
+                        format!(
+                            "{what}: sent {:.3} Mpps ({} in {:.2} s, ring full {}, flush errors {})",
+                            r.achieved_pps() / 1e6,
+                            r.sent,
+                            r.elapsed_s(),
+                            r.ring_full,
+                            r.tx_errors
+                        ),
+                        String::new(),
+                    )
+                };
+                let rx1 = link_counters(&ns.name, "tg1");
                 println!(
-                    "max rate {what}, {} ({} B frames), batch {batch}: sent {:.3} Mpps ({} in {:.2} s), received {:.3} Mpps ({}), receiver ring drops {}, ring full {}, flush errors {}",
+                    "max rate, {} ({} B frames), batch {batch}: {line}; tg1 rx {} dropped {} {rx_line}",
                     b.name(),
                     frame_len(b),
-                    r.gen.achieved_pps() / 1e6,
-                    r.gen.sent,
-                    r.gen.elapsed_s(),
-                    r.trial.received as f64 / r.gen.elapsed_s() / 1e6,
-                    r.trial.received,
-                    r.recv.port_rx_ring_full,
-                    r.gen.ring_full,
-                    r.gen.tx_errors,
+                    rx1.0 - rx0.0,
+                    rx1.1 - rx0.1,
                 );
             }
         }

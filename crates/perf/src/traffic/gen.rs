@@ -51,12 +51,7 @@ pub struct GenConfig {
 impl Default for GenConfig {
     /// Batches of 32, 1 ms of lag, sleep above 200 µs, no pinning.
     fn default() -> GenConfig {
-        GenConfig {
-            batch: 32,
-            max_lag: Duration::from_millis(1),
-            sleep_above: Duration::from_micros(200),
-            cpu: None,
-        }
+        GenConfig { batch: 32, max_lag: Duration::from_millis(1), sleep_above: Duration::from_micros(200), cpu: None }
     }
 }
 

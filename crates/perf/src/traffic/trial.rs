@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::gen::{GenReport, Generator};
-use super::recv::{RecvReport, Receiver};
+use super::recv::{Receiver, RecvReport};
 use super::TrafficError;
 use crate::model::Trial;
 
@@ -181,8 +181,8 @@ mod tests {
     #[test]
     fn duplicates_and_reordering_are_seen() {
         let (mut gen, recv, relay) = setup(true);
-        let r = run_trial_report(&mut gen, &recv, 10_000.0, Duration::from_millis(10), Duration::from_millis(50))
-            .unwrap();
+        let r =
+            run_trial_report(&mut gen, &recv, 10_000.0, Duration::from_millis(10), Duration::from_millis(50)).unwrap();
         assert_eq!(r.gen.sent, 100);
         assert_eq!(r.recv.duplicates(), 1);
         assert_eq!(r.recv.reordered(), 1);
