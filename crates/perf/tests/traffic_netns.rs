@@ -318,14 +318,14 @@ fn loop_addressing() -> Addressing {
 /// Opens the generator on tg0 and the receiver on tg1 of `ns` with `backend`.
 fn open_pair(
     ns: &str,
-    backend: Backend,
+    (tx_backend, rx_backend): (Backend, Backend),
     templates: Vec<Template>,
     cfg: GenConfig,
     rcfg: RecvConfig,
 ) -> (Generator, Receiver, String) {
     let (g, r) = in_netns(ns, || {
-        let g = open_port("tg0", backend, 2048, &[], &[]).expect("open tg0");
-        let r = open_port("tg1", backend, 2048, &[], &[]).expect("open tg1");
+        let g = open_port("tg0", tx_backend, 2048, &[], &[]).expect("open tg0");
+        let r = open_port("tg1", rx_backend, 2048, &[], &[]).expect("open tg1");
         (g, r)
     });
     let what = format!("tx {}, rx {}", g.backend, r.backend);
@@ -364,7 +364,7 @@ fn every_behaviour_exactly(tag: &str, backend: Backend) {
         let templates =
             if b == Behavior::EndDt46 { vec![build(b, &a, 0), build(b, &a, 1)] } else { vec![build(b, &a, 0)] };
         let (mut gen, recv, what) =
-            open_pair(&ns.name, backend, templates, GenConfig::default(), RecvConfig::default());
+            open_pair(&ns.name, (backend, backend), templates, GenConfig::default(), RecvConfig::default());
         // Two trials per port pair: the second must not see the first's packets.
         for k in 0..2 {
             let r = run_trial_report(&mut gen, &recv, 20_000.0, Duration::from_millis(100), Duration::from_millis(50))
@@ -402,7 +402,7 @@ fn veth_tx_dropped_at_an_absurd_rate() {
     for backend in [Backend::AfXdp, Backend::AfPacket] {
         let (mut gen, recv, what) = open_pair(
             &ns.name,
-            backend,
+            (backend, backend),
             vec![build(Behavior::Ipv6, &a, 0)],
             GenConfig::default(),
             RecvConfig::default(),
@@ -420,13 +420,32 @@ fn veth_tx_dropped_at_an_absurd_rate() {
     }
 }
 
-/// `ip -s` counters of `dev` in `ns`: (rx packets, rx dropped, tx packets).
-fn link_counters(ns: &str, dev: &str) -> (u64, u64, u64) {
+/// Moves `dev`'s NAPI polling (the receive side of a veth with XDP attached) into a
+/// kernel thread and pins it to `cpus` (a `taskset` list), so that it no longer runs in
+/// the softirq of whoever sends to the peer.
+fn threaded_napi(ns: &str, dev: &str, cpus: &str) {
+    let cmd = format!("echo 1 > /sys/class/net/{dev}/threaded");
+    let ok = Command::new("ip").args(["netns", "exec", ns, "sh", "-c", &cmd]).status();
+    assert!(ok.map(|s| s.success()).unwrap_or(false), "{cmd}");
+    std::thread::sleep(Duration::from_millis(50));
+    // The kthreads are named napi/<dev>-<id>; several namespaces may have a `tg1`:
+    // pin them all (they are idle unless a test runs).
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let comm = std::fs::read_to_string(e.path().join("comm")).unwrap_or_default();
+        if comm.trim().starts_with(&format!("napi/{dev}-")) {
+            let pid = e.file_name().to_string_lossy().into_owned();
+            let _ = Command::new("taskset").args(["-pc", cpus, &pid]).output();
+        }
+    }
+}
+
+/// `ip -s` counters of `dev` in `ns`: (rx packets, rx dropped, tx packets, tx dropped).
+fn link_counters(ns: &str, dev: &str) -> [u64; 4] {
     let out = Command::new("ip").args(["-n", ns, "-s", "-j", "link", "show", dev]).output().expect("run ip");
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
     let s = &v[0]["stats64"];
     let n = |x: &serde_json::Value| x.as_u64().unwrap_or(0);
-    (n(&s["rx"]["packets"]), n(&s["rx"]["dropped"]), n(&s["tx"]["packets"]))
+    [n(&s["rx"]["packets"]), n(&s["rx"]["dropped"]), n(&s["tx"]["packets"]), n(&s["tx"]["dropped"])]
 }
 
 /// The generator's maximum rate on a looped veth pair: unpaced (`offered = ∞`) for 2 s
@@ -438,7 +457,10 @@ fn link_counters(ns: &str, dev: &str) -> (u64, u64, u64) {
 /// the packets, and only the generator's side is measured), `SR6_PERF_MAX_RATE_CPU`
 /// (pin the generator), `SR6_PERF_MAX_RATE_RX_CPU` (pin the receiver),
 /// `SR6_PERF_MAX_RATE_IDLE` (`nap`, `spin`, `poll`: how the receiver waits),
-/// `SR6_PERF_MAX_RATE_RPS` (a CPU mask for tg1's receive
+/// `SR6_PERF_MAX_RATE_OFFERED` (rates in pps to try instead of `inf`, e.g.
+/// `500000,1000000`), `SR6_PERF_MAX_RATE_RX_BACKEND` (the receiver's, if not the generator's),
+/// `SR6_PERF_MAX_RATE_NAPI_CPUS` (threaded NAPI for tg1, pinned to these CPUs, e.g.
+/// `1`), `SR6_PERF_MAX_RATE_RPS` (a CPU mask for tg1's receive
 /// processing, e.g. `2`: without it the kernel receives on the sender's CPU).
 #[test]
 #[ignore]
@@ -457,6 +479,9 @@ fn veth_max_rate() {
     let batches: Vec<u32> = env("SR6_PERF_MAX_RATE_BATCH")
         .map(|s| s.split(',').filter_map(|x| x.trim().parse().ok()).collect())
         .unwrap_or_else(|| vec![32, 256]);
+    let offered: Vec<f64> = env("SR6_PERF_MAX_RATE_OFFERED")
+        .map(|s| s.split(',').filter_map(|x| x.trim().parse().ok()).collect())
+        .unwrap_or_else(|| vec![f64::INFINITY]);
     let with_rx = env("SR6_PERF_MAX_RATE_RX").as_deref() != Some("none");
     let cpu = env("SR6_PERF_MAX_RATE_CPU").and_then(|s| s.parse().ok());
     let idle = match env("SR6_PERF_MAX_RATE_IDLE").as_deref() {
@@ -466,6 +491,12 @@ fn veth_max_rate() {
     };
     let rx_cpu = env("SR6_PERF_MAX_RATE_RX_CPU").and_then(|s| s.parse().ok());
     let rcfg = RecvConfig { idle, cpu: rx_cpu, ..RecvConfig::default() };
+    let napi_cpus = env("SR6_PERF_MAX_RATE_NAPI_CPUS");
+    let rx_backend = match env("SR6_PERF_MAX_RATE_RX_BACKEND").as_deref() {
+        Some("af_xdp") => Some(Backend::AfXdp),
+        Some("af_packet") => Some(Backend::AfPacket),
+        _ => None,
+    };
     let ns = Netns::new("max");
     if let Some(mask) = env("SR6_PERF_MAX_RATE_RPS") {
         // Receive processing of tg1 on these CPUs (hex mask), not on the sender's.
@@ -476,16 +507,21 @@ fn veth_max_rate() {
     let a = loop_addressing();
     for &backend in &backends {
         for b in [Behavior::Ipv6, Behavior::End] {
-            for &batch in &batches {
+            for (&batch, &offered) in batches.iter().flat_map(|b| offered.iter().map(move |o| (b, o))) {
                 let cfg = GenConfig { batch, cpu, ..GenConfig::default() };
                 let t = vec![build(b, &a, 0)];
                 let rx0 = link_counters(&ns.name, "tg1");
+                let tx0 = link_counters(&ns.name, "tg0");
                 let (line, rx_line) = if with_rx {
-                    let (mut gen, recv, what) = open_pair(&ns.name, backend, t, cfg, rcfg.clone());
+                    let (mut gen, recv, what) =
+                        open_pair(&ns.name, (backend, rx_backend.unwrap_or(backend)), t, cfg, rcfg.clone());
+                    if let Some(cpus) = &napi_cpus {
+                        threaded_napi(&ns.name, "tg1", cpus);
+                    }
                     let r = run_trial_report(
                         &mut gen,
                         &recv,
-                        f64::INFINITY,
+                        offered,
                         Duration::from_secs_f64(secs),
                         Duration::from_millis(200),
                     )
@@ -493,9 +529,10 @@ fn veth_max_rate() {
                     let e = r.gen.elapsed_s();
                     (
                         format!(
-                            "{what}: sent {:.3} Mpps ({} in {e:.2} s, ring full {}, flush errors {})",
+                            "{what}: sent {:.3} Mpps ({} in {e:.2} s, late {}, ring full {}, flush errors {})",
                             r.gen.achieved_pps() / 1e6,
                             r.gen.sent,
+                            r.gen.late,
                             r.gen.ring_full,
                             r.gen.tx_errors
                         ),
@@ -510,14 +547,15 @@ fn veth_max_rate() {
                     let g = in_netns(&ns.name, || open_port("tg0", backend, 2048, &[], &[]).expect("open tg0"));
                     let what = format!("tx {}, rx kernel", g.backend);
                     let mut gen = Generator::new(g.port, t, cfg).unwrap();
-                    let r = gen.run(f64::INFINITY, Duration::from_secs_f64(secs));
+                    let r = gen.run(offered, Duration::from_secs_f64(secs));
                     std::thread::sleep(Duration::from_millis(200));
                     (
                         format!(
-                            "{what}: sent {:.3} Mpps ({} in {:.2} s, ring full {}, flush errors {})",
+                            "{what}: sent {:.3} Mpps ({} in {:.2} s, late {}, ring full {}, flush errors {})",
                             r.achieved_pps() / 1e6,
                             r.sent,
                             r.elapsed_s(),
+                            r.late,
                             r.ring_full,
                             r.tx_errors
                         ),
@@ -525,12 +563,15 @@ fn veth_max_rate() {
                     )
                 };
                 let rx1 = link_counters(&ns.name, "tg1");
+                let tx1 = link_counters(&ns.name, "tg0");
                 println!(
-                    "max rate, {} ({} B frames), batch {batch}: {line}; tg1 rx {} dropped {} {rx_line}",
+                    "max rate, {} ({} B frames), batch {batch}, offered {offered:.0} pps: {line}; tg0 tx {} dropped {}, tg1 rx {} dropped {}; {rx_line}",
                     b.name(),
                     frame_len(b),
-                    rx1.0 - rx0.0,
-                    rx1.1 - rx0.1,
+                    tx1[2] - tx0[2],
+                    tx1[3] - tx0[3],
+                    rx1[0] - rx0[0],
+                    rx1[1] - rx0[1],
                 );
             }
         }
