@@ -29,7 +29,7 @@ pub mod trial;
 pub use gen::{GenConfig, GenReport, Generator};
 pub use latency::{Histogram, LatencyStats};
 pub use port::{open_port, Backend, TesterPort};
-pub use recv::{RecvConfig, RecvReport, Receiver, StreamCounts};
+pub use recv::{Idle, Receiver, RecvConfig, RecvReport, StreamCounts};
 pub use telemetry::{mono_ns, Telemetry, MAGIC, TELEMETRY_LEN};
 pub use template::{build, frame_len, template, Addressing, Template};
 pub use trial::{run_trial, run_trial_report, Losses, TrialReport, DEFAULT_SETTLE};

@@ -101,8 +101,8 @@ pub fn open_port(
 }
 
 fn open_af_packet(spec: &PortSpec, why: String) -> Result<TesterPort, TrafficError> {
-    let p = sr6_io::af_packet::open(spec)
-        .map_err(|e| TrafficError::Port(format!("AF_PACKET on {}: {e}", spec.ifname)))?;
+    let p =
+        sr6_io::af_packet::open(spec).map_err(|e| TrafficError::Port(format!("AF_PACKET on {}: {e}", spec.ifname)))?;
     Ok(TesterPort { port: Box::new(p), backend: format!("af_packet{why}") })
 }
 

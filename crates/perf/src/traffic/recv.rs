@@ -23,12 +23,24 @@
 //! packet. Numbers are taken as they come (no wrap-around: a run sends fewer than 2^32
 //! packets per stream).
 //!
+//! **Waiting.** When a burst comes back empty during a trial the thread waits as
+//! [`RecvConfig::idle`] says:
+//!
+//! * [`Idle::Nap`] (the default, 50 µs): sleeps a fixed time and looks again. Nobody
+//!   waits on the socket, so the kernel's receive path (which, on veth, runs on the
+//!   *sender's* CPU) never has to wake the receiver: measured here, waking a thread
+//!   blocked in `poll(2)` cost the sending side about a fifth of its time
+//!   (`sock_def_readable` -> IPI). A nap of 50 µs (+ the timer slack) is far shorter
+//!   than the time a 2048-slot ring takes to fill at 2 Mpps (1 ms). The cost: a
+//!   packet waits up to a nap before it is seen, so latencies are inflated by up to
+//!   ~100 µs.
+//! * [`Idle::Spin`]: never sleeps: the best latency figures, and a whole CPU. Use it
+//!   for latency trials (at a fraction of the NDR), with the thread pinned.
+//! * [`Idle::Poll`]: sleeps in `poll(2)` until a frame arrives (or the timeout):
+//!   no CPU when idle, exact wake-ups, but the sender pays for every wake-up.
+//!
 //! Between trials the thread keeps draining the port, counting nothing, and sleeps in
-//! `poll(2)` while idle ([`RecvConfig::idle_poll`]) unless [`RecvConfig::busy_poll`]
-//! is set. Sleeping frees the CPU for the generator and the SUT (two cores in all)
-//! but a packet that wakes the thread carries the wake-up time in its latency: busy
-//! polling gives the better latency figures at low rates, sleeping the better
-//! throughput on a small machine.
+//! `poll(2)` ([`RecvConfig::idle_poll`] at most).
 //!
 //! Nothing is allocated per packet: counters, bitmaps and the histogram are allocated
 //! when the receiver is spawned and cleared at each start.
@@ -57,10 +69,10 @@ pub struct RecvConfig {
     pub seq_window: u32,
     /// Telemetry older than this is stale.
     pub max_age: Duration,
-    /// Poll timeout while idle (also how soon a command is seen when idle).
+    /// How to wait for frames during a trial (module docs).
+    pub idle: Idle,
+    /// Poll timeout between trials (also how soon a command is seen then).
     pub idle_poll: Duration,
-    /// Spin instead of sleeping in `poll(2)` when idle.
-    pub busy_poll: bool,
     /// Pin the receiving thread to this CPU.
     pub cpu: Option<usize>,
     /// How long [`Receiver::start`] and [`Receiver::stop`] wait for the thread.
@@ -74,12 +86,23 @@ impl Default for RecvConfig {
             max_streams: 16,
             seq_window: 1 << 16,
             max_age: Duration::from_secs(10),
+            idle: Idle::Nap(Duration::from_micros(50)),
             idle_poll: Duration::from_millis(1),
-            busy_poll: false,
             cpu: None,
             reply_timeout: Duration::from_secs(5),
         }
     }
+}
+
+/// How the receiver waits when no frame is there (module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Idle {
+    /// Sleep this long, then look again.
+    Nap(Duration),
+    /// Look again at once.
+    Spin,
+    /// `poll(2)` the port's descriptor, at most this long.
+    Poll(Duration),
 }
 
 /// One stream's counts over a trial.
@@ -441,18 +464,21 @@ fn receive_loop(mut port: Box<dyn Port>, cfg: &RecvConfig, cmds: &mpsc::Receiver
             Err(mpsc::TryRecvError::Empty) => {}
         }
         if burst(port.as_mut(), &mut bufs, &mut st) == 0 {
-            if cfg.busy_poll {
-                std::hint::spin_loop();
-            } else {
-                let mut pfd = [libc_pollfd(port.fd())];
-                poll_readable(&mut pfd, idle_ms);
+            match (st.counting, cfg.idle) {
+                (true, Idle::Spin) => std::hint::spin_loop(),
+                (true, Idle::Nap(d)) => std::thread::sleep(d),
+                (true, Idle::Poll(d)) => {
+                    let ms = i32::try_from(d.as_millis()).unwrap_or(i32::MAX).max(1);
+                    poll_readable(&mut [pollfd(port.fd())], ms);
+                }
+                (false, _) => poll_readable(&mut [pollfd(port.fd())], idle_ms),
             }
         }
     }
 }
 
 /// A `pollfd` waiting for `POLLIN` on `fd`.
-fn libc_pollfd(fd: std::os::fd::RawFd) -> libc::pollfd {
+fn pollfd(fd: std::os::fd::RawFd) -> libc::pollfd {
     libc::pollfd { fd, events: libc::POLLIN, revents: 0 }
 }
 

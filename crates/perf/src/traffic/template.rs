@@ -265,9 +265,7 @@ fn udp_csum(sum: u32) -> u16 {
 /// The 64-byte IPv6/UDP packet and the offset of its UDP checksum.
 fn ipv6_udp(a: &Addressing, stream: u16) -> (Vec<u8>, usize) {
     let mut u = udp(stream, INNER_IP_LEN - IPV6_LEN - UDP_LEN - TELEMETRY_LEN);
-    let c = udp_csum(
-        checksum::pseudo_header_v6(&a.src6, &a.dst6, u.len() as u32, IPPROTO_UDP) + checksum::sum(&u),
-    );
+    let c = udp_csum(checksum::pseudo_header_v6(&a.src6, &a.dst6, u.len() as u32, IPPROTO_UDP) + checksum::sum(&u));
     u[6..8].copy_from_slice(&c.to_be_bytes());
     let mut p = Vec::with_capacity(INNER_IP_LEN);
     ipv6_header(&mut p, u.len() as u16, IPPROTO_UDP, &a.src6, &a.dst6);
@@ -278,9 +276,7 @@ fn ipv6_udp(a: &Addressing, stream: u16) -> (Vec<u8>, usize) {
 /// The 64-byte IPv4/UDP packet and the offset of its UDP checksum.
 fn ipv4_udp(a: &Addressing, stream: u16) -> (Vec<u8>, usize) {
     let mut u = udp(stream, INNER_IP_LEN - IPV4_LEN - UDP_LEN - TELEMETRY_LEN);
-    let c = udp_csum(
-        checksum::pseudo_header_v4(&a.src4, &a.dst4, u.len() as u16, IPPROTO_UDP) + checksum::sum(&u),
-    );
+    let c = udp_csum(checksum::pseudo_header_v4(&a.src4, &a.dst4, u.len() as u16, IPPROTO_UDP) + checksum::sum(&u));
     u[6..8].copy_from_slice(&c.to_be_bytes());
     let total = (IPV4_LEN + u.len()) as u16;
     let mut p = Vec::with_capacity(INNER_IP_LEN);

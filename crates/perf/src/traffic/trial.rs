@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::gen::{GenReport, Generator};
-use super::recv::{RecvReport, Receiver};
+use super::recv::{Receiver, RecvReport};
 use super::TrafficError;
 use crate::model::Trial;
 
@@ -84,4 +84,110 @@ pub fn run_trial_report(
         delivery_ratio: if g.sent == 0 { 1.0 } else { received as f64 / g.sent as f64 },
     };
     Ok(TrialReport { trial, gen: g, recv: r })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::gen::GenConfig;
+    use super::super::recv::RecvConfig;
+    use super::super::template::{build, Addressing};
+    use super::*;
+    use crate::model::Behavior;
+    use sr6_io::socketpair::SocketPairPort;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+
+    /// Generator port -> relay thread (the "SUT": passes frames on, or duplicates and
+    /// swaps some) -> receiver port; no device, no privilege.
+    fn setup(mangle: bool) -> (Generator, Receiver, Relay) {
+        let (gport, gwire) = SocketPairPort::pair("tg0", 0).unwrap();
+        let (rport, rwire) = SocketPairPort::pair("tg1", 1).unwrap();
+        let stop = Arc::new(AtomicBool::new(false));
+        let stop2 = stop.clone();
+        gwire.from_port.set_read_timeout(Some(Duration::from_millis(20))).unwrap();
+        let relay = std::thread::spawn(move || {
+            let mut buf = vec![0u8; 4096];
+            let mut n = 0u64;
+            let mut held: Option<Vec<u8>> = None;
+            while !stop2.load(Ordering::Relaxed) {
+                let Ok(len) = gwire.from_port.recv(&mut buf) else { continue };
+                n += 1;
+                let f = &buf[..len];
+                if mangle && n == 10 {
+                    // Duplicate the 10th frame.
+                    let _ = rwire.to_port.send(f);
+                } else if mangle && n == 20 {
+                    // Hold the 20th frame back until after the 22nd, the next of its
+                    // stream (two streams alternate): reordered.
+                    held = Some(f.to_vec());
+                    continue;
+                }
+                let _ = rwire.to_port.send(f);
+                if n == 22 {
+                    if let Some(h) = held.take() {
+                        let _ = rwire.to_port.send(&h);
+                    }
+                }
+            }
+        });
+        let a = Addressing::default();
+        let templates = vec![build(Behavior::EndDt46, &a, 0), build(Behavior::EndDt46, &a, 1)];
+        let gen = Generator::new(Box::new(gport), templates, GenConfig::default()).unwrap();
+        let recv = Receiver::spawn(Box::new(rport), RecvConfig::default()).unwrap();
+        (gen, recv, Relay { stop, handle: Some(relay) })
+    }
+
+    /// Stops and joins the relay thread when dropped.
+    struct Relay {
+        stop: Arc<AtomicBool>,
+        handle: Option<std::thread::JoinHandle<()>>,
+    }
+
+    impl Drop for Relay {
+        fn drop(&mut self) {
+            self.stop.store(true, Ordering::Relaxed);
+            if let Some(h) = self.handle.take() {
+                let _ = h.join();
+            }
+        }
+    }
+
+    #[test]
+    fn trials_over_socket_pairs_count_exactly() {
+        let (mut gen, recv, relay) = setup(false);
+        for _ in 0..2 {
+            let r = run_trial_report(&mut gen, &recv, 20_000.0, Duration::from_millis(50), Duration::from_millis(50))
+                .unwrap();
+            let t = r.trial;
+            assert!(t.sent > 0);
+            assert_eq!(t.sent + t.tx_dropped, 1000, "every slot accounted for: {:?}", r.gen);
+            assert_eq!(t.received, t.sent, "{:?}", r.recv);
+            assert_eq!(t.delivery_ratio, 1.0);
+            assert_eq!(r.recv.stale, 0, "the earlier trial's packets were drained before");
+            assert_eq!(r.recv.streams.len(), 2);
+            for (id, sent) in &r.gen.per_stream {
+                let s = r.recv.stream(*id).unwrap();
+                assert_eq!((s.received, s.duplicates, s.reordered), (*sent, 0, 0));
+                assert_eq!(u64::from(s.max_seq) + 1, *sent);
+            }
+            let l = r.recv.latency;
+            assert_eq!(l.samples, t.received);
+            assert!(l.min_ns > 0 && l.min_ns <= l.p50_ns && l.p50_ns <= l.p99_ns && l.p99_ns <= l.max_ns, "{l:?}");
+            assert!(t.delivered_pps > 0.0);
+        }
+        drop(relay);
+    }
+
+    #[test]
+    fn duplicates_and_reordering_are_seen() {
+        let (mut gen, recv, relay) = setup(true);
+        let r =
+            run_trial_report(&mut gen, &recv, 10_000.0, Duration::from_millis(10), Duration::from_millis(50)).unwrap();
+        assert_eq!(r.gen.sent, 100);
+        assert_eq!(r.recv.duplicates(), 1);
+        assert_eq!(r.recv.reordered(), 1);
+        assert_eq!(r.trial.received, 100, "duplicates do not count twice");
+        assert_eq!(r.losses().duplicates, 1);
+        drop(relay);
+    }
 }

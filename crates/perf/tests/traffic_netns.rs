@@ -1,0 +1,579 @@
+//! The traffic generator and receiver end to end.
+//!
+//! * `templates_decode_with_scapy` (no privilege): the generator stamps every template
+//!   into a capturing port; the frames go to a pcap file that scapy (an independent
+//!   decoder) reads back: lengths, checksums, SRH fields, telemetry.
+//! * The `veth_*` tests (root): one network namespace per test (named with the pid,
+//!   removed on drop, also when the test fails) holding a veth pair `tg0 <-> tg1`
+//!   looped back: the generator sends on tg0, the receiver counts on tg1. No traffic
+//!   leaves the namespace. Without root they print why and pass.
+//! * `veth_max_rate` (ignored): the generator's maximum rate on a veth pair, printed;
+//!   run it with
+//!   `cargo test --release -p sr6-perf --test traffic_netns -- --ignored --nocapture`.
+//!
+//! No assertion depends on wall-clock speed.
+
+use std::ffi::CString;
+use std::io::Write;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use sr6_core::packet::PacketBuf;
+use sr6_io::live::{Port, PortStats};
+use sr6_perf::model::Behavior;
+use sr6_perf::traffic::{
+    build, frame_len, open_port, run_trial_report, Addressing, Backend, GenConfig, Generator, Idle, Receiver,
+    RecvConfig, Template, TrialReport,
+};
+
+// ---- a port that keeps what it is given --------------------------------------------
+
+struct Capture {
+    frames: Arc<Mutex<Vec<Vec<u8>>>>,
+}
+
+impl Port for Capture {
+    fn ifname(&self) -> &str {
+        "capture"
+    }
+    fn rx_burst(&mut self, _: &mut [PacketBuf]) -> std::io::Result<usize> {
+        Ok(0)
+    }
+    fn tx_queue(&mut self, frame: &[u8]) -> bool {
+        self.frames.lock().unwrap().push(frame.to_vec());
+        true
+    }
+    fn tx_flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+    fn fd(&self) -> std::os::fd::RawFd {
+        -1
+    }
+    fn stats(&self) -> PortStats {
+        PortStats::default()
+    }
+}
+
+fn write_pcap(path: &std::path::Path, frames: &[Vec<u8>]) {
+    let mut f = std::fs::File::create(path).unwrap();
+    // Global header: magic, v2.4, zone 0, sigfigs 0, snaplen, LINKTYPE_ETHERNET.
+    let mut h = Vec::new();
+    h.extend_from_slice(&0xa1b2_c3d4u32.to_le_bytes());
+    h.extend_from_slice(&2u16.to_le_bytes());
+    h.extend_from_slice(&4u16.to_le_bytes());
+    for w in [0u32, 0, 65535, 1] {
+        h.extend_from_slice(&w.to_le_bytes());
+    }
+    f.write_all(&h).unwrap();
+    for (i, fr) in frames.iter().enumerate() {
+        for w in [1u32, i as u32, fr.len() as u32, fr.len() as u32] {
+            f.write_all(&w.to_le_bytes()).unwrap();
+        }
+        f.write_all(fr).unwrap();
+    }
+}
+
+/// Decodes every frame of a pcap with scapy; one JSON object per frame.
+const DECODE: &str = r#"
+import sys, json
+from scapy.all import rdpcap, raw, Ether, IP, IPv6, UDP
+from scapy.layers.inet6 import IPv6ExtHdrSegmentRouting
+
+def udp_ok(ip):
+    # Rebuild with the checksum left to scapy; compare with what is on the wire.
+    again = ip.__class__(raw(ip))
+    del again[UDP].chksum
+    again = ip.__class__(raw(again))
+    return again[UDP].chksum == ip[UDP].chksum and ip[UDP].chksum != 0
+
+def ip_info(ip):
+    d = {"udp_ok": udp_ok(ip), "sport": ip[UDP].sport, "dport": ip[UDP].dport, "udp_len": ip[UDP].len}
+    if isinstance(ip, IPv6):
+        d.update(version=6, size=40 + ip.plen, src=ip.src, dst=ip.dst, nh=ip.nh, hlim=ip.hlim)
+    else:
+        again = IP(raw(ip)); del again.chksum; again = IP(raw(again))
+        d.update(version=4, size=ip.len, src=ip.src, dst=ip.dst, ttl=ip.ttl, ip_ok=again.chksum == ip.chksum)
+    return d
+
+for p in rdpcap(sys.argv[1]):
+    b = raw(p)
+    e = Ether(b)
+    d = {"len": len(b), "dst": e.dst, "src": e.src, "type": e.type, "tail": b[-16:].hex()}
+    l3 = e.payload
+    if isinstance(l3, IPv6) and l3.nh == 43:
+        srh = l3[IPv6ExtHdrSegmentRouting]
+        d["outer"] = {"plen": l3.plen, "src": l3.src, "dst": l3.dst, "hlim": l3.hlim, "size": 40 + l3.plen}
+        d["srh"] = {"nh": srh.nh, "len": srh.len, "type": srh.type, "segleft": srh.segleft,
+                    "lastentry": srh.lastentry, "tag": srh.tag,
+                    "flags": raw(srh)[5],
+                    "segs": [str(a) for a in srh.addresses]}
+        inner = srh.payload
+        if srh.nh == 143:
+            ie = Ether(raw(inner))
+            d["inner_eth"] = {"dst": ie.dst, "src": ie.src, "type": ie.type}
+            inner = ie.payload
+        d["ip"] = ip_info(inner)
+    else:
+        d["ip"] = ip_info(l3)
+    print(json.dumps(d))
+"#;
+
+fn python_has_scapy() -> bool {
+    Command::new("python3").args(["-c", "import scapy"]).output().map(|o| o.status.success()).unwrap_or(false)
+}
+
+fn mac(m: &[u8; 6]) -> String {
+    m.iter().map(|b| format!("{b:02x}")).collect::<Vec<_>>().join(":")
+}
+
+#[test]
+fn templates_decode_with_scapy() {
+    if !python_has_scapy() {
+        eprintln!("skipped: python3 with scapy is not installed");
+        return;
+    }
+    let a = Addressing::default();
+    let mut cases: Vec<(Behavior, u16)> = Behavior::ALL.iter().map(|&b| (b, 0u16)).collect();
+    cases.push((Behavior::EndDt46, 1));
+    const PER: usize = 5;
+    let mut frames = Vec::new();
+    for &(b, stream) in &cases {
+        let captured = Arc::new(Mutex::new(Vec::new()));
+        let port = Capture { frames: captured.clone() };
+        let mut g = Generator::new(Box::new(port), vec![build(b, &a, stream)], GenConfig::default()).unwrap();
+        // 5 packets, 100 us apart: five different timestamps to patch the checksum with.
+        let r = g.run(10_000.0, Duration::from_micros(500));
+        assert_eq!(r.sent, PER as u64, "{}", b.name());
+        frames.extend(captured.lock().unwrap().drain(..));
+    }
+    let dir = std::env::temp_dir().join(format!("sr6-perf-templates-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let pcap = dir.join("templates.pcap");
+    write_pcap(&pcap, &frames);
+    let out = Command::new("python3").args(["-c", DECODE]).arg(&pcap).output().unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(out.status.success(), "scapy: {}", String::from_utf8_lossy(&out.stderr));
+    let decoded: Vec<serde_json::Value> =
+        String::from_utf8_lossy(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(decoded.len(), frames.len());
+
+    for (i, d) in decoded.iter().enumerate() {
+        let (b, stream) = cases[i / PER];
+        let seq = (i % PER) as u64;
+        let what = format!("{} stream {stream} packet {seq}: {d}", b.name());
+        assert_eq!(d["len"], frame_len(b) as u64, "{what}");
+        assert_eq!(d["dst"], mac(&a.dut0_mac), "{what}");
+        assert_eq!(d["src"], mac(&a.tg0_mac), "{what}");
+        let v4_inner = matches!(b, Behavior::Ipv4 | Behavior::EndDx4 | Behavior::EndDt4)
+            || (b == Behavior::EndDt46 && stream == 1);
+        let ip = &d["ip"];
+        assert_eq!(ip["size"], 64, "the innermost IP packet is 64 bytes: {what}");
+        assert_eq!(ip["udp_ok"], true, "UDP checksum: {what}");
+        assert_eq!(ip["sport"], 49152 + u64::from(stream), "{what}");
+        assert_eq!(ip["dport"], 9, "{what}");
+        if v4_inner {
+            assert_eq!(ip["version"], 4, "{what}");
+            assert_eq!(ip["ip_ok"], true, "IPv4 header checksum: {what}");
+            assert_eq!(ip["udp_len"], 44, "{what}");
+            assert_eq!(ip["src"], a.src4.to_string(), "{what}");
+            assert_eq!(ip["dst"], a.dst4.to_string(), "{what}");
+        } else {
+            assert_eq!(ip["version"], 6, "{what}");
+            assert_eq!(ip["udp_len"], 24, "{what}");
+            assert_eq!(ip["src"], a.src6.to_string(), "{what}");
+            assert_eq!(ip["dst"], a.dst6.to_string(), "{what}");
+        }
+        // Telemetry: magic "S6", stream, sequence number; a timestamp was written.
+        let tail = d["tail"].as_str().unwrap();
+        assert_eq!(&tail[..4], "5336", "{what}");
+        assert_eq!(u16::from_str_radix(&tail[4..8], 16).unwrap(), stream, "{what}");
+        assert_eq!(u64::from_str_radix(&tail[8..16], 16).unwrap(), seq, "{what}");
+        assert_ne!(&tail[16..], "0000000000000000", "{what}");
+
+        let encap =
+            !matches!(b, Behavior::Ipv6 | Behavior::Ipv4 | Behavior::TInsert | Behavior::TEncaps | Behavior::TEncapsL2);
+        if !encap {
+            assert!(d.get("srh").is_none(), "{what}");
+            assert_eq!(d["type"], if b == Behavior::Ipv4 { 0x0800 } else { 0x86dd }, "{what}");
+            continue;
+        }
+        assert_eq!(d["type"], 0x86dd, "{what}");
+        let o = &d["outer"];
+        assert_eq!(o["size"], d["len"].as_u64().unwrap() - 14, "outer payload length: {what}");
+        assert_eq!(o["src"], a.src6.to_string(), "{what}");
+        assert_eq!(o["dst"], a.sid.to_string(), "the active SID is the SUT's: {what}");
+        let s = &d["srh"];
+        assert_eq!(
+            (s["type"].as_u64(), s["len"].as_u64(), s["lastentry"].as_u64()),
+            (Some(4), Some(4), Some(1)),
+            "{what}"
+        );
+        assert_eq!((s["flags"].as_u64(), s["tag"].as_u64()), (Some(0), Some(0)), "{what}");
+        let (sid, next) = (a.sid.to_string(), a.next_sid.to_string());
+        if matches!(b, Behavior::End | Behavior::EndT | Behavior::EndX) {
+            assert_eq!(s["segleft"], 1, "{what}");
+            assert_eq!(s["segs"], serde_json::json!([next, sid]), "{what}");
+        } else {
+            assert_eq!(s["segleft"], 0, "{what}");
+            assert_eq!(s["segs"], serde_json::json!([sid, next]), "{what}");
+        }
+        let nh = if b == Behavior::EndDx2 {
+            143
+        } else if v4_inner {
+            4
+        } else {
+            41
+        };
+        assert_eq!(s["nh"], nh, "{what}");
+        if b == Behavior::EndDx2 {
+            let ie = &d["inner_eth"];
+            assert_eq!(
+                (ie["dst"].as_str(), ie["type"].as_u64()),
+                (Some(mac(&a.tg1_mac).as_str()), Some(0x86dd)),
+                "{what}"
+            );
+        }
+    }
+}
+
+// ---- a namespace with a looped veth pair (root) -------------------------------------
+
+const TG0_MAC: [u8; 6] = [0x02, 0x53, 0x36, 0, 0x10, 0x01];
+const TG1_MAC: [u8; 6] = [0x02, 0x53, 0x36, 0, 0x10, 0x04];
+
+fn ip(args: &[&str]) {
+    let out = Command::new("ip").args(args).output().expect("run ip");
+    assert!(out.status.success(), "ip {}: {}", args.join(" "), String::from_utf8_lossy(&out.stderr));
+}
+
+/// One namespace holding `tg0 <-> tg1`; deleted on drop (also when the test fails).
+struct Netns {
+    name: String,
+}
+
+impl Netns {
+    fn new(tag: &str) -> Netns {
+        let n = Netns { name: format!("sr6pt-{tag}-{}", std::process::id()) };
+        ip(&["netns", "add", &n.name]);
+        ip(&["-n", &n.name, "link", "add", "tg0", "type", "veth", "peer", "name", "tg1"]);
+        ip(&["-n", &n.name, "link", "set", "tg0", "address", &mac(&TG0_MAC)]);
+        ip(&["-n", &n.name, "link", "set", "tg1", "address", &mac(&TG1_MAC)]);
+        for d in ["lo", "tg0", "tg1"] {
+            ip(&["-n", &n.name, "link", "set", d, "up"]);
+        }
+        n
+    }
+}
+
+impl Drop for Netns {
+    fn drop(&mut self) {
+        let _ = Command::new("ip").args(["netns", "del", &self.name]).status();
+    }
+}
+
+/// Runs `f` on a thread that joined namespace `ns`: ports opened there stay bound to
+/// its devices and can be used from any thread.
+fn in_netns<T: Send>(ns: &str, f: impl FnOnce() -> T + Send) -> T {
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let path = CString::new(format!("/var/run/netns/{ns}")).unwrap();
+            // SAFETY: a valid NUL-terminated path; the result is checked.
+            let fd = unsafe { libc::open(path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
+            assert!(fd >= 0, "open {ns}: {}", std::io::Error::last_os_error());
+            // SAFETY: `fd` is a new descriptor nothing else owns.
+            let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+            // SAFETY: joins the network namespace of `fd` on this thread only.
+            let r = unsafe { libc::setns(fd.as_raw_fd(), libc::CLONE_NEWNET) };
+            assert_eq!(r, 0, "setns {ns}: {}", std::io::Error::last_os_error());
+            f()
+        })
+        .join()
+        .unwrap()
+    })
+}
+
+fn can_run() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: not root (network namespaces, veth and XDP need root)");
+        return false;
+    }
+    if Command::new("ip").arg("-V").output().is_err() {
+        eprintln!("skipped: no `ip` command (iproute2)");
+        return false;
+    }
+    true
+}
+
+/// The tests share the machine's two cores: one at a time.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+/// The addressing of the looped pair: tg1 stands where the SUT's dut0 would.
+fn loop_addressing() -> Addressing {
+    Addressing { tg0_mac: TG0_MAC, dut0_mac: TG1_MAC, tg1_mac: TG1_MAC, ..Addressing::default() }
+}
+
+/// Opens the generator on tg0 and the receiver on tg1 of `ns` with `backend`.
+fn open_pair(
+    ns: &str,
+    (tx_backend, rx_backend): (Backend, Backend),
+    templates: Vec<Template>,
+    cfg: GenConfig,
+    rcfg: RecvConfig,
+) -> (Generator, Receiver, String) {
+    let (g, r) = in_netns(ns, || {
+        let g = open_port("tg0", tx_backend, 2048, &[], &[]).expect("open tg0");
+        let r = open_port("tg1", rx_backend, 2048, &[], &[]).expect("open tg1");
+        (g, r)
+    });
+    let what = format!("tx {}, rx {}", g.backend, r.backend);
+    let gen = Generator::new(g.port, templates, cfg).unwrap();
+    let recv = Receiver::spawn(r.port, rcfg).unwrap();
+    (gen, recv, what)
+}
+
+fn check_exact(r: &TrialReport, what: &str) {
+    let t = &r.trial;
+    assert!(t.sent > 0, "{what}: nothing sent: {:?}", r.gen);
+    assert_eq!(t.sent + t.tx_dropped, r.gen.slots, "{what}: every slot accounted for");
+    assert_eq!(t.received, t.sent, "{what}: {:?}", r.recv);
+    assert_eq!(t.delivery_ratio, 1.0, "{what}");
+    assert_eq!(r.recv.duplicates(), 0, "{what}");
+    assert_eq!(r.recv.reordered(), 0, "{what}");
+    assert_eq!(r.recv.stale, 0, "{what}");
+    for (id, sent) in &r.gen.per_stream {
+        let s = r.recv.stream(*id).unwrap_or_else(|| panic!("{what}: stream {id} missing"));
+        assert_eq!((s.received, u64::from(s.max_seq) + 1), (*sent, *sent), "{what}: stream {id}");
+    }
+    let l = r.recv.latency;
+    assert_eq!(l.samples, t.received, "{what}");
+    assert!(l.min_ns > 0, "{what}: {l:?}");
+    assert!(l.min_ns <= l.p50_ns && l.p50_ns <= l.p99_ns && l.p99_ns <= l.max_ns, "{what}: {l:?}");
+}
+
+fn every_behaviour_exactly(tag: &str, backend: Backend) {
+    if !can_run() {
+        return;
+    }
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let ns = Netns::new(tag);
+    let a = loop_addressing();
+    for b in Behavior::ALL {
+        let templates =
+            if b == Behavior::EndDt46 { vec![build(b, &a, 0), build(b, &a, 1)] } else { vec![build(b, &a, 0)] };
+        let (mut gen, recv, what) =
+            open_pair(&ns.name, (backend, backend), templates, GenConfig::default(), RecvConfig::default());
+        // Two trials per port pair: the second must not see the first's packets.
+        for k in 0..2 {
+            let r = run_trial_report(&mut gen, &recv, 20_000.0, Duration::from_millis(100), Duration::from_millis(50))
+                .unwrap();
+            let what = format!("{} trial {k} ({what})", b.name());
+            check_exact(&r, &what);
+            assert_eq!(r.gen.slots, 2000, "{what}");
+            if k == 0 && b == Behavior::Ipv6 {
+                eprintln!("{what}: {:?}, latency {:?}, other frames {}", r.trial, r.recv.latency, r.recv.other);
+            }
+        }
+        drop(gen);
+        drop(recv);
+    }
+}
+
+#[test]
+fn veth_every_behaviour_af_xdp() {
+    every_behaviour_exactly("xdp", Backend::AfXdp);
+}
+
+#[test]
+fn veth_every_behaviour_af_packet() {
+    every_behaviour_exactly("pkt", Backend::AfPacket);
+}
+
+#[test]
+fn veth_tx_dropped_at_an_absurd_rate() {
+    if !can_run() {
+        return;
+    }
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let ns = Netns::new("drop");
+    let a = loop_addressing();
+    for backend in [Backend::AfXdp, Backend::AfPacket] {
+        let (mut gen, recv, what) = open_pair(
+            &ns.name,
+            (backend, backend),
+            vec![build(Behavior::Ipv6, &a, 0)],
+            GenConfig::default(),
+            RecvConfig::default(),
+        );
+        let r =
+            run_trial_report(&mut gen, &recv, 1e12, Duration::from_millis(100), Duration::from_millis(100)).unwrap();
+        let t = &r.trial;
+        eprintln!("{what}: {t:?}; late {}, ring full {}", r.gen.late, r.gen.ring_full);
+        assert!(t.sent > 0, "{what}");
+        assert!(t.tx_dropped > 0, "{what}: a generator cannot send 10^11 packets in 100 ms");
+        assert_eq!(t.sent + t.tx_dropped, r.gen.slots, "{what}");
+        assert_eq!(r.gen.slots, 100_000_000_000, "{what}");
+        assert!(t.received <= t.sent, "{what}");
+        assert_eq!(r.recv.duplicates(), 0, "{what}");
+    }
+}
+
+/// Moves `dev`'s NAPI polling (the receive side of a veth with XDP attached) into a
+/// kernel thread and pins it to `cpus` (a `taskset` list), so that it no longer runs in
+/// the softirq of whoever sends to the peer.
+fn threaded_napi(ns: &str, dev: &str, cpus: &str) {
+    let cmd = format!("echo 1 > /sys/class/net/{dev}/threaded");
+    let ok = Command::new("ip").args(["netns", "exec", ns, "sh", "-c", &cmd]).status();
+    assert!(ok.map(|s| s.success()).unwrap_or(false), "{cmd}");
+    std::thread::sleep(Duration::from_millis(50));
+    // The kthreads are named napi/<dev>-<id>; several namespaces may have a `tg1`:
+    // pin them all (they are idle unless a test runs).
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let comm = std::fs::read_to_string(e.path().join("comm")).unwrap_or_default();
+        if comm.trim().starts_with(&format!("napi/{dev}-")) {
+            let pid = e.file_name().to_string_lossy().into_owned();
+            let _ = Command::new("taskset").args(["-pc", cpus, &pid]).output();
+        }
+    }
+}
+
+/// `ip -s` counters of `dev` in `ns`: (rx packets, rx dropped, tx packets, tx dropped).
+fn link_counters(ns: &str, dev: &str) -> [u64; 4] {
+    let out = Command::new("ip").args(["-n", ns, "-s", "-j", "link", "show", dev]).output().expect("run ip");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+    let s = &v[0]["stats64"];
+    let n = |x: &serde_json::Value| x.as_u64().unwrap_or(0);
+    [n(&s["rx"]["packets"]), n(&s["rx"]["dropped"]), n(&s["tx"]["packets"]), n(&s["tx"]["dropped"])]
+}
+
+/// The generator's maximum rate on a looped veth pair: unpaced (`offered = ∞`) for 2 s
+/// per backend, frame size and batch size, with the receiver counting on tg1. Prints
+/// the figures; asserts nothing about speed. Knobs (environment):
+/// `SR6_PERF_MAX_RATE_SECS` (2), `SR6_PERF_MAX_RATE_BACKEND` (`af_xdp`, `af_packet`;
+/// both by default), `SR6_PERF_MAX_RATE_BATCH` (`32,256`), `SR6_PERF_MAX_RATE_RX`
+/// (`port`: the receiver counts on tg1; `none`: tg1 is left to the kernel, which drops
+/// the packets, and only the generator's side is measured), `SR6_PERF_MAX_RATE_CPU`
+/// (pin the generator), `SR6_PERF_MAX_RATE_RX_CPU` (pin the receiver),
+/// `SR6_PERF_MAX_RATE_IDLE` (`nap`, `spin`, `poll`: how the receiver waits),
+/// `SR6_PERF_MAX_RATE_OFFERED` (rates in pps to try instead of `inf`, e.g.
+/// `500000,1000000`), `SR6_PERF_MAX_RATE_RX_BACKEND` (the receiver's, if not the generator's),
+/// `SR6_PERF_MAX_RATE_NAPI_CPUS` (threaded NAPI for tg1, pinned to these CPUs, e.g.
+/// `1`), `SR6_PERF_MAX_RATE_RPS` (a CPU mask for tg1's receive
+/// processing, e.g. `2`: without it the kernel receives on the sender's CPU).
+#[test]
+#[ignore]
+fn veth_max_rate() {
+    if !can_run() {
+        return;
+    }
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let env = |k: &str| std::env::var(k).ok();
+    let secs: f64 = env("SR6_PERF_MAX_RATE_SECS").and_then(|s| s.parse().ok()).unwrap_or(2.0);
+    let backends: Vec<Backend> = match env("SR6_PERF_MAX_RATE_BACKEND").as_deref() {
+        Some("af_xdp") => vec![Backend::AfXdp],
+        Some("af_packet") => vec![Backend::AfPacket],
+        _ => vec![Backend::AfXdp, Backend::AfPacket],
+    };
+    let batches: Vec<u32> = env("SR6_PERF_MAX_RATE_BATCH")
+        .map(|s| s.split(',').filter_map(|x| x.trim().parse().ok()).collect())
+        .unwrap_or_else(|| vec![32, 256]);
+    let offered: Vec<f64> = env("SR6_PERF_MAX_RATE_OFFERED")
+        .map(|s| s.split(',').filter_map(|x| x.trim().parse().ok()).collect())
+        .unwrap_or_else(|| vec![f64::INFINITY]);
+    let with_rx = env("SR6_PERF_MAX_RATE_RX").as_deref() != Some("none");
+    let cpu = env("SR6_PERF_MAX_RATE_CPU").and_then(|s| s.parse().ok());
+    let idle = match env("SR6_PERF_MAX_RATE_IDLE").as_deref() {
+        Some("spin") => Idle::Spin,
+        Some("poll") => Idle::Poll(Duration::from_millis(1)),
+        _ => RecvConfig::default().idle,
+    };
+    let rx_cpu = env("SR6_PERF_MAX_RATE_RX_CPU").and_then(|s| s.parse().ok());
+    let rcfg = RecvConfig { idle, cpu: rx_cpu, ..RecvConfig::default() };
+    let napi_cpus = env("SR6_PERF_MAX_RATE_NAPI_CPUS");
+    let rx_backend = match env("SR6_PERF_MAX_RATE_RX_BACKEND").as_deref() {
+        Some("af_xdp") => Some(Backend::AfXdp),
+        Some("af_packet") => Some(Backend::AfPacket),
+        _ => None,
+    };
+    let ns = Netns::new("max");
+    if let Some(mask) = env("SR6_PERF_MAX_RATE_RPS") {
+        // Receive processing of tg1 on these CPUs (hex mask), not on the sender's.
+        let cmd = format!("echo {mask} > /sys/class/net/tg1/queues/rx-0/rps_cpus");
+        let ok = Command::new("ip").args(["netns", "exec", &ns.name, "sh", "-c", &cmd]).status();
+        assert!(ok.map(|s| s.success()).unwrap_or(false), "{cmd}");
+    }
+    let a = loop_addressing();
+    for &backend in &backends {
+        for b in [Behavior::Ipv6, Behavior::End] {
+            for (&batch, &offered) in batches.iter().flat_map(|b| offered.iter().map(move |o| (b, o))) {
+                let cfg = GenConfig { batch, cpu, ..GenConfig::default() };
+                let t = vec![build(b, &a, 0)];
+                let rx0 = link_counters(&ns.name, "tg1");
+                let tx0 = link_counters(&ns.name, "tg0");
+                let (line, rx_line) = if with_rx {
+                    let (mut gen, recv, what) =
+                        open_pair(&ns.name, (backend, rx_backend.unwrap_or(backend)), t, cfg, rcfg.clone());
+                    if let Some(cpus) = &napi_cpus {
+                        threaded_napi(&ns.name, "tg1", cpus);
+                    }
+                    let r = run_trial_report(
+                        &mut gen,
+                        &recv,
+                        offered,
+                        Duration::from_secs_f64(secs),
+                        Duration::from_millis(200),
+                    )
+                    .unwrap();
+                    let e = r.gen.elapsed_s();
+                    (
+                        format!(
+                            "{what}: sent {:.3} Mpps ({} in {e:.2} s, late {}, ring full {}, flush errors {})",
+                            r.gen.achieved_pps() / 1e6,
+                            r.gen.sent,
+                            r.gen.late,
+                            r.gen.ring_full,
+                            r.gen.tx_errors
+                        ),
+                        format!(
+                            "receiver counted {:.3} Mpps ({}), its ring dropped {}",
+                            r.trial.received as f64 / e / 1e6,
+                            r.trial.received,
+                            r.recv.port_rx_ring_full
+                        ),
+                    )
+                } else {
+                    let g = in_netns(&ns.name, || open_port("tg0", backend, 2048, &[], &[]).expect("open tg0"));
+                    let what = format!("tx {}, rx kernel", g.backend);
+                    let mut gen = Generator::new(g.port, t, cfg).unwrap();
+                    let r = gen.run(offered, Duration::from_secs_f64(secs));
+                    std::thread::sleep(Duration::from_millis(200));
+                    (
+                        format!(
+                            "{what}: sent {:.3} Mpps ({} in {:.2} s, late {}, ring full {}, flush errors {})",
+                            r.achieved_pps() / 1e6,
+                            r.sent,
+                            r.elapsed_s(),
+                            r.late,
+                            r.ring_full,
+                            r.tx_errors
+                        ),
+                        String::new(),
+                    )
+                };
+                let rx1 = link_counters(&ns.name, "tg1");
+                let tx1 = link_counters(&ns.name, "tg0");
+                println!(
+                    "max rate, {} ({} B frames), batch {batch}, offered {offered:.0} pps: {line}; tg0 tx {} dropped {}, tg1 rx {} dropped {}; {rx_line}",
+                    b.name(),
+                    frame_len(b),
+                    tx1[2] - tx0[2],
+                    tx1[3] - tx0[3],
+                    rx1[0] - rx0[0],
+                    rx1[1] - rx0[1],
+                );
+            }
+        }
+    }
+}
