@@ -169,6 +169,12 @@ pub fn run(ctx: WorkerCtx, mut ports: Vec<Box<dyn Port>>) {
             idle += 1;
             if idle > SPIN_ROUNDS {
                 poll_readable(&mut pfds, IDLE_POLL_MS);
+            } else {
+                // Nothing received: let whatever else is runnable on this CPU go first.
+                // When the kernel's receive work for our devices (generic XDP after
+                // RPS, ksoftirqd) shares the CPU, it is what fills our rings; spinning
+                // through its time slice would only delay the packets.
+                std::thread::yield_now();
             }
         }
     }
