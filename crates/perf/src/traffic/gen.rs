@@ -51,18 +51,22 @@ pub struct GenConfig {
     pub sleep_above: Duration,
     /// Yield the CPU (`sched_yield`) in short waits rather than spin.
     pub yield_in_waits: bool,
+    /// How long to keep flushing after the last packet (every 100 µs).
+    pub drain: Duration,
     /// Pin the thread calling [`Generator::run`] to this CPU.
     pub cpu: Option<usize>,
 }
 
 impl Default for GenConfig {
-    /// Batches of 32, 1 ms of lag, sleep above 200 µs, yield below, no pinning.
+    /// Batches of 32, 1 ms of lag, sleep above 200 µs, yield below, 2 ms of drain, no
+    /// pinning.
     fn default() -> GenConfig {
         GenConfig {
             batch: 32,
             max_lag: Duration::from_millis(1),
             sleep_above: Duration::from_micros(200),
             yield_in_waits: true,
+            drain: Duration::from_millis(2),
             cpu: None,
         }
     }
@@ -87,7 +91,8 @@ pub struct GenReport {
     pub tx_errors: u64,
     /// The first error: a failed flush, or the CPU pinning refused.
     pub first_error: Option<String>,
-    /// [`mono_ns`] at the first and after the last packet.
+    /// [`mono_ns`] at the first packet and after the last one's flush (the drain after
+    /// it not included).
     pub start_ns: u64,
     pub end_ns: u64,
     /// Frames accepted per stream: `(stream id, sent)`.
@@ -288,11 +293,18 @@ impl Generator {
                 }
             }
         }
-        // Descriptors a kernel budget left in the ring go with a few more flushes.
-        for _ in 0..4 {
-            let _ = self.port.tx_flush();
-        }
         let end_ns = mono_ns();
+        // Frames the kernel left in the ring (a budget, a busy peer) go only with a later
+        // flush: keep flushing for a while, so that they are not left for the next run.
+        // (The `Port` trait cannot say how many are still queued.)
+        let drain_until = end_ns.saturating_add(u64::try_from(self.cfg.drain.as_nanos()).unwrap_or(u64::MAX));
+        loop {
+            let _ = self.port.tx_flush();
+            if mono_ns() >= drain_until {
+                break;
+            }
+            std::thread::sleep(Duration::from_micros(100));
+        }
         let after = self.port.stats();
         let late = pacer.late();
         GenReport {
