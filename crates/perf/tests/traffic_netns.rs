@@ -552,10 +552,14 @@ fn veth_max_rate() {
                             r.gen.tx_errors
                         ),
                         format!(
-                            "receiver counted {:.3} Mpps ({}), its ring dropped {}",
+                            "receiver counted {:.3} Mpps ({}), its ring dropped {}, latency us min/p50/p99/max {:.1}/{:.1}/{:.1}/{:.1}",
                             r.trial.received as f64 / e / 1e6,
                             r.trial.received,
-                            r.recv.port_rx_ring_full
+                            r.recv.port_rx_ring_full,
+                            r.recv.latency.min_ns as f64 / 1e3,
+                            r.recv.latency.p50_ns as f64 / 1e3,
+                            r.recv.latency.p99_ns as f64 / 1e3,
+                            r.recv.latency.max_ns as f64 / 1e3
                         ),
                     )
                 } else {
