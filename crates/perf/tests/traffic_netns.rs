@@ -255,6 +255,7 @@ struct Netns {
 
 impl Netns {
     fn new(tag: &str) -> Netns {
+        remove_orphans();
         let n = Netns { name: format!("sr6pt-{tag}-{}", std::process::id()) };
         ip(&["netns", "add", &n.name]);
         ip(&["-n", &n.name, "link", "add", "tg0", "type", "veth", "peer", "name", "tg1"]);
@@ -264,6 +265,20 @@ impl Netns {
             ip(&["-n", &n.name, "link", "set", d, "up"]);
         }
         n
+    }
+}
+
+/// Deletes the namespaces of earlier runs of these tests that were killed before their
+/// guards could run (named `sr6pt-<tag>-<pid>` with a pid no longer alive).
+fn remove_orphans() {
+    let Ok(out) = Command::new("ip").args(["netns", "list"]).output() else { return };
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let name = line.split_whitespace().next().unwrap_or("");
+        let Some(pid) = name.strip_prefix("sr6pt-").and_then(|r| r.rsplit('-').next()) else { continue };
+        let alive = std::path::Path::new(&format!("/proc/{pid}")).exists();
+        if pid.parse::<u32>().is_ok() && !alive {
+            let _ = Command::new("ip").args(["netns", "del", name]).status();
+        }
     }
 }
 
@@ -537,10 +552,14 @@ fn veth_max_rate() {
                             r.gen.tx_errors
                         ),
                         format!(
-                            "receiver counted {:.3} Mpps ({}), its ring dropped {}",
+                            "receiver counted {:.3} Mpps ({}), its ring dropped {}, latency us min/p50/p99/max {:.1}/{:.1}/{:.1}/{:.1}",
                             r.trial.received as f64 / e / 1e6,
                             r.trial.received,
-                            r.recv.port_rx_ring_full
+                            r.recv.port_rx_ring_full,
+                            r.recv.latency.min_ns as f64 / 1e3,
+                            r.recv.latency.p50_ns as f64 / 1e3,
+                            r.recv.latency.p99_ns as f64 / 1e3,
+                            r.recv.latency.max_ns as f64 / 1e3
                         ),
                     )
                 } else {

@@ -6,11 +6,12 @@
 //! [`GenConfig::batch`]), stamp and queue that many packets — templates taken in turn
 //! when there are several streams — and flush once. Waits for the next slot shorter
 //! than [`GenConfig::sleep_above`] are busy-waited, longer ones slept, less a margin.
-//! The busy wait calls `sched_yield` ([`GenConfig::yield_in_waits`]): a receiver
-//! thread pinned to the same CPU then runs as soon as it has work instead of at the
-//! end of the generator's time slice (milliseconds, enough to overflow its ring), and
-//! the schedule does not suffer (a yield with nothing else to run returns in about a
-//! microsecond, and the pacer catches up by the packet count, not by the clock).
+//! The busy wait calls `sched_yield` ([`GenConfig::yield_in_waits`], else it spins):
+//! a receiver thread pinned to the same CPU then runs as soon as it has work instead
+//! of at the end of the generator's time slice (milliseconds, enough to overflow its
+//! ring), and the schedule does not suffer (a yield with nothing else to run returns
+//! in about a microsecond, and the pacer catches up by the packet count, not by the
+//! clock).
 //!
 //! **Per packet** (no allocation, no system call): write the sequence number and the
 //! batch's timestamp into the template's telemetry block, recompute the innermost UDP
@@ -28,6 +29,25 @@
 //! The [`GenReport`] accounts for every slot of the run: `slots = sent + ring_full +
 //! late` (unpaced runs: `sent + ring_full`); `tx_dropped = ring_full + late` is what
 //! the generator could not send, never the SUT's loss.
+//!
+//! # Capacity
+//!
+//! User space is under 2% of the generator's CPU time; the rest is the kernel's
+//! AF_XDP copy-mode transmit path (one socket buffer allocated and filled per frame,
+//! `veth_xmit`) and — on veth — the *receiving* side's work, which runs in the
+//! softirq of the sending thread unless the receiving veth polls in a NAPI thread of
+//! its own (`echo 1 > /sys/class/net/DEV/threaded`, the thread pinned elsewhere) or
+//! uses RPS. Measured on this project's 2-core VM, one unpaced thread, looped veth
+//! pair, receiver counting on tg1 (the ignored test `veth_max_rate` in
+//! `tests/traffic_netns.rs`): about 0.55-1.05 Mpps with tg1's XDP running on the
+//! sender's CPU, 1.5-1.7 Mpps with tg1's NAPI thread on the other CPU (then bounded by
+//! that thread, with 10% of the sender's CPU idle), 78- and 158-byte frames alike;
+//! AF_PACKET about a third of that. The machine was shared with other builds: figures
+//! vary by 2x from run to run. A faster path would skip socket buffers altogether:
+//! `BPF_PROG_TEST_RUN` with `BPF_F_TEST_XDP_LIVE_FRAMES` hands XDP frames straight to
+//! the peer veth (a prototype pushed 1.9-3.7 Mpps, unpaced, under load); as each such
+//! call costs ~30 ms of setup, it needs an XDP program that stamps and paces in the
+//! kernel, which sr6-io would have to load (not done).
 
 use std::time::Duration;
 
@@ -51,18 +71,22 @@ pub struct GenConfig {
     pub sleep_above: Duration,
     /// Yield the CPU (`sched_yield`) in short waits rather than spin.
     pub yield_in_waits: bool,
+    /// How long to keep flushing after the last packet (every 100 µs).
+    pub drain: Duration,
     /// Pin the thread calling [`Generator::run`] to this CPU.
     pub cpu: Option<usize>,
 }
 
 impl Default for GenConfig {
-    /// Batches of 32, 1 ms of lag, sleep above 200 µs, yield below, no pinning.
+    /// Batches of 32, 1 ms of lag, sleep above 200 µs, yield below, 2 ms of drain, no
+    /// pinning.
     fn default() -> GenConfig {
         GenConfig {
             batch: 32,
             max_lag: Duration::from_millis(1),
             sleep_above: Duration::from_micros(200),
             yield_in_waits: true,
+            drain: Duration::from_millis(2),
             cpu: None,
         }
     }
@@ -87,7 +111,8 @@ pub struct GenReport {
     pub tx_errors: u64,
     /// The first error: a failed flush, or the CPU pinning refused.
     pub first_error: Option<String>,
-    /// [`mono_ns`] at the first and after the last packet.
+    /// [`mono_ns`] at the first packet and after the last one's flush (the drain after
+    /// it not included).
     pub start_ns: u64,
     pub end_ns: u64,
     /// Frames accepted per stream: `(stream id, sent)`.
@@ -288,11 +313,18 @@ impl Generator {
                 }
             }
         }
-        // Descriptors a kernel budget left in the ring go with a few more flushes.
-        for _ in 0..4 {
-            let _ = self.port.tx_flush();
-        }
         let end_ns = mono_ns();
+        // Frames the kernel left in the ring (a budget, a busy peer) go only with a later
+        // flush: keep flushing for a while, so that they are not left for the next run.
+        // (The `Port` trait cannot say how many are still queued.)
+        let drain_until = end_ns.saturating_add(u64::try_from(self.cfg.drain.as_nanos()).unwrap_or(u64::MAX));
+        loop {
+            let _ = self.port.tx_flush();
+            if mono_ns() >= drain_until {
+                break;
+            }
+            std::thread::sleep(Duration::from_micros(100));
+        }
         let after = self.port.stats();
         let late = pacer.late();
         GenReport {

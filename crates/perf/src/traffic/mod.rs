@@ -8,7 +8,7 @@
 //!                                                                  seq check, latency
 //! ```
 //!
-//! * [`template`]: one Ethernet frame per behaviour, SRPerf's packet sizes (64-byte
+//! * [`template`](mod@template): one Ethernet frame per behaviour, SRPerf's packet sizes (64-byte
 //!   inner IP packet, + 80 bytes of SRv6 encapsulation for endpoint behaviours), with
 //!   the address plan in [`Addressing`].
 //! * [`telemetry`]: the 16-byte block at the end of every frame (magic, stream,
