@@ -114,6 +114,12 @@ impl Testbed {
         // ping across the testbed when debugging).
         sh(&["ip", "-n", &tg, "-6", "addr", "add", "fc00:a::2/64", "dev", TG0, "nodad"])?;
         sh(&["ip", "-n", &tg, "-6", "addr", "add", "fc00:b::2/64", "dev", TG1, "nodad"])?;
+        // The tester's kernel also sees what comes back on tg1 (the receiver reads
+        // copies with AF_PACKET): the test destinations are blackholed there, or it
+        // would answer every packet with an ICMP error — towards the SUT.
+        for (fam, pfx) in [("-6", "fc00:100::/30"), ("-6", "fc00:200::/64"), ("-4", "10.100.0.0/24")] {
+            sh(&["ip", "-n", &tg, fam, "route", "add", "blackhole", pfx])?;
+        }
         if let Some(w) = tb.steer_tester_rx() {
             return Err(w);
         }
