@@ -39,6 +39,11 @@ pub struct Experiment {
     pub cpus: Cpus,
     /// `sr6 run --backend` for the sr6 forwarder.
     pub sr6_backend: String,
+    /// A trial that loses packets is run again up to this many times, and the best
+    /// delivery counts (RFC 2544 §24 lets a trial be repeated): on a shared machine a
+    /// stray process can cost a trial a few packets, and one such trial would otherwise
+    /// end the exponential phase or steer the binary search down.
+    pub retry_lossy_trials: usize,
 }
 
 impl Default for Experiment {
@@ -62,6 +67,7 @@ impl Default for Experiment {
             latency_fraction: 0.5,
             cpus: Cpus::default(),
             sr6_backend: "af_xdp".into(),
+            retry_lossy_trials: 1,
         }
     }
 }
@@ -127,6 +133,9 @@ impl Experiment {
         }
         if !(0.0..1.0).contains(&self.latency_fraction) {
             return Err("latency_fraction: in [0, 1)".into());
+        }
+        if self.retry_lossy_trials > 5 {
+            return Err("retry_lossy_trials: at most 5".into());
         }
         if !matches!(self.sr6_backend.as_str(), "af_xdp" | "af_packet" | "auto") {
             return Err("sr6_backend: af_xdp, af_packet or auto".into());

@@ -119,7 +119,20 @@ fn measure(
             precision: exp.precision,
             ..SearchConfig::default()
         };
-        let mut runner = |rate: f64| tester.trial(rate, duration, false).map(|(t, _)| t);
+        let retries = exp.retry_lossy_trials;
+        let mut runner = |rate: f64| -> Result<Trial, String> {
+            let mut best = tester.trial(rate, duration, false)?.0;
+            for _ in 0..retries {
+                if best.received >= best.sent {
+                    break;
+                }
+                let t = tester.trial(rate, duration, false)?.0;
+                if t.delivery_ratio > best.delivery_ratio {
+                    best = t;
+                }
+            }
+            Ok(best)
+        };
         let mut ev = |e: &SearchEvent| progress.event(e);
         let r = search::find_ndr_pdr(&mut runner, &cfg, &mut ev).map_err(|e| format!("{} {}: {e}", fwd.name(), b.name()))?;
         reps.push(r);
