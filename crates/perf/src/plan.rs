@@ -124,7 +124,14 @@ pub fn config(b: Behavior, tg1_mac: &str) -> String {
         ),
         Behavior::EndX => format!("ip -6 route add {dst}/128 encap seg6local action End.X nh6 {TG1_6} dev {DUT0}\n"),
         Behavior::EndDx2 => format!("ip -6 route add {dst}/128 encap seg6local action End.DX2 oif {DUT1} dev {DUT0}\n"),
-        Behavior::EndDx4 => format!("ip -6 route add {dst}/128 encap seg6local action End.DX4 nh4 {TG1_4} dev {DUT0}\n"),
+        // The kernel looks nh4 up as a route and, nh4 being on-link, resolves the
+        // *inner destination* on dut1 rather than nh4 (seg6_local.c looks up nh4 with
+        // ip_route_input and a connected route has no gateway): give it that neighbour.
+        // sr6 sends to nh4's MAC (RFC 8986 §4.5's adjacency) and does not need it.
+        Behavior::EndDx4 => format!(
+            "ip neigh add {DST4} lladdr {tg1_mac} dev {DUT1}\n\
+             ip -6 route add {dst}/128 encap seg6local action End.DX4 nh4 {TG1_4} dev {DUT0}\n"
+        ),
         Behavior::EndDx6 => format!("ip -6 route add {dst}/128 encap seg6local action End.DX6 nh6 {TG1_6} dev {DUT0}\n"),
         Behavior::EndDt6 => format!("ip -6 route add {dst}/128 encap seg6local action End.DT6 table 254 dev {DUT0}\n"),
         Behavior::EndDt4 => format!(
