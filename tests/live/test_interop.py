@@ -188,21 +188,36 @@ def test_t2_route_change_during_a_stream_loses_nothing(t2):
 
     def switch(sender):
         time.sleep(count / rate / 2)
-        # Skip the kernel's End: straight to the egress SID.
-        s1.ctl("route", "replace", "fc00:b::/64", "encap", "seg6", "mode", "encap", "segs", "fc00:3::d6",
+        # `route add` of a more specific route for h2: straight to the egress SID,
+        # skipping the kernel's End. The stream moves to it mid-flight.
+        s1.ctl("route", "add", "fc00:b::2/128", "encap", "seg6", "mode", "encap", "segs", "fc00:3::d6",
                "hmac", "7", "dev", "s1-k2")
 
     try:
         res = net.udp(ns["h1"], ns["h2"], "fc00:b::2", count, rate, during=switch)
+        routes = s1.ctl("show", "routes")
     finally:
-        s1.ctl("route", "replace", "fc00:b::/64", "encap", "seg6", "mode", "encap", "segs",
-               "fc00:2::e,fc00:3::d6", "hmac", "7", "dev", "s1-k2")
+        s1.ctl("route", "del", "fc00:b::2/128", check=False)
     assert res["unique"] == count and res["dups"] == 0, res
     via_k2 = kernel_sid_packets(ns["k2"], "fc00:2::e") - k_before
     assert 0 < via_k2 < count, f"the path changed mid-stream ({via_k2} of {count} through the kernel's End)"
     assert s3.sid("fc00:3::d6/128")["packets"] == count
-    routes = s1.ctl("show", "routes")
-    assert "fc00:b::/64 encap seg6 mode encap segs fc00:2::e,fc00:3::d6 hmac 7 dev s1-k2" in routes, routes
+    assert "fc00:b::2/128 encap seg6 mode encap segs fc00:3::d6 hmac 7 dev s1-k2" in routes, routes
+    assert "fc00:b::2/128" not in s1.ctl("show", "routes")
+
+
+def test_t2_route_replace_and_back(t2):
+    net, ns, s1, s3 = t2
+    s1.ctl("route", "replace", "fc00:b::/64", "encap", "seg6", "mode", "encap", "segs", "fc00:3::d6",
+           "hmac", "7", "dev", "s1-k2")
+    try:
+        k_before = kernel_sid_packets(ns["k2"], "fc00:2::e")
+        res = net.udp(ns["h1"], ns["h2"], "fc00:b::2", 100, RATE)
+        assert res["unique"] == 100, res
+        assert kernel_sid_packets(ns["k2"], "fc00:2::e") == k_before, "the replaced policy skips the kernel's End"
+    finally:
+        s1.ctl("route", "replace", "fc00:b::/64", "encap", "seg6", "mode", "encap", "segs",
+               "fc00:2::e,fc00:3::d6", "hmac", "7", "dev", "s1-k2")
 
 
 def test_t2_ctl_errors_keep_the_daemon_running(t2):

@@ -48,6 +48,8 @@ pub struct RunOptions {
 pub struct RunOutput {
     pub results: Vec<BehaviorResult>,
     pub warnings: Vec<String>,
+    /// Facts worth keeping with the results (the generator's ceiling per testbed).
+    pub notes: Vec<String>,
 }
 
 /// Runs the whole experiment.
@@ -63,7 +65,7 @@ pub fn run(
     if !stale.is_empty() {
         progress.warn(&format!("removed namespaces of an earlier run: {}", stale.join(", ")));
     }
-    let mut out = RunOutput { results: Vec::new(), warnings: Vec::new() };
+    let mut out = RunOutput { results: Vec::new(), warnings: Vec::new(), notes: Vec::new() };
     let warn = |progress: &mut dyn Progress, w: String, out: &mut RunOutput| {
         progress.warn(&w);
         if !out.warnings.contains(&w) {
@@ -84,7 +86,7 @@ pub fn run(
             for w in fwd.start(&tb, b)? {
                 warn(progress, format!("{fname}: {w}"), &mut out);
             }
-            let r = measure(exp, fwd.as_ref(), &tb, b, open_tester, progress);
+            let r = measure(exp, fwd.as_ref(), &tb, b, open_tester, progress, &mut out.notes);
             let stopped = fwd.stop(&tb);
             drop(tb);
             let r = r?;
@@ -103,8 +105,15 @@ fn measure(
     b: Behavior,
     open_tester: &mut TesterFactory<'_>,
     progress: &mut dyn Progress,
+    notes: &mut Vec<String>,
 ) -> Result<BehaviorResult, String> {
     let mut tester = open_tester(tb, b, exp)?;
+    notes.push(format!(
+        "{} {}: generator ceiling {:.1} kpps (unpaced probe through the SUT)",
+        fwd.name(),
+        b.name(),
+        tester.max_pps() / 1e3
+    ));
     let duration = Duration::from_secs_f64(exp.trial_duration_s);
     let max = if exp.max_pps > 0.0 { exp.max_pps.min(tester.max_pps()) } else { tester.max_pps() };
     // Warm-up: caches, neighbour entries, the forwarder's first packets.

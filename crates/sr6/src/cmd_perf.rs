@@ -67,7 +67,7 @@ pub fn run(o: PerfOpts) -> Result<()> {
     meta.trial_duration_s = exp.trial_duration_s;
     meta.repetitions = exp.repetitions;
     meta.frame_bytes = exp.packet_bytes;
-    meta.notes = out.warnings.clone();
+    meta.notes = out.warnings.iter().chain(&out.notes).cloned().collect();
     let files = report::write_all(&out.results, &meta, &o.out).map_err(|e| anyhow!("{}: {e}", o.out.display()))?;
     print_table(&out.results);
     eprintln!("sr6 perf: wrote {}", files.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "));
