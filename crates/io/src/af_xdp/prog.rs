@@ -106,6 +106,8 @@ impl Asm {
     }
     fn finish(mut self) -> Vec<Insn> {
         for &(at, l) in &self.fixups {
+            // Every label of the (fixed) program is bound before `finish`; the unit
+            // tests assemble it, so a missing bind fails them, never a live router.
             let target = self.labels[l.0].expect("label bound");
             // Offsets count from the instruction after the jump.
             self.insns[at].off = (target as isize - at as isize - 1) as i16;
