@@ -130,6 +130,17 @@ impl Worker {
     #[inline(never)]
     #[cold]
     fn process_general(&mut self, t: &Tables, p: &mut PacketBuf) {
+        // IPv4 forwarding and End.DX4 have fast paths of their own, tried here so that
+        // the IPv6 cases in the batch loop keep their registers.
+        if self.fast_path && !matches!(p.verdict, Verdict::Drop(_)) {
+            if let Some(out) = fast::try_cold(t, self, p) {
+                if let Some(c) = self.counters.tx.get_mut(out as usize) {
+                    *c += 1;
+                }
+                p.verdict = Verdict::Tx(out);
+                return;
+            }
+        }
         self.general += 1;
         let v = match p.verdict {
             Verdict::Drop(r) => Verdict::Drop(r),

@@ -81,7 +81,7 @@ pub struct Fib {
 }
 
 impl Fib {
-    /// Kinds of the codes the fast path finds as the aux words of `lpm6`'s values
+    /// Kinds of the codes the fast path finds as the aux words of `lpm6`'s and `lpm4`'s values
     /// ([`Lpm6::lookup_aux`]): [`Fib::GATEWAY`] + the adjacency index for a route
     /// through a gateway, [`Fib::POLICY`] + the policy index for a head-end policy,
     /// else 0.
@@ -152,11 +152,13 @@ impl Fib {
         for (k, _) in exact4.iter() {
             lpm4.mark(k << 96);
         }
-        lpm6.set_aux(|r| match r {
+        let code = |r: &Route| match r {
             Route::Forward(NextHop::Adj(i)) if *i <= Fib::HOP_INDEX => Fib::GATEWAY | i,
             Route::Policy(i) if *i <= Fib::HOP_INDEX => Fib::POLICY | i,
             _ => 0,
-        });
+        };
+        lpm6.set_aux(code);
+        lpm4.set_aux(code);
         Fib { exact6, lpm6, exact4, lpm4 }
     }
 }
@@ -189,16 +191,23 @@ pub(crate) struct FastSid {
 impl FastSid {
     /// Not handled by the fast path.
     pub const NONE: u8 = 0;
+    /// End.DX4 to adjacency `arg` / on-link on device `arg` (`fast::try_cold`). Below
+    /// the kinds of `fast::try6`, so that it declines them together with NONE in one
+    /// compare.
+    pub const DX4_ADJ: u8 = 1;
+    pub const DX4_ONLINK: u8 = 2;
+    /// The last kind `fast::try6` declines.
+    pub const COLD: u8 = 2;
     /// End, End.T without flavours: the next segment is looked up in FIB `arg`.
-    pub const END: u8 = 1;
+    pub const END: u8 = 3;
     /// End.X without flavours, to adjacency `arg` / on-link on device `arg`.
-    pub const END_X_ADJ: u8 = 2;
-    pub const END_X_ONLINK: u8 = 3;
+    pub const END_X_ADJ: u8 = 4;
+    pub const END_X_ONLINK: u8 = 5;
     /// End.DX6 to adjacency `arg` / on-link on device `arg`.
-    pub const DX6_ADJ: u8 = 4;
-    pub const DX6_ONLINK: u8 = 5;
+    pub const DX6_ADJ: u8 = 6;
+    pub const DX6_ONLINK: u8 = 7;
     /// End.DT6: the inner destination is looked up in FIB `arg`.
-    pub const DT6: u8 = 6;
+    pub const DT6: u8 = 8;
 
     /// As an aux word of the exact table ([`ExactMap::set_aux`]): the kind in the low
     /// byte, the argument above (NONE if it does not fit in 24 bits).
@@ -224,12 +233,14 @@ impl FastSid {
             SidOp::EndDx6 { nh: NextHop::Adj(a) } => (Self::DX6_ADJ, a),
             SidOp::EndDx6 { nh: NextHop::OnLink(d) } => (Self::DX6_ONLINK, u32::from(d)),
             SidOp::EndDt6 { table } => (Self::DT6, table),
+            SidOp::EndDx4 { nh: NextHop::Adj(a) } => (Self::DX4_ADJ, a),
+            SidOp::EndDx4 { nh: NextHop::OnLink(d) } => (Self::DX4_ONLINK, u32::from(d)),
             _ => (Self::NONE, 0),
         };
         FastSid { kind, arg }
     }
 
-    /// The next hop of the END_X_* and DX6_* kinds.
+    /// The next hop of the END_X_*, DX6_* and DX4_* kinds.
     #[inline(always)]
     pub(crate) fn next_hop(self, adj: u8) -> NextHop {
         if self.kind == adj {
