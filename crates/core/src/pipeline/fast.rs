@@ -17,7 +17,7 @@
 use super::Worker;
 use crate::packet::{DevId, PacketBuf};
 use crate::lpm;
-use crate::tables::{Device, FastPolicy, FastSid, Fib, NextHop, Route, Tables};
+use crate::tables::{Device, FastPolicy, FastSid, Fib, Hop, NextHop, Route, Tables};
 use sr6_wire::checksum;
 
 /// Ethernet header length.
@@ -33,15 +33,14 @@ fn resolve(t: &Tables, nh: NextHop, dst: u128) -> Option<(DevId, [u8; 12])> {
     t.resolve(nh, dst)
 }
 
-/// The adjacency of a gateway route, from the entry its trie lookup ended on (unmarked:
-/// no /128 can match instead).
+/// The adjacency of a gateway route, from the hop found next to the entry its lookup
+/// ended on (unmarked: no /128 can match instead).
 #[inline(always)]
-fn gateway(t: &Tables, h: u32) -> Option<(DevId, [u8; 12])> {
-    if h & !Fib::HOP_INDEX != Fib::GATEWAY {
+fn gateway(h: &Hop) -> Option<(DevId, [u8; 12])> {
+    if h.code & !Fib::HOP_INDEX != Fib::GATEWAY {
         return None;
     }
-    let a = t.adjacencies.get((h & Fib::HOP_INDEX) as usize)?;
-    Some((a.dev, a.eth?))
+    Some((h.dev, h.eth))
 }
 
 /// The adjacency FIB `table` sends `dst` to, if that is a plain route.
@@ -50,7 +49,7 @@ fn route_to(t: &Tables, table: u32, dst: u128) -> Option<(DevId, [u8; 12])> {
     let fib = t.fibs.get(table as usize)?;
     let (e, code) = fib.lpm6.lookup_aux(dst);
     if !lpm::entry_marked(e) {
-        if let Some(r) = gateway(t, code) {
+        if let Some(r) = gateway(code) {
             return Some(r);
         }
     }
@@ -103,14 +102,13 @@ pub fn try6(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Option<DevId> {
                 },
             }
         } else {
-            let (e, code) = main.lpm6.lookup_aux(dst);
-            let code = if lpm::entry_marked(e) { 0 } else { code };
+            let (e, hop) = main.lpm6.lookup_aux(dst);
+            let code = if lpm::entry_marked(e) { 0 } else { hop.code };
             match code & !Fib::HOP_INDEX {
                 Fib::GATEWAY => {
-                    let a = t.adjacencies.get((code & Fib::HOP_INDEX) as usize)?;
                     h[E + 7] = hl - 1;
-                    h[..12].copy_from_slice(&a.eth?);
-                    return Some(a.dev);
+                    h[..12].copy_from_slice(&hop.eth);
+                    return Some(hop.dev);
                 }
                 Fib::POLICY => return policy(t, w, p, code & Fib::HOP_INDEX),
                 _ => main.route_of_entry(dst, e)?,
@@ -304,7 +302,7 @@ fn ipv4(t: &Tables, dev: &Device, f: &mut [u8]) -> Option<DevId> {
     if lpm::entry_marked(e) && fib.exact4.get(u128::from(dst)).is_some() {
         return None;
     }
-    let (out, mac) = match gateway(t, code) {
+    let (out, mac) = match gateway(code) {
         Some(r) => r,
         None => match *fib.lpm4.value(e)? {
             Route::Forward(nh) => resolve(t, nh, mapped(dst))?,
