@@ -393,7 +393,8 @@ fn policy(t: &Tables, w: &mut Worker, p: &mut PacketBuf, i: u32) -> Option<DevId
         if !p.put_front(&fp.block, n, E) {
             return None;
         }
-        let o = p.data_mut();
+        // The frame now starts with the n >= S bytes of headers.
+        let o = p.data_mut().first_chunk_mut::<S>()?;
         o[E..E + 4].copy_from_slice(&vtf);
         o[E + 4..E + 6].copy_from_slice(&((srh_len + inner_len) as u16).to_be_bytes());
         o[E + 7] = hl - 1;
@@ -408,7 +409,9 @@ fn policy(t: &Tables, w: &mut Worker, p: &mut PacketBuf, i: u32) -> Option<DevId
         if !p.put_front(&fp.block, n, S) {
             return None;
         }
-        let o = p.data_mut();
+        // The frame now starts with the n >= S + 24 bytes of headers (an SRH with at
+        // least one segment).
+        let o = p.data_mut().first_chunk_mut::<{ S + 24 }>()?;
         o[E..E + 4].copy_from_slice(&vtf);
         o[E + 4..E + 6].copy_from_slice(&plen.to_be_bytes());
         o[E + 7] = hl - 1;

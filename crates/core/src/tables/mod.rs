@@ -317,7 +317,8 @@ impl FastPolicy {
         let Some((dev, eth)) = out else { return none };
         let kind = match pol.mode {
             Seg6Mode::Encap | Seg6Mode::EncapRed if pol.hmac_key_id.is_none() || pol.hmac_ready => Self::ENCAP,
-            Seg6Mode::Inline | Seg6Mode::InlineRed if pol.hmac_key_id.is_none() && !pol.srh.is_empty() => Self::INSERT,
+            // An SRH of at least one segment (the fast path patches Segment List[0]).
+            Seg6Mode::Inline | Seg6Mode::InlineRed if pol.hmac_key_id.is_none() && pol.srh.len() >= 24 => Self::INSERT,
             _ => return none,
         };
         let len = 14 + 40 + pol.srh.len();
