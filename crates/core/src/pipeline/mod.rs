@@ -90,8 +90,16 @@ impl Worker {
         let n = batch.len() as u64;
         let general = self.general;
         self.counters.rx += n;
-        for p in batch.iter_mut() {
-            self.process_one(t, p);
+        // The fast-path switch tested once per batch, not per packet.
+        if self.fast_path {
+            for p in batch.iter_mut() {
+                self.process_one(t, p);
+            }
+        } else {
+            for p in batch.iter_mut() {
+                self.now_ns = self.now_ns.max(p.ts_ns);
+                self.process_general(t, p);
+            }
         }
         self.fast_hits += n - (self.general - general);
     }
@@ -100,7 +108,12 @@ impl Worker {
     pub fn process(&mut self, t: &Tables, p: &mut PacketBuf) {
         self.counters.rx += 1;
         let general = self.general;
-        self.process_one(t, p);
+        if self.fast_path {
+            self.process_one(t, p);
+        } else {
+            self.now_ns = self.now_ns.max(p.ts_ns);
+            self.process_general(t, p);
+        }
         if self.general == general {
             self.fast_hits += 1;
         }
@@ -114,7 +127,7 @@ impl Worker {
         self.now_ns = self.now_ns.max(p.ts_ns);
         // The fast path only ever transmits: its verdict needs no dispatch. The receive
         // path may already have condemned the frame (e.g. too big): general path.
-        if self.fast_path && !matches!(p.verdict, Verdict::Drop(_)) {
+        if !matches!(p.verdict, Verdict::Drop(_)) {
             if let Some(out) = fast::try6(t, self, p) {
                 if let Some(c) = self.counters.tx.get_mut(out as usize) {
                     *c += 1;
