@@ -125,6 +125,12 @@ pub fn try6(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Option<DevId> {
             _ => None,
         };
     };
+    if s.kind <= FastSid::COLD {
+        // NONE, or End.DX4: `try_cold` handles that one (it need not probe for the
+        // others, which go straight to the general path).
+        w.cold_sid = s.kind != FastSid::NONE;
+        return None;
+    }
     let v = sid(t, h, rest, s, hl, dev.require_hmac)?;
     if let Some(c) = w.counters.sids.get_mut(i as usize) {
         c.packets += 1;
@@ -160,8 +166,7 @@ enum Decap {
 /// Returns `None` (packet untouched) for anything the fast path does not cover.
 #[inline]
 fn sid(t: &Tables, h: &mut [u8; S], rest: &mut [u8], s: FastSid, hl: u8, require_hmac: i8) -> Option<Decap> {
-    // NONE, and End.DX4 (handled by `try_cold`).
-    if s.kind <= FastSid::COLD || require_hmac > 0 {
+    if require_hmac > 0 {
         return None;
     }
     let (srh, tail) = rest.split_first_chunk_mut::<8>()?;
@@ -267,7 +272,8 @@ pub fn try_cold(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Option<DevId> 
     if ethertype == 0x0800 {
         return ipv4(t, dev, f);
     }
-    if ethertype != 0x86dd {
+    // An IPv6 frame is worth a look only if `try6` found it is for an End.DX4 SID.
+    if ethertype != 0x86dd || !std::mem::take(&mut w.cold_sid) {
         return None;
     }
     let (i, v) = end_dx4(t, dev, f)?;

@@ -63,6 +63,9 @@ pub struct Worker {
     pub fast_path: bool,
     /// Packets the fast path handled (for tests and `sr6 bench`).
     pub fast_hits: u64,
+    /// Set by the fast path when the packet it declines is for an End.DX4 SID (for
+    /// `fast::try_cold`, which then takes it).
+    cold_sid: bool,
     /// Packets that took the general path ([`process_batch`](Self::process_batch)
     /// derives its fast-path hits from this count, off the per-packet path).
     general: u64,
@@ -77,6 +80,7 @@ impl Worker {
             rx_macs: [0; 12],
             fast_path: true,
             fast_hits: 0,
+            cold_sid: false,
             general: 0,
         }
     }
