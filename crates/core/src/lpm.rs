@@ -41,9 +41,10 @@ pub fn entry_marked(e: u32) -> bool {
     e & EXACT != 0
 }
 
-/// A longest-prefix-match table from `N`-byte keys (`N` >= 2) to values of type `V`.
+/// A longest-prefix-match table from `N`-byte keys (`N` >= 2) to values of type `V`,
+/// with an aux record of type `A` per value ([`set_aux`](Self::set_aux)).
 #[derive(Debug, Clone)]
-pub struct Lpm<const N: usize, V> {
+pub struct Lpm<const N: usize, V, A = u32> {
     /// Indexed by the first 16 bits: a fixed-size array, so the index needs no check.
     root: Box<[u32; 1 << ROOT_BITS]>,
     /// Nodes below the root, flat: node `i` is `nodes[i * 256..][..256]`.
@@ -51,13 +52,15 @@ pub struct Lpm<const N: usize, V> {
     values: Vec<V>,
     /// The prefixes under hash-mode root entries: open addressing at load <= 1/4,
     /// (the prefix's first 64 bits with the host bits cleared, its value entry, the
-    /// value's aux word); an entry of 0 marks an empty slot.
-    slots: Vec<(u64, u32, u32)>,
+    /// value's aux record); an entry of 0 marks an empty slot.
+    slots: Vec<(u64, u32, A)>,
     shift: u32,
-    /// By value entry (index + 1; `aux[0]` for no route): a word the user attaches to
+    /// By value entry (index + 1; `aux[0]` for no route): a record the user attaches to
     /// each value with [`set_aux`](Self::set_aux), returned by
     /// [`lookup_aux`](Self::lookup_aux) (a FIB keeps there what the fast path needs).
-    aux: Vec<u32>,
+    aux: Vec<A>,
+    /// The aux record returned when there is none.
+    no_aux: A,
 }
 
 /// IPv6 LPM.
@@ -65,12 +68,12 @@ pub type Lpm6<V> = Lpm<16, V>;
 /// IPv4 LPM.
 pub type Lpm4<V> = Lpm<4, V>;
 
-impl<const N: usize, V> Default for Lpm<N, V> {
+impl<const N: usize, V, A: Copy + Default> Default for Lpm<N, V, A> {
     fn default() -> Self {
         let root: Box<[u32]> = vec![LEAF; 1 << ROOT_BITS].into_boxed_slice();
         // The length is right by construction; fall back to an empty table defensively.
         let root: Box<[u32; 1 << ROOT_BITS]> = root.try_into().unwrap_or_else(|_| Box::new([LEAF; 1 << ROOT_BITS]));
-        Lpm { root, nodes: Vec::new(), values: Vec::new(), slots: vec![(0, 0, 0)], shift: 63, aux: vec![0] }
+        Lpm { root, nodes: Vec::new(), values: Vec::new(), slots: vec![(0, 0, A::default())], shift: 63, aux: vec![A::default()], no_aux: A::default() }
     }
 }
 
@@ -87,7 +90,7 @@ fn hi_of<const N: usize>(key: &[u8; N]) -> u64 {
     u64::from_be_bytes(k)
 }
 
-impl<const N: usize, V> Lpm<N, V> {
+impl<const N: usize, V, A: Copy + Default> Lpm<N, V, A> {
     /// Builds the table. Later duplicates of the same prefix replace earlier ones
     /// (as `ip route replace` would); host bits beyond the length are ignored.
     pub fn build(mut prefixes: Vec<([u8; N], u8, V)>) -> Self {
@@ -133,29 +136,29 @@ impl<const N: usize, V> Lpm<N, V> {
             }
         }
         let cap = (hashed.len() * 4).next_power_of_two().max(8);
-        t.slots = vec![(0, 0, 0); cap];
+        t.slots = vec![(0, 0, A::default()); cap];
         t.shift = 64 - cap.trailing_zeros();
         for (k, val) in hashed {
             let mut i = hash(k, t.shift);
             loop {
                 let s = &mut t.slots[i];
                 if s.1 == 0 || s.0 == k {
-                    *s = (k, val, 0);
+                    *s = (k, val, A::default());
                     break;
                 }
                 i = (i + 1) & (cap - 1);
             }
         }
-        t.aux = vec![0; t.values.len() + 1];
+        t.aux = vec![A::default(); t.values.len() + 1];
         t
     }
 
     /// Attaches `f(value)` to every value, for [`lookup_aux`](Self::lookup_aux).
-    pub fn set_aux(&mut self, f: impl Fn(&V) -> u32) {
-        self.aux = std::iter::once(0).chain(self.values.iter().map(f)).collect();
+    pub fn set_aux(&mut self, f: impl Fn(&V) -> A) {
+        self.aux = std::iter::once(A::default()).chain(self.values.iter().map(f)).collect();
         for s in self.slots.iter_mut() {
             if s.1 != 0 {
-                s.2 = self.aux.get(entry_index(s.1)).copied().unwrap_or(0);
+                s.2 = self.aux.get(entry_index(s.1)).copied().unwrap_or_default();
             }
         }
     }
@@ -316,18 +319,18 @@ impl<const N: usize, V> Lpm<N, V> {
         LEAF
     }
 
-    /// [`lookup_entry`](Self::lookup_entry) and the [aux word](Self::set_aux) of the
-    /// value found (0 if none) — read from the hash slot itself when the lookup ends in
-    /// the hash table.
+    /// [`lookup_entry`](Self::lookup_entry) and the [aux record](Self::set_aux) of the
+    /// value found (the default if none) — read from the hash slot itself when the
+    /// lookup ends in the hash table.
     #[inline(always)]
-    pub fn lookup_aux(&self, key: u128) -> (u32, u32) {
+    pub fn lookup_aux(&self, key: u128) -> (u32, &A) {
         let e = self.root[usize::from((key >> 112) as u16)];
         if e & (LEAF | HASH) == LEAF | HASH {
             let (e, aux) = self.probe_aux((key >> 64) as u64, e);
             return (e, aux);
         }
         let e = self.lookup_entry(key);
-        (e, self.aux.get(entry_index(e)).copied().unwrap_or(0))
+        (e, self.aux.get(entry_index(e)).unwrap_or(&self.no_aux))
     }
 
     /// The hash-table part of a lookup under the hash-mode root entry `e`.
@@ -336,18 +339,19 @@ impl<const N: usize, V> Lpm<N, V> {
         self.probe_aux(hi, e).0
     }
 
-    /// [`probe`](Self::probe) and the aux word of a slot it hit (0 otherwise).
+    /// [`probe`](Self::probe) and the aux record of the value found.
     #[inline(always)]
-    fn probe_aux(&self, hi: u64, e: u32) -> (u32, u32) {
+    fn probe_aux(&self, hi: u64, e: u32) -> (u32, &A) {
         let k = hi & (u64::MAX << ((e >> HASH_SHIFT) & 63));
         let mask = self.slots.len() - 1;
         let mut i = hash(k, self.shift);
         // At least 3/4 of the slots are empty, so the probe always ends.
         loop {
-            let Some(&(sk, sv, aux)) = self.slots.get(i) else { return (LEAF, 0) };
+            let Some((sk, sv, aux)) = self.slots.get(i) else { return (LEAF, &self.no_aux) };
+            let (sk, sv) = (*sk, *sv);
             if sv == 0 {
                 let f = LEAF | (e & (EXACT | HASH_VALUE));
-                return (f, self.aux.get(entry_index(f)).copied().unwrap_or(0));
+                return (f, self.aux.get(entry_index(f)).unwrap_or(&self.no_aux));
             }
             if sk == k {
                 return (sv | (e & EXACT), aux);
@@ -435,7 +439,7 @@ mod tests {
             let (e, aux) = t.lookup_aux(k);
             assert_eq!(e, t.lookup_entry(k), "{a}");
             assert_eq!(t.value(e), Some(&v), "{a}");
-            assert_eq!(aux, v * 10, "{a}");
+            assert_eq!(*aux, v * 10, "{a}");
         }
     }
 

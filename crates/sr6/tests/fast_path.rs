@@ -1,8 +1,8 @@
 //! The fast path (crates/core/src/pipeline/fast.rs) must be invisible: for every frame,
 //! the general path and the fast path produce the same verdict, the same bytes and the
 //! same counters. Frames: the bundled example's, variants built to hit each fast case
-//! (End/End.X/End.T/End.DX6/End.DT6, H.Encaps/.Red, H.Insert/.Red, transit), and random
-//! mutations of all of them.
+//! (End/End.X/End.T/End.DX6/End.DT6/End.DX4, H.Encaps/.Red, H.Insert/.Red, IPv6 and IPv4
+//! transit), and random mutations of all of them.
 
 mod common;
 
@@ -34,6 +34,16 @@ ip -6 route add fc00:1::c3/128 encap seg6local action End.X nh6 fc00:23::3 dev e
 ip -6 route add fc00:1::7/128 encap seg6local action End.T table 100 dev eth1
 ip -6 route add fc00:1::d6/128 encap seg6local action End.DX6 nh6 fc00:a::2 dev eth0
 ip -6 route add fc00:1::d7/128 encap seg6local action End.DT6 table 100 dev eth0
+ip -6 route add fc00:1::d4/128 encap seg6local action End.DX4 nh4 10.0.12.2 dev eth0
+ip -6 route add fc00:1::d5/128 encap seg6local action End.DX4 nh4 10.0.23.77 dev eth0
+ip addr add 10.0.12.1/24 dev eth1
+ip addr add 10.0.23.1/24 dev eth2
+ip neigh add 10.0.12.2 lladdr 02:00:00:00:12:04 dev eth1
+ip neigh add 10.0.23.9 lladdr 02:00:00:00:23:09 dev eth2
+ip route add 20.0.0.0/8 via 10.0.12.2 dev eth1
+ip route add 20.1.0.0/16 via 10.0.23.9 dev eth2
+ip route add 20.1.2.3/32 via 10.0.23.9 dev eth2
+ip route add 20.2.0.0/16 via 10.0.23.77 dev eth2
 sysctl -w net.ipv6.conf.eth0.seg6_require_hmac=0
 ";
 
@@ -75,6 +85,32 @@ fn inner6(dst: &str, hl: u8) -> Vec<u8> {
     f[14..].to_vec()
 }
 
+/// An IPv4 header (with `opts` bytes of options, checksum right unless `bad_sum`) +
+/// `payload`.
+fn ip4(dst: [u8; 4], ttl: u8, opts: usize, bad_sum: bool, payload: &[u8]) -> Vec<u8> {
+    let hl = 20 + opts;
+    let total = (hl + payload.len()) as u16;
+    let mut h = vec![0x40 | (hl / 4) as u8, 0, 0, 0, 0x12, 0x34, 0x40, 0, ttl, 17, 0, 0, 10, 0, 1, 2];
+    h[2..4].copy_from_slice(&total.to_be_bytes());
+    h.extend_from_slice(&dst);
+    h.resize(hl, 1);
+    let mut sum: u32 = h.chunks(2).map(|w| u32::from(u16::from_be_bytes([w[0], w[1]]))).sum();
+    while sum > 0xffff {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    let c = !(sum as u16) ^ u16::from(bad_sum);
+    h[10..12].copy_from_slice(&c.to_be_bytes());
+    h.extend_from_slice(payload);
+    h
+}
+
+/// Ethernet (IPv4) + `l3`.
+fn frame4(l3: &[u8]) -> Vec<u8> {
+    let mut f = vec![0x02, 0, 0, 0, 0, 0xa0, 0x02, 0, 0, 0, 0x0a, 0x02, 0x08, 0x00];
+    f.extend_from_slice(l3);
+    f
+}
+
 fn frames() -> Vec<Vec<u8>> {
     let udp: &[u8] = &[0, 1, 0, 2, 0, 12, 0, 0, 9, 9, 9, 9];
     let mut v = common::example_frames();
@@ -96,6 +132,23 @@ fn frames() -> Vec<Vec<u8>> {
             v.push(frame("fc00:9::1", sid, hl, Some((&[sid], 0, 41)), &inner6("fc00:3::4", 1)));
             v.push(frame("fc00:9::1", sid, hl, Some((&[sid, "fc00:2::1"], 1, 41)), &inner6("fc00:3::4", 9)));
         }
+        for sid in ["fc00:1::d4", "fc00:1::d5"] {
+            for (ttl, opts, bad) in [(64, 0, false), (2, 0, false), (1, 0, false), (64, 4, false), (64, 0, true)] {
+                let inner = ip4([20, 5, 5, 5], ttl, opts, bad, udp);
+                v.push(frame("fc00:9::1", sid, hl, Some((&[sid], 0, 4)), &inner));
+            }
+            v.push(frame("fc00:9::1", sid, hl, Some((&[sid, "fc00:2::1"], 1, 4)), &ip4([20, 5, 5, 5], 9, 0, false, udp)));
+            v.push(frame("fc00:9::1", sid, hl, Some((&[sid], 0, 41)), &inner6("fc00:3::4", 9)));
+        }
+    }
+    for dst in [[20, 5, 5, 5], [20, 1, 9, 9], [20, 1, 2, 3], [20, 2, 0, 1], [10, 0, 23, 9], [10, 0, 23, 50], [10, 0, 12, 1], [224, 0, 0, 5], [99, 0, 0, 1]] {
+        for (ttl, opts, bad) in [(64, 0, false), (2, 0, false), (1, 0, false), (0, 0, false), (64, 4, false), (64, 0, true)] {
+            v.push(frame4(&ip4(dst, ttl, opts, bad, udp)));
+        }
+        // Ethernet padding.
+        let mut f = frame4(&ip4(dst, 64, 0, false, &[1, 2]));
+        f.resize(60, 0);
+        v.push(f);
     }
     v
 }
@@ -131,7 +184,7 @@ fn fast_path_equals_general_path_on_crafted_frames() {
         fast_hits += run(&t, true, f, 0).1.fast_hits;
         assert_eq!(run(&t, false, f, 0).1.fast_hits, 0);
     }
-    assert!(fast_hits >= 30, "the fast path handled only {fast_hits} of {} frames", fs.len());
+    assert!(fast_hits >= 40, "the fast path handled only {fast_hits} of {} frames", fs.len());
 }
 
 proptest! {
@@ -152,4 +205,26 @@ proptest! {
         }
         same(&t, &f, dev)?;
     }
+}
+
+/// The IPv4 and End.DX4 fast paths (tried out of the batch loop) are really taken for
+/// the plain cases, gateway and on-link, and declined for the odd ones.
+#[test]
+fn ipv4_and_end_dx4_fast_paths_are_taken() {
+    let t = tables();
+    let udp: &[u8] = &[0, 1, 0, 2, 0, 12, 0, 0, 9, 9, 9, 9];
+    let hits = |f: &[u8]| run(&t, true, f, 0).1.fast_hits;
+    for dst in [[20, 5, 5, 5], [20, 1, 9, 9], [10, 0, 23, 9]] {
+        assert_eq!(hits(&frame4(&ip4(dst, 64, 0, false, udp))), 1, "{dst:?}");
+    }
+    for dst in [[20, 1, 2, 3], [20, 2, 0, 1], [10, 0, 12, 1], [224, 0, 0, 5]] {
+        assert_eq!(hits(&frame4(&ip4(dst, 64, 0, false, udp))), 0, "{dst:?}");
+    }
+    assert_eq!(hits(&frame4(&ip4([20, 5, 5, 5], 1, 0, false, udp))), 0);
+    assert_eq!(hits(&frame4(&ip4([20, 5, 5, 5], 64, 4, false, udp))), 0);
+    assert_eq!(hits(&frame4(&ip4([20, 5, 5, 5], 64, 0, true, udp))), 0);
+    let dx4 = |sid: &str, ttl| frame("fc00:9::1", sid, 64, Some((&[sid], 0, 4)), &ip4([20, 5, 5, 5], ttl, 0, false, udp));
+    assert_eq!(hits(&dx4("fc00:1::d4", 64)), 1);
+    assert_eq!(hits(&dx4("fc00:1::d4", 1)), 0);
+    assert_eq!(hits(&dx4("fc00:1::d5", 64)), 0, "no neighbour: general path");
 }

@@ -9,13 +9,16 @@
 //! on an SRH that directly follows the IPv6 header, has no TLVs and needs no HMAC (RFC
 //! 8986 §4.1-§4.3); End.DX6 and End.DT6 on such an SRH with Segments Left 0 and an inner
 //! IPv6 packet (§4.4, §4.6); H.Encaps / H.Encaps.Red without per-packet HMAC and H.Insert
-//! / H.Insert.Red without HMAC (§5.1, §5.2). Everything else — errors, ICMP, local
-//! delivery, on-the-wire oddities — goes to the general path.
+//! / H.Insert.Red without HMAC (§5.1, §5.2). Tried only when [`try6`] declined, out of
+//! the batch loop ([`try_cold`]): IPv4 forwarding (RFC 1812 §5.2.2, §5.3.1) and End.DX4
+//! (RFC 8986 §4.5). Everything else — errors, ICMP, local delivery, on-the-wire
+//! oddities — goes to the general path.
 
 use super::Worker;
 use crate::packet::{DevId, PacketBuf};
 use crate::lpm;
-use crate::tables::{FastPolicy, FastSid, Fib, NextHop, Route, Tables};
+use crate::tables::{Device, FastPolicy, FastSid, Fib, Hop, NextHop, Route, Tables};
+use sr6_wire::checksum;
 
 /// Ethernet header length.
 const E: usize = 14;
@@ -30,15 +33,14 @@ fn resolve(t: &Tables, nh: NextHop, dst: u128) -> Option<(DevId, [u8; 12])> {
     t.resolve(nh, dst)
 }
 
-/// The adjacency of a gateway route, from the entry its trie lookup ended on (unmarked:
-/// no /128 can match instead).
+/// The adjacency of a gateway route, from the hop found next to the entry its lookup
+/// ended on (unmarked: no /128 can match instead).
 #[inline(always)]
-fn gateway(t: &Tables, h: u32) -> Option<(DevId, [u8; 12])> {
-    if h & !Fib::HOP_INDEX != Fib::GATEWAY {
+fn gateway(h: &Hop) -> Option<(DevId, [u8; 12])> {
+    if h.code & !Fib::HOP_INDEX != Fib::GATEWAY {
         return None;
     }
-    let a = t.adjacencies.get((h & Fib::HOP_INDEX) as usize)?;
-    Some((a.dev, a.eth?))
+    Some((h.dev, h.eth))
 }
 
 /// The adjacency FIB `table` sends `dst` to, if that is a plain route.
@@ -47,7 +49,7 @@ fn route_to(t: &Tables, table: u32, dst: u128) -> Option<(DevId, [u8; 12])> {
     let fib = t.fibs.get(table as usize)?;
     let (e, code) = fib.lpm6.lookup_aux(dst);
     if !lpm::entry_marked(e) {
-        if let Some(r) = gateway(t, code) {
+        if let Some(r) = gateway(code) {
             return Some(r);
         }
     }
@@ -100,14 +102,13 @@ pub fn try6(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Option<DevId> {
                 },
             }
         } else {
-            let (e, code) = main.lpm6.lookup_aux(dst);
-            let code = if lpm::entry_marked(e) { 0 } else { code };
+            let (e, hop) = main.lpm6.lookup_aux(dst);
+            let code = if lpm::entry_marked(e) { 0 } else { hop.code };
             match code & !Fib::HOP_INDEX {
                 Fib::GATEWAY => {
-                    let a = t.adjacencies.get((code & Fib::HOP_INDEX) as usize)?;
                     h[E + 7] = hl - 1;
-                    h[..12].copy_from_slice(&a.eth?);
-                    return Some(a.dev);
+                    h[..12].copy_from_slice(&hop.eth);
+                    return Some(hop.dev);
                 }
                 Fib::POLICY => return policy(t, w, p, code & Fib::HOP_INDEX),
                 _ => main.route_of_entry(dst, e)?,
@@ -124,6 +125,12 @@ pub fn try6(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Option<DevId> {
             _ => None,
         };
     };
+    if s.kind <= FastSid::COLD {
+        // NONE, or End.DX4: `try_cold` handles that one (it need not probe for the
+        // others, which go straight to the general path).
+        w.cold_sid = s.kind != FastSid::NONE;
+        return None;
+    }
     let v = sid(t, h, rest, s, hl, dev.require_hmac)?;
     if let Some(c) = w.counters.sids.get_mut(i as usize) {
         c.packets += 1;
@@ -159,7 +166,7 @@ enum Decap {
 /// Returns `None` (packet untouched) for anything the fast path does not cover.
 #[inline]
 fn sid(t: &Tables, h: &mut [u8; S], rest: &mut [u8], s: FastSid, hl: u8, require_hmac: i8) -> Option<Decap> {
-    if s.kind == FastSid::NONE || require_hmac > 0 {
+    if require_hmac > 0 {
         return None;
     }
     let (srh, tail) = rest.split_first_chunk_mut::<8>()?;
@@ -224,6 +231,150 @@ fn sid(t: &Tables, h: &mut [u8; S], rest: &mut [u8], s: FastSid, hl: u8, require
     }
 }
 
+/// The IPv4-mapped IPv6 form of an IPv4 address: the neighbour key of an on-link IPv4
+/// next hop ([`crate::tables::neigh_key`]).
+#[inline(always)]
+fn mapped(a: u32) -> u128 {
+    0xffff << 32 | u128::from(a)
+}
+
+/// Checks an IPv4 header without options (RFC 1812 §5.2.2: version, IHL, Total Length
+/// = `len`, header checksum) and a TTL that survives forwarding; returns its destination.
+#[inline(always)]
+fn ipv4_ok(ip: &[u8; 20], len: usize) -> Option<u32> {
+    if ip[0] != 0x45 || usize::from(u16::from_be_bytes([ip[2], ip[3]])) != len || ip[8] <= 1 {
+        return None;
+    }
+    if checksum::fold(checksum::sum(ip)) != 0 {
+        return None;
+    }
+    Some(u32::from_be_bytes([ip[16], ip[17], ip[18], ip[19]]))
+}
+
+/// RFC 1812 §5.3.1: TTL decremented, checksum updated incrementally (RFC 1624), as
+/// `Ipv4Packet::decrement_ttl` does.
+#[inline(always)]
+fn ipv4_decrement_ttl(ip: &mut [u8; 20]) {
+    let old = u16::from_be_bytes([ip[8], ip[9]]);
+    let c = checksum::update16(u16::from_be_bytes([ip[10], ip[11]]), old, old - 0x100);
+    ip[8] -= 1;
+    ip[10..12].copy_from_slice(&c.to_be_bytes());
+}
+
+/// The fast cases that are tried only after [`try6`] declined, out of the batch loop
+/// (so that the IPv6 cases there keep their registers): IPv4 forwarding and End.DX4.
+/// `Some(device)` to transmit to; `None` leaves the frame untouched.
+#[inline(never)]
+pub fn try_cold(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Option<DevId> {
+    let dev = t.devices.get(p.in_dev as usize)?;
+    let f = p.data_mut();
+    let ethertype = u16::from_be_bytes(*f.get(12..14)?.first_chunk::<2>()?);
+    if ethertype == 0x0800 {
+        return ipv4(t, dev, f);
+    }
+    // An IPv6 frame is worth a look only if `try6` found it is for an End.DX4 SID.
+    if ethertype != 0x86dd || !std::mem::take(&mut w.cold_sid) {
+        return None;
+    }
+    let (i, v) = end_dx4(t, dev, f)?;
+    if let Some(c) = w.counters.sids.get_mut(i as usize) {
+        c.packets += 1;
+        c.bytes += (f.len() - E) as u64;
+    }
+    match v {
+        Decap::No(out) => Some(out),
+        Decap::Yes(out, pull) => {
+            let _ = p.pull_front(pull);
+            Some(out)
+        }
+    }
+}
+
+/// IPv4 forwarding on the fast path (RFC 1812 §5.2.2, §5.3.1): an IPv4 header without
+/// options, a destination below 224.0.0.0 that the main FIB sends to a gateway or an
+/// on-link neighbour (no /32 of the exact table).
+#[inline(always)]
+fn ipv4(t: &Tables, dev: &Device, f: &mut [u8]) -> Option<DevId> {
+    let len = f.len();
+    let (eth, ip) = f.split_first_chunk_mut::<E>()?;
+    let ip = ip.first_chunk_mut::<20>()?;
+    // No Ethernet padding; multicast, broadcast and class E are the host's.
+    let dst = ipv4_ok(ip, len - E)?;
+    if !dev.forwarding4 || dst >= 0xe000_0000 {
+        return None;
+    }
+    let fib = t.fibs.first()?;
+    let (e, code) = fib.lpm4.lookup_aux(u128::from(dst) << 96);
+    if lpm::entry_marked(e) && fib.exact4.get(u128::from(dst)).is_some() {
+        return None;
+    }
+    let (out, mac) = match gateway(code) {
+        Some(r) => r,
+        None => match *fib.lpm4.value(e)? {
+            Route::Forward(nh) => resolve(t, nh, mapped(dst))?,
+            _ => return None,
+        },
+    };
+    ipv4_decrement_ttl(ip);
+    eth[..12].copy_from_slice(&mac);
+    Some(out)
+}
+
+/// An IPv6 frame for an End.DX4 SID of the main FIB, with an SRH right after the IPv6
+/// header (no TLVs, no HMAC required): the SID's index and what [`dx4`] did.
+#[inline(always)]
+fn end_dx4(t: &Tables, dev: &Device, f: &mut [u8]) -> Option<(u32, Decap)> {
+    let (h, rest) = f.split_first_chunk_mut::<S>()?;
+    if h[E] >> 4 != 6
+        || usize::from(u16::from_be_bytes([h[E + 4], h[E + 5]])) != rest.len()
+        || h[E + 6] != sr6_wire::IPPROTO_ROUTING
+        || h[E + 7] <= 1
+        || dev.require_hmac > 0
+        || !dev.forwarding6
+    {
+        return None;
+    }
+    let dst = u128::from_be_bytes(*h[E + 24..].first_chunk::<16>()?);
+    if dst >> 112 >= 0xfe80 {
+        return None;
+    }
+    let (Route::Sid(i), aux) = t.fibs.first()?.exact6.get_aux(dst)? else { return None };
+    let s = FastSid::unpack(aux);
+    if s.kind != FastSid::DX4_ADJ && s.kind != FastSid::DX4_ONLINK {
+        return None;
+    }
+    let (srh, tail) = rest.split_first_chunk_mut::<8>()?;
+    let le1 = u32::from(srh[4]) + 1;
+    let segs_len = 16 * le1 as usize;
+    if srh[2] != sr6_wire::srh::ROUTING_TYPE_SRH || u32::from(srh[1]) != 2 * le1 || segs_len > tail.len() {
+        return None;
+    }
+    Some((i, dx4(t, srh, tail, segs_len + 8, s, dev.forwarding4)?))
+}
+
+/// End.DX4 (RFC 8986 §4.5) on an SRH (`srh_len` bytes, the first 8 in `srh`, the rest
+/// starting `tail`) with Segments Left 0 and an inner IPv4 packet without options: the
+/// new Ethernet header goes in front of the inner packet.
+#[inline(always)]
+fn dx4(t: &Tables, srh: &[u8; 8], tail: &mut [u8], srh_len: usize, s: FastSid, forwarding4: bool) -> Option<Decap> {
+    if srh[3] != 0 || srh[0] != 4 || !forwarding4 {
+        return None;
+    }
+    let (before, inner) = tail.split_at_mut_checked(srh_len - 8)?;
+    let ilen = inner.len();
+    let ip = inner.first_chunk_mut::<20>()?;
+    let dst = ipv4_ok(ip, ilen)?;
+    let (out, mac) = resolve(t, s.next_hop(FastSid::DX4_ADJ), mapped(dst))?;
+    let n = before.len();
+    if n < E {
+        return None;
+    }
+    ipv4_decrement_ttl(ip);
+    before[n - E..n - 2].copy_from_slice(&mac);
+    before[n - 2..].copy_from_slice(&[0x08, 0x00]);
+    Some(Decap::Yes(out, 40 + srh_len))
+}
+
 /// A head-end policy on the fast path (the Ethernet + IPv6 headers were checked by
 /// [`try6`]). Not inlined: the registers it needs would cost the other cases spills in
 /// the batch loop.
@@ -248,7 +399,8 @@ fn policy(t: &Tables, w: &mut Worker, p: &mut PacketBuf, i: u32) -> Option<DevId
         if !p.put_front(&fp.block, n, E) {
             return None;
         }
-        let o = p.data_mut();
+        // The frame now starts with the n >= S bytes of headers.
+        let o = p.data_mut().first_chunk_mut::<S>()?;
         o[E..E + 4].copy_from_slice(&vtf);
         o[E + 4..E + 6].copy_from_slice(&((srh_len + inner_len) as u16).to_be_bytes());
         o[E + 7] = hl - 1;
@@ -263,7 +415,9 @@ fn policy(t: &Tables, w: &mut Worker, p: &mut PacketBuf, i: u32) -> Option<DevId
         if !p.put_front(&fp.block, n, S) {
             return None;
         }
-        let o = p.data_mut();
+        // The frame now starts with the n >= S + 24 bytes of headers (an SRH with at
+        // least one segment).
+        let o = p.data_mut().first_chunk_mut::<{ S + 24 }>()?;
         o[E..E + 4].copy_from_slice(&vtf);
         o[E + 4..E + 6].copy_from_slice(&plen.to_be_bytes());
         o[E + 7] = hl - 1;

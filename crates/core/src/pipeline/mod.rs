@@ -63,6 +63,9 @@ pub struct Worker {
     pub fast_path: bool,
     /// Packets the fast path handled (for tests and `sr6 bench`).
     pub fast_hits: u64,
+    /// Set by the fast path when the packet it declines is for an End.DX4 SID (for
+    /// `fast::try_cold`, which then takes it).
+    cold_sid: bool,
     /// Packets that took the general path ([`process_batch`](Self::process_batch)
     /// derives its fast-path hits from this count, off the per-packet path).
     general: u64,
@@ -77,6 +80,7 @@ impl Worker {
             rx_macs: [0; 12],
             fast_path: true,
             fast_hits: 0,
+            cold_sid: false,
             general: 0,
         }
     }
@@ -90,8 +94,16 @@ impl Worker {
         let n = batch.len() as u64;
         let general = self.general;
         self.counters.rx += n;
-        for p in batch.iter_mut() {
-            self.process_one(t, p);
+        // The fast-path switch tested once per batch, not per packet.
+        if self.fast_path {
+            for p in batch.iter_mut() {
+                self.process_one(t, p);
+            }
+        } else {
+            for p in batch.iter_mut() {
+                self.now_ns = self.now_ns.max(p.ts_ns);
+                self.process_general(t, p);
+            }
         }
         self.fast_hits += n - (self.general - general);
     }
@@ -100,7 +112,12 @@ impl Worker {
     pub fn process(&mut self, t: &Tables, p: &mut PacketBuf) {
         self.counters.rx += 1;
         let general = self.general;
-        self.process_one(t, p);
+        if self.fast_path {
+            self.process_one(t, p);
+        } else {
+            self.now_ns = self.now_ns.max(p.ts_ns);
+            self.process_general(t, p);
+        }
         if self.general == general {
             self.fast_hits += 1;
         }
@@ -114,7 +131,7 @@ impl Worker {
         self.now_ns = self.now_ns.max(p.ts_ns);
         // The fast path only ever transmits: its verdict needs no dispatch. The receive
         // path may already have condemned the frame (e.g. too big): general path.
-        if self.fast_path && !matches!(p.verdict, Verdict::Drop(_)) {
+        if !matches!(p.verdict, Verdict::Drop(_)) {
             if let Some(out) = fast::try6(t, self, p) {
                 if let Some(c) = self.counters.tx.get_mut(out as usize) {
                     *c += 1;
@@ -130,6 +147,17 @@ impl Worker {
     #[inline(never)]
     #[cold]
     fn process_general(&mut self, t: &Tables, p: &mut PacketBuf) {
+        // IPv4 forwarding and End.DX4 have fast paths of their own, tried here so that
+        // the IPv6 cases in the batch loop keep their registers.
+        if self.fast_path && !matches!(p.verdict, Verdict::Drop(_)) {
+            if let Some(out) = fast::try_cold(t, self, p) {
+                if let Some(c) = self.counters.tx.get_mut(out as usize) {
+                    *c += 1;
+                }
+                p.verdict = Verdict::Tx(out);
+                return;
+            }
+        }
         self.general += 1;
         let v = match p.verdict {
             Verdict::Drop(r) => Verdict::Drop(r),

@@ -10,7 +10,7 @@ use super::{neigh_key, Adjacency, Device, FastPolicy, FastSid, Fib, HmacKeys, Ne
 use crate::behaviour::{descriptor, BehaviorKind, Param};
 use crate::exact::ExactMap;
 use crate::hmac::HmacKey;
-use crate::lpm::{Lpm4, Lpm6};
+use crate::lpm::{Lpm, Lpm4, Lpm6};
 use crate::packet::DevId;
 use crate::spec::{
     DevSel, Line, Prefix, RouteKind, RouterSpec, Seg6Encap, Seg6Mode, SidAction, SysctlSpec, MAIN_TABLE,
@@ -352,9 +352,9 @@ impl<'a> Builder<'a> {
             let (exact4, rest4): (Vec<_>, Vec<_>) = r4.into_iter().partition(|e| e.1 == 32);
             fibs.push(Fib::new(
                 ExactMap::build(exact6.into_iter().map(|(a, _, r)| (u128::from_be_bytes(a), r)).collect()),
-                Lpm6::build(rest6),
+                Lpm::build(rest6),
                 ExactMap::build(exact4.into_iter().map(|(a, _, r)| (u128::from(u32::from_be_bytes(a)), r)).collect()),
-                Lpm4::build(rest4),
+                Lpm::build(rest4),
             ));
         }
 
@@ -403,6 +403,7 @@ impl<'a> Builder<'a> {
         // The fast path reads a /128 SID's FastSid from the exact-table slot it finds.
         let fast_sids = &tables.fast_sids;
         for fib in tables.fibs.iter_mut() {
+            fib.set_hops(&tables.adjacencies);
             fib.exact6.set_aux(|r| match r {
                 Route::Sid(i) => fast_sids.get(*i as usize).map_or(0, |f| f.pack()),
                 _ => 0,

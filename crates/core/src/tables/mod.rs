@@ -15,7 +15,7 @@ use rustc_hash::FxHashMap;
 use crate::behaviour::BehaviorKind;
 use crate::exact::ExactMap;
 use crate::hmac::HmacKey;
-use crate::lpm::{Lpm4, Lpm6};
+use crate::lpm::Lpm;
 use crate::packet::DevId;
 use crate::spec::{Flavors, Prefix, Seg6Mode};
 
@@ -69,22 +69,37 @@ pub enum Route {
     Unreachable,
 }
 
+/// What the fast path finds next to a FIB value (the aux record of [`Fib::lpm6`] and
+/// [`Fib::lpm4`], kept in the LPM's hash slot itself): [`Fib::GATEWAY`] + the adjacency
+/// index, with the adjacency's device and Ethernet header, for a route through a gateway
+/// whose neighbour is known; [`Fib::POLICY`] + the policy index for a head-end policy;
+/// else 0.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Hop {
+    pub code: u32,
+    pub dev: DevId,
+    pub eth: [u8; 12],
+}
+
+/// The IPv6 LPM of a FIB.
+pub type FibLpm6 = Lpm<16, Route, Hop>;
+/// The IPv4 LPM of a FIB.
+pub type FibLpm4 = Lpm<4, Route, Hop>;
+
 /// One routing table. Build it with [`Fib::new`] (the trie must be marked).
 #[derive(Debug)]
 pub struct Fib {
     /// /128 entries, including local addresses (which win, as the kernel's local table).
     pub exact6: ExactMap<Route>,
-    pub lpm6: Lpm6<Route>,
+    pub lpm6: FibLpm6,
     /// /32 entries.
     pub exact4: ExactMap<Route>,
-    pub lpm4: Lpm4<Route>,
+    pub lpm4: FibLpm4,
 }
 
 impl Fib {
-    /// Kinds of the codes the fast path finds as the aux words of `lpm6`'s values
-    /// ([`Lpm6::lookup_aux`]): [`Fib::GATEWAY`] + the adjacency index for a route
-    /// through a gateway, [`Fib::POLICY`] + the policy index for a head-end policy,
-    /// else 0.
+    /// Kinds of the [`Hop`] codes the fast path finds next to the values of `lpm6` and
+    /// `lpm4` ([`Lpm::lookup_aux`]).
     pub(crate) const GATEWAY: u32 = 1 << 28;
     pub(crate) const POLICY: u32 = 2 << 28;
     pub(crate) const HOP_INDEX: u32 = (1 << 28) - 1;
@@ -145,19 +160,43 @@ impl Fib {
 
     /// Builds a FIB from its /128 (/32) entries and its shorter prefixes; the trie
     /// entries under which a /128 (/32) lies are marked for [`lookup6`](Self::lookup6).
-    pub fn new(exact6: ExactMap<Route>, mut lpm6: Lpm6<Route>, exact4: ExactMap<Route>, mut lpm4: Lpm4<Route>) -> Fib {
+    /// The [`Hop`]s are set for policies only; [`Fib::set_hops`] adds the gateways.
+    pub fn new(exact6: ExactMap<Route>, mut lpm6: FibLpm6, exact4: ExactMap<Route>, mut lpm4: FibLpm4) -> Fib {
         for (k, _) in exact6.iter() {
             lpm6.mark(k);
         }
         for (k, _) in exact4.iter() {
             lpm4.mark(k << 96);
         }
-        lpm6.set_aux(|r| match r {
-            Route::Forward(NextHop::Adj(i)) if *i <= Fib::HOP_INDEX => Fib::GATEWAY | i,
-            Route::Policy(i) if *i <= Fib::HOP_INDEX => Fib::POLICY | i,
-            _ => 0,
-        });
-        Fib { exact6, lpm6, exact4, lpm4 }
+        let mut fib = Fib { exact6, lpm6: Lpm::default(), exact4, lpm4: Lpm::default() };
+        lpm6.set_aux(|r| fib.hop(r, &[]));
+        lpm4.set_aux(|r| fib.hop(r, &[]));
+        fib.lpm6 = lpm6;
+        fib.lpm4 = lpm4;
+        fib
+    }
+
+    /// The [`Hop`] of a FIB value, given the adjacencies.
+    fn hop(&self, r: &Route, adjacencies: &[Adjacency]) -> Hop {
+        match *r {
+            Route::Forward(NextHop::Adj(i)) if i <= Fib::HOP_INDEX => match adjacencies.get(i as usize) {
+                Some(Adjacency { dev, eth: Some(eth), .. }) => Hop { code: Fib::GATEWAY | i, dev: *dev, eth: *eth },
+                _ => Hop::default(),
+            },
+            Route::Policy(i) if i <= Fib::HOP_INDEX => Hop { code: Fib::POLICY | i, ..Hop::default() },
+            _ => Hop::default(),
+        }
+    }
+
+    /// Sets the [`Hop`]s of gateway routes (their adjacencies' devices and Ethernet
+    /// headers) and policies.
+    pub(crate) fn set_hops(&mut self, adjacencies: &[Adjacency]) {
+        let mut lpm6 = std::mem::take(&mut self.lpm6);
+        let mut lpm4 = std::mem::take(&mut self.lpm4);
+        lpm6.set_aux(|r| self.hop(r, adjacencies));
+        lpm4.set_aux(|r| self.hop(r, adjacencies));
+        self.lpm6 = lpm6;
+        self.lpm4 = lpm4;
     }
 }
 
@@ -189,16 +228,23 @@ pub(crate) struct FastSid {
 impl FastSid {
     /// Not handled by the fast path.
     pub const NONE: u8 = 0;
+    /// End.DX4 to adjacency `arg` / on-link on device `arg` (`fast::try_cold`). Below
+    /// the kinds of `fast::try6`, so that it declines them together with NONE in one
+    /// compare.
+    pub const DX4_ADJ: u8 = 1;
+    pub const DX4_ONLINK: u8 = 2;
+    /// The last kind `fast::try6` declines.
+    pub const COLD: u8 = 2;
     /// End, End.T without flavours: the next segment is looked up in FIB `arg`.
-    pub const END: u8 = 1;
+    pub const END: u8 = 3;
     /// End.X without flavours, to adjacency `arg` / on-link on device `arg`.
-    pub const END_X_ADJ: u8 = 2;
-    pub const END_X_ONLINK: u8 = 3;
+    pub const END_X_ADJ: u8 = 4;
+    pub const END_X_ONLINK: u8 = 5;
     /// End.DX6 to adjacency `arg` / on-link on device `arg`.
-    pub const DX6_ADJ: u8 = 4;
-    pub const DX6_ONLINK: u8 = 5;
+    pub const DX6_ADJ: u8 = 6;
+    pub const DX6_ONLINK: u8 = 7;
     /// End.DT6: the inner destination is looked up in FIB `arg`.
-    pub const DT6: u8 = 6;
+    pub const DT6: u8 = 8;
 
     /// As an aux word of the exact table ([`ExactMap::set_aux`]): the kind in the low
     /// byte, the argument above (NONE if it does not fit in 24 bits).
@@ -224,12 +270,14 @@ impl FastSid {
             SidOp::EndDx6 { nh: NextHop::Adj(a) } => (Self::DX6_ADJ, a),
             SidOp::EndDx6 { nh: NextHop::OnLink(d) } => (Self::DX6_ONLINK, u32::from(d)),
             SidOp::EndDt6 { table } => (Self::DT6, table),
+            SidOp::EndDx4 { nh: NextHop::Adj(a) } => (Self::DX4_ADJ, a),
+            SidOp::EndDx4 { nh: NextHop::OnLink(d) } => (Self::DX4_ONLINK, u32::from(d)),
             _ => (Self::NONE, 0),
         };
         FastSid { kind, arg }
     }
 
-    /// The next hop of the END_X_* and DX6_* kinds.
+    /// The next hop of the END_X_*, DX6_* and DX4_* kinds.
     #[inline(always)]
     pub(crate) fn next_hop(self, adj: u8) -> NextHop {
         if self.kind == adj {
@@ -269,7 +317,8 @@ impl FastPolicy {
         let Some((dev, eth)) = out else { return none };
         let kind = match pol.mode {
             Seg6Mode::Encap | Seg6Mode::EncapRed if pol.hmac_key_id.is_none() || pol.hmac_ready => Self::ENCAP,
-            Seg6Mode::Inline | Seg6Mode::InlineRed if pol.hmac_key_id.is_none() && !pol.srh.is_empty() => Self::INSERT,
+            // An SRH of at least one segment (the fast path patches Segment List[0]).
+            Seg6Mode::Inline | Seg6Mode::InlineRed if pol.hmac_key_id.is_none() && pol.srh.len() >= 24 => Self::INSERT,
             _ => return none,
         };
         let len = 14 + 40 + pol.srh.len();
