@@ -465,7 +465,10 @@ fn link_counters(ns: &str, dev: &str) -> [u64; 4] {
 
 /// The generator's maximum rate on a looped veth pair: unpaced (`offered = ∞`) for 2 s
 /// per backend, frame size and batch size, with the receiver counting on tg1. Prints
-/// the figures; asserts nothing about speed. Knobs (environment):
+/// the figures; asserts nothing about speed. `#[ignore]`d because it is a benchmark, not
+/// a check (seconds per configuration, and its output is for a human): run it with
+/// `cargo test --release -p sr6-perf --test traffic_netns -- --ignored --nocapture
+/// veth_max_rate`. Knobs (environment):
 /// `SR6_PERF_MAX_RATE_SECS` (2), `SR6_PERF_MAX_RATE_BACKEND` (`af_xdp`, `af_packet`;
 /// both by default), `SR6_PERF_MAX_RATE_BATCH` (`32,256`), `SR6_PERF_MAX_RATE_RX`
 /// (`port`: the receiver counts on tg1; `none`: tg1 is left to the kernel, which drops
