@@ -69,17 +69,7 @@ pub(crate) fn parse_route(p: &mut P, verb: Verb, line: usize) -> Result<Item, PE
         _ => {}
     }
     let pfx_tok = t;
-    let pfx = if t.text == "default" {
-        None
-    } else {
-        Some(value::prefix_of(t).map_err(|e| {
-            if e.expected.is_none() {
-                e.exp("a prefix: ADDR[/LEN] or default")
-            } else {
-                e
-            }
-        })?)
-    };
+    let pfx = prefix_or_default(t)?;
 
     let mut via: Option<(IpAddr, &Tok)> = None;
     let mut dev: Option<(String, &Tok)> = None;
@@ -611,17 +601,7 @@ pub(crate) fn parse_route_del(p: &mut P) -> Result<Item, PErr> {
         t = p.value(t, "a prefix: ADDR[/LEN] or default")?;
     }
     let at = t.clone();
-    let pfx = if t.text == "default" {
-        None
-    } else {
-        Some(value::prefix_of(t).map_err(|e| {
-            if e.expected.is_none() {
-                e.exp("a prefix: ADDR[/LEN] or default")
-            } else {
-                e
-            }
-        })?)
-    };
+    let pfx = prefix_or_default(t)?;
     let mut table = None;
     let mut via_fam = None;
     let mut seen = Vec::new();
@@ -668,4 +648,12 @@ pub(crate) fn parse_route_del(p: &mut P) -> Result<Item, PErr> {
         },
     };
     Ok(Item::RouteDel { table: table.unwrap_or(MAIN_TABLE), prefix, at })
+}
+
+/// A route's prefix word: `None` for `default` (its family comes from elsewhere).
+fn prefix_or_default(t: &Tok) -> Result<Option<Prefix>, PErr> {
+    if t.text == "default" {
+        return Ok(None);
+    }
+    value::prefix_of(t).map(Some).map_err(|e| if e.expected.is_none() { e.exp("a prefix: ADDR[/LEN] or default") } else { e })
 }

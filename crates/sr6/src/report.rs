@@ -13,6 +13,19 @@ pub fn prefix(p: &Prefix) -> String {
     }
 }
 
+/// One SID and its counters (`sid`, `action`, `params`, `packets`, `bytes`, `errors`), as
+/// `sr6 pcap --json` and `sr6 ctl show sids --json` print it.
+pub fn sid_json(s: &sr6_core::tables::Sid, k: &sr6_core::counters::SidCounter) -> Value {
+    json!({
+        "sid": prefix(&s.prefix),
+        "action": s.behavior.keyword(),
+        "params": s.params,
+        "packets": k.packets,
+        "bytes": k.bytes,
+        "errors": k.errors,
+    })
+}
+
 /// The counters as one JSON object (schema in docs/cli.md).
 pub fn json(t: &Tables, c: &Counters) -> Value {
     let tx: serde_json::Map<String, Value> =
@@ -21,16 +34,7 @@ pub fn json(t: &Tables, c: &Counters) -> Value {
         .sids
         .iter()
         .zip(&c.sids)
-        .map(|(s, k)| {
-            json!({
-                "sid": prefix(&s.prefix),
-                "action": s.behavior.keyword(),
-                "params": s.params,
-                "packets": k.packets,
-                "bytes": k.bytes,
-                "errors": k.errors,
-            })
-        })
+        .map(|(s, k)| sid_json(s, k))
         .collect();
     let policies: Vec<Value> = t
         .policies

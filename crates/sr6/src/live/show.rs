@@ -19,14 +19,7 @@ pub fn sids(t: &Tables, c: &Retired) -> Value {
             .iter()
             .map(|s| {
                 let k = c.sids.get(&(PrefixKey::from(&s.prefix), s.behavior.keyword())).copied().unwrap_or_default();
-                json!({
-                    "sid": prefix(&s.prefix),
-                    "action": s.behavior.keyword(),
-                    "params": s.params,
-                    "packets": k.packets,
-                    "bytes": k.bytes,
-                    "errors": k.errors,
-                })
+                crate::report::sid_json(s, &k)
             })
             .collect(),
     )
