@@ -39,6 +39,9 @@ pub struct Experiment {
     pub cpus: Cpus,
     /// `sr6 run --backend` for the sr6 forwarder.
     pub sr6_backend: String,
+    /// How the tester sends: `xdp_live` (XDP live frames, paced in the kernel: the
+    /// fastest), `af_xdp`, `af_packet`, or `auto` (the first of these that works).
+    pub generator: String,
     /// A trial that loses packets is run again up to this many times, and the best
     /// delivery counts (RFC 2544 §24 lets a trial be repeated): on a shared machine a
     /// stray process can cost a trial a few packets, and one such trial would otherwise
@@ -67,6 +70,7 @@ impl Default for Experiment {
             latency_fraction: 0.5,
             cpus: Cpus::default(),
             sr6_backend: "af_xdp".into(),
+            generator: "auto".into(),
             retry_lossy_trials: 1,
         }
     }
@@ -139,6 +143,9 @@ impl Experiment {
         }
         if !matches!(self.sr6_backend.as_str(), "af_xdp" | "af_packet" | "auto") {
             return Err("sr6_backend: af_xdp, af_packet or auto".into());
+        }
+        if !matches!(self.generator.as_str(), "auto" | "xdp_live" | "af_xdp" | "af_packet") {
+            return Err("generator: auto, xdp_live, af_xdp or af_packet".into());
         }
         Ok(())
     }

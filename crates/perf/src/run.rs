@@ -23,6 +23,10 @@ pub trait Tester {
     fn max_pps(&self) -> f64;
     /// Bytes of the frame sent to the SUT.
     fn frame_bytes(&self) -> usize;
+    /// How it sends, for the notes ("XDP live frames out of tg0", ...).
+    fn generator(&self) -> String {
+        String::new()
+    }
 }
 
 /// Opens the tester on a testbed for a behaviour.
@@ -109,10 +113,14 @@ fn measure(
 ) -> Result<BehaviorResult, String> {
     let mut tester = open_tester(tb, b, exp)?;
     notes.push(format!(
-        "{} {}: generator ceiling {:.1} kpps (unpaced probe through the SUT)",
+        "{} {}: generator ceiling {:.1} kpps (unpaced probe through the SUT){}",
         fwd.name(),
         b.name(),
-        tester.max_pps() / 1e3
+        tester.max_pps() / 1e3,
+        match tester.generator() {
+            g if g.is_empty() => String::new(),
+            g => format!("; {g}"),
+        }
     ));
     let duration = Duration::from_secs_f64(exp.trial_duration_s);
     let max = if exp.max_pps > 0.0 { exp.max_pps.min(tester.max_pps()) } else { tester.max_pps() };

@@ -6,13 +6,24 @@
 //! runs whose process is gone.
 //!
 //! CPU placement (SRPerf §IV: one core for the SUT's packet processing): the generator
-//! and receiver threads are pinned to `cpus.tester`; the SUT's work goes to `cpus.sut` —
-//! sr6 pins its worker there (`--cpus`), and for the kernel the receive processing of
-//! dut0 is steered there with RPS (`rps_cpus`), since a veth has no IRQ to steer. On
-//! veth, the receive-side driver work of a frame runs on the CPU that sent it (for sr6
-//! the XDP program and the copy into the AF_XDP ring run on the generator's CPU; for the
-//! kernel only the enqueue to the RPS backlog does). [`Testbed::check_placement`] says
-//! what could not be guaranteed.
+//! and receiver threads are pinned to `cpus.tester`; the SUT's work goes to `cpus.sut`.
+//! dut0 polls its receive ring in a NAPI thread of its own (`gro on` gives a veth a
+//! NAPI instance, `threaded` a kernel thread to run it), and that thread is pinned to
+//! the SUT CPU ([`Testbed::steer_sut_rx`]) — a veth has no IRQ to steer, and without
+//! the thread its receive work would run in the softirq of the sending CPU, the
+//! tester's. So everything the SUT does with a packet, from taking it off dut0's ring
+//! (building the socket buffer for the kernel, running sr6's XDP program) to handing
+//! it to dut1, runs on the SUT CPU, as with a NIC whose queue's interrupt is pinned
+//! there. The thread runs SCHED_FIFO: like softirq work on a NIC, it preempts the
+//! forwarder's user-space threads (sr6's worker) as soon as frames arrive — with an
+//! ordinary priority it would wait for the worker's time slice while dut0's 256-frame
+//! ring overflows. sr6 pins its worker there too (`--cpus`). Where threaded NAPI cannot be set
+//! up, dut0's receive work is steered with RPS instead (then its first steps run on
+//! the tester's CPU) and a warning says so. The tester's tg1 is steered to the tester
+//! CPU with RPS. [`Testbed::check_placement`] says what could not be guaranteed.
+//!
+//! The live-frame generator hands XDP frames to dut0 (`ndo_xdp_xmit`), which a veth
+//! accepts only with NAPI enabled: `gro on` is needed for that too.
 
 use std::process::Command;
 
@@ -137,27 +148,58 @@ impl Testbed {
         sh(&v)
     }
 
-    /// Steers the SUT's receive processing of dut0 to `cpus.sut` with RPS (for the
-    /// kernel forwarder). Returns a warning if it could not.
-    pub fn steer_kernel_rx(&self) -> Option<String> {
-        let mask = format!("{:x}", 1u64 << self.cpus.sut.min(63));
-        let path = format!("/sys/class/net/{DUT0}/queues/rx-0/rps_cpus");
-        match self.exec(&self.sut, &["sh", "-c", &format!("echo {mask} > {path} && cat {path}")]) {
+    /// Makes dut0 poll its receive ring in a NAPI thread pinned to `cpus.sut` (see the
+    /// module docs); if that fails, steers its receive work there with RPS. Returns
+    /// what could not be done.
+    pub fn steer_sut_rx(&self) -> Vec<String> {
+        let mut w = Vec::new();
+        let sut = self.cpus.sut.to_string();
+        let before = napi_threads(DUT0);
+        let threaded = self
+            .exec(&self.sut, &["ethtool", "-K", DUT0, "gro", "on"])
+            .and_then(|_| {
+                let path = format!("/sys/class/net/{DUT0}/threaded");
+                self.exec(&self.sut, &["sh", "-c", &format!("echo 1 > {path} && cat {path}")])
+            })
+            .and_then(|out| {
+                // Ours: the threads that appeared (all of that name if none did).
+                let after = napi_threads(DUT0);
+                let mine: Vec<u32> = after.iter().copied().filter(|p| !before.contains(p)).collect();
+                let mine = if mine.is_empty() { after } else { mine };
+                if out.trim() != "1" || mine.is_empty() {
+                    return Err(format!("{DUT0} has no NAPI thread (threaded reads `{}`)", out.trim()));
+                }
+                for pid in mine {
+                    sh(&["taskset", "-pc", &sut, &pid.to_string()])?;
+                    // Real-time, as softirq work is on a NIC: it preempts the
+                    // forwarder's user-space threads (sr6's worker) the moment frames
+                    // arrive, instead of waiting for a time slice with a 256-frame ring.
+                    sh(&["chrt", "-f", "-p", NAPI_RT_PRIO, &pid.to_string()])?;
+                }
+                Ok(())
+            });
+        if let Err(e) = threaded {
+            w.push(format!("cannot poll {DUT0} in a NAPI thread on CPU {sut} ({e}); steering its receive work with RPS"));
+            w.extend(self.steer_rps(&self.sut, DUT0, self.cpus.sut));
+        }
+        w
+    }
+
+    /// Sets `dev`'s RPS mask to `cpu` in namespace `ns`. Returns a warning if it could not.
+    fn steer_rps(&self, ns: &str, dev: &str, cpu: usize) -> Option<String> {
+        let mask = format!("{:x}", 1u64 << cpu.min(63));
+        let path = format!("/sys/class/net/{dev}/queues/rx-0/rps_cpus");
+        match self.exec(ns, &["sh", "-c", &format!("echo {mask} > {path} && cat {path}")]) {
             Ok(out) if out.trim().trim_start_matches('0').trim_start_matches(',') == mask.trim_start_matches('0') => None,
-            Ok(out) => Some(format!("RPS on {DUT0} reads back `{}`, not `{mask}`: the kernel's forwarding may run on the tester's CPU", out.trim())),
-            Err(e) => Some(format!("cannot steer {DUT0}'s receive work to CPU {} with RPS: {e}", self.cpus.sut)),
+            Ok(out) => Some(format!("RPS on {dev} reads back `{}`, not `{mask}`", out.trim())),
+            Err(e) => Some(format!("cannot steer {dev}'s receive work to CPU {cpu} with RPS: {e}")),
         }
     }
 
     /// Steers tg1's receive processing (the tester's receiver) to `cpus.tester` with RPS,
     /// so the SUT's CPU only transmits. Returns a warning if it could not.
     pub fn steer_tester_rx(&self) -> Option<String> {
-        let mask = format!("{:x}", 1u64 << self.cpus.tester.min(63));
-        let path = format!("/sys/class/net/{TG1}/queues/rx-0/rps_cpus");
-        match self.exec(&self.tg, &["sh", "-c", &format!("echo {mask} > {path}")]) {
-            Ok(_) => None,
-            Err(e) => Some(format!("cannot steer {TG1}'s receive work to CPU {} with RPS: {e}", self.cpus.tester)),
-        }
+        self.steer_rps(&self.tg, TG1, self.cpus.tester)
     }
 
     /// What cannot be guaranteed about CPU placement on this machine.
@@ -177,6 +219,20 @@ impl Testbed {
         }
         w
     }
+}
+
+/// The SCHED_FIFO priority of dut0's NAPI thread (as `chrt -f` takes it).
+const NAPI_RT_PRIO: &str = "50";
+
+/// The process ids of the kernel threads polling `dev` (`napi/DEV-ID`), in any
+/// namespace.
+fn napi_threads(dev: &str) -> Vec<u32> {
+    let prefix = format!("napi/{dev}-");
+    let Ok(dir) = std::fs::read_dir("/proc") else { return Vec::new() };
+    dir.filter_map(|e| e.ok())
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.starts_with(&prefix)))
+        .collect()
 }
 
 fn mac(ns: &str, dev: &str) -> Result<String, String> {

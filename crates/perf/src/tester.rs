@@ -4,7 +4,11 @@
 //! The generator runs on a thread of its own that enters the tester's namespace, opens
 //! both ports there (sockets and XDP attachments belong to the namespace they were made
 //! in), pins itself to the tester CPU and then serves trial requests; the receiver runs
-//! on its own thread on the same CPU. The orchestrator's thread is never pinned, so the
+//! on its own thread on the same CPU.
+//!
+//! The generator is chosen by the experiment's `generator`: XDP live frames
+//! ([`traffic::LiveGenerator`], the fastest, paced in the kernel) where they work, else
+//! AF_XDP, else AF_PACKET (`auto`); the choice and why is in the run's notes. The orchestrator's thread is never pinned, so the
 //! forwarders it starts (`sr6 run`) inherit every CPU and can pin themselves to theirs.
 
 use std::net::Ipv6Addr;
@@ -15,9 +19,10 @@ use std::time::Duration;
 use crate::experiment::Experiment;
 use crate::model::{Behavior, Latency, Trial};
 use crate::plan::{self, TG0, TG0_6, TG1, TG1_6};
+use sr6_io::af_xdp::IngressDrop;
 use crate::run::Tester;
 use crate::testbed::Testbed;
-use crate::traffic::{self, Addressing, Backend, GenConfig, Generator, RecvConfig, Receiver};
+use crate::traffic::{self, Addressing, Backend, GenConfig, Generator, LiveGenerator, RecvConfig, Receiver, Source};
 
 /// Slots per ring of the tester's ports.
 const RING: u32 = 4096;
@@ -38,6 +43,7 @@ pub struct NetTester {
     thread: Option<JoinHandle<()>>,
     max_pps: f64,
     frame_bytes: usize,
+    generator: String,
 }
 
 fn mac(s: &str) -> Result<[u8; 6], String> {
@@ -70,11 +76,12 @@ pub fn open(tb: &Testbed, b: Behavior, exp: &Experiment) -> Result<Box<dyn Teste
     let cpu = Some(exp.cpus.tester);
     let (req_tx, req_rx) = channel::<Req>();
     let (rep_tx, rep_rx) = channel::<Reply>();
-    let (ready_tx, ready_rx) = channel::<Result<(f64, usize), String>>();
+    let (ready_tx, ready_rx) = channel::<Result<(f64, usize, String), String>>();
+    let kind = exp.generator.clone();
     let thread = std::thread::Builder::new()
         .name("sr6-perf-tester".into())
         .spawn(move || {
-            let (mut gen, recv, frame_bytes) = match setup(&tg, b, &a, cpu) {
+            let (mut gen, recv, frame_bytes) = match setup(&tg, b, &a, cpu, &kind) {
                 Ok(x) => x,
                 Err(e) => {
                     let _ = ready_tx.send(Err(e));
@@ -85,9 +92,9 @@ pub fn open(tb: &Testbed, b: Behavior, exp: &Experiment) -> Result<Box<dyn Teste
             // it does not matter here).
             let probe = gen.run(f64::INFINITY, Duration::from_millis(300));
             std::thread::sleep(Duration::from_millis(200));
-            let _ = ready_tx.send(Ok((probe.achieved_pps().max(1.0), frame_bytes)));
+            let _ = ready_tx.send(Ok((probe.achieved_pps().max(1.0), frame_bytes, gen.describe())));
             while let Ok(r) = req_rx.recv() {
-                let out = traffic::run_trial_report(&mut gen, &recv, r.offered_pps, r.duration, traffic::DEFAULT_SETTLE)
+                let out = traffic::run_trial_report(gen.as_mut(), &recv.recv, r.offered_pps, r.duration, traffic::DEFAULT_SETTLE)
                     .map(|rep| {
                         let lat = if r.latency { rep.recv.latency.to_model(r.offered_pps) } else { None };
                         (rep.trial, lat)
@@ -99,28 +106,84 @@ pub fn open(tb: &Testbed, b: Behavior, exp: &Experiment) -> Result<Box<dyn Teste
             }
         })
         .map_err(|e| format!("starting the tester thread: {e}"))?;
-    let (max_pps, frame_bytes) = ready_rx.recv().map_err(|_| "the tester thread died while starting".to_string())??;
-    Ok(Box::new(NetTester { req: Some(req_tx), reply: rep_rx, thread: Some(thread), max_pps, frame_bytes }))
+    let (max_pps, frame_bytes, generator) =
+        ready_rx.recv().map_err(|_| "the tester thread died while starting".to_string())??;
+    Ok(Box::new(NetTester { req: Some(req_tx), reply: rep_rx, thread: Some(thread), max_pps, frame_bytes, generator }))
 }
 
-/// On the tester thread: enter the namespace, open the ports, build the generator and
-/// the receiver.
-fn setup(tg: &str, b: Behavior, a: &Addressing, cpu: Option<usize>) -> Result<(Generator, Receiver, usize), String> {
+/// On the tester thread: enter the namespace, open the ports, build the generator
+/// (`kind`: the experiment's `generator`) and the receiver.
+fn setup(
+    tg: &str,
+    b: Behavior,
+    a: &Addressing,
+    cpu: Option<usize>,
+    kind: &str,
+) -> Result<(Box<dyn Source>, RxSide, usize), String> {
     sr6_io::live::enter_netns(tg).map_err(|e| e.to_string())?;
-    let tx = traffic::open_port(TG0, Backend::Auto, RING, &[TG0_6], &[plan::TG0_4]).map_err(|e| e.to_string())?;
-    // The receiver reads with AF_PACKET, and tg1's receive work is steered to the
-    // tester CPU (RPS): with an XDP program on tg1, veth would run it on the CPU that
-    // transmits — the SUT's — and charge the tester's work to the forwarder.
-    let rx = traffic::open_port(TG1, Backend::AfPacket, RING, &[TG1_6], &[plan::TG1_4]).map_err(|e| e.to_string())?;
     let mut templates = vec![traffic::build(b, a, 0)];
     if b == Behavior::EndDt46 {
         // Even streams carry IPv6, odd ones IPv4: the behaviour's mixed traffic.
         templates.push(traffic::build(b, a, 1));
     }
     let frame_bytes = templates[0].frame.len();
-    let gen = Generator::new(tx.port, templates, GenConfig { cpu, ..GenConfig::default() }).map_err(|e| e.to_string())?;
+    let gen = generator(kind, templates, cpu)?;
+    // The receiver reads with AF_PACKET, and tg1's receive work is steered to the
+    // tester CPU (RPS): with an XDP program on tg1, veth would run it on the CPU that
+    // transmits — the SUT's — and charge the tester's work to the forwarder.
+    let rx = traffic::open_port(TG1, Backend::AfPacket, RING, &[TG1_6], &[plan::TG1_4]).map_err(|e| e.to_string())?;
+    // The AF_PACKET socket has its copy before tc ingress; the tester's kernel need not
+    // route the frames into a blackhole after that (a third of its receive work). Where
+    // tcx is missing (Linux < 6.6) the blackhole routes do the job, slower.
+    let drop = IngressDrop::attach(TG1).ok();
     let recv = Receiver::spawn(rx.port, RecvConfig { cpu, ..RecvConfig::default() }).map_err(|e| e.to_string())?;
-    Ok((gen, recv, frame_bytes))
+    Ok((gen, RxSide { recv, _drop: drop }, frame_bytes))
+}
+
+/// The receiver, and the tcx program that spares the tester's kernel the frames after
+/// it has counted them (detached when this is dropped).
+struct RxSide {
+    recv: Receiver,
+    _drop: Option<IngressDrop>,
+}
+
+/// The generator on tg0: XDP live frames, AF_XDP or AF_PACKET (see the module docs).
+fn generator(kind: &str, templates: Vec<traffic::Template>, cpu: Option<usize>) -> Result<Box<dyn Source>, String> {
+    let mut why = String::new();
+    if matches!(kind, "auto" | "xdp_live") {
+        match LiveGenerator::new(TG0, &templates, cpu) {
+            Ok(g) => return Ok(Box::new(g)),
+            Err(e) if kind == "auto" => why = format!(" (XDP live frames unavailable: {e})"),
+            Err(e) => return Err(e.to_string()),
+        }
+    }
+    let backend = match kind {
+        "af_packet" => Backend::AfPacket,
+        "af_xdp" => Backend::AfXdp,
+        _ => Backend::Auto,
+    };
+    let tx = traffic::open_port(TG0, backend, RING, &[TG0_6], &[plan::TG0_4]).map_err(|e| e.to_string())?;
+    let what = format!("{} on {TG0}{why}", tx.backend);
+    let gen = Generator::new(tx.port, templates, GenConfig { cpu, ..GenConfig::default() }).map_err(|e| e.to_string())?;
+    Ok(Box::new(Described { gen, what }))
+}
+
+/// A socket generator with a description of how it was opened.
+struct Described {
+    gen: Generator,
+    what: String,
+}
+
+impl Source for Described {
+    fn run(&mut self, offered_pps: f64, duration: Duration) -> traffic::GenReport {
+        self.gen.run(offered_pps, duration)
+    }
+    fn streams(&self) -> Vec<u16> {
+        self.gen.streams()
+    }
+    fn describe(&self) -> String {
+        self.what.clone()
+    }
 }
 
 impl Drop for NetTester {
@@ -145,5 +208,9 @@ impl Tester for NetTester {
 
     fn frame_bytes(&self) -> usize {
         self.frame_bytes
+    }
+
+    fn generator(&self) -> String {
+        self.generator.clone()
     }
 }

@@ -12,6 +12,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
 // Commands (enum bpf_cmd).
 const BPF_MAP_CREATE: u32 = 0;
+const BPF_MAP_LOOKUP_ELEM: u32 = 1;
 const BPF_MAP_UPDATE_ELEM: u32 = 2;
 const BPF_MAP_DELETE_ELEM: u32 = 3;
 const BPF_MAP_GET_NEXT_KEY: u32 = 4;
@@ -22,11 +23,14 @@ const BPF_LINK_CREATE: u32 = 28;
 
 /// enum bpf_map_type.
 pub(crate) const BPF_MAP_TYPE_HASH: u32 = 1;
+pub(crate) const BPF_MAP_TYPE_ARRAY: u32 = 2;
 pub(crate) const BPF_MAP_TYPE_XSKMAP: u32 = 17;
 /// enum bpf_prog_type.
+const BPF_PROG_TYPE_SCHED_CLS: u32 = 3;
 const BPF_PROG_TYPE_XDP: u32 = 6;
 /// enum bpf_attach_type.
 const BPF_XDP: u32 = 37;
+const BPF_TCX_INGRESS: u32 = 46;
 /// `BPF_ANY`: create or update.
 const BPF_ANY: u64 = 0;
 
@@ -155,6 +159,19 @@ pub(crate) fn map_update(map: &OwnedFd, key: &[u8], value: &[u8]) -> io::Result<
     sys_bpf(BPF_MAP_UPDATE_ELEM, &mut a).map(|_| ()).map_err(|e| context(e, "bpf(BPF_MAP_UPDATE_ELEM)"))
 }
 
+/// `BPF_MAP_LOOKUP_ELEM` into `value` (the map's value size). `key` must have the map's
+/// key size.
+pub(crate) fn map_lookup(map: &OwnedFd, key: &[u8], value: &mut [u8]) -> io::Result<()> {
+    let mut a = ElemAttr {
+        map_fd: map.as_raw_fd() as u32,
+        _pad: 0,
+        key: key.as_ptr() as u64,
+        value: value.as_mut_ptr() as u64,
+        flags: 0,
+    };
+    sys_bpf(BPF_MAP_LOOKUP_ELEM, &mut a).map(|_| ()).map_err(|e| context(e, "bpf(BPF_MAP_LOOKUP_ELEM)"))
+}
+
 /// `BPF_MAP_DELETE_ELEM`. A missing key is not an error.
 pub(crate) fn map_delete(map: &OwnedFd, key: &[u8]) -> io::Result<()> {
     let mut a = ElemAttr { map_fd: map.as_raw_fd() as u32, _pad: 0, key: key.as_ptr() as u64, value: 0, flags: 0 };
@@ -205,9 +222,19 @@ struct ProgLoadAttr {
 /// `BPF_PROG_LOAD` of an XDP program (licence "GPL", expected attach type `BPF_XDP`).
 /// On failure the error carries the verifier's log.
 pub(crate) fn prog_load_xdp(insns: &[Insn], name: &str) -> io::Result<OwnedFd> {
+    prog_load(BPF_PROG_TYPE_XDP, BPF_XDP, insns, name)
+}
+
+/// `BPF_PROG_LOAD` of a TC program for tcx ingress (`BPF_PROG_TYPE_SCHED_CLS`,
+/// expected attach type `BPF_TCX_INGRESS`).
+pub(crate) fn prog_load_tcx_ingress(insns: &[Insn], name: &str) -> io::Result<OwnedFd> {
+    prog_load(BPF_PROG_TYPE_SCHED_CLS, BPF_TCX_INGRESS, insns, name)
+}
+
+fn prog_load(prog_type: u32, expected_attach_type: u32, insns: &[Insn], name: &str) -> io::Result<OwnedFd> {
     const LICENSE: &[u8] = b"GPL\0";
     let mut a = ProgLoadAttr {
-        prog_type: BPF_PROG_TYPE_XDP,
+        prog_type,
         insn_cnt: insns.len() as u32,
         insns: insns.as_ptr() as u64,
         license: LICENSE.as_ptr() as u64,
@@ -218,7 +245,7 @@ pub(crate) fn prog_load_xdp(insns: &[Insn], name: &str) -> io::Result<OwnedFd> {
         prog_flags: 0,
         prog_name: obj_name(name),
         prog_ifindex: 0,
-        expected_attach_type: BPF_XDP,
+        expected_attach_type,
     };
     match sys_bpf(BPF_PROG_LOAD, &mut a) {
         Ok(fd) => return Ok(owned(fd)),
@@ -261,6 +288,18 @@ pub(crate) fn link_create_xdp(prog: &OwnedFd, ifindex: u32, flags: u32) -> io::R
     sys_bpf(BPF_LINK_CREATE, &mut a).map(owned)
 }
 
+/// `BPF_LINK_CREATE` of a tcx ingress program on a device (Linux 6.6+). The program
+/// stays attached while the returned link descriptor is open.
+pub(crate) fn link_create_tcx_ingress(prog: &OwnedFd, ifindex: u32) -> io::Result<OwnedFd> {
+    let mut a = LinkCreateAttr {
+        prog_fd: prog.as_raw_fd() as u32,
+        target_ifindex: ifindex,
+        attach_type: BPF_TCX_INGRESS,
+        flags: 0,
+    };
+    sys_bpf(BPF_LINK_CREATE, &mut a).map(owned)
+}
+
 #[repr(C)]
 struct InfoAttr {
     bpf_fd: u32,
@@ -296,6 +335,64 @@ struct TestRunAttr {
     ctx_size_out: u32,
     ctx_in: u64,
     ctx_out: u64,
+    flags: u32,
+    cpu: u32,
+    batch_size: u32,
+    _pad: u32,
+}
+
+/// `BPF_F_TEST_XDP_LIVE_FRAMES`: the program's verdicts are carried out (Linux 5.18).
+const BPF_F_TEST_XDP_LIVE_FRAMES: u32 = 1 << 1;
+
+/// `struct xdp_md` as `BPF_PROG_TEST_RUN` takes it for its context: only the device
+/// and queue may be set.
+#[repr(C)]
+struct XdpMd {
+    data: u32,
+    data_end: u32,
+    data_meta: u32,
+    ingress_ifindex: u32,
+    rx_queue_index: u32,
+    egress_ifindex: u32,
+}
+
+/// `BPF_PROG_TEST_RUN` in live-frame mode (`BPF_F_TEST_XDP_LIVE_FRAMES`): runs the XDP
+/// program `repeat` times, each time on a frame from a page pool (first filled with
+/// `frame`), as if it had arrived on device `ifindex` (queue 0), and carries out its
+/// verdicts: `XDP_REDIRECT` transmits the frame out of the target device, `XDP_TX` out
+/// of `ifindex`, `XDP_PASS` hands it to the stack, `XDP_DROP` recycles it. Frames are
+/// flushed every `batch_size` runs (0: the kernel's default, 64; at most 256). Runs in
+/// the caller's network namespace, on the caller's CPU; a pending signal ends it early
+/// with `EINTR`.
+pub(crate) fn test_run_live(prog: &OwnedFd, frame: &[u8], ifindex: u32, repeat: u32, batch_size: u32) -> io::Result<()> {
+    // The kernel wants `data` = the metadata's length (none) and `data_end` = the frame's.
+    let mut ctx = XdpMd {
+        data: 0,
+        data_end: frame.len() as u32,
+        data_meta: 0,
+        ingress_ifindex: ifindex,
+        rx_queue_index: 0,
+        egress_ifindex: 0,
+    };
+    let mut a = TestRunAttr {
+        prog_fd: prog.as_raw_fd() as u32,
+        retval: 0,
+        data_size_in: frame.len() as u32,
+        data_size_out: 0,
+        data_in: frame.as_ptr() as u64,
+        data_out: 0,
+        repeat,
+        duration: 0,
+        ctx_size_in: std::mem::size_of::<XdpMd>() as u32,
+        ctx_size_out: 0,
+        ctx_in: &mut ctx as *mut XdpMd as u64,
+        ctx_out: 0,
+        flags: BPF_F_TEST_XDP_LIVE_FRAMES,
+        cpu: 0,
+        batch_size,
+        _pad: 0,
+    };
+    sys_bpf(BPF_PROG_TEST_RUN, &mut a).map(|_| ()).map_err(|e| context(e, "bpf(BPF_PROG_TEST_RUN, live frames)"))
 }
 
 /// `BPF_PROG_TEST_RUN`: runs an XDP program once on `frame` (nothing is sent or
@@ -315,6 +412,10 @@ pub(crate) fn test_run(prog: &OwnedFd, frame: &[u8]) -> io::Result<u32> {
         ctx_size_out: 0,
         ctx_in: 0,
         ctx_out: 0,
+        flags: 0,
+        cpu: 0,
+        batch_size: 0,
+        _pad: 0,
     };
     sys_bpf(BPF_PROG_TEST_RUN, &mut a).map_err(|e| context(e, "bpf(BPF_PROG_TEST_RUN)"))?;
     Ok(a.retval)

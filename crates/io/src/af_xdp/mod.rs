@@ -18,7 +18,11 @@
 //! Mode: driver (native) XDP is tried first, then generic (SKB) XDP. Sockets use zero-copy
 //! where the driver supports it and copy mode otherwise (veth: copy).
 
+mod asm;
 mod bpf;
+mod gen_prog;
+mod ingress_drop;
+mod live_frames;
 mod prog;
 mod ring;
 mod xsk;
@@ -28,6 +32,8 @@ use std::io;
 use std::net::{Ipv4Addr, Ipv6Addr};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
+pub use ingress_drop::IngressDrop;
+pub use live_frames::{mono_ns, LiveFrames, LiveRun, LiveTemplate, MAX_LIVE_FRAME, MAX_LIVE_STREAMS, SLICE};
 pub use xsk::{XskPort, XskStatistics, FRAME_SIZE, MAX_RX_FRAME, MAX_TX_FRAME};
 
 use crate::live::PortSpec;

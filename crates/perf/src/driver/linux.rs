@@ -1,5 +1,5 @@
 //! The Linux kernel as the forwarder: the behaviour's lines applied to the SUT
-//! namespace's kernel, its receive work steered to the SUT CPU with RPS.
+//! namespace's kernel, dut0's receive work on the SUT CPU ([`Testbed::steer_sut_rx`]).
 
 use super::{apply_to_kernel, Forwarder};
 use crate::model::Behavior;
@@ -18,7 +18,7 @@ impl Forwarder for Linux {
             return Err(why.to_string());
         }
         apply_to_kernel(tb, &tb.sut, &plan::config(b, &tb.tg1_mac), false)?;
-        Ok(tb.steer_kernel_rx().into_iter().collect())
+        Ok(tb.steer_sut_rx())
     }
 
     fn stop(&mut self, _tb: &Testbed) -> Result<(), String> {

@@ -2,10 +2,10 @@
 //! one worker pinned to the SUT CPU; the SUT kernel keeps only the addresses (it answers
 //! neighbour discovery) with forwarding off.
 //!
-//! The XDP program runs in generic mode with dut0's receive work steered to the SUT CPU
-//! (RPS), exactly as the kernel forwarder's: on veth, a native-mode program would run on
-//! the generator's CPU (veth runs a receiver's XDP on the sender's CPU) and the tester
-//! would pay for part of sr6's work.
+//! The XDP program runs in native (driver) mode: on dut0 it runs in the device's NAPI
+//! thread, which the testbed pins to the SUT CPU ([`Testbed::steer_sut_rx`]), exactly
+//! where the kernel forwarder's receive work runs. (Without that thread a veth runs a
+//! receiver's XDP on the sender's CPU, and the tester would pay for part of sr6's work.)
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -39,7 +39,7 @@ impl Forwarder for Sr6 {
     fn start(&mut self, tb: &Testbed, b: Behavior) -> Result<Vec<String>, String> {
         let text = plan::config(b, &tb.tg1_mac);
         apply_to_kernel(tb, &tb.sut, &text, true)?;
-        let warnings: Vec<String> = tb.steer_kernel_rx().into_iter().collect();
+        let warnings = tb.steer_sut_rx();
         let dir = std::env::temp_dir().join(format!("{}-sr6", tb.sut));
         std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         let conf = dir.join("sut.conf");
@@ -56,7 +56,7 @@ impl Forwarder for Sr6 {
             .arg(&conf)
             .arg("--socket")
             .arg(&sock)
-            .args(["--backend", &self.backend, "--xdp-mode", "generic", "--cpus", &cpu, "--batch", &batch])
+            .args(["--backend", &self.backend, "--xdp-mode", "native", "--cpus", &cpu, "--batch", &batch])
             .stdin(Stdio::null())
             .stdout(logf.try_clone().map_err(|e| e.to_string())?)
             .stderr(logf)

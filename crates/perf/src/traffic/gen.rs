@@ -57,7 +57,7 @@ use sr6_wire::checksum;
 use super::rate::{Pacer, Step};
 use super::telemetry::{mono_ns, Telemetry, SEQ_OFFSET, TELEMETRY_LEN};
 use super::template::Template;
-use super::TrafficError;
+use super::{Source, TrafficError};
 
 /// How the generator sends.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -107,7 +107,10 @@ pub struct GenReport {
     pub ring_full: u64,
     /// Slots given up because the generator fell behind the schedule.
     pub late: u64,
-    /// Flushes that failed.
+    /// How long the schedule was pushed back instead of caught up with a burst (the
+    /// live-frame generator; this one gives late slots up instead, `late`).
+    pub stalled_ns: u64,
+    /// Flushes (system calls) that failed.
     pub tx_errors: u64,
     /// The first error: a failed flush, or the CPU pinning refused.
     pub first_error: Option<String>,
@@ -334,6 +337,7 @@ impl Generator {
             sent,
             ring_full,
             late,
+            stalled_ns: 0,
             tx_errors,
             first_error,
             start_ns: t0,
@@ -347,6 +351,18 @@ impl Generator {
                 tx_ring_full: after.tx_ring_full.saturating_sub(before.tx_ring_full),
             },
         }
+    }
+}
+
+impl Source for Generator {
+    fn run(&mut self, offered_pps: f64, duration: Duration) -> GenReport {
+        Generator::run(self, offered_pps, duration)
+    }
+    fn streams(&self) -> Vec<u16> {
+        Generator::streams(self)
+    }
+    fn describe(&self) -> String {
+        format!("sockets on {}", self.port.ifname())
     }
 }
 

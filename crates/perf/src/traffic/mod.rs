@@ -13,11 +13,14 @@
 //!   the address plan in [`Addressing`].
 //! * [`telemetry`]: the 16-byte block at the end of every frame (magic, stream,
 //!   sequence number, TX timestamp) and the clock.
-//! * [`rate`]: the pacing schedule. [`gen`]: the generator. [`recv`]: the receiver.
+//! * [`rate`]: the pacing schedule. [`gen`]: the AF_XDP/AF_PACKET generator;
+//!   [`live_gen`]: the XDP live-frame generator (paced in the kernel; the default where
+//!   it works); both are a [`Source`]. [`recv`]: the receiver.
 //!   [`latency`]: the latency histogram. [`port`]: opening AF_XDP / AF_PACKET ports.
 //! * [`trial`]: [`run_trial`], one RFC 2544 trial as a [`crate::model::Trial`].
 
 pub mod gen;
+pub mod live_gen;
 pub mod latency;
 pub mod port;
 pub mod rate;
@@ -27,12 +30,25 @@ pub mod template;
 pub mod trial;
 
 pub use gen::{GenConfig, GenReport, Generator};
+pub use live_gen::LiveGenerator;
 pub use latency::{Histogram, LatencyStats};
 pub use port::{open_port, Backend, TesterPort};
 pub use recv::{Idle, Receiver, RecvConfig, RecvReport, StreamCounts};
 pub use telemetry::{mono_ns, Telemetry, MAGIC, TELEMETRY_LEN};
 pub use template::{build, frame_len, template, Addressing, Template};
 pub use trial::{run_trial, run_trial_report, Losses, TrialReport, DEFAULT_SETTLE};
+
+/// A generator: sends its streams at a rate for a duration, on the calling thread, and
+/// says what it did.
+pub trait Source: Send {
+    /// Sends at `offered_pps` (`f64::INFINITY`: as fast as it can) for `duration`.
+    /// Never fails: what went wrong is counted in the report.
+    fn run(&mut self, offered_pps: f64, duration: std::time::Duration) -> GenReport;
+    /// The stream ids, in sending order.
+    fn streams(&self) -> Vec<u16>;
+    /// What it is, for logs ("AF_XDP (generic) on tg0", "XDP live frames out of tg0").
+    fn describe(&self) -> String;
+}
 
 /// What can go wrong in the traffic module.
 #[derive(Debug, thiserror::Error)]

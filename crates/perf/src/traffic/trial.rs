@@ -6,9 +6,9 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::gen::{GenReport, Generator};
+use super::gen::GenReport;
 use super::recv::{Receiver, RecvReport};
-use super::TrafficError;
+use super::{Source, TrafficError};
 use crate::model::Trial;
 
 /// How long the receiver keeps counting after the generator stopped.
@@ -47,7 +47,7 @@ impl TrialReport {
 /// Runs one trial at `offered_pps` for `duration` with [`DEFAULT_SETTLE`]; see
 /// [`run_trial_report`].
 pub fn run_trial(
-    gen: &mut Generator,
+    gen: &mut dyn Source,
     recv: &Receiver,
     offered_pps: f64,
     duration: Duration,
@@ -61,7 +61,7 @@ pub fn run_trial(
 /// `ring_full + late`. With `offered_pps = ∞` (unpaced) the trial records the rate
 /// reached as its offered rate. Errors only when the receiver's thread is gone.
 pub fn run_trial_report(
-    gen: &mut Generator,
+    gen: &mut dyn Source,
     recv: &Receiver,
     offered_pps: f64,
     duration: Duration,
@@ -88,7 +88,7 @@ pub fn run_trial_report(
 
 #[cfg(test)]
 mod tests {
-    use super::super::gen::GenConfig;
+    use super::super::gen::{GenConfig, Generator};
     use super::super::recv::RecvConfig;
     use super::super::template::{build, Addressing};
     use super::*;
