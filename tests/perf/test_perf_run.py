@@ -72,3 +72,49 @@ def test_report_has_the_ratio_table(run):
     # The summary table on stdout, and progress on stderr.
     assert "NDR kpps" in p.stdout
     assert "[1/4] linux ipv6" in p.stderr
+
+
+def test_the_generator_is_xdp_live_frames(run):
+    """This machine's kernel has live frames (5.18+) and veth has driver-mode XDP: the
+    tester must be using them, and say so with its ceiling for every testbed."""
+    res, _ = run
+    notes = json.loads((res / "meta.json").read_text())["notes"]
+    ceilings = [n for n in notes if "generator ceiling" in n]
+    assert len(ceilings) == 4, notes
+    for n in ceilings:
+        assert "XDP live frames out of tg0" in n, n
+
+
+def test_sigint_stops_cleanly(tmp_path):
+    """Ctrl-C mid-run: the run stops before its next trial, stops sr6 run, removes its
+    namespaces, and exits non-zero saying why."""
+    import signal
+    import time
+
+    if os.geteuid() != 0:
+        pytest.fail("sr6 perf needs root (namespaces, XDP)", pytrace=False)
+    sr6 = Path(os.environ.get("SR6_BIN", REPO / "target" / "release" / "sr6"))
+    exp = tmp_path / "exp.yaml"
+    exp.write_text("forwarders: [sr6]\nbehaviors: [ipv6]\ntrial_duration_s: 0.2\nrepetitions: 5\n")
+    p = subprocess.Popen([str(sr6), "perf", "run", str(exp), "--out", str(tmp_path / "res")],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # Wait until trials run (the testbed and sr6 run exist), then interrupt.
+    ns = f"sr6p{p.pid}-sut"
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        names = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+        if ns in names and subprocess.run(["pgrep", "-f", f"{ns}-sr6/sut.conf"]).returncode == 0:
+            break
+        time.sleep(0.2)
+    else:
+        p.kill()
+        pytest.fail("the run never started its sr6 testbed")
+    time.sleep(2)
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=120)
+    assert p.returncode != 0
+    assert "interrupted" in err, err[-2000:]
+    names = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    assert f"sr6p{p.pid}-" not in names, names
+    assert subprocess.run(["pgrep", "-f", f"{ns}-sr6/sut.conf"]).returncode != 0, "sr6 run still running"
+    assert not (tmp_path / "res" / "results.json").exists()

@@ -7,6 +7,10 @@
 //!   removed on drop, also when the test fails) holding a veth pair `tg0 <-> tg1`
 //!   looped back: the generator sends on tg0, the receiver counts on tg1. No traffic
 //!   leaves the namespace. Without root they print why and pass.
+//! * `veth_xdp_live_frames` (root): the live-frame generator (an XDP program paced in
+//!   the kernel) through the same looped pair: exact counts and sequence numbers for
+//!   every behaviour, and its frames captured on tg1 and decoded by scapy (checksums,
+//!   telemetry).
 //! * `veth_max_rate` (ignored): the generator's maximum rate on a veth pair, printed;
 //!   run it with
 //!   `cargo test --release -p sr6-perf --test traffic_netns -- --ignored --nocapture`.
@@ -24,8 +28,8 @@ use sr6_core::packet::PacketBuf;
 use sr6_io::live::{Port, PortStats};
 use sr6_perf::model::Behavior;
 use sr6_perf::traffic::{
-    build, frame_len, open_port, run_trial_report, Addressing, Backend, GenConfig, Generator, Idle, Receiver,
-    RecvConfig, Template, TrialReport,
+    build, frame_len, open_port, run_trial_report, Addressing, Backend, GenConfig, Generator, Idle, LiveGenerator,
+    Receiver, RecvConfig, Source, Template, TrialReport,
 };
 
 // ---- a port that keeps what it is given --------------------------------------------
@@ -404,6 +408,124 @@ fn veth_every_behaviour_af_xdp() {
 #[test]
 fn veth_every_behaviour_af_packet() {
     every_behaviour_exactly("pkt", Backend::AfPacket);
+}
+
+/// tg1 accepts XDP frames from tg0's XDP transmit only with NAPI enabled.
+fn gro_on(ns: &str, dev: &str) -> bool {
+    Command::new("ip")
+        .args(["netns", "exec", ns, "ethtool", "-K", dev, "gro", "on"])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+#[test]
+fn veth_xdp_live_frames() {
+    if !can_run() {
+        return;
+    }
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let ns = Netns::new("live");
+    if !gro_on(&ns.name, "tg1") {
+        eprintln!("skipped: cannot enable GRO (NAPI) on tg1 (is ethtool installed?)");
+        return;
+    }
+    let a = loop_addressing();
+    for b in Behavior::ALL {
+        let templates =
+            if b == Behavior::EndDt46 { vec![build(b, &a, 0), build(b, &a, 1)] } else { vec![build(b, &a, 0)] };
+        // The generator is used on a thread in the namespace: live frames go out of the
+        // device with their ifindex there (it refuses to run from elsewhere).
+        in_netns(&ns.name, || {
+            let mut gen = match LiveGenerator::new("tg0", &templates, None) {
+                Ok(g) => g,
+                Err(e) => panic!("XDP live frames on tg0 ({}): {e}", b.name()),
+            };
+            let port = open_port("tg1", Backend::AfPacket, 2048, &[], &[]).expect("open tg1");
+            let recv = Receiver::spawn(port.port, RecvConfig::default()).unwrap();
+            for k in 0..2 {
+                let r = run_trial_report(&mut gen, &recv, 20_000.0, Duration::from_millis(100), Duration::from_millis(50))
+                    .unwrap();
+                let what = format!("{} live trial {k}", b.name());
+                check_exact(&r, &what);
+                assert_eq!((r.gen.slots, r.gen.sent), (2000, 2000), "{what}: {:?}", r.gen);
+                if b == Behavior::EndDt46 {
+                    // Two streams in turn.
+                    assert_eq!(r.gen.per_stream, vec![(0, 1000), (1, 1000)], "{what}");
+                }
+            }
+            // Unpaced, for a moment: no error, and more than the paced rate.
+            let r = gen.run(f64::INFINITY, Duration::from_millis(20));
+            assert!(r.first_error.is_none() && r.sent > 400, "{}: {r:?}", b.name());
+        });
+    }
+    // From outside the namespace it refuses to send (the device index means another
+    // device here).
+    let mut gen = in_netns(&ns.name, || LiveGenerator::new("tg0", &[build(Behavior::Ipv6, &a, 0)], None).unwrap());
+    let r = gen.run(1000.0, Duration::from_millis(10));
+    assert_eq!(r.sent, 0);
+    assert!(r.first_error.as_deref().is_some_and(|e| e.contains("network namespace")), "{r:?}");
+    drop(gen);
+
+    // What goes on the wire, decoded by scapy: the frames of every behaviour, captured
+    // on tg1 by a packet socket of the test's own.
+    if !python_has_scapy() {
+        eprintln!("scapy check skipped: python3 with scapy is not installed");
+        return;
+    }
+    const PER: usize = 5;
+    let mut frames: Vec<(Behavior, Vec<u8>)> = Vec::new();
+    for b in Behavior::ALL {
+        let (r, mut cap) = in_netns(&ns.name, || {
+            let mut g = LiveGenerator::new("tg0", &[build(b, &a, 3)], None).unwrap();
+            let c = open_port("tg1", Backend::AfPacket, 256, &[], &[]).expect("open tg1");
+            (g.run(10_000.0, Duration::from_micros(500)), c)
+        });
+        assert_eq!(r.sent, PER as u64, "{}: {r:?}", b.name());
+        let mut bufs: Vec<PacketBuf> = (0..64).map(|_| PacketBuf::new()).collect();
+        let mut got = 0;
+        for _ in 0..200 {
+            let n = cap.port.rx_burst(&mut bufs).unwrap();
+            for buf in &bufs[..n] {
+                // Our stream only (the kernel may send router solicitations and such).
+                if buf.data().len() == frame_len(b) {
+                    frames.push((b, buf.data().to_vec()));
+                    got += 1;
+                }
+            }
+            if got == PER {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert_eq!(got, PER, "{}: frames captured on tg1", b.name());
+    }
+    let dir = std::env::temp_dir().join(format!("sr6-perf-live-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let pcap = dir.join("live.pcap");
+    write_pcap(&pcap, &frames.iter().map(|(_, f)| f.clone()).collect::<Vec<_>>());
+    let out = Command::new("python3").args(["-c", DECODE]).arg(&pcap).output().unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(out.status.success(), "scapy: {}", String::from_utf8_lossy(&out.stderr));
+    let decoded: Vec<serde_json::Value> =
+        String::from_utf8_lossy(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(decoded.len(), frames.len());
+    let mut last_ts = 0u64;
+    for (i, d) in decoded.iter().enumerate() {
+        let (b, _) = frames[i];
+        let seq = (i % PER) as u64;
+        let what = format!("{} live packet {seq}: {d}", b.name());
+        assert_eq!(d["ip"]["udp_ok"], true, "UDP checksum: {what}");
+        let tail = d["tail"].as_str().unwrap();
+        assert_eq!(&tail[..8], "53360003", "magic and stream: {what}");
+        assert_eq!(u64::from_str_radix(&tail[8..16], 16).unwrap(), seq, "sequence number: {what}");
+        let ts = u64::from_str_radix(&tail[16..], 16).unwrap();
+        if seq > 0 {
+            // 100 us apart, paced in the kernel (a lower bound only: no timing assertion
+            // beyond order and the pacing floor of half an interval).
+            assert!(ts >= last_ts + 50_000, "timestamps 100 us apart: {what}");
+        }
+        last_ts = ts;
+    }
 }
 
 #[test]

@@ -4,6 +4,8 @@
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use anyhow::{anyhow, bail, Result};
 use sr6_perf::experiment::Experiment;
@@ -59,7 +61,18 @@ pub fn run(o: PerfOpts) -> Result<()> {
         exp.pdr_loss_thresholds[0] * 100.0,
         o.out.display()
     );
-    let mut factory = sr6_perf::tester::open;
+    // SIGINT/SIGTERM end the run between two trials, so that the forwarder is stopped
+    // and the namespaces removed on the way out; a second one ends it at once.
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register_conditional_shutdown(sig, 130, stop.clone())
+            .and_then(|_| signal_hook::flag::register(sig, stop.clone()))
+            .map_err(|e| anyhow!("installing the signal handlers: {e}"))?;
+    }
+    let mut factory = |tb: &sr6_perf::testbed::Testbed, b: Behavior, e: &Experiment| {
+        let inner = sr6_perf::tester::open(tb, b, e)?;
+        Ok(Box::new(Interruptible { inner, stop: stop.clone() }) as Box<dyn sr6_perf::run::Tester>)
+    };
     let out = run::run(&exp, &opts, &mut factory, &mut progress).map_err(|e| anyhow!(e))?;
     progress.end_line();
     let mut meta = RunMeta::new(&std::env::args().collect::<Vec<_>>().join(" "));
@@ -72,6 +85,36 @@ pub fn run(o: PerfOpts) -> Result<()> {
     print_table(&out.results);
     eprintln!("sr6 perf: wrote {}", files.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "));
     Ok(())
+}
+
+/// A tester that refuses further trials once a stop signal came (the orchestrator then
+/// unwinds: the forwarder stopped, the testbed removed).
+struct Interruptible {
+    inner: Box<dyn sr6_perf::run::Tester>,
+    stop: Arc<AtomicBool>,
+}
+
+impl sr6_perf::run::Tester for Interruptible {
+    fn trial(
+        &mut self,
+        offered_pps: f64,
+        duration: std::time::Duration,
+        latency: bool,
+    ) -> Result<(sr6_perf::model::Trial, Option<sr6_perf::model::Latency>), String> {
+        if self.stop.load(Ordering::Relaxed) {
+            return Err("interrupted (SIGINT/SIGTERM): the testbed is being removed".into());
+        }
+        self.inner.trial(offered_pps, duration, latency)
+    }
+    fn max_pps(&self) -> f64 {
+        self.inner.max_pps()
+    }
+    fn frame_bytes(&self) -> usize {
+        self.inner.frame_bytes()
+    }
+    fn generator(&self) -> String {
+        self.inner.generator()
+    }
 }
 
 fn is_root() -> bool {

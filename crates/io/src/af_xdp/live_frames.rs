@@ -128,6 +128,14 @@ pub struct LiveFrames {
     ingress: u32,
     /// Program runs per second, as last measured (sizes the calls).
     iters_per_s: f64,
+    /// The network namespace (inode of `/proc/thread-self/ns/net`) it was made in.
+    netns: u64,
+}
+
+/// The calling thread's network namespace, as an inode number.
+fn netns_id() -> io::Result<u64> {
+    use std::os::unix::fs::MetadataExt;
+    Ok(std::fs::metadata("/proc/thread-self/ns/net")?.ino())
 }
 
 impl LiveFrames {
@@ -161,6 +169,7 @@ impl LiveFrames {
         let link = bpf::link_create_xdp(&prog, ifindex, bpf::XDP_FLAGS_DRV_MODE)
             .map_err(|e| bpf::context(e, &format!("attaching the generator's XDP program to {ifname} (driver mode)")))?;
         let input = templates[0].frame.clone();
+        let netns = netns_id()?;
         Ok(LiveFrames {
             _link: link,
             prog,
@@ -171,6 +180,7 @@ impl LiveFrames {
             ifname: ifname.to_string(),
             ingress,
             iters_per_s: 5e6,
+            netns,
         })
     }
 
@@ -191,13 +201,22 @@ impl LiveFrames {
     }
 
     /// Sends at `rate_pps` for `duration` (`f64::INFINITY`: as fast as it can), on the
-    /// calling thread, the streams in turn, each stream's sequence numbers from 0.
+    /// calling thread (which must be in the network namespace of [`LiveFrames::new`]:
+    /// checked), the streams in turn, each stream's sequence numbers from 0.
     /// Packets are never closer than half the interval: a generator behind its
     /// schedule (preempted, or between two calls) catches up at twice the rate, not in
     /// a burst. When it falls more than `max_lag` behind, the schedule is pushed back
     /// instead, and the run lasts that much longer (`stalled_ns`). Errors if a system
     /// call fails (then nothing more is sent).
     pub fn run(&mut self, rate_pps: f64, duration: Duration, max_lag: Duration) -> io::Result<LiveRun> {
+        // The kernel resolves the devices by index in the caller's namespace: from
+        // another one, the frames would go out of whatever device has that index there.
+        if netns_id()? != self.netns {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("live frames for {} must be sent from the network namespace they were set up in", self.ifname),
+            ));
+        }
         let paced = rate_pps.is_finite() && rate_pps > 0.0;
         let duration_ns = u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX / 4);
         let slots = if paced { (rate_pps * duration.as_secs_f64()).round() as u64 } else { u64::MAX };

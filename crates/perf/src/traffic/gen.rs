@@ -43,11 +43,9 @@
 //! sender's CPU, 1.5-1.7 Mpps with tg1's NAPI thread on the other CPU (then bounded by
 //! that thread, with 10% of the sender's CPU idle), 78- and 158-byte frames alike;
 //! AF_PACKET about a third of that. The machine was shared with other builds: figures
-//! vary by 2x from run to run. A faster path would skip socket buffers altogether:
-//! `BPF_PROG_TEST_RUN` with `BPF_F_TEST_XDP_LIVE_FRAMES` hands XDP frames straight to
-//! the peer veth (a prototype pushed 1.9-3.7 Mpps, unpaced, under load); as each such
-//! call costs ~30 ms of setup, it needs an XDP program that stamps and paces in the
-//! kernel, which sr6-io would have to load (not done).
+//! vary by 2x from run to run. The faster path, which skips socket buffers altogether,
+//! is the XDP live-frame generator ([`super::live_gen`], several million packets a
+//! second); this one is its fallback.
 
 use std::time::Duration;
 
