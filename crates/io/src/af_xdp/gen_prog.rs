@@ -15,13 +15,14 @@
 //! struct ctl {                 /* one array-map entry, written by user space */
 //!     __u64 next;              /* when the next slot is due, ns << FP_SHIFT */
 //!     __u64 interval;          /* between slots, ns << FP_SHIFT (0: unpaced) */
-//!     __u64 sent;              /* packets sent */
-//!     __u64 stall;             /* time the schedule was pushed back, ns << FP_SHIFT */
-//!     __u64 target;            /* packets of the run */
+//!     __u64 sent;              /* slots sent */
+//!     __u64 late;              /* slots given up: the generator was too far behind */
+//!     __u64 target;            /* slots of the run */
 //!     __u64 lag;               /* how late a packet may be, ns << FP_SHIFT */
 //!     __u64 iters;             /* runs of the program */
 //!     __u64 last;              /* when the last packet went, ns << FP_SHIFT */
 //!     __u64 gap;               /* the least time between two packets, ns << FP_SHIFT */
+//!     __u64 start;             /* when the first slot was, ns << FP_SHIFT */
 //!     __u32 rr, pad;           /* the next stream */
 //!     __u32 seq[N];            /* each stream's next sequence number */
 //! };
@@ -33,13 +34,15 @@
 //!     struct ctl *c = bpf_map_lookup_elem(&ctl, &zero);
 //!     if (!c) return XDP_DROP;
 //!     c->iters++;
-//!     if (c->sent >= c->target) return XDP_DROP;                  /* done */
+//!     if (c->sent + c->late >= c->target) return XDP_DROP;       /* done */
 //!     __u64 now = bpf_ktime_get_ns(), t = now << FP_SHIFT, next = c->next;
+//!     if (!next) next = c->start = t;     /* the schedule starts with the first run */
 //!     if (t < next) return XDP_DROP;                              /* not yet */
 //!     if (t - c->last < c->gap) return XDP_DROP;       /* catching up, but not in a burst */
-//!     if (t - next > c->lag) {              /* fell too far behind: shift the schedule */
-//!         c->stall += t - next;
-//!         next = t;
+//!     if (t - next > c->lag && c->interval) {     /* too far behind: give slots up */
+//!         __u64 skip = (t - next) / c->interval;
+//!         c->late += skip; next += skip * c->interval;
+//!         if (c->sent + c->late >= c->target) return XDP_DROP;
 //!     }
 //!     c->last = t;
 //!     c->next = next + c->interval;
@@ -94,14 +97,15 @@ pub(crate) mod ctl {
     pub(crate) const NEXT: usize = 0;
     pub(crate) const INTERVAL: usize = 8;
     pub(crate) const SENT: usize = 16;
-    pub(crate) const STALL: usize = 24;
+    pub(crate) const LATE: usize = 24;
     pub(crate) const TARGET: usize = 32;
     pub(crate) const LAG: usize = 40;
     pub(crate) const ITERS: usize = 48;
     pub(crate) const LAST: usize = 56;
     pub(crate) const GAP: usize = 64;
-    pub(crate) const RR: usize = 72;
-    pub(crate) const SEQ: usize = 80;
+    pub(crate) const START: usize = 72;
+    pub(crate) const RR: usize = 80;
+    pub(crate) const SEQ: usize = 88;
     /// Bytes of the block for `n` streams.
     pub(crate) fn len(n: usize) -> usize {
         SEQ + 4 * n
@@ -171,14 +175,21 @@ pub(crate) fn gen_program(out: u32, len: u32, streams: &[Layout], maps: GenMaps)
     a.emit(STX_DW, R8, R1, c(ctl::ITERS), 0);
     // Done?
     a.emit(LDX_DW, R1, R8, c(ctl::SENT), 0);
+    a.emit(LDX_DW, R2, R8, c(ctl::LATE), 0);
+    a.emit(ADD64_REG, R1, R2, 0, 0);
     a.emit(LDX_DW, R2, R8, c(ctl::TARGET), 0);
-    a.jump(JGE_REG, R1, R2, 0, drop); //                sent >= target
+    a.jump(JGE_REG, R1, R2, 0, drop); //                sent + late >= target
     // Due?
     a.emit(CALL, 0, 0, 0, BPF_FUNC_KTIME_GET_NS);
     a.emit(MOV64_REG, R9, R0, 0, 0); //                 r9 = now (ns)
     a.emit(MOV64_REG, R1, R0, 0, 0); //                 r1 = now << FP_SHIFT
     a.emit(LSH64_IMM, R1, 0, 0, FP_SHIFT as i32);
     a.emit(LDX_DW, R2, R8, c(ctl::NEXT), 0); //         r2 = next
+    let started = a.label();
+    a.jump(JNE_IMM, R2, 0, 0, started); //              the first run starts the schedule
+    a.emit(MOV64_REG, R2, R1, 0, 0);
+    a.emit(STX_DW, R8, R1, c(ctl::START), 0);
+    a.bind(started);
     a.jump(JLT_REG, R1, R2, 0, drop); //                not yet
     a.emit(MOV64_REG, R3, R1, 0, 0); //                 r3 = t - last
     a.emit(LDX_DW, R4, R8, c(ctl::LAST), 0);
@@ -190,10 +201,18 @@ pub(crate) fn gen_program(out: u32, len: u32, streams: &[Layout], maps: GenMaps)
     a.emit(SUB64_REG, R3, R2, 0, 0);
     a.emit(LDX_DW, R5, R8, c(ctl::LAG), 0);
     a.jump(JLE_REG, R3, R5, 0, on_time); //             within the lag
-    a.emit(LDX_DW, R5, R8, c(ctl::STALL), 0); //        c->stall += t - next
+    a.emit(LDX_DW, R4, R8, c(ctl::INTERVAL), 0);
+    a.jump(JEQ_IMM, R4, 0, 0, on_time); //              unpaced
+    a.emit(DIV64_REG, R3, R4, 0, 0); //                 r3 = slots to give up
+    a.emit(LDX_DW, R5, R8, c(ctl::LATE), 0); //         c->late += r3
     a.emit(ADD64_REG, R5, R3, 0, 0);
-    a.emit(STX_DW, R8, R5, c(ctl::STALL), 0);
-    a.emit(MOV64_REG, R2, R1, 0, 0); //                 next = t
+    a.emit(STX_DW, R8, R5, c(ctl::LATE), 0);
+    a.emit(MUL64_REG, R3, R4, 0, 0); //                 next += r3 * interval
+    a.emit(ADD64_REG, R2, R3, 0, 0);
+    a.emit(LDX_DW, R3, R8, c(ctl::SENT), 0); //         done now?
+    a.emit(ADD64_REG, R3, R5, 0, 0);
+    a.emit(LDX_DW, R4, R8, c(ctl::TARGET), 0);
+    a.jump(JGE_REG, R3, R4, 0, drop);
     a.bind(on_time);
     a.emit(LDX_DW, R4, R8, c(ctl::INTERVAL), 0); //     c->next = next + interval
     a.emit(ADD64_REG, R2, R4, 0, 0);
@@ -335,7 +354,8 @@ mod tests {
         assert_eq!(p[n - 6].to_bytes(), [0x85, 0, 0, 0, 23, 0, 0, 0]);
         assert_eq!(p[n - 4].to_bytes(), [0xb7, 0x00, 0, 0, 2, 0, 0, 0]);
         assert_eq!(p[n - 2].to_bytes(), [0xb7, 0x00, 0, 0, 1, 0, 0, 0]);
-        // A byte swap to big-endian is in there.
+        // A byte swap to big-endian and a 64-bit unsigned division are in there.
         assert!(p.iter().any(|i| i.code == TO_BE && i.imm == 64));
+        assert!(p.iter().any(|i| i.code == DIV64_REG));
     }
 }

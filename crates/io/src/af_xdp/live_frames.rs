@@ -41,9 +41,81 @@ use super::gen_prog::{ctl, gen_program, GenMaps, Layout, FP_SHIFT};
 /// at 7-8 million runs a second, one flush every ~35 µs.
 const BATCH: u32 = 256;
 
-/// About how long each system call of a run lasts. Between calls the device gets
-/// nothing for some tens of microseconds (the page pool is torn down and set up).
-pub const SLICE: Duration = Duration::from_millis(100);
+/// How much faster than its rate a generator behind its schedule may send to catch up.
+/// Above the SUT's capacity that would cost packets a smooth stream would not lose, so
+/// it is kept small: a SUT offered 80% of what it can take never sees more than it can.
+pub const CATCH_UP: f64 = 2.0;
+
+/// How long after its last slot is due a run's system call is interrupted (with a
+/// signal: see [`LiveFrames::run`]).
+pub const SLICE: Duration = Duration::from_millis(30);
+
+/// The signal that ends a call: SIGURG, whose default is to be ignored; a no-op
+/// handler makes it interrupt the system call instead (`EINTR`).
+const STOP_SIGNAL: libc::c_int = libc::SIGURG;
+
+extern "C" fn on_stop_signal(_: libc::c_int) {}
+
+/// Installs the no-op handler for [`STOP_SIGNAL`] (once per process).
+fn install_stop_handler() -> io::Result<()> {
+    static DONE: std::sync::OnceLock<Result<(), i32>> = std::sync::OnceLock::new();
+    let r = DONE.get_or_init(|| {
+        // SAFETY: a zeroed sigaction is valid; the handler is an `extern "C"` function
+        // that does nothing (async-signal-safe); no SA_RESTART, so the interrupted
+        // bpf(2) call returns EINTR.
+        unsafe {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = on_stop_signal as extern "C" fn(libc::c_int) as usize;
+            libc::sigemptyset(&mut sa.sa_mask);
+            if libc::sigaction(STOP_SIGNAL, &sa, std::ptr::null_mut()) == 0 {
+                Ok(())
+            } else {
+                Err(io::Error::last_os_error().raw_os_error().unwrap_or(0))
+            }
+        }
+    });
+    r.map_err(io::Error::from_raw_os_error)
+}
+
+/// Interrupts the calling thread's system call from `deadline_ns` on ([`mono_ns`]),
+/// every 5 ms until dropped (a signal that arrives before the call starts is not lost:
+/// the next one comes). Dropping it joins the helper thread, so the target thread is
+/// alive whenever it is signalled.
+struct Alarm {
+    done: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    helper: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Alarm {
+    fn arm(deadline_ns: u64) -> io::Result<Alarm> {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        install_stop_handler()?;
+        // SAFETY: pthread_self has no preconditions.
+        let target = unsafe { libc::pthread_self() };
+        let done = std::sync::Arc::new(AtomicBool::new(false));
+        let d = done.clone();
+        let helper = std::thread::Builder::new().name("sr6-gen-alarm".into()).spawn(move || {
+            let wait = deadline_ns.saturating_sub(mono_ns());
+            std::thread::sleep(Duration::from_nanos(wait));
+            while !d.load(Ordering::Acquire) {
+                // SAFETY: `target` is the thread that owns the `Alarm`, which joins this
+                // thread before it is dropped: it is alive.
+                unsafe { libc::pthread_kill(target, STOP_SIGNAL) };
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        })?;
+        Ok(Alarm { done, helper: Some(helper) })
+    }
+}
+
+impl Drop for Alarm {
+    fn drop(&mut self) {
+        self.done.store(true, std::sync::atomic::Ordering::Release);
+        if let Some(h) = self.helper.take() {
+            let _ = h.join();
+        }
+    }
+}
 
 /// The largest template: what fits in one page with the kernel's headroom and
 /// `skb_shared_info` (the kernel refuses larger frames in live mode).
@@ -98,10 +170,9 @@ pub struct LiveRun {
     pub slots: u64,
     /// Frames handed to the device.
     pub sent: u64,
-    /// How long the schedule was pushed back because the generator fell behind by
-    /// more than the lag allowed (mostly the gaps between calls): the run lasted
-    /// `duration + stalled_ns`, at the rate asked for while it sent.
-    pub stalled_ns: u64,
+    /// Slots given up because the generator fell more than the lag allowed behind its
+    /// schedule (preempted for that long): `slots = sent + late`.
+    pub late: u64,
     /// Frames handed to the device, per stream.
     pub per_stream: Vec<u64>,
     /// [`mono_ns`] at the first slot, and when the last call returned.
@@ -126,8 +197,6 @@ pub struct LiveFrames {
     ifname: String,
     /// The device the calls pretend the frames arrived on (`lo`).
     ingress: u32,
-    /// Program runs per second, as last measured (sizes the calls).
-    iters_per_s: f64,
     /// The network namespace (inode of `/proc/thread-self/ns/net`) it was made in.
     netns: u64,
 }
@@ -179,7 +248,6 @@ impl LiveFrames {
             streams: n,
             ifname: ifname.to_string(),
             ingress,
-            iters_per_s: 5e6,
             netns,
         })
     }
@@ -203,9 +271,9 @@ impl LiveFrames {
     /// Sends at `rate_pps` for `duration` (`f64::INFINITY`: as fast as it can), on the
     /// calling thread (which must be in the network namespace of [`LiveFrames::new`]:
     /// checked), the streams in turn, each stream's sequence numbers from 0.
-    /// Packets are never closer than half the interval: a generator behind its
-    /// schedule (preempted, or between two calls) catches up at twice the rate, not in
-    /// a burst. When it falls more than `max_lag` behind, the schedule is pushed back
+    /// Packets are never closer than the interval over [`CATCH_UP`]: a generator
+    /// behind its schedule (preempted, or between two calls) catches up at that rate,
+    /// not in a burst. When it falls more than `max_lag` behind, the schedule is pushed back
     /// instead, and the run lasts that much longer (`stalled_ns`). Errors if a system
     /// call fails (then nothing more is sent).
     pub fn run(&mut self, rate_pps: f64, duration: Duration, max_lag: Duration) -> io::Result<LiveRun> {
@@ -221,52 +289,57 @@ impl LiveFrames {
         let duration_ns = u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX / 4);
         let slots = if paced { (rate_pps * duration.as_secs_f64()).round() as u64 } else { u64::MAX };
         let fp = |ns: f64| (ns * f64::from(1u32 << FP_SHIFT)).round() as u64;
-        // The first slot a little after the first call starts (its setup takes some
-        // tens of microseconds), so that it is not late.
-        let start_ns = mono_ns() + 200_000;
+        // The schedule starts with the program's first run (ctl.next = 0): whatever the
+        // first call costs to set up is not counted as lateness.
+        let call_ns = mono_ns();
         let mut c = vec![0u8; ctl::len(self.streams)];
         let put = |c: &mut Vec<u8>, off: usize, v: u64| c[off..off + 8].copy_from_slice(&v.to_ne_bytes());
-        put(&mut c, ctl::NEXT, start_ns << FP_SHIFT);
         put(&mut c, ctl::INTERVAL, if paced { fp(1e9 / rate_pps) } else { 0 });
         put(&mut c, ctl::TARGET, slots);
         put(&mut c, ctl::LAG, fp(max_lag.as_nanos() as f64));
-        // Behind the schedule, catch up at twice the rate, never in a burst.
-        put(&mut c, ctl::GAP, if paced { fp(0.5e9 / rate_pps) } else { 0 });
+        // Behind the schedule, catch up a little faster than the rate, never in a burst.
+        put(&mut c, ctl::GAP, if paced { fp(1e9 / (CATCH_UP * rate_pps)) } else { 0 });
         bpf::map_update(&self.ctl, &0u32.to_ne_bytes(), &c)?;
 
-        let end_ns = start_ns.saturating_add(duration_ns);
+        let end_ns = call_ns.saturating_add(duration_ns);
         let get = |c: &[u8], off: usize| u64::from_ne_bytes(c[off..off + 8].try_into().unwrap_or([0; 8]));
         let mut calls = 0u32;
-        let mut iters = 0u64;
         let mut last;
         loop {
-            // What is left: the time (unpaced), or the packets' worth of time (paced:
-            // the schedule may have been pushed back).
+            // One call for the rest of the run, ended by a signal once the last slot is
+            // sent or given up (the program sends nothing after it): the kernel's
+            // teardown between two calls waits for an RCU grace period, which takes
+            // milliseconds when the SUT's CPU runs a busy real-time thread.
             let left = if paced {
-                (slots.saturating_sub(get(&c, ctl::SENT)) as f64 * 1e9 / rate_pps) as u64
+                (slots.saturating_sub(get(&c, ctl::SENT) + get(&c, ctl::LATE)) as f64 * 1e9 / rate_pps) as u64
+                    + u64::try_from(max_lag.as_nanos()).unwrap_or(0)
             } else {
                 end_ns.saturating_sub(mono_ns())
             };
-            let remaining = left.clamp(100_000, SLICE.as_nanos() as u64);
-            let repeat = (self.iters_per_s * remaining as f64 / 1e9).clamp(1024.0, f64::from(1u32 << 30)) as u32;
             let before = mono_ns();
-            bpf::test_run_live(&self.prog, &self.input, self.ingress, repeat, BATCH)
-                .map_err(|e| bpf::context(e, &format!("sending live frames out of {}", self.ifname)))?;
+            let alarm = Alarm::arm(before.saturating_add(left).saturating_add(SLICE.as_nanos() as u64))?;
+            let r = bpf::test_run_live(&self.prog, &self.input, self.ingress, 1 << 30, BATCH);
+            drop(alarm);
+            match r {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(bpf::context(e, &format!("sending live frames out of {}", self.ifname))),
+            }
             last = mono_ns();
             calls += 1;
             c = self.read_ctl()?;
-            let it = get(&c, ctl::ITERS);
-            let took = last.saturating_sub(before).max(1);
-            self.iters_per_s = ((it - iters) as f64 * 1e9 / took as f64).max(1e5);
-            iters = it;
-            let done = get(&c, ctl::SENT) >= slots;
+            let done = get(&c, ctl::SENT) + get(&c, ctl::LATE) >= slots;
             // Unpaced runs end with the time; paced ones with their slots (and, should
-            // the clock stall, a second after their time).
+            // something go wrong, a second after their time).
             if done || (!paced && last >= end_ns) || last >= end_ns.saturating_add(1_000_000_000 + duration_ns / 10) {
                 break;
             }
         }
         let sent = get(&c, ctl::SENT);
+        let start_ns = match get(&c, ctl::START) >> FP_SHIFT {
+            0 => call_ns,
+            t => t,
+        };
         let per_stream = (0..self.streams)
             .map(|i| {
                 let at = ctl::SEQ + 4 * i;
@@ -276,12 +349,12 @@ impl LiveFrames {
         Ok(LiveRun {
             slots: if paced { slots } else { sent },
             sent,
-            stalled_ns: if paced { get(&c, ctl::STALL) >> FP_SHIFT } else { 0 },
+            late: get(&c, ctl::LATE),
             per_stream,
             start_ns,
             end_ns: last,
             calls,
-            iterations: iters,
+            iterations: get(&c, ctl::ITERS),
         })
     }
 }

@@ -33,7 +33,7 @@ use std::net::{Ipv4Addr, Ipv6Addr};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
 pub use ingress_drop::IngressDrop;
-pub use live_frames::{mono_ns, LiveFrames, LiveRun, LiveTemplate, MAX_LIVE_FRAME, MAX_LIVE_STREAMS, SLICE};
+pub use live_frames::{mono_ns, LiveFrames, LiveRun, LiveTemplate, CATCH_UP, MAX_LIVE_FRAME, MAX_LIVE_STREAMS, SLICE};
 pub use xsk::{XskPort, XskStatistics, FRAME_SIZE, MAX_RX_FRAME, MAX_TX_FRAME};
 
 use crate::live::PortSpec;

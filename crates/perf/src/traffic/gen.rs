@@ -105,9 +105,6 @@ pub struct GenReport {
     pub ring_full: u64,
     /// Slots given up because the generator fell behind the schedule.
     pub late: u64,
-    /// How long the schedule was pushed back instead of caught up with a burst (the
-    /// live-frame generator; this one gives late slots up instead, `late`).
-    pub stalled_ns: u64,
     /// Flushes (system calls) that failed.
     pub tx_errors: u64,
     /// The first error: a failed flush, or the CPU pinning refused.
@@ -335,7 +332,6 @@ impl Generator {
             sent,
             ring_full,
             late,
-            stalled_ns: 0,
             tx_errors,
             first_error,
             start_ns: t0,
