@@ -77,26 +77,46 @@ fn install_stop_handler() -> io::Result<()> {
     r.map_err(io::Error::from_raw_os_error)
 }
 
-/// Interrupts the calling thread's system call from `deadline_ns` on ([`mono_ns`]),
-/// every 5 ms until dropped (a signal that arrives before the call starts is not lost:
-/// the next one comes). Dropping it joins the helper thread, so the target thread is
-/// alive whenever it is signalled.
+/// Interrupts the calling thread's system call once the run's last slot is due: `span`
+/// after the program's first run (which it records in the control block; a call can
+/// take milliseconds to set up), plus `margin`; then every 5 ms until dropped (a signal
+/// that arrives before the call starts is not lost: the next one comes). If the
+/// program has not run within `span + 2 s` of arming, it signals anyway. Dropping it
+/// joins the helper thread, so the target thread is alive whenever it is signalled.
 struct Alarm {
     done: std::sync::Arc<std::sync::atomic::AtomicBool>,
     helper: Option<std::thread::JoinHandle<()>>,
 }
 
 impl Alarm {
-    fn arm(deadline_ns: u64) -> io::Result<Alarm> {
+    fn arm(ctl_map: &OwnedFd, streams: usize, span_ns: u64, margin_ns: u64) -> io::Result<Alarm> {
         use std::sync::atomic::{AtomicBool, Ordering};
         install_stop_handler()?;
         // SAFETY: pthread_self has no preconditions.
         let target = unsafe { libc::pthread_self() };
         let done = std::sync::Arc::new(AtomicBool::new(false));
         let d = done.clone();
+        let ctl_map = ctl_map.try_clone()?;
+        let armed = mono_ns();
         let helper = std::thread::Builder::new().name("sr6-gen-alarm".into()).spawn(move || {
-            let wait = deadline_ns.saturating_sub(mono_ns());
-            std::thread::sleep(Duration::from_nanos(wait));
+            let mut v = vec![0u8; ctl::len(streams)];
+            let deadline = loop {
+                if d.load(Ordering::Acquire) {
+                    return;
+                }
+                let start = match bpf::map_lookup(&ctl_map, &0u32.to_ne_bytes(), &mut v) {
+                    Ok(()) => u64::from_ne_bytes(v[ctl::START..ctl::START + 8].try_into().unwrap_or([0; 8])) >> FP_SHIFT,
+                    Err(_) => 0,
+                };
+                if start != 0 {
+                    break start.saturating_add(span_ns).saturating_add(margin_ns);
+                }
+                if mono_ns() > armed.saturating_add(span_ns).saturating_add(2_000_000_000) {
+                    break 0;
+                }
+                std::thread::sleep(Duration::from_millis(1));
+            };
+            std::thread::sleep(Duration::from_nanos(deadline.saturating_sub(mono_ns())));
             while !d.load(Ordering::Acquire) {
                 // SAFETY: `target` is the thread that owns the `Alarm`, which joins this
                 // thread before it is dropped: it is alive.
@@ -310,14 +330,14 @@ impl LiveFrames {
             // sent or given up (the program sends nothing after it): the kernel's
             // teardown between two calls waits for an RCU grace period, which takes
             // milliseconds when the SUT's CPU runs a busy real-time thread.
-            let left = if paced {
-                (slots.saturating_sub(get(&c, ctl::SENT) + get(&c, ctl::LATE)) as f64 * 1e9 / rate_pps) as u64
-                    + u64::try_from(max_lag.as_nanos()).unwrap_or(0)
+            // The span of the run from its first slot (the schedule started with the
+            // program's first run, in this call or an earlier one).
+            let span = if paced {
+                (slots as f64 * 1e9 / rate_pps) as u64 + u64::try_from(max_lag.as_nanos()).unwrap_or(0)
             } else {
-                end_ns.saturating_sub(mono_ns())
+                duration_ns
             };
-            let before = mono_ns();
-            let alarm = Alarm::arm(before.saturating_add(left).saturating_add(SLICE.as_nanos() as u64))?;
+            let alarm = Alarm::arm(&self.ctl, self.streams, span, SLICE.as_nanos() as u64)?;
             let r = bpf::test_run_live(&self.prog, &self.input, self.ingress, 1 << 30, BATCH);
             drop(alarm);
             match r {
