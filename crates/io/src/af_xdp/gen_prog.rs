@@ -104,8 +104,9 @@ pub(crate) mod ctl {
     pub(crate) const LAST: usize = 56;
     pub(crate) const GAP: usize = 64;
     pub(crate) const START: usize = 72;
-    pub(crate) const RR: usize = 80;
-    pub(crate) const SEQ: usize = 88;
+    pub(crate) const FIRST_LATE: usize = 80;
+    pub(crate) const RR: usize = 88;
+    pub(crate) const SEQ: usize = 96;
     /// Bytes of the block for `n` streams.
     pub(crate) fn len(n: usize) -> usize {
         SEQ + 4 * n
@@ -204,6 +205,11 @@ pub(crate) fn gen_program(out: u32, len: u32, streams: &[Layout], maps: GenMaps)
     a.emit(LDX_DW, R4, R8, c(ctl::INTERVAL), 0);
     a.jump(JEQ_IMM, R4, 0, 0, on_time); //              unpaced
     a.emit(DIV64_REG, R3, R4, 0, 0); //                 r3 = slots to give up
+    let seen = a.label();
+    a.emit(LDX_DW, R5, R8, c(ctl::FIRST_LATE), 0); //   the first time it happened
+    a.jump(JNE_IMM, R5, 0, 0, seen);
+    a.emit(STX_DW, R8, R1, c(ctl::FIRST_LATE), 0);
+    a.bind(seen);
     a.emit(LDX_DW, R5, R8, c(ctl::LATE), 0); //         c->late += r3
     a.emit(ADD64_REG, R5, R3, 0, 0);
     a.emit(STX_DW, R8, R5, c(ctl::LATE), 0);

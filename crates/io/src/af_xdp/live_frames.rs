@@ -198,6 +198,8 @@ pub struct LiveRun {
     /// [`mono_ns`] at the first slot, and when the last call returned.
     pub start_ns: u64,
     pub end_ns: u64,
+    /// When slots were first given up, ns after the first slot (0: never).
+    pub first_late_ns: u64,
     /// System calls made, and runs of the program (sent or not).
     pub calls: u32,
     pub iterations: u64,
@@ -370,6 +372,10 @@ impl LiveFrames {
             slots: if paced { slots } else { sent },
             sent,
             late: get(&c, ctl::LATE),
+            first_late_ns: match get(&c, ctl::FIRST_LATE) >> FP_SHIFT {
+                0 => 0,
+                t => t.saturating_sub(start_ns),
+            },
             per_stream,
             start_ns,
             end_ns: last,
