@@ -341,6 +341,30 @@ struct TestRunAttr {
     _pad: u32,
 }
 
+impl TestRunAttr {
+    /// A run of `prog` on `frame`, `repeat` times; no context, no flags.
+    fn on(prog: &OwnedFd, frame: &[u8], repeat: u32) -> TestRunAttr {
+        TestRunAttr {
+            prog_fd: prog.as_raw_fd() as u32,
+            retval: 0,
+            data_size_in: frame.len() as u32,
+            data_size_out: 0,
+            data_in: frame.as_ptr() as u64,
+            data_out: 0,
+            repeat,
+            duration: 0,
+            ctx_size_in: 0,
+            ctx_size_out: 0,
+            ctx_in: 0,
+            ctx_out: 0,
+            flags: 0,
+            cpu: 0,
+            batch_size: 0,
+            _pad: 0,
+        }
+    }
+}
+
 /// `BPF_F_TEST_XDP_LIVE_FRAMES`: the program's verdicts are carried out (Linux 5.18).
 const BPF_F_TEST_XDP_LIVE_FRAMES: u32 = 1 << 1;
 
@@ -374,24 +398,11 @@ pub(crate) fn test_run_live(prog: &OwnedFd, frame: &[u8], ifindex: u32, repeat: 
         rx_queue_index: 0,
         egress_ifindex: 0,
     };
-    let mut a = TestRunAttr {
-        prog_fd: prog.as_raw_fd() as u32,
-        retval: 0,
-        data_size_in: frame.len() as u32,
-        data_size_out: 0,
-        data_in: frame.as_ptr() as u64,
-        data_out: 0,
-        repeat,
-        duration: 0,
-        ctx_size_in: std::mem::size_of::<XdpMd>() as u32,
-        ctx_size_out: 0,
-        ctx_in: &mut ctx as *mut XdpMd as u64,
-        ctx_out: 0,
-        flags: BPF_F_TEST_XDP_LIVE_FRAMES,
-        cpu: 0,
-        batch_size,
-        _pad: 0,
-    };
+    let mut a = TestRunAttr::on(prog, frame, repeat);
+    a.ctx_size_in = std::mem::size_of::<XdpMd>() as u32;
+    a.ctx_in = &mut ctx as *mut XdpMd as u64;
+    a.flags = BPF_F_TEST_XDP_LIVE_FRAMES;
+    a.batch_size = batch_size;
     sys_bpf(BPF_PROG_TEST_RUN, &mut a).map(|_| ()).map_err(|e| context(e, "bpf(BPF_PROG_TEST_RUN, live frames)"))
 }
 
@@ -399,24 +410,7 @@ pub(crate) fn test_run_live(prog: &OwnedFd, frame: &[u8], ifindex: u32, repeat: 
 /// redirected) and returns its action.
 #[cfg_attr(not(test), allow(dead_code))]
 pub(crate) fn test_run(prog: &OwnedFd, frame: &[u8]) -> io::Result<u32> {
-    let mut a = TestRunAttr {
-        prog_fd: prog.as_raw_fd() as u32,
-        retval: 0,
-        data_size_in: frame.len() as u32,
-        data_size_out: 0,
-        data_in: frame.as_ptr() as u64,
-        data_out: 0,
-        repeat: 1,
-        duration: 0,
-        ctx_size_in: 0,
-        ctx_size_out: 0,
-        ctx_in: 0,
-        ctx_out: 0,
-        flags: 0,
-        cpu: 0,
-        batch_size: 0,
-        _pad: 0,
-    };
+    let mut a = TestRunAttr::on(prog, frame, 1);
     sys_bpf(BPF_PROG_TEST_RUN, &mut a).map_err(|e| context(e, "bpf(BPF_PROG_TEST_RUN)"))?;
     Ok(a.retval)
 }
