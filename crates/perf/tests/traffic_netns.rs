@@ -275,10 +275,14 @@ impl Netns {
 /// Deletes the namespaces of earlier runs of these tests that were killed before their
 /// guards could run (named `sr6pt-<tag>-<pid>` with a pid no longer alive).
 fn remove_orphans() {
-    let Ok(out) = Command::new("ip").args(["netns", "list"]).output() else { return };
+    let Ok(out) = Command::new("ip").args(["netns", "list"]).output() else {
+        return;
+    };
     for line in String::from_utf8_lossy(&out.stdout).lines() {
         let name = line.split_whitespace().next().unwrap_or("");
-        let Some(pid) = name.strip_prefix("sr6pt-").and_then(|r| r.rsplit('-').next()) else { continue };
+        let Some(pid) = name.strip_prefix("sr6pt-").and_then(|r| r.rsplit('-').next()) else {
+            continue;
+        };
         let alive = std::path::Path::new(&format!("/proc/{pid}")).exists();
         if pid.parse::<u32>().is_ok() && !alive {
             let _ = Command::new("ip").args(["netns", "del", name]).status();
@@ -442,8 +446,9 @@ fn veth_xdp_live_frames() {
             let port = open_port("tg1", Backend::AfPacket, 2048, &[], &[]).expect("open tg1");
             let recv = Receiver::spawn(port.port, RecvConfig::default()).unwrap();
             for k in 0..2 {
-                let r = run_trial_report(&mut gen, &recv, 20_000.0, Duration::from_millis(100), Duration::from_millis(50))
-                    .unwrap();
+                let r =
+                    run_trial_report(&mut gen, &recv, 20_000.0, Duration::from_millis(100), Duration::from_millis(50))
+                        .unwrap();
                 let what = format!("{} live trial {k}", b.name());
                 check_exact(&r, &what);
                 assert_eq!((r.gen.slots, r.gen.sent), (2000, 2000), "{what}: {:?}", r.gen);
@@ -455,6 +460,11 @@ fn veth_xdp_live_frames() {
             // Unpaced, for a moment: no error, and more than the paced rate.
             let r = gen.run(f64::INFINITY, Duration::from_millis(20));
             assert!(r.first_error.is_none() && r.sent > 400, "{}: {r:?}", b.name());
+            // Far above what it can send: the slots it cannot send in time are given up
+            // and counted, never more of them than there are.
+            let r = gen.run(1e9, Duration::from_millis(20));
+            assert!(r.first_error.is_none() && r.sent > 0 && r.late > 0, "{}: {r:?}", b.name());
+            assert_eq!((r.slots, r.sent + r.late), (20_000_000, 20_000_000), "{}: {r:?}", b.name());
         });
     }
     // From outside the namespace it refuses to send (the device index means another

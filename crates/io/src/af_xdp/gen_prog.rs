@@ -23,7 +23,11 @@
 //!     __u64 last;              /* when the last packet went, ns << FP_SHIFT */
 //!     __u64 gap;               /* the least time between two packets, ns << FP_SHIFT */
 //!     __u64 start;             /* when the first slot was, ns << FP_SHIFT */
+//!     __u64 first_late;        /* when slots were first given up, ns << FP_SHIFT */
 //!     __u32 rr, pad;           /* the next stream */
+//!     __u64 prev;              /* when the program last ran, ns << FP_SHIFT */
+//!     __u64 max_stall;         /* the longest time between two runs */
+//!     __u64 stalled;           /* the sum of those times of 20 µs or more */
 //!     __u32 seq[N];            /* each stream's next sequence number */
 //! };
 //! SEC("xdp") int sr6_gen(struct xdp_md *ctx)
@@ -36,11 +40,15 @@
 //!     c->iters++;
 //!     if (c->sent + c->late >= c->target) return XDP_DROP;       /* done */
 //!     __u64 now = bpf_ktime_get_ns(), t = now << FP_SHIFT, next = c->next;
+//!     __u64 d = t - c->prev;              /* the loop's stalls: softirqs, preemption */
+//!     if (c->prev && d >= STALL_FLOOR) { c->stalled += d; c->max_stall = max(c->max_stall, d); }
+//!     c->prev = t;
 //!     if (!next) next = c->start = t;     /* the schedule starts with the first run */
 //!     if (t < next) return XDP_DROP;                              /* not yet */
-//!     if (t - c->last < c->gap) return XDP_DROP;       /* catching up, but not in a burst */
+//!     if (t - c->last < c->gap) return XDP_DROP;   /* catching up, but not in one burst */
 //!     if (t - next > c->lag && c->interval) {     /* too far behind: give slots up */
-//!         __u64 skip = (t - next) / c->interval;
+//!         if (!c->first_late) c->first_late = t;
+//!         __u64 skip = min((t - next) / c->interval, c->target - c->sent - c->late);
 //!         c->late += skip; next += skip * c->interval;
 //!         if (c->sent + c->late >= c->target) return XDP_DROP;
 //!     }
@@ -91,6 +99,9 @@ const MD_INGRESS_IFINDEX: i16 = 12;
 /// Times in the control block are nanoseconds times 2^FP_SHIFT (good for 36 years of
 /// uptime; intervals to 1/16 ns).
 pub(crate) const FP_SHIFT: u32 = 4;
+/// Gaps between two runs of at least this long (20 µs, in ns << FP_SHIFT) count as
+/// stalls of the loop.
+pub(crate) const STALL_FLOOR_FP: i32 = 20_000 << FP_SHIFT;
 
 /// Offsets in the control block (`struct ctl` above).
 pub(crate) mod ctl {
@@ -106,7 +117,10 @@ pub(crate) mod ctl {
     pub(crate) const START: usize = 72;
     pub(crate) const FIRST_LATE: usize = 80;
     pub(crate) const RR: usize = 88;
-    pub(crate) const SEQ: usize = 96;
+    pub(crate) const PREV: usize = 96;
+    pub(crate) const MAX_STALL: usize = 104;
+    pub(crate) const STALLED: usize = 112;
+    pub(crate) const SEQ: usize = 120;
     /// Bytes of the block for `n` streams.
     pub(crate) fn len(n: usize) -> usize {
         SEQ + 4 * n
@@ -180,11 +194,28 @@ pub(crate) fn gen_program(out: u32, len: u32, streams: &[Layout], maps: GenMaps)
     a.emit(ADD64_REG, R1, R2, 0, 0);
     a.emit(LDX_DW, R2, R8, c(ctl::TARGET), 0);
     a.jump(JGE_REG, R1, R2, 0, drop); //                sent + late >= target
-    // Due?
+                                      // Due?
     a.emit(CALL, 0, 0, 0, BPF_FUNC_KTIME_GET_NS);
     a.emit(MOV64_REG, R9, R0, 0, 0); //                 r9 = now (ns)
     a.emit(MOV64_REG, R1, R0, 0, 0); //                 r1 = now << FP_SHIFT
     a.emit(LSH64_IMM, R1, 0, 0, FP_SHIFT as i32);
+    // How long since the previous run: the loop's stalls (softirqs, preemption).
+    let no_prev = a.label();
+    let not_max = a.label();
+    a.emit(LDX_DW, R3, R8, c(ctl::PREV), 0);
+    a.emit(STX_DW, R8, R1, c(ctl::PREV), 0);
+    a.jump(JEQ_IMM, R3, 0, 0, no_prev);
+    a.emit(MOV64_REG, R4, R1, 0, 0); //                 r4 = t - prev
+    a.emit(SUB64_REG, R4, R3, 0, 0);
+    a.jump(JLT_IMM, R4, 0, STALL_FLOOR_FP, no_prev);
+    a.emit(LDX_DW, R5, R8, c(ctl::STALLED), 0); //      c->stalled += r4
+    a.emit(ADD64_REG, R5, R4, 0, 0);
+    a.emit(STX_DW, R8, R5, c(ctl::STALLED), 0);
+    a.emit(LDX_DW, R5, R8, c(ctl::MAX_STALL), 0);
+    a.jump(JLE_REG, R4, R5, 0, not_max);
+    a.emit(STX_DW, R8, R4, c(ctl::MAX_STALL), 0);
+    a.bind(not_max);
+    a.bind(no_prev);
     a.emit(LDX_DW, R2, R8, c(ctl::NEXT), 0); //         r2 = next
     let started = a.label();
     a.jump(JNE_IMM, R2, 0, 0, started); //              the first run starts the schedule
@@ -210,8 +241,16 @@ pub(crate) fn gen_program(out: u32, len: u32, streams: &[Layout], maps: GenMaps)
     a.jump(JNE_IMM, R5, 0, 0, seen);
     a.emit(STX_DW, R8, R1, c(ctl::FIRST_LATE), 0);
     a.bind(seen);
-    a.emit(LDX_DW, R5, R8, c(ctl::LATE), 0); //         c->late += r3
-    a.emit(ADD64_REG, R5, R3, 0, 0);
+    a.emit(LDX_DW, R5, R8, c(ctl::LATE), 0); //         r5 = c->late
+    let clamped = a.label();
+    a.emit(LDX_DW, R6, R8, c(ctl::TARGET), 0); //       r6 = slots left (ctx is not needed now)
+    a.emit(LDX_DW, R0, R8, c(ctl::SENT), 0);
+    a.emit(SUB64_REG, R6, R0, 0, 0);
+    a.emit(SUB64_REG, R6, R5, 0, 0);
+    a.jump(JLE_REG, R3, R6, 0, clamped); //             never give up more than are left
+    a.emit(MOV64_REG, R3, R6, 0, 0);
+    a.bind(clamped);
+    a.emit(ADD64_REG, R5, R3, 0, 0); //                 c->late += r3
     a.emit(STX_DW, R8, R5, c(ctl::LATE), 0);
     a.emit(MUL64_REG, R3, R4, 0, 0); //                 next += r3 * interval
     a.emit(ADD64_REG, R2, R3, 0, 0);

@@ -42,9 +42,12 @@ use super::gen_prog::{ctl, gen_program, GenMaps, Layout, FP_SHIFT};
 const BATCH: u32 = 256;
 
 /// How much faster than its rate a generator behind its schedule may send to catch up.
-/// Above the SUT's capacity that would cost packets a smooth stream would not lose, so
-/// it is kept small: a SUT offered 80% of what it can take never sees more than it can.
-pub const CATCH_UP: f64 = 2.0;
+/// Not in one burst (above the SUT's capacity that would cost packets a smooth stream
+/// would not lose), but fast enough to make up for the time the loop is held up on a
+/// busy tester CPU: the flushes to the device and the receiver's work take 40-60% of
+/// it at a million packets a second on this project's VM (`docs/perf.md`), and at
+/// twice the rate the generator could not keep up while it had half the CPU.
+pub const CATCH_UP: f64 = 4.0;
 
 /// How long after its last slot is due a run's system call is interrupted (with a
 /// signal: see [`LiveFrames::run`]).
@@ -105,7 +108,9 @@ impl Alarm {
                     return;
                 }
                 let start = match bpf::map_lookup(&ctl_map, &0u32.to_ne_bytes(), &mut v) {
-                    Ok(()) => u64::from_ne_bytes(v[ctl::START..ctl::START + 8].try_into().unwrap_or([0; 8])) >> FP_SHIFT,
+                    Ok(()) => {
+                        u64::from_ne_bytes(v[ctl::START..ctl::START + 8].try_into().unwrap_or([0; 8])) >> FP_SHIFT
+                    }
                     Err(_) => 0,
                 };
                 if start != 0 {
@@ -162,13 +167,20 @@ impl LiveTemplate {
             return Err(bad(format!("a live frame is 14..={MAX_LIVE_FRAME} bytes, not {}", f.len())));
         }
         if seq_at + 12 > f.len() || csum_at + 2 > f.len() {
-            return Err(bad(format!("telemetry at {seq_at}+12 or checksum at {csum_at}+2 outside the {}-byte frame", f.len())));
+            return Err(bad(format!(
+                "telemetry at {seq_at}+12 or checksum at {csum_at}+2 outside the {}-byte frame",
+                f.len()
+            )));
         }
         if (seq_at + csum_at) % 2 != 0 {
-            return Err(bad(format!("checksum at {csum_at} and telemetry at {seq_at} are not 16-bit aligned to each other")));
+            return Err(bad(format!(
+                "checksum at {csum_at} and telemetry at {seq_at} are not 16-bit aligned to each other"
+            )));
         }
         if (csum_at + 2 > seq_at && csum_at < seq_at + 12) || f[seq_at..seq_at + 12].iter().any(|&b| b != 0) {
-            return Err(bad("the template's sequence number and timestamp must be zero and not overlap the checksum".into()));
+            return Err(bad(
+                "the template's sequence number and timestamp must be zero and not overlap the checksum".into()
+            ));
         }
         let stored = u16::from_ne_bytes([f[csum_at], f[csum_at + 1]]);
         Ok(Layout { seq_at: seq_at as u32, csum_at: csum_at as u32, base: !stored })
@@ -200,6 +212,13 @@ pub struct LiveRun {
     pub end_ns: u64,
     /// When slots were first given up, ns after the first slot (0: never).
     pub first_late_ns: u64,
+    /// The longest time between two runs of the program, and the sum of those
+    /// times that were 20 µs or longer: how long the loop was held up (by softirqs
+    /// run in its thread, interrupts, preemption).
+    pub max_stall_ns: u64,
+    /// When the last packet went, ns after the first slot.
+    pub last_sent_ns: u64,
+    pub stalled_ns: u64,
     /// System calls made, and runs of the program (sent or not).
     pub calls: u32,
     pub iterations: u64,
@@ -257,8 +276,9 @@ impl LiveFrames {
         let maps = GenMaps { ctl: ctl.as_raw_fd(), templates: tmap.as_raw_fd() };
         let ingress = super::ifindex("lo")?;
         let prog = bpf::prog_load_xdp(&gen_program(ifindex, len as u32, &layouts, maps), "sr6_gen")?;
-        let link = bpf::link_create_xdp(&prog, ifindex, bpf::XDP_FLAGS_DRV_MODE)
-            .map_err(|e| bpf::context(e, &format!("attaching the generator's XDP program to {ifname} (driver mode)")))?;
+        let link = bpf::link_create_xdp(&prog, ifindex, bpf::XDP_FLAGS_DRV_MODE).map_err(|e| {
+            bpf::context(e, &format!("attaching the generator's XDP program to {ifname} (driver mode)"))
+        })?;
         let input = templates[0].frame.clone();
         let netns = netns_id()?;
         Ok(LiveFrames {
@@ -377,6 +397,9 @@ impl LiveFrames {
                 t => t.saturating_sub(start_ns),
             },
             per_stream,
+            max_stall_ns: get(&c, ctl::MAX_STALL) >> FP_SHIFT,
+            last_sent_ns: (get(&c, ctl::LAST) >> FP_SHIFT).saturating_sub(start_ns),
+            stalled_ns: get(&c, ctl::STALLED) >> FP_SHIFT,
             start_ns,
             end_ns: last,
             calls,
