@@ -153,36 +153,36 @@ impl Testbed {
     /// what could not be done.
     pub fn steer_sut_rx(&self) -> Vec<String> {
         let mut w = Vec::new();
-        let sut = self.cpus.sut.to_string();
-        let before = napi_threads(DUT0);
-        let threaded = self
-            .exec(&self.sut, &["ethtool", "-K", DUT0, "gro", "on"])
-            .and_then(|_| {
-                let path = format!("/sys/class/net/{DUT0}/threaded");
-                self.exec(&self.sut, &["sh", "-c", &format!("echo 1 > {path} && cat {path}")])
-            })
-            .and_then(|out| {
-                // Ours: the threads that appeared (all of that name if none did).
-                let after = napi_threads(DUT0);
-                let mine: Vec<u32> = after.iter().copied().filter(|p| !before.contains(p)).collect();
-                let mine = if mine.is_empty() { after } else { mine };
-                if out.trim() != "1" || mine.is_empty() {
-                    return Err(format!("{DUT0} has no NAPI thread (threaded reads `{}`)", out.trim()));
-                }
-                for pid in mine {
-                    sh(&["taskset", "-pc", &sut, &pid.to_string()])?;
-                    // Real-time, as softirq work is on a NIC: it preempts the
-                    // forwarder's user-space threads (sr6's worker) the moment frames
-                    // arrive, instead of waiting for a time slice with a 256-frame ring.
-                    sh(&["chrt", "-f", "-p", NAPI_RT_PRIO, &pid.to_string()])?;
-                }
-                Ok(())
-            });
-        if let Err(e) = threaded {
+        if let Err(e) = self.napi_thread(&self.sut, DUT0, self.cpus.sut) {
+            let sut = self.cpus.sut;
             w.push(format!("cannot poll {DUT0} in a NAPI thread on CPU {sut} ({e}); steering its receive work with RPS"));
-            w.extend(self.steer_rps(&self.sut, DUT0, self.cpus.sut));
+            w.extend(self.steer_rps(&self.sut, DUT0, sut));
         }
         w
+    }
+
+    /// Makes `dev` (in namespace `ns`) poll its receive ring in a NAPI thread of its
+    /// own (`gro on` gives a veth a NAPI instance, `threaded` a kernel thread to run
+    /// it), pinned to `cpu` and SCHED_FIFO: like softirq work on a NIC, it preempts
+    /// the user-space threads there the moment frames arrive, instead of waiting for a
+    /// time slice while a 256-frame ring overflows.
+    fn napi_thread(&self, ns: &str, dev: &str, cpu: usize) -> Result<(), String> {
+        let before = napi_threads(dev);
+        self.exec(ns, &["ethtool", "-K", dev, "gro", "on"])?;
+        let path = format!("/sys/class/net/{dev}/threaded");
+        let out = self.exec(ns, &["sh", "-c", &format!("echo 1 > {path} && cat {path}")])?;
+        // Ours: the threads that appeared (all of that name if none did).
+        let after = napi_threads(dev);
+        let mine: Vec<u32> = after.iter().copied().filter(|p| !before.contains(p)).collect();
+        let mine = if mine.is_empty() { after } else { mine };
+        if out.trim() != "1" || mine.is_empty() {
+            return Err(format!("{dev} has no NAPI thread (threaded reads `{}`)", out.trim()));
+        }
+        for pid in mine {
+            sh(&["taskset", "-pc", &cpu.to_string(), &pid.to_string()])?;
+            sh(&["chrt", "-f", "-p", NAPI_RT_PRIO, &pid.to_string()])?;
+        }
+        Ok(())
     }
 
     /// Sets `dev`'s RPS mask to `cpu` in namespace `ns`. Returns a warning if it could not.
@@ -196,10 +196,19 @@ impl Testbed {
         }
     }
 
-    /// Steers tg1's receive processing (the tester's receiver) to `cpus.tester` with RPS,
-    /// so the SUT's CPU only transmits. Returns a warning if it could not.
+    /// Moves tg1's receive processing (the tester's receiver) to `cpus.tester`, so the
+    /// SUT's CPU only transmits: a NAPI thread there, as for dut0 — the receiver's XDP
+    /// program (AF_XDP) then runs on the tester's CPU, not in the softirq of the
+    /// SUT's — or, failing that, RPS (enough for an AF_PACKET receiver). Returns a
+    /// warning if neither could be set up.
     pub fn steer_tester_rx(&self) -> Option<String> {
-        self.steer_rps(&self.tg, TG1, self.cpus.tester)
+        let tester = self.cpus.tester;
+        match self.napi_thread(&self.tg, TG1, tester) {
+            Ok(()) => None,
+            Err(e) => self
+                .steer_rps(&self.tg, TG1, tester)
+                .map(|w| format!("cannot poll {TG1} in a NAPI thread on CPU {tester} ({e}); {w}")),
+        }
     }
 
     /// What cannot be guaranteed about CPU placement on this machine.
@@ -221,7 +230,7 @@ impl Testbed {
     }
 }
 
-/// The SCHED_FIFO priority of dut0's NAPI thread (as `chrt -f` takes it).
+/// The SCHED_FIFO priority of dut0's and tg1's NAPI threads (as `chrt -f` takes it).
 const NAPI_RT_PRIO: &str = "50";
 
 /// The process ids of the kernel threads polling `dev` (`napi/DEV-ID`), in any

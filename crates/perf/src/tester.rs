@@ -19,10 +19,10 @@ use std::time::Duration;
 use crate::experiment::Experiment;
 use crate::model::{Behavior, Latency, Trial};
 use crate::plan::{self, TG0, TG0_6, TG1, TG1_6};
-use sr6_io::af_xdp::IngressDrop;
 use crate::run::Tester;
 use crate::testbed::Testbed;
-use crate::traffic::{self, Addressing, Backend, GenConfig, Generator, LiveGenerator, RecvConfig, Receiver, Source};
+use crate::traffic::{self, Addressing, Backend, GenConfig, Generator, LiveGenerator, Receiver, RecvConfig, Source};
+use sr6_io::af_xdp::IngressDrop;
 
 /// Slots per ring of the tester's ports.
 const RING: u32 = 4096;
@@ -54,7 +54,8 @@ fn mac(s: &str) -> Result<[u8; 6], String> {
 /// The template addresses of behaviour `b` on testbed `tb`.
 pub fn addressing(tb: &Testbed, b: Behavior) -> Result<Addressing, String> {
     let f = plan::flow(b);
-    let transit = matches!(b, Behavior::Ipv6 | Behavior::Ipv4 | Behavior::TInsert | Behavior::TEncaps | Behavior::TEncapsL2);
+    let transit =
+        matches!(b, Behavior::Ipv6 | Behavior::Ipv4 | Behavior::TInsert | Behavior::TEncaps | Behavior::TEncapsL2);
     Ok(Addressing {
         tg0_mac: mac(&tb.tg0_mac)?,
         dut0_mac: mac(&tb.dut0_mac)?,
@@ -92,14 +93,21 @@ pub fn open(tb: &Testbed, b: Behavior, exp: &Experiment) -> Result<Box<dyn Teste
             // it does not matter here).
             let probe = gen.run(f64::INFINITY, Duration::from_millis(300));
             std::thread::sleep(Duration::from_millis(200));
-            let _ = ready_tx.send(Ok((probe.achieved_pps().max(1.0), frame_bytes, gen.describe())));
+            let what = format!("{}; receiver {} on {TG1}", gen.describe(), recv.backend);
+            let _ = ready_tx.send(Ok((probe.achieved_pps().max(1.0), frame_bytes, what)));
             while let Ok(r) = req_rx.recv() {
-                let out = traffic::run_trial_report(gen.as_mut(), &recv.recv, r.offered_pps, r.duration, traffic::DEFAULT_SETTLE)
-                    .map(|rep| {
-                        let lat = if r.latency { rep.recv.latency.to_model(r.offered_pps) } else { None };
-                        (rep.trial, lat)
-                    })
-                    .map_err(|e| e.to_string());
+                let out = traffic::run_trial_report(
+                    gen.as_mut(),
+                    &recv.recv,
+                    r.offered_pps,
+                    r.duration,
+                    traffic::DEFAULT_SETTLE,
+                )
+                .map(|rep| {
+                    let lat = if r.latency { rep.recv.latency.to_model(r.offered_pps) } else { None };
+                    (rep.trial, lat)
+                })
+                .map_err(|e| e.to_string());
                 if rep_tx.send(out).is_err() {
                     break;
                 }
@@ -128,22 +136,38 @@ fn setup(
     }
     let frame_bytes = templates[0].frame.len();
     let gen = generator(kind, templates, cpu)?;
-    // The receiver reads with AF_PACKET, and tg1's receive work is steered to the
-    // tester CPU (RPS): with an XDP program on tg1, veth would run it on the CPU that
-    // transmits — the SUT's — and charge the tester's work to the forwarder.
-    let rx = traffic::open_port(TG1, Backend::AfPacket, RING, &[TG1_6], &[plan::TG1_4]).map_err(|e| e.to_string())?;
-    // The AF_PACKET socket has its copy before tc ingress; the tester's kernel need not
-    // route the frames into a blackhole after that (a third of its receive work). Where
-    // tcx is missing (Linux < 6.6) the blackhole routes do the job, slower.
-    let drop = IngressDrop::attach(TG1).ok();
+    let (rx, drop) = receive_port()?;
+    let backend = rx.backend;
     let recv = Receiver::spawn(rx.port, RecvConfig { cpu, ..RecvConfig::default() }).map_err(|e| e.to_string())?;
-    Ok((gen, RxSide { recv, _drop: drop }, frame_bytes))
+    Ok((gen, RxSide { recv, backend, _drop: drop }, frame_bytes))
+}
+
+/// The receiver's port on tg1: AF_XDP, whose XDP program runs in tg1's NAPI thread on
+/// the tester's CPU (the testbed put it there) and copies each frame straight into the
+/// receiver's ring — about a third of what the kernel's receive path costs per packet
+/// before an AF_PACKET socket sees it, and the tester's CPU is what limits the rate it
+/// can offer and count at once. Where AF_XDP cannot be had, AF_PACKET (its receive work
+/// steered to the tester's CPU with RPS), with the tcx program that spares the
+/// tester's kernel the frames after the socket has its copy.
+fn receive_port() -> Result<(traffic::TesterPort, Option<IngressDrop>), String> {
+    match traffic::open_port(TG1, Backend::AfXdp, RING, &[TG1_6], &[plan::TG1_4]) {
+        Ok(p) => Ok((p, None)),
+        Err(e) => {
+            let mut p = traffic::open_port(TG1, Backend::AfPacket, RING, &[TG1_6], &[plan::TG1_4])
+                .map_err(|e| e.to_string())?;
+            p.backend = format!("{} (AF_XDP failed: {e})", p.backend);
+            // Where tcx is missing (Linux < 6.6) the blackhole routes do the job, slower.
+            Ok((p, IngressDrop::attach(TG1).ok()))
+        }
+    }
 }
 
 /// The receiver, and the tcx program that spares the tester's kernel the frames after
 /// it has counted them (detached when this is dropped).
 struct RxSide {
     recv: Receiver,
+    /// How the receiver's port was opened.
+    backend: String,
     _drop: Option<IngressDrop>,
 }
 
@@ -164,7 +188,8 @@ fn generator(kind: &str, templates: Vec<traffic::Template>, cpu: Option<usize>) 
     };
     let tx = traffic::open_port(TG0, backend, RING, &[TG0_6], &[plan::TG0_4]).map_err(|e| e.to_string())?;
     let what = format!("{} on {TG0}{why}", tx.backend);
-    let gen = Generator::new(tx.port, templates, GenConfig { cpu, ..GenConfig::default() }).map_err(|e| e.to_string())?;
+    let gen =
+        Generator::new(tx.port, templates, GenConfig { cpu, ..GenConfig::default() }).map_err(|e| e.to_string())?;
     Ok(Box::new(Described { gen, what }))
 }
 
@@ -196,7 +221,12 @@ impl Drop for NetTester {
 }
 
 impl Tester for NetTester {
-    fn trial(&mut self, offered_pps: f64, duration: Duration, latency: bool) -> Result<(Trial, Option<Latency>), String> {
+    fn trial(
+        &mut self,
+        offered_pps: f64,
+        duration: Duration,
+        latency: bool,
+    ) -> Result<(Trial, Option<Latency>), String> {
         let tx = self.req.as_ref().ok_or("the tester is closed")?;
         tx.send(Req { offered_pps, duration, latency }).map_err(|_| "the tester thread is gone".to_string())?;
         self.reply.recv().map_err(|_| "the tester thread is gone".to_string())?

@@ -36,6 +36,29 @@ use super::{Source, TrafficError};
 /// (a little faster than the rate), so that a trial offers its rate on average.
 pub const MAX_LAG: Duration = Duration::from_millis(5);
 
+/// Set (to anything) in the environment, each run prints its counters to stderr: how
+/// many slots were sent and given up, when the first was given up, and how long the
+/// kernel's loop was held up between two runs of the program (see `docs/perf.md`).
+pub const TRACE_ENV: &str = "SR6_GEN_TRACE";
+
+/// One line of [`TRACE_ENV`] output.
+fn trace_line(offered_pps: f64, r: &sr6_io::af_xdp::LiveRun) -> String {
+    let ms = |ns: u64| ns as f64 / 1e6;
+    format!(
+        "sr6 live frames: rate {offered_pps:.0} pps, slots {}, sent {}, late {}, first late at {:.2} ms, last sent at {:.2} ms, \
+         runs {}, calls {}, stalled {:.2} ms (longest {:.3} ms)",
+        r.slots,
+        r.sent,
+        r.late,
+        ms(r.first_late_ns),
+        ms(r.last_sent_ns),
+        r.iterations,
+        r.calls,
+        ms(r.stalled_ns),
+        ms(r.max_stall_ns),
+    )
+}
+
 /// Sends templates out of a device with XDP live frames. See the module docs.
 #[derive(Debug)]
 pub struct LiveGenerator {
@@ -64,7 +87,8 @@ impl LiveGenerator {
                 + SEQ_OFFSET;
             lt.push(LiveTemplate { frame: t.frame.clone(), seq_at, csum_at: t.udp_csum_at });
         }
-        let frames = LiveFrames::new(ifname, &lt).map_err(|e| TrafficError::Port(format!("XDP live frames on {ifname}: {e}")))?;
+        let frames = LiveFrames::new(ifname, &lt)
+            .map_err(|e| TrafficError::Port(format!("XDP live frames on {ifname}: {e}")))?;
         Ok(LiveGenerator { frames, ids, cpu })
     }
 }
@@ -100,20 +124,25 @@ impl Source for LiveGenerator {
             port: PortStats::default(),
         };
         match self.frames.run(offered_pps, duration, MAX_LAG) {
-            Ok(r) => GenReport {
-                offered_pps,
-                duration_s: duration.as_secs_f64(),
-                slots: r.slots,
-                sent: r.sent,
-                ring_full: 0,
-                late: r.late,
-                tx_errors: 0,
-                first_error,
-                start_ns: r.start_ns,
-                end_ns: r.end_ns,
-                per_stream: self.ids.iter().copied().zip(r.per_stream).collect(),
-                port: PortStats { tx: r.sent, ..PortStats::default() },
-            },
+            Ok(r) => {
+                if std::env::var_os(TRACE_ENV).is_some() {
+                    eprintln!("{}", trace_line(offered_pps, &r));
+                }
+                GenReport {
+                    offered_pps,
+                    duration_s: duration.as_secs_f64(),
+                    slots: r.slots,
+                    sent: r.sent,
+                    ring_full: 0,
+                    late: r.late,
+                    tx_errors: 0,
+                    first_error,
+                    start_ns: r.start_ns,
+                    end_ns: r.end_ns,
+                    per_stream: self.ids.iter().copied().zip(r.per_stream).collect(),
+                    port: PortStats { tx: r.sent, ..PortStats::default() },
+                }
+            }
             Err(e) => empty(Some(first_error.map_or(e.to_string(), |f| format!("{f}; {e}")))),
         }
     }
