@@ -42,10 +42,11 @@ pub struct Experiment {
     /// How the tester sends: `xdp_live` (XDP live frames, paced in the kernel: the
     /// fastest), `af_xdp`, `af_packet`, or `auto` (the first of these that works).
     pub generator: String,
-    /// A trial that loses packets is run again up to this many times, and the best
-    /// delivery counts (RFC 2544 §24 lets a trial be repeated): on a shared machine a
-    /// stray process can cost a trial a few packets, and one such trial would otherwise
-    /// end the exponential phase or steer the binary search down.
+    /// A trial that loses packets, or in which the tester fell short of its rate, is
+    /// run again up to this many times, and the best one counts (RFC 2544 §24 lets a
+    /// trial be repeated): on a shared machine a stray process can cost a trial a few
+    /// packets or the tester a few milliseconds, and one such trial would otherwise end
+    /// the exponential phase, steer the binary search down or cap it.
     pub retry_lossy_trials: usize,
 }
 
