@@ -76,13 +76,16 @@ def test_report_has_the_ratio_table(run):
 
 def test_the_generator_is_xdp_live_frames(run):
     """This machine's kernel has live frames (5.18+) and veth has driver-mode XDP: the
-    tester must be using them, and say so with its ceiling for every testbed."""
+    tester must be using them to send and to count, and say so with its ceiling for
+    every testbed."""
     res, _ = run
     notes = json.loads((res / "meta.json").read_text())["notes"]
     ceilings = [n for n in notes if "generator ceiling" in n]
     assert len(ceilings) == 4, notes
     for n in ceilings:
         assert "XDP live frames out of tg0" in n, n
+        # ... and counts in an XDP program on tg1 (driver-mode XDP on veth).
+        assert "receiver xdp_count (native XDP) on tg1" in n, n
 
 
 def test_sigint_stops_cleanly(tmp_path):

@@ -42,6 +42,11 @@ pub struct Experiment {
     /// How the tester sends: `xdp_live` (XDP live frames, paced in the kernel: the
     /// fastest), `af_xdp`, `af_packet`, or `auto` (the first of these that works).
     pub generator: String,
+    /// How the tester counts what comes back: `xdp_count` (an XDP program on tg1 counts
+    /// and drops test packets where they arrive: the cheapest), `tc_count` (the same at
+    /// tcx ingress), `af_xdp` or `af_packet` (a receiving thread), or `auto` (the first
+    /// of these that works).
+    pub receiver: String,
     /// A trial that loses packets, or in which the tester fell short of its rate, is
     /// run again up to this many times, and the best one counts (RFC 2544 §24 lets a
     /// trial be repeated): on a shared machine a stray process can cost a trial a few
@@ -72,6 +77,7 @@ impl Default for Experiment {
             cpus: Cpus::default(),
             sr6_backend: "af_xdp".into(),
             generator: "auto".into(),
+            receiver: "auto".into(),
             retry_lossy_trials: 1,
         }
     }
@@ -147,6 +153,9 @@ impl Experiment {
         }
         if !matches!(self.generator.as_str(), "auto" | "xdp_live" | "af_xdp" | "af_packet") {
             return Err("generator: auto, xdp_live, af_xdp or af_packet".into());
+        }
+        if !matches!(self.receiver.as_str(), "auto" | "xdp_count" | "tc_count" | "af_xdp" | "af_packet") {
+            return Err("receiver: auto, xdp_count, tc_count, af_xdp or af_packet".into());
         }
         Ok(())
     }

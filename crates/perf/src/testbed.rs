@@ -198,16 +198,17 @@ impl Testbed {
 
     /// Moves tg1's receive processing (the tester's receiver) to `cpus.tester`, so the
     /// SUT's CPU only transmits: a NAPI thread there, as for dut0 — the receiver's XDP
-    /// program (AF_XDP) then runs on the tester's CPU, not in the softirq of the
-    /// SUT's — or, failing that, RPS (enough for an AF_PACKET receiver). Returns a
-    /// warning if neither could be set up.
+    /// program then runs on the tester's CPU, not in the softirq of the SUT's — and RPS
+    /// to that CPU too, for the frames a veth hands to the stack without its NAPI
+    /// instance (no XDP program on tg1: the tcx counter, an AF_PACKET receiver).
+    /// Returns a warning if neither could be set up.
     pub fn steer_tester_rx(&self) -> Option<String> {
         let tester = self.cpus.tester;
-        match self.napi_thread(&self.tg, TG1, tester) {
-            Ok(()) => None,
-            Err(e) => self
-                .steer_rps(&self.tg, TG1, tester)
-                .map(|w| format!("cannot poll {TG1} in a NAPI thread on CPU {tester} ({e}); {w}")),
+        let napi = self.napi_thread(&self.tg, TG1, tester);
+        let rps = self.steer_rps(&self.tg, TG1, tester);
+        match (napi, rps) {
+            (Ok(()), _) | (Err(_), None) => None,
+            (Err(e), Some(w)) => Some(format!("cannot poll {TG1} in a NAPI thread on CPU {tester} ({e}); {w}")),
         }
     }
 

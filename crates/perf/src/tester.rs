@@ -1,14 +1,16 @@
 //! The tester of a testbed ([`crate::run::Tester`]): the generator on tg0 and the
 //! receiver on tg1, with the frames of one behaviour addressed by [`crate::plan`].
 //!
-//! The generator runs on a thread of its own that enters the tester's namespace, opens
-//! both ports there (sockets and XDP attachments belong to the namespace they were made
-//! in), pins itself to the tester CPU and then serves trial requests; the receiver runs
-//! on its own thread on the same CPU.
+//! The generator runs on a thread of its own that enters the tester's namespace, sets up
+//! both sides there (sockets and XDP attachments belong to the namespace they were made
+//! in), pins itself to the tester CPU and then serves trial requests; the receiver
+//! counts in tg1's NAPI thread on the same CPU (or runs a thread of its own there).
 //!
 //! The generator is chosen by the experiment's `generator`: XDP live frames
 //! ([`traffic::LiveGenerator`], the fastest, paced in the kernel) where they work, else
-//! AF_XDP, else AF_PACKET (`auto`); the choice and why is in the run's notes. The orchestrator's thread is never pinned, so the
+//! AF_XDP, else AF_PACKET (`auto`); the receiver by its `receiver`: an XDP program that
+//! counts on tg1 ([`XdpReceiver`]), else a receiving thread on AF_XDP, else on AF_PACKET.
+//! The choices and why are in the run's notes. The orchestrator's thread is never pinned, so the
 //! forwarders it starts (`sr6 run`) inherit every CPU and can pin themselves to theirs.
 
 use std::net::Ipv6Addr;
@@ -21,8 +23,10 @@ use crate::model::{Behavior, Latency, Trial};
 use crate::plan::{self, TG0, TG0_6, TG1, TG1_6};
 use crate::run::Tester;
 use crate::testbed::Testbed;
-use crate::traffic::{self, Addressing, Backend, GenConfig, Generator, LiveGenerator, Receiver, RecvConfig, Source};
-use sr6_io::af_xdp::IngressDrop;
+use crate::traffic::{
+    self, Addressing, Backend, GenConfig, Generator, LiveGenerator, Receiver, RecvConfig, Sink, Source, XdpReceiver,
+};
+use sr6_io::af_xdp::{CountHook, IngressDrop};
 
 /// Slots per ring of the tester's ports.
 const RING: u32 = 4096;
@@ -79,10 +83,11 @@ pub fn open(tb: &Testbed, b: Behavior, exp: &Experiment) -> Result<Box<dyn Teste
     let (rep_tx, rep_rx) = channel::<Reply>();
     let (ready_tx, ready_rx) = channel::<Result<(f64, usize, String), String>>();
     let kind = exp.generator.clone();
+    let rx_kind = exp.receiver.clone();
     let thread = std::thread::Builder::new()
         .name("sr6-perf-tester".into())
         .spawn(move || {
-            let (mut gen, recv, frame_bytes) = match setup(&tg, b, &a, cpu, &kind) {
+            let (mut gen, recv, frame_bytes) = match setup(&tg, b, &a, cpu, &kind, &rx_kind) {
                 Ok(x) => x,
                 Err(e) => {
                     let _ = ready_tx.send(Err(e));
@@ -93,12 +98,12 @@ pub fn open(tb: &Testbed, b: Behavior, exp: &Experiment) -> Result<Box<dyn Teste
             // it does not matter here).
             let probe = gen.run(f64::INFINITY, Duration::from_millis(300));
             std::thread::sleep(Duration::from_millis(200));
-            let what = format!("{}; receiver {} on {TG1}", gen.describe(), recv.backend);
+            let what = format!("{}; receiver {}", gen.describe(), recv.backend);
             let _ = ready_tx.send(Ok((probe.achieved_pps().max(1.0), frame_bytes, what)));
             while let Ok(r) = req_rx.recv() {
                 let out = traffic::run_trial_report(
                     gen.as_mut(),
-                    &recv.recv,
+                    recv.recv.as_ref(),
                     r.offered_pps,
                     r.duration,
                     traffic::DEFAULT_SETTLE,
@@ -127,6 +132,7 @@ fn setup(
     a: &Addressing,
     cpu: Option<usize>,
     kind: &str,
+    rx_kind: &str,
 ) -> Result<(Box<dyn Source>, RxSide, usize), String> {
     sr6_io::live::enter_netns(tg).map_err(|e| e.to_string())?;
     let mut templates = vec![traffic::build(b, a, 0)];
@@ -135,38 +141,63 @@ fn setup(
         templates.push(traffic::build(b, a, 1));
     }
     let frame_bytes = templates[0].frame.len();
+    let templates_n = templates.len() as u16;
     let gen = generator(kind, templates, cpu)?;
-    let (rx, drop) = receive_port()?;
-    let backend = rx.backend;
-    let recv = Receiver::spawn(rx.port, RecvConfig { cpu, ..RecvConfig::default() }).map_err(|e| e.to_string())?;
-    Ok((gen, RxSide { recv, backend, _drop: drop }, frame_bytes))
+    let rx = receiver(rx_kind, templates_n, cpu)?;
+    Ok((gen, rx, frame_bytes))
 }
 
-/// The receiver's port on tg1: AF_XDP, whose XDP program runs in tg1's NAPI thread on
-/// the tester's CPU (the testbed put it there) and copies each frame straight into the
-/// receiver's ring — about a third of what the kernel's receive path costs per packet
-/// before an AF_PACKET socket sees it, and the tester's CPU is what limits the rate it
-/// can offer and count at once. Where AF_XDP cannot be had, AF_PACKET (its receive work
-/// steered to the tester's CPU with RPS), with the tcx program that spares the
-/// tester's kernel the frames after the socket has its copy.
-fn receive_port() -> Result<(traffic::TesterPort, Option<IngressDrop>), String> {
-    match traffic::open_port(TG1, Backend::AfXdp, RING, &[TG1_6], &[plan::TG1_4]) {
-        Ok(p) => Ok((p, None)),
-        Err(e) => {
-            let mut p = traffic::open_port(TG1, Backend::AfPacket, RING, &[TG1_6], &[plan::TG1_4])
-                .map_err(|e| e.to_string())?;
-            p.backend = format!("{} (AF_XDP failed: {e})", p.backend);
-            // Where tcx is missing (Linux < 6.6) the blackhole routes do the job, slower.
-            Ok((p, IngressDrop::attach(TG1).ok()))
+/// The receiver on tg1, as the experiment's `receiver` says (`kind`). `auto` takes the
+/// first that works of:
+///
+/// * `xdp_count`: an XDP program on tg1 counts and drops the test packets in tg1's NAPI
+///   thread on the tester's CPU (the testbed put it there): no copy to user space, no
+///   receiving thread, no wake-up. The tester's one CPU both generates and receives,
+///   and this is the cheapest way to receive (`docs/perf.md`: what it changed);
+/// * `tc_count`: the same program at tcx ingress (Linux 6.6+; where tg1 has no
+///   driver-mode XDP), the receive work steered to the tester's CPU with RPS;
+/// * `af_xdp`: a receiving thread on an AF_XDP socket (the XDP program copies each frame
+///   into its ring);
+/// * `af_packet`: a receiving thread on a packet socket (its receive work steered to the
+///   tester's CPU with RPS), with the tcx program that spares the tester's kernel the
+///   frames after the socket has its copy.
+fn receiver(kind: &str, streams: u16, cpu: Option<usize>) -> Result<RxSide, String> {
+    let mut why = String::new();
+    for (name, hook) in [("xdp_count", CountHook::Xdp), ("tc_count", CountHook::TcxIngress)] {
+        if kind != "auto" && kind != name {
+            continue;
+        }
+        match XdpReceiver::attach(TG1, streams, hook) {
+            Ok(r) => {
+                let backend = format!("{}{why}", r.describe());
+                return Ok(RxSide { recv: Box::new(r), backend, _drop: None });
+            }
+            Err(e) if kind == "auto" => why = format!("{why}; {name} failed: {e}"),
+            Err(e) => return Err(e.to_string()),
         }
     }
+    let spawn = |p: traffic::TesterPort, extra: String, drop: Option<IngressDrop>| {
+        let backend = format!("{} on {TG1}{extra}", p.backend);
+        let recv = Receiver::spawn(p.port, RecvConfig { cpu, ..RecvConfig::default() }).map_err(|e| e.to_string())?;
+        Ok::<_, String>(RxSide { recv: Box::new(recv), backend, _drop: drop })
+    };
+    if matches!(kind, "auto" | "af_xdp") {
+        match traffic::open_port(TG1, Backend::AfXdp, RING, &[TG1_6], &[plan::TG1_4]) {
+            Ok(p) => return spawn(p, why, None),
+            Err(e) if kind == "auto" => why = format!("{why}; AF_XDP failed: {e}"),
+            Err(e) => return Err(e.to_string()),
+        }
+    }
+    let p = traffic::open_port(TG1, Backend::AfPacket, RING, &[TG1_6], &[plan::TG1_4]).map_err(|e| e.to_string())?;
+    // Where tcx is missing (Linux < 6.6) the blackhole routes do the job, slower.
+    spawn(p, why, IngressDrop::attach(TG1).ok())
 }
 
 /// The receiver, and the tcx program that spares the tester's kernel the frames after
-/// it has counted them (detached when this is dropped).
+/// a receiving thread has counted them (detached when this is dropped).
 struct RxSide {
-    recv: Receiver,
-    /// How the receiver's port was opened.
+    recv: Box<dyn Sink>,
+    /// What the receiver is.
     backend: String,
     _drop: Option<IngressDrop>,
 }

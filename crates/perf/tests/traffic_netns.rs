@@ -25,12 +25,12 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use sr6_core::packet::PacketBuf;
-use sr6_io::af_xdp::CATCH_UP;
+use sr6_io::af_xdp::{CountHook, CATCH_UP};
 use sr6_io::live::{Port, PortStats};
 use sr6_perf::model::Behavior;
 use sr6_perf::traffic::{
     build, frame_len, open_port, run_trial_report, Addressing, Backend, GenConfig, Generator, Idle, LiveGenerator,
-    Receiver, RecvConfig, Source, Template, TrialReport,
+    Receiver, RecvConfig, Sink, Source, Template, TrialReport, XdpReceiver,
 };
 
 // ---- a port that keeps what it is given --------------------------------------------
@@ -538,6 +538,56 @@ fn veth_xdp_live_frames() {
             assert!(ts >= last_ts + floor, "timestamps at least {floor} ns apart: {what}");
         }
         last_ts = ts;
+    }
+}
+
+/// The receivers that count in the kernel (an XDP program on tg1, or the same at tcx
+/// ingress): every behaviour's frames, sent by the live-frame generator, counted
+/// exactly — the generator's own per-stream counts are the oracle — with the latency
+/// histogram full; and a packet stamped before the trial is stale, not counted.
+#[test]
+fn veth_counted_in_the_kernel() {
+    if !can_run() {
+        return;
+    }
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let ns = Netns::new("count");
+    assert!(gro_on(&ns.name, "tg1"), "cannot enable GRO (NAPI) on tg1: is ethtool installed?");
+    let a = loop_addressing();
+    for hook in [CountHook::Xdp, CountHook::TcxIngress] {
+        for b in Behavior::ALL {
+            let templates =
+                if b == Behavior::EndDt46 { vec![build(b, &a, 0), build(b, &a, 1)] } else { vec![build(b, &a, 0)] };
+            in_netns(&ns.name, || {
+                let mut gen = LiveGenerator::new("tg0", &templates, None).expect("live frames on tg0");
+                let recv = XdpReceiver::attach("tg1", 2, hook).expect("attach the counter to tg1");
+                for k in 0..2 {
+                    let r = run_trial_report(
+                        &mut gen,
+                        &recv,
+                        20_000.0,
+                        Duration::from_millis(100),
+                        Duration::from_millis(50),
+                    )
+                    .unwrap();
+                    let what = format!("{} counted by {} (trial {k})", b.name(), recv.describe());
+                    check_exact(&r, &what);
+                    // Every frame is one of: counted, other (the kernel's router
+                    // solicitations and such), stale, unknown.
+                    let seen = r.trial.received + r.recv.other + r.recv.stale + r.recv.unknown_stream;
+                    assert_eq!(r.recv.port_rx, seen, "{what}: frames seen: {:?}", r.recv);
+                    assert_eq!((r.recv.rx_errors, r.recv.unknown_stream), (0, 0), "{what}: {:?}", r.recv);
+                }
+                // Sent before the next start: stale then, and not counted.
+                let early = gen.run(20_000.0, Duration::from_millis(5));
+                std::thread::sleep(Duration::from_millis(20));
+                recv.start().unwrap();
+                std::thread::sleep(Duration::from_millis(20));
+                let r = recv.stop().unwrap();
+                assert_eq!(r.streams.len(), 0, "{}: {r:?}", b.name());
+                assert!(early.sent > 0 && r.stale == 0, "{}: nothing in flight across a start: {r:?}", b.name());
+            });
+        }
     }
 }
 

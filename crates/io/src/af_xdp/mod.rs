@@ -20,11 +20,13 @@
 
 mod asm;
 mod bpf;
+mod count_prog;
 mod gen_prog;
 mod ingress_drop;
 mod live_frames;
 mod prog;
 mod ring;
+mod xdp_counter;
 mod xsk;
 
 use std::ffi::CString;
@@ -34,6 +36,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
 pub use ingress_drop::IngressDrop;
 pub use live_frames::{mono_ns, LiveFrames, LiveRun, LiveTemplate, CATCH_UP, MAX_LIVE_FRAME, MAX_LIVE_STREAMS, SLICE};
+pub use xdp_counter::{CountHook, CountedStream, Counts, XdpCounter, LAT_BUCKETS, MAX_COUNT_STREAMS, SEQ_BITS};
 pub use xsk::{XskPort, XskStatistics, FRAME_SIZE, MAX_RX_FRAME, MAX_TX_FRAME};
 
 use crate::live::PortSpec;

@@ -15,28 +15,32 @@
 //!   sequence number, TX timestamp) and the clock.
 //! * [`rate`]: the pacing schedule. [`gen`]: the AF_XDP/AF_PACKET generator;
 //!   [`live_gen`]: the XDP live-frame generator (paced in the kernel; the default where
-//!   it works); both are a [`Source`]. [`recv`]: the receiver.
+//!   it works); both are a [`Source`]. [`recv`]: the receiving thread;
+//!   [`xdp_recv`]: counting in an XDP program instead (the default where it works); both
+//!   are a [`Sink`].
 //!   [`latency`]: the latency histogram. [`port`]: opening AF_XDP / AF_PACKET ports.
 //! * [`trial`]: [`run_trial`], one RFC 2544 trial as a [`crate::model::Trial`].
 
 pub mod gen;
-pub mod live_gen;
 pub mod latency;
+pub mod live_gen;
 pub mod port;
 pub mod rate;
 pub mod recv;
 pub mod telemetry;
 pub mod template;
 pub mod trial;
+pub mod xdp_recv;
 
 pub use gen::{GenConfig, GenReport, Generator};
-pub use live_gen::LiveGenerator;
 pub use latency::{Histogram, LatencyStats};
+pub use live_gen::LiveGenerator;
 pub use port::{open_port, Backend, TesterPort};
 pub use recv::{Idle, Receiver, RecvConfig, RecvReport, StreamCounts};
 pub use telemetry::{mono_ns, Telemetry, MAGIC, TELEMETRY_LEN};
 pub use template::{build, frame_len, template, Addressing, Template};
 pub use trial::{run_trial, run_trial_report, Losses, TrialReport, DEFAULT_SETTLE};
+pub use xdp_recv::XdpReceiver;
 
 /// A generator: sends its streams at a rate for a duration, on the calling thread, and
 /// says what it did.
@@ -47,6 +51,19 @@ pub trait Source: Send {
     /// The stream ids, in sending order.
     fn streams(&self) -> Vec<u16>;
     /// What it is, for logs ("AF_XDP (generic) on tg0", "XDP live frames out of tg0").
+    fn describe(&self) -> String;
+}
+
+/// A receiver: counts the test packets that come back between [`Sink::start`] and
+/// [`Sink::stop`]. The thread [`Receiver`] (AF_XDP or AF_PACKET port) and the
+/// [`XdpReceiver`] (counting in an XDP program) are both one.
+pub trait Sink: Send {
+    /// Clears every counter and counts packets stamped from now on; returns the start
+    /// time ([`mono_ns`]).
+    fn start(&self) -> Result<u64, TrafficError>;
+    /// Stops counting and returns the counts since [`Sink::start`].
+    fn stop(&self) -> Result<RecvReport, TrafficError>;
+    /// What it is, for logs ("xdp_count (native) on tg1").
     fn describe(&self) -> String;
 }
 

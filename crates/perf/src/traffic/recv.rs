@@ -387,6 +387,18 @@ impl Receiver {
     }
 }
 
+impl super::Sink for Receiver {
+    fn start(&self) -> Result<u64, TrafficError> {
+        Receiver::start(self)
+    }
+    fn stop(&self) -> Result<RecvReport, TrafficError> {
+        Receiver::stop(self)
+    }
+    fn describe(&self) -> String {
+        format!("thread on {}", self.ifname)
+    }
+}
+
 impl Drop for Receiver {
     fn drop(&mut self) {
         self.cmd = None;

@@ -7,8 +7,8 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::gen::GenReport;
-use super::recv::{Receiver, RecvReport};
-use super::{Source, TrafficError};
+use super::recv::RecvReport;
+use super::{Sink, Source, TrafficError};
 use crate::model::Trial;
 
 /// How long the receiver keeps counting after the generator stopped.
@@ -48,7 +48,7 @@ impl TrialReport {
 /// [`run_trial_report`].
 pub fn run_trial(
     gen: &mut dyn Source,
-    recv: &Receiver,
+    recv: &dyn Sink,
     offered_pps: f64,
     duration: Duration,
 ) -> Result<Trial, TrafficError> {
@@ -62,7 +62,7 @@ pub fn run_trial(
 /// reached as its offered rate. Errors only when the receiver's thread is gone.
 pub fn run_trial_report(
     gen: &mut dyn Source,
-    recv: &Receiver,
+    recv: &dyn Sink,
     offered_pps: f64,
     duration: Duration,
     settle: Duration,
@@ -89,7 +89,7 @@ pub fn run_trial_report(
 #[cfg(test)]
 mod tests {
     use super::super::gen::{GenConfig, Generator};
-    use super::super::recv::RecvConfig;
+    use super::super::recv::{Receiver, RecvConfig};
     use super::super::template::{build, Addressing};
     use super::*;
     use crate::model::Behavior;
