@@ -184,6 +184,9 @@ mod tests {
         assert!(err.contains("unknown behaviour `End.Q`"), "{err}");
         let err = Experiment::from_yaml("precision: 2\n", "x.yaml").unwrap_err();
         assert!(err.contains("precision"), "{err}");
+        let err = Experiment::from_yaml("receiver: pcap\n", "x.yaml").unwrap_err();
+        assert!(err.contains("receiver: auto, xdp_count, tc_count"), "{err}");
+        assert_eq!(Experiment::from_yaml("receiver: tc_count\n", "x.yaml").unwrap().receiver, "tc_count");
     }
 
     #[test]
