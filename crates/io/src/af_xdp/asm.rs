@@ -32,6 +32,20 @@ pub(crate) const MD_DATA: i16 = 0;
 pub(crate) const MD_DATA_END: i16 = 4;
 pub(crate) const MD_RX_QUEUE_INDEX: i16 = 16;
 
+/// Registers: r0 return value, r1-r5 arguments (clobbered by calls), r6-r9 kept across
+/// calls, r10 the read-only frame pointer.
+pub(crate) const R0: u8 = 0;
+pub(crate) const R1: u8 = 1;
+pub(crate) const R2: u8 = 2;
+pub(crate) const R3: u8 = 3;
+pub(crate) const R4: u8 = 4;
+pub(crate) const R5: u8 = 5;
+pub(crate) const R6: u8 = 6;
+pub(crate) const R7: u8 = 7;
+pub(crate) const R8: u8 = 8;
+pub(crate) const R9: u8 = 9;
+pub(crate) const R10: u8 = 10;
+
 /// A jump target, bound to an instruction index by [`Asm::bind`].
 #[derive(Clone, Copy)]
 pub(crate) struct Label(usize);

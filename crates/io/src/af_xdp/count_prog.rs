@@ -137,17 +137,6 @@ pub(crate) struct CountMaps {
 /// Assembles the program for test packets whose telemetry starts with `magic`, with
 /// `streams` streams (ids at or above it count as unknown).
 pub(crate) fn count_program(hook: CountHook, magic: u16, streams: u16, maps: CountMaps) -> Vec<Insn> {
-    const R0: u8 = 0;
-    const R1: u8 = 1;
-    const R2: u8 = 2;
-    const R3: u8 = 3;
-    const R4: u8 = 4;
-    const R5: u8 = 5;
-    const R6: u8 = 6;
-    const R7: u8 = 7;
-    const R8: u8 = 8;
-    const R9: u8 = 9;
-    const R10: u8 = 10;
     let w = |i: usize| (8 * i) as i16;
 
     let mut a = Asm::new();

@@ -151,17 +151,6 @@ pub(crate) struct GenMaps {
 /// Assembles the program for `streams` of `len`-byte frames (stream `i` is
 /// `streams[i]`), sent out of device `out`.
 pub(crate) fn gen_program(out: u32, len: u32, streams: &[Layout], maps: GenMaps) -> Vec<Insn> {
-    const R0: u8 = 0;
-    const R1: u8 = 1;
-    const R2: u8 = 2;
-    const R3: u8 = 3;
-    const R4: u8 = 4;
-    const R5: u8 = 5;
-    const R6: u8 = 6;
-    const R7: u8 = 7;
-    const R8: u8 = 8;
-    const R9: u8 = 9;
-    const R10: u8 = 10;
     let c = |off: usize| off as i16;
 
     let mut a = Asm::new();

@@ -54,12 +54,6 @@ pub(crate) struct MapFds {
 /// Assembles the program. `miss` is the action when no socket is bound to the queue
 /// ([`XDP_PASS`] in production; tests use [`XDP_DROP`] to tell "steered" from "passed").
 pub(crate) fn xdp_program(maps: MapFds, miss: u32) -> Vec<Insn> {
-    const R0: u8 = 0;
-    const R1: u8 = 1;
-    const R2: u8 = 2;
-    const R3: u8 = 3;
-    const R4: u8 = 4;
-    const R6: u8 = 6;
     // EtherTypes as a 16-bit load from the packet sees them (host order of wire bytes).
     let eth_p_ipv6 = u16::from_ne_bytes([0x86, 0xdd]) as i32;
     let eth_p_ip = u16::from_ne_bytes([0x08, 0x00]) as i32;
