@@ -39,6 +39,12 @@ pub struct Experiment {
     pub cpus: Cpus,
     /// `sr6 run --backend` for the sr6 forwarder.
     pub sr6_backend: String,
+    /// `sr6 run --ring` for the sr6 forwarder: slots per AF_XDP ring. sr6's worker is an
+    /// ordinary thread, which a kernel thread can keep off the SUT CPU for milliseconds
+    /// (seen: the memory-monitoring `kdamond` for 3.6 ms, with kernel preemption off);
+    /// the ring must hold what arrives meanwhile (16384: 14 ms at 1.15 Mpps). The
+    /// kernel forwarder's receive work runs in a SCHED_FIFO NAPI thread instead.
+    pub sr6_ring_frames: u32,
     /// How the tester sends: `xdp_live` (XDP live frames, paced in the kernel: the
     /// fastest), `af_xdp`, `af_packet`, or `auto` (the first of these that works).
     pub generator: String,
@@ -76,6 +82,7 @@ impl Default for Experiment {
             latency_fraction: 0.5,
             cpus: Cpus::default(),
             sr6_backend: "af_xdp".into(),
+            sr6_ring_frames: 16384,
             generator: "auto".into(),
             receiver: "auto".into(),
             retry_lossy_trials: 1,
@@ -151,6 +158,9 @@ impl Experiment {
         if !matches!(self.sr6_backend.as_str(), "af_xdp" | "af_packet" | "auto") {
             return Err("sr6_backend: af_xdp, af_packet or auto".into());
         }
+        if !(64..=32768).contains(&self.sr6_ring_frames) {
+            return Err(format!("sr6_ring_frames: {} must be in 64..=32768", self.sr6_ring_frames));
+        }
         if !matches!(self.generator.as_str(), "auto" | "xdp_live" | "af_xdp" | "af_packet") {
             return Err("generator: auto, xdp_live, af_xdp or af_packet".into());
         }
@@ -187,6 +197,8 @@ mod tests {
         let err = Experiment::from_yaml("receiver: pcap\n", "x.yaml").unwrap_err();
         assert!(err.contains("receiver: auto, xdp_count, tc_count"), "{err}");
         assert_eq!(Experiment::from_yaml("receiver: tc_count\n", "x.yaml").unwrap().receiver, "tc_count");
+        let err = Experiment::from_yaml("sr6_ring_frames: 16\n", "x.yaml").unwrap_err();
+        assert!(err.contains("sr6_ring_frames: 16 must be in 64..=32768"), "{err}");
     }
 
     #[test]

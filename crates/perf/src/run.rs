@@ -77,7 +77,7 @@ pub fn run(
         }
     };
     for fname in &exp.forwarders {
-        let mut fwd = driver::by_name(fname, &opts.sr6_bin, &exp.sr6_backend)?;
+        let mut fwd = driver::by_name(fname, &opts.sr6_bin, exp)?;
         for &b in &behaviors {
             if let Some(why) = crate::plan::unsupported(fname, b) {
                 warn(progress, format!("{fname} {}: skipped — {why}", b.name()), &mut out);

@@ -9,6 +9,7 @@ mod sr6;
 pub use linux::Linux;
 pub use sr6::Sr6;
 
+use crate::experiment::Experiment;
 use crate::model::Behavior;
 use crate::testbed::Testbed;
 
@@ -23,13 +24,15 @@ pub trait Forwarder {
     fn stop(&mut self, tb: &Testbed) -> Result<(), String>;
 }
 
-/// A driver by name; `sr6_bin` and `sr6_backend` configure the sr6 driver.
-pub fn by_name(name: &str, sr6_bin: &std::path::Path, sr6_backend: &str) -> Result<Box<dyn Forwarder>, String> {
+/// A driver by name; `sr6_bin` and the experiment's `sr6_*` keys configure the sr6
+/// driver.
+pub fn by_name(name: &str, sr6_bin: &std::path::Path, exp: &Experiment) -> Result<Box<dyn Forwarder>, String> {
     match name {
         "linux" | "kernel" => Ok(Box::new(Linux)),
         "sr6" => {
             let mut s = Sr6::new(sr6_bin);
-            s.backend = sr6_backend.to_string();
+            s.backend = exp.sr6_backend.clone();
+            s.ring_frames = exp.sr6_ring_frames;
             Ok(Box::new(s))
         }
         other => Err(format!("unknown forwarder `{other}` (linux or sr6)")),

@@ -21,13 +21,15 @@ pub struct Sr6 {
     /// `--backend` of `sr6 run`.
     pub backend: String,
     pub batch: usize,
+    /// `--ring`: slots per AF_XDP ring (the experiment's `sr6_ring_frames`).
+    pub ring_frames: u32,
     child: Option<Child>,
     dir: Option<PathBuf>,
 }
 
 impl Sr6 {
     pub fn new(bin: &Path) -> Sr6 {
-        Sr6 { bin: bin.to_path_buf(), backend: "af_xdp".into(), batch: 64, child: None, dir: None }
+        Sr6 { bin: bin.to_path_buf(), backend: "af_xdp".into(), batch: 64, ring_frames: 16384, child: None, dir: None }
     }
 }
 
@@ -49,6 +51,7 @@ impl Forwarder for Sr6 {
         let logf = std::fs::File::create(&log).map_err(|e| format!("{}: {e}", log.display()))?;
         let cpu = tb.cpus.sut.to_string();
         let batch = self.batch.to_string();
+        let ring = self.ring_frames.to_string();
         let child = Command::new("ip")
             .args(["netns", "exec", &tb.sut])
             .arg(&self.bin)
@@ -56,7 +59,7 @@ impl Forwarder for Sr6 {
             .arg(&conf)
             .arg("--socket")
             .arg(&sock)
-            .args(["--backend", &self.backend, "--xdp-mode", "native", "--cpus", &cpu, "--batch", &batch])
+            .args(["--backend", &self.backend, "--xdp-mode", "native", "--cpus", &cpu, "--batch", &batch, "--ring", &ring])
             .stdin(Stdio::null())
             .stdout(logf.try_clone().map_err(|e| e.to_string())?)
             .stderr(logf)

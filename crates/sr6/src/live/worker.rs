@@ -60,6 +60,7 @@ pub fn run(ctx: WorkerCtx, mut ports: Vec<Box<dyn Port>>) {
     let mut last_retry = now_ns();
     let mut tx_no_port: u64 = 0;
     let mut last_publish = 0u64;
+    let mut unpublished = false;
     let mut pfds: Vec<libc::pollfd> = fds.iter().map(|&fd| libc::pollfd { fd, events: libc::POLLIN, revents: 0 }).collect();
 
     while !shared.stopping() {
@@ -138,10 +139,14 @@ pub fn run(ctx: WorkerCtx, mut ports: Vec<Box<dyn Port>>) {
 
         // Publish counters (own lock: uncontended but for a reader), at most every
         // millisecond under load: copying them per batch would cost more than the
-        // batch with a large SID table.
+        // batch with a large SID table. When the ports fall idle, once more at once
+        // (a reader then sees every packet), but not on every idle round: the port
+        // statistics are a system call each.
+        unpublished |= busy;
         let now = now_ns();
-        if !busy || now.saturating_sub(last_publish) > 1_000_000 {
+        if (!busy && unpublished) || now.saturating_sub(last_publish) > 1_000_000 {
             last_publish = now;
+            unpublished = false;
             let mut slot = lock(&shared.workers[ctx.id]);
             // Checked under the slot lock, which `clear_counters` takes after bumping
             // the epoch: either we see the bump, or it clears what we publish now.
