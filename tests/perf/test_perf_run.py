@@ -62,6 +62,13 @@ def test_results_are_consistent(run):
     assert len(rows) == 4
     trials = list(csv.DictReader((res / "trials.csv").open()))
     assert len(trials) == sum(len(rep["trials"]) for r in results for rep in r["repetitions"])
+    # Where the lost frames went, from the links' kernel counters: never more than
+    # were lost (a few frames of slack: the counters are read around the trial).
+    for t in trials:
+        lost = int(t["sent"]) - int(t["received"])
+        sut, tester = int(t["sut_rx_dropped"]), int(t["tester_rx_dropped"])
+        assert sut >= 0 and tester >= 0
+        assert sut + tester <= max(lost, 0) + 100, t
 
 
 def test_report_has_the_ratio_table(run):

@@ -114,6 +114,15 @@ pub struct Trial {
     pub delivered_pps: f64,
     /// Delivery ratio `received / sent` (1.0 when nothing was sent).
     pub delivery_ratio: f64,
+    /// Of `sent - received`: frames the SUT's receiving link (dut0) dropped because
+    /// its ring was full — the SUT did not take them in time (0 where not measured).
+    #[serde(default)]
+    pub sut_rx_dropped: u64,
+    /// Of `sent - received`: frames the tester's receiving link dropped (tg1's ring
+    /// full: dut1's transmit drops, and tg1's receive drops) — the tester's loss,
+    /// not the SUT's (0 where not measured).
+    #[serde(default)]
+    pub tester_rx_dropped: u64,
 }
 
 /// The result of one NDR/PDR search (one repetition).

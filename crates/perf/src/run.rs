@@ -101,16 +101,30 @@ pub fn run(
     Ok(out)
 }
 
+/// Runs a trial with the testbed's link drop counters read around it: the trial's
+/// `sut_rx_dropped` and `tester_rx_dropped` (left 0 if the counters cannot be read).
+fn attributed(tb: &Testbed, run: impl FnOnce() -> Result<Trial, String>) -> Result<Trial, String> {
+    let before = tb.link_drops().ok();
+    let mut t = run()?;
+    if let (Some(a), Ok(b)) = (before, tb.link_drops()) {
+        let d = a.since(b);
+        t.sut_rx_dropped = d.dut0_rx;
+        t.tester_rx_dropped = d.tester_rx;
+    }
+    Ok(t)
+}
+
 /// Runs a trial, and again up to `retries` times while it lost packets or the tester
-/// fell short of its rate (by more than `tolerance`: a stall of the tester's CPU of
-/// several milliseconds, rare but not never). RFC 2544 §24 lets a trial be repeated;
-/// the best one counts: one the tester kept up in first, then the best delivery.
+/// fell short (by more than `tolerance` of its rate: a stall of the tester's CPU of
+/// several milliseconds, rare but not never; or its receiving link dropped frames).
+/// RFC 2544 §24 lets a trial be repeated; the best one counts: one the tester kept up
+/// in first, then the best delivery.
 fn repeat_trial(
     mut run: impl FnMut() -> Result<Trial, String>,
     retries: usize,
     tolerance: f64,
 ) -> Result<Trial, String> {
-    let short = |t: &Trial| search::generator_limited(t, t.offered_pps, tolerance);
+    let short = |t: &Trial| search::generator_limited(t, t.offered_pps, tolerance) || t.tester_rx_dropped > 0;
     let mut best = run()?;
     for _ in 0..retries {
         if best.received >= best.sent && !short(&best) {
@@ -161,7 +175,7 @@ fn measure(
         };
         let (retries, tolerance) = (exp.retry_lossy_trials, cfg.generator_tolerance);
         let mut runner = |rate: f64| -> Result<Trial, String> {
-            repeat_trial(|| Ok(tester.trial(rate, duration, false)?.0), retries, tolerance)
+            repeat_trial(|| attributed(tb, || Ok(tester.trial(rate, duration, false)?.0)), retries, tolerance)
         };
         let mut ev = |e: &SearchEvent| progress.event(e);
         let r = search::find_ndr_pdr(&mut runner, &cfg, &mut ev).map_err(|e| format!("{} {}: {e}", fwd.name(), b.name()))?;
@@ -202,6 +216,8 @@ mod tests {
             duration_s: 1.0,
             delivered_pps: received as f64,
             delivery_ratio: received as f64 / sent.max(1) as f64,
+            sut_rx_dropped: 0,
+            tester_rx_dropped: 0,
         }
     }
 
@@ -236,6 +252,16 @@ mod tests {
         // 1% short is within the tolerance: only its loss makes it repeated.
         let (_, n) = replay(&[trial(990, 10, 990)], 1);
         assert_eq!(n, 1);
+    }
+
+    #[test]
+    fn a_trial_whose_loss_was_the_testers_receive_is_repeated() {
+        let tester_lost = Trial { tester_rx_dropped: 10, ..trial(1000, 0, 990) };
+        let sut_lost = Trial { sut_rx_dropped: 12, ..trial(1000, 0, 988) };
+        // The tester's loss weighs like a tester that fell short: the SUT's own loss,
+        // though larger, is the trial that counts.
+        let (t, n) = replay(&[tester_lost, sut_lost], 1);
+        assert_eq!((t.received, t.sut_rx_dropped, n), (988, 12, 2));
     }
 
     #[test]

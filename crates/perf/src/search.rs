@@ -472,6 +472,8 @@ mod tests {
             duration_s: 1.0,
             delivered_pps: received as f64,
             delivery_ratio: if sent == 0 { 1.0 } else { received as f64 / sent as f64 },
+            sut_rx_dropped: 0,
+            tester_rx_dropped: 0,
         }
     }
 

@@ -277,6 +277,69 @@ fn napi_threads(dev: &str) -> Vec<u32> {
         .collect()
 }
 
+/// Where frames were dropped on the testbed's links, from the kernel's own counters:
+/// read before and after a trial, the difference says whose loss a trial's loss was.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LinkDrops {
+    /// Frames dut0 dropped on receive: on veth, frames its 256-frame ring had no room
+    /// for because the SUT did not take them off in time (the SUT's loss).
+    pub dut0_rx: u64,
+    /// Frames the SUT sent out of dut1 that tg1's ring had no room for (counted as
+    /// dut1's transmit drops on veth) plus tg1's own receive drops: the tester's loss.
+    pub tester_rx: u64,
+}
+
+impl LinkDrops {
+    /// The drops between `self` (before) and `after`.
+    pub fn since(self, after: LinkDrops) -> LinkDrops {
+        LinkDrops {
+            dut0_rx: after.dut0_rx.saturating_sub(self.dut0_rx),
+            tester_rx: after.tester_rx.saturating_sub(self.tester_rx),
+        }
+    }
+}
+
+impl Testbed {
+    /// The links' drop counters now (`ip -s -j link` in both namespaces).
+    pub fn link_drops(&self) -> Result<LinkDrops, String> {
+        let sut = link_stats(&sh(&["ip", "-n", &self.sut, "-s", "-j", "link", "show"])?)?;
+        let tg = link_stats(&sh(&["ip", "-n", &self.tg, "-s", "-j", "link", "show"])?)?;
+        let get = |v: &[(String, LinkStats)], dev: &str| {
+            v.iter()
+                .find(|(n, _)| n == dev)
+                .map(|(_, s)| *s)
+                .ok_or_else(|| format!("no device {dev} in `ip -s -j link`"))
+        };
+        let (dut0, dut1, tg1) = (get(&sut, DUT0)?, get(&sut, DUT1)?, get(&tg, TG1)?);
+        Ok(LinkDrops { dut0_rx: dut0.rx_dropped, tester_rx: dut1.tx_dropped + tg1.rx_dropped })
+    }
+}
+
+/// The drop counters of one device in `ip -s -j link` output.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LinkStats {
+    pub rx_dropped: u64,
+    pub tx_dropped: u64,
+}
+
+/// Parses `ip -s -j link show` (a JSON array of devices, each with `ifname` and
+/// `stats64.rx` / `stats64.tx` objects holding `dropped`).
+pub fn link_stats(json: &str) -> Result<Vec<(String, LinkStats)>, String> {
+    let v: serde_json::Value = serde_json::from_str(json).map_err(|e| format!("`ip -s -j link`: {e}"))?;
+    let devs = v.as_array().ok_or("`ip -s -j link`: not a JSON array")?;
+    let mut out = Vec::with_capacity(devs.len());
+    for d in devs {
+        let name = d["ifname"].as_str().ok_or("`ip -s -j link`: a device without ifname")?;
+        let dropped = |dir: &str| {
+            d["stats64"][dir]["dropped"]
+                .as_u64()
+                .ok_or_else(|| format!("`ip -s -j link`: {name} has no stats64.{dir}.dropped"))
+        };
+        out.push((name.to_string(), LinkStats { rx_dropped: dropped("rx")?, tx_dropped: dropped("tx")? }));
+    }
+    Ok(out)
+}
+
 fn mac(ns: &str, dev: &str) -> Result<String, String> {
     let out = sh(&["ip", "netns", "exec", ns, "cat", &format!("/sys/class/net/{dev}/address")])?;
     Ok(out.trim().to_string())
@@ -287,5 +350,40 @@ impl Drop for Testbed {
         for n in [&self.sut, &self.tg] {
             let _ = sh(&["ip", "netns", "del", n]);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `ip -s -j link show` as iproute2 6.1 prints it (a veth pair in a new namespace),
+    /// with drop counters set by hand.
+    const IP_JSON: &str = r#"[{"ifindex":1,"ifname":"lo","flags":["LOOPBACK"],"mtu":65536,"stats64":{"rx":{"bytes":0,"packets":0,"errors":0,"dropped":0,"over_errors":0,"multicast":0},"tx":{"bytes":0,"packets":0,"errors":0,"dropped":0,"carrier_errors":0,"collisions":0}}},{"ifindex":2,"link":"dut0","ifname":"dut1","flags":["BROADCAST","MULTICAST","M-DOWN"],"mtu":1500,"stats64":{"rx":{"bytes":0,"packets":0,"errors":0,"dropped":3,"over_errors":0,"multicast":0},"tx":{"bytes":10,"packets":1,"errors":0,"dropped":316,"carrier_errors":0,"collisions":0}}},{"ifindex":3,"ifname":"dut0","stats64":{"rx":{"bytes":0,"packets":0,"errors":0,"dropped":1791409,"over_errors":0,"multicast":0},"tx":{"bytes":0,"packets":0,"errors":0,"dropped":0,"carrier_errors":0,"collisions":0}}}]"#;
+
+    #[test]
+    fn link_stats_reads_each_devices_drops() {
+        let v = link_stats(IP_JSON).unwrap();
+        let names: Vec<&str> = v.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["lo", "dut1", "dut0"]);
+        assert_eq!(v[1].1, LinkStats { rx_dropped: 3, tx_dropped: 316 });
+        assert_eq!(v[2].1, LinkStats { rx_dropped: 1_791_409, tx_dropped: 0 });
+    }
+
+    #[test]
+    fn link_stats_errors_name_what_is_missing() {
+        assert!(link_stats("{}").unwrap_err().contains("not a JSON array"));
+        let e = link_stats(r#"[{"ifname":"x","stats64":{"rx":{"dropped":1}}}]"#).unwrap_err();
+        assert!(e.contains("x has no stats64.tx.dropped"), "{e}");
+        assert!(link_stats("[").is_err());
+    }
+
+    #[test]
+    fn drops_since_is_the_difference() {
+        let a = LinkDrops { dut0_rx: 10, tester_rx: 5 };
+        let b = LinkDrops { dut0_rx: 25, tester_rx: 5 };
+        assert_eq!(a.since(b), LinkDrops { dut0_rx: 15, tester_rx: 0 });
+        // A counter that went backwards (a device re-created) is no negative loss.
+        assert_eq!(b.since(a), LinkDrops { dut0_rx: 0, tester_rx: 0 });
     }
 }

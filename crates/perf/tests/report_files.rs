@@ -40,6 +40,8 @@ fn trial(offered: f64, capacity: f64) -> Trial {
         duration_s: DURATION,
         delivered_pps: received as f64 / DURATION,
         delivery_ratio: if sent == 0 { 1.0 } else { received as f64 / sent as f64 },
+        sut_rx_dropped: (sent - received) / 2,
+        tester_rx_dropped: (sent - received) / 3,
     }
 }
 
@@ -263,6 +265,8 @@ fn two_forwarders_every_file() {
         assert_eq!(row[8].parse::<f64>().unwrap(), t.duration_s);
         assert_eq!(row[9].parse::<f64>().unwrap(), t.delivered_pps);
         assert_eq!(row[10].parse::<f64>().unwrap(), t.delivery_ratio);
+        assert_eq!(row[11].parse::<u64>().unwrap(), t.sut_rx_dropped);
+        assert_eq!(row[12].parse::<u64>().unwrap(), t.tester_rx_dropped);
     }
 
     // report.md: Table I per forwarder, the sr6/linux ratio per behaviour, latency, run.

@@ -106,6 +106,8 @@ impl TrialRunner for SimSut {
             duration_s: d,
             delivered_pps: received as f64 / d,
             delivery_ratio: if sent == 0 { 1.0 } else { received as f64 / sent as f64 },
+            sut_rx_dropped: 0,
+            tester_rx_dropped: 0,
         })
     }
 }
@@ -396,6 +398,8 @@ fn duplicates_and_tx_dropped_are_not_loss() {
             duration_s: 1.0,
             delivered_pps: received as f64,
             delivery_ratio: received as f64 / sent as f64,
+            sut_rx_dropped: 0,
+            tester_rx_dropped: 0,
         })
     };
     let r = find_ndr_pdr(&mut runner, &cfg(10_000.0, 0.01), &mut |_| {}).unwrap();
@@ -584,6 +588,8 @@ proptest! {
                 duration_s: 1.0,
                 delivered_pps: f64::NAN,
                 delivery_ratio: f64::NAN,
+                sut_rx_dropped: 0,
+                tester_rx_dropped: 0,
             })
         };
         let conf = SearchConfig { start_pps: start, max_pps: max, ..SearchConfig::default() };

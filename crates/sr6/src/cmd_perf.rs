@@ -179,12 +179,24 @@ impl Progress for Printer {
             SearchEvent::Trying { phase, target, offered_pps } => {
                 self.line(format!("    {phase:<11} {target:<7} trying {:>9.1} kpps ...", offered_pps / 1e3));
             }
-            SearchEvent::Trial { phase, target, trial } => self.line(format!(
-                "    {phase:<11} {target:<7} offered {:>9.1} kpps -> delivered {:>9.1} kpps ({:.3}%)",
-                trial.offered_pps / 1e3,
-                trial.delivered_pps / 1e3,
-                trial.delivery_ratio * 100.0
-            )),
+            SearchEvent::Trial { phase, target, trial } => {
+                let lost = trial.sent.saturating_sub(trial.received);
+                // Where the lost frames went, when the testbed's links counted some.
+                let wher = if lost > 0 && trial.sut_rx_dropped + trial.tester_rx_dropped > 0 {
+                    format!(
+                        " — lost {lost}: {} at the SUT's receiving link, {} at the tester's",
+                        trial.sut_rx_dropped, trial.tester_rx_dropped
+                    )
+                } else {
+                    String::new()
+                };
+                self.line(format!(
+                    "    {phase:<11} {target:<7} offered {:>9.1} kpps -> delivered {:>9.1} kpps ({:.3}%){wher}",
+                    trial.offered_pps / 1e3,
+                    trial.delivered_pps / 1e3,
+                    trial.delivery_ratio * 100.0
+                ))
+            }
             SearchEvent::GeneratorLimited { offered_pps, achieved_pps } => {
                 self.end_line();
                 eprintln!(

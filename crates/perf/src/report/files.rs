@@ -19,7 +19,9 @@
 //!
 //! `trials.csv`, one row per trial, columns [`TRIALS_COLUMNS`]: `forwarder, behavior,
 //! repetition` (1-based), `trial` (1-based, in the order run), `offered_pps, sent,
-//! tx_dropped, received, duration_s, delivered_pps, delivery_ratio` (a fraction).
+//! tx_dropped, received, duration_s, delivered_pps, delivery_ratio` (a fraction),
+//! `sut_rx_dropped, tester_rx_dropped` (where the lost frames were dropped, as the
+//! testbed's links counted them: [`crate::model::Trial`]).
 
 use std::fmt::Write as _;
 use std::io;
@@ -57,7 +59,7 @@ pub const RESULTS_COLUMNS: [&str; 24] = [
 ];
 
 /// The header of `trials.csv`.
-pub const TRIALS_COLUMNS: [&str; 11] = [
+pub const TRIALS_COLUMNS: [&str; 13] = [
     "forwarder",
     "behavior",
     "repetition",
@@ -69,6 +71,8 @@ pub const TRIALS_COLUMNS: [&str; 11] = [
     "duration_s",
     "delivered_pps",
     "delivery_ratio",
+    "sut_rx_dropped",
+    "tester_rx_dropped",
 ];
 
 /// Writes `results.json`, `meta.json`, `results.csv` and `trials.csv` into `dir`.
@@ -158,6 +162,8 @@ pub fn trials_csv(results: &[BehaviorResult]) -> String {
                     t.duration_s.to_string(),
                     t.delivered_pps.to_string(),
                     t.delivery_ratio.to_string(),
+                    t.sut_rx_dropped.to_string(),
+                    t.tester_rx_dropped.to_string(),
                 ]));
             }
         }

@@ -82,6 +82,8 @@ pub fn run_trial_report(
         duration_s,
         delivered_pps: if duration_s > 0.0 { received as f64 / duration_s } else { 0.0 },
         delivery_ratio: if g.sent == 0 { 1.0 } else { received as f64 / g.sent as f64 },
+        sut_rx_dropped: 0,
+        tester_rx_dropped: 0,
     };
     Ok(TrialReport { trial, gen: g, recv: r })
 }
