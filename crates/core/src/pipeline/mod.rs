@@ -52,8 +52,9 @@ impl Next {
 pub struct Worker {
     pub counters: Counters,
     pub icmp_limit: TokenBucket,
-    /// Current time in nanoseconds, set by the caller per batch (pcap timestamps
-    /// offline, the monotonic clock live) so rate limiting is deterministic offline.
+    /// Current time in nanoseconds: the latest receive timestamp the general path saw
+    /// (pcap timestamps offline, the monotonic clock live), so rate limiting is
+    /// deterministic offline. The fast path, which never reads it, leaves it alone.
     pub now_ns: u64,
     /// Destination and source MAC of the frame being processed, for local delivery and
     /// for H.Encaps.L2, which carries the frame as received.
@@ -101,7 +102,6 @@ impl Worker {
             }
         } else {
             for p in batch.iter_mut() {
-                self.now_ns = self.now_ns.max(p.ts_ns);
                 self.process_general(t, p);
             }
         }
@@ -115,7 +115,6 @@ impl Worker {
         if self.fast_path {
             self.process_one(t, p);
         } else {
-            self.now_ns = self.now_ns.max(p.ts_ns);
             self.process_general(t, p);
         }
         if self.general == general {
@@ -128,7 +127,6 @@ impl Worker {
     /// saves disappear.
     #[inline(always)]
     fn process_one(&mut self, t: &Tables, p: &mut PacketBuf) {
-        self.now_ns = self.now_ns.max(p.ts_ns);
         // The fast path only ever transmits: its verdict needs no dispatch. The receive
         // path may already have condemned the frame (e.g. too big): general path.
         if !matches!(p.verdict, Verdict::Drop(_)) {
@@ -147,6 +145,9 @@ impl Worker {
     #[inline(never)]
     #[cold]
     fn process_general(&mut self, t: &Tables, p: &mut PacketBuf) {
+        // The clock only the general path reads (the ICMP rate limiter, the neighbour
+        // wait queue's timestamps): advanced here, not for every fast-path packet.
+        self.now_ns = self.now_ns.max(p.ts_ns);
         // IPv4 forwarding and End.DX4 have fast paths of their own, tried here so that
         // the IPv6 cases in the batch loop keep their registers.
         if self.fast_path && !matches!(p.verdict, Verdict::Drop(_)) {
