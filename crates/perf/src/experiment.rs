@@ -53,12 +53,15 @@ pub struct Experiment {
     /// tcx ingress), `af_xdp` or `af_packet` (a receiving thread), or `auto` (the first
     /// of these that works).
     pub receiver: String,
-    /// A trial that loses packets, or in which the tester fell short of its rate, is
-    /// run again up to this many times, and the best one counts (RFC 2544 §24 lets a
-    /// trial be repeated): on a shared machine a stray process can cost a trial a few
-    /// packets or the tester a few milliseconds, and one such trial would otherwise end
-    /// the exponential phase, steer the binary search down or cap it.
+    /// A trial that loses packets is run again up to this many times, and the best one
+    /// counts (RFC 2544 §24 lets a trial be repeated): on a shared machine a stray
+    /// process can cost a trial a few packets, and one such trial would otherwise end
+    /// the exponential phase or steer the binary search down.
     pub retry_lossy_trials: usize,
+    /// A trial in which the tester fell short of its rate (a stall of its CPU) or lost
+    /// frames itself is run again up to this many times: such a trial says nothing
+    /// about the SUT, and the search would take its rate as the tester's ceiling.
+    pub retry_short_trials: usize,
 }
 
 impl Default for Experiment {
@@ -86,6 +89,7 @@ impl Default for Experiment {
             generator: "auto".into(),
             receiver: "auto".into(),
             retry_lossy_trials: 1,
+            retry_short_trials: 3,
         }
     }
 }
@@ -154,6 +158,9 @@ impl Experiment {
         }
         if self.retry_lossy_trials > 5 {
             return Err("retry_lossy_trials: at most 5".into());
+        }
+        if self.retry_short_trials > 5 {
+            return Err("retry_short_trials: at most 5".into());
         }
         if !matches!(self.sr6_backend.as_str(), "af_xdp" | "af_packet" | "auto") {
             return Err("sr6_backend: af_xdp, af_packet or auto".into());

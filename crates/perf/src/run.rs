@@ -114,22 +114,34 @@ fn attributed(tb: &Testbed, run: impl FnOnce() -> Result<Trial, String>) -> Resu
     Ok(t)
 }
 
-/// Runs a trial, and again up to `retries` times while it lost packets or the tester
-/// fell short (by more than `tolerance` of its rate: a stall of the tester's CPU of
-/// several milliseconds, rare but not never; or its receiving link dropped frames).
-/// RFC 2544 §24 lets a trial be repeated; the best one counts: one the tester kept up
-/// in first, then the best delivery.
-fn repeat_trial(
-    mut run: impl FnMut() -> Result<Trial, String>,
-    retries: usize,
+/// How often [`repeat_trial`] runs a trial again.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Retries {
+    /// While it lost packets (and the tester kept up).
+    lossy: usize,
+    /// While the tester fell short or lost frames itself.
+    short: usize,
+    /// How far short of its rate the tester may fall (a fraction) and still count.
     tolerance: f64,
-) -> Result<Trial, String> {
-    let short = |t: &Trial| search::generator_limited(t, t.offered_pps, tolerance) || t.tester_rx_dropped > 0;
+}
+
+/// Runs a trial, and again while it lost packets (up to `r.lossy` times) or while the
+/// tester fell short (by more than `r.tolerance` of its rate: a stall of the tester's
+/// CPU of several milliseconds, rare but not never; or its receiving link dropped
+/// frames; up to `r.short` times). RFC 2544 §24 lets a trial be repeated; the best one
+/// counts: one the tester kept up in first, then the best delivery. A trial the tester
+/// fell short in does not count against the SUT at all, but the search takes its rate
+/// as the tester's ceiling: one stall must not cap a whole search.
+fn repeat_trial(mut run: impl FnMut() -> Result<Trial, String>, r: Retries) -> Result<Trial, String> {
+    let short = |t: &Trial| search::generator_limited(t, t.offered_pps, r.tolerance) || t.tester_rx_dropped > 0;
     let mut best = run()?;
-    for _ in 0..retries {
-        if best.received >= best.sent && !short(&best) {
+    let mut tries = 0;
+    loop {
+        let budget = if short(&best) { r.short } else { r.lossy };
+        if tries >= budget || (best.received >= best.sent && !short(&best)) {
             break;
         }
+        tries += 1;
         let t = run()?;
         if (short(&t), -t.delivery_ratio) < (short(&best), -best.delivery_ratio) {
             best = t;
@@ -173,9 +185,10 @@ fn measure(
             precision: exp.precision,
             ..SearchConfig::default()
         };
-        let (retries, tolerance) = (exp.retry_lossy_trials, cfg.generator_tolerance);
+        let retries =
+            Retries { lossy: exp.retry_lossy_trials, short: exp.retry_short_trials, tolerance: cfg.generator_tolerance };
         let mut runner = |rate: f64| -> Result<Trial, String> {
-            repeat_trial(|| attributed(tb, || Ok(tester.trial(rate, duration, false)?.0)), retries, tolerance)
+            repeat_trial(|| attributed(tb, || Ok(tester.trial(rate, duration, false)?.0)), retries)
         };
         let mut ev = |e: &SearchEvent| progress.event(e);
         let r = search::find_ndr_pdr(&mut runner, &cfg, &mut ev).map_err(|e| format!("{} {}: {e}", fwd.name(), b.name()))?;
@@ -222,17 +235,43 @@ mod tests {
     }
 
     fn replay(ts: &[Trial], retries: usize) -> (Trial, usize) {
+        replay_with(ts, Retries { lossy: retries, short: retries, tolerance: 0.02 })
+    }
+
+    fn replay_with(ts: &[Trial], r: Retries) -> (Trial, usize) {
         let mut i = 0;
         let t = repeat_trial(
             || {
                 i += 1;
                 Ok(ts[i - 1])
             },
-            retries,
-            0.02,
+            r,
         )
         .unwrap();
         (t, i)
+    }
+
+    #[test]
+    fn short_and_lossy_trials_have_budgets_of_their_own() {
+        let short = trial(800, 200, 800);
+        let lossy = trial(1000, 0, 990);
+        let clean = trial(1000, 0, 1000);
+        let r = Retries { lossy: 1, short: 3, tolerance: 0.02 };
+        // Three stalls of the tester in a row, then a clean trial: it counts.
+        let (t, n) = replay_with(&[short, short, short, clean], r);
+        assert_eq!((t.sent, t.received, n), (1000, 1000, 4));
+        // Never more than `short` repeats: the best of the four.
+        let (t, n) = replay_with(&[short, short, short, trial(700, 300, 700)], r);
+        assert_eq!((t.sent, n), (800, 4));
+        // A lossy trial gets `lossy` repeats only.
+        let (t, n) = replay_with(&[lossy, lossy, clean], r);
+        assert_eq!((t.received, n), (990, 2));
+        // Short, then lossy: the lossy trial counts, and takes no more repeats.
+        let (t, n) = replay_with(&[short, lossy, clean], r);
+        assert_eq!((t.received, n), (990, 2));
+        // No repeats at all.
+        let (_, n) = replay_with(&[short], Retries { lossy: 0, short: 0, tolerance: 0.02 });
+        assert_eq!(n, 1);
     }
 
     #[test]
