@@ -196,6 +196,25 @@ impl Raw {
             )
         };
         assert_eq!(r, 0, "bind AF_PACKET: {}", std::io::Error::last_os_error());
+        // The oracle must not drop: a 256-frame burst overflowed the default receive
+        // buffer (~200 KiB) now and then. FORCE passes `rmem_max` (root only; else the
+        // plain option, capped there).
+        let big: libc::c_int = 8 << 20;
+        for opt in [libc::SO_RCVBUFFORCE, libc::SO_RCVBUF] {
+            // SAFETY: `big` is a valid int and its size is passed.
+            let r = unsafe {
+                libc::setsockopt(
+                    fd.as_raw_fd(),
+                    libc::SOL_SOCKET,
+                    opt,
+                    &big as *const libc::c_int as *const libc::c_void,
+                    std::mem::size_of::<libc::c_int>() as u32,
+                )
+            };
+            if r == 0 {
+                break;
+            }
+        }
         Raw { fd }
     }
 
