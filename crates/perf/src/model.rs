@@ -134,7 +134,42 @@ pub struct SearchResult {
     pub pdr_pps: f64,
     /// Every trial, in the order run.
     pub trials: Vec<Trial>,
+    /// What stopped the NDR search from going higher ([`Limit::Sut`] unless the
+    /// tester did: then `ndr_pps` is only a lower bound of the SUT's).
+    #[serde(default)]
+    pub ndr_limit: Limit,
+    /// The same for the PDR.
+    #[serde(default)]
+    pub pdr_limit: Limit,
 }
+
+impl SearchResult {
+    /// Whether the PDR was bounded by the tester (its ceiling, or a rate it could not
+    /// produce), not by the SUT's loss: a lower bound.
+    pub fn pdr_tester_bound(&self) -> bool {
+        matches!(self.pdr_limit, Limit::Generator | Limit::MaxRate)
+    }
+}
+
+/// What bounded a target's bracket from above when the search ended.
+/// Serialized in snake case (`sut`, `generator`, `max_rate`, `not_found`); results
+/// written before it was recorded read as `sut`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Limit {
+    /// The SUT: `hi` is the lowest rate measured to fail the criterion.
+    #[default]
+    Sut,
+    /// The generator: `hi` is the lowest rate it could not produce; `lo` is only a lower
+    /// bound of the SUT's capacity.
+    Generator,
+    /// `max_pps` itself satisfied the criterion (`lo = hi = max_pps`): the generator's
+    /// configured ceiling was the limit.
+    MaxRate,
+    /// No rate satisfied the criterion down to the absolute floor: `lo = 0`.
+    NotFound,
+}
+
 
 /// Mean, standard deviation, coefficient of variation and the 95% confidence interval
 /// of the mean (Student's t) over repetitions — the paper's Table I.

@@ -64,6 +64,7 @@
 //! The tolerance is also the most a reported rate can overstate what was actually
 //! offered.
 
+pub use crate::model::Limit;
 use crate::model::{SearchResult, Trial};
 
 /// Runs one trial: offers traffic at `offered_pps` for the runner's trial duration and
@@ -180,21 +181,6 @@ impl SearchConfig {
     pub fn allowed_width(&self, lo: f64) -> f64 {
         (self.precision * lo).max(self.precision_pps).max(MIN_WIDTH_PPS)
     }
-}
-
-/// What bounded a target's bracket from above when the search ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Limit {
-    /// The SUT: `hi` is the lowest rate measured to fail the criterion.
-    Sut,
-    /// The generator: `hi` is the lowest rate it could not produce; `lo` is only a lower
-    /// bound of the SUT's capacity.
-    Generator,
-    /// `max_pps` itself satisfied the criterion (`lo = hi = max_pps`): the generator's
-    /// configured ceiling was the limit.
-    MaxRate,
-    /// No rate satisfied the criterion down to the absolute floor: `lo = 0`.
-    NotFound,
 }
 
 /// A target's final interval.
@@ -456,7 +442,9 @@ pub fn find_ndr_pdr(
         _ => {}
     }
     progress(&SearchEvent::Finished { ndr, pdr, trials: trials.len() });
-    Ok(SearchResult { ndr_pps: ndr.lo_pps, pdr_pps: pdr.lo_pps.max(ndr.lo_pps), trials })
+    // A PDR below the NDR is the NDR (a rate with no loss meets any threshold).
+    let pdr = if ndr.lo_pps > pdr.lo_pps { ndr } else { pdr };
+    Ok(SearchResult { ndr_pps: ndr.lo_pps, pdr_pps: pdr.lo_pps, trials, ndr_limit: ndr.limit, pdr_limit: pdr.limit })
 }
 
 #[cfg(test)]

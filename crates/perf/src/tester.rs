@@ -94,12 +94,15 @@ pub fn open(tb: &Testbed, b: Behavior, exp: &Experiment) -> Result<Box<dyn Teste
                     return;
                 }
             };
-            // The generator's own ceiling: a short unpaced run (what the SUT does with
-            // it does not matter here).
-            let probe = gen.run(f64::INFINITY, Duration::from_millis(300));
-            std::thread::sleep(Duration::from_millis(200));
+            // The generator's own ceiling: short unpaced runs (what the SUT does with
+            // the frames does not matter here).
+            let ceiling = best_of(PROBES, || {
+                let pps = gen.run(f64::INFINITY, PROBE_RUN).achieved_pps();
+                std::thread::sleep(PROBE_PAUSE);
+                pps
+            });
             let what = format!("{}; receiver {}", gen.describe(), recv.backend);
-            let _ = ready_tx.send(Ok((probe.achieved_pps().max(1.0), frame_bytes, what)));
+            let _ = ready_tx.send(Ok((ceiling.max(1.0), frame_bytes, what)));
             while let Ok(r) = req_rx.recv() {
                 let out = traffic::run_trial_report(
                     gen.as_mut(),
@@ -145,6 +148,20 @@ fn setup(
     let gen = generator(kind, templates, cpu)?;
     let rx = receiver(rx_kind, templates_n, cpu)?;
     Ok((gen, rx, frame_bytes))
+}
+
+/// Unpaced runs that measure the generator's ceiling, how long each lasts, and the pause
+/// after each (the SUT drains what it queued).
+const PROBES: usize = 3;
+const PROBE_RUN: Duration = Duration::from_millis(200);
+const PROBE_PAUSE: Duration = Duration::from_millis(100);
+
+/// The best of `n` probes (`probe` returns the rate one reached). The best, not the
+/// first: the search never offers more than the ceiling, and a stall of the tester's CPU
+/// during a single 300 ms probe once capped a whole row (sr6's T.Insert: a ceiling of
+/// 674 kpps, the PDR of all three repetitions 674 kpps, CV 0).
+fn best_of(n: usize, mut probe: impl FnMut() -> f64) -> f64 {
+    (0..n).map(|_| probe()).filter(|r| r.is_finite()).fold(0.0, f64::max)
 }
 
 /// The receiver on tg1, as the experiment's `receiver` says (`kind`). `auto` takes the
@@ -273,5 +290,26 @@ impl Tester for NetTester {
 
     fn generator(&self) -> String {
         self.generator.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_ceiling_is_the_best_probe_not_the_first() {
+        // A stall in the first probe (674 kpps) must not cap the search.
+        let mut rates = [674e3, 8.6e6, 8.1e6].into_iter();
+        let mut calls = 0;
+        let c = best_of(3, || {
+            calls += 1;
+            rates.next().unwrap_or(0.0)
+        });
+        assert_eq!(c, 8.6e6);
+        assert_eq!(calls, 3);
+        // A probe that yields no number is ignored.
+        assert_eq!(best_of(2, || f64::NAN), 0.0);
+        assert_eq!(best_of(0, || 1.0), 0.0);
     }
 }

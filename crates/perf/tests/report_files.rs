@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use sr6_perf::model::{Behavior, BehaviorResult, Latency, SearchResult, Summary, Trial};
+use sr6_perf::model::{Behavior, BehaviorResult, Latency, Limit, SearchResult, Summary, Trial};
 use sr6_perf::report::files::{RESULTS_COLUMNS, TRIALS_COLUMNS};
 use sr6_perf::report::font::faces;
 use sr6_perf::report::plot::{boxplot_size, sweep_size, sweep_stem};
@@ -75,7 +75,7 @@ fn search(capacity: f64) -> SearchResult {
     };
     let ndr = find(0.0, &mut trials);
     let pdr = find(THRESHOLD, &mut trials);
-    SearchResult { ndr_pps: ndr, pdr_pps: pdr, trials }
+    SearchResult { ndr_pps: ndr, pdr_pps: pdr, trials, ndr_limit: Limit::Sut, pdr_limit: Limit::Sut }
 }
 
 fn summary(v: &[f64]) -> Summary {
@@ -356,6 +356,34 @@ fn no_results() {
     assert_eq!(std::fs::read_to_string(dir.join("results.json")).unwrap().trim(), "[]");
     assert_eq!(csv::Reader::from_path(dir.join("results.csv")).unwrap().records().count(), 0);
     check_png(&dir.join("pdr-boxplot.png"), boxplot_size(0, 0));
+}
+
+#[test]
+fn a_pdr_the_tester_bounded_is_marked_as_a_lower_bound() {
+    let mut results = synth(&[("linux", 1_000_000.0, 1.0), ("sr6", 1_500_000.0, 1.0)], &BEHS[..2], 3, 5);
+    // sr6's first behaviour: two of three searches stopped at the generator's ceiling.
+    let sr6 = results.iter_mut().find(|r| r.forwarder == "sr6" && r.behavior == BEHS[0].0).unwrap();
+    sr6.repetitions[0].pdr_limit = Limit::MaxRate;
+    sr6.repetitions[2].pdr_limit = Limit::Generator;
+    let (dir, md) = write_ok(&results, "tester_bound");
+    let lines: Vec<&str> = md.lines().collect();
+    let b0 = BEHS[0].0.name();
+    let b1 = BEHS[1].0.name();
+    // Its PDR and ratio carry the mark; the other behaviour's do not.
+    assert!(lines.iter().any(|l| l.starts_with(&format!("| {b0} | ≥ ")) && l.contains("| **≥ ")), "{md}");
+    assert!(lines.iter().any(|l| l.starts_with(&format!("| {b1} | ")) && !l.contains('≥')), "{md}");
+    assert!(md.contains("`≥`: in at least one repetition"), "{md}");
+    // Table I counts the repetitions, for both forwarders' tables.
+    assert!(lines.iter().any(|l| l.starts_with("| PDR tester-bound | 2/3 | 0/3 |")), "{md}");
+    // The limits are in results.json and read back.
+    let json = std::fs::read_to_string(dir.join("results.json")).unwrap();
+    assert!(json.contains("\"pdr_limit\": \"max_rate\"") && json.contains("\"pdr_limit\": \"generator\""), "{json}");
+    let back: Vec<BehaviorResult> = serde_json::from_str(&json).unwrap();
+    assert!(back == results);
+    // Results written before the limits were recorded read as bounded by the SUT.
+    let old: SearchResult = serde_json::from_str(r#"{"ndr_pps": 1.0, "pdr_pps": 2.0, "trials": []}"#).unwrap();
+    assert_eq!((old.ndr_limit, old.pdr_limit), (Limit::Sut, Limit::Sut));
+    assert!(!old.pdr_tester_bound());
 }
 
 #[test]

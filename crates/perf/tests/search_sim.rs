@@ -192,6 +192,8 @@ fn hard_limit_noiseless() {
     assert!(within(r.pdr_pps, c / 0.995, 0.01, 1.0), "PDR {}", r.pdr_pps);
     let (ndr, pdr) = finished(&ev);
     assert_eq!((ndr.limit, pdr.limit), (Limit::Sut, Limit::Sut));
+    assert_eq!((r.ndr_limit, r.pdr_limit), (Limit::Sut, Limit::Sut));
+    assert!(!r.pdr_tester_bound());
     assert!(ndr.hi_pps - ndr.lo_pps <= 0.01 * ndr.lo_pps);
     assert!(pdr.hi_pps - pdr.lo_pps <= 0.01 * pdr.lo_pps);
     assert!(ndr.lo_pps <= c && ndr.hi_pps > c);
@@ -306,6 +308,9 @@ fn generator_ceiling_below_capacity() {
             if *offered_pps == 320_000.0 && *achieved_pps == g)));
     let (ndr, pdr) = finished(&ev);
     assert_eq!((ndr.limit, pdr.limit), (Limit::Generator, Limit::Generator));
+    // The result says so (the report marks such a PDR as a lower bound).
+    assert_eq!((r.ndr_limit, r.pdr_limit), (Limit::Generator, Limit::Generator));
+    assert!(r.pdr_tester_bound());
     // Converged on the generator's ceiling, overstated by at most its tolerance.
     for got in [r.ndr_pps, r.pdr_pps] {
         assert!(got >= g / 1.01 && got <= g / (1.0 - conf.generator_tolerance), "{got}");
@@ -341,6 +346,8 @@ fn max_rate_lossless() {
         SearchEvent::MaxRateReached { target: t, max_pps } if *t == target::BOTH && *max_pps == 600_000.0)));
     let (ndr, pdr) = finished(&ev);
     assert_eq!((ndr.limit, pdr.limit), (Limit::MaxRate, Limit::MaxRate));
+    assert_eq!((r.ndr_limit, r.pdr_limit), (Limit::MaxRate, Limit::MaxRate));
+    assert!(r.pdr_tester_bound());
     // 10k .. 320k doubling, then max_pps itself: 7 trials.
     let rates: Vec<f64> = r.trials.iter().map(|t| t.offered_pps).collect();
     assert_eq!(rates.last(), Some(&600_000.0));

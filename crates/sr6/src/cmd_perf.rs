@@ -124,20 +124,27 @@ fn is_root() -> bool {
         .unwrap_or(false)
 }
 
-/// The summary table on stdout: one line per forwarder and behaviour.
+/// The summary table on stdout: one line per forwarder and behaviour. A PDR the tester
+/// bounded in some repetition (not the SUT's loss) is marked `>=`: a lower bound.
 fn print_table(results: &[sr6_perf::model::BehaviorResult]) {
-    println!("{:<8} {:<12} {:>12} {:>8} {:>12} {:>8} {:>10}", "fwd", "behaviour", "NDR kpps", "CV%", "PDR kpps", "CV%", "p50 us");
+    println!("{:<8} {:<12} {:>12} {:>8} {:>14} {:>8} {:>10}", "fwd", "behaviour", "NDR kpps", "CV%", "PDR kpps", "CV%", "p50 us");
+    let mut marked = false;
     for r in results {
+        let bound = r.repetitions.iter().any(|x| x.pdr_tester_bound());
+        marked |= bound;
         println!(
-            "{:<8} {:<12} {:>12.1} {:>8.2} {:>12.1} {:>8.2} {:>10}",
+            "{:<8} {:<12} {:>12.1} {:>8.2} {:>14} {:>8.2} {:>10}",
             r.forwarder,
             r.behavior.name(),
             r.ndr.mean / 1e3,
             r.ndr.cv * 100.0,
-            r.pdr.mean / 1e3,
+            format!("{}{:.1}", if bound { ">= " } else { "" }, r.pdr.mean / 1e3),
             r.pdr.cv * 100.0,
             r.latency.map_or("-".to_string(), |l| format!("{:.1}", l.p50_us))
         );
+    }
+    if marked {
+        println!(">= : the tester, not the SUT, bounded the PDR search in some repetition (a lower bound)");
     }
 }
 

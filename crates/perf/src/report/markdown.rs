@@ -7,7 +7,9 @@
 //!    behaviour, rows mean / CV / CI95 (in kpps; CV and CI95 half-width as % of the
 //!    mean, as the paper prints them), for the PDR and the NDR, plus frame size and n;
 //! 3. **`<fw>` / linux**: per behaviour, both forwarders' PDR and NDR (kpps) and their
-//!    ratio, two decimals (`{:.2}`);
+//!    ratio, two decimals (`{:.2}`); a PDR the tester bounded in some repetition (the
+//!    search stopped at the generator's ceiling, not at the SUT's loss) is marked `≥`,
+//!    and Table I counts those repetitions;
 //! 4. **Latency** (forwarder, behaviour, rate, samples, min/avg/p50/p99/max in µs);
 //! 5. **Plots**: each PNG shown, with a link to its SVG;
 //! 6. **Run**: the [`RunMeta`] (command, date, machine, sr6 version, settings);
@@ -188,7 +190,24 @@ fn table_one(s: &mut String, results: &[BehaviorResult], fw: &str) {
     line(s, "NDR mean", &|r| kpps(r.ndr.mean));
     line(s, "NDR CV", &|r| pct(r.ndr.cv));
     line(s, "NDR CI95", &|r| ci(&r.ndr));
+    if cols.iter().flatten().any(|r| tester_bound(r) > 0) {
+        line(s, "PDR tester-bound", &|r| format!("{}/{}", tester_bound(r), r.repetitions.len()));
+    }
     s.push('\n');
+}
+
+/// Repetitions whose PDR the tester bounded, not the SUT (a lower bound of the SUT's).
+fn tester_bound(r: &BehaviorResult) -> usize {
+    r.repetitions.iter().filter(|x| x.pdr_tester_bound()).count()
+}
+
+/// `≥ ` before a value the tester bounded in any repetition.
+fn at_least(r: &BehaviorResult) -> &'static str {
+    if tester_bound(r) > 0 {
+        "≥ "
+    } else {
+        ""
+    }
 }
 
 fn ratio_table(s: &mut String, results: &[BehaviorResult], fw: &str) {
@@ -205,17 +224,22 @@ fn ratio_table(s: &mut String, results: &[BehaviorResult], fw: &str) {
         format!("NDR {f}/{BASELINE}"),
     ];
     header(s, &head, 1);
+    let mut marked = false;
     for b in behaviors(results) {
         let (Some(a), Some(l)) = (find(results, fw, b), find(results, BASELINE, b)) else {
             continue;
         };
+        marked |= tester_bound(a) + tester_bound(l) > 0;
+        // The ratio is a lower bound if only the numerator is; unknown if the baseline is.
+        let q = ratio_str(ratio(a.pdr.mean, l.pdr.mean));
+        let r = if tester_bound(l) > 0 { format!("{q} ({BASELINE} tester-bound)") } else { format!("{}{q}", at_least(a)) };
         row(
             s,
             [
                 b.name().to_string(),
-                kpps(a.pdr.mean),
-                kpps(l.pdr.mean),
-                format!("**{}**", ratio_str(ratio(a.pdr.mean, l.pdr.mean))),
+                format!("{}{}", at_least(a), kpps(a.pdr.mean)),
+                format!("{}{}", at_least(l), kpps(l.pdr.mean)),
+                format!("**{r}**"),
                 kpps(a.ndr.mean),
                 kpps(l.ndr.mean),
                 ratio_str(ratio(a.ndr.mean, l.ndr.mean)),
@@ -223,6 +247,14 @@ fn ratio_table(s: &mut String, results: &[BehaviorResult], fw: &str) {
         );
     }
     s.push('\n');
+    if marked {
+        let _ = writeln!(
+            s,
+            "`≥`: in at least one repetition the PDR search stopped at what the tester could \
+             send (its measured ceiling, or a rate it fell short of), not at the SUT's loss: the \
+             mean is a lower bound of the SUT's PDR.\n"
+        );
+    }
 }
 
 fn latency(s: &mut String, results: &[BehaviorResult]) {
