@@ -30,6 +30,7 @@
 //!     __u64 stalled;           /* the sum of those times of 20 µs or more */
 //!     __u64 tcache;            /* the last clock reading, ns << FP_SHIFT */
 //!     __u64 reuse;             /* sends that may still use it */
+//!     __u64 reuse_max;         /* REUSE, or 0 where it would break the gap rule */
 //!     __u32 seq[N];            /* each stream's next sequence number */
 //! };
 //! SEC("xdp") int sr6_gen(struct xdp_md *ctx)
@@ -47,7 +48,7 @@
 //!         goto send;                  /* no gap check: at most REUSE + 1 in a row */
 //!     }
 //!     now = bpf_ktime_get_ns(); t = now << FP_SHIFT;
-//!     c->tcache = t; c->reuse = REUSE;
+//!     c->tcache = t; c->reuse = c->reuse_max;
 //!     __u64 d = t - c->prev;              /* the loop's stalls: softirqs, preemption */
 //!     if (c->prev && d >= STALL_FLOOR) { c->stalled += d; c->max_stall = max(c->max_stall, d); }
 //!     c->prev = t;
@@ -116,7 +117,11 @@ pub(crate) const STALL_FLOOR_FP: i32 = 20_000 << FP_SHIFT;
 /// costs ~35 ns on this project's VM, a tenth of a packet at full speed. The packets
 /// they send carry that reading as their timestamp, at most this many packet times
 /// (~1 µs at 2.5 Mpps) early; a generator on schedule reads the clock every time.
-pub(crate) const REUSE: i32 = 3;
+/// Such sends go back to back, ignoring the catch-up gap: user space allows them
+/// (`reuse_max`) only at rates where that gap is shorter than a send anyway
+/// ([`super::live_frames`]), so a generator behind its schedule at the rates SUTs are
+/// measured at still catches up evenly.
+pub(crate) const REUSE: u64 = 3;
 
 /// Offsets in the control block (`struct ctl` above).
 pub(crate) mod ctl {
@@ -137,7 +142,8 @@ pub(crate) mod ctl {
     pub(crate) const STALLED: usize = 112;
     pub(crate) const TCACHE: usize = 120;
     pub(crate) const REUSE: usize = 128;
-    pub(crate) const SEQ: usize = 136;
+    pub(crate) const REUSE_MAX: usize = 136;
+    pub(crate) const SEQ: usize = 144;
     /// Bytes of the block for `n` streams.
     pub(crate) fn len(n: usize) -> usize {
         SEQ + 4 * n
@@ -221,8 +227,8 @@ pub(crate) fn gen_program(out: u32, len: u32, streams: &[Layout], maps: GenMaps)
     a.emit(MOV64_REG, R9, R0, 0, 0); //                 r9 = now (ns)
     a.emit(MOV64_REG, R1, R0, 0, 0); //                 r1 = now << FP_SHIFT
     a.emit(LSH64_IMM, R1, 0, 0, FP_SHIFT as i32);
-    a.emit(STX_DW, R8, R1, c(ctl::TCACHE), 0); //       c->tcache = t, c->reuse = REUSE
-    a.emit(MOV64_IMM, R3, 0, 0, REUSE);
+    a.emit(STX_DW, R8, R1, c(ctl::TCACHE), 0); //       c->tcache = t, c->reuse = c->reuse_max
+    a.emit(LDX_DW, R3, R8, c(ctl::REUSE_MAX), 0);
     a.emit(STX_DW, R8, R3, c(ctl::REUSE), 0);
     // How long since the previous run: the loop's stalls (softirqs, preemption).
     let no_prev = a.label();
