@@ -218,3 +218,11 @@ pub struct BehaviorResult {
     pub repetitions: Vec<SearchResult>,
     pub latency: Option<Latency>,
 }
+
+impl BehaviorResult {
+    /// Repetitions whose PDR the tester bounded, not the SUT: with any, `pdr_pps` is a
+    /// lower bound of the SUT's.
+    pub fn pdr_tester_bound(&self) -> usize {
+        self.repetitions.iter().filter(|x| x.pdr_tester_bound()).count()
+    }
+}

@@ -190,20 +190,15 @@ fn table_one(s: &mut String, results: &[BehaviorResult], fw: &str) {
     line(s, "NDR mean", &|r| kpps(r.ndr.mean));
     line(s, "NDR CV", &|r| pct(r.ndr.cv));
     line(s, "NDR CI95", &|r| ci(&r.ndr));
-    if cols.iter().flatten().any(|r| tester_bound(r) > 0) {
-        line(s, "PDR tester-bound", &|r| format!("{}/{}", tester_bound(r), r.repetitions.len()));
+    if cols.iter().flatten().any(|r| r.pdr_tester_bound() > 0) {
+        line(s, "PDR tester-bound", &|r| format!("{}/{}", r.pdr_tester_bound(), r.repetitions.len()));
     }
     s.push('\n');
 }
 
-/// Repetitions whose PDR the tester bounded, not the SUT (a lower bound of the SUT's).
-fn tester_bound(r: &BehaviorResult) -> usize {
-    r.repetitions.iter().filter(|x| x.pdr_tester_bound()).count()
-}
-
 /// `≥ ` before a value the tester bounded in any repetition.
 fn at_least(r: &BehaviorResult) -> &'static str {
-    if tester_bound(r) > 0 {
+    if r.pdr_tester_bound() > 0 {
         "≥ "
     } else {
         ""
@@ -229,10 +224,10 @@ fn ratio_table(s: &mut String, results: &[BehaviorResult], fw: &str) {
         let (Some(a), Some(l)) = (find(results, fw, b), find(results, BASELINE, b)) else {
             continue;
         };
-        marked |= tester_bound(a) + tester_bound(l) > 0;
+        marked |= a.pdr_tester_bound() + l.pdr_tester_bound() > 0;
         // The ratio is a lower bound if only the numerator is; unknown if the baseline is.
         let q = ratio_str(ratio(a.pdr.mean, l.pdr.mean));
-        let r = if tester_bound(l) > 0 { format!("{q} ({BASELINE} tester-bound)") } else { format!("{}{q}", at_least(a)) };
+        let r = if l.pdr_tester_bound() > 0 { format!("{q} ({BASELINE} tester-bound)") } else { format!("{}{q}", at_least(a)) };
         row(
             s,
             [
@@ -251,8 +246,8 @@ fn ratio_table(s: &mut String, results: &[BehaviorResult], fw: &str) {
         let _ = writeln!(
             s,
             "`≥`: in at least one repetition the PDR search stopped at what the tester could \
-             send (its measured ceiling, or a rate it fell short of), not at the SUT's loss: the \
-             mean is a lower bound of the SUT's PDR.\n"
+             send (its ceiling, measured or `max_pps`, or a rate it fell short of), not at the \
+             SUT's loss: the mean is a lower bound of the SUT's PDR.\n"
         );
     }
 }
