@@ -222,7 +222,7 @@ pub struct BehaviorResult {
 impl BehaviorResult {
     /// Repetitions whose PDR the tester bounded, not the SUT: with any, `pdr_pps` is a
     /// lower bound of the SUT's.
-    pub fn pdr_tester_bound(&self) -> usize {
+    pub fn tester_bound_repetitions(&self) -> usize {
         self.repetitions.iter().filter(|x| x.pdr_tester_bound()).count()
     }
 }

@@ -130,7 +130,7 @@ fn print_table(results: &[sr6_perf::model::BehaviorResult]) {
     println!("{:<8} {:<12} {:>12} {:>8} {:>14} {:>8} {:>10}", "fwd", "behaviour", "NDR kpps", "CV%", "PDR kpps", "CV%", "p50 us");
     let mut marked = false;
     for r in results {
-        let bound = r.pdr_tester_bound() > 0;
+        let bound = r.tester_bound_repetitions() > 0;
         marked |= bound;
         println!(
             "{:<8} {:<12} {:>12.1} {:>8.2} {:>14} {:>8.2} {:>10}",

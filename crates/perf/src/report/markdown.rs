@@ -190,15 +190,15 @@ fn table_one(s: &mut String, results: &[BehaviorResult], fw: &str) {
     line(s, "NDR mean", &|r| kpps(r.ndr.mean));
     line(s, "NDR CV", &|r| pct(r.ndr.cv));
     line(s, "NDR CI95", &|r| ci(&r.ndr));
-    if cols.iter().flatten().any(|r| r.pdr_tester_bound() > 0) {
-        line(s, "PDR tester-bound", &|r| format!("{}/{}", r.pdr_tester_bound(), r.repetitions.len()));
+    if cols.iter().flatten().any(|r| r.tester_bound_repetitions() > 0) {
+        line(s, "PDR tester-bound", &|r| format!("{}/{}", r.tester_bound_repetitions(), r.repetitions.len()));
     }
     s.push('\n');
 }
 
 /// `≥ ` before a value the tester bounded in any repetition.
 fn at_least(r: &BehaviorResult) -> &'static str {
-    if r.pdr_tester_bound() > 0 {
+    if r.tester_bound_repetitions() > 0 {
         "≥ "
     } else {
         ""
@@ -224,10 +224,10 @@ fn ratio_table(s: &mut String, results: &[BehaviorResult], fw: &str) {
         let (Some(a), Some(l)) = (find(results, fw, b), find(results, BASELINE, b)) else {
             continue;
         };
-        marked |= a.pdr_tester_bound() + l.pdr_tester_bound() > 0;
+        marked |= a.tester_bound_repetitions() + l.tester_bound_repetitions() > 0;
         // The ratio is a lower bound if only the numerator is; unknown if the baseline is.
         let q = ratio_str(ratio(a.pdr.mean, l.pdr.mean));
-        let r = if l.pdr_tester_bound() > 0 { format!("{q} ({BASELINE} tester-bound)") } else { format!("{}{q}", at_least(a)) };
+        let r = if l.tester_bound_repetitions() > 0 { format!("{q} ({BASELINE} tester-bound)") } else { format!("{}{q}", at_least(a)) };
         row(
             s,
             [
