@@ -58,6 +58,19 @@ def test_results_are_consistent(run):
                 assert t["received"] <= t["sent"] + 0, t
         assert r["ndr"]["n"] == 2 and r["ndr"]["mean"] > 0
         assert r["frame_bytes"] == (78 if r["behavior"] == "ipv6" else 158)
+        # One trial at the search's highest rate after each repetition (the forwarding
+        # rate at maximum offered load): the summaries are those of its trials, and no
+        # more can come back than was sent (a little slack for the counters' timing).
+        m = r["max_load"]
+        assert len(m["trials"]) == 2 and m["offered"]["n"] == 2 and 0 <= m["saturated"] <= 2
+        sent = [t["sent"] / t["duration_s"] for t in m["trials"]]
+        assert abs(m["offered"]["mean"] - sum(sent) / 2) <= 1e-6 * max(sent)
+        assert 0 < m["forwarded"]["mean"] <= m["offered"]["mean"] * 1.001
+        # Saturated: lost more than the PDR threshold, at most a tenth at the tester.
+        assert m["saturated"] == sum(
+            1 for t in m["trials"]
+            if t["sent"] > 0 and (t["sent"] - t["received"]) > 0.005 * t["sent"]
+            and 10 * t["tester_rx_dropped"] <= t["sent"] - t["received"])
     rows = list(csv.DictReader((res / "results.csv").open()))
     assert len(rows) == 4
     trials = list(csv.DictReader((res / "trials.csv").open()))
@@ -76,6 +89,7 @@ def test_report_has_the_ratio_table(run):
     md = (res / "report.md").read_text()
     assert "sr6" in md and "linux" in md and "End" in md
     assert "ratio" in md.lower()
+    assert "## Forwarding rate at maximum offered load" in md
     # The summary table on stdout, and progress on stderr.
     assert "NDR kpps" in p.stdout
     assert "[1/4] linux ipv6" in p.stderr

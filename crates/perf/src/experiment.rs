@@ -62,6 +62,10 @@ pub struct Experiment {
     /// frames itself is run again up to this many times: such a trial says nothing
     /// about the SUT, and the search would take its rate as the tester's ceiling.
     pub retry_short_trials: usize,
+    /// After each repetition's search, one trial at the highest rate the search may
+    /// offer: the forwarding rate at maximum offered load (RFC 2285 §3.6.2), which
+    /// measures a saturated SUT's capacity even where the tester bounded its PDR.
+    pub max_load_trial: bool,
 }
 
 impl Default for Experiment {
@@ -90,6 +94,7 @@ impl Default for Experiment {
             receiver: "auto".into(),
             retry_lossy_trials: 1,
             retry_short_trials: 3,
+            max_load_trial: true,
         }
     }
 }

@@ -217,6 +217,40 @@ pub struct BehaviorResult {
     /// One search per repetition.
     pub repetitions: Vec<SearchResult>,
     pub latency: Option<Latency>,
+    /// The forwarding rate at maximum offered load (absent where not measured, and in
+    /// results written before it was).
+    #[serde(default)]
+    pub max_load: Option<MaxLoad>,
+}
+
+/// The forwarding rate at maximum offered load (RFC 2285 §3.6.2, "FRMOL"; RFC 2889
+/// §5.3): after each repetition's search, one trial at the highest rate the search may
+/// offer (the generator's ceiling, or the experiment's `max_pps`). Where the SUT was
+/// *saturated* — it lost more than the PDR threshold of what the tester sent, and not at
+/// the tester's own receiving link — the rate it forwarded is what it can do under
+/// overload, measured even when its PDR search was bounded by the tester: an SUT that
+/// drops at its own receiving link leaves the tester less to receive, so the tester can
+/// offer more than the SUT forwards.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MaxLoad {
+    /// One trial per repetition, in order.
+    pub trials: Vec<Trial>,
+    /// Packets/s the tester actually sent (`sent / duration_s`), over the trials.
+    pub offered: Summary,
+    /// Packets/s that came back (`received / duration_s`), over the trials.
+    pub forwarded: Summary,
+    /// How many of the trials found the SUT saturated ([`MaxLoad::sut_saturated`]).
+    pub saturated: usize,
+}
+
+impl MaxLoad {
+    /// Whether `t` found the SUT saturated: it lost more than `threshold` (a fraction of
+    /// what was sent), and the tester's receiving link dropped at most a tenth of the
+    /// lost frames (else the loss may be the tester's).
+    pub fn sut_saturated(t: &Trial, threshold: f64) -> bool {
+        let lost = t.sent.saturating_sub(t.received);
+        t.sent > 0 && lost as f64 > threshold * t.sent as f64 && t.tester_rx_dropped.saturating_mul(10) <= lost
+    }
 }
 
 impl BehaviorResult {
@@ -224,5 +258,63 @@ impl BehaviorResult {
     /// lower bound of the SUT's.
     pub fn tester_bound_repetitions(&self) -> usize {
         self.repetitions.iter().filter(|x| x.pdr_tester_bound()).count()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn trial(sent: u64, received: u64, sut: u64, tester: u64) -> Trial {
+        Trial {
+            offered_pps: 2e6,
+            sent,
+            tx_dropped: 0,
+            received,
+            duration_s: 1.0,
+            delivered_pps: received as f64,
+            delivery_ratio: received as f64 / sent.max(1) as f64,
+            sut_rx_dropped: sut,
+            tester_rx_dropped: tester,
+        }
+    }
+
+    #[test]
+    fn a_saturated_sut_lost_more_than_the_threshold_and_not_at_the_tester() {
+        // Offered 1.5 M, forwarded 1.0 M, the loss at the SUT's link: saturated.
+        assert!(MaxLoad::sut_saturated(&trial(1_500_000, 1_000_000, 499_000, 1_000), 0.005));
+        // Loss within the threshold: the SUT kept up; what it forwarded is a bound.
+        assert!(!MaxLoad::sut_saturated(&trial(1_000_000, 996_000, 4_000, 0), 0.005));
+        assert!(!MaxLoad::sut_saturated(&trial(1_000_000, 1_000_000, 0, 0), 0.005));
+        // Just over it.
+        assert!(MaxLoad::sut_saturated(&trial(1_000_000, 994_000, 6_000, 0), 0.005));
+        // Most of the loss at the tester's link: not the SUT's to answer for.
+        assert!(!MaxLoad::sut_saturated(&trial(1_500_000, 1_000_000, 100_000, 400_000), 0.005));
+        // A tenth at the tester's is still the SUT's loss.
+        assert!(MaxLoad::sut_saturated(&trial(1_500_000, 1_000_000, 450_000, 50_000), 0.005));
+        // Nothing sent, or more received than sent: never saturated.
+        assert!(!MaxLoad::sut_saturated(&trial(0, 0, 0, 0), 0.005));
+        assert!(!MaxLoad::sut_saturated(&trial(100, 120, 0, 0), 0.005));
+    }
+
+    #[test]
+    fn results_without_max_load_read_back() {
+        let r = BehaviorResult {
+            forwarder: "sr6".into(),
+            behavior: Behavior::End,
+            frame_bytes: 158,
+            ndr_pps: 1.0,
+            pdr_pps: 2.0,
+            pdr_loss_threshold: 0.005,
+            ndr: Summary { n: 1, mean: 1.0, std: 0.0, cv: 0.0, ci95: 0.0 },
+            pdr: Summary { n: 1, mean: 2.0, std: 0.0, cv: 0.0, ci95: 0.0 },
+            repetitions: Vec::new(),
+            latency: None,
+            max_load: None,
+        };
+        let mut v = serde_json::to_value(&r).unwrap();
+        v.as_object_mut().unwrap().remove("max_load");
+        let back: BehaviorResult = serde_json::from_value(v).unwrap();
+        assert_eq!(back, r);
     }
 }

@@ -1,14 +1,16 @@
 //! The orchestrator (SRPerf Fig. 1): for each forwarder and behaviour, a fresh testbed,
 //! the forwarder configured and started by its driver, the tester opened, then
-//! `repetitions` NDR/PDR searches and a latency trial at a fraction of the NDR; the
-//! summaries over repetitions go into a [`BehaviorResult`].
+//! `repetitions` NDR/PDR searches, each followed by a trial at the highest rate the
+//! search may offer (the forwarding rate at maximum offered load, [`MaxLoad`]), and a
+//! latency trial at a fraction of the NDR; the summaries over repetitions go into a
+//! [`BehaviorResult`].
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::driver::{self, Forwarder};
 use crate::experiment::Experiment;
-use crate::model::{Behavior, BehaviorResult, Latency, SearchResult, Trial};
+use crate::model::{Behavior, BehaviorResult, Latency, MaxLoad, SearchResult, Trial};
 use crate::search::{self, SearchConfig, SearchEvent};
 use crate::stats;
 use crate::testbed::{sweep_stale, Testbed};
@@ -176,6 +178,7 @@ fn measure(
     // Warm-up: caches, neighbour entries, the forwarder's first packets.
     let _ = tester.trial(exp.start_pps.min(max), Duration::from_millis(200), false)?;
     let mut reps: Vec<SearchResult> = Vec::new();
+    let mut at_max: Vec<Trial> = Vec::new();
     for rep in 0..exp.repetitions {
         progress.stage(fwd.name(), b, rep + 1, exp.repetitions);
         let cfg = SearchConfig {
@@ -193,7 +196,16 @@ fn measure(
         let mut ev = |e: &SearchEvent| progress.event(e);
         let r = search::find_ndr_pdr(&mut runner, &cfg, &mut ev).map_err(|e| format!("{} {}: {e}", fwd.name(), b.name()))?;
         reps.push(r);
+        if exp.max_load_trial {
+            // Once, not repeated: a trial the tester falls short in is what this measures.
+            let (ph, tg) = (search::phase::MAX_LOAD, search::target::FRMOL);
+            progress.event(&SearchEvent::Trying { phase: ph, target: tg, offered_pps: max });
+            let t = attributed(tb, || Ok(tester.trial(max, duration, false)?.0))?;
+            progress.event(&SearchEvent::Trial { phase: ph, target: tg, trial: t });
+            at_max.push(t);
+        }
     }
+    let max_load = (!at_max.is_empty()).then(|| max_load(at_max, exp.pdr_loss_thresholds[0]));
     let ndr = stats::summarize(&reps.iter().map(|r| r.ndr_pps).collect::<Vec<_>>());
     let pdr = stats::summarize(&reps.iter().map(|r| r.pdr_pps).collect::<Vec<_>>());
     let latency = if exp.latency_fraction > 0.0 && ndr.mean > 0.0 {
@@ -213,7 +225,17 @@ fn measure(
         pdr,
         repetitions: reps,
         latency,
+        max_load,
     })
+}
+
+/// The forwarding rate at maximum offered load from its trials (`threshold`: the PDR's
+/// loss threshold, which tells a saturated SUT).
+fn max_load(trials: Vec<Trial>, threshold: f64) -> MaxLoad {
+    let offered = stats::summarize(&trials.iter().map(search::achieved_pps).collect::<Vec<_>>());
+    let forwarded = stats::summarize(&trials.iter().map(|t| t.delivered_pps).collect::<Vec<_>>());
+    let saturated = trials.iter().filter(|t| MaxLoad::sut_saturated(t, threshold)).count();
+    MaxLoad { trials, offered, forwarded, saturated }
 }
 
 #[cfg(test)]
@@ -272,6 +294,19 @@ mod tests {
         // No repeats at all.
         let (_, n) = replay_with(&[short], Retries { lossy: 0, short: 0, tolerance: 0.02 });
         assert_eq!(n, 1);
+    }
+
+    #[test]
+    fn max_load_summarizes_what_was_sent_and_forwarded() {
+        // Two trials that overdrove the SUT (loss at its link), one it kept up in.
+        let sat = |sent: u64, received: u64| Trial { sut_rx_dropped: sent - received, ..trial(sent, 0, received) };
+        let m = max_load(vec![sat(1_500_000, 1_000_000), sat(1_400_000, 1_100_000), trial(900_000, 0, 900_000)], 0.005);
+        assert_eq!(m.trials.len(), 3);
+        assert_eq!(m.saturated, 2);
+        assert_eq!(m.offered.n, 3);
+        assert!((m.offered.mean - 1_266_666.666).abs() < 1.0, "{}", m.offered.mean);
+        assert!((m.forwarded.mean - 1_000_000.0).abs() < 1e-6, "{}", m.forwarded.mean);
+        assert!(m.forwarded.std > 0.0);
     }
 
     #[test]

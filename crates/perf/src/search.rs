@@ -87,6 +87,9 @@ pub mod phase {
     pub const DOWNWARD: &str = "downward";
     /// Middle point of a bracket (SRPerf III-B, second phase; thesis Algorithm 1).
     pub const BINARY: &str = "binary";
+    /// Not a phase of the search: the trial at the highest rate it may offer, run after
+    /// it (the forwarding rate at maximum offered load, [`crate::model::MaxLoad`]).
+    pub const MAX_LOAD: &str = "max-load";
 }
 
 /// Values of `target` in [`SearchEvent`]: which search chose the rate (a trial updates
@@ -96,6 +99,8 @@ pub mod target {
     pub const PDR: &str = "pdr";
     /// Both targets wanted this same rate.
     pub const BOTH: &str = "ndr+pdr";
+    /// Neither: the forwarding rate at maximum offered load ([`super::phase::MAX_LOAD`]).
+    pub const FRMOL: &str = "frmol";
 }
 
 /// Parameters of one search.

@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use sr6_perf::model::{Behavior, BehaviorResult, Latency, Limit, SearchResult, Summary, Trial};
+use sr6_perf::model::{Behavior, BehaviorResult, Latency, Limit, MaxLoad, SearchResult, Summary, Trial};
 use sr6_perf::report::files::{RESULTS_COLUMNS, TRIALS_COLUMNS};
 use sr6_perf::report::font::faces;
 use sr6_perf::report::plot::{boxplot_size, sweep_size, sweep_stem};
@@ -109,6 +109,26 @@ fn synth(fws: &[(&str, f64, f64)], behs: &[(Behavior, f64)], reps: usize, seed: 
                 p99_us: 30.25,
                 max_us: 95.0,
             });
+            // At maximum load: the slow behaviours overdriven (saturated), the others
+            // not (what the tester could send); none for End.X.
+            let max_load = (b != Behavior::EndX).then(|| {
+                let saturated = factor < 0.8;
+                let offered = (capacity * if saturated { 1.5 } else { 0.9 }).floor();
+                let forwarded = if saturated { (capacity * 0.97).floor() } else { offered };
+                let t = Trial {
+                    offered_pps: offered * 1.1,
+                    sent: offered as u64,
+                    tx_dropped: (offered * 0.1) as u64,
+                    received: forwarded as u64,
+                    duration_s: 1.0,
+                    delivered_pps: forwarded,
+                    delivery_ratio: forwarded / offered,
+                    sut_rx_dropped: (offered - forwarded) as u64,
+                    tester_rx_dropped: 0,
+                };
+                let one = |x: f64| Summary { n: 1, mean: x, std: 0.0, cv: 0.0, ci95: 0.0 };
+                MaxLoad { trials: vec![t], offered: one(offered), forwarded: one(forwarded), saturated: usize::from(saturated) }
+            });
             out.push(BehaviorResult {
                 forwarder: fw.to_string(),
                 behavior: b,
@@ -120,6 +140,7 @@ fn synth(fws: &[(&str, f64, f64)], behs: &[(Behavior, f64)], reps: usize, seed: 
                 pdr,
                 repetitions,
                 latency,
+                max_load,
             });
         }
     }
@@ -241,6 +262,15 @@ fn two_forwarders_every_file() {
             }
             None => assert!(col("lat_rate_pps").is_empty() && col("lat_max_us").is_empty()),
         }
+        match &r.max_load {
+            Some(m) => {
+                assert_eq!(num("maxload_n"), m.trials.len() as f64);
+                assert_eq!(num("maxload_offered_pps"), m.offered.mean);
+                assert_eq!(num("maxload_forwarded_pps"), m.forwarded.mean);
+                assert_eq!(num("maxload_saturated"), m.saturated as f64);
+            }
+            None => assert!(col("maxload_n").is_empty() && col("maxload_saturated").is_empty()),
+        }
     }
 
     // trials.csv: every trial, in order.
@@ -299,6 +329,20 @@ fn two_forwarders_every_file() {
     let geo = (logs / BEHS.len() as f64).exp();
     assert!(md.contains(&format!("**sr6 / linux (PDR): {geo:.2}×**")), "{md}");
     assert!(md.contains("| linux | ipv6 |") && md.contains("| 30.25 |"), "latency table\n{md}");
+    // At maximum load: End overdriven (saturated, its forwarded rate a measure), ipv6
+    // not (a bound, marked), End.X not measured.
+    assert!(md.contains("## Forwarding rate at maximum offered load"), "{md}");
+    for (fw, b, sat) in [("sr6", Behavior::End, true), ("linux", Behavior::Ipv6, false)] {
+        let r = results.iter().find(|r| r.forwarder == fw && r.behavior == b).unwrap();
+        let m = r.max_load.as_ref().unwrap();
+        let want = if sat {
+            format!("| {fw} | {} | {} | {} | 0.000% | **1/1** |", b.name(), kpps(m.offered.mean), kpps(m.forwarded.mean))
+        } else {
+            format!("| {fw} | {} | {} | ≥ {} | 0.000% | 0/1 |", b.name(), kpps(m.offered.mean), kpps(m.forwarded.mean))
+        };
+        assert!(lines.iter().any(|x| x.starts_with(&want)), "{want}\n{md}");
+    }
+    assert!(!lines.iter().any(|x| x.starts_with("| sr6 | End.X | ") && x.contains("/1")), "{md}");
     assert!(md.contains(&meta.command_line) && md.contains("Test CPU @ 2.40GHz") && md.contains("6.1.0-test") && md.contains("84195df"));
     assert!(md.contains("- SUT and tester share 2 cores"), "notes\n{md}");
     assert!(md.contains("![pdr-boxplot](pdr-boxplot.png)") && md.contains("[SVG](sweep-ipv6.svg)"), "{md}");

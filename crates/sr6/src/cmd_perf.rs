@@ -127,24 +127,40 @@ fn is_root() -> bool {
 /// The summary table on stdout: one line per forwarder and behaviour. A PDR the tester
 /// bounded in some repetition (not the SUT's loss) is marked `>=`: a lower bound.
 fn print_table(results: &[sr6_perf::model::BehaviorResult]) {
-    println!("{:<8} {:<12} {:>12} {:>8} {:>14} {:>8} {:>10}", "fwd", "behaviour", "NDR kpps", "CV%", "PDR kpps", "CV%", "p50 us");
-    let mut marked = false;
+    println!(
+        "{:<8} {:<12} {:>12} {:>8} {:>14} {:>8} {:>10} {:>16}",
+        "fwd", "behaviour", "NDR kpps", "CV%", "PDR kpps", "CV%", "p50 us", "at max load"
+    );
+    let (mut marked, mut loaded) = (false, false);
     for r in results {
         let bound = r.tester_bound_repetitions() > 0;
         marked |= bound;
+        loaded |= r.max_load.is_some();
         println!(
-            "{:<8} {:<12} {:>12.1} {:>8.2} {:>14} {:>8.2} {:>10}",
+            "{:<8} {:<12} {:>12.1} {:>8.2} {:>14} {:>8.2} {:>10} {:>16}",
             r.forwarder,
             r.behavior.name(),
             r.ndr.mean / 1e3,
             r.ndr.cv * 100.0,
             format!("{}{:.1}", if bound { ">= " } else { "" }, r.pdr.mean / 1e3),
             r.pdr.cv * 100.0,
-            r.latency.map_or("-".to_string(), |l| format!("{:.1}", l.p50_us))
+            r.latency.map_or("-".to_string(), |l| format!("{:.1}", l.p50_us)),
+            r.max_load.as_ref().map_or("-".to_string(), |m| format!(
+                "{}{:.1} ({}/{})",
+                if m.saturated == 0 { ">= " } else { "" },
+                m.forwarded.mean / 1e3,
+                m.saturated,
+                m.trials.len()
+            ))
         );
     }
     if marked {
         println!(">= : the tester, not the SUT, bounded the PDR search in some repetition (a lower bound)");
+    }
+    if loaded {
+        println!(
+            "at max load: kpps forwarded when offered the most the tester can send (k/n: trials that saturated the SUT)"
+        );
     }
 }
 

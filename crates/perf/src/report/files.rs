@@ -15,9 +15,13 @@
 //! _cv_pct` (std/mean, %), `_ci95_pps` (half-width of the 95% confidence interval),
 //! `_ci95_pct` (that half-width, % of the mean, as the paper's Table I); then the
 //! latency: `lat_rate_pps, lat_samples, lat_min_us, lat_avg_us, lat_p50_us, lat_p99_us,
-//! lat_max_us`.
+//! lat_max_us`; then the forwarding rate at maximum offered load
+//! ([`crate::model::MaxLoad`], empty where not measured): `maxload_n` (trials),
+//! `maxload_offered_pps` and `maxload_forwarded_pps` (means), `maxload_forwarded_cv_pct`,
+//! `maxload_saturated` (trials that found the SUT saturated).
 //!
-//! `trials.csv`, one row per trial, columns [`TRIALS_COLUMNS`]: `forwarder, behavior,
+//! `trials.csv`, one row per trial of the searches (the max-load trials are in
+//! `results.json`), columns [`TRIALS_COLUMNS`]: `forwarder, behavior,
 //! repetition` (1-based), `trial` (1-based, in the order run), `offered_pps, sent,
 //! tx_dropped, received, duration_s, delivered_pps, delivery_ratio` (a fraction),
 //! `sut_rx_dropped, tester_rx_dropped` (where the lost frames were dropped, as the
@@ -31,7 +35,7 @@ use super::RunMeta;
 use crate::model::{BehaviorResult, Summary};
 
 /// The header of `results.csv`.
-pub const RESULTS_COLUMNS: [&str; 24] = [
+pub const RESULTS_COLUMNS: [&str; 29] = [
     "forwarder",
     "behavior",
     "frame_bytes",
@@ -56,6 +60,11 @@ pub const RESULTS_COLUMNS: [&str; 24] = [
     "lat_p50_us",
     "lat_p99_us",
     "lat_max_us",
+    "maxload_n",
+    "maxload_offered_pps",
+    "maxload_forwarded_pps",
+    "maxload_forwarded_cv_pct",
+    "maxload_saturated",
 ];
 
 /// The header of `trials.csv`.
@@ -117,6 +126,16 @@ pub fn results_csv(results: &[BehaviorResult]) -> String {
                 l.max_us.to_string(),
             ]),
             None => row.extend(vec![String::new(); 7]),
+        }
+        match &r.max_load {
+            Some(m) => row.extend([
+                m.trials.len().to_string(),
+                m.offered.mean.to_string(),
+                m.forwarded.mean.to_string(),
+                (m.forwarded.cv * 100.0).to_string(),
+                m.saturated.to_string(),
+            ]),
+            None => row.extend(vec![String::new(); 5]),
         }
         s.push_str(&line(row));
     }

@@ -10,11 +10,14 @@
 //!    ratio, two decimals (`{:.2}`); a PDR the tester bounded in some repetition (the
 //!    search stopped at the generator's ceiling, not at the SUT's loss) is marked `≥`,
 //!    and Table I counts those repetitions;
-//! 4. **Latency** (forwarder, behaviour, rate, samples, min/avg/p50/p99/max in µs);
-//! 5. **Plots**: each PNG shown, with a link to its SVG;
-//! 6. **Run**: the [`RunMeta`] (command, date, machine, sr6 version, settings);
-//! 7. **Notes and warnings**: `RunMeta::notes`, then figures that could not be drawn;
-//! 8. **Files**: what else is in the directory.
+//! 4. **Forwarding rate at maximum offered load** (where measured: forwarder, behaviour,
+//!    what the tester sent, what came back, its CV, how many trials found the SUT
+//!    saturated, and the PDR beside it);
+//! 5. **Latency** (forwarder, behaviour, rate, samples, min/avg/p50/p99/max in µs);
+//! 6. **Plots**: each PNG shown, with a link to its SVG;
+//! 7. **Run**: the [`RunMeta`] (command, date, machine, sr6 version, settings);
+//! 8. **Notes and warnings**: `RunMeta::notes`, then figures that could not be drawn;
+//! 9. **Files**: what else is in the directory.
 //!
 //! A value that is not finite, or a ratio over a zero, prints as `n/a`; a behaviour a
 //! forwarder was not measured on prints as `—`.
@@ -75,6 +78,7 @@ pub fn render(results: &[BehaviorResult], meta: &RunMeta, plots: &Plots) -> Stri
         ratio_table(&mut s, results, fw);
     }
 
+    max_load(&mut s, results);
     latency(&mut s, results);
     plot_links(&mut s, plots, &behs);
     run_section(&mut s, results, meta);
@@ -250,6 +254,52 @@ fn ratio_table(s: &mut String, results: &[BehaviorResult], fw: &str) {
              SUT's loss: the mean is a lower bound of the SUT's PDR.\n"
         );
     }
+}
+
+/// The forwarding rate at maximum offered load ([`crate::model::MaxLoad`]), where
+/// measured.
+fn max_load(s: &mut String, results: &[BehaviorResult]) {
+    let mut rows: Vec<&BehaviorResult> = results.iter().filter(|r| r.max_load.is_some()).collect();
+    if rows.is_empty() {
+        return;
+    }
+    let fws = forwarders(results);
+    rows.sort_by_key(|r| (fws.iter().position(|f| *f == r.forwarder), r.behavior));
+    let _ = writeln!(s, "## Forwarding rate at maximum offered load
+");
+    let _ = writeln!(
+        s,
+        "After each search, one trial at the highest rate the search may offer (RFC 2285 \
+         §3.6.2). *Saturated*: trials in which the SUT lost more than the PDR threshold, \
+         not at the tester's link — there the forwarded rate is what the SUT does under \
+         overload, a measure of it even where its PDR is marked `≥` (an SUT that drops at \
+         its own link leaves the tester less to receive, so the tester can offer more than \
+         the SUT forwards). Where it was not saturated, the forwarded rate is what the tester \
+         could send: a lower bound. Means over the trials, kpps.\n"
+    );
+    let head: Vec<String> = ["forwarder", "behaviour", "offered (sent)", "forwarded", "forwarded CV", "saturated", "PDR"]
+        .iter()
+        .map(|c| c.to_string())
+        .collect();
+    header(s, &head, 2);
+    for r in rows {
+        if let Some(m) = &r.max_load {
+            let all = m.saturated == m.trials.len();
+            row(
+                s,
+                [
+                    cell(&r.forwarder),
+                    r.behavior.name().to_string(),
+                    kpps(m.offered.mean),
+                    format!("{}{}", if m.saturated == 0 { "≥ " } else { "" }, kpps(m.forwarded.mean)),
+                    pct(m.forwarded.cv),
+                    if all { format!("**{}/{}**", m.saturated, m.trials.len()) } else { format!("{}/{}", m.saturated, m.trials.len()) },
+                    format!("{}{}", at_least(r), kpps(r.pdr.mean)),
+                ],
+            );
+        }
+    }
+    s.push('\n');
 }
 
 fn latency(s: &mut String, results: &[BehaviorResult]) {
