@@ -11,41 +11,8 @@ use sr6_core::packet::PacketBuf;
 use sr6_core::pipeline::Worker;
 use sr6_core::tables::Tables;
 
-const CONFIG: &str = "\
-ip link set eth0 address 02:00:00:00:00:a0
-ip -6 addr add fc00:a::1/64 dev eth0
-ip -6 addr add fc00:12::1/64 dev eth1
-ip -6 addr add fc00:23::1/64 dev eth2
-ip -6 neigh add fc00:a::2 lladdr 02:00:00:00:0a:02 dev eth0
-ip -6 neigh add fc00:12::2 lladdr 02:00:00:00:12:02 dev eth1
-ip -6 neigh add fc00:23::3 lladdr 02:00:00:00:23:03 dev eth2
-ip -6 neigh add fc00:23::77 lladdr 02:00:00:00:23:77 dev eth2
-ip -6 route add fc00:2::/32 via fc00:12::2 dev eth1
-ip -6 route add fc00:3::/32 via fc00:23::3 dev eth2
-ip -6 route add fc00:3::/32 via fc00:12::2 dev eth1 table 100
-ip -6 route add fc00:5::/64 encap seg6 mode encap segs fc00:2::e,fc00:3::d6 dev eth1
-ip -6 route add fc00:6::/64 encap seg6 mode encap.red segs fc00:2::e,fc00:3::d6 dev eth1
-ip -6 route add fc00:7::/64 encap seg6 mode inline segs fc00:2::e,fc00:3::d6 dev eth1
-ip -6 route add fc00:8::/64 encap seg6 mode inline.red segs fc00:2::e dev eth1
-ip -6 route add fc00:9::/64 encap seg6 mode encap.red segs fc00:3::1 dev eth1
-ip -6 route add fc00:1::e/128 encap seg6local action End dev eth1
-ip -6 route add fc00:1::e7/128 encap seg6local action End flavors psp dev eth1
-ip -6 route add fc00:1::c3/128 encap seg6local action End.X nh6 fc00:23::3 dev eth2
-ip -6 route add fc00:1::7/128 encap seg6local action End.T table 100 dev eth1
-ip -6 route add fc00:1::d6/128 encap seg6local action End.DX6 nh6 fc00:a::2 dev eth0
-ip -6 route add fc00:1::d7/128 encap seg6local action End.DT6 table 100 dev eth0
-ip -6 route add fc00:1::d4/128 encap seg6local action End.DX4 nh4 10.0.12.2 dev eth0
-ip -6 route add fc00:1::d5/128 encap seg6local action End.DX4 nh4 10.0.23.77 dev eth0
-ip addr add 10.0.12.1/24 dev eth1
-ip addr add 10.0.23.1/24 dev eth2
-ip neigh add 10.0.12.2 lladdr 02:00:00:00:12:04 dev eth1
-ip neigh add 10.0.23.9 lladdr 02:00:00:00:23:09 dev eth2
-ip route add 20.0.0.0/8 via 10.0.12.2 dev eth1
-ip route add 20.1.0.0/16 via 10.0.23.9 dev eth2
-ip route add 20.1.2.3/32 via 10.0.23.9 dev eth2
-ip route add 20.2.0.0/16 via 10.0.23.77 dev eth2
-sysctl -w net.ipv6.conf.eth0.seg6_require_hmac=0
-";
+/// Shared with the `fast_path` fuzz target (fuzz/fuzz_targets/fast_path.rs).
+const CONFIG: &str = include_str!("fast_path.conf");
 
 fn tables() -> Tables {
     Tables::build(&sr6_config::parse_str(CONFIG, "fast.conf").unwrap()).unwrap().0
@@ -175,6 +142,18 @@ fn same(t: &Tables, f: &[u8], dev: u16) -> Result<(), TestCaseError> {
 fn fast_path_equals_general_path_on_crafted_frames() {
     let t = tables();
     let fs = frames();
+    // scripts/fuzz.sh seeds the `fast_path` fuzz target with these frames: its first
+    // input byte is the ingress device.
+    if let Some(dir) = std::env::var_os("SR6_FAST_PATH_SEEDS") {
+        let dir = std::path::PathBuf::from(dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        for (i, f) in fs.iter().enumerate() {
+            for dev in 0..3u8 {
+                let seed: Vec<u8> = std::iter::once(dev).chain(f.iter().copied()).collect();
+                std::fs::write(dir.join(format!("crafted-{i:03}-{dev}")), seed).unwrap();
+            }
+        }
+    }
     let mut fast_hits = 0;
     for f in &fs {
         for dev in 0..3 {
