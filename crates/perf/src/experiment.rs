@@ -218,5 +218,15 @@ mod tests {
         let text = include_str!("../../../examples/perf/experiment.yaml");
         let e = Experiment::from_yaml(text, "examples/perf/experiment.yaml").unwrap();
         assert!(!e.behaviors().unwrap().is_empty());
+        // It lists every key with its default.
+        assert_eq!(e, Experiment::default());
+    }
+
+    #[test]
+    fn the_max_load_trial_can_be_switched_off() {
+        assert!(Experiment::default().max_load_trial);
+        assert!(!Experiment::from_yaml("max_load_trial: false\n", "x.yaml").unwrap().max_load_trial);
+        let err = Experiment::from_yaml("max_load_trial: 3\n", "x.yaml").unwrap_err();
+        assert!(err.starts_with("x.yaml:1:"), "{err}");
     }
 }
