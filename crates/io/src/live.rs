@@ -52,6 +52,12 @@ pub trait Port: Send {
 
     /// The port's counters so far.
     fn stats(&self) -> PortStats;
+
+    /// Frames the kernel has received and put in the port's receive ring, not yet
+    /// taken by `rx_burst`, and the ring's size; `None` where the backend cannot tell.
+    fn rx_backlog(&mut self) -> Option<(u32, u32)> {
+        None
+    }
 }
 
 /// What a backend needs to open one worker's port on one device.
@@ -97,15 +103,25 @@ pub fn poll_readable(pfds: &mut [libc::pollfd], timeout_ms: i32) {
 
 /// Pins the calling thread to one CPU.
 pub fn pin_to_cpu(cpu: usize) -> std::io::Result<()> {
-    if cpu >= libc::CPU_SETSIZE as usize {
+    pin_to_cpus(&[cpu])
+}
+
+/// Lets the calling thread run on these CPUs only (an empty list: no change).
+pub fn pin_to_cpus(cpus: &[usize]) -> std::io::Result<()> {
+    if cpus.is_empty() {
+        return Ok(());
+    }
+    if cpus.iter().any(|&c| c >= libc::CPU_SETSIZE as usize) {
         return Err(std::io::Error::from_raw_os_error(libc::EINVAL));
     }
     // SAFETY: cpu_set_t is plain data for which all-zero is the empty set; CPU_SET
-    // writes inside it (cpu < CPU_SETSIZE, checked above); sched_setaffinity(0, ...)
-    // only reads it, for the calling thread.
+    // writes inside it (each cpu < CPU_SETSIZE, checked above); sched_setaffinity(0,
+    // ...) only reads it, for the calling thread.
     unsafe {
         let mut set: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(cpu, &mut set);
+        for &cpu in cpus {
+            libc::CPU_SET(cpu, &mut set);
+        }
         if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
             return Err(std::io::Error::last_os_error());
         }

@@ -45,6 +45,12 @@ pub struct Experiment {
     /// the ring must hold what arrives meanwhile (16384: 14 ms at 1.15 Mpps). The
     /// kernel forwarder's receive work runs in a SCHED_FIFO NAPI thread instead.
     pub sr6_ring_frames: u32,
+    /// `sr6 run --overload-priority` for the sr6 forwarder (0: off): while sr6's
+    /// receive ring is over 3/4 full its worker runs SCHED_FIFO at this priority,
+    /// until the ring is under 1/4. One above the testbed's NAPI threads (the
+    /// default), it keeps sr6 forwarding when offered more than it can forward
+    /// instead of losing its CPU to dut0's NAPI thread taking frames it must drop.
+    pub sr6_overload_priority: u32,
     /// How the tester sends: `xdp_live` (XDP live frames, paced in the kernel: the
     /// fastest), `af_xdp`, `af_packet`, or `auto` (the first of these that works).
     pub generator: String,
@@ -90,6 +96,7 @@ impl Default for Experiment {
             cpus: Cpus::default(),
             sr6_backend: "af_xdp".into(),
             sr6_ring_frames: 16384,
+            sr6_overload_priority: crate::testbed::NAPI_RT_PRIO + 1,
             generator: "auto".into(),
             receiver: "auto".into(),
             retry_lossy_trials: 1,
@@ -173,6 +180,9 @@ impl Experiment {
         if !(64..=32768).contains(&self.sr6_ring_frames) {
             return Err(format!("sr6_ring_frames: {} must be in 64..=32768", self.sr6_ring_frames));
         }
+        if self.sr6_overload_priority > 99 {
+            return Err(format!("sr6_overload_priority: {} must be in 0..=99 (0: off)", self.sr6_overload_priority));
+        }
         if !matches!(self.generator.as_str(), "auto" | "xdp_live" | "af_xdp" | "af_packet") {
             return Err("generator: auto, xdp_live, af_xdp or af_packet".into());
         }
@@ -209,6 +219,9 @@ mod tests {
         let err = Experiment::from_yaml("receiver: pcap\n", "x.yaml").unwrap_err();
         assert!(err.contains("receiver: auto, xdp_count, tc_count"), "{err}");
         assert_eq!(Experiment::from_yaml("receiver: tc_count\n", "x.yaml").unwrap().receiver, "tc_count");
+        let err = Experiment::from_yaml("sr6_overload_priority: 100\n", "x.yaml").unwrap_err();
+        assert!(err.contains("sr6_overload_priority: 100 must be in 0..=99"), "{err}");
+        assert_eq!(Experiment::from_yaml("sr6_overload_priority: 0\n", "x.yaml").unwrap().sr6_overload_priority, 0);
         let err = Experiment::from_yaml("sr6_ring_frames: 16\n", "x.yaml").unwrap_err();
         assert!(err.contains("sr6_ring_frames: 16 must be in 64..=32768"), "{err}");
     }

@@ -180,7 +180,7 @@ impl Testbed {
         }
         for pid in mine {
             sh(&["taskset", "-pc", &cpu.to_string(), &pid.to_string()])?;
-            sh(&["chrt", "-f", "-p", NAPI_RT_PRIO, &pid.to_string()])?;
+            sh(&["chrt", "-f", "-p", &NAPI_RT_PRIO.to_string(), &pid.to_string()])?;
         }
         Ok(())
     }
@@ -264,7 +264,7 @@ const TG1_POLL_NS: &str = "50000";
 const TG1_DEFER_POLLS: &str = "100";
 
 /// The SCHED_FIFO priority of dut0's and tg1's NAPI threads (as `chrt -f` takes it).
-const NAPI_RT_PRIO: &str = "50";
+pub const NAPI_RT_PRIO: u32 = 50;
 
 /// The process ids of the kernel threads polling `dev` (`napi/DEV-ID`), in any
 /// namespace.

@@ -12,6 +12,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context, Result};
+use sr6_io::live::pin_to_cpus;
 use sr6_io::netlink;
 
 use crate::live::backend::{self, BackendChoice};
@@ -19,6 +20,7 @@ use crate::live::control::Control;
 use crate::live::ctl::{self, Status};
 use crate::live::neigh::{self, DevMap};
 use crate::live::state::{lock, Shared};
+use crate::live::overload::{self, OverloadGuard};
 use crate::live::{show, worker};
 
 /// Options of `sr6 run`.
@@ -31,6 +33,8 @@ pub struct RunOpts {
     pub cpus: Vec<usize>,
     pub batch: usize,
     pub ring_frames: u32,
+    /// SCHED_FIFO priority of the overload guard (`live::overload`); `None`: off.
+    pub overload_priority: Option<i32>,
     pub verbose: bool,
 }
 
@@ -92,23 +96,41 @@ pub fn run(o: RunOpts) -> Result<()> {
     let opened = backend::open(o.backend, o.xdp_mode, &tables.tables, o.workers, o.ring_frames).map_err(|e| anyhow!(e))?;
     if opened.name == "af_packet" {
         check_kernel_forwarding();
+        if o.overload_priority.is_some() {
+            eprintln!("sr6: warning: --overload-priority has no effect with AF_PACKET (its receive backlog is not visible)");
+        }
     }
     let listener = ctl::bind(&o.socket).map_err(|e| anyhow!(e))?;
 
     let (req_tx, req_rx) = sync_channel(1024);
     let mut handles = Vec::new();
+    let mut watched = Vec::new();
     for (i, ports) in opened.ports.into_iter().enumerate() {
+        let overload = OverloadGuard::new(o.overload_priority);
+        watched.push(overload.watched());
         let ctx = worker::WorkerCtx {
             id: i,
             shared: shared.clone(),
             batch: o.batch,
             resolve: req_tx.clone(),
             cpu: o.cpus.get(i).copied(),
+            overload,
         };
         let h = std::thread::Builder::new().name(format!("sr6-worker-{i}")).spawn(move || worker::run(ctx, ports))?;
         handles.push(h);
     }
     drop(req_tx);
+    if let Some(prio) = o.overload_priority {
+        // The watchdog runs where the workers run.
+        let cpus: Vec<usize> = o.cpus.iter().take(o.workers as usize).copied().collect();
+        let stop = stop.clone();
+        std::thread::Builder::new().name("sr6-watchdog".into()).spawn(move || {
+            if let Err(e) = pin_to_cpus(&cpus) {
+                eprintln!("sr6: warning: overload watchdog: cannot pin to CPUs {cpus:?}: {e}");
+            }
+            overload::watchdog(prio, watched, &stop)
+        })?;
+    }
     let control = Arc::new(Mutex::new(control));
     let status = Status {
         backend: opened.name.clone(),

@@ -57,6 +57,15 @@ enum Cmd {
         /// Slots per receive and transmit ring.
         #[arg(long, default_value_t = 2048)]
         ring: u32,
+        /// Overload guard (AF_XDP): while a worker's receive ring is more than 3/4
+        /// full, the worker runs SCHED_FIFO at this priority (1-99), until the ring
+        /// is less than 1/4 full. Give a priority above the kernel's receive work for
+        /// the devices (e.g. one above a SCHED_FIFO NAPI thread's) so that, offered
+        /// more than it can forward, sr6 keeps forwarding at its capacity instead of
+        /// losing the CPU to the kernel taking frames it must drop (receive livelock).
+        /// Needs CAP_SYS_NICE. Off by default.
+        #[arg(long, value_parser = clap::value_parser!(i32).range(1..=99))]
+        overload_priority: Option<i32>,
         /// Say more: neighbour resolution, table rebuilds.
         #[arg(long, short)]
         verbose: bool,
@@ -155,17 +164,20 @@ enum PerfCmd {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let r = match cli.cmd {
-        Cmd::Run { config, workers, backend, xdp_mode, socket, cpus, batch, ring, verbose } => cmd_run::run(cmd_run::RunOpts {
-            config,
-            workers,
-            backend,
-            xdp_mode,
-            socket,
-            cpus,
-            batch,
-            ring_frames: ring,
-            verbose,
-        }),
+        Cmd::Run { config, workers, backend, xdp_mode, socket, cpus, batch, ring, overload_priority, verbose } => {
+            cmd_run::run(cmd_run::RunOpts {
+                config,
+                workers,
+                backend,
+                xdp_mode,
+                socket,
+                cpus,
+                batch,
+                ring_frames: ring,
+                overload_priority,
+                verbose,
+            })
+        }
         Cmd::Ctl { socket, command } => cmd_ctl::run(&socket, &command),
         Cmd::Pcap { config, input, in_dev, out_dir, json } => cmd_pcap::run(&config, &input, in_dev.as_deref(), &out_dir, json),
         Cmd::Bench { config, input, in_dev, packets, batch, json } => {

@@ -270,6 +270,18 @@ impl<T: Copy> ConsRing<T> {
         n.min(max).min(self.ring.size)
     }
 
+    /// Slots in the ring.
+    pub(crate) fn size(&self) -> u32 {
+        self.ring.size
+    }
+
+    /// Entries the kernel has published and we have not released (re-reads the
+    /// producer index).
+    pub(crate) fn level(&mut self) -> u32 {
+        self.prod = self.ring.producer().load(Ordering::Acquire);
+        self.prod.wrapping_sub(self.cons).min(self.ring.size)
+    }
+
     /// Entry `i` (0-based) after the read position; `i` < [`ConsRing::available`].
     pub(crate) fn get(&self, i: u32) -> T {
         // SAFETY: the slot is inside the ring and was published by the kernel (acquire

@@ -388,6 +388,10 @@ impl Port for XskPort {
         self.fd.as_raw_fd()
     }
 
+    fn rx_backlog(&mut self) -> Option<(u32, u32)> {
+        Some((self.rx.level(), self.rx.size()))
+    }
+
     fn stats(&self) -> PortStats {
         let mut s = self.stats;
         if let Ok(k) = self.xdp_statistics() {

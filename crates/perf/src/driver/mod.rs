@@ -33,6 +33,7 @@ pub fn by_name(name: &str, sr6_bin: &std::path::Path, exp: &Experiment) -> Resul
             let mut s = Sr6::new(sr6_bin);
             s.backend = exp.sr6_backend.clone();
             s.ring_frames = exp.sr6_ring_frames;
+            s.overload_priority = exp.sr6_overload_priority;
             Ok(Box::new(s))
         }
         other => Err(format!("unknown forwarder `{other}` (linux or sr6)")),

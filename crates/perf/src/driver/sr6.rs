@@ -23,13 +23,23 @@ pub struct Sr6 {
     pub batch: usize,
     /// `--ring`: slots per AF_XDP ring (the experiment's `sr6_ring_frames`).
     pub ring_frames: u32,
+    /// `--overload-priority` (0: not given; the experiment's `sr6_overload_priority`).
+    pub overload_priority: u32,
     child: Option<Child>,
     dir: Option<PathBuf>,
 }
 
 impl Sr6 {
     pub fn new(bin: &Path) -> Sr6 {
-        Sr6 { bin: bin.to_path_buf(), backend: "af_xdp".into(), batch: 64, ring_frames: 16384, child: None, dir: None }
+        Sr6 {
+            bin: bin.to_path_buf(),
+            backend: "af_xdp".into(),
+            batch: 64,
+            ring_frames: 16384,
+            overload_priority: 0,
+            child: None,
+            dir: None,
+        }
     }
 }
 
@@ -52,6 +62,7 @@ impl Forwarder for Sr6 {
         let cpu = tb.cpus.sut.to_string();
         let batch = self.batch.to_string();
         let ring = self.ring_frames.to_string();
+        let overload = (self.overload_priority > 0).then(|| self.overload_priority.to_string());
         let child = Command::new("ip")
             .args(["netns", "exec", &tb.sut])
             .arg(&self.bin)
@@ -60,6 +71,7 @@ impl Forwarder for Sr6 {
             .arg("--socket")
             .arg(&sock)
             .args(["--backend", &self.backend, "--xdp-mode", "native", "--cpus", &cpu, "--batch", &batch, "--ring", &ring])
+            .args(overload.iter().flat_map(|p| ["--overload-priority", p.as_str()]))
             .stdin(Stdio::null())
             .stdout(logf.try_clone().map_err(|e| e.to_string())?)
             .stderr(logf)

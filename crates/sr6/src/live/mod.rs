@@ -12,6 +12,7 @@ pub mod control;
 pub mod backend;
 pub mod ctl;
 pub mod neigh;
+pub mod overload;
 pub mod pending;
 pub mod show;
 pub mod state;

@@ -128,6 +128,7 @@ fn action_words(a: &SidAction) -> String {
 pub fn counters(shared: &Shared, t: &Tables) -> Value {
     let c = shared.totals();
     let (ports, pend, no_port) = shared.port_totals();
+    let ovl = shared.overload_totals();
     let drops: serde_json::Map<String, Value> = sr6_core::drop::DropReason::ALL
         .iter()
         .filter(|r| c.drops[**r as usize] > 0)
@@ -156,6 +157,7 @@ pub fn counters(shared: &Shared, t: &Tables) -> Value {
         "icmp": {"sent": c.icmp_sent, "ratelimited": c.icmp_ratelimited, "suppressed": c.icmp_suppressed},
         "neighbour_queue": {"queued": pend.queued, "sent": pend.sent, "overflow": pend.overflow, "timeout": pend.timeout},
         "tx_no_port": no_port,
+        "overload": {"raised": ovl.raised, "raised_ms": ovl.raised_ns / 1_000_000},
         "devices": devs,
     })
 }
@@ -182,6 +184,8 @@ pub fn counters_text(v: &Value) -> String {
         "neighbour queue: queued {} sent {} overflow {} timeout {}",
         q["queued"], q["sent"], q["overflow"], q["timeout"]
     );
+    let g = &v["overload"];
+    let _ = writeln!(o, "overload guard: raised {} times, {} ms in all", g["raised"], g["raised_ms"]);
     let _ = writeln!(o, "{:<16} {:>12} {:>12} {:>12} {:>12}", "device", "rx", "tx", "rx_ring_full", "tx_ring_full");
     if let Some(m) = v["devices"].as_object() {
         for (d, p) in m {

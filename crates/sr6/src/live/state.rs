@@ -19,6 +19,8 @@ use sr6_core::spec::Prefix;
 use sr6_core::tables::Tables;
 use sr6_io::live::PortStats;
 
+use super::overload::OverloadStats;
+
 /// One immutable set of tables and its generation number.
 #[derive(Debug)]
 pub struct Generation {
@@ -50,6 +52,7 @@ pub struct WorkerSlot {
     pub pending: PendingStats,
     /// Frames whose output device has no port (cannot happen unless a device vanished).
     pub tx_no_port: u64,
+    pub overload: OverloadStats,
 }
 
 /// Counters of table generations no longer in use, by stable keys.
@@ -139,6 +142,7 @@ impl Shared {
                     gen: g.clone(),
                     pending: PendingStats::default(),
                     tx_no_port: 0,
+                    overload: OverloadStats::default(),
                 })
             })
             .collect();
@@ -207,7 +211,19 @@ impl Shared {
             s.ports.iter_mut().for_each(|p| *p = PortStats::default());
             s.pending = PendingStats::default();
             s.tx_no_port = 0;
+            s.overload = OverloadStats::default();
         }
+    }
+
+    /// The overload guards' counts, summed over the workers.
+    pub fn overload_totals(&self) -> OverloadStats {
+        let mut t = OverloadStats::default();
+        for w in &self.workers {
+            let s = lock(w);
+            t.raised += s.overload.raised;
+            t.raised_ns += s.overload.raised_ns;
+        }
+        t
     }
 
     pub fn clear_epoch(&self) -> u64 {

@@ -13,6 +13,7 @@ use sr6_io::live::Port;
 use sr6_io::socketpair::{SocketPairPort, Wire};
 
 use super::control::Control;
+use super::overload::OverloadGuard;
 use super::state::Shared;
 use super::worker::{run, ResolveRequest, WorkerCtx};
 
@@ -50,7 +51,7 @@ impl Rig {
             w.from_port.set_read_timeout(Some(Duration::from_millis(500))).unwrap();
         }
         let (tx, rx) = sync_channel(64);
-        let ctx = WorkerCtx { id: 0, shared, batch: 32, resolve: tx, cpu: None };
+        let ctx = WorkerCtx { id: 0, shared, batch: 32, resolve: tx, cpu: None, overload: OverloadGuard::new(None) };
         let ports: Vec<Box<dyn Port>> = vec![Box::new(p0), Box::new(p1)];
         let worker = std::thread::spawn(move || run(ctx, ports));
         Rig { control: Arc::new(Mutex::new(c)), wires: vec![w0, w1], resolve: rx, stop, worker: Some(worker) }

@@ -6,7 +6,9 @@
 //! read through one atomic pointer load per round; a new generation is picked up
 //! between batches, so a swap never loses or splits a batch. When no port had anything
 //! for a while, the worker sleeps in `poll(2)` on the ports' descriptors (at most
-//! [`IDLE_POLL_MS`], so it notices stop requests and table swaps).
+//! [`IDLE_POLL_MS`], so it notices stop requests and table swaps). With
+//! `--overload-priority`, each round ends with the overload guard's look at the
+//! receive rings (`overload.rs`).
 
 use std::os::fd::RawFd;
 use std::sync::mpsc::SyncSender;
@@ -16,6 +18,7 @@ use sr6_core::packet::{DevId, PacketBuf, Verdict};
 use sr6_core::pipeline::Worker;
 use sr6_io::live::{now_ns, pin_to_cpu, poll_readable, Port, PortStats};
 
+use super::overload::{Level, OverloadGuard};
 use super::pending::Pending;
 use super::state::{lock, Generation, Shared};
 
@@ -39,6 +42,8 @@ pub struct WorkerCtx {
     pub resolve: SyncSender<ResolveRequest>,
     /// Pin the thread to this CPU.
     pub cpu: Option<usize>,
+    /// The overload guard (off unless `--overload-priority`).
+    pub overload: OverloadGuard,
 }
 
 /// Runs until [`Shared::stopping`]. `ports[d]` is the port of device `d`.
@@ -61,6 +66,9 @@ pub fn run(ctx: WorkerCtx, mut ports: Vec<Box<dyn Port>>) {
     let mut tx_no_port: u64 = 0;
     let mut last_publish = 0u64;
     let mut unpublished = false;
+    let mut guard = ctx.overload;
+    guard.start();
+    let mut guard_base = guard.stats(0);
     let mut pfds: Vec<libc::pollfd> = fds.iter().map(|&fd| libc::pollfd { fd, events: libc::POLLIN, revents: 0 }).collect();
 
     while !shared.stopping() {
@@ -124,6 +132,10 @@ pub fn run(ctx: WorkerCtx, mut ports: Vec<Box<dyn Port>>) {
                 eprintln!("sr6: worker {}: transmit on {}: {e}", ctx.id, p.ifname());
             }
         }
+        if guard.enabled() {
+            let level = ports.iter_mut().filter_map(|p| p.rx_backlog()).map(|(w, c)| Level::of(w, c)).max();
+            guard.update(level.unwrap_or(Level::Low), now_ns());
+        }
 
         // Waiting packets: expire them, and ask again for their neighbours.
         if !pending.is_empty() {
@@ -157,6 +169,7 @@ pub fn run(ctx: WorkerCtx, mut ports: Vec<Box<dyn Port>>) {
                 pending.stats = Default::default();
                 tx_no_port = 0;
                 baseline = ports.iter().map(|p| p.stats()).collect();
+                guard_base = guard.stats(now);
             }
             slot.counters.clone_from(&w.counters);
             for (i, p) in ports.iter().enumerate() {
@@ -166,6 +179,7 @@ pub fn run(ctx: WorkerCtx, mut ports: Vec<Box<dyn Port>>) {
             }
             slot.pending = pending.stats;
             slot.tx_no_port = tx_no_port;
+            slot.overload = guard.stats(now).since(guard_base);
         }
 
         if busy {
@@ -173,7 +187,9 @@ pub fn run(ctx: WorkerCtx, mut ports: Vec<Box<dyn Port>>) {
         } else {
             idle += 1;
             if idle > SPIN_ROUNDS {
+                guard.asleep(true);
                 poll_readable(&mut pfds, IDLE_POLL_MS);
+                guard.asleep(false);
             } else {
                 // Nothing received: let whatever else is runnable on this CPU go first.
                 // When the kernel's receive work for our devices (generic XDP after
@@ -186,6 +202,7 @@ pub fn run(ctx: WorkerCtx, mut ports: Vec<Box<dyn Port>>) {
     for p in ports.iter_mut() {
         let _ = p.tx_flush();
     }
+    guard.release(now_ns());
 }
 
 #[inline]

@@ -1,0 +1,379 @@
+//! The overload guard (`sr6 run --overload-priority`): while a worker's receive
+//! backlog is above 3/4 of its ring, the worker runs SCHED_FIFO at the given priority,
+//! above the kernel's receive work for its devices; once the backlog is below 1/4 it
+//! is an ordinary thread again.
+//!
+//! Why. In copy-mode AF_XDP (veth, drivers without zero copy) the kernel's receive work
+//! for sr6 — run the XDP program, copy the frame into the UMEM — is cheap next to
+//! sr6's own work per frame, and nothing stops it when sr6's ring is full: it goes on
+//! taking frames from the device and dropping them. Where that work runs at a higher
+//! priority than the worker (a SCHED_FIFO NAPI thread, softirqs), offered more than it
+//! can forward sr6 forwards less and less, down to a tenth of its capacity: receive
+//! livelock (Mogul and Ramakrishnan, "Eliminating receive livelock in an
+//! interrupt-driven kernel", 1997). Their remedy is to stop taking input while the
+//! queue to the consumer is full, until it has drained; the guard does that with
+//! priorities. Above the high mark the worker preempts the kernel's receive work: the
+//! device's own queue fills and drops what arrives (at the sender's cost, not this
+//! CPU's) while the worker drains its backlog; below the low mark the kernel takes
+//! input again. Below overload the backlog never reaches the high mark and nothing
+//! changes: the kernel still moves bursts into sr6's deep ring as soon as they arrive.
+//! The gap between the marks keeps the switches few: two system calls per half a ring
+//! of frames at most.
+//!
+//! A worker cannot raise itself while the kernel's receive work holds its CPU — which,
+//! under overload, is all the time once it has lowered itself. So a watchdog thread
+//! ([`watchdog`]), SCHED_FIFO at the same priority on the workers' CPUs, wakes every
+//! [`WATCH_PERIOD`] and raises any worker that is neither asleep nor raised and has
+//! not finished a round since its last look: a worker with work that has not run for
+//! a millisecond (the kernel moves several thousand frames into its ring meanwhile).
+//! The worker lowers itself at the low mark, as above.
+//!
+//! Busy polling (`SO_PREFER_BUSY_POLL`), which would move the kernel's receive work
+//! into the worker, is not available there: a copy-mode socket on veth has no NAPI id
+//! (Linux 6.18), so the kernel never busy-polls for it.
+
+use std::io;
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// How often the watchdog looks at the workers.
+pub const WATCH_PERIOD: Duration = Duration::from_millis(1);
+/// The watchdog's period while every worker sleeps.
+const WATCH_IDLE_PERIOD: Duration = Duration::from_millis(10);
+
+/// How full a receive ring is, against the guard's marks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Level {
+    /// At most a quarter of the ring waits.
+    Low,
+    Mid,
+    /// At least three quarters of the ring wait.
+    High,
+}
+
+impl Level {
+    /// The level of a ring of `capacity` slots with `waiting` frames in it.
+    pub fn of(waiting: u32, capacity: u32) -> Level {
+        if capacity == 0 {
+            return Level::Low;
+        }
+        let (w, c) = (u64::from(waiting), u64::from(capacity));
+        if 4 * w >= 3 * c {
+            Level::High
+        } else if 4 * w <= c {
+            Level::Low
+        } else {
+            Level::Mid
+        }
+    }
+}
+
+/// What the guard has done (published with the worker's counters).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct OverloadStats {
+    /// Times the worker went SCHED_FIFO (by itself or by the watchdog).
+    pub raised: u64,
+    /// Nanoseconds spent SCHED_FIFO (finished periods and the current one).
+    pub raised_ns: u64,
+}
+
+impl OverloadStats {
+    /// The counts since `base` (an earlier reading of the same guard).
+    pub fn since(self, base: OverloadStats) -> OverloadStats {
+        OverloadStats {
+            raised: self.raised.saturating_sub(base.raised),
+            raised_ns: self.raised_ns.saturating_sub(base.raised_ns),
+        }
+    }
+}
+
+/// The part of a worker's guard the watchdog sees.
+#[derive(Debug)]
+pub struct Watched {
+    /// The worker thread's id (0 until it runs).
+    tid: AtomicI32,
+    /// Rounds the worker has finished.
+    rounds: AtomicU64,
+    /// The worker sleeps in poll(2) (nothing to do).
+    asleep: AtomicBool,
+    /// The worker is SCHED_FIFO; the clock (`now_ns`) when it went.
+    raised_at: AtomicU64,
+    raised: AtomicBool,
+    raises: AtomicU64,
+}
+
+/// One worker's guard. See the module docs.
+#[derive(Debug)]
+pub struct OverloadGuard {
+    /// SCHED_FIFO priority while raised; `None`: the guard is off.
+    prio: Option<i32>,
+    shared: Arc<Watched>,
+    done_ns: u64,
+}
+
+impl OverloadGuard {
+    /// A guard that raises its worker to SCHED_FIFO `prio` (1-99), or does nothing
+    /// (`None`).
+    pub fn new(prio: Option<i32>) -> OverloadGuard {
+        let shared = Arc::new(Watched {
+            tid: AtomicI32::new(0),
+            rounds: AtomicU64::new(0),
+            asleep: AtomicBool::new(false),
+            raised_at: AtomicU64::new(0),
+            raised: AtomicBool::new(false),
+            raises: AtomicU64::new(0),
+        });
+        OverloadGuard { prio, shared, done_ns: 0 }
+    }
+
+    /// What the watchdog needs (give it before the worker starts).
+    pub fn watched(&self) -> Arc<Watched> {
+        self.shared.clone()
+    }
+
+    /// Whether the guard does anything.
+    pub fn enabled(&self) -> bool {
+        self.prio.is_some()
+    }
+
+    /// Whether the worker is SCHED_FIFO now.
+    pub fn is_raised(&self) -> bool {
+        self.shared.raised.load(Ordering::Acquire)
+    }
+
+    /// Called by the worker thread before its first round.
+    pub fn start(&self) {
+        self.shared.tid.store(gettid(), Ordering::Release);
+    }
+
+    /// Called by the worker around a sleep in poll(2).
+    pub fn asleep(&self, yes: bool) {
+        self.shared.asleep.store(yes, Ordering::Release);
+    }
+
+    /// At the end of each round, with the fullest receive ring's level: raises or
+    /// lowers the calling (worker) thread. If the kernel refuses (no CAP_SYS_NICE, or
+    /// a cgroup without real-time runtime), the guard turns itself off and says why,
+    /// once.
+    pub fn update(&mut self, level: Level, now_ns: u64) {
+        let Some(prio) = self.prio else { return };
+        self.shared.rounds.fetch_add(1, Ordering::Relaxed);
+        let r = match (self.is_raised(), level) {
+            (false, Level::High) => raise(&self.shared, 0, prio, now_ns),
+            (true, Level::Low) => set_policy(0, libc::SCHED_OTHER, 0).map(|()| {
+                let at = self.shared.raised_at.load(Ordering::Acquire);
+                self.done_ns += now_ns.saturating_sub(at);
+                self.shared.raised.store(false, Ordering::Release);
+            }),
+            _ => Ok(()),
+        };
+        if let Err(e) = r {
+            eprintln!("sr6: warning: overload guard off: cannot change the worker's scheduling policy: {e}");
+            self.prio = None;
+        }
+    }
+
+    /// Back to SCHED_OTHER if raised (when the worker stops).
+    pub fn release(&mut self, now_ns: u64) {
+        if self.is_raised() {
+            self.update(Level::Low, now_ns);
+        }
+    }
+
+    /// What the guard has done up to `now_ns`.
+    pub fn stats(&self, now_ns: u64) -> OverloadStats {
+        let current = if self.is_raised() {
+            now_ns.saturating_sub(self.shared.raised_at.load(Ordering::Acquire))
+        } else {
+            0
+        };
+        OverloadStats { raised: self.shared.raises.load(Ordering::Relaxed), raised_ns: self.done_ns + current }
+    }
+}
+
+/// Raises thread `tid` (0: the calling thread) and records it.
+fn raise(w: &Watched, tid: libc::pid_t, prio: i32, now_ns: u64) -> io::Result<()> {
+    set_policy(tid, libc::SCHED_FIFO, prio)?;
+    w.raised_at.store(now_ns, Ordering::Release);
+    w.raised.store(true, Ordering::Release);
+    w.raises.fetch_add(1, Ordering::Relaxed);
+    Ok(())
+}
+
+/// The watchdog of the workers' guards (see the module docs): runs SCHED_FIFO at
+/// `prio` until `stop`, waking every [`WATCH_PERIOD`] (every [`WATCH_IDLE_PERIOD`]
+/// while every worker sleeps). Start it in a thread pinned to the workers' CPUs.
+pub fn watchdog(prio: i32, workers: Vec<Arc<Watched>>, stop: &AtomicBool) {
+    if let Err(e) = set_policy(0, libc::SCHED_FIFO, prio) {
+        eprintln!("sr6: warning: overload watchdog off: cannot run it SCHED_FIFO: {e}");
+        return;
+    }
+    let mut seen: Vec<u64> = workers.iter().map(|w| w.rounds.load(Ordering::Relaxed)).collect();
+    while !stop.load(Ordering::Relaxed) {
+        let all_asleep = workers.iter().all(|w| w.asleep.load(Ordering::Acquire));
+        std::thread::sleep(if all_asleep { WATCH_IDLE_PERIOD } else { WATCH_PERIOD });
+        for (w, last) in workers.iter().zip(seen.iter_mut()) {
+            let rounds = w.rounds.load(Ordering::Relaxed);
+            let tid = w.tid.load(Ordering::Acquire);
+            let stalled = rounds == *last && tid != 0;
+            *last = rounds;
+            if stalled && !w.asleep.load(Ordering::Acquire) && !w.raised.load(Ordering::Acquire) {
+                // A failure (the worker just exited) changes nothing: look again next time.
+                let _ = raise(w, tid, prio, sr6_io::live::now_ns());
+            }
+        }
+    }
+}
+
+fn gettid() -> libc::pid_t {
+    // SAFETY: gettid(2) takes no arguments and cannot fail.
+    unsafe { libc::gettid() }
+}
+
+/// `sched_setscheduler(tid, policy, prio)`: a thread's policy (0: the calling thread;
+/// Linux applies it to the thread, not the process).
+fn set_policy(tid: libc::pid_t, policy: libc::c_int, prio: i32) -> io::Result<()> {
+    let p = libc::sched_param { sched_priority: prio };
+    // SAFETY: `p` is a valid sched_param for the duration of the call.
+    if unsafe { libc::sched_setscheduler(tid, policy, &p) } == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn levels_are_quarters_of_the_ring() {
+        assert_eq!(Level::of(0, 16384), Level::Low);
+        assert_eq!(Level::of(4096, 16384), Level::Low);
+        assert_eq!(Level::of(4097, 16384), Level::Mid);
+        assert_eq!(Level::of(12287, 16384), Level::Mid);
+        assert_eq!(Level::of(12288, 16384), Level::High);
+        assert_eq!(Level::of(16384, 16384), Level::High);
+        assert_eq!(Level::of(u32::MAX, u32::MAX), Level::High);
+        assert_eq!(Level::of(5, 0), Level::Low);
+        // The fullest ring decides.
+        assert_eq!([Level::Low, Level::High, Level::Mid].into_iter().max(), Some(Level::High));
+    }
+
+    #[test]
+    fn a_disabled_guard_never_touches_the_thread() {
+        let mut g = OverloadGuard::new(None);
+        g.update(Level::High, 10);
+        assert!(!g.is_raised());
+        assert_eq!(g.stats(20), OverloadStats::default());
+    }
+
+    /// The scheduling policy the kernel reports for the calling thread.
+    fn policy() -> libc::c_int {
+        policy_of(0)
+    }
+
+    fn policy_of(tid: libc::pid_t) -> libc::c_int {
+        // SAFETY: a plain query; the kernel reads nothing from us.
+        unsafe { libc::sched_getscheduler(tid) }
+    }
+
+    /// Whether this process may use SCHED_FIFO (root, or CAP_SYS_NICE).
+    fn may_use_fifo() -> bool {
+        std::thread::spawn(|| set_policy(0, libc::SCHED_FIFO, 1).is_ok()).join().unwrap()
+    }
+
+    /// Against the kernel: a worker that has stopped finishing rounds without being
+    /// asleep is raised by the watchdog, from another thread; an asleep one is not;
+    /// the worker lowers itself at the low mark.
+    #[test]
+    fn the_watchdog_raises_a_stalled_worker_only() {
+        if !may_use_fifo() {
+            eprintln!("skipped: no permission to use SCHED_FIFO");
+            return;
+        }
+        use std::sync::mpsc::channel;
+        let mut g = OverloadGuard::new(Some(3));
+        let watched = g.watched();
+        let (to_worker, worker_rx) = channel::<bool>();
+        let (to_test, test_rx) = channel::<libc::pid_t>();
+        let worker = std::thread::spawn(move || {
+            g.start();
+            g.asleep(true);
+            to_test.send(gettid()).unwrap();
+            // Stalled: the test decides when the next round ends.
+            while let Ok(asleep) = worker_rx.recv() {
+                g.asleep(asleep);
+                to_test.send(policy()).unwrap();
+            }
+            g.update(Level::Low, sr6_io::live::now_ns());
+            (policy(), g.stats(sr6_io::live::now_ns()).raised)
+        });
+        let tid = test_rx.recv().unwrap();
+        let stop = Arc::new(AtomicBool::new(false));
+        let dog = {
+            let stop = stop.clone();
+            std::thread::spawn(move || watchdog(3, vec![watched], &stop))
+        };
+        // Asleep: several periods go by, and nothing happens.
+        std::thread::sleep(WATCH_IDLE_PERIOD * 3);
+        assert_eq!(policy_of(tid), libc::SCHED_OTHER);
+        // Awake and stalled: raised within a few periods (wait for it, generously).
+        to_worker.send(false).unwrap();
+        test_rx.recv().unwrap();
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while policy_of(tid) != libc::SCHED_FIFO {
+            assert!(std::time::Instant::now() < deadline, "the watchdog never raised the stalled worker");
+            std::thread::sleep(WATCH_PERIOD);
+        }
+        stop.store(true, Ordering::Relaxed);
+        dog.join().unwrap();
+        drop(to_worker);
+        let (after, raised) = worker.join().unwrap();
+        assert_eq!(after, libc::SCHED_OTHER, "the worker lowers itself at the low mark");
+        assert_eq!(raised, 1);
+    }
+
+    /// Against the kernel: the thread is SCHED_FIFO at the priority from the high mark
+    /// until the low mark, not before and not after (hysteresis), and counted. Run in a
+    /// thread of its own: the policy is per thread. Needs CAP_SYS_NICE; without it the
+    /// guard must turn itself off and leave the thread as it was.
+    #[test]
+    fn raises_at_the_high_mark_and_lowers_at_the_low_mark() {
+        std::thread::spawn(|| {
+            let mut g = OverloadGuard::new(Some(7));
+            g.start();
+            g.update(Level::Mid, 0);
+            assert!(!g.is_raised());
+            assert_eq!(policy(), libc::SCHED_OTHER);
+            g.update(Level::High, 1_000);
+            if !g.enabled() {
+                // Not permitted here (not root): the guard gave up, the thread is unchanged.
+                assert_eq!(policy(), libc::SCHED_OTHER);
+                eprintln!("skipped: no permission to use SCHED_FIFO");
+                return;
+            }
+            assert!(g.is_raised());
+            assert_eq!(policy(), libc::SCHED_FIFO);
+            let mut p = libc::sched_param { sched_priority: 0 };
+            // SAFETY: `p` is writable; pid 0 is this thread.
+            assert_eq!(unsafe { libc::sched_getparam(0, &mut p) }, 0);
+            assert_eq!(p.sched_priority, 7);
+            // Between the marks: stays raised.
+            g.update(Level::Mid, 2_000);
+            g.update(Level::High, 3_000);
+            assert_eq!(policy(), libc::SCHED_FIFO);
+            assert_eq!(g.stats(4_000), OverloadStats { raised: 1, raised_ns: 3_000 });
+            g.update(Level::Low, 5_000);
+            assert!(!g.is_raised());
+            assert_eq!(policy(), libc::SCHED_OTHER);
+            g.update(Level::High, 6_000);
+            g.release(8_000);
+            assert_eq!(policy(), libc::SCHED_OTHER);
+            assert_eq!(g.stats(9_000), OverloadStats { raised: 2, raised_ns: 6_000 });
+        })
+        .join()
+        .unwrap();
+    }
+}
