@@ -9,11 +9,13 @@ packets took.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -245,3 +247,53 @@ def test_t2_reload_applies_a_new_file(t2):
     assert "fc00:e::/64 via fc00:12::2 dev s1-k2" in s1.ctl("show", "routes")
     s1.ctl("reload", str(s1.conf))
     assert "fc00:e::/64" not in s1.ctl("show", "routes")
+
+
+
+# ---- the overload guard: the threads as the kernel's scheduler sees them ------------------
+
+R_PLAIN = """
+ip -6 addr add fc00:a::1/64 dev r-h1
+ip -6 addr add fc00:b::1/64 dev r-h2
+"""
+
+
+def sr6_threads(pid: int) -> dict[str, int]:
+    """Thread name -> thread id, from /proc."""
+    return {(t / "comm").read_text().strip(): int(t.name) for t in Path(f"/proc/{pid}/task").iterdir()}
+
+
+@pytest.mark.parametrize("prio", [7, None])
+def test_overload_priority_threads(sr6_bin, tmp_path, prio):
+    """`sr6 run --overload-priority 7`: the kernel reports the watchdog thread SCHED_FIFO
+    at priority 7 on the worker's CPU, and the idle worker SCHED_OTHER (the guard raises
+    it only with a backlog; its decisions and the raising itself are tested against the
+    kernel in crates/sr6/src/live/overload.rs). Without the option there is no
+    watchdog. Either way traffic crosses and `show counters` has the guard's counts."""
+    with Net(sr6_bin, tmp_path, tag=f"o{prio or 0}") as net:
+        h1, r, h2 = net.ns("h1"), net.ns("r"), net.ns("h2")
+        net.link(h1, "h1-r", r, "r-h1")
+        net.link(r, "r-h2", h2, "h2-r")
+        net.kernel(h1, "ip -6 addr add fc00:a::2/64 dev h1-r\nip -6 route add default via fc00:a::1 dev h1-r",
+                   forwarding=False)
+        net.kernel(h2, "ip -6 addr add fc00:b::2/64 dev h2-r\nip -6 route add default via fc00:b::1 dev h2-r",
+                   forwarding=False)
+        extra = ["--cpus", "1"] + (["--overload-priority", str(prio)] if prio else [])
+        s = net.sr6(r, R_PLAIN, backend="af_xdp", extra=extra)
+        pid = s.ctl_json("show", "status")["pid"]
+        th = sr6_threads(pid)
+        worker = th["sr6-worker-0"]
+        assert os.sched_getscheduler(worker) == os.SCHED_OTHER
+        if prio:
+            dog = th.get("sr6-watchdog")
+            assert dog, th
+            assert os.sched_getscheduler(dog) == os.SCHED_FIFO
+            assert os.sched_getparam(dog).sched_priority == prio
+            assert os.sched_getaffinity(dog) == {1} == os.sched_getaffinity(worker)
+        else:
+            assert "sr6-watchdog" not in th, th
+        res = net.udp(h1, h2, "fc00:b::2", 200, RATE)
+        assert res["unique"] == 200, res
+        c = s.ctl_json("show", "counters")
+        assert set(c["overload"]) == {"raised", "raised_ms"}, c
+        assert os.sched_getscheduler(worker) == os.SCHED_OTHER
