@@ -19,8 +19,8 @@ use crate::live::backend::{self, BackendChoice};
 use crate::live::control::Control;
 use crate::live::ctl::{self, Status};
 use crate::live::neigh::{self, DevMap};
-use crate::live::state::{lock, Shared};
 use crate::live::overload::{self, OverloadGuard};
+use crate::live::state::{lock, Shared};
 use crate::live::{show, worker};
 
 /// Options of `sr6 run`.

@@ -174,11 +174,13 @@ impl OverloadGuard {
         }
     }
 
-    /// Back to SCHED_OTHER if raised (when the worker stops).
+    /// Back to SCHED_OTHER if raised, and out of the watchdog's sight (when the worker
+    /// stops: its thread id must not be raised once the thread is gone).
     pub fn release(&mut self, now_ns: u64) {
         if self.is_raised() {
             self.update(Level::Low, now_ns);
         }
+        self.shared.asleep.store(true, Ordering::Release);
     }
 
     /// What the guard has done up to `now_ns`.
