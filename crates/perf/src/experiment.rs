@@ -47,7 +47,7 @@ pub struct Experiment {
     pub sr6_ring_frames: u32,
     /// `sr6 run --overload-priority` for the sr6 forwarder (0: off): while sr6's
     /// receive ring is over 3/4 full its worker runs SCHED_FIFO at this priority,
-    /// until the ring is under 1/4. One above the testbed's NAPI threads (the
+    /// until the ring is under 1/16. One above the testbed's NAPI threads (the
     /// default), it keeps sr6 forwarding when offered more than it can forward
     /// instead of losing its CPU to dut0's NAPI thread taking frames it must drop.
     pub sr6_overload_priority: u32,

@@ -59,7 +59,7 @@ enum Cmd {
         ring: u32,
         /// Overload guard (AF_XDP): while a worker's receive ring is more than 3/4
         /// full, the worker runs SCHED_FIFO at this priority (1-99), until the ring
-        /// is less than 1/4 full. Give a priority above the kernel's receive work for
+        /// is less than 1/16 full. Give a priority above the kernel's receive work for
         /// the devices (e.g. one above a SCHED_FIFO NAPI thread's) so that, offered
         /// more than it can forward, sr6 keeps forwarding at its capacity instead of
         /// losing the CPU to the kernel taking frames it must drop (receive livelock).

@@ -1,6 +1,6 @@
 //! The overload guard (`sr6 run --overload-priority`): while a worker's receive
 //! backlog is above 3/4 of its ring, the worker runs SCHED_FIFO at the given priority,
-//! above the kernel's receive work for its devices; once the backlog is below 1/4 it
+//! above the kernel's receive work for its devices; once the backlog is below 1/16 it
 //! is an ordinary thread again.
 //!
 //! Why. In copy-mode AF_XDP (veth, drivers without zero copy) the kernel's receive work
@@ -24,9 +24,14 @@
 //! under overload, is all the time once it has lowered itself. So a watchdog thread
 //! ([`watchdog`]), SCHED_FIFO at the same priority on the workers' CPUs, wakes every
 //! [`WATCH_PERIOD`] and raises any worker that is neither asleep nor raised and has
-//! not finished a round since its last look: a worker with work that has not run for
-//! a millisecond (the kernel moves several thousand frames into its ring meanwhile).
-//! The worker lowers itself at the low mark, as above.
+//! not finished a round for that long: a worker with work that has not run for a
+//! millisecond (the kernel moves several thousand frames into its ring meanwhile).
+//! The worker lowers itself at the low mark, as above. Under overload each cycle of
+//! raise, drain and lower loses the time the starved worker waits for the watchdog
+//! (1-2 ms), so the low mark is low: the longer the drain, the smaller that share. With
+//! the mark at 1/4 instead of 1/16, sr6 forwarded 10-25% less offered 6 Mpps; with a
+//! closer look after each lowering (every 100 µs, a stall being 300 µs without a
+//! round) it forwarded less still: 20-35% (`docs/perf.md`).
 //!
 //! Busy polling (`SO_PREFER_BUSY_POLL`), which would move the kernel's receive work
 //! into the worker, is not available there: a copy-mode socket on veth has no NAPI id
@@ -37,7 +42,8 @@ use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// How often the watchdog looks at the workers.
+/// How often the watchdog looks at the workers, and how long a worker that is awake
+/// may go without finishing a round before it is raised.
 pub const WATCH_PERIOD: Duration = Duration::from_millis(1);
 /// The watchdog's period while every worker sleeps.
 const WATCH_IDLE_PERIOD: Duration = Duration::from_millis(10);
@@ -45,7 +51,7 @@ const WATCH_IDLE_PERIOD: Duration = Duration::from_millis(10);
 /// How full a receive ring is, against the guard's marks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Level {
-    /// At most a quarter of the ring waits.
+    /// At most a sixteenth of the ring waits.
     Low,
     Mid,
     /// At least three quarters of the ring wait.
@@ -61,7 +67,7 @@ impl Level {
         let (w, c) = (u64::from(waiting), u64::from(capacity));
         if 4 * w >= 3 * c {
             Level::High
-        } else if 4 * w <= c {
+        } else if 16 * w <= c {
             Level::Low
         } else {
             Level::Mid
@@ -93,8 +99,8 @@ impl OverloadStats {
 pub struct Watched {
     /// The worker thread's id (0 until it runs).
     tid: AtomicI32,
-    /// Rounds the worker has finished.
-    rounds: AtomicU64,
+    /// The clock (`now_ns`) when the worker last finished a round.
+    round_ns: AtomicU64,
     /// The worker sleeps in poll(2) (nothing to do).
     asleep: AtomicBool,
     /// The worker is SCHED_FIFO; the clock (`now_ns`) when it went.
@@ -118,7 +124,7 @@ impl OverloadGuard {
     pub fn new(prio: Option<i32>) -> OverloadGuard {
         let shared = Arc::new(Watched {
             tid: AtomicI32::new(0),
-            rounds: AtomicU64::new(0),
+            round_ns: AtomicU64::new(0),
             asleep: AtomicBool::new(false),
             raised_at: AtomicU64::new(0),
             raised: AtomicBool::new(false),
@@ -144,11 +150,16 @@ impl OverloadGuard {
 
     /// Called by the worker thread before its first round.
     pub fn start(&self) {
+        self.shared.round_ns.store(sr6_io::live::now_ns(), Ordering::Release);
         self.shared.tid.store(gettid(), Ordering::Release);
     }
 
     /// Called by the worker around a sleep in poll(2).
     pub fn asleep(&self, yes: bool) {
+        if !yes {
+            // Its time asleep is not time without a round.
+            self.shared.round_ns.store(sr6_io::live::now_ns(), Ordering::Release);
+        }
         self.shared.asleep.store(yes, Ordering::Release);
     }
 
@@ -158,7 +169,7 @@ impl OverloadGuard {
     /// once.
     pub fn update(&mut self, level: Level, now_ns: u64) {
         let Some(prio) = self.prio else { return };
-        self.shared.rounds.fetch_add(1, Ordering::Relaxed);
+        self.shared.round_ns.store(now_ns, Ordering::Release);
         let r = match (self.is_raised(), level) {
             (false, Level::High) => raise(&self.shared, 0, prio, now_ns),
             (true, Level::Low) => set_policy(0, libc::SCHED_OTHER, 0).map(|()| {
@@ -203,6 +214,16 @@ fn raise(w: &Watched, tid: libc::pid_t, prio: i32, now_ns: u64) -> io::Result<()
     Ok(())
 }
 
+/// Whether the watchdog should raise `w` at `now` (ns): running (started, awake), not
+/// raised, and no round finished for [`WATCH_PERIOD`].
+fn stalled(w: &Watched, now: u64) -> bool {
+    let idle = now.saturating_sub(w.round_ns.load(Ordering::Acquire));
+    w.tid.load(Ordering::Acquire) != 0
+        && !w.asleep.load(Ordering::Acquire)
+        && !w.raised.load(Ordering::Acquire)
+        && idle >= WATCH_PERIOD.as_nanos() as u64
+}
+
 /// The watchdog of the workers' guards (see the module docs): runs SCHED_FIFO at
 /// `prio` until `stop`, waking every [`WATCH_PERIOD`] (every [`WATCH_IDLE_PERIOD`]
 /// while every worker sleeps). Start it in a thread pinned to the workers' CPUs.
@@ -211,18 +232,14 @@ pub fn watchdog(prio: i32, workers: Vec<Arc<Watched>>, stop: &AtomicBool) {
         eprintln!("sr6: warning: overload watchdog off: cannot run it SCHED_FIFO: {e}");
         return;
     }
-    let mut seen: Vec<u64> = workers.iter().map(|w| w.rounds.load(Ordering::Relaxed)).collect();
     while !stop.load(Ordering::Relaxed) {
         let all_asleep = workers.iter().all(|w| w.asleep.load(Ordering::Acquire));
         std::thread::sleep(if all_asleep { WATCH_IDLE_PERIOD } else { WATCH_PERIOD });
-        for (w, last) in workers.iter().zip(seen.iter_mut()) {
-            let rounds = w.rounds.load(Ordering::Relaxed);
-            let tid = w.tid.load(Ordering::Acquire);
-            let stalled = rounds == *last && tid != 0;
-            *last = rounds;
-            if stalled && !w.asleep.load(Ordering::Acquire) && !w.raised.load(Ordering::Acquire) {
+        let now = sr6_io::live::now_ns();
+        for w in &workers {
+            if stalled(w, now) {
                 // A failure (the worker just exited) changes nothing: look again next time.
-                let _ = raise(w, tid, prio, sr6_io::live::now_ns());
+                let _ = raise(w, w.tid.load(Ordering::Acquire), prio, now);
             }
         }
     }
@@ -250,10 +267,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn levels_are_quarters_of_the_ring() {
+    fn levels_are_a_sixteenth_and_three_quarters_of_the_ring() {
         assert_eq!(Level::of(0, 16384), Level::Low);
-        assert_eq!(Level::of(4096, 16384), Level::Low);
-        assert_eq!(Level::of(4097, 16384), Level::Mid);
+        assert_eq!(Level::of(1024, 16384), Level::Low);
+        assert_eq!(Level::of(1025, 16384), Level::Mid);
+        assert_eq!(Level::of(4096, 16384), Level::Mid);
         assert_eq!(Level::of(12287, 16384), Level::Mid);
         assert_eq!(Level::of(12288, 16384), Level::High);
         assert_eq!(Level::of(16384, 16384), Level::High);
@@ -269,6 +287,31 @@ mod tests {
         g.update(Level::High, 10);
         assert!(!g.is_raised());
         assert_eq!(g.stats(20), OverloadStats::default());
+    }
+
+    #[test]
+    fn a_worker_is_stalled_after_a_millisecond_without_a_round() {
+        let ms = |n: u64| n * 1_000_000;
+        let g = OverloadGuard::new(Some(5));
+        let w = g.watched();
+        // Not started yet (no thread id): never.
+        assert!(!stalled(&w, ms(100)));
+        w.tid.store(42, Ordering::Release);
+        w.round_ns.store(ms(100), Ordering::Release);
+        assert!(!stalled(&w, ms(101) - 1));
+        assert!(stalled(&w, ms(101)));
+        // Asleep, or already raised: left alone however long ago its last round was.
+        w.asleep.store(true, Ordering::Release);
+        assert!(!stalled(&w, ms(200)));
+        w.asleep.store(false, Ordering::Release);
+        w.raised.store(true, Ordering::Release);
+        assert!(!stalled(&w, ms(200)));
+        w.raised.store(false, Ordering::Release);
+        assert!(stalled(&w, ms(200)));
+        // Waking up is a fresh start: its time asleep is not time without a round.
+        g.asleep(true);
+        g.asleep(false);
+        assert!(!stalled(&w, sr6_io::live::now_ns()));
     }
 
     /// The scheduling policy the kernel reports for the calling thread.
