@@ -29,9 +29,9 @@
 //! The worker lowers itself at the low mark, as above. Under overload each cycle of
 //! raise, drain and lower loses the time the starved worker waits for the watchdog
 //! (1-2 ms), so the low mark is low: the longer the drain, the smaller that share. With
-//! the mark at 1/4 instead of 1/16, sr6 forwarded 10-25% less offered 6 Mpps; with a
+//! the mark at 1/4 instead of 1/16, sr6 forwarded 8-20% less offered 6 Mpps; with a
 //! closer look after each lowering (every 100 µs, a stall being 300 µs without a
-//! round) it forwarded less still: 20-35% (`docs/perf.md`).
+//! round) it forwarded less than with the 1 ms look (`docs/perf.md`).
 //!
 //! Busy polling (`SO_PREFER_BUSY_POLL`), which would move the kernel's receive work
 //! into the worker, is not available there: a copy-mode socket on veth has no NAPI id
