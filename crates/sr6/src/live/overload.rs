@@ -27,11 +27,11 @@
 //! for that long and is not asleep — or is, by its own account, but the kernel says it
 //! is runnable: woken by the frames the kernel's receive work put in its ring, and
 //! starved by that same work before it could say so. (Without that last case the guard
-//! missed most of its chances: a worker goes to sleep whenever its ring is empty for a
-//! moment, and at a fixed 8 Mpps, End.DT46 and ~2.5 Mpps getting into dut0, sr6
-//! forwarded 0.75-0.78 Mpps against 1.02 with it.) That is a worker with work that has
-//! not run for a millisecond (the kernel moves several thousand frames into its ring
-//! meanwhile).
+//! missed many of its chances: a worker goes to sleep whenever its ring is empty for a
+//! moment. In `sr6 perf` trials of End.DT46 offered 8 Mpps, sr6 forwarded 750-885 kpps
+//! without this case and 769-1284 with it, three runs each; `docs/perf.md`.) That is a
+//! worker with work that has not run for a millisecond (the kernel moves several
+//! thousand frames into its ring meanwhile).
 //! The worker lowers itself at the low mark, as above. Under overload each cycle of
 //! raise, drain and lower loses the time the starved worker waits for the watchdog
 //! (1-2 ms), so the low mark is low: the longer the drain, the smaller that share. With
