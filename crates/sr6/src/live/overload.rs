@@ -378,17 +378,43 @@ mod tests {
         std::thread::spawn(|| set_policy(0, libc::SCHED_FIFO, 1).is_ok()).join().unwrap()
     }
 
+    /// A guard at SCHED_FIFO 3 for a test against the kernel's scheduler, or `None`
+    /// (the test is skipped, and says so) where this process may not use SCHED_FIFO.
+    fn fifo_guard() -> Option<OverloadGuard> {
+        if may_use_fifo() {
+            Some(OverloadGuard::new(Some(3)))
+        } else {
+            eprintln!("skipped: no permission to use SCHED_FIFO");
+            None
+        }
+    }
+
+    /// A watchdog at priority 3 on its own thread, until [`Dog::stop`].
+    struct Dog {
+        stop: Arc<AtomicBool>,
+        thread: std::thread::JoinHandle<()>,
+    }
+
+    impl Dog {
+        fn start(watched: Arc<Watched>) -> Dog {
+            let stop = Arc::new(AtomicBool::new(false));
+            let s = stop.clone();
+            Dog { stop, thread: std::thread::spawn(move || watchdog(3, vec![watched], &s)) }
+        }
+
+        fn stop(self) {
+            self.stop.store(true, Ordering::Relaxed);
+            self.thread.join().unwrap();
+        }
+    }
+
     /// Against the kernel: a worker that has stopped finishing rounds without being
     /// asleep is raised by the watchdog, from another thread; an asleep one is not;
     /// the worker lowers itself at the low mark.
     #[test]
     fn the_watchdog_raises_a_stalled_worker_only() {
-        if !may_use_fifo() {
-            eprintln!("skipped: no permission to use SCHED_FIFO");
-            return;
-        }
+        let Some(mut g) = fifo_guard() else { return };
         use std::sync::mpsc::channel;
-        let mut g = OverloadGuard::new(Some(3));
         let watched = g.watched();
         let (to_worker, worker_rx) = channel::<bool>();
         let (to_test, test_rx) = channel::<libc::pid_t>();
@@ -405,11 +431,7 @@ mod tests {
             (policy(), g.stats(sr6_io::live::now_ns()).raised)
         });
         let tid = test_rx.recv().unwrap();
-        let stop = Arc::new(AtomicBool::new(false));
-        let dog = {
-            let stop = stop.clone();
-            std::thread::spawn(move || watchdog(3, vec![watched], &stop))
-        };
+        let dog = Dog::start(watched);
         // Asleep: several periods go by, and nothing happens.
         std::thread::sleep(WATCH_IDLE_PERIOD * 3);
         assert_eq!(policy_of(tid), libc::SCHED_OTHER);
@@ -421,8 +443,7 @@ mod tests {
             assert!(std::time::Instant::now() < deadline, "the watchdog never raised the stalled worker");
             std::thread::sleep(WATCH_PERIOD);
         }
-        stop.store(true, Ordering::Relaxed);
-        dog.join().unwrap();
+        dog.stop();
         drop(to_worker);
         let (after, raised) = worker.join().unwrap();
         assert_eq!(after, libc::SCHED_OTHER, "the worker lowers itself at the low mark");
@@ -462,11 +483,7 @@ mod tests {
     /// and starved) is raised.
     #[test]
     fn the_watchdog_raises_a_runnable_worker_that_says_it_sleeps() {
-        if !may_use_fifo() {
-            eprintln!("skipped: no permission to use SCHED_FIFO");
-            return;
-        }
-        let mut g = OverloadGuard::new(Some(3));
+        let Some(mut g) = fifo_guard() else { return };
         let watched = g.watched();
         let spin = Arc::new(AtomicBool::new(true));
         let (tid_tx, tid_rx) = std::sync::mpsc::channel();
@@ -485,18 +502,13 @@ mod tests {
             })
         };
         let tid = tid_rx.recv().unwrap();
-        let stop = Arc::new(AtomicBool::new(false));
-        let dog = {
-            let stop = stop.clone();
-            std::thread::spawn(move || watchdog(3, vec![watched], &stop))
-        };
+        let dog = Dog::start(watched);
         let deadline = std::time::Instant::now() + Duration::from_secs(10);
         while policy_of(tid) != libc::SCHED_FIFO && std::time::Instant::now() < deadline {
             std::thread::sleep(WATCH_PERIOD);
         }
-        stop.store(true, Ordering::Relaxed);
+        dog.stop();
         spin.store(false, Ordering::Relaxed);
-        dog.join().unwrap();
         let (raised, after) = worker.join().unwrap();
         assert!(raised, "the watchdog never raised the runnable worker");
         assert_eq!(after, libc::SCHED_OTHER, "released: back to SCHED_OTHER");
