@@ -13,12 +13,45 @@ pub struct Replay {
 
 /// The frames, stored for a cheap receive copy: when they are all small, each one
 /// zero-padded in a fixed-size block ([`PacketBuf::load_block`]: inline moves, no
-/// `memcpy` call) with its length.
-enum Frames {
-    Block128(Vec<([u8; 128], usize)>),
-    Block192(Vec<([u8; 192], usize)>),
-    Any(Vec<Vec<u8>>),
+/// `memcpy` call) with its length. The block is the longest frame rounded up to 16
+/// bytes, so the copy moves no more 16-byte chunks than the longest frame needs (a NIC
+/// writes the frame, no more); `blocks!` lists the sizes.
+macro_rules! blocks {
+    ($($v:ident = $k:literal),*) => {
+        enum Frames {
+            $($v(Vec<([u8; $k], usize)>),)*
+            Any(Vec<Vec<u8>>),
+        }
+
+        impl Frames {
+            fn new(frames: Vec<Vec<u8>>) -> Frames {
+                let longest = frames.iter().map(|f| f.len()).max().unwrap_or(0);
+                $(if longest <= $k {
+                    return Frames::$v(blocks(&frames));
+                })*
+                Frames::Any(frames)
+            }
+
+            /// See [`fill`].
+            #[inline(always)]
+            fn fill(&self, next: &mut usize, batch: &mut [PacketBuf], d: DevId) -> usize {
+                match self {
+                    $(Frames::$v(f) => fill(f, next, batch, d, |b, (x, len), d| {
+                        b.load_block(x, *len, d);
+                    }),)*
+                    Frames::Any(f) => fill(f, next, batch, d, |b, x, d| {
+                        b.load(x, d);
+                    }),
+                }
+            }
+        }
+    };
 }
+
+blocks!(
+    Block64 = 64, Block80 = 80, Block96 = 96, Block112 = 112, Block128 = 128, Block144 = 144,
+    Block160 = 160, Block176 = 176, Block192 = 192
+);
 
 fn blocks<const K: usize>(frames: &[Vec<u8>]) -> Vec<([u8; K], usize)> {
     frames
@@ -33,17 +66,8 @@ fn blocks<const K: usize>(frames: &[Vec<u8>]) -> Vec<([u8; K], usize)> {
 
 impl Replay {
     pub fn new(frames: Vec<Vec<u8>>, in_dev: DevId) -> Self {
-        let longest = frames.iter().map(|f| f.len()).max().unwrap_or(0);
-        let frames = if longest <= 128 {
-            Frames::Block128(blocks(&frames))
-        } else if longest <= 192 {
-            Frames::Block192(blocks(&frames))
-        } else {
-            Frames::Any(frames)
-        };
-        Replay { frames, in_dev, next: 0 }
+        Replay { frames: Frames::new(frames), in_dev, next: 0 }
     }
-
 }
 
 /// Fills `batch` round robin from `frames`, starting at `*next`; returns how many
@@ -73,18 +97,7 @@ fn fill<T>(frames: &[T], next: &mut usize, batch: &mut [PacketBuf], in_dev: DevI
 impl RxBackend for Replay {
     #[inline(never)]
     fn rx_batch(&mut self, batch: &mut [PacketBuf]) -> Result<usize, IoError> {
-        let (next, d) = (&mut self.next, self.in_dev);
-        Ok(match &self.frames {
-            Frames::Block128(f) => fill(f, next, batch, d, |b, (x, len), d| {
-                b.load_block(x, *len, d);
-            }),
-            Frames::Block192(f) => fill(f, next, batch, d, |b, (x, len), d| {
-                b.load_block(x, *len, d);
-            }),
-            Frames::Any(f) => fill(f, next, batch, d, |b, x, d| {
-                b.load(x, d);
-            }),
-        })
+        Ok(self.frames.fill(&mut self.next, batch, self.in_dev))
     }
 }
 
@@ -124,6 +137,11 @@ mod tests {
         let mut r = Replay::new(vec![vec![4; 100], vec![5; 190]], 0);
         r.rx_batch(&mut b[..3]).unwrap();
         assert_eq!((b[0].data(), b[1].data(), b[2].data()), (&[4; 100][..], &[5; 190][..], &[4; 100][..]));
+        // Blocks of 80 bytes (the longest frame, 70, rounded up to 16).
+        let mut r = Replay::new(vec![vec![6; 70], vec![7; 33]], 2);
+        r.rx_batch(&mut b[..3]).unwrap();
+        assert_eq!((b[0].data(), b[1].data(), b[2].data()), (&[6; 70][..], &[7; 33][..], &[6; 70][..]));
+        assert_eq!(b[1].in_dev, 2);
         let mut empty = Replay::new(vec![], 0);
         assert_eq!(empty.rx_batch(&mut b).unwrap(), 0);
     }
