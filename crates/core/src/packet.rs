@@ -187,6 +187,22 @@ impl PacketBuf {
         true
     }
 
+    /// The `K` bytes of the buffer that end `at` bytes into the frame (the first `K - at`
+    /// of them in the headroom), for the caller to rewrite; the frame then starts `n`
+    /// bytes before offset `at`. One check of the range for all the rewrite's accesses:
+    /// with `K` a constant, every field of the view is at a constant offset. `None`
+    /// (nothing changes) if `n > K`, `at` exceeds the frame or the headroom is short.
+    #[inline(always)]
+    pub fn rewrite_front<const K: usize>(&mut self, at: usize, n: usize) -> Option<&mut [u8; K]> {
+        let end = self.start + at;
+        let begin = end.checked_sub(K)?;
+        if n > K || at > self.len() || end > BUF_LEN {
+            return None;
+        }
+        self.start = end - n;
+        self.buf.get_mut(begin..)?.first_chunk_mut::<K>()
+    }
+
     /// Removes `n` bytes at the front; `false` if the frame is shorter (nothing changes).
     #[inline]
     #[must_use]
@@ -305,6 +321,26 @@ mod tests {
         assert!(!p.put_front(&b, 1, 5));
         assert!(p.push_front(p.headroom()));
         assert!(!p.put_front(&b, 3, 0), "no headroom for the block");
+    }
+
+    #[test]
+    fn rewrite_front_views_the_bytes_before_an_offset() {
+        let mut p = PacketBuf::new();
+        assert!(p.load(&[1, 2, 3, 4, 5, 6], 0));
+        // The 8 bytes ending 2 bytes into the frame; the frame then starts 3 bytes
+        // before that offset.
+        let d = p.rewrite_front::<8>(2, 3).unwrap();
+        assert_eq!(&d[6..], &[1, 2]);
+        d[5..].copy_from_slice(&[7, 8, 9]);
+        assert_eq!(p.data(), &[7, 8, 9, 3, 4, 5, 6]);
+        assert_eq!(p.headroom(), HEADROOM - 1);
+        // Refused, nothing changed: n > K, `at` beyond the frame, headroom too short.
+        assert!(p.rewrite_front::<8>(2, 9).is_none());
+        assert!(p.rewrite_front::<8>(8, 1).is_none());
+        assert!(p.push_front(p.headroom()));
+        assert!(p.rewrite_front::<8>(2, 3).is_none());
+        assert_eq!(p.len(), 7 + HEADROOM - 1);
+        assert_eq!(&p.data()[HEADROOM - 1..], &[7, 8, 9, 3, 4, 5, 6]);
     }
 
     #[test]

@@ -85,7 +85,9 @@ fn frames() -> Vec<Vec<u8>> {
         v.push(frame("fc00:a::2", "fc00:2::9", hl, None, udp));
         v.push(frame("fc00:a::2", "fc00:3::9", hl, None, udp));
         v.push(frame("fc00:a::2", "fc00:23::77", hl, None, udp));
-        for d in ["fc00:5::1", "fc00:6::1", "fc00:7::1", "fc00:8::1", "fc00:9::1"] {
+        // Head-end policies: encap and inline with 1 to 5 segments (every header length
+        // `fast::rewrite` has code for, and longer).
+        for d in ["fc00:5::1", "fc00:6::1", "fc00:7::1", "fc00:8::1", "fc00:9::1", "fc00:b::1", "fc00:c::1", "fc00:d::1", "fc00:e::1", "fc00:f::1", "fc00:10::1"] {
             v.push(frame("fc00:a::2", d, hl, None, udp));
         }
         for sid in ["fc00:1::e", "fc00:1::e7", "fc00:1::c3", "fc00:1::7"] {

@@ -15,7 +15,7 @@
 //! oddities — goes to the general path.
 
 use super::Worker;
-use crate::packet::{DevId, PacketBuf};
+use crate::packet::{DevId, PacketBuf, BUF_LEN};
 use crate::lpm;
 use crate::tables::{Device, FastPolicy, FastSid, Fib, Hop, NextHop, Route, Tables};
 use sr6_wire::checksum;
@@ -376,11 +376,108 @@ fn dx4(t: &Tables, srh: &[u8; 8], tail: &mut [u8], srh_len: usize, s: FastSid, f
 }
 
 /// A head-end policy on the fast path (the Ethernet + IPv6 headers were checked by
-/// [`try6`]). Not inlined: the registers it needs would cost the other cases spills in
-/// the batch loop.
-#[inline(never)]
+/// [`try6`]): the rewrite, then the policy's counter.
+#[inline(always)]
 fn policy(t: &Tables, w: &mut Worker, p: &mut PacketBuf, i: u32) -> Option<DevId> {
     let fp = t.fast_policies.get(i as usize)?;
+    rewrite(fp, p)?;
+    if let Some(c) = w.counters.policies.get_mut(i as usize) {
+        *c += 1;
+    }
+    Some(fp.out)
+}
+
+/// The rewrite of a head-end policy. Not inlined: the registers it needs would cost the
+/// other cases spills in the batch loop. The usual header lengths have code of their
+/// own, with every offset a constant ([`encap`], [`insert`]); the others take
+/// [`any_policy`].
+#[inline(never)]
+fn rewrite(fp: &FastPolicy, p: &mut PacketBuf) -> Option<()> {
+    match fp.shape {
+        1 => encap::<78, 80, 120>(fp, p),
+        2 => encap::<94, 96, 136>(fp, p),
+        3 => encap::<110, 112, 152>(fp, p),
+        4 => encap::<126, 128, 168>(fp, p),
+        5 => insert::<78, 80>(fp, p),
+        6 => insert::<94, 96>(fp, p),
+        7 => insert::<110, 112>(fp, p),
+        8 => insert::<126, 128>(fp, p),
+        _ => any_policy(fp, p),
+    }
+}
+
+/// A frame is at most [`BUF_LEN`] bytes long, so no head-end rewrite of the fast path
+/// can overflow the IPv6 Payload Length: [`encap`] and [`insert`] need not check it.
+const _: () = assert!(BUF_LEN + FastPolicy::BLOCK <= u16::MAX as usize);
+
+/// H.Encaps(.Red) with `N` bytes of headers (RFC 8986 §5.1 with Linux's outer fields,
+/// as `seg6_do_srh_encap` sets them): the headers replace the Ethernet header; version,
+/// traffic class and flow label are the inner packet's, the hop limit one less. `K` is
+/// `N` rounded up to 16 (the block written), `W` = `K` + 40: the view also holds the
+/// inner IPv6 header, read before it is covered.
+#[inline(always)]
+fn encap<const N: usize, const K: usize, const W: usize>(fp: &FastPolicy, p: &mut PacketBuf) -> Option<()> {
+    const { assert!(K % 16 == 0 && K >= N && K - N < 16 && W == K + 40 && N >= S && K <= FastPolicy::BLOCK) };
+    // At most BUF_LEN + N - S - E (see the assertion above).
+    let plen = (p.len() - E + (N - S)) as u16;
+    let block = fp.block.last_chunk::<K>()?;
+    // The view ends after the inner IPv6 header; the frame will start N bytes before
+    // that header.
+    let d = p.rewrite_front::<W>(S, N + 40)?;
+    let vtf: [u8; 4] = d[K..K + 4].try_into().ok()?;
+    let hl = d[K + 7];
+    copy(d.first_chunk_mut::<K>()?, block);
+    let o = K - N + E;
+    d[o..o + 4].copy_from_slice(&vtf);
+    d[o + 4..o + 6].copy_from_slice(&plen.to_be_bytes());
+    d[o + 7] = hl.wrapping_sub(1);
+    Some(())
+}
+
+/// H.Insert(.Red) with `N` bytes of headers (RFC 8986 §5.2): they replace the Ethernet
+/// + IPv6 headers; the source, traffic class and flow label stay, the old destination
+/// becomes Segment List[0] and the old Next Header the SRH's. `K` as in [`encap`]: the
+/// view ends where the old IPv6 header does, so it holds that header too.
+#[inline(always)]
+fn insert<const N: usize, const K: usize>(fp: &FastPolicy, p: &mut PacketBuf) -> Option<()> {
+    const { assert!(K % 16 == 0 && K >= N && K - N < 16 && N >= S + 24 && K <= FastPolicy::BLOCK) };
+    // The new Payload Length, the old one (checked by `try6`: the frame's length - S)
+    // + the SRH's: at most BUF_LEN + N - 2 S (see the assertion above).
+    let plen = (p.len() - S + (N - S)) as u16;
+    let block = fp.block.last_chunk::<K>()?;
+    let d = p.rewrite_front::<K>(S, N)?;
+    // The old headers, read before the block covers them.
+    let h = K - S;
+    let vtf: [u8; 4] = d[h + E..h + E + 4].try_into().ok()?;
+    let nh = d[h + E + 6];
+    let hl = d[h + E + 7];
+    let src = u128::from_ne_bytes(d[h + E + 8..h + E + 24].try_into().ok()?);
+    let dst = u128::from_ne_bytes(d[h + S - 16..h + S].try_into().ok()?);
+    copy(d, block);
+    let o = K - N;
+    d[o + E..o + E + 4].copy_from_slice(&vtf);
+    d[o + E + 4..o + E + 6].copy_from_slice(&plen.to_be_bytes());
+    d[o + E + 7] = hl.wrapping_sub(1);
+    d[o + E + 8..o + E + 24].copy_from_slice(&src.to_ne_bytes());
+    d[o + S] = nh;
+    d[o + S + 8..o + S + 24].copy_from_slice(&dst.to_ne_bytes());
+    Some(())
+}
+
+/// Copies `s` to `d`, 16 bytes at a time through registers (inline moves, not a call
+/// to `memcpy`; `K` is a multiple of 16).
+#[inline(always)]
+fn copy<const K: usize>(d: &mut [u8; K], s: &[u8; K]) {
+    for k in (0..K).step_by(16) {
+        if let (Some(d), Some(s)) = (d.get_mut(k..k + 16), s.get(k..k + 16)) {
+            d.copy_from_slice(s);
+        }
+    }
+}
+
+/// [`policy`] for the other header lengths.
+#[inline(never)]
+fn any_policy(fp: &FastPolicy, p: &mut PacketBuf) -> Option<()> {
     let f = p.data();
     let inner_len = f.len() - E;
     let h = f.first_chunk::<S>()?;
@@ -393,9 +490,6 @@ fn policy(t: &Tables, w: &mut Worker, p: &mut PacketBuf, i: u32) -> Option<DevId
         return None;
     }
     if fp.kind == FastPolicy::ENCAP {
-        // RFC 8986 §5.1 with Linux's outer fields (seg6_do_srh_encap): the headers
-        // replace the Ethernet header; version, traffic class and flow label are the
-        // inner packet's.
         if !p.put_front(&fp.block, n, E) {
             return None;
         }
@@ -405,9 +499,6 @@ fn policy(t: &Tables, w: &mut Worker, p: &mut PacketBuf, i: u32) -> Option<DevId
         o[E + 4..E + 6].copy_from_slice(&((srh_len + inner_len) as u16).to_be_bytes());
         o[E + 7] = hl - 1;
     } else if fp.kind == FastPolicy::INSERT {
-        // H.Insert (RFC 8986 §5.2): the headers replace the Ethernet + IPv6 headers; the
-        // source, traffic class and flow label stay, the old destination becomes
-        // Segment List[0] and the old Next Header the SRH's.
         let nh = h[E + 6];
         let plen = u16::from_be_bytes([h[E + 4], h[E + 5]]) + srh_len as u16;
         let src: [u8; 16] = h[E + 8..E + 24].try_into().ok()?;
@@ -427,8 +518,5 @@ fn policy(t: &Tables, w: &mut Worker, p: &mut PacketBuf, i: u32) -> Option<DevId
     } else {
         return None;
     }
-    if let Some(c) = w.counters.policies.get_mut(i as usize) {
-        *c += 1;
-    }
-    Some(fp.out)
+    Some(())
 }
