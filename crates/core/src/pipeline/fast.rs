@@ -376,33 +376,38 @@ fn dx4(t: &Tables, srh: &[u8; 8], tail: &mut [u8], srh_len: usize, s: FastSid, f
 }
 
 /// A head-end policy on the fast path (the Ethernet + IPv6 headers were checked by
-/// [`try6`]): the rewrite, then the policy's counter.
+/// [`try6`]): its rewrite, then its counter.
 #[inline(always)]
 fn policy(t: &Tables, w: &mut Worker, p: &mut PacketBuf, i: u32) -> Option<DevId> {
     let fp = t.fast_policies.get(i as usize)?;
-    rewrite(fp, p)?;
+    (fp.rewrite)(fp, p)?;
     if let Some(c) = w.counters.policies.get_mut(i as usize) {
         *c += 1;
     }
     Some(fp.out)
 }
 
-/// The rewrite of a head-end policy. Not inlined: the registers it needs would cost the
-/// other cases spills in the batch loop. The usual header lengths have code of their
-/// own, with every offset a constant ([`encap`], [`insert`]); the others take
+/// The rewrite of a head-end policy, chosen when the tables are built
+/// ([`rewrite_for`]); called through the pointer, out of the batch loop (inlined, the
+/// registers it needs would cost the other cases spills there). `None` leaves the frame
+/// untouched.
+pub(crate) type Rewrite = fn(&FastPolicy, &mut PacketBuf) -> Option<()>;
+
+/// The rewrite of a policy of [`FastPolicy`] kind `kind` with `len` bytes of headers:
+/// the usual lengths (an SRH of 1 to 4 segments and no TLV) have code of their own,
+/// with every offset a constant ([`encap`], [`insert`]); the others take
 /// [`any_policy`].
-#[inline(never)]
-fn rewrite(fp: &FastPolicy, p: &mut PacketBuf) -> Option<()> {
-    match fp.shape {
-        1 => encap::<78, 80, 120>(fp, p),
-        2 => encap::<94, 96, 136>(fp, p),
-        3 => encap::<110, 112, 152>(fp, p),
-        4 => encap::<126, 128, 168>(fp, p),
-        5 => insert::<78, 80>(fp, p),
-        6 => insert::<94, 96>(fp, p),
-        7 => insert::<110, 112>(fp, p),
-        8 => insert::<126, 128>(fp, p),
-        _ => any_policy(fp, p),
+pub(crate) fn rewrite_for(kind: u8, len: usize) -> Rewrite {
+    match (kind, len) {
+        (FastPolicy::ENCAP, 78) => encap::<78, 80, 120>,
+        (FastPolicy::ENCAP, 94) => encap::<94, 96, 136>,
+        (FastPolicy::ENCAP, 110) => encap::<110, 112, 152>,
+        (FastPolicy::ENCAP, 126) => encap::<126, 128, 168>,
+        (FastPolicy::INSERT, 78) => insert::<78, 80>,
+        (FastPolicy::INSERT, 94) => insert::<94, 96>,
+        (FastPolicy::INSERT, 110) => insert::<110, 112>,
+        (FastPolicy::INSERT, 126) => insert::<126, 128>,
+        _ => any_policy,
     }
 }
 
@@ -415,7 +420,6 @@ const _: () = assert!(BUF_LEN + FastPolicy::BLOCK <= u16::MAX as usize);
 /// traffic class and flow label are the inner packet's, the hop limit one less. `K` is
 /// `N` rounded up to 16 (the block written), `W` = `K` + 40: the view also holds the
 /// inner IPv6 header, read before it is covered.
-#[inline(always)]
 fn encap<const N: usize, const K: usize, const W: usize>(fp: &FastPolicy, p: &mut PacketBuf) -> Option<()> {
     const { assert!(K % 16 == 0 && K >= N && K - N < 16 && W == K + 40 && N >= S && K <= FastPolicy::BLOCK) };
     // At most BUF_LEN + N - S - E (see the assertion above).
@@ -438,7 +442,6 @@ fn encap<const N: usize, const K: usize, const W: usize>(fp: &FastPolicy, p: &mu
 /// + IPv6 headers; the source, traffic class and flow label stay, the old destination
 /// becomes Segment List[0] and the old Next Header the SRH's. `K` as in [`encap`]: the
 /// view ends where the old IPv6 header does, so it holds that header too.
-#[inline(always)]
 fn insert<const N: usize, const K: usize>(fp: &FastPolicy, p: &mut PacketBuf) -> Option<()> {
     const { assert!(K % 16 == 0 && K >= N && K - N < 16 && N >= S + 24 && K <= FastPolicy::BLOCK) };
     // The new Payload Length, the old one (checked by `try6`: the frame's length - S)
@@ -475,8 +478,7 @@ fn copy<const K: usize>(d: &mut [u8; K], s: &[u8; K]) {
     }
 }
 
-/// [`policy`] for the other header lengths.
-#[inline(never)]
+/// [`Rewrite`] for the other header lengths.
 fn any_policy(fp: &FastPolicy, p: &mut PacketBuf) -> Option<()> {
     let f = p.data();
     let inner_len = f.len() - E;

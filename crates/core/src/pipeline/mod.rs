@@ -7,7 +7,7 @@
 //! the packet to the egress IPv6 FIB lookup") returns [`Next::Lookup6`], and the loop in
 //! [`Worker::process`] resubmits it, at most [`MAX_PASSES`] times.
 
-mod fast;
+pub(crate) mod fast;
 pub(crate) mod forward;
 pub(crate) mod icmp;
 pub(crate) mod output;

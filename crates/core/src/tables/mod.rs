@@ -299,10 +299,9 @@ pub(crate) struct FastPolicy {
     pub out: DevId,
     /// How many bytes of the block's end are the headers (Ethernet + IPv6 + SRH).
     pub len: u8,
-    /// For the usual header lengths (an SRH of one to four segments and no TLV): `kind`
-    /// and the length, which fix every offset of the rewrite (`fast::policy` has code
-    /// for each); 0 otherwise.
-    pub shape: u8,
+    /// The code that applies it, chosen by `kind` and `len` when the tables are built
+    /// (the usual header lengths have code of their own with every offset a constant).
+    pub rewrite: crate::pipeline::fast::Rewrite,
     pub block: [u8; FastPolicy::BLOCK],
 }
 
@@ -317,7 +316,13 @@ impl FastPolicy {
     pub const INSERT: u8 = 2;
 
     pub(crate) fn of(pol: &Policy, out: Option<(DevId, [u8; 12])>) -> FastPolicy {
-        let none = FastPolicy { kind: Self::NONE, out: 0, len: 0, shape: 0, block: [0; Self::BLOCK] };
+        let none = FastPolicy {
+            kind: Self::NONE,
+            out: 0,
+            len: 0,
+            rewrite: crate::pipeline::fast::rewrite_for(Self::NONE, 0),
+            block: [0; Self::BLOCK],
+        };
         let Some((dev, eth)) = out else { return none };
         let kind = match pol.mode {
             Seg6Mode::Encap | Seg6Mode::EncapRed if pol.hmac_key_id.is_none() || pol.hmac_ready => Self::ENCAP,
@@ -344,27 +349,7 @@ impl FastPolicy {
         }
         let mut block = [0u8; Self::BLOCK];
         block[Self::BLOCK - len..].copy_from_slice(&h);
-        FastPolicy { kind, out: dev, len: len as u8, shape: Self::shape_of(kind, len), block }
-    }
-
-    /// ENCAP with headers of 78, 94, 110 or 126 bytes (an SRH of 1 to 4 segments and no
-    /// TLV): shapes 1 to 4; INSERT, the same: 5 to 8.
-    pub const ENCAP_SEGS_1: u8 = 1;
-    pub const INSERT_SEGS_1: u8 = 5;
-
-    fn shape_of(kind: u8, len: usize) -> u8 {
-        let segs = match len {
-            78 => 0,
-            94 => 1,
-            110 => 2,
-            126 => 3,
-            _ => return 0,
-        };
-        match kind {
-            Self::ENCAP => Self::ENCAP_SEGS_1 + segs,
-            Self::INSERT => Self::INSERT_SEGS_1 + segs,
-            _ => 0,
-        }
+        FastPolicy { kind, out: dev, len: len as u8, rewrite: crate::pipeline::fast::rewrite_for(kind, len), block }
     }
 }
 
