@@ -1,8 +1,8 @@
 //! The fast path (crates/core/src/pipeline/fast.rs) must be invisible: for every frame,
 //! the general path and the fast path produce the same verdict, the same bytes and the
 //! same counters. Frames: the bundled example's, variants built to hit each fast case
-//! (End/End.X/End.T/End.DX6/End.DT6/End.DX4, H.Encaps/.Red, H.Insert/.Red, IPv6 and IPv4
-//! transit), and random mutations of all of them.
+//! (End/End.X/End.T/End.DX6/End.DT6/End.DX4/End.B6.Encaps(.Red), H.Encaps/.Red,
+//! H.Insert/.Red, IPv6 and IPv4 transit), and random mutations of all of them.
 
 mod common;
 
@@ -90,7 +90,7 @@ fn frames() -> Vec<Vec<u8>> {
         for d in ["fc00:5::1", "fc00:6::1", "fc00:7::1", "fc00:8::1", "fc00:9::1", "fc00:b::1", "fc00:c::1", "fc00:d::1", "fc00:e::1", "fc00:f::1", "fc00:10::1"] {
             v.push(frame("fc00:a::2", d, hl, None, udp));
         }
-        for sid in ["fc00:1::e", "fc00:1::e7", "fc00:1::c3", "fc00:1::7"] {
+        for sid in ["fc00:1::e", "fc00:1::e7", "fc00:1::c3", "fc00:1::7", "fc00:1::b6", "fc00:1::b7", "fc00:1::b8"] {
             v.push(frame("fc00:9::1", sid, hl, Some((&["fc00:3::1", "fc00:2::1", sid], 2, 17)), udp));
             v.push(frame("fc00:9::1", sid, hl, Some((&["fc00:3::1", sid], 1, 17)), udp));
             v.push(frame("fc00:9::1", sid, hl, Some((&["fc00:3::1", sid], 3, 17)), udp));
@@ -208,4 +208,24 @@ fn ipv4_and_end_dx4_fast_paths_are_taken() {
     assert_eq!(hits(&dx4("fc00:1::d4", 64)), 1);
     assert_eq!(hits(&dx4("fc00:1::d4", 1)), 0);
     assert_eq!(hits(&dx4("fc00:1::d5", 64)), 0, "no neighbour: general path");
+}
+
+/// End.B6.Encaps(.Red) (tried out of the batch loop) is really taken when its policy's
+/// first segment is routed plainly, and declined when that segment is local, on a
+/// decapsulating SRH or on an SRH with Segments Left 0.
+#[test]
+fn end_b6_encaps_fast_path_is_taken() {
+    let t = tables();
+    let udp: &[u8] = &[0, 1, 0, 2, 0, 12, 0, 0, 9, 9, 9, 9];
+    let hits = |f: &[u8]| run(&t, true, f, 0).1.fast_hits;
+    let b6 = |sid: &str, sl| frame("fc00:9::1", sid, 64, Some((&["fc00:3::1", sid], sl, 17)), udp);
+    assert_eq!(hits(&b6("fc00:1::b6", 1)), 1);
+    assert_eq!(hits(&b6("fc00:1::b7", 1)), 1);
+    assert_eq!(hits(&b6("fc00:1::b8", 1)), 0, "first segment local: general path");
+    assert_eq!(hits(&b6("fc00:1::b6", 0)), 0, "Segments Left 0: general path");
+    assert_eq!(hits(&b6("fc00:1::b6", 3)), 0, "Segments Left > Last Entry + 1: general path");
+    // And the bytes are the general path's.
+    for f in [b6("fc00:1::b6", 1), b6("fc00:1::b7", 1), b6("fc00:1::b6", 2)] {
+        same(&t, &f, 0).unwrap();
+    }
 }

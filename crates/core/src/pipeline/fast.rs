@@ -126,9 +126,9 @@ pub fn try6(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Option<DevId> {
         };
     };
     if s.kind <= FastSid::COLD {
-        // NONE, or End.DX4: `try_cold` handles that one (it need not probe for the
-        // others, which go straight to the general path).
-        w.cold_sid = s.kind != FastSid::NONE;
+        // NONE, or a kind `try_cold` handles: it gets the SID (and need not probe for
+        // NONE, which goes straight to the general path).
+        w.cold_sid = (s.kind != FastSid::NONE).then_some((i, s));
         return None;
     }
     let v = sid(t, h, rest, s, hl, dev.require_hmac)?;
@@ -262,32 +262,103 @@ fn ipv4_decrement_ttl(ip: &mut [u8; 20]) {
 }
 
 /// The fast cases that are tried only after [`try6`] declined, out of the batch loop
-/// (so that the IPv6 cases there keep their registers): IPv4 forwarding and End.DX4.
-/// `Some(device)` to transmit to; `None` leaves the frame untouched.
+/// (so that the IPv6 cases there keep their registers): IPv4 forwarding, End.DX4 and
+/// End.B6.Encaps (the last two when `try6` left the SID in `w.cold_sid`). `Some(device)`
+/// to transmit to; `None` leaves the frame untouched.
 #[inline(never)]
 pub fn try_cold(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Option<DevId> {
     let dev = t.devices.get(p.in_dev as usize)?;
     let f = p.data_mut();
     let ethertype = u16::from_be_bytes(*f.get(12..14)?.first_chunk::<2>()?);
     if ethertype == 0x0800 {
+        // (No SID was left for an IPv4 frame: `try6` leaves one only for IPv6.)
         return ipv4(t, dev, f);
     }
-    // An IPv6 frame is worth a look only if `try6` found it is for an End.DX4 SID.
-    if ethertype != 0x86dd || !std::mem::take(&mut w.cold_sid) {
+    // An IPv6 frame is worth a look only if `try6` found it is for such a SID.
+    let (i, s) = w.cold_sid.take()?;
+    if ethertype != 0x86dd {
         return None;
     }
-    let (i, v) = end_dx4(t, dev, f)?;
+    let len = f.len();
+    let out = if s.kind == FastSid::B6_ENCAPS {
+        b6_encaps(t, dev, p, s.arg)?
+    } else {
+        match end_dx4(t, dev, f, s)? {
+            Decap::No(out) => out,
+            Decap::Yes(out, pull) => {
+                let _ = p.pull_front(pull);
+                out
+            }
+        }
+    };
     if let Some(c) = w.counters.sids.get_mut(i as usize) {
         c.packets += 1;
-        c.bytes += (f.len() - E) as u64;
+        c.bytes += (len - E) as u64;
     }
-    match v {
-        Decap::No(out) => Some(out),
-        Decap::Yes(out, pull) => {
-            let _ = p.pull_front(pull);
-            Some(out)
+    Some(out)
+}
+
+/// The Ethernet + IPv6 headers and the SRH of a frame `try6` found is for a SID of the
+/// main FIB with the SRH right after the IPv6 header (checked again here: `try_cold`
+/// sees the frame on its own): an SRH without TLVs (so no HMAC) that fits, on a device
+/// that requires no HMAC. Returns the two headers, the SRH's first 8 bytes and what
+/// follows them.
+#[inline(always)]
+fn srh_frame<'a>(dev: &Device, f: &'a mut [u8]) -> Option<(&'a mut [u8; S], &'a mut [u8; 8], &'a mut [u8])> {
+    let (h, rest) = f.split_first_chunk_mut::<S>()?;
+    if h[E] >> 4 != 6
+        || usize::from(u16::from_be_bytes([h[E + 4], h[E + 5]])) != rest.len()
+        || h[E + 6] != sr6_wire::IPPROTO_ROUTING
+        || h[E + 7] <= 1
+        || dev.require_hmac > 0
+        || !dev.forwarding6
+    {
+        return None;
+    }
+    let (srh, tail) = rest.split_first_chunk_mut::<8>()?;
+    let le1 = u32::from(srh[4]) + 1;
+    let segs_len = 16 * le1 as usize;
+    if srh[2] != sr6_wire::srh::ROUTING_TYPE_SRH || u32::from(srh[1]) != 2 * le1 || segs_len > tail.len() {
+        return None;
+    }
+    Some((h, srh, tail))
+}
+
+/// End.B6.Encaps(.Red) (RFC 8986 §4.14) with policy `policy`, as the general path does
+/// it (`behaviour::binding::encaps`): S10-S12 on the received packet (hop limit and
+/// Segments Left minus one, the destination from the Segment List), then S13-S16, the
+/// policy's headers in front, the outer hop limit the inner's after its decrement,
+/// towards the device and neighbour the policy's first segment is routed to (S17,
+/// precomputed). The frame is untouched when this returns `None`.
+#[inline(always)]
+fn b6_encaps(t: &Tables, dev: &Device, p: &mut PacketBuf, policy: u32) -> Option<DevId> {
+    let fp = t.fast_policies.get(policy as usize)?;
+    if fp.kind != FastPolicy::ENCAP {
+        return None;
+    }
+    let (h, srh, tail) = srh_frame(dev, p.data_mut())?;
+    // 1 <= Segments Left <= Last Entry + 1.
+    let sl = srh[3];
+    let slm1 = usize::from(sl).wrapping_sub(1);
+    if slm1 > usize::from(srh[4]) {
+        return None;
+    }
+    let nda: [u8; 16] = tail.get(16 * slm1..16 * slm1 + 16)?.try_into().ok()?;
+    let sid: [u8; 16] = h[E + 24..E + 40].try_into().ok()?;
+    h[E + 7] -= 1;
+    srh[3] = sl - 1;
+    h[E + 24..E + 40].copy_from_slice(&nda);
+    if (fp.rewrite)(fp, p, 0).is_none() {
+        // Put the packet back as it was (the rewrite itself changed nothing).
+        let f = p.data_mut();
+        if let Some(h) = f.first_chunk_mut::<{ S + 4 }>() {
+            h[E + 7] += 1;
+            h[S + 3] = sl;
+            h[E + 24..E + 40].copy_from_slice(&sid);
         }
+        return None;
     }
+    Some(fp.out)
 }
 
 /// IPv4 forwarding on the fast path (RFC 1812 §5.2.2, §5.3.1): an IPv4 header without
@@ -320,36 +391,15 @@ fn ipv4(t: &Tables, dev: &Device, f: &mut [u8]) -> Option<DevId> {
     Some(out)
 }
 
-/// An IPv6 frame for an End.DX4 SID of the main FIB, with an SRH right after the IPv6
-/// header (no TLVs, no HMAC required): the SID's index and what [`dx4`] did.
+/// An IPv6 frame for End.DX4 SID `s` of the main FIB ([`srh_frame`]): what [`dx4`] did.
 #[inline(always)]
-fn end_dx4(t: &Tables, dev: &Device, f: &mut [u8]) -> Option<(u32, Decap)> {
-    let (h, rest) = f.split_first_chunk_mut::<S>()?;
-    if h[E] >> 4 != 6
-        || usize::from(u16::from_be_bytes([h[E + 4], h[E + 5]])) != rest.len()
-        || h[E + 6] != sr6_wire::IPPROTO_ROUTING
-        || h[E + 7] <= 1
-        || dev.require_hmac > 0
-        || !dev.forwarding6
-    {
-        return None;
-    }
-    let dst = u128::from_be_bytes(*h[E + 24..].first_chunk::<16>()?);
-    if dst >> 112 >= 0xfe80 {
-        return None;
-    }
-    let (Route::Sid(i), aux) = t.fibs.first()?.exact6.get_aux(dst)? else { return None };
-    let s = FastSid::unpack(aux);
+fn end_dx4(t: &Tables, dev: &Device, f: &mut [u8], s: FastSid) -> Option<Decap> {
     if s.kind != FastSid::DX4_ADJ && s.kind != FastSid::DX4_ONLINK {
         return None;
     }
-    let (srh, tail) = rest.split_first_chunk_mut::<8>()?;
-    let le1 = u32::from(srh[4]) + 1;
-    let segs_len = 16 * le1 as usize;
-    if srh[2] != sr6_wire::srh::ROUTING_TYPE_SRH || u32::from(srh[1]) != 2 * le1 || segs_len > tail.len() {
-        return None;
-    }
-    Some((i, dx4(t, srh, tail, segs_len + 8, s, dev.forwarding4)?))
+    let (_, srh, tail) = srh_frame(dev, f)?;
+    let srh_len = 16 * (usize::from(srh[4]) + 1) + 8;
+    dx4(t, srh, tail, srh_len, s, dev.forwarding4)
 }
 
 /// End.DX4 (RFC 8986 §4.5) on an SRH (`srh_len` bytes, the first 8 in `srh`, the rest
@@ -380,7 +430,7 @@ fn dx4(t: &Tables, srh: &[u8; 8], tail: &mut [u8], srh_len: usize, s: FastSid, f
 #[inline(always)]
 fn policy(t: &Tables, w: &mut Worker, p: &mut PacketBuf, i: u32) -> Option<DevId> {
     let fp = t.fast_policies.get(i as usize)?;
-    (fp.rewrite)(fp, p)?;
+    (fp.rewrite)(fp, p, 1)?;
     if let Some(c) = w.counters.policies.get_mut(i as usize) {
         *c += 1;
     }
@@ -389,9 +439,11 @@ fn policy(t: &Tables, w: &mut Worker, p: &mut PacketBuf, i: u32) -> Option<DevId
 
 /// The rewrite of a head-end policy, chosen when the tables are built
 /// ([`rewrite_for`]); called through the pointer, out of the batch loop (inlined, the
-/// registers it needs would cost the other cases spills there). `None` leaves the frame
-/// untouched.
-pub(crate) type Rewrite = fn(&FastPolicy, &mut PacketBuf) -> Option<()>;
+/// registers it needs would cost the other cases spills there). The third argument is
+/// how much lower the new hop limit is than the packet's (1 for H.Encaps and H.Insert,
+/// 0 for End.B6.Encaps, whose packet's was decremented already). `None` leaves the
+/// frame untouched.
+pub(crate) type Rewrite = fn(&FastPolicy, &mut PacketBuf, u8) -> Option<()>;
 
 /// The rewrite of a policy of [`FastPolicy`] kind `kind` with `len` bytes of headers:
 /// the usual lengths (an SRH of 1 to 4 segments and no TLV) have code of their own,
@@ -420,7 +472,7 @@ const _: () = assert!(BUF_LEN + FastPolicy::BLOCK <= u16::MAX as usize);
 /// traffic class and flow label are the inner packet's, the hop limit one less. `K` is
 /// `N` rounded up to 16 (the block written), `W` = `K` + 40: the view also holds the
 /// inner IPv6 header, read before it is covered.
-fn encap<const N: usize, const K: usize, const W: usize>(fp: &FastPolicy, p: &mut PacketBuf) -> Option<()> {
+fn encap<const N: usize, const K: usize, const W: usize>(fp: &FastPolicy, p: &mut PacketBuf, dec: u8) -> Option<()> {
     const { assert!(K % 16 == 0 && K >= N && K - N < 16 && W == K + 40 && N >= S && K <= FastPolicy::BLOCK) };
     // At most BUF_LEN + N - S - E (see the assertion above).
     let plen = (p.len() - E + (N - S)) as u16;
@@ -434,7 +486,7 @@ fn encap<const N: usize, const K: usize, const W: usize>(fp: &FastPolicy, p: &mu
     let o = K - N + E;
     d[o..o + 4].copy_from_slice(&vtf);
     d[o + 4..o + 6].copy_from_slice(&plen.to_be_bytes());
-    d[o + 7] = hl.wrapping_sub(1);
+    d[o + 7] = hl.wrapping_sub(dec);
     Some(())
 }
 
@@ -442,7 +494,7 @@ fn encap<const N: usize, const K: usize, const W: usize>(fp: &FastPolicy, p: &mu
 /// + IPv6 headers; the source, traffic class and flow label stay, the old destination
 /// becomes Segment List[0] and the old Next Header the SRH's. `K` as in [`encap`]: the
 /// view ends where the old IPv6 header does, so it holds that header too.
-fn insert<const N: usize, const K: usize>(fp: &FastPolicy, p: &mut PacketBuf) -> Option<()> {
+fn insert<const N: usize, const K: usize>(fp: &FastPolicy, p: &mut PacketBuf, dec: u8) -> Option<()> {
     const { assert!(K % 16 == 0 && K >= N && K - N < 16 && N >= S + 24 && K <= FastPolicy::BLOCK) };
     // The new Payload Length, the old one (checked by `try6`: the frame's length - S)
     // + the SRH's: at most BUF_LEN + N - 2 S (see the assertion above).
@@ -460,7 +512,7 @@ fn insert<const N: usize, const K: usize>(fp: &FastPolicy, p: &mut PacketBuf) ->
     let o = K - N;
     d[o + E..o + E + 4].copy_from_slice(&vtf);
     d[o + E + 4..o + E + 6].copy_from_slice(&plen.to_be_bytes());
-    d[o + E + 7] = hl.wrapping_sub(1);
+    d[o + E + 7] = hl.wrapping_sub(dec);
     d[o + E + 8..o + E + 24].copy_from_slice(&src.to_ne_bytes());
     d[o + S] = nh;
     d[o + S + 8..o + S + 24].copy_from_slice(&dst.to_ne_bytes());
@@ -479,7 +531,7 @@ fn copy<const K: usize>(d: &mut [u8; K], s: &[u8; K]) {
 }
 
 /// [`Rewrite`] for the other header lengths.
-fn any_policy(fp: &FastPolicy, p: &mut PacketBuf) -> Option<()> {
+fn any_policy(fp: &FastPolicy, p: &mut PacketBuf, dec: u8) -> Option<()> {
     let f = p.data();
     let inner_len = f.len() - E;
     let h = f.first_chunk::<S>()?;
@@ -499,7 +551,7 @@ fn any_policy(fp: &FastPolicy, p: &mut PacketBuf) -> Option<()> {
         let o = p.data_mut().first_chunk_mut::<S>()?;
         o[E..E + 4].copy_from_slice(&vtf);
         o[E + 4..E + 6].copy_from_slice(&((srh_len + inner_len) as u16).to_be_bytes());
-        o[E + 7] = hl - 1;
+        o[E + 7] = hl.wrapping_sub(dec);
     } else if fp.kind == FastPolicy::INSERT {
         let nh = h[E + 6];
         let plen = u16::from_be_bytes([h[E + 4], h[E + 5]]) + srh_len as u16;
@@ -513,7 +565,7 @@ fn any_policy(fp: &FastPolicy, p: &mut PacketBuf) -> Option<()> {
         let o = p.data_mut().first_chunk_mut::<{ S + 24 }>()?;
         o[E..E + 4].copy_from_slice(&vtf);
         o[E + 4..E + 6].copy_from_slice(&plen.to_be_bytes());
-        o[E + 7] = hl - 1;
+        o[E + 7] = hl.wrapping_sub(dec);
         o[E + 8..E + 24].copy_from_slice(&src);
         o[S] = nh;
         o[S + 8..S + 24].copy_from_slice(&dst);

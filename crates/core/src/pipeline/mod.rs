@@ -64,9 +64,10 @@ pub struct Worker {
     pub fast_path: bool,
     /// Packets the fast path handled (for tests and `sr6 bench`).
     pub fast_hits: u64,
-    /// Set by the fast path when the packet it declines is for an End.DX4 SID (for
-    /// `fast::try_cold`, which then takes it).
-    cold_sid: bool,
+    /// Set by the fast path when the packet it declines is for a SID of a kind that
+    /// `fast::try_cold` handles (End.DX4, End.B6.Encaps): the SID's index and what the
+    /// fast path knows of it, so that `try_cold` need not look it up again.
+    cold_sid: Option<(u32, crate::tables::FastSid)>,
     /// Packets that took the general path ([`process_batch`](Self::process_batch)
     /// derives its fast-path hits from this count, off the per-packet path).
     general: u64,
@@ -81,7 +82,7 @@ impl Worker {
             rx_macs: [0; 12],
             fast_path: true,
             fast_hits: 0,
-            cold_sid: false,
+            cold_sid: None,
             general: 0,
         }
     }

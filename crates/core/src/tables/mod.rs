@@ -228,23 +228,24 @@ pub(crate) struct FastSid {
 impl FastSid {
     /// Not handled by the fast path.
     pub const NONE: u8 = 0;
-    /// End.DX4 to adjacency `arg` / on-link on device `arg` (`fast::try_cold`). Below
-    /// the kinds of `fast::try6`, so that it declines them together with NONE in one
-    /// compare.
+    /// End.DX4 to adjacency `arg` / on-link on device `arg`, and End.B6.Encaps(.Red)
+    /// without flavours with policy `arg` (`fast::try_cold`). Below the kinds of
+    /// `fast::try6`, so that it declines them together with NONE in one compare.
     pub const DX4_ADJ: u8 = 1;
     pub const DX4_ONLINK: u8 = 2;
+    pub const B6_ENCAPS: u8 = 3;
     /// The last kind `fast::try6` declines.
-    pub const COLD: u8 = 2;
+    pub const COLD: u8 = 3;
     /// End, End.T without flavours: the next segment is looked up in FIB `arg`.
-    pub const END: u8 = 3;
+    pub const END: u8 = 4;
     /// End.X without flavours, to adjacency `arg` / on-link on device `arg`.
-    pub const END_X_ADJ: u8 = 4;
-    pub const END_X_ONLINK: u8 = 5;
+    pub const END_X_ADJ: u8 = 5;
+    pub const END_X_ONLINK: u8 = 6;
     /// End.DX6 to adjacency `arg` / on-link on device `arg`.
-    pub const DX6_ADJ: u8 = 6;
-    pub const DX6_ONLINK: u8 = 7;
+    pub const DX6_ADJ: u8 = 7;
+    pub const DX6_ONLINK: u8 = 8;
     /// End.DT6: the inner destination is looked up in FIB `arg`.
-    pub const DT6: u8 = 8;
+    pub const DT6: u8 = 9;
 
     /// As an aux word of the exact table ([`ExactMap::set_aux`]): the kind in the low
     /// byte, the argument above (NONE if it does not fit in 24 bits).
@@ -272,6 +273,7 @@ impl FastSid {
             SidOp::EndDt6 { table } => (Self::DT6, table),
             SidOp::EndDx4 { nh: NextHop::Adj(a) } => (Self::DX4_ADJ, a),
             SidOp::EndDx4 { nh: NextHop::OnLink(d) } => (Self::DX4_ONLINK, u32::from(d)),
+            SidOp::EndB6Encaps { policy } if plain => (Self::B6_ENCAPS, policy),
             _ => (Self::NONE, 0),
         };
         FastSid { kind, arg }
