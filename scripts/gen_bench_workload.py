@@ -320,6 +320,12 @@ def main():
             "-",
         )
     )
+    # Appended last, so that the frames above stay what they were before these were added.
+    wl.append(("End.DT4", [encap_frame(prev(), a6(s), 4, inner4(w.t200)) for s in pick(w.sids["End.DT4"])], "eth0", "-"))
+    # End.DT46's VRF (table 300) holds one /48 and one /24.
+    dt46 = pick(w.sids["End.DT46"])
+    wl.append(("End.DT46-v4", [encap_frame(prev(), a6(s), 4, inner4(w.t200[:1])) for s in dt46], "eth0", "-"))
+    wl.append(("End.DT46-v6", [encap_frame(prev(), a6(s), 41, inner6(w.t100[:1])) for s in dt46], "eth0", "-"))
     with open(os.path.join(a.outdir, "workloads.tsv"), "w") as f:
         f.write("# name\tpcap\tin_dev\tgoal (instructions/packet)\n")
         for name, frames, dev, goal in wl:

@@ -1,7 +1,7 @@
 //! The fast path (crates/core/src/pipeline/fast.rs) must be invisible: for every frame,
 //! the general path and the fast path produce the same verdict, the same bytes and the
 //! same counters. Frames: the bundled example's, variants built to hit each fast case
-//! (End/End.X/End.T/End.DX6/End.DT6/End.DX4/End.B6.Encaps(.Red), H.Encaps/.Red,
+//! (End/End.X/End.T/End.DX6/End.DT6/End.DX4/End.DT4/End.DT46/End.B6.Encaps(.Red), H.Encaps/.Red,
 //! H.Insert/.Red, IPv6 and IPv4 transit), and random mutations of all of them.
 
 mod common;
@@ -101,10 +101,14 @@ fn frames() -> Vec<Vec<u8>> {
             v.push(frame("fc00:9::1", sid, hl, Some((&[sid], 0, 41)), &inner6("fc00:3::4", 1)));
             v.push(frame("fc00:9::1", sid, hl, Some((&[sid, "fc00:2::1"], 1, 41)), &inner6("fc00:3::4", 9)));
         }
-        for sid in ["fc00:1::d4", "fc00:1::d5"] {
+        for sid in ["fc00:1::d4", "fc00:1::d5", "fc00:1::a4", "fc00:1::a6"] {
             for (ttl, opts, bad) in [(64, 0, false), (2, 0, false), (1, 0, false), (64, 4, false), (64, 0, true)] {
                 let inner = ip4([20, 5, 5, 5], ttl, opts, bad, udp);
                 v.push(frame("fc00:9::1", sid, hl, Some((&[sid], 0, 4)), &inner));
+            }
+            // End.DT4/DT46's VRF: gateway, /32, no neighbour, no route, multicast.
+            for dst in [[20, 9, 9, 9], [20, 5, 5, 7], [20, 6, 1, 1], [30, 0, 0, 1], [224, 0, 0, 5]] {
+                v.push(frame("fc00:9::1", sid, hl, Some((&[sid], 0, 4)), &ip4(dst, 64, 0, false, udp)));
             }
             v.push(frame("fc00:9::1", sid, hl, Some((&[sid, "fc00:2::1"], 1, 4)), &ip4([20, 5, 5, 5], 9, 0, false, udp)));
             v.push(frame("fc00:9::1", sid, hl, Some((&[sid], 0, 41)), &inner6("fc00:3::4", 9)));
@@ -188,10 +192,11 @@ proptest! {
     }
 }
 
-/// The IPv4 and End.DX4 fast paths (tried out of the batch loop) are really taken for
-/// the plain cases, gateway and on-link, and declined for the odd ones.
+/// The IPv4, End.DX4, End.DT4 and End.DT46 fast paths (tried out of the batch loop)
+/// are really taken for the plain cases, gateway and on-link, and declined for the odd
+/// ones.
 #[test]
-fn ipv4_and_end_dx4_fast_paths_are_taken() {
+fn ipv4_and_end_dx4_dt4_dt46_fast_paths_are_taken() {
     let t = tables();
     let udp: &[u8] = &[0, 1, 0, 2, 0, 12, 0, 0, 9, 9, 9, 9];
     let hits = |f: &[u8]| run(&t, true, f, 0).1.fast_hits;
@@ -208,6 +213,19 @@ fn ipv4_and_end_dx4_fast_paths_are_taken() {
     assert_eq!(hits(&dx4("fc00:1::d4", 64)), 1);
     assert_eq!(hits(&dx4("fc00:1::d4", 1)), 0);
     assert_eq!(hits(&dx4("fc00:1::d5", 64)), 0, "no neighbour: general path");
+    // End.DT4 and End.DT46 look the inner destination up in their VRF (table 200).
+    let dt = |sid: &str, dst: [u8; 4]| frame("fc00:9::1", sid, 64, Some((&[sid], 0, 4)), &ip4(dst, 64, 0, false, udp));
+    for sid in ["fc00:1::a4", "fc00:1::a6"] {
+        assert_eq!(hits(&dt(sid, [20, 9, 9, 9])), 1, "{sid}");
+        assert_eq!(hits(&dt(sid, [20, 5, 5, 9])), 1, "{sid}");
+        assert_eq!(hits(&dt(sid, [20, 5, 5, 7])), 0, "{sid}: /32, general path");
+        assert_eq!(hits(&dt(sid, [20, 6, 1, 1])), 0, "{sid}: no neighbour, general path");
+        assert_eq!(hits(&dt(sid, [30, 0, 0, 1])), 0, "{sid}: no route, general path");
+    }
+    // End.DT46 with an inner IPv6 packet; End.DT4 declines it.
+    let dt6 = |sid: &str| frame("fc00:9::1", sid, 64, Some((&[sid], 0, 41)), &inner6("fc00:3::4", 9));
+    assert_eq!(hits(&dt6("fc00:1::a6")), 1);
+    assert_eq!(hits(&dt6("fc00:1::a4")), 0);
 }
 
 /// End.B6.Encaps(.Red) (tried out of the batch loop) is really taken when its policy's

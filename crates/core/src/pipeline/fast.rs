@@ -10,9 +10,10 @@
 //! 8986 §4.1-§4.3); End.DX6 and End.DT6 on such an SRH with Segments Left 0 and an inner
 //! IPv6 packet (§4.4, §4.6); H.Encaps / H.Encaps.Red without per-packet HMAC and H.Insert
 //! / H.Insert.Red without HMAC (§5.1, §5.2). Tried only when [`try6`] declined, out of
-//! the batch loop ([`try_cold`]): IPv4 forwarding (RFC 1812 §5.2.2, §5.3.1) and End.DX4
-//! (RFC 8986 §4.5). Everything else — errors, ICMP, local delivery, on-the-wire
-//! oddities — goes to the general path.
+//! the batch loop ([`try_cold`]): IPv4 forwarding (RFC 1812 §5.2.2, §5.3.1), End.DX4,
+//! End.DT4 and End.DT46 (RFC 8986 §4.5, §4.7, §4.8) and End.B6.Encaps(.Red) without
+//! flavours (§4.14), the SID handed over by `try6`. Everything else — errors, ICMP,
+//! local delivery, on-the-wire oddities — goes to the general path.
 
 use super::Worker;
 use crate::packet::{DevId, PacketBuf, BUF_LEN};
@@ -128,7 +129,7 @@ pub fn try6(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Option<DevId> {
     if s.kind <= FastSid::COLD {
         // NONE, or a kind `try_cold` handles: it gets the SID (and need not probe for
         // NONE, which goes straight to the general path).
-        w.cold_sid = (s.kind != FastSid::NONE).then_some((i, s));
+        w.cold_sid = (i, s);
         return None;
     }
     let v = sid(t, h, rest, s, hl, dev.require_hmac)?;
@@ -201,34 +202,40 @@ fn sid(t: &Tables, h: &mut [u8; S], rest: &mut [u8], s: FastSid, hl: u8, require
         if sl != 0 || srh[0] != 41 {
             return None;
         }
-        let srh_len = segs_len + 8;
-        {
-            let inner = tail.get_mut(srh_len - 8..)?;
-            let ilen = inner.len();
-            let (ih, _) = inner.split_first_chunk_mut::<40>()?;
-            let ihl = ih[7];
-            if ih[0] >> 4 != 6 || 40 + usize::from(u16::from_be_bytes([ih[4], ih[5]])) != ilen || ihl <= 1 {
-                return None;
-            }
-            let ida = u128::from_be_bytes(ih[24..40].try_into().ok()?);
-            let (out, eth) = if s.kind == FastSid::DT6 {
-                route_to(t, s.arg, ida)?
-            } else {
-                resolve(t, s.next_hop(FastSid::DX6_ADJ), ida)?
-            };
-            // The new Ethernet header goes in the 14 bytes just before the inner packet,
-            // the end of the SRH (at least 24 bytes long).
-            let (before, inner) = tail.split_at_mut(srh_len - 8);
-            let n = before.len();
-            if n < E {
-                return None;
-            }
-            inner[7] = ihl - 1;
-            before[n - E..n - 2].copy_from_slice(&eth);
-            before[n - 2..].copy_from_slice(&[0x86, 0xdd]);
-            Some(Decap::Yes(out, 40 + srh_len))
-        }
+        decap6(t, tail, segs_len + 8, s)
     }
+}
+
+/// End.DX6 / End.DT6 (RFC 8986 §4.4, §4.6; `s.kind` DX6_* or DT6) on an SRH of
+/// `srh_len` bytes (Segments Left 0, Next Header 41: checked by the caller) followed,
+/// from byte 8 of `tail`, by an IPv6 packet: the new Ethernet header goes in front of
+/// the inner packet.
+#[inline(always)]
+fn decap6(t: &Tables, tail: &mut [u8], srh_len: usize, s: FastSid) -> Option<Decap> {
+    let inner = tail.get_mut(srh_len - 8..)?;
+    let ilen = inner.len();
+    let (ih, _) = inner.split_first_chunk_mut::<40>()?;
+    let ihl = ih[7];
+    if ih[0] >> 4 != 6 || 40 + usize::from(u16::from_be_bytes([ih[4], ih[5]])) != ilen || ihl <= 1 {
+        return None;
+    }
+    let ida = u128::from_be_bytes(ih[24..40].try_into().ok()?);
+    let (out, eth) = if s.kind == FastSid::DT6 {
+        route_to(t, s.arg, ida)?
+    } else {
+        resolve(t, s.next_hop(FastSid::DX6_ADJ), ida)?
+    };
+    // The new Ethernet header goes in the 14 bytes just before the inner packet, the end
+    // of the SRH (at least 24 bytes long).
+    let (before, inner) = tail.split_at_mut(srh_len - 8);
+    let n = before.len();
+    if n < E {
+        return None;
+    }
+    inner[7] = ihl - 1;
+    before[n - E..n - 2].copy_from_slice(&eth);
+    before[n - 2..].copy_from_slice(&[0x86, 0xdd]);
+    Some(Decap::Yes(out, 40 + srh_len))
 }
 
 /// The IPv4-mapped IPv6 form of an IPv4 address: the neighbour key of an on-link IPv4
@@ -275,7 +282,10 @@ pub fn try_cold(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Option<DevId> 
         return ipv4(t, dev, f);
     }
     // An IPv6 frame is worth a look only if `try6` found it is for such a SID.
-    let (i, s) = w.cold_sid.take()?;
+    let (i, s) = std::mem::replace(&mut w.cold_sid, (0, FastSid::NO));
+    if s.kind == FastSid::NONE {
+        return None;
+    }
     if ethertype != 0x86dd {
         return None;
     }
@@ -283,7 +293,7 @@ pub fn try_cold(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Option<DevId> 
     let out = if s.kind == FastSid::B6_ENCAPS {
         b6_encaps(t, dev, p, s.arg)?
     } else {
-        match end_dx4(t, dev, f, s)? {
+        match end_decap(t, dev, f, s)? {
             Decap::No(out) => out,
             Decap::Yes(out, pull) => {
                 let _ = p.pull_front(pull);
@@ -345,18 +355,22 @@ fn b6_encaps(t: &Tables, dev: &Device, p: &mut PacketBuf, policy: u32) -> Option
     }
     let nda: [u8; 16] = tail.get(16 * slm1..16 * slm1 + 16)?.try_into().ok()?;
     let sid: [u8; 16] = h[E + 24..E + 40].try_into().ok()?;
-    h[E + 7] -= 1;
     srh[3] = sl - 1;
     h[E + 24..E + 40].copy_from_slice(&nda);
-    if (fp.rewrite)(fp, p, 0).is_none() {
+    // The rewrite sets the outer hop limit to the packet's minus one: what the inner
+    // one is about to become.
+    if (fp.rewrite)(fp, p).is_none() {
         // Put the packet back as it was (the rewrite itself changed nothing).
-        let f = p.data_mut();
-        if let Some(h) = f.first_chunk_mut::<{ S + 4 }>() {
-            h[E + 7] += 1;
+        if let Some(h) = p.data_mut().first_chunk_mut::<{ S + 4 }>() {
             h[S + 3] = sl;
             h[E + 24..E + 40].copy_from_slice(&sid);
         }
         return None;
+    }
+    // The inner hop limit, now behind the policy's headers (`fp.len` bytes, Ethernet
+    // included, in place of the Ethernet header).
+    if let Some(hl) = p.data_mut().get_mut(usize::from(fp.len) + 7) {
+        *hl -= 1;
     }
     Some(fp.out)
 }
@@ -374,47 +388,79 @@ fn ipv4(t: &Tables, dev: &Device, f: &mut [u8]) -> Option<DevId> {
     if !dev.forwarding4 || dst >= 0xe000_0000 {
         return None;
     }
-    let fib = t.fibs.first()?;
-    let (e, code) = fib.lpm4.lookup_aux(u128::from(dst) << 96);
-    if lpm::entry_marked(e) && fib.exact4.get(u128::from(dst)).is_some() {
-        return None;
-    }
-    let (out, mac) = match gateway(code) {
-        Some(r) => r,
-        None => match *fib.lpm4.value(e)? {
-            Route::Forward(nh) => resolve(t, nh, mapped(dst))?,
-            _ => return None,
-        },
-    };
+    let (out, mac) = route4_to(t, Tables::MAIN, dst)?;
     ipv4_decrement_ttl(ip);
     eth[..12].copy_from_slice(&mac);
     Some(out)
 }
 
-/// An IPv6 frame for End.DX4 SID `s` of the main FIB ([`srh_frame`]): what [`dx4`] did.
+/// The adjacency FIB `table` sends IPv4 destination `dst` to, if that is a plain route
+/// (not a /32 of the exact table).
 #[inline(always)]
-fn end_dx4(t: &Tables, dev: &Device, f: &mut [u8], s: FastSid) -> Option<Decap> {
-    if s.kind != FastSid::DX4_ADJ && s.kind != FastSid::DX4_ONLINK {
+fn route4_to(t: &Tables, table: u32, dst: u32) -> Option<(DevId, [u8; 12])> {
+    let fib = t.fibs.get(table as usize)?;
+    let (e, code) = fib.lpm4.lookup_aux(u128::from(dst) << 96);
+    if lpm::entry_marked(e) && fib.exact4.get(u128::from(dst)).is_some() {
+        return None;
+    }
+    match gateway(code) {
+        Some(r) => Some(r),
+        None => match *fib.lpm4.value(e)? {
+            Route::Forward(nh) => resolve(t, nh, mapped(dst)),
+            _ => None,
+        },
+    }
+}
+
+/// An IPv6 frame for a decapsulating SID `s` of `try_cold`'s kinds (End.DX4, End.DT4,
+/// End.DT46) of the main FIB ([`srh_frame`]) with Segments Left 0: what [`decap4`] or,
+/// for End.DT46 with an inner IPv6 packet, [`decap6`] did.
+#[inline(always)]
+fn end_decap(t: &Tables, dev: &Device, f: &mut [u8], s: FastSid) -> Option<Decap> {
+    if !matches!(s.kind, FastSid::DX4_ADJ | FastSid::DX4_ONLINK | FastSid::DT4 | FastSid::DT46) {
         return None;
     }
     let (_, srh, tail) = srh_frame(dev, f)?;
     let srh_len = 16 * (usize::from(srh[4]) + 1) + 8;
-    dx4(t, srh, tail, srh_len, s, dev.forwarding4)
+    if srh[3] != 0 {
+        return None;
+    }
+    match srh[0] {
+        4 => decap4(t, tail, srh_len, s, dev.forwarding4),
+        41 if s.kind == FastSid::DT46 => dt46_ipv6(t, tail, srh_len, s.arg),
+        _ => None,
+    }
 }
 
-/// End.DX4 (RFC 8986 §4.5) on an SRH (`srh_len` bytes, the first 8 in `srh`, the rest
-/// starting `tail`) with Segments Left 0 and an inner IPv4 packet without options: the
-/// new Ethernet header goes in front of the inner packet.
+/// End.DT46 with an inner IPv6 packet: End.DT6's [`decap6`] with FIB `table`. Out of
+/// line, so that its registers do not cost the IPv4 cases of [`end_decap`] spills.
+#[inline(never)]
+fn dt46_ipv6(t: &Tables, tail: &mut [u8], srh_len: usize, table: u32) -> Option<Decap> {
+    decap6(t, tail, srh_len, FastSid { kind: FastSid::DT6, arg: table })
+}
+
+/// End.DX4 (RFC 8986 §4.5; to its next hop) or End.DT4 / End.DT46 (§4.7, §4.8; to what
+/// FIB `s.arg` says) on an SRH of `srh_len` bytes followed, from byte 8 of `tail`, by an
+/// IPv4 packet without options: the new Ethernet header goes in front of the inner
+/// packet. Multicast, broadcast and class E destinations of a lookup are left to the
+/// general path, as for IPv4 forwarding.
 #[inline(always)]
-fn dx4(t: &Tables, srh: &[u8; 8], tail: &mut [u8], srh_len: usize, s: FastSid, forwarding4: bool) -> Option<Decap> {
-    if srh[3] != 0 || srh[0] != 4 || !forwarding4 {
+fn decap4(t: &Tables, tail: &mut [u8], srh_len: usize, s: FastSid, forwarding4: bool) -> Option<Decap> {
+    if !forwarding4 {
         return None;
     }
     let (before, inner) = tail.split_at_mut_checked(srh_len - 8)?;
     let ilen = inner.len();
     let ip = inner.first_chunk_mut::<20>()?;
     let dst = ipv4_ok(ip, ilen)?;
-    let (out, mac) = resolve(t, s.next_hop(FastSid::DX4_ADJ), mapped(dst))?;
+    let (out, mac) = if s.kind == FastSid::DX4_ADJ || s.kind == FastSid::DX4_ONLINK {
+        resolve(t, s.next_hop(FastSid::DX4_ADJ), mapped(dst))?
+    } else {
+        if dst >= 0xe000_0000 {
+            return None;
+        }
+        route4_to(t, s.arg, dst)?
+    };
     let n = before.len();
     if n < E {
         return None;
@@ -430,7 +476,7 @@ fn dx4(t: &Tables, srh: &[u8; 8], tail: &mut [u8], srh_len: usize, s: FastSid, f
 #[inline(always)]
 fn policy(t: &Tables, w: &mut Worker, p: &mut PacketBuf, i: u32) -> Option<DevId> {
     let fp = t.fast_policies.get(i as usize)?;
-    (fp.rewrite)(fp, p, 1)?;
+    (fp.rewrite)(fp, p)?;
     if let Some(c) = w.counters.policies.get_mut(i as usize) {
         *c += 1;
     }
@@ -439,11 +485,9 @@ fn policy(t: &Tables, w: &mut Worker, p: &mut PacketBuf, i: u32) -> Option<DevId
 
 /// The rewrite of a head-end policy, chosen when the tables are built
 /// ([`rewrite_for`]); called through the pointer, out of the batch loop (inlined, the
-/// registers it needs would cost the other cases spills there). The third argument is
-/// how much lower the new hop limit is than the packet's (1 for H.Encaps and H.Insert,
-/// 0 for End.B6.Encaps, whose packet's was decremented already). `None` leaves the
-/// frame untouched.
-pub(crate) type Rewrite = fn(&FastPolicy, &mut PacketBuf, u8) -> Option<()>;
+/// registers it needs would cost the other cases spills there). `None` leaves the frame
+/// untouched.
+pub(crate) type Rewrite = fn(&FastPolicy, &mut PacketBuf) -> Option<()>;
 
 /// The rewrite of a policy of [`FastPolicy`] kind `kind` with `len` bytes of headers:
 /// the usual lengths (an SRH of 1 to 4 segments and no TLV) have code of their own,
@@ -472,7 +516,7 @@ const _: () = assert!(BUF_LEN + FastPolicy::BLOCK <= u16::MAX as usize);
 /// traffic class and flow label are the inner packet's, the hop limit one less. `K` is
 /// `N` rounded up to 16 (the block written), `W` = `K` + 40: the view also holds the
 /// inner IPv6 header, read before it is covered.
-fn encap<const N: usize, const K: usize, const W: usize>(fp: &FastPolicy, p: &mut PacketBuf, dec: u8) -> Option<()> {
+fn encap<const N: usize, const K: usize, const W: usize>(fp: &FastPolicy, p: &mut PacketBuf) -> Option<()> {
     const { assert!(K % 16 == 0 && K >= N && K - N < 16 && W == K + 40 && N >= S && K <= FastPolicy::BLOCK) };
     // At most BUF_LEN + N - S - E (see the assertion above).
     let plen = (p.len() - E + (N - S)) as u16;
@@ -486,7 +530,7 @@ fn encap<const N: usize, const K: usize, const W: usize>(fp: &FastPolicy, p: &mu
     let o = K - N + E;
     d[o..o + 4].copy_from_slice(&vtf);
     d[o + 4..o + 6].copy_from_slice(&plen.to_be_bytes());
-    d[o + 7] = hl.wrapping_sub(dec);
+    d[o + 7] = hl.wrapping_sub(1);
     Some(())
 }
 
@@ -494,7 +538,7 @@ fn encap<const N: usize, const K: usize, const W: usize>(fp: &FastPolicy, p: &mu
 /// + IPv6 headers; the source, traffic class and flow label stay, the old destination
 /// becomes Segment List[0] and the old Next Header the SRH's. `K` as in [`encap`]: the
 /// view ends where the old IPv6 header does, so it holds that header too.
-fn insert<const N: usize, const K: usize>(fp: &FastPolicy, p: &mut PacketBuf, dec: u8) -> Option<()> {
+fn insert<const N: usize, const K: usize>(fp: &FastPolicy, p: &mut PacketBuf) -> Option<()> {
     const { assert!(K % 16 == 0 && K >= N && K - N < 16 && N >= S + 24 && K <= FastPolicy::BLOCK) };
     // The new Payload Length, the old one (checked by `try6`: the frame's length - S)
     // + the SRH's: at most BUF_LEN + N - 2 S (see the assertion above).
@@ -512,7 +556,7 @@ fn insert<const N: usize, const K: usize>(fp: &FastPolicy, p: &mut PacketBuf, de
     let o = K - N;
     d[o + E..o + E + 4].copy_from_slice(&vtf);
     d[o + E + 4..o + E + 6].copy_from_slice(&plen.to_be_bytes());
-    d[o + E + 7] = hl.wrapping_sub(dec);
+    d[o + E + 7] = hl.wrapping_sub(1);
     d[o + E + 8..o + E + 24].copy_from_slice(&src.to_ne_bytes());
     d[o + S] = nh;
     d[o + S + 8..o + S + 24].copy_from_slice(&dst.to_ne_bytes());
@@ -531,7 +575,7 @@ fn copy<const K: usize>(d: &mut [u8; K], s: &[u8; K]) {
 }
 
 /// [`Rewrite`] for the other header lengths.
-fn any_policy(fp: &FastPolicy, p: &mut PacketBuf, dec: u8) -> Option<()> {
+fn any_policy(fp: &FastPolicy, p: &mut PacketBuf) -> Option<()> {
     let f = p.data();
     let inner_len = f.len() - E;
     let h = f.first_chunk::<S>()?;
@@ -551,7 +595,7 @@ fn any_policy(fp: &FastPolicy, p: &mut PacketBuf, dec: u8) -> Option<()> {
         let o = p.data_mut().first_chunk_mut::<S>()?;
         o[E..E + 4].copy_from_slice(&vtf);
         o[E + 4..E + 6].copy_from_slice(&((srh_len + inner_len) as u16).to_be_bytes());
-        o[E + 7] = hl.wrapping_sub(dec);
+        o[E + 7] = hl - 1;
     } else if fp.kind == FastPolicy::INSERT {
         let nh = h[E + 6];
         let plen = u16::from_be_bytes([h[E + 4], h[E + 5]]) + srh_len as u16;
@@ -565,7 +609,7 @@ fn any_policy(fp: &FastPolicy, p: &mut PacketBuf, dec: u8) -> Option<()> {
         let o = p.data_mut().first_chunk_mut::<{ S + 24 }>()?;
         o[E..E + 4].copy_from_slice(&vtf);
         o[E + 4..E + 6].copy_from_slice(&plen.to_be_bytes());
-        o[E + 7] = hl.wrapping_sub(dec);
+        o[E + 7] = hl - 1;
         o[E + 8..E + 24].copy_from_slice(&src);
         o[S] = nh;
         o[S + 8..S + 24].copy_from_slice(&dst);

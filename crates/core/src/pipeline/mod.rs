@@ -65,9 +65,10 @@ pub struct Worker {
     /// Packets the fast path handled (for tests and `sr6 bench`).
     pub fast_hits: u64,
     /// Set by the fast path when the packet it declines is for a SID of a kind that
-    /// `fast::try_cold` handles (End.DX4, End.B6.Encaps): the SID's index and what the
-    /// fast path knows of it, so that `try_cold` need not look it up again.
-    cold_sid: Option<(u32, crate::tables::FastSid)>,
+    /// `fast::try_cold` handles (End.DX4, End.DT4, End.DT46, End.B6.Encaps): the SID's
+    /// index and what the fast path knows of it, so that `try_cold` need not look it up
+    /// again (kind NONE: no such SID).
+    cold_sid: (u32, crate::tables::FastSid),
     /// Packets that took the general path ([`process_batch`](Self::process_batch)
     /// derives its fast-path hits from this count, off the per-packet path).
     general: u64,
@@ -82,7 +83,7 @@ impl Worker {
             rx_macs: [0; 12],
             fast_path: true,
             fast_hits: 0,
-            cold_sid: None,
+            cold_sid: (0, crate::tables::FastSid::NO),
             general: 0,
         }
     }
