@@ -1,7 +1,7 @@
 //! The fast path (crates/core/src/pipeline/fast.rs) must be invisible: for every frame,
 //! the general path and the fast path produce the same verdict, the same bytes and the
 //! same counters. Frames: the bundled example's, variants built to hit each fast case
-//! (End/End.X/End.T/End.DX6/End.DT6/End.DX4/End.DT4/End.DT46/End.B6.Encaps(.Red), H.Encaps/.Red,
+//! (End/End.X/End.T/End.DX6/End.DT6/End.DX4/End.DT4/End.DT46/End.DX2/End.B6.Encaps(.Red), H.Encaps/.Red,
 //! H.Insert/.Red, IPv6 and IPv4 transit), and random mutations of all of them.
 
 mod common;
@@ -101,6 +101,12 @@ fn frames() -> Vec<Vec<u8>> {
             v.push(frame("fc00:9::1", sid, hl, Some((&[sid], 0, 41)), &inner6("fc00:3::4", 1)));
             v.push(frame("fc00:9::1", sid, hl, Some((&[sid, "fc00:2::1"], 1, 41)), &inner6("fc00:3::4", 9)));
         }
+        // End.DX2: an inner Ethernet frame, a too short one, and an IPv6 packet.
+        let l2 = frame4(&ip4([20, 5, 5, 5], 64, 0, false, udp));
+        v.push(frame("fc00:9::1", "fc00:1::d2", hl, Some((&["fc00:1::d2"], 0, 143)), &l2));
+        v.push(frame("fc00:9::1", "fc00:1::d2", hl, Some((&["fc00:1::d2"], 0, 143)), &l2[..13]));
+        v.push(frame("fc00:9::1", "fc00:1::d2", hl, Some((&["fc00:1::d2", "fc00:2::1"], 1, 143)), &l2));
+        v.push(frame("fc00:9::1", "fc00:1::d2", hl, Some((&["fc00:1::d2"], 0, 41)), &inner6("fc00:3::4", 9)));
         for sid in ["fc00:1::d4", "fc00:1::d5", "fc00:1::a4", "fc00:1::a6"] {
             for (ttl, opts, bad) in [(64, 0, false), (2, 0, false), (1, 0, false), (64, 4, false), (64, 0, true)] {
                 let inner = ip4([20, 5, 5, 5], ttl, opts, bad, udp);
@@ -192,11 +198,11 @@ proptest! {
     }
 }
 
-/// The IPv4, End.DX4, End.DT4 and End.DT46 fast paths (tried out of the batch loop)
+/// The IPv4, End.DX4, End.DT4, End.DT46 and End.DX2 fast paths (tried out of the batch loop)
 /// are really taken for the plain cases, gateway and on-link, and declined for the odd
 /// ones.
 #[test]
-fn ipv4_and_end_dx4_dt4_dt46_fast_paths_are_taken() {
+fn ipv4_and_end_dx4_dt4_dt46_dx2_fast_paths_are_taken() {
     let t = tables();
     let udp: &[u8] = &[0, 1, 0, 2, 0, 12, 0, 0, 9, 9, 9, 9];
     let hits = |f: &[u8]| run(&t, true, f, 0).1.fast_hits;
@@ -226,6 +232,15 @@ fn ipv4_and_end_dx4_dt4_dt46_fast_paths_are_taken() {
     let dt6 = |sid: &str| frame("fc00:9::1", sid, 64, Some((&[sid], 0, 41)), &inner6("fc00:3::4", 9));
     assert_eq!(hits(&dt6("fc00:1::a6")), 1);
     assert_eq!(hits(&dt6("fc00:1::a4")), 0);
+    // End.DX2: the inner frame leaves unchanged out of eth2 (device 2).
+    let l2 = frame4(&ip4([20, 5, 5, 5], 64, 0, false, udp));
+    let dx2 = frame("fc00:9::1", "fc00:1::d2", 64, Some((&["fc00:1::d2"], 0, 143)), &l2);
+    let (b, w) = run(&t, true, &dx2, 0);
+    assert_eq!(w.fast_hits, 1);
+    assert_eq!(b.verdict, sr6_core::packet::Verdict::Tx(2));
+    assert_eq!(b.data(), &l2[..]);
+    let short = frame("fc00:9::1", "fc00:1::d2", 64, Some((&["fc00:1::d2"], 0, 143)), &l2[..13]);
+    assert_eq!(hits(&short), 0, "inner frame shorter than an Ethernet header: general path");
 }
 
 /// End.B6.Encaps(.Red) (tried out of the batch loop) is really taken when its policy's

@@ -11,7 +11,7 @@
 //! IPv6 packet (§4.4, §4.6); H.Encaps / H.Encaps.Red without per-packet HMAC and H.Insert
 //! / H.Insert.Red without HMAC (§5.1, §5.2). Tried only when [`try6`] declined, out of
 //! the batch loop ([`try_cold`]): IPv4 forwarding (RFC 1812 §5.2.2, §5.3.1), End.DX4,
-//! End.DT4 and End.DT46 (RFC 8986 §4.5, §4.7, §4.8) and End.B6.Encaps(.Red) without
+//! End.DT4, End.DT46 and End.DX2 (RFC 8986 §4.5, §4.7-§4.9) and End.B6.Encaps(.Red) without
 //! flavours (§4.14), the SID handed over by `try6`. Everything else — errors, ICMP,
 //! local delivery, on-the-wire oddities — goes to the general path.
 
@@ -413,11 +413,12 @@ fn route4_to(t: &Tables, table: u32, dst: u32) -> Option<(DevId, [u8; 12])> {
 }
 
 /// An IPv6 frame for a decapsulating SID `s` of `try_cold`'s kinds (End.DX4, End.DT4,
-/// End.DT46) of the main FIB ([`srh_frame`]) with Segments Left 0: what [`decap4`] or,
-/// for End.DT46 with an inner IPv6 packet, [`decap6`] did.
+/// End.DT46, End.DX2) of the main FIB ([`srh_frame`]) with Segments Left 0: what
+/// [`decap4`] or, for End.DT46 with an inner IPv6 packet, [`decap6`] did; for End.DX2
+/// (RFC 8986 §4.9) the inner Ethernet frame leaves unchanged out of the SID's device.
 #[inline(always)]
 fn end_decap(t: &Tables, dev: &Device, f: &mut [u8], s: FastSid) -> Option<Decap> {
-    if !matches!(s.kind, FastSid::DX4_ADJ | FastSid::DX4_ONLINK | FastSid::DT4 | FastSid::DT46) {
+    if !matches!(s.kind, FastSid::DX4_ADJ | FastSid::DX4_ONLINK | FastSid::DT4 | FastSid::DT46 | FastSid::DX2) {
         return None;
     }
     let (_, srh, tail) = srh_frame(dev, f)?;
@@ -428,6 +429,9 @@ fn end_decap(t: &Tables, dev: &Device, f: &mut [u8], s: FastSid) -> Option<Decap
     match srh[0] {
         4 => decap4(t, tail, srh_len, s, dev.forwarding4),
         41 if s.kind == FastSid::DT46 => dt46_ipv6(t, tail, srh_len, s.arg),
+        sr6_wire::IPPROTO_ETHERNET if s.kind == FastSid::DX2 && tail.len() >= srh_len - 8 + E => {
+            Some(Decap::Yes(s.arg as DevId, E + 40 + srh_len))
+        }
         _ => None,
     }
 }

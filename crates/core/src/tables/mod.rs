@@ -232,25 +232,26 @@ impl FastSid {
     pub const NO: FastSid = FastSid { kind: Self::NONE, arg: 0 };
     /// The kinds `fast::try_cold` handles: End.DX4 to adjacency `arg` / on-link on
     /// device `arg`; End.B6.Encaps(.Red) without flavours with policy `arg`; End.DT4
-    /// and End.DT46 with FIB `arg`. Below the kinds of `fast::try6`, so that it declines
-    /// them together with NONE in one compare.
+    /// and End.DT46 with FIB `arg`; End.DX2 out of device `arg`. Below the kinds of
+    /// `fast::try6`, so that it declines them together with NONE in one compare.
     pub const DX4_ADJ: u8 = 1;
     pub const DX4_ONLINK: u8 = 2;
     pub const B6_ENCAPS: u8 = 3;
     pub const DT4: u8 = 4;
     pub const DT46: u8 = 5;
+    pub const DX2: u8 = 6;
     /// The last kind `fast::try6` declines.
-    pub const COLD: u8 = 5;
+    pub const COLD: u8 = 6;
     /// End, End.T without flavours: the next segment is looked up in FIB `arg`.
-    pub const END: u8 = 6;
+    pub const END: u8 = 7;
     /// End.X without flavours, to adjacency `arg` / on-link on device `arg`.
-    pub const END_X_ADJ: u8 = 7;
-    pub const END_X_ONLINK: u8 = 8;
+    pub const END_X_ADJ: u8 = 8;
+    pub const END_X_ONLINK: u8 = 9;
     /// End.DX6 to adjacency `arg` / on-link on device `arg`.
-    pub const DX6_ADJ: u8 = 9;
-    pub const DX6_ONLINK: u8 = 10;
+    pub const DX6_ADJ: u8 = 10;
+    pub const DX6_ONLINK: u8 = 11;
     /// End.DT6: the inner destination is looked up in FIB `arg`.
-    pub const DT6: u8 = 11;
+    pub const DT6: u8 = 12;
 
     /// As an aux word of the exact table ([`ExactMap::set_aux`]): the kind in the low
     /// byte, the argument above (NONE if it does not fit in 24 bits).
@@ -281,6 +282,7 @@ impl FastSid {
             SidOp::EndB6Encaps { policy } if plain => (Self::B6_ENCAPS, policy),
             SidOp::EndDt4 { table } => (Self::DT4, table),
             SidOp::EndDt46 { table } => (Self::DT46, table),
+            SidOp::EndDx2 { oif } => (Self::DX2, u32::from(oif)),
             _ => (Self::NONE, 0),
         };
         FastSid { kind, arg }
