@@ -90,7 +90,7 @@ fn frames() -> Vec<Vec<u8>> {
         for d in ["fc00:5::1", "fc00:6::1", "fc00:7::1", "fc00:8::1", "fc00:9::1", "fc00:b::1", "fc00:c::1", "fc00:d::1", "fc00:e::1", "fc00:f::1", "fc00:10::1"] {
             v.push(frame("fc00:a::2", d, hl, None, udp));
         }
-        for sid in ["fc00:1::e", "fc00:1::e7", "fc00:1::c3", "fc00:1::7", "fc00:1::b6", "fc00:1::b7", "fc00:1::b8"] {
+        for sid in ["fc00:1::e", "fc00:1::e7", "fc00:1::e8", "fc00:1::c3", "fc00:1::c4", "fc00:1::c5", "fc00:1::7", "fc00:1::78", "fc00:1::b6", "fc00:1::b7", "fc00:1::b8"] {
             v.push(frame("fc00:9::1", sid, hl, Some((&["fc00:3::1", "fc00:2::1", sid], 2, 17)), udp));
             v.push(frame("fc00:9::1", sid, hl, Some((&["fc00:3::1", sid], 1, 17)), udp));
             v.push(frame("fc00:9::1", sid, hl, Some((&["fc00:3::1", sid], 3, 17)), udp));
@@ -260,5 +260,27 @@ fn end_b6_encaps_fast_path_is_taken() {
     // And the bytes are the general path's.
     for f in [b6("fc00:1::b6", 1), b6("fc00:1::b7", 1), b6("fc00:1::b6", 2)] {
         same(&t, &f, 0).unwrap();
+    }
+}
+
+/// End, End.X and End.T with PSP (tried out of the batch loop) are really taken, with
+/// the SRH removed when Segments Left reaches 0 and kept before; without PSP, USP and
+/// USD change nothing while Segments Left > 0, so such a SID takes the fast path in the
+/// loop.
+#[test]
+fn psp_fast_path_is_taken() {
+    let t = tables();
+    let udp: &[u8] = &[0, 1, 0, 2, 0, 12, 0, 0, 9, 9, 9, 9];
+    let hits = |f: &[u8]| run(&t, true, f, 0).1.fast_hits;
+    for sid in ["fc00:1::7", "fc00:1::e7", "fc00:1::c4", "fc00:1::78", "fc00:1::e8"] {
+        let penultimate = frame("fc00:9::1", sid, 64, Some((&["fc00:3::1", sid], 1, 17)), udp);
+        let earlier = frame("fc00:9::1", sid, 64, Some((&["fc00:2::1", "fc00:3::1", sid], 2, 17)), udp);
+        for f in [&penultimate, &earlier] {
+            assert_eq!(hits(f), 1, "{sid}");
+            same(&t, f, 0).unwrap();
+        }
+        let (b, _) = run(&t, true, &penultimate, 0);
+        let srh_gone = b.len() == penultimate.len() - 40;
+        assert_eq!(srh_gone, sid != "fc00:1::e8" && sid != "fc00:1::7", "{sid}: SRH removed only with PSP");
     }
 }

@@ -5,14 +5,15 @@
 //! (`crates/sr6/tests/fast_path.rs`) checks both give the same bytes, verdicts and
 //! counters.
 //!
-//! Handled here: transit forwarding (RFC 8200 §3); End, End.X, End.T without flavours
+//! Handled here: transit forwarding (RFC 8200 §3); End, End.X, End.T without PSP
 //! on an SRH that directly follows the IPv6 header, has no TLVs and needs no HMAC (RFC
 //! 8986 §4.1-§4.3); End.DX6 and End.DT6 on such an SRH with Segments Left 0 and an inner
 //! IPv6 packet (§4.4, §4.6); H.Encaps / H.Encaps.Red without per-packet HMAC and H.Insert
 //! / H.Insert.Red without HMAC (§5.1, §5.2). Tried only when [`try6`] declined, out of
 //! the batch loop ([`try_cold`]): IPv4 forwarding (RFC 1812 §5.2.2, §5.3.1), End.DX4,
-//! End.DT4, End.DT46 and End.DX2 (RFC 8986 §4.5, §4.7-§4.9) and End.B6.Encaps(.Red) without
-//! flavours (§4.14), the SID handed over by `try6`. Everything else — errors, ICMP,
+//! End.DT4, End.DT46 and End.DX2 (RFC 8986 §4.5, §4.7-§4.9), End.B6.Encaps(.Red) without
+//! flavours (§4.14) and End, End.T, End.X with PSP (§4.16.1), the SID handed over by
+//! `try6`. Everything else — errors, ICMP,
 //! local delivery, on-the-wire oddities — goes to the general path.
 
 use super::Worker;
@@ -293,7 +294,8 @@ pub fn try_cold(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Option<DevId> 
     let out = if s.kind == FastSid::B6_ENCAPS {
         b6_encaps(t, dev, p, s.arg)?
     } else {
-        match end_decap(t, dev, f, s)? {
+        let v = if s.kind >= FastSid::END_PSP { end_psp(t, dev, f, s)? } else { end_decap(t, dev, f, s)? };
+        match v {
             Decap::No(out) => out,
             Decap::Yes(out, pull) => {
                 let _ = p.pull_front(pull);
@@ -410,6 +412,44 @@ fn route4_to(t: &Tables, table: u32, dst: u32) -> Option<(DevId, [u8; 12])> {
             _ => None,
         },
     }
+}
+
+/// End, End.T or End.X with the PSP flavour (RFC 8986 §4.1-§4.3 S12-S15, §4.16.1) on an
+/// IPv6 frame for SID `s` of the main FIB ([`srh_frame`]), as the general path does it
+/// (`behaviour::end::next_segment`): hop limit and Segments Left minus one, the
+/// destination from the Segment List; when Segments Left reaches 0, the SRH removed
+/// (S14.1-S14.4: its Next Header to the IPv6 header, the Payload Length shortened, the
+/// Ethernet + IPv6 headers moved up over it). All lookups before the frame is touched.
+#[inline(never)]
+fn end_psp(t: &Tables, dev: &Device, f: &mut [u8], s: FastSid) -> Option<Decap> {
+    let len = f.len();
+    let (h, srh, tail) = srh_frame(dev, f)?;
+    let sl = srh[3];
+    let slm1 = usize::from(sl).wrapping_sub(1);
+    if slm1 > usize::from(srh[4]) {
+        return None;
+    }
+    let srh_len = 16 * (usize::from(srh[4]) + 1) + 8;
+    let nda = u128::from_be_bytes(tail.get(16 * slm1..16 * slm1 + 16)?.try_into().ok()?);
+    let (out, eth) = if s.kind == FastSid::END_PSP {
+        route_to(t, s.arg, nda)?
+    } else {
+        resolve(t, s.next_hop(FastSid::END_X_PSP_ADJ), nda)?
+    };
+    h[E + 7] -= 1;
+    h[E + 24..E + 40].copy_from_slice(&nda.to_be_bytes());
+    h[..12].copy_from_slice(&eth);
+    if sl > 1 {
+        srh[3] = sl - 1;
+        return Some(Decap::No(out));
+    }
+    // PSP: the new Payload Length is the frame's length less the headers (no Ethernet
+    // padding: `srh_frame` checked).
+    h[E + 6] = srh[0];
+    h[E + 4..E + 6].copy_from_slice(&((len - S - srh_len) as u16).to_be_bytes());
+    let moved = *h;
+    f.get_mut(srh_len..srh_len + S)?.copy_from_slice(&moved);
+    Some(Decap::Yes(out, srh_len))
 }
 
 /// An IPv6 frame for a decapsulating SID `s` of `try_cold`'s kinds (End.DX4, End.DT4,

@@ -232,7 +232,8 @@ impl FastSid {
     pub const NO: FastSid = FastSid { kind: Self::NONE, arg: 0 };
     /// The kinds `fast::try_cold` handles: End.DX4 to adjacency `arg` / on-link on
     /// device `arg`; End.B6.Encaps(.Red) without flavours with policy `arg`; End.DT4
-    /// and End.DT46 with FIB `arg`; End.DX2 out of device `arg`. Below the kinds of
+    /// and End.DT46 with FIB `arg`; End.DX2 out of device `arg`; End, End.T (FIB `arg`)
+    /// and End.X (adjacency / device `arg`) with the PSP flavour. Below the kinds of
     /// `fast::try6`, so that it declines them together with NONE in one compare.
     pub const DX4_ADJ: u8 = 1;
     pub const DX4_ONLINK: u8 = 2;
@@ -240,18 +241,23 @@ impl FastSid {
     pub const DT4: u8 = 4;
     pub const DT46: u8 = 5;
     pub const DX2: u8 = 6;
+    pub const END_PSP: u8 = 7;
+    pub const END_X_PSP_ADJ: u8 = 8;
+    pub const END_X_PSP_ONLINK: u8 = 9;
     /// The last kind `fast::try6` declines.
-    pub const COLD: u8 = 6;
-    /// End, End.T without flavours: the next segment is looked up in FIB `arg`.
-    pub const END: u8 = 7;
-    /// End.X without flavours, to adjacency `arg` / on-link on device `arg`.
-    pub const END_X_ADJ: u8 = 8;
-    pub const END_X_ONLINK: u8 = 9;
+    pub const COLD: u8 = 9;
+    /// End, End.T without PSP: the next segment is looked up in FIB `arg`. (USP and
+    /// USD act only on a packet that arrives with Segments Left 0, which the fast path
+    /// leaves to the general path.)
+    pub const END: u8 = 10;
+    /// End.X without PSP, to adjacency `arg` / on-link on device `arg`.
+    pub const END_X_ADJ: u8 = 11;
+    pub const END_X_ONLINK: u8 = 12;
     /// End.DX6 to adjacency `arg` / on-link on device `arg`.
-    pub const DX6_ADJ: u8 = 10;
-    pub const DX6_ONLINK: u8 = 11;
+    pub const DX6_ADJ: u8 = 13;
+    pub const DX6_ONLINK: u8 = 14;
     /// End.DT6: the inner destination is looked up in FIB `arg`.
-    pub const DT6: u8 = 12;
+    pub const DT6: u8 = 15;
 
     /// As an aux word of the exact table ([`ExactMap::set_aux`]): the kind in the low
     /// byte, the argument above (NONE if it does not fit in 24 bits).
@@ -269,11 +275,14 @@ impl FastSid {
 
     pub(crate) fn of(s: &Sid) -> FastSid {
         let plain = s.flavors.is_empty();
+        let psp = s.flavors.psp;
         let (kind, arg) = match s.op {
-            SidOp::End if plain => (Self::END, Tables::MAIN),
-            SidOp::EndT { table } if plain => (Self::END, table),
-            SidOp::EndX { nh: NextHop::Adj(a) } if plain => (Self::END_X_ADJ, a),
-            SidOp::EndX { nh: NextHop::OnLink(d) } if plain => (Self::END_X_ONLINK, u32::from(d)),
+            SidOp::End => (if psp { Self::END_PSP } else { Self::END }, Tables::MAIN),
+            SidOp::EndT { table } => (if psp { Self::END_PSP } else { Self::END }, table),
+            SidOp::EndX { nh: NextHop::Adj(a) } => (if psp { Self::END_X_PSP_ADJ } else { Self::END_X_ADJ }, a),
+            SidOp::EndX { nh: NextHop::OnLink(d) } => {
+                (if psp { Self::END_X_PSP_ONLINK } else { Self::END_X_ONLINK }, u32::from(d))
+            }
             SidOp::EndDx6 { nh: NextHop::Adj(a) } => (Self::DX6_ADJ, a),
             SidOp::EndDx6 { nh: NextHop::OnLink(d) } => (Self::DX6_ONLINK, u32::from(d)),
             SidOp::EndDt6 { table } => (Self::DT6, table),
