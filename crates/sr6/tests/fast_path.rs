@@ -85,9 +85,9 @@ fn frames() -> Vec<Vec<u8>> {
         v.push(frame("fc00:a::2", "fc00:2::9", hl, None, udp));
         v.push(frame("fc00:a::2", "fc00:3::9", hl, None, udp));
         v.push(frame("fc00:a::2", "fc00:23::77", hl, None, udp));
-        // Head-end policies: encap and inline with 1 to 5 segments (every header length
-        // `fast::rewrite` has code for, and longer).
-        for d in ["fc00:5::1", "fc00:6::1", "fc00:7::1", "fc00:8::1", "fc00:9::1", "fc00:b::1", "fc00:c::1", "fc00:d::1", "fc00:e::1", "fc00:f::1", "fc00:10::1"] {
+        // Head-end policies: encap, inline and l2encap with 1 to 5 segments (every
+        // header length `fast::rewrite_for` has code for, and others).
+        for d in ["fc00:5::1", "fc00:6::1", "fc00:7::1", "fc00:8::1", "fc00:9::1", "fc00:b::1", "fc00:c::1", "fc00:d::1", "fc00:e::1", "fc00:f::1", "fc00:10::1", "fc00:31::1", "fc00:32::1", "fc00:33::1", "fc00:34::1"] {
             v.push(frame("fc00:a::2", d, hl, None, udp));
         }
         for sid in ["fc00:1::e", "fc00:1::e7", "fc00:1::e8", "fc00:1::c3", "fc00:1::c4", "fc00:1::c5", "fc00:1::7", "fc00:1::78", "fc00:1::b6", "fc00:1::b7", "fc00:1::b8"] {
@@ -282,5 +282,20 @@ fn psp_fast_path_is_taken() {
         let (b, _) = run(&t, true, &penultimate, 0);
         let srh_gone = b.len() == penultimate.len() - 40;
         assert_eq!(srh_gone, sid != "fc00:1::e8" && sid != "fc00:1::7", "{sid}: SRH removed only with PSP");
+    }
+}
+
+/// H.Encaps.L2 of IPv6 packets is really taken for the header lengths with code of their
+/// own, the frame as received kept whole behind the new headers.
+#[test]
+fn encap_l2_fast_path_is_taken() {
+    let t = tables();
+    let udp: &[u8] = &[0, 1, 0, 2, 0, 12, 0, 0, 9, 9, 9, 9];
+    for (dst, fast, n) in [("fc00:31::1", 1, 94), ("fc00:33::1", 1, 126), ("fc00:34::1", 1, 94), ("fc00:32::1", 0, 54)] {
+        let f = frame("fc00:a::2", dst, 64, None, udp);
+        let (b, w) = run(&t, true, &f, 0);
+        assert_eq!(w.fast_hits, fast, "{dst}");
+        assert_eq!(&b.data()[n..], &f[..], "{dst}: the frame as received follows the new headers");
+        same(&t, &f, 0).unwrap();
     }
 }

@@ -8,8 +8,9 @@
 //! Handled here: transit forwarding (RFC 8200 §3); End, End.X, End.T without PSP
 //! on an SRH that directly follows the IPv6 header, has no TLVs and needs no HMAC (RFC
 //! 8986 §4.1-§4.3); End.DX6 and End.DT6 on such an SRH with Segments Left 0 and an inner
-//! IPv6 packet (§4.4, §4.6); H.Encaps / H.Encaps.Red without per-packet HMAC and H.Insert
-//! / H.Insert.Red without HMAC (§5.1, §5.2). Tried only when [`try6`] declined, out of
+//! IPv6 packet (§4.4, §4.6); H.Encaps / H.Encaps.Red and H.Encaps.L2 / H.Encaps.L2.Red
+//! of IPv6 packets without per-packet HMAC, H.Insert / H.Insert.Red without HMAC (§5.1-
+//! §5.3). Tried only when [`try6`] declined, out of
 //! the batch loop ([`try_cold`]): IPv4 forwarding (RFC 1812 §5.2.2, §5.3.1), End.DX4,
 //! End.DT4, End.DT46 and End.DX2 (RFC 8986 §4.5, §4.7-§4.9), End.B6.Encaps(.Red) without
 //! flavours (§4.14) and End, End.T, End.X with PSP (§4.16.1), the SID handed over by
@@ -547,6 +548,10 @@ pub(crate) fn rewrite_for(kind: u8, len: usize) -> Rewrite {
         (FastPolicy::INSERT, 94) => insert::<94, 96>,
         (FastPolicy::INSERT, 110) => insert::<110, 112>,
         (FastPolicy::INSERT, 126) => insert::<126, 128>,
+        (FastPolicy::ENCAP_L2, 78) => encap_l2::<78, 80, 134>,
+        (FastPolicy::ENCAP_L2, 94) => encap_l2::<94, 96, 150>,
+        (FastPolicy::ENCAP_L2, 110) => encap_l2::<110, 112, 166>,
+        (FastPolicy::ENCAP_L2, 126) => encap_l2::<126, 128, 182>,
         _ => any_policy,
     }
 }
@@ -570,6 +575,28 @@ fn encap<const N: usize, const K: usize, const W: usize>(fp: &FastPolicy, p: &mu
     let d = p.rewrite_front::<W>(S, N + 40)?;
     let vtf: [u8; 4] = d[K..K + 4].try_into().ok()?;
     let hl = d[K + 7];
+    copy(d.first_chunk_mut::<K>()?, block);
+    let o = K - N + E;
+    d[o..o + 4].copy_from_slice(&vtf);
+    d[o + 4..o + 6].copy_from_slice(&plen.to_be_bytes());
+    d[o + 7] = hl.wrapping_sub(1);
+    Some(())
+}
+
+/// H.Encaps.L2(.Red) with `N` bytes of headers (RFC 8986 §5.3, the outer fields as
+/// H.Encaps sets them from the IPv6 packet inside): the headers go in front of the
+/// frame as received, whose Ethernet header (`try6` checked: untagged, IPv6) is the
+/// payload's. `K` as in [`encap`], `W` = `K` + 54: the view ends after the inner IPv6
+/// header.
+fn encap_l2<const N: usize, const K: usize, const W: usize>(fp: &FastPolicy, p: &mut PacketBuf) -> Option<()> {
+    const { assert!(K % 16 == 0 && K >= N && K - N < 16 && W == K + S && N >= S && K <= FastPolicy::BLOCK) };
+    // At most BUF_LEN + N - S (see the assertion above).
+    let plen = (p.len() + (N - S)) as u16;
+    let block = fp.block.last_chunk::<K>()?;
+    // The frame will start N bytes before its current start.
+    let d = p.rewrite_front::<W>(S, N + S)?;
+    let vtf: [u8; 4] = d[K + E..K + E + 4].try_into().ok()?;
+    let hl = d[K + E + 7];
     copy(d.first_chunk_mut::<K>()?, block);
     let o = K - N + E;
     d[o..o + 4].copy_from_slice(&vtf);

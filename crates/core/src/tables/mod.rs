@@ -327,13 +327,16 @@ pub(crate) struct FastPolicy {
 
 impl FastPolicy {
     pub const BLOCK: usize = 128;
-    /// Not handled by the fast path (HMAC computed per packet, L2 modes, no route to the
-    /// first segment, headers longer than the block).
+    /// Not handled by the fast path (HMAC computed per packet, no route to the first
+    /// segment, headers longer than the block).
     pub const NONE: u8 = 0;
     /// H.Encaps, H.Encaps.Red: the block's headers replace the Ethernet header.
     pub const ENCAP: u8 = 1;
     /// H.Insert, H.Insert.Red: the block's headers replace the Ethernet + IPv6 headers.
     pub const INSERT: u8 = 2;
+    /// H.Encaps.L2, H.Encaps.L2.Red: the block's headers go in front of the frame as
+    /// received (RFC 8986 §5.3).
+    pub const ENCAP_L2: u8 = 3;
 
     pub(crate) fn of(pol: &Policy, out: Option<(DevId, [u8; 12])>) -> FastPolicy {
         let none = FastPolicy {
@@ -346,6 +349,7 @@ impl FastPolicy {
         let Some((dev, eth)) = out else { return none };
         let kind = match pol.mode {
             Seg6Mode::Encap | Seg6Mode::EncapRed if pol.hmac_key_id.is_none() || pol.hmac_ready => Self::ENCAP,
+            Seg6Mode::L2Encap | Seg6Mode::L2EncapRed if pol.hmac_key_id.is_none() || pol.hmac_ready => Self::ENCAP_L2,
             // An SRH of at least one segment (the fast path patches Segment List[0]).
             Seg6Mode::Inline | Seg6Mode::InlineRed if pol.hmac_key_id.is_none() && pol.srh.len() >= 24 => Self::INSERT,
             _ => return none,
@@ -358,14 +362,16 @@ impl FastPolicy {
         h[..12].copy_from_slice(&eth);
         h[12..14].copy_from_slice(&[0x86, 0xdd]);
         h[14] = 0x60;
-        h[14 + 6] = if pol.srh.is_empty() { 41 } else { sr6_wire::IPPROTO_ROUTING };
-        if kind == Self::ENCAP {
+        let encap = kind == Self::ENCAP || kind == Self::ENCAP_L2;
+        let payload = if kind == Self::ENCAP_L2 { sr6_wire::IPPROTO_ETHERNET } else { 41 };
+        h[14 + 6] = if pol.srh.is_empty() { payload } else { sr6_wire::IPPROTO_ROUTING };
+        if encap {
             h[14 + 8..14 + 24].copy_from_slice(&pol.src);
         }
         h[14 + 24..14 + 40].copy_from_slice(&pol.first);
         h[54..].copy_from_slice(&pol.srh);
-        if kind == Self::ENCAP && !pol.srh.is_empty() {
-            h[54] = 41;
+        if encap && !pol.srh.is_empty() {
+            h[54] = payload;
         }
         let mut block = [0u8; Self::BLOCK];
         block[Self::BLOCK - len..].copy_from_slice(&h);
