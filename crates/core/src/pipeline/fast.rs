@@ -540,18 +540,18 @@ pub(crate) type Rewrite = fn(&FastPolicy, &mut PacketBuf) -> Option<()>;
 /// [`any_policy`].
 pub(crate) fn rewrite_for(kind: u8, len: usize) -> Rewrite {
     match (kind, len) {
-        (FastPolicy::ENCAP, 78) => encap::<78, 80, 120>,
-        (FastPolicy::ENCAP, 94) => encap::<94, 96, 136>,
-        (FastPolicy::ENCAP, 110) => encap::<110, 112, 152>,
-        (FastPolicy::ENCAP, 126) => encap::<126, 128, 168>,
+        (FastPolicy::ENCAP, 78) => encap::<78, 80, 120, 0>,
+        (FastPolicy::ENCAP, 94) => encap::<94, 96, 136, 0>,
+        (FastPolicy::ENCAP, 110) => encap::<110, 112, 152, 0>,
+        (FastPolicy::ENCAP, 126) => encap::<126, 128, 168, 0>,
         (FastPolicy::INSERT, 78) => insert::<78, 80>,
         (FastPolicy::INSERT, 94) => insert::<94, 96>,
         (FastPolicy::INSERT, 110) => insert::<110, 112>,
         (FastPolicy::INSERT, 126) => insert::<126, 128>,
-        (FastPolicy::ENCAP_L2, 78) => encap_l2::<78, 80, 134>,
-        (FastPolicy::ENCAP_L2, 94) => encap_l2::<94, 96, 150>,
-        (FastPolicy::ENCAP_L2, 110) => encap_l2::<110, 112, 166>,
-        (FastPolicy::ENCAP_L2, 126) => encap_l2::<126, 128, 182>,
+        (FastPolicy::ENCAP_L2, 78) => encap::<78, 80, 134, E>,
+        (FastPolicy::ENCAP_L2, 94) => encap::<94, 96, 150, E>,
+        (FastPolicy::ENCAP_L2, 110) => encap::<110, 112, 166, E>,
+        (FastPolicy::ENCAP_L2, 126) => encap::<126, 128, 182, E>,
         _ => any_policy,
     }
 }
@@ -560,43 +560,29 @@ pub(crate) fn rewrite_for(kind: u8, len: usize) -> Rewrite {
 /// can overflow the IPv6 Payload Length: [`encap`] and [`insert`] need not check it.
 const _: () = assert!(BUF_LEN + FastPolicy::BLOCK <= u16::MAX as usize);
 
-/// H.Encaps(.Red) with `N` bytes of headers (RFC 8986 §5.1 with Linux's outer fields,
-/// as `seg6_do_srh_encap` sets them): the headers replace the Ethernet header; version,
-/// traffic class and flow label are the inner packet's, the hop limit one less. `K` is
-/// `N` rounded up to 16 (the block written), `W` = `K` + 40: the view also holds the
-/// inner IPv6 header, read before it is covered.
-fn encap<const N: usize, const K: usize, const W: usize>(fp: &FastPolicy, p: &mut PacketBuf) -> Option<()> {
-    const { assert!(K % 16 == 0 && K >= N && K - N < 16 && W == K + 40 && N >= S && K <= FastPolicy::BLOCK) };
-    // At most BUF_LEN + N - S - E (see the assertion above).
-    let plen = (p.len() - E + (N - S)) as u16;
+/// H.Encaps(.Red) (`L` = 0) and H.Encaps.L2(.Red) of an IPv6 packet (`L` = [`E`]) with
+/// `N` bytes of headers (RFC 8986 §5.1, §5.3, with Linux's outer fields, as
+/// `seg6_do_srh_encap` sets them): the headers go in front of the IPv6 packet, replacing
+/// the Ethernet header, or, for L2, in front of the frame as received (`try6` checked
+/// its Ethernet header: untagged, IPv6), which is the payload. Version, traffic class
+/// and flow label are the inner IPv6 packet's, the hop limit one less. `K` is `N`
+/// rounded up to 16 (the block written), `W` = `K` + `L` + 40: the view also holds what
+/// is kept of the Ethernet header and the inner IPv6 header, read before it is covered.
+fn encap<const N: usize, const K: usize, const W: usize, const L: usize>(fp: &FastPolicy, p: &mut PacketBuf) -> Option<()> {
+    const { assert!(K % 16 == 0 && K >= N && K - N < 16 && W == K + L + 40 && (L == 0 || L == E)) };
+    const { assert!(N >= S && K <= FastPolicy::BLOCK) };
+    let len = p.len();
+    if len < S {
+        return None;
+    }
+    // At most BUF_LEN + N - S (see the assertion above).
+    let plen = (len - E + L + (N - S)) as u16;
     let block = fp.block.last_chunk::<K>()?;
     // The view ends after the inner IPv6 header; the frame will start N bytes before
-    // that header.
-    let d = p.rewrite_front::<W>(S, N + 40)?;
-    let vtf: [u8; 4] = d[K..K + 4].try_into().ok()?;
-    let hl = d[K + 7];
-    copy(d.first_chunk_mut::<K>()?, block);
-    let o = K - N + E;
-    d[o..o + 4].copy_from_slice(&vtf);
-    d[o + 4..o + 6].copy_from_slice(&plen.to_be_bytes());
-    d[o + 7] = hl.wrapping_sub(1);
-    Some(())
-}
-
-/// H.Encaps.L2(.Red) with `N` bytes of headers (RFC 8986 §5.3, the outer fields as
-/// H.Encaps sets them from the IPv6 packet inside): the headers go in front of the
-/// frame as received, whose Ethernet header (`try6` checked: untagged, IPv6) is the
-/// payload's. `K` as in [`encap`], `W` = `K` + 54: the view ends after the inner IPv6
-/// header.
-fn encap_l2<const N: usize, const K: usize, const W: usize>(fp: &FastPolicy, p: &mut PacketBuf) -> Option<()> {
-    const { assert!(K % 16 == 0 && K >= N && K - N < 16 && W == K + S && N >= S && K <= FastPolicy::BLOCK) };
-    // At most BUF_LEN + N - S (see the assertion above).
-    let plen = (p.len() + (N - S)) as u16;
-    let block = fp.block.last_chunk::<K>()?;
-    // The frame will start N bytes before its current start.
-    let d = p.rewrite_front::<W>(S, N + S)?;
-    let vtf: [u8; 4] = d[K + E..K + E + 4].try_into().ok()?;
-    let hl = d[K + E + 7];
+    // what is kept of the received frame.
+    let d = p.rewrite_front::<W>(S, N + L + 40)?;
+    let vtf: [u8; 4] = d[K + L..K + L + 4].try_into().ok()?;
+    let hl = d[K + L + 7];
     copy(d.first_chunk_mut::<K>()?, block);
     let o = K - N + E;
     d[o..o + 4].copy_from_slice(&vtf);
@@ -611,9 +597,13 @@ fn encap_l2<const N: usize, const K: usize, const W: usize>(fp: &FastPolicy, p: 
 /// view ends where the old IPv6 header does, so it holds that header too.
 fn insert<const N: usize, const K: usize>(fp: &FastPolicy, p: &mut PacketBuf) -> Option<()> {
     const { assert!(K % 16 == 0 && K >= N && K - N < 16 && N >= S + 24 && K <= FastPolicy::BLOCK) };
+    let len = p.len();
+    if len < S {
+        return None;
+    }
     // The new Payload Length, the old one (checked by `try6`: the frame's length - S)
     // + the SRH's: at most BUF_LEN + N - 2 S (see the assertion above).
-    let plen = (p.len() - S + (N - S)) as u16;
+    let plen = (len - S + (N - S)) as u16;
     let block = fp.block.last_chunk::<K>()?;
     let d = p.rewrite_front::<K>(S, N)?;
     // The old headers, read before the block covers them.
@@ -648,13 +638,14 @@ fn copy<const K: usize>(d: &mut [u8; K], s: &[u8; K]) {
 /// [`Rewrite`] for the other header lengths.
 fn any_policy(fp: &FastPolicy, p: &mut PacketBuf) -> Option<()> {
     let f = p.data();
-    let inner_len = f.len() - E;
     let h = f.first_chunk::<S>()?;
+    let inner_len = f.len() - E;
     let n = usize::from(fp.len);
     // What the rewrite keeps of the packet's headers, read before they are overwritten.
     let vtf: [u8; 4] = h[E..E + 4].try_into().ok()?;
     let hl = h[E + 7];
-    let srh_len = n - S;
+    // (A policy the fast path does not apply has no headers: declined here.)
+    let srh_len = n.checked_sub(S)?;
     if srh_len + inner_len > usize::from(u16::MAX) {
         return None;
     }
