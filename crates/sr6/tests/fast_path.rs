@@ -1,8 +1,9 @@
 //! The fast path (crates/core/src/pipeline/fast.rs) must be invisible: for every frame,
 //! the general path and the fast path produce the same verdict, the same bytes and the
 //! same counters. Frames: the bundled example's, variants built to hit each fast case
-//! (End/End.X/End.T/End.DX6/End.DT6/End.DX4/End.DT4/End.DT46/End.DX2/End.B6.Encaps(.Red), H.Encaps/.Red,
-//! H.Insert/.Red, IPv6 and IPv4 transit), and random mutations of all of them.
+//! (End/End.X/End.T/End.DX6/End.DT6/End.DX4/End.DT4/End.DT46/End.DX2/End.B6/End.B6.Encaps(.Red),
+//! H.Encaps/.Red, H.Insert/.Red, IPv6 and IPv4 transit), and random mutations of all of
+//! them.
 
 mod common;
 
@@ -90,7 +91,7 @@ fn frames() -> Vec<Vec<u8>> {
         for d in ["fc00:5::1", "fc00:6::1", "fc00:7::1", "fc00:8::1", "fc00:9::1", "fc00:b::1", "fc00:c::1", "fc00:d::1", "fc00:e::1", "fc00:f::1", "fc00:10::1", "fc00:31::1", "fc00:32::1", "fc00:33::1", "fc00:34::1"] {
             v.push(frame("fc00:a::2", d, hl, None, udp));
         }
-        for sid in ["fc00:1::e", "fc00:1::e7", "fc00:1::e8", "fc00:1::c3", "fc00:1::c4", "fc00:1::c5", "fc00:1::7", "fc00:1::78", "fc00:1::b6", "fc00:1::b7", "fc00:1::b8"] {
+        for sid in ["fc00:1::e", "fc00:1::e7", "fc00:1::e8", "fc00:1::c3", "fc00:1::c4", "fc00:1::c5", "fc00:1::7", "fc00:1::78", "fc00:1::b1", "fc00:1::b2", "fc00:1::b6", "fc00:1::b7", "fc00:1::b8"] {
             v.push(frame("fc00:9::1", sid, hl, Some((&["fc00:3::1", "fc00:2::1", sid], 2, 17)), udp));
             v.push(frame("fc00:9::1", sid, hl, Some((&["fc00:3::1", sid], 1, 17)), udp));
             v.push(frame("fc00:9::1", sid, hl, Some((&["fc00:3::1", sid], 3, 17)), udp));
@@ -243,11 +244,11 @@ fn ipv4_and_end_dx4_dt4_dt46_dx2_fast_paths_are_taken() {
     assert_eq!(hits(&short), 0, "inner frame shorter than an Ethernet header: general path");
 }
 
-/// End.B6.Encaps(.Red) (tried out of the batch loop) is really taken when its policy's
+/// End.B6.Encaps(.Red) and End.B6 (tried out of the batch loop) are really taken when its policy's
 /// first segment is routed plainly, and declined when that segment is local, on a
 /// decapsulating SRH or on an SRH with Segments Left 0.
 #[test]
-fn end_b6_encaps_fast_path_is_taken() {
+fn end_b6_encaps_and_end_b6_fast_paths_are_taken() {
     let t = tables();
     let udp: &[u8] = &[0, 1, 0, 2, 0, 12, 0, 0, 9, 9, 9, 9];
     let hits = |f: &[u8]| run(&t, true, f, 0).1.fast_hits;
@@ -257,6 +258,14 @@ fn end_b6_encaps_fast_path_is_taken() {
     assert_eq!(hits(&b6("fc00:1::b8", 1)), 0, "first segment local: general path");
     assert_eq!(hits(&b6("fc00:1::b6", 0)), 0, "Segments Left 0: general path");
     assert_eq!(hits(&b6("fc00:1::b6", 3)), 0, "Segments Left > Last Entry + 1: general path");
+    // End.B6 (insertion), the same way.
+    assert_eq!(hits(&b6("fc00:1::b1", 1)), 1);
+    assert_eq!(hits(&b6("fc00:1::b2", 1)), 0, "first segment local: general path");
+    assert_eq!(hits(&b6("fc00:1::b1", 0)), 0, "Segments Left 0: general path");
+    assert_eq!(hits(&b6("fc00:1::b1", 3)), 0, "Segments Left > Last Entry + 1: general path");
+    for f in [b6("fc00:1::b1", 1), b6("fc00:1::b1", 2)] {
+        same(&t, &f, 0).unwrap();
+    }
     // And the bytes are the general path's.
     for f in [b6("fc00:1::b6", 1), b6("fc00:1::b7", 1), b6("fc00:1::b6", 2)] {
         same(&t, &f, 0).unwrap();

@@ -13,8 +13,8 @@
 //! §5.3). Tried only when [`try6`] declined, out of
 //! the batch loop ([`try_cold`]): IPv4 forwarding (RFC 1812 §5.2.2, §5.3.1), End.DX4,
 //! End.DT4, End.DT46 and End.DX2 (RFC 8986 §4.5, §4.7-§4.9), End.B6.Encaps(.Red) without
-//! flavours (§4.14) and End, End.T, End.X with PSP (§4.16.1), the SID handed over by
-//! `try6`. Everything else — errors, ICMP,
+//! flavours (§4.14), End.B6 (Linux's insertion) and End, End.T, End.X with PSP
+//! (§4.16.1), the SID handed over by `try6`. Everything else — errors, ICMP,
 //! local delivery, on-the-wire oddities — goes to the general path.
 
 use super::Worker;
@@ -294,6 +294,8 @@ pub fn try_cold(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Option<DevId> 
     let len = f.len();
     let out = if s.kind == FastSid::B6_ENCAPS {
         b6_encaps(t, dev, p, s.arg)?
+    } else if s.kind == FastSid::B6_INSERT {
+        b6_insert(t, dev, p, s.arg)?
     } else {
         let v = if s.kind >= FastSid::END_PSP { end_psp(t, dev, f, s)? } else { end_decap(t, dev, f, s)? };
         match v {
@@ -413,6 +415,27 @@ fn route4_to(t: &Tables, table: u32, dst: u32) -> Option<(DevId, [u8; 12])> {
             _ => None,
         },
     }
+}
+
+/// End.B6 with policy `policy`, with Linux's semantics as the general path has them
+/// (`behaviour::binding::insert`, kernel `input_action_end_b6`): the received SRH is left
+/// as it is (after the checks of RFC 8754 §4.3.1: Segments Left between 1 and Last
+/// Entry + 1); the policy's SRH goes in front of it, Segment List[0] the current
+/// destination, the destination the policy's first segment, hop limit minus one — what
+/// H.Insert's rewrite does — towards the first segment's precomputed adjacency. The
+/// frame is untouched when this returns `None`.
+#[inline(never)]
+fn b6_insert(t: &Tables, dev: &Device, p: &mut PacketBuf, policy: u32) -> Option<DevId> {
+    let fp = t.fast_policies.get(policy as usize)?;
+    if fp.kind != FastPolicy::INSERT {
+        return None;
+    }
+    let (_, srh, _) = srh_frame(dev, p.data_mut())?;
+    if usize::from(srh[3]).wrapping_sub(1) > usize::from(srh[4]) {
+        return None;
+    }
+    (fp.rewrite)(fp, p)?;
+    Some(fp.out)
 }
 
 /// End, End.T or End.X with the PSP flavour (RFC 8986 §4.1-§4.3 S12-S15, §4.16.1) on an

@@ -233,7 +233,8 @@ impl FastSid {
     /// The kinds `fast::try_cold` handles: End.DX4 to adjacency `arg` / on-link on
     /// device `arg`; End.B6.Encaps(.Red) without flavours with policy `arg`; End.DT4
     /// and End.DT46 with FIB `arg`; End.DX2 out of device `arg`; End, End.T (FIB `arg`)
-    /// and End.X (adjacency / device `arg`) with the PSP flavour. Below the kinds of
+    /// and End.X (adjacency / device `arg`) with the PSP flavour; End.B6 without
+    /// flavours with policy `arg`. Below the kinds of
     /// `fast::try6`, so that it declines them together with NONE in one compare.
     pub const DX4_ADJ: u8 = 1;
     pub const DX4_ONLINK: u8 = 2;
@@ -244,20 +245,21 @@ impl FastSid {
     pub const END_PSP: u8 = 7;
     pub const END_X_PSP_ADJ: u8 = 8;
     pub const END_X_PSP_ONLINK: u8 = 9;
+    pub const B6_INSERT: u8 = 10;
     /// The last kind `fast::try6` declines.
-    pub const COLD: u8 = 9;
+    pub const COLD: u8 = 10;
     /// End, End.T without PSP: the next segment is looked up in FIB `arg`. (USP and
     /// USD act only on a packet that arrives with Segments Left 0, which the fast path
     /// leaves to the general path.)
-    pub const END: u8 = 10;
+    pub const END: u8 = 11;
     /// End.X without PSP, to adjacency `arg` / on-link on device `arg`.
-    pub const END_X_ADJ: u8 = 11;
-    pub const END_X_ONLINK: u8 = 12;
+    pub const END_X_ADJ: u8 = 12;
+    pub const END_X_ONLINK: u8 = 13;
     /// End.DX6 to adjacency `arg` / on-link on device `arg`.
-    pub const DX6_ADJ: u8 = 13;
-    pub const DX6_ONLINK: u8 = 14;
+    pub const DX6_ADJ: u8 = 14;
+    pub const DX6_ONLINK: u8 = 15;
     /// End.DT6: the inner destination is looked up in FIB `arg`.
-    pub const DT6: u8 = 15;
+    pub const DT6: u8 = 16;
 
     /// As an aux word of the exact table ([`ExactMap::set_aux`]): the kind in the low
     /// byte, the argument above (NONE if it does not fit in 24 bits).
@@ -289,6 +291,7 @@ impl FastSid {
             SidOp::EndDx4 { nh: NextHop::Adj(a) } => (Self::DX4_ADJ, a),
             SidOp::EndDx4 { nh: NextHop::OnLink(d) } => (Self::DX4_ONLINK, u32::from(d)),
             SidOp::EndB6Encaps { policy } if plain => (Self::B6_ENCAPS, policy),
+            SidOp::EndB6 { policy } if plain => (Self::B6_INSERT, policy),
             SidOp::EndDt4 { table } => (Self::DT4, table),
             SidOp::EndDt46 { table } => (Self::DT46, table),
             SidOp::EndDx2 { oif } => (Self::DX2, u32::from(oif)),
