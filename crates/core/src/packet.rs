@@ -17,7 +17,7 @@ pub const BUF_LEN: usize = HEADROOM + MAX_FRAME;
 /// through registers: LLVM keeps these as inline moves, where a plain block copy would
 /// become a call to `memcpy`.
 #[inline(always)]
-fn copy_block<const K: usize>(d: &mut [u8], s: &[u8; K]) {
+pub(crate) fn copy_block<const K: usize>(d: &mut [u8], s: &[u8; K]) {
     for (d, s) in d.chunks_exact_mut(16).zip(s.chunks_exact(16)) {
         let v = u128::from_ne_bytes(s.try_into().unwrap_or_default());
         d.copy_from_slice(&v.to_ne_bytes());

@@ -18,7 +18,7 @@
 //! local delivery, on-the-wire oddities — goes to the general path.
 
 use super::Worker;
-use crate::packet::{DevId, PacketBuf, BUF_LEN};
+use crate::packet::{copy_block, DevId, PacketBuf, BUF_LEN};
 use crate::lpm;
 use crate::tables::{Device, FastPolicy, FastSid, Fib, Hop, NextHop, Route, Tables};
 use sr6_wire::checksum;
@@ -339,6 +339,22 @@ fn srh_frame<'a>(dev: &Device, f: &'a mut [u8]) -> Option<(&'a mut [u8; S], &'a 
     Some((h, srh, tail))
 }
 
+/// The fast form of a binding SID's policy, if the fast path applies it with a rewrite
+/// of `kind`.
+#[inline(always)]
+fn binding(t: &Tables, policy: u32, kind: u8) -> Option<&FastPolicy> {
+    t.fast_policies.get(policy as usize).filter(|fp| fp.kind == kind)
+}
+
+/// Segments Left - 1 of an SRH whose Segments Left is between 1 and Last Entry + 1
+/// (RFC 8754 §4.3.1.1, RFC 8986 §4.1 S02-S08 for the consuming behaviours); `None`
+/// otherwise.
+#[inline(always)]
+fn segment_index(srh: &[u8; 8]) -> Option<usize> {
+    let slm1 = usize::from(srh[3]).wrapping_sub(1);
+    (slm1 <= usize::from(srh[4])).then_some(slm1)
+}
+
 /// End.B6.Encaps(.Red) (RFC 8986 §4.14) with policy `policy`, as the general path does
 /// it (`behaviour::binding::encaps`): S10-S12 on the received packet (hop limit and
 /// Segments Left minus one, the destination from the Segment List), then S13-S16, the
@@ -347,17 +363,10 @@ fn srh_frame<'a>(dev: &Device, f: &'a mut [u8]) -> Option<(&'a mut [u8; S], &'a 
 /// precomputed). The frame is untouched when this returns `None`.
 #[inline(always)]
 fn b6_encaps(t: &Tables, dev: &Device, p: &mut PacketBuf, policy: u32) -> Option<DevId> {
-    let fp = t.fast_policies.get(policy as usize)?;
-    if fp.kind != FastPolicy::ENCAP {
-        return None;
-    }
+    let fp = binding(t, policy, FastPolicy::ENCAP)?;
     let (h, srh, tail) = srh_frame(dev, p.data_mut())?;
-    // 1 <= Segments Left <= Last Entry + 1.
     let sl = srh[3];
-    let slm1 = usize::from(sl).wrapping_sub(1);
-    if slm1 > usize::from(srh[4]) {
-        return None;
-    }
+    let slm1 = segment_index(srh)?;
     let nda: [u8; 16] = tail.get(16 * slm1..16 * slm1 + 16)?.try_into().ok()?;
     let sid: [u8; 16] = h[E + 24..E + 40].try_into().ok()?;
     srh[3] = sl - 1;
@@ -426,14 +435,9 @@ fn route4_to(t: &Tables, table: u32, dst: u32) -> Option<(DevId, [u8; 12])> {
 /// frame is untouched when this returns `None`.
 #[inline(never)]
 fn b6_insert(t: &Tables, dev: &Device, p: &mut PacketBuf, policy: u32) -> Option<DevId> {
-    let fp = t.fast_policies.get(policy as usize)?;
-    if fp.kind != FastPolicy::INSERT {
-        return None;
-    }
+    let fp = binding(t, policy, FastPolicy::INSERT)?;
     let (_, srh, _) = srh_frame(dev, p.data_mut())?;
-    if usize::from(srh[3]).wrapping_sub(1) > usize::from(srh[4]) {
-        return None;
-    }
+    segment_index(srh)?;
     (fp.rewrite)(fp, p)?;
     Some(fp.out)
 }
@@ -449,10 +453,7 @@ fn end_psp(t: &Tables, dev: &Device, f: &mut [u8], s: FastSid) -> Option<Decap> 
     let len = f.len();
     let (h, srh, tail) = srh_frame(dev, f)?;
     let sl = srh[3];
-    let slm1 = usize::from(sl).wrapping_sub(1);
-    if slm1 > usize::from(srh[4]) {
-        return None;
-    }
+    let slm1 = segment_index(srh)?;
     let srh_len = 16 * (usize::from(srh[4]) + 1) + 8;
     let nda = u128::from_be_bytes(tail.get(16 * slm1..16 * slm1 + 16)?.try_into().ok()?);
     let (out, eth) = if s.kind == FastSid::END_PSP {
@@ -606,7 +607,7 @@ fn encap<const N: usize, const K: usize, const W: usize, const L: usize>(fp: &Fa
     let d = p.rewrite_front::<W>(S, N + L + 40)?;
     let vtf: [u8; 4] = d[K + L..K + L + 4].try_into().ok()?;
     let hl = d[K + L + 7];
-    copy(d.first_chunk_mut::<K>()?, block);
+    copy_block(d.first_chunk_mut::<K>()?, block);
     let o = K - N + E;
     d[o..o + 4].copy_from_slice(&vtf);
     d[o + 4..o + 6].copy_from_slice(&plen.to_be_bytes());
@@ -636,7 +637,7 @@ fn insert<const N: usize, const K: usize>(fp: &FastPolicy, p: &mut PacketBuf) ->
     let hl = d[h + E + 7];
     let src = u128::from_ne_bytes(d[h + E + 8..h + E + 24].try_into().ok()?);
     let dst = u128::from_ne_bytes(d[h + S - 16..h + S].try_into().ok()?);
-    copy(d, block);
+    copy_block(d, block);
     let o = K - N;
     d[o + E..o + E + 4].copy_from_slice(&vtf);
     d[o + E + 4..o + E + 6].copy_from_slice(&plen.to_be_bytes());
@@ -645,17 +646,6 @@ fn insert<const N: usize, const K: usize>(fp: &FastPolicy, p: &mut PacketBuf) ->
     d[o + S] = nh;
     d[o + S + 8..o + S + 24].copy_from_slice(&dst.to_ne_bytes());
     Some(())
-}
-
-/// Copies `s` to `d`, 16 bytes at a time through registers (inline moves, not a call
-/// to `memcpy`; `K` is a multiple of 16).
-#[inline(always)]
-fn copy<const K: usize>(d: &mut [u8; K], s: &[u8; K]) {
-    for k in (0..K).step_by(16) {
-        if let (Some(d), Some(s)) = (d.get_mut(k..k + 16), s.get(k..k + 16)) {
-            d.copy_from_slice(s);
-        }
-    }
 }
 
 /// [`Rewrite`] for the other header lengths.
