@@ -97,6 +97,11 @@ fn frames() -> Vec<Vec<u8>> {
             v.push(frame("fc00:9::1", sid, hl, Some((&["fc00:3::1", sid], 3, 17)), udp));
             v.push(frame("fc00:9::1", sid, hl, Some((&["fc00:3::1", sid], 0, 17)), udp));
         }
+        // Destinations the host takes before any SID: a link-local and a multicast SID,
+        // and addresses under a SID prefix that holds fe80::/10 (and fec0::/10).
+        for sid in ["fe80::e", "ff0e::e", "fe80::1", "fec0::1", "fe01::1"] {
+            v.push(frame("fc00:9::1", sid, hl, Some((&["fc00:3::1", sid], 1, 17)), udp));
+        }
         for sid in ["fc00:1::d6", "fc00:1::d7"] {
             v.push(frame("fc00:9::1", sid, hl, Some((&[sid], 0, 41)), &inner6("fc00:3::4", 9)));
             v.push(frame("fc00:9::1", sid, hl, Some((&[sid], 0, 41)), &inner6("fc00:3::4", 1)));
@@ -305,6 +310,31 @@ fn encap_l2_fast_path_is_taken() {
         let (b, w) = run(&t, true, &f, 0);
         assert_eq!(w.fast_hits, fast, "{dst}");
         assert_eq!(&b.data()[n..], &f[..], "{dst}: the frame as received follows the new headers");
+        same(&t, &f, 0).unwrap();
+    }
+}
+
+/// Multicast and link-local destinations are the host's before any lookup, even when a
+/// SID (or a SID prefix) matches them: the fast path, which tests the destination only
+/// for packets that are not for a SID, must leave those SIDs alone.
+#[test]
+fn sids_on_host_destinations_stay_off_the_fast_path() {
+    let t = tables();
+    let udp: &[u8] = &[0, 1, 0, 2, 0, 12, 0, 0, 9, 9, 9, 9];
+    for dst in ["fe80::e", "ff0e::e", "fe80::1"] {
+        let f = frame("fc00:9::1", dst, 64, Some((&["fc00:3::1", dst], 1, 17)), udp);
+        let (b, w) = run(&t, true, &f, 0);
+        assert_eq!(w.fast_hits, 0, "{dst}");
+        assert_eq!(b.verdict, sr6_core::packet::Verdict::Local, "{dst}");
+        same(&t, &f, 0).unwrap();
+    }
+    // The rest of the SID prefix fe00::/7 (fec0::/10, fe00::/9) is not the host's: the
+    // End behaviour, on the general path.
+    for dst in ["fec0::1", "fe01::1"] {
+        let f = frame("fc00:9::1", dst, 64, Some((&["fc00:3::1", dst], 1, 17)), udp);
+        let (b, w) = run(&t, true, &f, 0);
+        assert_eq!(w.fast_hits, 0, "{dst}");
+        assert!(matches!(b.verdict, sr6_core::packet::Verdict::Tx(_)), "{dst}: {:?}", b.verdict);
         same(&t, &f, 0).unwrap();
     }
 }

@@ -82,11 +82,7 @@ pub fn try6(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Option<DevId> {
     }
     let hl = h[E + 7];
     let dst = u128::from_be_bytes(h[E + 24..E + 40].try_into().ok()?);
-    // Multicast (ff00::/8) and link-local (fe80::/10) destinations: general path.
-    // Both lie at or above fe80::, as only fec0::/10 (forwarded normally) besides: one
-    // compare for the usual destinations.
-    let top = (dst >> 112) as u16;
-    if hl <= 1 || (top >= 0xfe80 && not_fec0(top)) {
+    if hl <= 1 {
         return None;
     }
     // A packet carrying an SRH is most likely for one of our SIDs (/128s): probe those
@@ -96,15 +92,22 @@ pub fn try6(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Option<DevId> {
     // every other case returns from inside it.
     let (i, s) = 'sid: {
         let route = if h[E + 6] == sr6_wire::IPPROTO_ROUTING {
-            match main.exact6.get_aux(dst) {
+            let r = match main.exact6.get_aux(dst) {
                 Some((Route::Sid(i), aux)) => break 'sid (i, FastSid::unpack(aux)),
                 Some((r, _)) => r,
                 None => match *main.lpm6.value(main.lpm6.lookup_entry(dst))? {
                     Route::Sid(i) => break 'sid (i, *t.fast_sids.get(i as usize)?),
                     r => r,
                 },
+            };
+            if host_dst(dst) {
+                return None;
             }
+            r
         } else {
+            if host_dst(dst) {
+                return None;
+            }
             let (e, hop) = main.lpm6.lookup_aux(dst);
             let code = if lpm::entry_marked(e) { 0 } else { hop.code };
             match code & !Fib::HOP_INDEX {
@@ -148,6 +151,17 @@ pub fn try6(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Option<DevId> {
             Some(out)
         }
     }
+}
+
+/// Multicast (ff00::/8) and link-local (fe80::/10) destinations, which the general path
+/// delivers to the host. Tested only for destinations that are not SIDs: a SID that
+/// could match one has no fast kind ([`FastSid::of`]). Both ranges lie at or above
+/// fe80::, as only fec0::/10 (forwarded normally) besides: one compare for the usual
+/// destinations.
+#[inline(always)]
+fn host_dst(dst: u128) -> bool {
+    let top = (dst >> 112) as u16;
+    top >= 0xfe80 && not_fec0(top)
 }
 
 /// For a destination at or above fe80::, true unless it is in fec0::/10. Out of line

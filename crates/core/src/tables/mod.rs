@@ -276,6 +276,14 @@ impl FastSid {
     }
 
     pub(crate) fn of(s: &Sid) -> FastSid {
+        // The general path delivers packets for multicast and link-local destinations
+        // to the host before any lookup; the fast path tests that only for destinations
+        // that are not SIDs, so a SID that could match such a destination stays off it.
+        if let Prefix::V6(a, len) = s.prefix {
+            if meets(u128::from(a), len, 0xfe80 << 112, 10) || meets(u128::from(a), len, 0xff << 120, 8) {
+                return FastSid::NO;
+            }
+        }
         let plain = s.flavors.is_empty();
         let psp = s.flavors.psp;
         let (kind, arg) = match s.op {
@@ -309,6 +317,13 @@ impl FastSid {
             NextHop::OnLink(self.arg as DevId)
         }
     }
+}
+
+/// Whether the IPv6 prefixes `a/la` and `b/lb` have an address in common (one holds
+/// the other: their first min(la, lb) bits agree).
+fn meets(a: u128, la: u8, b: u128, lb: u8) -> bool {
+    let l = u32::from(la.min(lb)).min(128);
+    l == 0 || (a ^ b) >> (128 - l) == 0
 }
 
 /// A head-end policy as the fast path applies it (`pipeline/fast.rs`): the bytes that
