@@ -333,6 +333,31 @@ impl<const N: usize, V, A: Copy + Default> Lpm<N, V, A> {
         (e, self.aux.get(entry_index(e)).unwrap_or(&self.no_aux))
     }
 
+    /// The aux record of the hash-table prefix `key` falls under, when its lookup ends
+    /// in the hash table, on an unmarked root entry, at one of the prefixes there (not
+    /// at the shorter prefixes' fallback): the fast path's one-step route lookup.
+    /// `None` tells nothing about the key — [`lookup_aux`](Self::lookup_aux) does.
+    #[inline(always)]
+    pub fn hash_hit(&self, key: u128) -> Option<&A> {
+        let e = self.root[usize::from((key >> 112) as u16)];
+        if e & (LEAF | HASH | EXACT) != LEAF | HASH {
+            return None;
+        }
+        let k = (key >> 64) as u64 & (u64::MAX << ((e >> HASH_SHIFT) & 63));
+        let mask = self.slots.len() - 1;
+        let mut i = hash(k, self.shift);
+        loop {
+            let (sk, sv, aux) = self.slots.get(i)?;
+            if *sv == 0 {
+                return None;
+            }
+            if *sk == k {
+                return Some(aux);
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
     /// The hash-table part of a lookup under the hash-mode root entry `e`.
     #[inline(always)]
     fn probe(&self, hi: u64, e: u32) -> u32 {
@@ -440,7 +465,14 @@ mod tests {
             assert_eq!(e, t.lookup_entry(k), "{a}");
             assert_eq!(t.value(e), Some(&v), "{a}");
             assert_eq!(*aux, v * 10, "{a}");
+            // Only 2a00::/16 is in hash mode (its longer prefixes are all /48s); the hash
+            // hit is a /48 found there, not the fallback to the shorter prefixes.
+            assert_eq!(t.hash_hit(k).copied(), if a == "2a00:1:2::9" { Some(20) } else { None }, "{a}");
         }
+        // A marked hash-mode root: no hash hit (a /128 may match instead).
+        t.mark(u128::from_be_bytes(v6("2a00:1:3::1")));
+        assert_eq!(t.hash_hit(u128::from_be_bytes(v6("2a00:1:2::9"))), None);
+        assert_eq!(t.lookup_aux(u128::from_be_bytes(v6("2a00:1:2::9"))).1, &20);
     }
 
     #[test]
@@ -493,14 +525,22 @@ mod tests {
             let ps: Vec<_> = ps.into_iter().enumerate().map(|(i, (mut k, l, r))| {
                 k[0] = 0x2a; k[1] = r; (k, LENS[l], i as u32)
             }).collect();
-            let t = Lpm6::build(ps.clone());
+            let mut t = Lpm6::build(ps.clone());
+            t.set_aux(|v| v + 1);
             for (k, r) in keys.iter().map(|(k, r)| (*k, *r)).chain(ps.iter().map(|p| (p.0, p.0[1]))) {
                 let mut k = k; k[0] = 0x2a; k[1] = r;
                 prop_assert_eq!(t.lookup(&k).copied(), naive(&ps, &k));
+                // A hash hit, when there is one, is the lookup's value.
+                if let Some(a) = t.hash_hit(u128::from_be_bytes(k)) {
+                    prop_assert_eq!(Some(a - 1), naive(&ps, &k));
+                }
                 // A key sharing the first 6 bytes of a prefix: hits a /48 with other host bits.
                 if let Some(p) = ps.get(usize::from(r) % ps.len().max(1)) {
                     let mut k2 = k; k2[..6].copy_from_slice(&p.0[..6]);
                     prop_assert_eq!(t.lookup(&k2).copied(), naive(&ps, &k2));
+                    if let Some(a) = t.hash_hit(u128::from_be_bytes(k2)) {
+                        prop_assert_eq!(Some(a - 1), naive(&ps, &k2));
+                    }
                 }
             }
         }

@@ -97,6 +97,15 @@ fn frames() -> Vec<Vec<u8>> {
             v.push(frame("fc00:9::1", sid, hl, Some((&["fc00:3::1", sid], 3, 17)), udp));
             v.push(frame("fc00:9::1", sid, hl, Some((&["fc00:3::1", sid], 0, 17)), udp));
         }
+        // Under the LPM's hash-mode root entries (fast_path.conf): transit, End and
+        // End.T towards them, End.DT6 of packets for them.
+        for d in ["2a00:1:2::9", "2a00:1:3::9", "2a00:1:4::9", "2a00:1:5::1", "2a00:1:6::1", "2a01:1:2::9", "2a01:1:3::1", "2a01:1:7::e"] {
+            v.push(frame("fc00:a::2", d, hl, None, udp));
+            for sid in ["fc00:1::e", "fc00:1::7"] {
+                v.push(frame("fc00:9::1", sid, hl, Some((&[d, sid], 1, 17)), udp));
+            }
+            v.push(frame("fc00:9::1", "fc00:1::d7", hl, Some((&["fc00:1::d7"], 0, 41)), &inner6(d, 9)));
+        }
         // Destinations the host takes before any SID: a link-local and a multicast SID,
         // and addresses under a SID prefix that holds fe80::/10 (and fec0::/10).
         for sid in ["fe80::e", "ff0e::e", "fe80::1", "fec0::1", "fe01::1"] {

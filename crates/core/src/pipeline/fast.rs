@@ -50,6 +50,16 @@ fn gateway(h: &Hop) -> Option<(DevId, [u8; 12])> {
 #[inline(always)]
 fn route_to(t: &Tables, table: u32, dst: u128) -> Option<(DevId, [u8; 12])> {
     let fib = t.fibs.get(table as usize)?;
+    // The usual case, a gateway route found in one hash probe, first.
+    if let Some(r) = fib.lpm6.hash_hit(dst).and_then(gateway) {
+        return Some(r);
+    }
+    route_to_any(t, fib, dst)
+}
+
+/// [`route_to`] for every other case.
+#[inline(never)]
+fn route_to_any(t: &Tables, fib: &Fib, dst: u128) -> Option<(DevId, [u8; 12])> {
     let (e, code) = fib.lpm6.lookup_aux(dst);
     if !lpm::entry_marked(e) {
         if let Some(r) = gateway(code) {
@@ -108,8 +118,14 @@ pub fn try6(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Option<DevId> {
             if host_dst(dst) {
                 return None;
             }
-            let (e, hop) = main.lpm6.lookup_aux(dst);
-            let code = if lpm::entry_marked(e) { 0 } else { hop.code };
+            // One hash probe for the usual prefix; the whole lookup otherwise.
+            let (code, hop, e) = match main.lpm6.hash_hit(dst) {
+                Some(hop) => (hop.code, hop, None),
+                None => {
+                    let (e, hop) = main.lpm6.lookup_aux(dst);
+                    (if lpm::entry_marked(e) { 0 } else { hop.code }, hop, Some(e))
+                }
+            };
             match code & !Fib::HOP_INDEX {
                 Fib::GATEWAY => {
                     h[E + 7] = hl - 1;
@@ -117,7 +133,7 @@ pub fn try6(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Option<DevId> {
                     return Some(hop.dev);
                 }
                 Fib::POLICY => return policy(t, w, p, code & Fib::HOP_INDEX),
-                _ => main.route_of_entry(dst, e)?,
+                _ => main.route_of_entry(dst, e.unwrap_or_else(|| main.lpm6.lookup_entry(dst)))?,
             }
         };
         return match route {
