@@ -32,23 +32,57 @@ const S: usize = E + 40;
 /// Addresses are big-endian `u128`s throughout the fast path: one load each, kept in
 /// registers, instead of 16 bytes taken apart for the lookups.
 #[inline(always)]
-fn resolve(t: &Tables, nh: NextHop, dst: u128) -> Option<(DevId, [u8; 12])> {
-    t.resolve(nh, dst)
+fn resolve(t: &Tables, nh: NextHop, dst: u128) -> Option<(DevId, Macs)> {
+    match nh {
+        NextHop::Adj(i) => {
+            let a = t.adjacencies.get(i as usize)?;
+            Some((a.dev, Macs::of(a.eth.as_ref()?)))
+        }
+        NextHop::OnLink(d) => on_link(t, d, dst),
+    }
+}
+
+/// The neighbour `dst` on device `d` (a hash-map probe): out of line.
+#[cold]
+#[inline(never)]
+fn on_link(t: &Tables, d: DevId, dst: u128) -> Option<(DevId, Macs)> {
+    Some((d, Macs::of(&t.neighbour_eth(d, dst)?)))
+}
+
+/// The destination and source MAC addresses of an Ethernet header (its first 12
+/// bytes) as two integers in memory order, so that they travel in registers from the
+/// lookup that found them to the frame.
+#[derive(Clone, Copy)]
+struct Macs(u64, u32);
+
+impl Macs {
+    #[inline(always)]
+    fn of(e: &[u8; 12]) -> Macs {
+        let [a, b, c, d, e, f, g, h, i, j, k, l] = *e;
+        Macs(u64::from_ne_bytes([a, b, c, d, e, f, g, h]), u32::from_ne_bytes([i, j, k, l]))
+    }
+
+    /// Writes them to `to`, 12 bytes.
+    #[inline(always)]
+    fn write(self, to: &mut [u8]) {
+        to[..8].copy_from_slice(&self.0.to_ne_bytes());
+        to[8..12].copy_from_slice(&self.1.to_ne_bytes());
+    }
 }
 
 /// The adjacency of a gateway route, from the hop found next to the entry its lookup
 /// ended on (unmarked: no /128 can match instead).
 #[inline(always)]
-fn gateway(h: &Hop) -> Option<(DevId, [u8; 12])> {
+fn gateway(h: &Hop) -> Option<(DevId, Macs)> {
     if h.code & !Fib::HOP_INDEX != Fib::GATEWAY {
         return None;
     }
-    Some((h.dev, h.eth))
+    Some((h.dev, Macs::of(&h.eth)))
 }
 
 /// The adjacency FIB `table` sends `dst` to, if that is a plain route.
 #[inline(always)]
-fn route_to(t: &Tables, table: u32, dst: u128) -> Option<(DevId, [u8; 12])> {
+fn route_to(t: &Tables, table: u32, dst: u128) -> Option<(DevId, Macs)> {
     let fib = t.fibs.get(table as usize)?;
     // The usual case, a gateway route found in one hash probe, first.
     if let Some(r) = fib.lpm6.hash_hit(dst).and_then(gateway) {
@@ -59,7 +93,7 @@ fn route_to(t: &Tables, table: u32, dst: u128) -> Option<(DevId, [u8; 12])> {
 
 /// [`route_to`] for every other case.
 #[inline(never)]
-fn route_to_any(t: &Tables, fib: &Fib, dst: u128) -> Option<(DevId, [u8; 12])> {
+fn route_to_any(t: &Tables, fib: &Fib, dst: u128) -> Option<(DevId, Macs)> {
     let (e, code) = fib.lpm6.lookup_aux(dst);
     if !lpm::entry_marked(e) {
         if let Some(r) = gateway(code) {
@@ -140,7 +174,7 @@ pub fn try6(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Option<DevId> {
             Route::Forward(nh) => {
                 let (out, eth) = resolve(t, nh, dst)?;
                 h[E + 7] = hl - 1;
-                h[..12].copy_from_slice(&eth);
+                eth.write(&mut h[..12]);
                 Some(out)
             }
             Route::Policy(i) => policy(t, w, p, i),
@@ -228,7 +262,7 @@ fn sid(t: &Tables, h: &mut [u8; S], rest: &mut [u8], s: FastSid, hl: u8, require
         h[E + 7] = hl - 1;
         srh[3] = sl - 1;
         h[E + 24..E + 40].copy_from_slice(&nda.to_be_bytes());
-        h[..12].copy_from_slice(&eth);
+        eth.write(&mut h[..12]);
         Some(Decap::No(out))
     } else {
         if sl != 0 || srh[0] != 41 {
@@ -265,7 +299,7 @@ fn decap6(t: &Tables, tail: &mut [u8], srh_len: usize, s: FastSid) -> Option<Dec
         return None;
     }
     inner[7] = ihl - 1;
-    before[n - E..n - 2].copy_from_slice(&eth);
+    eth.write(&mut before[n - E..n - 2]);
     before[n - 2..].copy_from_slice(&[0x86, 0xdd]);
     Some(Decap::Yes(out, 40 + srh_len))
 }
@@ -434,14 +468,14 @@ fn ipv4(t: &Tables, dev: &Device, f: &mut [u8]) -> Option<DevId> {
     }
     let (out, mac) = route4_to(t, Tables::MAIN, dst)?;
     ipv4_decrement_ttl(ip);
-    eth[..12].copy_from_slice(&mac);
+    mac.write(&mut eth[..12]);
     Some(out)
 }
 
 /// The adjacency FIB `table` sends IPv4 destination `dst` to, if that is a plain route
 /// (not a /32 of the exact table).
 #[inline(always)]
-fn route4_to(t: &Tables, table: u32, dst: u32) -> Option<(DevId, [u8; 12])> {
+fn route4_to(t: &Tables, table: u32, dst: u32) -> Option<(DevId, Macs)> {
     let fib = t.fibs.get(table as usize)?;
     let (e, code) = fib.lpm4.lookup_aux(u128::from(dst) << 96);
     if lpm::entry_marked(e) && fib.exact4.get(u128::from(dst)).is_some() {
@@ -493,7 +527,7 @@ fn end_psp(t: &Tables, dev: &Device, f: &mut [u8], s: FastSid) -> Option<Decap> 
     };
     h[E + 7] -= 1;
     h[E + 24..E + 40].copy_from_slice(&nda.to_be_bytes());
-    h[..12].copy_from_slice(&eth);
+    eth.write(&mut h[..12]);
     if sl > 1 {
         srh[3] = sl - 1;
         return Some(Decap::No(out));
@@ -565,7 +599,7 @@ fn decap4(t: &Tables, tail: &mut [u8], srh_len: usize, s: FastSid, forwarding4: 
         return None;
     }
     ipv4_decrement_ttl(ip);
-    before[n - E..n - 2].copy_from_slice(&mac);
+    mac.write(&mut before[n - E..n - 2]);
     before[n - 2..].copy_from_slice(&[0x08, 0x00]);
     Some(Decap::Yes(out, 40 + srh_len))
 }
