@@ -88,18 +88,18 @@ fn route_to(t: &Tables, table: u32, dst: u128) -> Option<(DevId, Macs)> {
     if let Some(r) = fib.lpm6.hash_hit(dst).and_then(gateway) {
         return Some(r);
     }
-    route_to_any(t, fib, dst)
-}
-
-/// [`route_to`] for every other case.
-#[inline(never)]
-fn route_to_any(t: &Tables, fib: &Fib, dst: u128) -> Option<(DevId, Macs)> {
     let (e, code) = fib.lpm6.lookup_aux(dst);
     if !lpm::entry_marked(e) {
         if let Some(r) = gateway(code) {
             return Some(r);
         }
     }
+    route_to_any(t, fib, dst, e)
+}
+
+/// [`route_to`] for every other case.
+#[inline(never)]
+fn route_to_any(t: &Tables, fib: &Fib, dst: u128, e: u32) -> Option<(DevId, Macs)> {
     match fib.route_of_entry(dst, e)? {
         Route::Forward(nh) => resolve(t, nh, dst),
         _ => None,
