@@ -17,6 +17,9 @@
 # Environment:
 #   N1, N2      packet counts (default 20000 and 120000)
 #   ONLY        space-separated workload names (default: all of workloads.tsv)
+#   MIXED       set (e.g. MIXED=1): a /40 under every /16 of the FIBs, so that every
+#               lookup walks the LPM's trie instead of probing its hash table (the
+#               generator's --mixed-roots; same frames, goals judged the same way)
 #   ANNOTATE    over (default: per-packet top functions for workloads over their goal),
 #               all, or none
 #   TOP         functions shown per annotated workload (default 12)
@@ -62,7 +65,7 @@ if [ "${KEEP:-0}" = 1 ]; then
 else
   trap 'rm -rf "$WORK"' EXIT
 fi
-python3 "$ROOT/scripts/gen_bench_workload.py" "$WORK"
+python3 "$ROOT/scripts/gen_bench_workload.py" "$WORK" ${MIXED:+--mixed-roots}
 
 declare -a NAMES=()
 declare -A PCAP=() DEV=() GOAL=()

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Generates the sr6 benchmark workload into a directory (docs/performance.md).
 
-    python3 scripts/gen_bench_workload.py OUTDIR [--seed N] [--frames 64]
+    python3 scripts/gen_bench_workload.py OUTDIR [--seed N] [--frames 64] [--mixed-roots]
 
 Writes:
   OUTDIR/router.conf      a router with a 10,000-prefix FIB (5,000 IPv6 /48, 4,000 IPv6
@@ -13,6 +13,11 @@ Writes:
                           hitting a different SID / prefix of that behaviour;
   OUTDIR/workloads.tsv    name, pcap, ingress device, goal (instructions/packet or -),
                           one line per behaviour: what scripts/callgrind.sh iterates.
+
+--mixed-roots adds one /40 under each /16 the FIBs use (main and table 100), so that
+no /16 holds prefixes of a single length: every lookup walks the LPM's trie instead of
+probing its hash table (lpm.rs), as in a FIB of mixed prefix lengths. The /40s match
+none of the frames' destinations, and the frames are the same either way.
 
 Every frame must be transmitted by sr6 (none dropped, none local): scripts/callgrind.sh
 checks the counters sr6 bench prints.
@@ -264,10 +269,18 @@ def main():
     ap.add_argument("outdir")
     ap.add_argument("--seed", type=int, default=8986)
     ap.add_argument("--frames", type=int, default=64)
+    ap.add_argument("--mixed-roots", action="store_true", help="a /40 under every /16 of the FIBs: trie lookups")
     a = ap.parse_args()
     os.makedirs(a.outdir, exist_ok=True)
     w = Workload(a.seed)
     w.build_config()
+    if a.mixed_roots:
+        # After everything else and without the random generator: the frames stay the same.
+        roots = sorted({p >> 112 for p in w.p48 + w.p64} | {p >> 112 for ps in w.heads.values() for p in ps})
+        for r16 in roots:
+            w.out("ip -6 route add %s/40 via fc00:1::2 dev eth0" % a6(r16 << 112 | 0xFFFFFF << 88))
+        for r16 in sorted({p >> 112 for p in w.t100}):
+            w.out("ip -6 route add %s/40 via fc00:1::2 dev eth0 table 100" % a6(r16 << 112 | 0xFFFFFF << 88))
     with open(os.path.join(a.outdir, "router.conf"), "w") as f:
         f.write("\n".join(w.lines) + "\n")
 
