@@ -343,16 +343,25 @@ impl<const N: usize, V, A: Copy + Default> Lpm<N, V, A> {
         if e & (LEAF | HASH | EXACT) != LEAF | HASH {
             return None;
         }
-        let k = (key >> 64) as u64 & (u64::MAX << ((e >> HASH_SHIFT) & 63));
+        self.slot((key >> 64) as u64, e).map(|s| &s.2)
+    }
+
+    /// The hash-table slot of the prefix that the key with first 64 bits `hi` falls
+    /// under, below the hash-mode root entry `e`; `None` if there is none (the shorter
+    /// prefixes' fallback applies).
+    #[inline(always)]
+    fn slot(&self, hi: u64, e: u32) -> Option<&(u64, u32, A)> {
+        let k = hi & (u64::MAX << ((e >> HASH_SHIFT) & 63));
         let mask = self.slots.len() - 1;
         let mut i = hash(k, self.shift);
+        // At least 3/4 of the slots are empty, so the probe always ends.
         loop {
-            let (sk, sv, aux) = self.slots.get(i)?;
-            if *sv == 0 {
+            let s = self.slots.get(i)?;
+            if s.1 == 0 {
                 return None;
             }
-            if *sk == k {
-                return Some(aux);
+            if s.0 == k {
+                return Some(s);
             }
             i = (i + 1) & mask;
         }
@@ -367,21 +376,12 @@ impl<const N: usize, V, A: Copy + Default> Lpm<N, V, A> {
     /// [`probe`](Self::probe) and the aux record of the value found.
     #[inline(always)]
     fn probe_aux(&self, hi: u64, e: u32) -> (u32, &A) {
-        let k = hi & (u64::MAX << ((e >> HASH_SHIFT) & 63));
-        let mask = self.slots.len() - 1;
-        let mut i = hash(k, self.shift);
-        // At least 3/4 of the slots are empty, so the probe always ends.
-        loop {
-            let Some((sk, sv, aux)) = self.slots.get(i) else { return (LEAF, &self.no_aux) };
-            let (sk, sv) = (*sk, *sv);
-            if sv == 0 {
+        match self.slot(hi, e) {
+            Some((_, sv, aux)) => (sv | (e & EXACT), aux),
+            None => {
                 let f = LEAF | (e & (EXACT | HASH_VALUE));
-                return (f, self.aux.get(entry_index(f)).unwrap_or(&self.no_aux));
+                (f, self.aux.get(entry_index(f)).unwrap_or(&self.no_aux))
             }
-            if sk == k {
-                return (sv | (e & EXACT), aux);
-            }
-            i = (i + 1) & mask;
         }
     }
 
