@@ -28,7 +28,9 @@ const E: usize = 14;
 /// Where the SRH starts when it directly follows the IPv6 header.
 const S: usize = E + 40;
 
-/// Resolves a next hop to its device and Ethernet addresses (`dst` for on-link).
+/// Resolves a next hop to its device and Ethernet addresses (`dst` for on-link):
+/// [`Tables::resolve`] in the shape the fast path needs (the addresses as [`Macs`], the
+/// on-link neighbour probe out of line, where it keeps the loop's registers free).
 /// Addresses are big-endian `u128`s throughout the fast path: one load each, kept in
 /// registers, instead of 16 bytes taken apart for the lookups.
 #[inline(always)]
