@@ -20,6 +20,10 @@
 #   MIXED       set (e.g. MIXED=1): a /40 under every /16 of the FIBs, so that every
 #               lookup walks the LPM's trie instead of probing its hash table (the
 #               generator's --mixed-roots; same frames, goals judged the same way)
+#   FRAMES      distinct frames per workload (default 64, the generator's). With 256 each
+#               workload visits (nearly) every SID of its behaviour, so the figures are
+#               the average over the table rather than over a sample of 64 keys (how
+#               many slots a hash lookup reads depends on the key)
 #   ANNOTATE    over (default: per-packet top functions for workloads over their goal),
 #               all, or none
 #   TOP         functions shown per annotated workload (default 12)
@@ -65,7 +69,7 @@ if [ "${KEEP:-0}" = 1 ]; then
 else
   trap 'rm -rf "$WORK"' EXIT
 fi
-python3 "$ROOT/scripts/gen_bench_workload.py" "$WORK" ${MIXED:+--mixed-roots}
+python3 "$ROOT/scripts/gen_bench_workload.py" "$WORK" ${MIXED:+--mixed-roots} ${FRAMES:+--frames "$FRAMES"}
 
 declare -a NAMES=()
 declare -A PCAP=() DEV=() GOAL=()

@@ -1,7 +1,10 @@
 //! Exact-match tables for /128 (and /32) keys: open addressing with linear probing over
 //! a power-of-two array, a multiplicative hash, built once and never modified. A lookup
 //! is one multiply, one shift and (almost always) one or two key compares — several
-//! times cheaper than a general-purpose hash map on the hot path.
+//! times cheaper than a general-purpose hash map on the hot path. The build picks the
+//! multiplier that displaces the keys least ([`multiplier`](crate::multiplier)).
+
+use crate::multiplier;
 
 /// An immutable map from `u128` keys to `V`.
 #[derive(Debug, Clone)]
@@ -12,6 +15,7 @@ pub struct ExactMap<V> {
     slots: Vec<(u128, Option<V>, u32)>,
     len: usize,
     shift: u32,
+    mul: u64,
 }
 
 impl<V: Copy> Default for ExactMap<V> {
@@ -20,36 +24,54 @@ impl<V: Copy> Default for ExactMap<V> {
     }
 }
 
-#[inline]
-fn hash(k: u128, shift: u32) -> usize {
-    let x = (k as u64) ^ ((k >> 64) as u64).rotate_left(29);
-    (x.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> shift) as usize
+/// The 64 bits of `k` that are hashed.
+#[inline(always)]
+fn fold(k: u128) -> u64 {
+    (k as u64) ^ ((k >> 64) as u64).rotate_left(29)
 }
 
 impl<V: Copy> ExactMap<V> {
     /// Builds the map; a later duplicate key replaces an earlier one.
     pub fn build(entries: Vec<(u128, V)>) -> Self {
-        // Load factor <= 1/4: a miss (the common case on transit) probes ~1.2 slots.
-        let cap = (entries.len() * 4).next_power_of_two().max(8);
+        // Load factor <= 1/8 (the slots a lookup touches are one per key whatever the
+        // size): a hit reads ~1.07 slots, a miss ~1.15 (Knuth, linear probing).
+        let cap = (entries.len() * 8).next_power_of_two().max(8);
         let bits = cap.trailing_zeros();
-        let mut m = ExactMap { slots: vec![(0, None, 0); cap], len: 0, shift: 64 - bits };
+        let mut m = ExactMap { slots: vec![(0, None, 0); cap], len: 0, shift: 64 - bits, mul: multiplier::DEFAULT };
         for (k, v) in entries {
-            let mut i = hash(k, m.shift);
-            loop {
-                let slot = &mut m.slots[i];
-                if slot.1.is_none() {
-                    *slot = (k, Some(v), 0);
-                    m.len += 1;
-                    break;
-                }
-                if slot.0 == k {
-                    slot.1 = Some(v);
-                    break;
-                }
-                i = (i + 1) & (cap - 1);
+            m.insert(k, v);
+        }
+        let keys: Vec<u64> = m.iter().map(|(k, _)| fold(k)).collect();
+        let mul = multiplier::best(&keys, m.shift, cap);
+        if mul != m.mul {
+            let entries: Vec<(u128, V)> = m.iter().collect();
+            m.slots.iter_mut().for_each(|s| *s = (0, None, 0));
+            m.len = 0;
+            m.mul = mul;
+            for (k, v) in entries {
+                m.insert(k, v);
             }
         }
         m
+    }
+
+    /// Build-time insertion (the map has room: its load stays <= 1/8).
+    fn insert(&mut self, k: u128, v: V) {
+        let mask = self.slots.len() - 1;
+        let mut i = multiplier::home(fold(k), self.mul, self.shift);
+        loop {
+            let slot = &mut self.slots[i];
+            if slot.1.is_none() {
+                *slot = (k, Some(v), 0);
+                self.len += 1;
+                return;
+            }
+            if slot.0 == k {
+                slot.1 = Some(v);
+                return;
+            }
+            i = (i + 1) & mask;
+        }
     }
 
     /// The value of `k`.
@@ -62,8 +84,8 @@ impl<V: Copy> ExactMap<V> {
     #[inline(always)]
     pub fn get_aux(&self, k: u128) -> Option<(V, u32)> {
         let mask = self.slots.len() - 1;
-        let mut i = hash(k, self.shift);
-        // At least 3/4 of the slots are empty, so the probe always ends.
+        let mut i = multiplier::home(fold(k), self.mul, self.shift);
+        // At least 7/8 of the slots are empty, so the probe always ends.
         loop {
             let &(key, v, aux) = self.slots.get(i)?;
             let v = v?;

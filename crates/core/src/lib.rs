@@ -14,3 +14,4 @@ pub mod hmac;
 pub mod tables;
 pub mod pipeline;
 pub mod exact;
+mod multiplier;

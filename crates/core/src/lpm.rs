@@ -15,6 +15,8 @@
 //! inserted shortest first, so a longer prefix simply overwrites the entries it covers,
 //! and a new child node inherits its parent entry's value (that is the leaf pushing).
 
+use crate::multiplier;
+
 const LEAF: u32 = 1 << 31;
 /// On a value entry: some key of the companion exact-match table (the /128s, which
 /// are not in the trie) ends its walk here; see [`Lpm::mark`].
@@ -55,6 +57,9 @@ pub struct Lpm<const N: usize, V, A = u32> {
     /// value's aux record); an entry of 0 marks an empty slot.
     slots: Vec<(u64, u32, A)>,
     shift: u32,
+    /// The hash multiplier: the one that displaces these prefixes least
+    /// ([`multiplier`](crate::multiplier)).
+    mul: u64,
     /// By value entry (index + 1; `aux[0]` for no route): a record the user attaches to
     /// each value with [`set_aux`](Self::set_aux), returned by
     /// [`lookup_aux`](Self::lookup_aux) (a FIB keeps there what the fast path needs).
@@ -73,14 +78,10 @@ impl<const N: usize, V, A: Copy + Default> Default for Lpm<N, V, A> {
         let root: Box<[u32]> = vec![LEAF; 1 << ROOT_BITS].into_boxed_slice();
         // The length is right by construction; fall back to an empty table defensively.
         let root: Box<[u32; 1 << ROOT_BITS]> = root.try_into().unwrap_or_else(|_| Box::new([LEAF; 1 << ROOT_BITS]));
-        Lpm { root, nodes: Vec::new(), values: Vec::new(), slots: vec![(0, 0, A::default())], shift: 63, aux: vec![A::default()], no_aux: A::default() }
+        Lpm { root, nodes: Vec::new(), values: Vec::new(), slots: vec![(0, 0, A::default())], shift: 63, mul: multiplier::DEFAULT, aux: vec![A::default()], no_aux: A::default() }
     }
 }
 
-#[inline(always)]
-fn hash(k: u64, shift: u32) -> usize {
-    (k.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> shift) as usize
-}
 
 /// The key's first 64 bits (left-aligned) and its root index.
 #[inline(always)]
@@ -138,8 +139,13 @@ impl<const N: usize, V, A: Copy + Default> Lpm<N, V, A> {
         let cap = (hashed.len() * 4).next_power_of_two().max(8);
         t.slots = vec![(0, 0, A::default()); cap];
         t.shift = 64 - cap.trailing_zeros();
+        // Distinct prefixes (a later duplicate replaces an earlier one below).
+        let mut keys: Vec<u64> = hashed.iter().map(|&(k, _)| k).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        t.mul = multiplier::best(&keys, t.shift, cap);
         for (k, val) in hashed {
-            let mut i = hash(k, t.shift);
+            let mut i = multiplier::home(k, t.mul, t.shift);
             loop {
                 let s = &mut t.slots[i];
                 if s.1 == 0 || s.0 == k {
@@ -353,7 +359,7 @@ impl<const N: usize, V, A: Copy + Default> Lpm<N, V, A> {
     fn slot(&self, hi: u64, e: u32) -> Option<&(u64, u32, A)> {
         let k = hi & (u64::MAX << ((e >> HASH_SHIFT) & 63));
         let mask = self.slots.len() - 1;
-        let mut i = hash(k, self.shift);
+        let mut i = multiplier::home(k, self.mul, self.shift);
         // At least 3/4 of the slots are empty, so the probe always ends.
         loop {
             let s = self.slots.get(i)?;
