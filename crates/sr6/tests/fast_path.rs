@@ -14,6 +14,8 @@ use sr6_core::tables::Tables;
 
 /// Shared with the `fast_path` fuzz target (fuzz/fuzz_targets/fast_path.rs).
 const CONFIG: &str = include_str!("fast_path.conf");
+/// Ingress devices tried: those of the config (eth0..eth3) and one that does not exist.
+const DEVS: u16 = 5;
 
 fn tables() -> Tables {
     Tables::build(&sr6_config::parse_str(CONFIG, "fast.conf").unwrap()).unwrap().0
@@ -175,7 +177,7 @@ fn fast_path_equals_general_path_on_crafted_frames() {
         let dir = std::path::PathBuf::from(dir);
         std::fs::create_dir_all(&dir).unwrap();
         for (i, f) in fs.iter().enumerate() {
-            for dev in 0..3u8 {
+            for dev in 0..DEVS as u8 {
                 let seed: Vec<u8> = std::iter::once(dev).chain(f.iter().copied()).collect();
                 std::fs::write(dir.join(format!("crafted-{i:03}-{dev}")), seed).unwrap();
             }
@@ -183,7 +185,7 @@ fn fast_path_equals_general_path_on_crafted_frames() {
     }
     let mut fast_hits = 0;
     for f in &fs {
-        for dev in 0..3 {
+        for dev in 0..DEVS {
             same(&t, f, dev).unwrap();
         }
         // The fast path must really be taken for many of them, or this proves nothing.
@@ -198,7 +200,7 @@ proptest! {
 
     #[test]
     fn fast_path_equals_general_path_on_mutations(which in 0usize..1000,
-            flips in prop::collection::vec((0usize..120, any::<u8>()), 0..4), cut in 0usize..300, dev in 0u16..3) {
+            flips in prop::collection::vec((0usize..120, any::<u8>()), 0..4), cut in 0usize..300, dev in 0u16..DEVS) {
         let t = tables();
         let fs = frames();
         let mut f = fs[which % fs.len()].clone();
@@ -211,6 +213,35 @@ proptest! {
         }
         same(&t, &f, dev)?;
     }
+}
+
+/// The fast path looks at the ingress device (its per-device bits): no SRH for one that
+/// requires an HMAC (eth3), nothing for a device that does not exist, nothing at all
+/// when IPv6 forwarding is off (`all`: Linux ignores the per-device setting for
+/// forwarding); and the frames it does take on eth3, it takes as on eth0.
+#[test]
+fn ingress_device_settings_keep_frames_off_the_fast_path() {
+    let t = tables();
+    let off = Tables::build(&sr6_config::parse_str(&format!("{CONFIG}sysctl -w net.ipv6.conf.all.forwarding=0\n"), "off.conf").unwrap()).unwrap().0;
+    let hits = |t: &Tables, f: &[u8], dev| run(t, true, f, dev).1.fast_hits;
+    let (mut on_eth0, mut srh_on_eth0, mut on_eth3) = (0, 0, 0);
+    for f in &frames() {
+        let srh = f.len() > 20 && f[12..14] == [0x86, 0xdd] && f[20] == 43;
+        on_eth0 += hits(&t, f, 0);
+        srh_on_eth0 += if srh { hits(&t, f, 0) } else { 0 };
+        assert_eq!(hits(&t, f, 4), 0, "no such device: {f:02x?}");
+        if srh {
+            assert_eq!(hits(&t, f, 3), 0, "HMAC required: {f:02x?}");
+        } else {
+            assert_eq!(hits(&t, f, 3), hits(&t, f, 0), "{f:02x?}");
+            on_eth3 += hits(&t, f, 3);
+        }
+        if f[12..14] == [0x86, 0xdd] {
+            assert_eq!(hits(&off, f, 0), 0, "forwarding off: {f:02x?}");
+        }
+        same(&off, f, 0).unwrap();
+    }
+    assert!(srh_on_eth0 >= 20 && on_eth3 >= 5 && on_eth0 > srh_on_eth0, "{on_eth0} {srh_on_eth0} {on_eth3}");
 }
 
 /// The IPv4, End.DX4, End.DT4, End.DT46 and End.DX2 fast paths (tried out of the batch loop)

@@ -20,7 +20,7 @@
 use super::Worker;
 use crate::packet::{copy_block, DevId, PacketBuf, BUF_LEN};
 use crate::lpm;
-use crate::tables::{Device, FastPolicy, FastSid, Fib, Hop, NextHop, Route, Tables};
+use crate::tables::{Device, FastDevs, FastPolicy, FastSid, Fib, Hop, NextHop, Route, Tables};
 use sr6_wire::checksum;
 
 /// Ethernet header length.
@@ -113,17 +113,20 @@ fn route_to_any(t: &Tables, fib: &Fib, dst: u128, e: u32) -> Option<(DevId, Macs
 /// untouched.
 #[inline(always)]
 pub fn try6(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Option<DevId> {
-    let dev = t.devices.get(p.in_dev as usize)?;
+    let in_dev = p.in_dev;
     let f = p.data_mut();
     let len = f.len();
     // Fixed-size views: every constant-offset access below is check-free.
     let (h, rest) = f.split_first_chunk_mut::<S>()?;
     // EtherType IPv6 and IP version 6 in one compare.
-    if u32::from_be_bytes(h[12..16].try_into().ok()?) & 0xffff_f000 != 0x86dd_6000 || !dev.forwarding6 {
+    if u32::from_be_bytes(h[12..16].try_into().ok()?) & 0xffff_f000 != 0x86dd_6000 {
         return None;
     }
-    // No Ethernet padding, nothing truncated.
-    if usize::from(u16::from_be_bytes([h[E + 4], h[E + 5]])) != rest.len() {
+    // No Ethernet padding, nothing truncated; IPv6 forwarding on. (The order of these
+    // tests is the one that measured best, for IPv6 and for IPv4 frames which the first
+    // one sends away.)
+    let dev = t.fast_devs.get(in_dev);
+    if usize::from(u16::from_be_bytes([h[E + 4], h[E + 5]])) != rest.len() || dev & FastDevs::FORWARDING6 == 0 {
         return None;
     }
     let hl = h[E + 7];
@@ -189,7 +192,7 @@ pub fn try6(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Option<DevId> {
         w.cold_sid = (i, s);
         return None;
     }
-    let v = sid(t, h, rest, s, hl, dev.require_hmac)?;
+    let v = sid(t, h, rest, s, hl, dev & FastDevs::REQUIRE_HMAC != 0)?;
     if let Some(c) = w.counters.sids.get_mut(i as usize) {
         c.packets += 1;
         c.bytes += (len - E) as u64;
@@ -234,8 +237,8 @@ enum Decap {
 /// A local SID on the fast path. `h` is the Ethernet + IPv6 header, `rest` what follows.
 /// Returns `None` (packet untouched) for anything the fast path does not cover.
 #[inline]
-fn sid(t: &Tables, h: &mut [u8; S], rest: &mut [u8], s: FastSid, hl: u8, require_hmac: i8) -> Option<Decap> {
-    if require_hmac > 0 {
+fn sid(t: &Tables, h: &mut [u8; S], rest: &mut [u8], s: FastSid, hl: u8, require_hmac: bool) -> Option<Decap> {
+    if require_hmac {
         return None;
     }
     let (srh, tail) = rest.split_first_chunk_mut::<8>()?;

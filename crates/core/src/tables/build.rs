@@ -6,7 +6,7 @@ use std::net::{IpAddr, Ipv6Addr};
 
 use rustc_hash::FxHashMap;
 
-use super::{neigh_key, Adjacency, Device, FastPolicy, FastSid, Fib, HmacKeys, NextHop, Policy, Route, Sid, SidOp, Tables};
+use super::{neigh_key, Adjacency, Device, FastDevs, FastPolicy, FastSid, Fib, HmacKeys, NextHop, Policy, Route, Sid, SidOp, Tables};
 use crate::behaviour::{descriptor, BehaviorKind, Param};
 use crate::exact::ExactMap;
 use crate::hmac::HmacKey;
@@ -359,6 +359,7 @@ impl<'a> Builder<'a> {
         }
 
         let mut tables = Tables {
+            fast_devs: FastDevs::of(&self.devices),
             devices: std::mem::take(&mut self.devices),
             fibs,
             table_ids: self.table_ids.clone(),

@@ -216,6 +216,39 @@ pub enum SidOp {
     EndB6Encaps { policy: u32 },
 }
 
+/// What the fast path needs to know about the device a frame came in on, as bits, for
+/// every possible [`DevId`]: a fixed-size array indexed by the device, so reading it
+/// needs no bounds check (a device that does not exist has no bit set).
+pub(crate) struct FastDevs(Box<[u8; 1 << 16]>);
+
+impl FastDevs {
+    /// `net.ipv6.conf.DEV.forwarding` is on.
+    pub const FORWARDING6: u8 = 1;
+    /// `seg6_require_hmac` is 1: every SRH must carry a valid HMAC TLV.
+    pub const REQUIRE_HMAC: u8 = 2;
+
+    pub fn of(devices: &[Device]) -> Self {
+        let mut bits = vec![0u8; 1 << 16];
+        for (b, d) in bits.iter_mut().zip(devices) {
+            *b = if d.forwarding6 { Self::FORWARDING6 } else { 0 } | if d.require_hmac > 0 { Self::REQUIRE_HMAC } else { 0 };
+        }
+        // The length is right by construction; an all-clear table (nothing for the fast
+        // path) otherwise.
+        FastDevs(bits.into_boxed_slice().try_into().unwrap_or_else(|_| Box::new([0; 1 << 16])))
+    }
+
+    #[inline(always)]
+    pub fn get(&self, dev: DevId) -> u8 {
+        self.0[usize::from(dev)]
+    }
+}
+
+impl std::fmt::Debug for FastDevs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FastDevs").field("set", &self.0.iter().filter(|&&b| b != 0).count()).finish()
+    }
+}
+
 /// A local SID as the fast path sees it (`pipeline/fast.rs`), precomputed from its op
 /// and flavours when the tables are built: a kind and its argument, 8 bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -426,6 +459,8 @@ pub struct Tables {
     pub sids: Vec<Sid>,
     /// By SID: what the fast path does with it.
     pub(crate) fast_sids: Vec<FastSid>,
+    /// By receiving device: what the fast path checks.
+    pub(crate) fast_devs: FastDevs,
     pub policies: Vec<Policy>,
     /// By policy: the device and Ethernet header towards its first segment when the main
     /// FIB forwards it (`None`: not a plain route or no neighbour; the general path
