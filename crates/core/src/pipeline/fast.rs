@@ -192,20 +192,20 @@ pub fn try6(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Option<DevId> {
         w.cold_sid = (i, s);
         return None;
     }
-    let v = sid(t, h, rest, s, hl, dev & FastDevs::REQUIRE_HMAC != 0)?;
+    let (out, pull) = match sid(t, h, rest, s, hl, dev & FastDevs::REQUIRE_HMAC != 0)? {
+        Decap::No(out) => (out, 0),
+        Decap::Yes(out, pull) => (out, pull),
+    };
     if let Some(c) = w.counters.sids.get_mut(i as usize) {
         c.packets += 1;
         c.bytes += (len - E) as u64;
     }
-    match v {
-        Decap::No(out) => Some(out),
-        Decap::Yes(out, pull) => {
-            // RFC 8986 §4.4 S03-S05: the outer header and SRH go; the Ethernet header
-            // was written just in front of the inner packet.
-            let _ = p.pull_front(pull);
-            Some(out)
-        }
+    if pull != 0 {
+        // RFC 8986 §4.4 S03-S05: the outer header and SRH go; the Ethernet header
+        // was written just in front of the inner packet.
+        let _ = p.pull_front(pull);
     }
+    Some(out)
 }
 
 /// Multicast (ff00::/8) and link-local (fe80::/10) destinations, which the general path
