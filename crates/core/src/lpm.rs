@@ -82,7 +82,6 @@ impl<const N: usize, V, A: Copy + Default> Default for Lpm<N, V, A> {
     }
 }
 
-
 /// The key's first 64 bits (left-aligned) and its root index.
 #[inline(always)]
 fn hi_of<const N: usize>(key: &[u8; N]) -> u64 {
