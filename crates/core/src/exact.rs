@@ -37,20 +37,15 @@ impl<V: Copy> ExactMap<V> {
         // size): a hit reads ~1.07 slots, a miss ~1.15 (Knuth, linear probing).
         let cap = (entries.len() * 8).next_power_of_two().max(8);
         let bits = cap.trailing_zeros();
-        let mut m = ExactMap { slots: vec![(0, None, 0); cap], len: 0, shift: 64 - bits, mul: multiplier::DEFAULT };
+        // The distinct keys choose the multiplier; then everything goes in once.
+        let mut keys: Vec<u128> = entries.iter().map(|&(k, _)| k).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        let folded: Vec<u64> = keys.into_iter().map(fold).collect();
+        let mul = multiplier::best(&folded, 64 - bits, cap);
+        let mut m = ExactMap { slots: vec![(0, None, 0); cap], len: 0, shift: 64 - bits, mul };
         for (k, v) in entries {
             m.insert(k, v);
-        }
-        let keys: Vec<u64> = m.iter().map(|(k, _)| fold(k)).collect();
-        let mul = multiplier::best(&keys, m.shift, cap);
-        if mul != m.mul {
-            let entries: Vec<(u128, V)> = m.iter().collect();
-            m.slots.iter_mut().for_each(|s| *s = (0, None, 0));
-            m.len = 0;
-            m.mul = mul;
-            for (k, v) in entries {
-                m.insert(k, v);
-            }
         }
         m
     }
