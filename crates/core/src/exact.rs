@@ -9,10 +9,9 @@ use crate::multiplier;
 /// An immutable map from `u128` keys to `V`.
 #[derive(Debug, Clone)]
 pub struct ExactMap<V> {
-    /// (key, value, aux word); `None` marks an empty slot. The value sits next to its
-    /// key, so a hit reads one slot and nothing else; so does its aux word
-    /// ([`set_aux`](Self::set_aux)).
-    slots: Vec<(u128, Option<V>, u32)>,
+    /// (key, value); `None` marks an empty slot. The value sits next to its key, so a
+    /// hit reads one slot and nothing else.
+    slots: Vec<(u128, Option<V>)>,
     len: usize,
     shift: u32,
     mul: u64,
@@ -26,7 +25,7 @@ impl<V: Copy> Default for ExactMap<V> {
 
 /// The 64 bits of `k` that are hashed.
 #[inline(always)]
-fn fold(k: u128) -> u64 {
+pub(crate) fn fold(k: u128) -> u64 {
     (k as u64) ^ ((k >> 64) as u64).rotate_left(29)
 }
 
@@ -43,7 +42,7 @@ impl<V: Copy> ExactMap<V> {
         keys.dedup();
         let folded: Vec<u64> = keys.into_iter().map(fold).collect();
         let mul = multiplier::best(&folded, 64 - bits, cap);
-        let mut m = ExactMap { slots: vec![(0, None, 0); cap], len: 0, shift: 64 - bits, mul };
+        let mut m = ExactMap { slots: vec![(0, None); cap], len: 0, shift: 64 - bits, mul };
         for (k, v) in entries {
             m.insert(k, v);
         }
@@ -57,7 +56,7 @@ impl<V: Copy> ExactMap<V> {
         loop {
             let slot = &mut self.slots[i];
             if slot.1.is_none() {
-                *slot = (k, Some(v), 0);
+                *slot = (k, Some(v));
                 self.len += 1;
                 return;
             }
@@ -72,30 +71,16 @@ impl<V: Copy> ExactMap<V> {
     /// The value of `k`.
     #[inline(always)]
     pub fn get(&self, k: u128) -> Option<V> {
-        self.get_aux(k).map(|(v, _)| v)
-    }
-
-    /// The value of `k` and its [aux word](Self::set_aux).
-    #[inline(always)]
-    pub fn get_aux(&self, k: u128) -> Option<(V, u32)> {
         let mask = self.slots.len() - 1;
         let mut i = multiplier::home(fold(k), self.mul, self.shift);
         // At least 7/8 of the slots are empty, so the probe always ends.
         loop {
-            let &(key, v, aux) = self.slots.get(i)?;
+            let &(key, v) = self.slots.get(i)?;
             let v = v?;
             if key == k {
-                return Some((v, aux));
+                return Some(v);
             }
             i = (i + 1) & mask;
-        }
-    }
-
-    /// Attaches `f(value)` to every entry, for [`get_aux`](Self::get_aux) (a FIB keeps
-    /// there what the fast path needs to know about a SID).
-    pub fn set_aux(&mut self, f: impl Fn(&V) -> u32) {
-        for s in self.slots.iter_mut() {
-            s.2 = s.1.as_ref().map_or(0, &f);
         }
     }
 
@@ -109,7 +94,7 @@ impl<V: Copy> ExactMap<V> {
 
     /// Every entry (for display).
     pub fn iter(&self) -> impl Iterator<Item = (u128, V)> + '_ {
-        self.slots.iter().filter_map(|&(k, v, _)| Some((k, v?)))
+        self.slots.iter().filter_map(|&(k, v)| Some((k, v?)))
     }
 }
 
@@ -134,11 +119,6 @@ mod tests {
             }
             for k in probes {
                 prop_assert_eq!(m.get(k), oracle.get(&k).copied());
-            }
-            let mut m = m;
-            m.set_aux(|v| v.wrapping_mul(3));
-            for (k, v) in &oracle {
-                prop_assert_eq!(m.get_aux(*k), Some((*v, v.wrapping_mul(3))));
             }
         }
     }

@@ -14,4 +14,5 @@ pub mod hmac;
 pub mod tables;
 pub mod pipeline;
 pub mod exact;
+pub mod words;
 mod multiplier;

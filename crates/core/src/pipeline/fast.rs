@@ -18,6 +18,7 @@
 //! local delivery, on-the-wire oddities — goes to the general path.
 
 use super::Worker;
+use crate::words::WordMap;
 use crate::packet::{copy_block, DevId, PacketBuf, BUF_LEN};
 use crate::lpm;
 use crate::tables::{Device, FastDevs, FastPolicy, FastSid, Fib, Hop, NextHop, Route, Tables};
@@ -86,17 +87,25 @@ fn gateway(h: &Hop) -> Option<(DevId, Macs)> {
 #[inline(always)]
 fn route_to(t: &Tables, table: u32, dst: u128) -> Option<(DevId, Macs)> {
     let fib = t.fibs.get(table as usize)?;
-    // The usual case, a gateway route found in one hash probe, first.
-    if let Some(r) = fib.lpm6.hash_hit(dst).and_then(gateway) {
-        return Some(r);
-    }
-    let (e, code) = fib.lpm6.lookup_aux(dst);
-    if !lpm::entry_marked(e) {
-        if let Some(r) = gateway(code) {
-            return Some(r);
+    // The usual case, a gateway route found in one hash probe, first. Both ways end on
+    // the hop, read once after they meet.
+    let hop = match fib.lpm6.hash_hit(dst) {
+        Some(h) if is_gateway(h) => h,
+        _ => {
+            let (e, h) = fib.lpm6.lookup_aux(dst);
+            if lpm::entry_marked(e) || !is_gateway(h) {
+                return route_to_any(t, fib, dst, e);
+            }
+            h
         }
-    }
-    route_to_any(t, fib, dst, e)
+    };
+    Some((hop.dev, Macs::of(&hop.eth)))
+}
+
+/// Whether hop `h` is a gateway route's ([`gateway`]).
+#[inline(always)]
+fn is_gateway(h: &Hop) -> bool {
+    h.code & !Fib::HOP_INDEX == Fib::GATEWAY
 }
 
 /// [`route_to`] for every other case.
@@ -141,13 +150,25 @@ pub fn try6(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Option<DevId> {
     // every other case returns from inside it.
     let (i, s) = 'sid: {
         let route = if h[E + 6] == sr6_wire::IPPROTO_ROUTING {
-            let r = match main.exact6.get_aux(dst) {
-                Some((Route::Sid(i), aux)) => break 'sid (i, FastSid::unpack(aux)),
-                Some((r, _)) => r,
-                None => match *main.lpm6.value(main.lpm6.lookup_entry(dst))? {
+            // One probe, of keys and words only: a /128 SID's kind, argument and index
+            // are all in its word.
+            let w = main.words6.get(dst);
+            let (i, s) = FastSid::unpack(w);
+            if s.kind > FastSid::COLD {
+                break 'sid (i, s);
+            }
+            let r = if w != WordMap::MISS {
+                if s.kind != FastSid::NONE || w != FastSid::NOT_SID {
+                    // A SID of a kind `try_cold` handles, or of none.
+                    break 'sid (i, s);
+                }
+                // A /128 route or local address.
+                main.exact6.get(dst)?
+            } else {
+                match *main.lpm6.value(main.lpm6.lookup_entry(dst))? {
                     Route::Sid(i) => break 'sid (i, *t.fast_sids.get(i as usize)?),
                     r => r,
-                },
+                }
             };
             if host_dst(dst) {
                 return None;
@@ -192,7 +213,7 @@ pub fn try6(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Option<DevId> {
         w.cold_sid = (i, s);
         return None;
     }
-    let (out, pull) = match sid(t, h, rest, s, hl, dev & FastDevs::REQUIRE_HMAC != 0)? {
+    let (out, pull) = match sid(t, h, rest, s, hl, dst, dev & FastDevs::REQUIRE_HMAC != 0)? {
         Decap::No(out) => (out, 0),
         Decap::Yes(out, pull) => (out, pull),
     };
@@ -237,7 +258,7 @@ enum Decap {
 /// A local SID on the fast path. `h` is the Ethernet + IPv6 header, `rest` what follows.
 /// Returns `None` (packet untouched) for anything the fast path does not cover.
 #[inline]
-fn sid(t: &Tables, h: &mut [u8; S], rest: &mut [u8], s: FastSid, hl: u8, require_hmac: bool) -> Option<Decap> {
+fn sid(t: &Tables, h: &mut [u8; S], rest: &mut [u8], s: FastSid, hl: u8, dst: u128, require_hmac: bool) -> Option<Decap> {
     if require_hmac {
         return None;
     }
@@ -257,16 +278,24 @@ fn sid(t: &Tables, h: &mut [u8; S], rest: &mut [u8], s: FastSid, hl: u8, require
             return None;
         }
         let seg = 16 * slm1 as usize;
-        let nda = u128::from_be_bytes(tail.get(seg..seg + 16)?.try_into().ok()?);
-        let (out, eth) = if s.kind == FastSid::END {
-            route_to(t, s.arg, nda)?
-        } else {
-            resolve(t, s.next_hop(FastSid::END_X_ADJ), nda)?
-        };
-        // RFC 8986 §4.1 S12-S14.
+        let nda: [u8; 16] = tail.get(seg..seg + 16)?.try_into().ok()?;
+        // RFC 8986 §4.1 S12-S14, written before the lookup (so that only the frame
+        // stays live across it) and undone if the lookup declines.
         h[E + 7] = hl - 1;
         srh[3] = sl - 1;
-        h[E + 24..E + 40].copy_from_slice(&nda.to_be_bytes());
+        h[E + 24..E + 40].copy_from_slice(&nda);
+        let nda = u128::from_be_bytes(nda);
+        let (out, eth) = if s.kind == FastSid::END {
+            match route_to(t, s.arg, nda) {
+                Some(r) => r,
+                None => return undo_end(h, srh, dst),
+            }
+        } else {
+            match resolve(t, s.next_hop(FastSid::END_X_ADJ), nda) {
+                Some(r) => r,
+                None => return undo_end(h, srh, dst),
+            }
+        };
         eth.write(&mut h[..12]);
         Some(Decap::No(out))
     } else {
@@ -275,6 +304,17 @@ fn sid(t: &Tables, h: &mut [u8; S], rest: &mut [u8], s: FastSid, hl: u8, require
         }
         decap6(t, tail, segs_len + 8, s)
     }
+}
+
+/// Puts back what [`sid`] wrote before a lookup that declined: hop limit and Segments
+/// Left plus one, the destination `dst`. Returns `None`, the fast path's decline.
+#[cold]
+#[inline(never)]
+fn undo_end(h: &mut [u8; S], srh: &mut [u8; 8], dst: u128) -> Option<Decap> {
+    h[E + 7] = h[E + 7].wrapping_add(1);
+    srh[3] = srh[3].wrapping_add(1);
+    h[E + 24..E + 40].copy_from_slice(&dst.to_be_bytes());
+    None
 }
 
 /// End.DX6 / End.DT6 (RFC 8986 §4.4, §4.6; `s.kind` DX6_* or DT6) on an SRH of

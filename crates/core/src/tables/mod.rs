@@ -14,6 +14,7 @@ use rustc_hash::FxHashMap;
 
 use crate::behaviour::BehaviorKind;
 use crate::exact::ExactMap;
+use crate::words::WordMap;
 use crate::hmac::HmacKey;
 use crate::lpm::Lpm;
 use crate::packet::DevId;
@@ -91,6 +92,9 @@ pub type FibLpm4 = Lpm<4, Route, Hop>;
 pub struct Fib {
     /// /128 entries, including local addresses (which win, as the kernel's local table).
     pub exact6: ExactMap<Route>,
+    /// The keys of `exact6` with what the fast path needs to know of each
+    /// ([`FastSid::pack`], [`FastSid::NOT_SID`]), for its one probe.
+    pub words6: WordMap,
     pub lpm6: FibLpm6,
     /// /32 entries.
     pub exact4: ExactMap<Route>,
@@ -168,7 +172,7 @@ impl Fib {
         for (k, _) in exact4.iter() {
             lpm4.mark(k << 96);
         }
-        let mut fib = Fib { exact6, lpm6: Lpm::default(), exact4, lpm4: Lpm::default() };
+        let mut fib = Fib { exact6, words6: WordMap::default(), exact4, lpm4: Lpm::default(), lpm6: Lpm::default() };
         lpm6.set_aux(|r| fib.hop(r, &[]));
         lpm4.set_aux(|r| fib.hop(r, &[]));
         fib.lpm6 = lpm6;
@@ -294,18 +298,25 @@ impl FastSid {
     /// End.DT6: the inner destination is looked up in FIB `arg`.
     pub const DT6: u8 = 16;
 
-    /// As an aux word of the exact table ([`ExactMap::set_aux`]): the kind in the low
-    /// byte, the argument above (NONE if it does not fit in 24 bits).
-    pub(crate) fn pack(self) -> u32 {
-        if self.arg >= 1 << 24 {
-            return u32::from(Self::NONE);
-        }
-        u32::from(self.kind) | self.arg << 8
+    /// Set in every word of [`Fib::words6`], so that none is [`WordMap::MISS`].
+    const PRESENT: u64 = 1 << 31;
+
+    /// The word of [`Fib::words6`] for a /128 entry that is SID `index`: the kind in the
+    /// low byte, the argument in the next 23 bits (kind NONE if it does not fit),
+    /// [`PRESENT`](Self::PRESENT), the index in the high half.
+    pub(crate) fn pack(self, index: u32) -> u64 {
+        let w = if self.arg >= 1 << 23 { u64::from(Self::NONE) } else { u64::from(self.kind) | u64::from(self.arg) << 8 };
+        w | Self::PRESENT | u64::from(index) << 32
     }
 
+    /// The word of [`Fib::words6`] for a /128 entry that is not a SID: kind NONE.
+    pub(crate) const NOT_SID: u64 = Self::PRESENT;
+
+    /// The SID index and what [`pack`](Self::pack) packed (kind NONE for
+    /// [`NOT_SID`](Self::NOT_SID)).
     #[inline(always)]
-    pub(crate) fn unpack(w: u32) -> FastSid {
-        FastSid { kind: w as u8, arg: w >> 8 }
+    pub(crate) fn unpack(w: u64) -> (u32, FastSid) {
+        ((w >> 32) as u32, FastSid { kind: w as u8, arg: (w as u32 & !(Self::PRESENT as u32)) >> 8 })
     }
 
     pub(crate) fn of(s: &Sid) -> FastSid {

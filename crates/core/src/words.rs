@@ -1,0 +1,123 @@
+//! [`WordMap`]: an immutable exact-match map from `u128` keys to 64-bit words, for the
+//! fast path's one probe of a packet's destination (the words say what the fast path
+//! needs to know about a /128 SID: [`FastSid::pack`](crate::tables::FastSid::pack)).
+//!
+//! The layout of [`ExactMap`](crate::exact::ExactMap) (open addressing, linear probing,
+//! load <= 1/8, a multiplier chosen at build time), with slots of just a key and a word:
+//! the empty slot is the word [`WordMap::MISS`], so a hit is decided by one key compare,
+//! with no separate test of whether the slot is in use.
+
+use crate::exact::fold;
+use crate::multiplier;
+use std::collections::BTreeMap;
+
+/// An immutable map from `u128` keys to `u64` words other than [`MISS`](Self::MISS).
+#[derive(Debug, Clone)]
+pub struct WordMap {
+    /// (key, word); an empty slot is (0, MISS).
+    slots: Vec<(u128, u64)>,
+    shift: u32,
+    mul: u64,
+}
+
+impl Default for WordMap {
+    fn default() -> Self {
+        Self::build(Vec::new())
+    }
+}
+
+impl WordMap {
+    /// What [`get`](Self::get) returns for a key that is not in the map.
+    pub const MISS: u64 = 0;
+
+    /// Builds the map; a later duplicate key replaces an earlier one. A word equal to
+    /// [`MISS`](Self::MISS) is not stored (its key reads as absent).
+    pub fn build(entries: Vec<(u128, u64)>) -> Self {
+        // As ExactMap::build: load <= 1/8, the keys choose the multiplier. The last
+        // word of each key, in key order (so the build is deterministic).
+        let last: BTreeMap<u128, u64> = entries.into_iter().collect();
+        let last: Vec<(u128, u64)> = last.into_iter().filter(|&(_, w)| w != Self::MISS).collect();
+        let cap = (last.len() * 8).next_power_of_two().max(8);
+        let bits = cap.trailing_zeros();
+        let folded: Vec<u64> = last.iter().map(|&(k, _)| fold(k)).collect();
+        let mul = multiplier::best(&folded, 64 - bits, cap);
+        let mut m = WordMap { slots: vec![(0, Self::MISS); cap], shift: 64 - bits, mul };
+        let mask = cap - 1;
+        for (k, w) in last {
+            let mut i = multiplier::home(fold(k), m.mul, m.shift);
+            loop {
+                let slot = &mut m.slots[i];
+                if slot.1 == Self::MISS {
+                    *slot = (k, w);
+                    break;
+                }
+                i = (i + 1) & mask;
+            }
+        }
+        m
+    }
+
+    /// The word of `k`, [`MISS`](Self::MISS) if `k` is not in the map. An empty slot
+    /// that matches the key (0) answers with its word, `MISS`: a key compare decides.
+    #[inline(always)]
+    pub fn get(&self, k: u128) -> u64 {
+        let mask = self.slots.len() - 1;
+        let mut i = multiplier::home(fold(k), self.mul, self.shift);
+        // At least 7/8 of the slots are empty, so the probe always ends.
+        loop {
+            let Some(&(key, w)) = self.slots.get(i) else { return Self::MISS };
+            if key == k {
+                return w;
+            }
+            if w == Self::MISS {
+                return Self::MISS;
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// How many keys the map holds.
+    pub fn len(&self) -> usize {
+        self.slots.iter().filter(|s| s.1 != Self::MISS).count()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::collections::HashMap;
+
+    proptest! {
+        #[test]
+        fn agrees_with_hashmap(entries in prop::collection::vec((any::<u128>(), any::<u64>()), 0..300),
+                               probes in prop::collection::vec(any::<u128>(), 0..50)) {
+            // Keys sharing high or low halves stress the hash; key 0 and word MISS occur.
+            let entries: Vec<(u128, u64)> = entries.into_iter().enumerate()
+                .map(|(i, (k, w))| match i % 4 {
+                    0 => (k & 0xffff, w),
+                    1 => (k << 100, w),
+                    2 => (k & 3, w & 1),
+                    _ => (k, w),
+                }).collect();
+            let m = WordMap::build(entries.clone());
+            let oracle: HashMap<u128, u64> = entries.iter().copied().collect();
+            let stored = |k: &u128| oracle.get(k).copied().unwrap_or(WordMap::MISS);
+            prop_assert_eq!(m.len(), oracle.values().filter(|&&w| w != WordMap::MISS).count());
+            for k in oracle.keys().chain(&probes).chain(&[0, 1, u128::MAX]) {
+                prop_assert_eq!(m.get(*k), stored(k));
+            }
+        }
+    }
+
+    #[test]
+    fn empty_map() {
+        let m = WordMap::default();
+        assert_eq!(m.get(0), WordMap::MISS);
+        assert!(m.is_empty());
+    }
+}
