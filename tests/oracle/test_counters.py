@@ -125,3 +125,18 @@ def test_config_error_exit_status_and_position(sr6_cli):
     m = re.search(rf"{re.escape(r.config_path.name)}:{line}:(\d+)", r.stderr)
     assert m, f"stderr does not name {r.config_path.name}:{line}:COL:\n{r.stderr}"
     assert col <= int(m.group(1)) <= col + len("End.Bogus"), f"column {m.group(1)} is not at End.Bogus ({col})"
+
+
+def test_frame_larger_than_a_buffer_is_dropped_not_truncated(run_sr6):
+    """A frame longer than sr6's largest (9216 bytes) is dropped as too_big, even when
+    its first 9216 bytes hold a complete IPv6 packet that could be forwarded (the rest
+    read as padding): sr6 drops the frame, it does not forward a truncation of it."""
+    max_frame = 9216
+    plen = max_frame - 14 - 40
+    big = rx(IPv6(src=HOST_A, dst=FINAL, nh=59, plen=plen) / Raw(bytes(plen + 84)))
+    assert len(bytes(big)) == max_frame + 84
+    small = rx(udp6(dst=FINAL))
+    res = run_sr6(CFG, [big, small, big])
+    assert res.drops().get("too_big") == 2, res.drops()
+    out = res.frames("eth1")
+    assert len(out) == 1 and l3(out[0])[8:] == l3(small)[8:], "only the small frame leaves"

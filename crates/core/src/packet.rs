@@ -214,6 +214,14 @@ impl PacketBuf {
         true
     }
 
+    /// Condemns the frame before processing (e.g. it was too big for the buffer): the
+    /// verdict is the drop, and the frame is emptied, so that no fast path, which looks
+    /// at frames and not at verdicts, takes it; the general path counts the drop.
+    pub fn condemn(&mut self, reason: crate::drop::DropReason) {
+        self.verdict = Verdict::Drop(reason);
+        self.end = self.start;
+    }
+
     /// Shortens the frame to `len` bytes (no-op if already shorter).
     #[inline]
     pub fn truncate(&mut self, len: usize) {

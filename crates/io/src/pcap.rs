@@ -11,6 +11,7 @@ use pcap_file::pcap::{PcapPacket, PcapReader, PcapWriter};
 use pcap_file::DataLink;
 
 use super::{IoError, RxBackend, TxBackend};
+use sr6_core::drop::DropReason;
 use sr6_core::packet::{DevId, PacketBuf, Verdict};
 
 /// Reads Ethernet frames from a pcap file as if received on one device.
@@ -57,7 +58,9 @@ impl RxBackend for PcapSource {
                 Some(Ok(p)) => {
                     self.last_ts_ns = p.timestamp.as_nanos() as u64;
                     if !b.load(&p.data, self.in_dev) {
+                        // Larger than a buffer: dropped, not processed truncated.
                         self.oversized += 1;
+                        b.condemn(DropReason::TooBig);
                     }
                     b.ts_ns = self.last_ts_ns;
                     n += 1;

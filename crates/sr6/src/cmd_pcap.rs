@@ -3,8 +3,7 @@
 use std::path::Path;
 
 use anyhow::Result;
-use sr6_core::drop::DropReason;
-use sr6_core::packet::{PacketBuf, Verdict};
+use sr6_core::packet::PacketBuf;
 use sr6_core::pipeline::Worker;
 use sr6_io::pcap::{PcapSinks, PcapSource};
 use sr6_io::{RxBackend, TxBackend};
@@ -21,18 +20,10 @@ pub fn run(config: &Path, input: &Path, in_dev: Option<&str>, out_dir: &Path, js
     let mut sinks = PcapSinks::create(out_dir, &names)?;
     let mut w = Worker::new(&t);
     let mut batch: Vec<PacketBuf> = (0..BATCH).map(|_| PacketBuf::new()).collect();
-    let mut oversized = src.oversized;
     loop {
         let n = src.rx_batch(&mut batch)?;
         if n == 0 {
             break;
-        }
-        if src.oversized != oversized {
-            // A frame larger than a buffer: drop it rather than process a truncation.
-            oversized = src.oversized;
-            for b in batch[..n].iter_mut().filter(|b| b.len() == sr6_core::packet::MAX_FRAME) {
-                b.verdict = Verdict::Drop(DropReason::TooBig);
-            }
         }
         w.process_batch(&t, &mut batch[..n]);
         sinks.tx_batch(&batch[..n])?;

@@ -129,16 +129,15 @@ impl Worker {
     /// saves disappear.
     #[inline(always)]
     fn process_one(&mut self, t: &Tables, p: &mut PacketBuf) {
-        // The fast path only ever transmits: its verdict needs no dispatch. The receive
-        // path may already have condemned the frame (e.g. too big): general path.
-        if !matches!(p.verdict, Verdict::Drop(_)) {
-            if let Some(out) = fast::try6(t, self, p) {
-                if let Some(c) = self.counters.tx.get_mut(out as usize) {
-                    *c += 1;
-                }
-                p.verdict = Verdict::Tx(out);
-                return;
+        // The fast path only ever transmits: its verdict needs no dispatch. A frame the
+        // receive path condemned (e.g. too big) is empty ([`PacketBuf::condemn`]): the
+        // fast path declines it, the general path counts its drop.
+        if let Some(out) = fast::try6(t, self, p) {
+            if let Some(c) = self.counters.tx.get_mut(out as usize) {
+                *c += 1;
             }
+            p.verdict = Verdict::Tx(out);
+            return;
         }
         self.process_general(t, p);
     }
