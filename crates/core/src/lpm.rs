@@ -114,6 +114,18 @@ impl<const N: usize, V, A: Copy + Default> Lpm<N, V, A> {
                 *l = 255;
             }
         }
+        // An empty hash slot holds a key no probe can ask for: one under a /16 that is
+        // not in hash mode (a probe's key starts with its hash-mode /16), so that a hit
+        // is decided by the key compare alone. If every /16 qualified for hash mode, the
+        // last one keeps its trie.
+        let free = match lens.iter().position(|&l| l == 0 || l == 255) {
+            Some(r) => r,
+            None => {
+                lens[(1 << ROOT_BITS) - 1] = 255;
+                (1 << ROOT_BITS) - 1
+            }
+        };
+        let empty_key = (free as u64) << 48;
         let mut t = Lpm::default();
         let mut hashed: Vec<(u64, u32)> = Vec::new();
         for (key, len, v) in prefixes {
@@ -136,7 +148,7 @@ impl<const N: usize, V, A: Copy + Default> Lpm<N, V, A> {
             }
         }
         let cap = (hashed.len() * 4).next_power_of_two().max(8);
-        t.slots = vec![(0, 0, A::default()); cap];
+        t.slots = vec![(empty_key, 0, A::default()); cap];
         t.shift = 64 - cap.trailing_zeros();
         // Distinct prefixes (a later duplicate replaces an earlier one below).
         let mut keys: Vec<u64> = hashed.iter().map(|&(k, _)| k).collect();
@@ -359,14 +371,15 @@ impl<const N: usize, V, A: Copy + Default> Lpm<N, V, A> {
         let k = hi & (u64::MAX << ((e >> HASH_SHIFT) & 63));
         let mask = self.slots.len() - 1;
         let mut i = multiplier::home(k, self.mul, self.shift);
-        // At least 3/4 of the slots are empty, so the probe always ends.
+        // At least 3/4 of the slots are empty, so the probe always ends. No empty slot
+        // has a key a probe asks for (`build`): the key compare comes first.
         loop {
             let s = self.slots.get(i)?;
-            if s.1 == 0 {
-                return None;
-            }
             if s.0 == k {
                 return Some(s);
+            }
+            if s.1 == 0 {
+                return None;
             }
             i = (i + 1) & mask;
         }
@@ -442,6 +455,35 @@ mod tests {
         assert_eq!(t.lookup(&v6("fc00:1:8000::2")), Some(&"odd"));
         assert_eq!(t.lookup(&v6("fc00:2::1")), Some(&"fc00/16"));
         assert_eq!(t.lookup(&v6("2001:db8::1")), Some(&"default"));
+    }
+
+    /// Empty hash slots hold a key under a /16 that is not in hash mode; when every /16
+    /// would be, the last keeps its trie. Lookups are right either way, including for
+    /// the keys an empty slot holds (`x::/16`, here `0::` and `ffff::`).
+    #[test]
+    fn hash_mode_on_every_root() {
+        let mut ps: Vec<([u8; 16], u8, u32)> = (0..1u32 << 16)
+            .map(|r| {
+                let mut k = [0u8; 16];
+                k[..2].copy_from_slice(&(r as u16).to_be_bytes());
+                k[2] = 0x80 | (r % 97) as u8;
+                (k, 48, r + 1)
+            })
+            .collect();
+        ps.push(([0; 16], 0, 0));
+        let t = Lpm6::build(ps.clone());
+        let probe = |a: u128| {
+            let k = a.to_be_bytes();
+            assert_eq!(t.lookup(&k).copied(), naive(&ps, &k), "{a:#x}");
+        };
+        for r in (0..1u128 << 16).step_by(251).chain([0, 1, 0xfffe, 0xffff]) {
+            let base = r << 112;
+            probe(base);
+            probe(base | u128::from(0x80 | (r % 97) as u8) << 104 | 5);
+            probe(base | 0x7f << 104);
+        }
+        let hashed = (0..1usize << 16).filter(|&r| t.root[r] & (LEAF | HASH) == LEAF | HASH).count();
+        assert_eq!(hashed, (1 << 16) - 1, "all /16s but one in hash mode");
     }
 
     #[test]
