@@ -298,25 +298,24 @@ impl FastSid {
     /// End.DT6: the inner destination is looked up in FIB `arg`.
     pub const DT6: u8 = 16;
 
-    /// Set in every word of [`Fib::words6`], so that none is [`WordMap::MISS`].
-    const PRESENT: u64 = 1 << 31;
-
     /// The word of [`Fib::words6`] for a /128 entry that is SID `index`: the kind in the
-    /// low byte, the argument in the next 23 bits (kind NONE if it does not fit),
-    /// [`PRESENT`](Self::PRESENT), the index in the high half.
+    /// low byte, the argument in the next three (kind NONE if it does not fit in 24
+    /// bits), the index in the high half. A SID of kind NONE gets argument 1, so that no
+    /// word is [`WordMap::MISS`] (0).
     pub(crate) fn pack(self, index: u32) -> u64 {
-        let w = if self.arg >= 1 << 23 { u64::from(Self::NONE) } else { u64::from(self.kind) | u64::from(self.arg) << 8 };
-        w | Self::PRESENT | u64::from(index) << 32
+        let (kind, arg) = if self.kind == Self::NONE || self.arg >= 1 << 24 { (Self::NONE, 1) } else { (self.kind, self.arg) };
+        u64::from(kind) | u64::from(arg) << 8 | u64::from(index) << 32
     }
 
-    /// The word of [`Fib::words6`] for a /128 entry that is not a SID: kind NONE.
-    pub(crate) const NOT_SID: u64 = Self::PRESENT;
+    /// The word of [`Fib::words6`] for a /128 entry that is not a SID: kind NONE,
+    /// argument 0 (no SID's), not [`WordMap::MISS`].
+    pub(crate) const NOT_SID: u64 = 0xffff_ffff << 32;
 
     /// The SID index and what [`pack`](Self::pack) packed (kind NONE for
     /// [`NOT_SID`](Self::NOT_SID)).
     #[inline(always)]
     pub(crate) fn unpack(w: u64) -> (u32, FastSid) {
-        ((w >> 32) as u32, FastSid { kind: w as u8, arg: (w as u32 & !(Self::PRESENT as u32)) >> 8 })
+        ((w >> 32) as u32, FastSid { kind: w as u8, arg: (w as u32) >> 8 })
     }
 
     pub(crate) fn of(s: &Sid) -> FastSid {
