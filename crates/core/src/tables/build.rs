@@ -11,7 +11,6 @@ use crate::behaviour::{descriptor, BehaviorKind, Param};
 use crate::exact::ExactMap;
 use crate::hmac::HmacKey;
 use crate::lpm::{Lpm, Lpm4, Lpm6};
-use crate::words::WordMap;
 use crate::packet::DevId;
 use crate::spec::{
     DevSel, Line, Prefix, RouteKind, RouterSpec, Seg6Encap, Seg6Mode, SidAction, SysctlSpec, MAIN_TABLE,
@@ -406,15 +405,10 @@ impl<'a> Builder<'a> {
         let fast_sids = &tables.fast_sids;
         for fib in tables.fibs.iter_mut() {
             fib.set_hops(&tables.adjacencies);
-            fib.words6 = WordMap::build(
-                fib.exact6
-                    .iter()
-                    .map(|(k, r)| match r {
-                        Route::Sid(i) => (k, fast_sids.get(i as usize).copied().unwrap_or(FastSid::NO).pack(i)),
-                        _ => (k, FastSid::NOT_SID),
-                    })
-                    .collect(),
-            );
+            fib.set_words(|r| match r {
+                Route::Sid(i) => fast_sids.get(i as usize).copied().unwrap_or(FastSid::NO).pack(i),
+                _ => FastSid::NOT_SID,
+            });
         }
         tables.fast_policies = tables.policies.iter().zip(&tables.policy_out).map(|(p, o)| FastPolicy::of(p, *o)).collect();
         Ok(tables)

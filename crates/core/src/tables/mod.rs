@@ -102,6 +102,11 @@ pub struct Fib {
 }
 
 impl Fib {
+    /// Rebuilds [`words6`](Self::words6) from `exact6`, with `word(route)` for each key.
+    pub(crate) fn set_words(&mut self, word: impl Fn(Route) -> u64) {
+        self.words6 = WordMap::build(self.exact6.iter().map(|(k, r)| (k, word(r))).collect());
+    }
+
     /// Kinds of the [`Hop`] codes the fast path finds next to the values of `lpm6` and
     /// `lpm4` ([`Lpm::lookup_aux`]).
     pub(crate) const GATEWAY: u32 = 1 << 28;
@@ -173,6 +178,9 @@ impl Fib {
             lpm4.mark(k << 96);
         }
         let mut fib = Fib { exact6, words6: WordMap::default(), exact4, lpm4: Lpm::default(), lpm6: Lpm::default() };
+        // Every /128 is in `words6` from the start (as no SID: the fast path then asks
+        // `exact6`); the table builder gives the SIDs their words.
+        fib.set_words(|_| FastSid::NOT_SID);
         lpm6.set_aux(|r| fib.hop(r, &[]));
         lpm4.set_aux(|r| fib.hop(r, &[]));
         fib.lpm6 = lpm6;
