@@ -474,8 +474,13 @@ mod tests {
         }
         to_thread.send(()).unwrap();
         t.join().unwrap();
-        // Gone: not runnable (its stat cannot be read any more).
-        assert!(!st.runnable(tid));
+        // Gone: not runnable. `join` returns when the kernel clears the thread's tid
+        // futex, which is before the exiting task leaves state R, so wait for it.
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while st.runnable(tid) {
+            assert!(std::time::Instant::now() < deadline, "thread {tid} still runnable after it exited");
+            std::thread::sleep(Duration::from_millis(1));
+        }
     }
 
     /// Against the kernel: a worker whose flag says it sleeps but which the kernel
