@@ -102,14 +102,12 @@ pub(crate) fn commit(spec: &mut RouterSpec, idx: &mut Index, cmd: Cmd) -> Result
             )
             .exp("a non-empty secret"));
         }
-        Item::RouteDel { table, prefix, at } => {
-            if !idx.routes.contains_key(&(*table, *prefix)) {
-                return Err(PErr::at(
-                    at,
-                    format!("no route {} in table {table} to delete", fmt_prefix(prefix)),
-                )
-                .exp("a prefix that has a route (`show routes` lists them)"));
-            }
+        Item::RouteDel { table, prefix, at } if !idx.routes.contains_key(&(*table, *prefix)) => {
+            return Err(PErr::at(
+                at,
+                format!("no route {} in table {table} to delete", fmt_prefix(prefix)),
+            )
+            .exp("a prefix that has a route (`show routes` lists them)"));
         }
         _ => {}
     }

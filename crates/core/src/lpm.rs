@@ -7,9 +7,10 @@
 //! node's first entry, so a step of the walk is an OR with the next key byte. With `LEAF`
 //! set it is a value: the index of the value plus one (0: no route) in the low 29 bits,
 //! bit 30 (`EXACT`) flagging some of them (see [`Lpm::mark`]). A root entry with bit 29
-//! (`HASH`) set as well sends the lookup to the hash table: bits 23..29 hold `64 - L`
-//! and the low 23 bits the value for keys that match none of the /L prefixes (the
-//! shorter prefixes pushed down). A lookup reads the root entry of the first two address
+//! (`HASH`) set as well sends the lookup to the hash table: bits 6..29 hold the value
+//! for keys that match none of the /L prefixes (the shorter prefixes pushed down) and
+//! the low 6 bits `64 - L` (the entry is the shift count as it is: x86 shifts take
+//! only those bits). A lookup reads the root entry of the first two address
 //! bytes, then either one entry per further byte until it meets a value — a /48 costs 5
 //! dependent loads, a /64 7 — or one hash-table slot (two on a collision). Prefixes are
 //! inserted shortest first, so a longer prefix simply overwrites the entries it covers,
@@ -25,9 +26,12 @@ const EXACT: u32 = 1 << 30;
 const HASH: u32 = 1 << 29;
 /// Bits of a value entry holding the value index + 1.
 const VALUE: u32 = HASH - 1;
-/// Bits of a hash-mode root entry holding the fallback value index + 1.
+/// The fallback value index + 1 of a hash-mode root entry, in its bits from
+/// `HASH_VALUE_AT` up.
 const HASH_VALUE: u32 = (1 << 23) - 1;
-const HASH_SHIFT: u32 = 23;
+const HASH_VALUE_AT: u32 = 6;
+/// The bits of a hash-mode root entry holding `64 - L`.
+const HASH_SHIFT: u32 = 63;
 const STRIDE: usize = 256;
 const ROOT_BITS: usize = 16;
 
@@ -144,7 +148,7 @@ impl<const N: usize, V, A: Copy + Default> Lpm<N, V, A> {
             if l != 0 && l != 255 {
                 // No trie node under it: the entry is the value of the shorter prefixes.
                 let fallback = t.root[r] & HASH_VALUE;
-                t.root[r] = LEAF | HASH | (64 - u32::from(l)) << HASH_SHIFT | fallback;
+                t.root[r] = LEAF | HASH | fallback << HASH_VALUE_AT | (64 - u32::from(l));
             }
         }
         let cap = (hashed.len() * 4).next_power_of_two().max(8);
@@ -368,7 +372,7 @@ impl<const N: usize, V, A: Copy + Default> Lpm<N, V, A> {
     /// prefixes' fallback applies).
     #[inline(always)]
     fn slot(&self, hi: u64, e: u32) -> Option<&(u64, u32, A)> {
-        let k = hi & (u64::MAX << ((e >> HASH_SHIFT) & 63));
+        let k = hi & (u64::MAX << (e & HASH_SHIFT));
         let mask = self.slots.len() - 1;
         let mut i = multiplier::home(k, self.mul, self.shift);
         // At least 3/4 of the slots are empty, so the probe always ends. No empty slot
@@ -397,7 +401,7 @@ impl<const N: usize, V, A: Copy + Default> Lpm<N, V, A> {
         match self.slot(hi, e) {
             Some((_, sv, aux)) => (sv | (e & EXACT), aux),
             None => {
-                let f = LEAF | (e & (EXACT | HASH_VALUE));
+                let f = LEAF | (e & EXACT) | (e >> HASH_VALUE_AT & HASH_VALUE);
                 (f, self.aux.get(entry_index(f)).unwrap_or(&self.no_aux))
             }
         }

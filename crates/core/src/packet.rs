@@ -1,7 +1,7 @@
 //! Packet buffers with headroom.
 //!
 //! A [`PacketBuf`] owns one fixed-size buffer allocated once and reused for every packet
-//! it ever carries. The frame sits at `start..end` with [`HEADROOM`] bytes free in front
+//! it ever carries. The frame is the `len` bytes from `start`, with [`HEADROOM`] bytes free in front
 //! when it is loaded, so pushing an outer IPv6 header + SRH (RFC 8986 §5.1) is a move of
 //! `start` and a header write: the payload is never copied.
 
@@ -12,6 +12,8 @@ pub const HEADROOM: usize = 384;
 pub const MAX_FRAME: usize = 9216;
 /// Total size of a buffer.
 pub const BUF_LEN: usize = HEADROOM + MAX_FRAME;
+// A frame's start and length are kept in 16 bits.
+const _: () = assert!(BUF_LEN <= u16::MAX as usize);
 
 /// Copies `s` to `d` (the first `K` bytes; `d` is `K` long), 16 bytes at a time
 /// through registers: LLVM keeps these as inline moves, where a plain block copy would
@@ -53,8 +55,11 @@ pub enum Verdict {
 pub struct PacketBuf {
     /// Fixed size, so accesses at constant offsets (the receive copy) need no check.
     buf: Box<[u8; BUF_LEN]>,
-    start: usize,
-    end: usize,
+    /// Where the frame starts in `buf`, and its length: `start + len <= BUF_LEN` always.
+    /// 16 bits each (a buffer is shorter than 64 KiB), so `start + len` cannot wrap and
+    /// the view of the frame needs one check, of its end.
+    start: u16,
+    len: u16,
     /// The device the frame was received on.
     pub in_dev: DevId,
     /// What the pipeline decided.
@@ -90,8 +95,8 @@ impl PacketBuf {
             // Allocated on the heap directly (a `Box::new` of the array could go through
             // the stack); the length is right by construction.
             buf: vec![0u8; BUF_LEN].into_boxed_slice().try_into().unwrap_or_else(|_| Box::new([0; BUF_LEN])),
-            start: HEADROOM,
-            end: HEADROOM,
+            start: HEADROOM as u16,
+            len: 0,
             in_dev: 0,
             verdict: Verdict::Pending,
             ts_ns: 0,
@@ -104,8 +109,8 @@ impl PacketBuf {
     pub fn load(&mut self, frame: &[u8], in_dev: DevId) -> bool {
         let n = frame.len().min(MAX_FRAME);
         self.buf[HEADROOM..HEADROOM + n].copy_from_slice(&frame[..n]);
-        self.start = HEADROOM;
-        self.end = HEADROOM + n;
+        self.start = HEADROOM as u16;
+        self.len = n as u16;
         self.in_dev = in_dev;
         self.verdict = Verdict::Pending;
         n == frame.len()
@@ -122,8 +127,8 @@ impl PacketBuf {
         } else {
             self.buf[HEADROOM..HEADROOM + n].copy_from_slice(&block[..n]);
         }
-        self.start = HEADROOM;
-        self.end = HEADROOM + n;
+        self.start = HEADROOM as u16;
+        self.len = n as u16;
         self.in_dev = in_dev;
         self.verdict = Verdict::Pending;
         n == len
@@ -132,29 +137,54 @@ impl PacketBuf {
     /// The current frame.
     #[inline]
     pub fn data(&self) -> &[u8] {
-        &self.buf[self.start..self.end]
+        &self.buf[usize::from(self.start)..self.end()]
     }
 
     /// The current frame, mutable.
     #[inline]
     pub fn data_mut(&mut self) -> &mut [u8] {
-        &mut self.buf[self.start..self.end]
+        let (start, end) = (usize::from(self.start), self.end());
+        &mut self.buf[start..end]
+    }
+
+    /// The current frame, mutable, and its [`Front`], with which bytes can be removed at
+    /// the front afterwards: a rewrite that decapsulates writes the new headers in the
+    /// frame first, then moves its start, without a second look at the buffer.
+    #[inline(always)]
+    pub fn data_and_front(&mut self) -> (&mut [u8], Front<'_>) {
+        let (start, end) = (usize::from(self.start), self.end());
+        (&mut self.buf[start..end], Front { start: &mut self.start, len: &mut self.len })
+    }
+
+    /// Where the frame ends in the buffer.
+    #[inline(always)]
+    fn end(&self) -> usize {
+        usize::from(self.start) + usize::from(self.len)
     }
 
     #[inline]
     pub fn len(&self) -> usize {
-        self.end - self.start
+        usize::from(self.len)
     }
 
     #[inline]
     pub fn is_empty(&self) -> bool {
-        self.end == self.start
+        self.len == 0
     }
 
     /// Free bytes in front of the frame.
     #[inline]
     pub fn headroom(&self) -> usize {
-        self.start
+        usize::from(self.start)
+    }
+
+    /// Makes the frame the `len` bytes from `start` (both within the buffer: every
+    /// caller has checked).
+    #[inline(always)]
+    fn set(&mut self, start: usize, len: usize) {
+        debug_assert!(start + len <= BUF_LEN);
+        self.start = start as u16;
+        self.len = len as u16;
     }
 
     /// Grows the frame at the front by `n` bytes (contents unspecified); `false` if the
@@ -162,10 +192,10 @@ impl PacketBuf {
     #[inline]
     #[must_use]
     pub fn push_front(&mut self, n: usize) -> bool {
-        if n > self.start {
+        if n > self.headroom() {
             return false;
         }
-        self.start -= n;
+        self.set(self.headroom() - n, self.len() + n);
         true
     }
 
@@ -177,13 +207,13 @@ impl PacketBuf {
     #[inline(always)]
     #[must_use]
     pub fn put_front<const K: usize>(&mut self, block: &[u8; K], n: usize, at: usize) -> bool {
-        let end = self.start + at;
+        let end = self.headroom() + at;
         if n > K || at > self.len() || end < K {
             return false;
         }
         let Some(d) = self.buf.get_mut(end - K..end) else { return false };
         copy_block(d, block);
-        self.start = end - n;
+        self.set(end - n, self.len() - at + n);
         true
     }
 
@@ -194,12 +224,12 @@ impl PacketBuf {
     /// (nothing changes) if `n > K`, `at` exceeds the frame or the headroom is short.
     #[inline(always)]
     pub fn rewrite_front<const K: usize>(&mut self, at: usize, n: usize) -> Option<&mut [u8; K]> {
-        let end = self.start + at;
+        let end = self.headroom() + at;
         let begin = end.checked_sub(K)?;
         if n > K || at > self.len() || end > BUF_LEN {
             return None;
         }
-        self.start = end - n;
+        self.set(end - n, self.len() - at + n);
         self.buf.get_mut(begin..)?.first_chunk_mut::<K>()
     }
 
@@ -210,7 +240,7 @@ impl PacketBuf {
         if n > self.len() {
             return false;
         }
-        self.start += n;
+        self.set(self.headroom() + n, self.len() - n);
         true
     }
 
@@ -219,14 +249,14 @@ impl PacketBuf {
     /// at frames and not at verdicts, takes it; the general path counts the drop.
     pub fn condemn(&mut self, reason: crate::drop::DropReason) {
         self.verdict = Verdict::Drop(reason);
-        self.end = self.start;
+        self.len = 0;
     }
 
     /// Shortens the frame to `len` bytes (no-op if already shorter).
     #[inline]
     pub fn truncate(&mut self, len: usize) {
         if len < self.len() {
-            self.end = self.start + len;
+            self.len = len as u16;
         }
     }
 
@@ -236,12 +266,12 @@ impl PacketBuf {
     #[inline]
     #[must_use]
     pub fn open_gap(&mut self, n: usize, by: usize) -> bool {
-        if n > self.len() || by > self.start {
+        if n > self.len() || by > self.headroom() {
             return false;
         }
-        let s = self.start;
+        let s = self.headroom();
         self.buf.copy_within(s..s + n, s - by);
-        self.start -= by;
+        self.set(s - by, self.len() + by);
         true
     }
 
@@ -253,9 +283,31 @@ impl PacketBuf {
         if n + by > self.len() {
             return false;
         }
-        let s = self.start;
+        let s = self.headroom();
         self.buf.copy_within(s..s + n, s + by);
-        self.start += by;
+        self.set(s + by, self.len() - by);
+        true
+    }
+}
+
+/// The start of a [`PacketBuf`]'s frame, apart from its bytes
+/// ([`PacketBuf::data_and_front`]).
+pub struct Front<'a> {
+    start: &'a mut u16,
+    len: &'a mut u16,
+}
+
+impl Front<'_> {
+    /// [`PacketBuf::pull_front`].
+    #[inline(always)]
+    #[must_use]
+    pub fn pull(self, n: usize) -> bool {
+        if n > usize::from(*self.len) {
+            return false;
+        }
+        // Both stay within the buffer: n <= len.
+        *self.start += n as u16;
+        *self.len -= n as u16;
         true
     }
 }
@@ -276,6 +328,14 @@ mod tests {
         assert_eq!(p.data(), &[2, 3, 4]);
         assert!(!p.pull_front(4));
         assert!(!p.push_front(BUF_LEN));
+        // The same through the frame's Front, after a write.
+        let (f, front) = p.data_and_front();
+        f[1] = 7;
+        assert!(front.pull(1));
+        assert_eq!(p.data(), &[7, 4]);
+        let (_, front) = p.data_and_front();
+        assert!(!front.pull(3));
+        assert_eq!((p.data(), p.headroom()), (&[7, 4][..], HEADROOM + 2));
     }
 
     #[test]

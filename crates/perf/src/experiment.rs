@@ -162,6 +162,8 @@ impl Experiment {
         if !(self.precision > 0.0 && self.precision < 1.0) {
             return Err(format!("precision: {} must be in (0, 1)", self.precision));
         }
+        // `!(x >= 1.0)` and not `x < 1.0`: a NaN start is refused too.
+        #[allow(clippy::neg_cmp_op_on_partial_ord)]
         if !(self.start_pps >= 1.0) || self.max_pps < 0.0 || (self.max_pps > 0.0 && self.max_pps < self.start_pps) {
             return Err("start_pps must be >= 1 and max_pps 0 (auto) or >= start_pps".into());
         }

@@ -75,7 +75,7 @@ pub fn run(o: PerfOpts) -> Result<()> {
     };
     let out = run::run(&exp, &opts, &mut factory, &mut progress).map_err(|e| anyhow!(e))?;
     progress.end_line();
-    let mut meta = RunMeta::new(&std::env::args().collect::<Vec<_>>().join(" "));
+    let mut meta = RunMeta::new(std::env::args().collect::<Vec<_>>().join(" "));
     meta.sr6_version = Some(env!("CARGO_PKG_VERSION").to_string());
     meta.trial_duration_s = exp.trial_duration_s;
     meta.repetitions = exp.repetitions;

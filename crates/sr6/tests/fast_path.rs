@@ -244,6 +244,41 @@ fn ingress_device_settings_keep_frames_off_the_fast_path() {
     assert!(srh_on_eth0 >= 20 && on_eth3 >= 5 && on_eth0 > srh_on_eth0, "{on_eth0} {srh_on_eth0} {on_eth3}");
 }
 
+/// The fast path reads the ingress device's bits once per batch, from its first frame:
+/// a frame of the same batch from another device takes the general path, which handles
+/// it as that device says (here eth3, which requires an HMAC, and a device that does not
+/// exist, behind eth0 frames; and eth0 frames behind them).
+#[test]
+fn batches_mixing_devices_are_handled_per_frame() {
+    let t = tables();
+    let batch = |fast: bool, f: &[u8], devs: &[u16]| {
+        let mut w = Worker::new(&t);
+        w.fast_path = fast;
+        let mut bs: Vec<PacketBuf> = devs
+            .iter()
+            .map(|&d| {
+                let mut b = PacketBuf::new();
+                b.load(f, d);
+                b
+            })
+            .collect();
+        w.process_batch(&t, &mut bs);
+        let out: Vec<(sr6_core::packet::Verdict, Vec<u8>)> = bs.iter().map(|b| (b.verdict, b.data().to_vec())).collect();
+        (out, w)
+    };
+    let mut hits = 0;
+    for f in &frames() {
+        for devs in [[0, 3, 4, 0], [3, 0, 4, 0], [4, 0, 3, 0]] {
+            let (fast, wf) = batch(true, f, &devs);
+            let (general, wg) = batch(false, f, &devs);
+            assert_eq!(fast, general, "{devs:?} {f:02x?}");
+            assert_eq!(wf.counters, wg.counters, "{devs:?} {f:02x?}");
+            hits += wf.fast_hits;
+        }
+    }
+    assert!(hits >= 100, "the fast path handled only {hits} frames");
+}
+
 /// The IPv4, End.DX4, End.DT4, End.DT46 and End.DX2 fast paths (tried out of the batch loop)
 /// are really taken for the plain cases, gateway and on-link, and declined for the odd
 /// ones.

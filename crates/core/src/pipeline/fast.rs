@@ -19,15 +19,17 @@
 
 use super::Worker;
 use crate::words::WordMap;
-use crate::packet::{copy_block, DevId, PacketBuf, BUF_LEN};
+use crate::packet::{copy_block, DevId, Front, PacketBuf, BUF_LEN};
 use crate::lpm;
-use crate::tables::{Device, FastDevs, FastPolicy, FastSid, Fib, Hop, NextHop, Route, Tables};
+use crate::tables::{Device, FastPolicy, FastSid, Fib, Hop, NextHop, Route, Tables};
 use sr6_wire::checksum;
 
 /// Ethernet header length.
 const E: usize = 14;
 /// Where the SRH starts when it directly follows the IPv6 header.
 const S: usize = E + 40;
+// [`try6`] compares the IPv6 Payload Length with the frame's length in 16 bits.
+const _: () = assert!(BUF_LEN - S <= u16::MAX as usize);
 
 /// Resolves a next hop to its device and Ethernet addresses (`dst` for on-link):
 /// [`Tables::resolve`] in the shape the fast path needs (the addresses as [`Macs`], the
@@ -37,12 +39,16 @@ const S: usize = E + 40;
 #[inline(always)]
 fn resolve(t: &Tables, nh: NextHop, dst: u128) -> Option<(DevId, Macs)> {
     match nh {
-        NextHop::Adj(i) => {
-            let a = t.adjacencies.get(i as usize)?;
-            Some((a.dev, Macs::of(a.eth.as_ref()?)))
-        }
+        NextHop::Adj(i) => adjacency(t, i),
         NextHop::OnLink(d) => on_link(t, d, dst),
     }
+}
+
+/// Adjacency `i`'s device and Ethernet addresses, if its neighbour is known.
+#[inline(always)]
+fn adjacency(t: &Tables, i: u32) -> Option<(DevId, Macs)> {
+    let a = t.adjacencies.get(i as usize)?;
+    Some((a.dev, Macs::of(a.eth.as_ref()?)))
 }
 
 /// The neighbour `dst` on device `d` (a hash-map probe): out of line.
@@ -77,7 +83,7 @@ impl Macs {
 /// ended on (unmarked: no /128 can match instead).
 #[inline(always)]
 fn gateway(h: &Hop) -> Option<(DevId, Macs)> {
-    if h.code & !Fib::HOP_INDEX != Fib::GATEWAY {
+    if h.code != Fib::GATEWAY {
         return None;
     }
     Some((h.dev, Macs::of(&h.eth)))
@@ -105,7 +111,7 @@ fn route_to(t: &Tables, table: u32, dst: u128) -> Option<(DevId, Macs)> {
 /// Whether hop `h` is a gateway route's ([`gateway`]).
 #[inline(always)]
 fn is_gateway(h: &Hop) -> bool {
-    h.code & !Fib::HOP_INDEX == Fib::GATEWAY
+    h.code == Fib::GATEWAY
 }
 
 /// [`route_to`] for every other case.
@@ -117,25 +123,36 @@ fn route_to_any(t: &Tables, fib: &Fib, dst: u128, e: u32) -> Option<(DevId, Macs
     }
 }
 
+/// What the fast path knows of a batch before its first packet: the device the batch
+/// came from, which forwards IPv6, and the main FIB.
+#[derive(Clone, Copy)]
+pub struct Ingress<'t> {
+    pub dev: DevId,
+    pub main: &'t Fib,
+}
+
 /// Tries the fast path on a received Ethernet frame: `Some(device)` to transmit the
 /// rewritten frame to (the fast path never drops or delivers locally); `None` leaves it
-/// untouched.
+/// untouched. The caller has checked that device `from.dev` forwards IPv6 and whether it
+/// requires an HMAC (`REQUIRE_HMAC`); a frame from another device is declined.
 #[inline(always)]
-pub fn try6(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Option<DevId> {
+pub fn try6<const REQUIRE_HMAC: bool>(t: &Tables, w: &mut Worker, from: Ingress, p: &mut PacketBuf) -> Option<DevId> {
     let in_dev = p.in_dev;
-    let f = p.data_mut();
+    let (f, front) = p.data_and_front();
     let len = f.len();
-    // Fixed-size views: every constant-offset access below is check-free.
-    let (h, rest) = f.split_first_chunk_mut::<S>()?;
+    // Fixed-size views: every constant-offset access below is check-free. The first
+    // covers an SRH's first 8 bytes too, so the frames taken here are at least 62 bytes
+    // long: a shorter IPv6 frame (a payload under 8 bytes) is padded to 60 on the wire,
+    // and Ethernet padding is the general path's anyway.
+    let (hs, rest) = f.split_first_chunk_mut::<{ S + 8 }>()?;
+    let (h, srh) = hs.split_first_chunk_mut::<S>()?;
+    let srh = srh.first_chunk_mut::<8>()?;
     // EtherType IPv6 and IP version 6 in one compare.
     if u32::from_be_bytes(h[12..16].try_into().ok()?) & 0xffff_f000 != 0x86dd_6000 {
         return None;
     }
-    // No Ethernet padding, nothing truncated; IPv6 forwarding on. (The order of these
-    // tests is the one that measured best, for IPv6 and for IPv4 frames which the first
-    // one sends away.)
-    let dev = t.fast_devs.get(in_dev);
-    if usize::from(u16::from_be_bytes([h[E + 4], h[E + 5]])) != rest.len() || dev & FastDevs::FORWARDING6 == 0 {
+    // From the batch's device; no Ethernet padding, nothing truncated.
+    if in_dev != from.dev || !length_is([h[E + 4], h[E + 5]], rest.len() + 8) {
         return None;
     }
     let hl = h[E + 7];
@@ -145,7 +162,7 @@ pub fn try6(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Option<DevId> {
     }
     // A packet carrying an SRH is most likely for one of our SIDs (/128s): probe those
     // first; anything else (transit, head-end) walks the trie first. Same result.
-    let main = t.fibs.first()?;
+    let main = from.main;
     // Only SIDs with an SRH are for the fast path: the block yields the SID's index,
     // every other case returns from inside it.
     let (i, s) = 'sid: {
@@ -186,15 +203,15 @@ pub fn try6(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Option<DevId> {
                     (if lpm::entry_marked(e) { 0 } else { hop.code }, hop, Some(e))
                 }
             };
-            match code & !Fib::HOP_INDEX {
-                Fib::GATEWAY => {
-                    h[E + 7] = hl - 1;
-                    h[..12].copy_from_slice(&hop.eth);
-                    return Some(hop.dev);
-                }
-                Fib::POLICY => return policy(t, w, p, code & Fib::HOP_INDEX),
-                _ => main.route_of_entry(dst, e.unwrap_or_else(|| main.lpm6.lookup_entry(dst)))?,
+            if code == Fib::GATEWAY {
+                h[E + 7] = hl - 1;
+                h[..12].copy_from_slice(&hop.eth);
+                return Some(hop.dev);
             }
+            if code & !Fib::HOP_INDEX == Fib::POLICY {
+                return policy(t, w, p, code & Fib::HOP_INDEX);
+            }
+            main.route_of_entry(dst, e.unwrap_or_else(|| main.lpm6.lookup_entry(dst)))?
         };
         return match route {
             Route::Forward(nh) => {
@@ -213,20 +230,21 @@ pub fn try6(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Option<DevId> {
         w.cold_sid = (i, s);
         return None;
     }
-    let (out, pull) = match sid(t, h, rest, s, hl, dst, dev & FastDevs::REQUIRE_HMAC != 0)? {
-        Decap::No(out) => (out, 0),
-        Decap::Yes(out, pull) => (out, pull),
-    };
+    let out = sid(t, h, srh, rest, front, s, hl, dst, REQUIRE_HMAC)?;
     if let Some(c) = w.counters.sids.get_mut(i as usize) {
         c.packets += 1;
         c.bytes += (len - E) as u64;
     }
-    if pull != 0 {
-        // RFC 8986 §4.4 S03-S05: the outer header and SRH go; the Ethernet header
-        // was written just in front of the inner packet.
-        let _ = p.pull_front(pull);
-    }
     Some(out)
+}
+
+/// Whether a 16-bit length field (IPv6 Payload Length, IPv4 Total Length), as it is in
+/// the packet, holds `len`: compared in the field's byte order, with no conversion.
+/// Every length here is that of part of a frame, under [`BUF_LEN`] and so under 64 KiB.
+#[inline(always)]
+fn length_is(field: [u8; 2], len: usize) -> bool {
+    debug_assert!(len <= usize::from(u16::MAX));
+    u16::from_ne_bytes(field) == (len as u16).to_be()
 }
 
 /// Multicast (ff00::/8) and link-local (fe80::/10) destinations, which the general path
@@ -255,16 +273,17 @@ enum Decap {
     Yes(DevId, usize),
 }
 
-/// A local SID on the fast path. `h` is the Ethernet + IPv6 header, `rest` what follows.
-/// Returns `None` (packet untouched) for anything the fast path does not cover.
+/// A local SID on the fast path. `h` is the Ethernet + IPv6 header, `srh` the next 8
+/// bytes (an SRH's first 8 if there is one), `tail` what follows. Returns `None` (packet
+/// untouched) for anything the fast path does not cover.
 #[inline]
-fn sid(t: &Tables, h: &mut [u8; S], rest: &mut [u8], s: FastSid, hl: u8, dst: u128, require_hmac: bool) -> Option<Decap> {
+#[allow(clippy::too_many_arguments)]
+fn sid(t: &Tables, h: &mut [u8; S], srh: &mut [u8; 8], tail: &mut [u8], front: Front, s: FastSid, hl: u8, dst: u128, require_hmac: bool) -> Option<DevId> {
     if require_hmac {
         return None;
     }
-    let (srh, tail) = rest.split_first_chunk_mut::<8>()?;
     let le1 = u32::from(srh[4]) + 1;
-    let segs_len = 16 * le1 as usize;
+    let segs_len = 8 * usize::from(srh[1]);
     let sl = srh[3];
     // An SRH with no TLV area (so Last Entry fills the header exactly: Hdr Ext Len is
     // 2 (Last Entry + 1), and no HMAC is present) that fits the packet.
@@ -272,13 +291,13 @@ fn sid(t: &Tables, h: &mut [u8; S], rest: &mut [u8], s: FastSid, hl: u8, dst: u1
         return None;
     }
     if s.kind <= FastSid::END_X_ONLINK {
-        // 1 <= Segments Left <= Last Entry + 1.
-        let slm1 = u32::from(sl).wrapping_sub(1);
-        if slm1 >= le1 {
+        // 1 <= Segments Left <= Last Entry + 1: segment Segments Left - 1, which ends
+        // at `end`, lies within the Segment List.
+        let end = 16 * usize::from(sl);
+        if sl == 0 || end > segs_len {
             return None;
         }
-        let seg = 16 * slm1 as usize;
-        let nda: [u8; 16] = tail.get(seg..seg + 16)?.try_into().ok()?;
+        let nda: [u8; 16] = tail.get(end - 16..end)?.try_into().ok()?;
         // RFC 8986 §4.1 S12-S14, written before the lookup (so that only the frame
         // stays live across it) and undone if the lookup declines.
         h[E + 7] = hl - 1;
@@ -297,12 +316,20 @@ fn sid(t: &Tables, h: &mut [u8; S], rest: &mut [u8], s: FastSid, hl: u8, dst: u1
             }
         };
         eth.write(&mut h[..12]);
-        Some(Decap::No(out))
+        Some(out)
     } else {
         if sl != 0 || srh[0] != 41 {
             return None;
         }
-        decap6(t, tail, segs_len + 8, s)
+        match decap6(t, tail, segs_len + 8, s)? {
+            Decap::No(out) => Some(out),
+            Decap::Yes(out, pull) => {
+                // RFC 8986 §4.4 S03-S05: the outer header and SRH go; the Ethernet
+                // header was written just in front of the inner packet.
+                let _ = front.pull(pull);
+                Some(out)
+            }
+        }
     }
 }
 
@@ -310,7 +337,7 @@ fn sid(t: &Tables, h: &mut [u8; S], rest: &mut [u8], s: FastSid, hl: u8, dst: u1
 /// Left plus one, the destination `dst`. Returns `None`, the fast path's decline.
 #[cold]
 #[inline(never)]
-fn undo_end(h: &mut [u8; S], srh: &mut [u8; 8], dst: u128) -> Option<Decap> {
+fn undo_end(h: &mut [u8; S], srh: &mut [u8; 8], dst: u128) -> Option<DevId> {
     h[E + 7] = h[E + 7].wrapping_add(1);
     srh[3] = srh[3].wrapping_add(1);
     h[E + 24..E + 40].copy_from_slice(&dst.to_be_bytes());
@@ -327,14 +354,19 @@ fn decap6(t: &Tables, tail: &mut [u8], srh_len: usize, s: FastSid) -> Option<Dec
     let ilen = inner.len();
     let (ih, _) = inner.split_first_chunk_mut::<40>()?;
     let ihl = ih[7];
-    if ih[0] >> 4 != 6 || 40 + usize::from(u16::from_be_bytes([ih[4], ih[5]])) != ilen || ihl <= 1 {
+    if ih[0] >> 4 != 6 || !length_is([ih[4], ih[5]], ilen - 40) || ihl <= 1 {
         return None;
     }
-    let ida = u128::from_be_bytes(ih[24..40].try_into().ok()?);
+    // The inner destination, read only where it is needed (End.DX6 to an adjacency
+    // does not look at it).
+    let ida = |ih: &[u8; 40]| ih.last_chunk::<16>().map(|d| u128::from_be_bytes(*d));
     let (out, eth) = if s.kind == FastSid::DT6 {
-        route_to(t, s.arg, ida)?
+        route_to(t, s.arg, ida(ih)?)?
     } else {
-        resolve(t, s.next_hop(FastSid::DX6_ADJ), ida)?
+        match s.next_hop(FastSid::DX6_ADJ) {
+            NextHop::Adj(a) => adjacency(t, a)?,
+            NextHop::OnLink(d) => on_link(t, d, ida(ih)?)?,
+        }
     };
     // The new Ethernet header goes in the 14 bytes just before the inner packet, the end
     // of the SRH (at least 24 bytes long).
@@ -360,7 +392,7 @@ fn mapped(a: u32) -> u128 {
 /// = `len`, header checksum) and a TTL that survives forwarding; returns its destination.
 #[inline(always)]
 fn ipv4_ok(ip: &[u8; 20], len: usize) -> Option<u32> {
-    if ip[0] != 0x45 || usize::from(u16::from_be_bytes([ip[2], ip[3]])) != len || ip[8] <= 1 {
+    if ip[0] != 0x45 || !length_is([ip[2], ip[3]], len) || ip[8] <= 1 {
         return None;
     }
     if checksum::fold(checksum::sum(ip)) != 0 {
@@ -431,7 +463,7 @@ pub fn try_cold(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Option<DevId> 
 fn srh_frame<'a>(dev: &Device, f: &'a mut [u8]) -> Option<(&'a mut [u8; S], &'a mut [u8; 8], &'a mut [u8])> {
     let (h, rest) = f.split_first_chunk_mut::<S>()?;
     if h[E] >> 4 != 6
-        || usize::from(u16::from_be_bytes([h[E + 4], h[E + 5]])) != rest.len()
+        || !length_is([h[E + 4], h[E + 5]], rest.len())
         || h[E + 6] != sr6_wire::IPPROTO_ROUTING
         || h[E + 7] <= 1
         || dev.require_hmac > 0
@@ -702,7 +734,7 @@ const _: () = assert!(BUF_LEN + FastPolicy::BLOCK <= u16::MAX as usize);
 /// rounded up to 16 (the block written), `W` = `K` + `L` + 40: the view also holds what
 /// is kept of the Ethernet header and the inner IPv6 header, read before it is covered.
 fn encap<const N: usize, const K: usize, const W: usize, const L: usize>(fp: &FastPolicy, p: &mut PacketBuf) -> Option<()> {
-    const { assert!(K % 16 == 0 && K >= N && K - N < 16 && W == K + L + 40 && (L == 0 || L == E)) };
+    const { assert!(K.is_multiple_of(16) && K >= N && K - N < 16 && W == K + L + 40 && (L == 0 || L == E)) };
     const { assert!(N >= S && K <= FastPolicy::BLOCK) };
     let len = p.len();
     if len < S {
@@ -725,11 +757,11 @@ fn encap<const N: usize, const K: usize, const W: usize, const L: usize>(fp: &Fa
 }
 
 /// H.Insert(.Red) with `N` bytes of headers (RFC 8986 §5.2): they replace the Ethernet
-/// + IPv6 headers; the source, traffic class and flow label stay, the old destination
+/// and IPv6 headers; the source, traffic class and flow label stay, the old destination
 /// becomes Segment List[0] and the old Next Header the SRH's. `K` as in [`encap`]: the
 /// view ends where the old IPv6 header does, so it holds that header too.
 fn insert<const N: usize, const K: usize>(fp: &FastPolicy, p: &mut PacketBuf) -> Option<()> {
-    const { assert!(K % 16 == 0 && K >= N && K - N < 16 && N >= S + 24 && K <= FastPolicy::BLOCK) };
+    const { assert!(K.is_multiple_of(16) && K >= N && K - N < 16 && N >= S + 24 && K <= FastPolicy::BLOCK) };
     let len = p.len();
     if len < S {
         return None;

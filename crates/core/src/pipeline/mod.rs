@@ -18,7 +18,7 @@ pub use ratelimit::TokenBucket;
 use crate::counters::Counters;
 use crate::drop::DropReason;
 use crate::packet::{PacketBuf, Verdict};
-use crate::tables::Tables;
+use crate::tables::{FastDevs, Tables};
 use sr6_wire::{ETHERTYPE_IPV4, ETHERTYPE_IPV6};
 
 /// Ethernet header length of the frames sr6 routes (untagged).
@@ -91,20 +91,32 @@ impl Worker {
     /// Processes a batch in place; each buffer ends with its verdict set. Never inlined:
     /// one call per batch costs nothing, and profilers (scripts/callgrind.sh) can count
     /// exactly the instructions spent in here.
+    ///
+    /// A batch normally comes from one device (one receive queue): what the fast path
+    /// needs to know of that device (`forwarding`, `seg6_require_hmac`) is read once,
+    /// from the first frame's, and a frame from any other device takes the general path.
     #[inline(never)]
     pub fn process_batch(&mut self, t: &Tables, batch: &mut [PacketBuf]) {
         // Received packets and fast-path hits are counted once per batch.
         let n = batch.len() as u64;
         let general = self.general;
         self.counters.rx += n;
-        // The fast-path switch tested once per batch, not per packet.
-        if self.fast_path {
-            for p in batch.iter_mut() {
-                self.process_one(t, p);
+        // The fast-path switch and the device tested once per batch, not per packet.
+        match self.fast_device(t, batch.first()) {
+            Some((from, false)) => {
+                for p in batch.iter_mut() {
+                    self.process_one::<false>(t, from, p);
+                }
             }
-        } else {
-            for p in batch.iter_mut() {
-                self.process_general(t, p);
+            Some((from, true)) => {
+                for p in batch.iter_mut() {
+                    self.process_one::<true>(t, from, p);
+                }
+            }
+            None => {
+                for p in batch.iter_mut() {
+                    self.process_general(t, p);
+                }
             }
         }
         self.fast_hits += n - (self.general - general);
@@ -114,25 +126,39 @@ impl Worker {
     pub fn process(&mut self, t: &Tables, p: &mut PacketBuf) {
         self.counters.rx += 1;
         let general = self.general;
-        if self.fast_path {
-            self.process_one(t, p);
-        } else {
-            self.process_general(t, p);
+        match self.fast_device(t, Some(p)) {
+            Some((from, false)) => self.process_one::<false>(t, from, p),
+            Some((from, true)) => self.process_one::<true>(t, from, p),
+            None => self.process_general(t, p),
         }
         if self.general == general {
             self.fast_hits += 1;
         }
     }
 
-    /// [`process`](Self::process) without the rx and fast-hit counts. Inlined into
-    /// [`process_batch`](Self::process_batch) so the per-packet call and its register
-    /// saves disappear.
+    /// The device of frame `first` with the main FIB, and whether the device requires an
+    /// HMAC on every SRH, if the fast path is on and the device forwards IPv6 (otherwise
+    /// [`fast::try6`] would decline every frame from it).
     #[inline(always)]
-    fn process_one(&mut self, t: &Tables, p: &mut PacketBuf) {
+    fn fast_device<'t>(&self, t: &'t Tables, first: Option<&PacketBuf>) -> Option<(fast::Ingress<'t>, bool)> {
+        let dev = first?.in_dev;
+        let bits = t.fast_devs.get(dev);
+        if !self.fast_path || bits & FastDevs::FORWARDING6 == 0 {
+            return None;
+        }
+        Some((fast::Ingress { dev, main: t.fibs.first()? }, bits & FastDevs::REQUIRE_HMAC != 0))
+    }
+
+    /// [`process`](Self::process) without the rx and fast-hit counts, for a frame
+    /// expected from device `from.dev` (which forwards IPv6 and requires an HMAC if
+    /// `REQUIRE_HMAC`). Inlined into [`process_batch`](Self::process_batch) so the
+    /// per-packet call and its register saves disappear.
+    #[inline(always)]
+    fn process_one<const REQUIRE_HMAC: bool>(&mut self, t: &Tables, from: fast::Ingress, p: &mut PacketBuf) {
         // The fast path only ever transmits: its verdict needs no dispatch. A frame the
         // receive path condemned (e.g. too big) is empty ([`PacketBuf::condemn`]): the
         // fast path declines it, the general path counts its drop.
-        if let Some(out) = fast::try6(t, self, p) {
+        if let Some(out) = fast::try6::<REQUIRE_HMAC>(t, self, from, p) {
             if let Some(c) = self.counters.tx.get_mut(out as usize) {
                 *c += 1;
             }

@@ -71,9 +71,9 @@ pub enum Route {
 }
 
 /// What the fast path finds next to a FIB value (the aux record of [`Fib::lpm6`] and
-/// [`Fib::lpm4`], kept in the LPM's hash slot itself): [`Fib::GATEWAY`] + the adjacency
-/// index, with the adjacency's device and Ethernet header, for a route through a gateway
-/// whose neighbour is known; [`Fib::POLICY`] + the policy index for a head-end policy;
+/// [`Fib::lpm4`], kept in the LPM's hash slot itself): [`Fib::GATEWAY`] alone (so that
+/// one compare tells it), with the adjacency's device and Ethernet header, for a route
+/// through a gateway whose neighbour is known; [`Fib::POLICY`] + the policy index for a head-end policy;
 /// else 0.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Hop {
@@ -191,8 +191,8 @@ impl Fib {
     /// The [`Hop`] of a FIB value, given the adjacencies.
     fn hop(&self, r: &Route, adjacencies: &[Adjacency]) -> Hop {
         match *r {
-            Route::Forward(NextHop::Adj(i)) if i <= Fib::HOP_INDEX => match adjacencies.get(i as usize) {
-                Some(Adjacency { dev, eth: Some(eth), .. }) => Hop { code: Fib::GATEWAY | i, dev: *dev, eth: *eth },
+            Route::Forward(NextHop::Adj(i)) => match adjacencies.get(i as usize) {
+                Some(Adjacency { dev, eth: Some(eth), .. }) => Hop { code: Fib::GATEWAY, dev: *dev, eth: *eth },
                 _ => Hop::default(),
             },
             Route::Policy(i) if i <= Fib::HOP_INDEX => Hop { code: Fib::POLICY | i, ..Hop::default() },
