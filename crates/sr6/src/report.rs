@@ -21,7 +21,7 @@ pub fn sid_json(s: &sr6_core::tables::Sid, k: &sr6_core::counters::SidCounter) -
         "action": s.behavior.keyword(),
         "params": s.params,
         "packets": k.packets,
-        "bytes": k.bytes,
+        "bytes": k.bytes(),
         "errors": k.errors,
     })
 }
@@ -70,7 +70,7 @@ pub fn print(t: &Tables, c: &Counters) {
     if !t.sids.is_empty() {
         println!("{:<28} {:<18} {:>10} {:>12} {:>8}", "SID", "action", "packets", "bytes", "errors");
         for (s, k) in t.sids.iter().zip(&c.sids) {
-            println!("{:<28} {:<18} {:>10} {:>12} {:>8}", prefix(&s.prefix), s.behavior.keyword(), k.packets, k.bytes, k.errors);
+            println!("{:<28} {:<18} {:>10} {:>12} {:>8}", prefix(&s.prefix), s.behavior.keyword(), k.packets, k.bytes(), k.errors);
         }
     }
     let drops: Vec<_> = c.drop_reasons().collect();

@@ -22,8 +22,7 @@ pub fn process(t: &Tables, w: &mut Worker, p: &mut PacketBuf, i: u32) -> Next {
         if matches!(next, Next::Done(Verdict::Drop(_))) || w.counters.icmp_sent != icmp_before {
             c.errors += 1;
         } else {
-            c.packets += 1;
-            c.bytes += len;
+            c.count(len);
         }
     }
     next

@@ -204,7 +204,7 @@ pub fn try6<const REQUIRE_HMAC: bool>(t: &Tables, w: &mut Worker, from: Ingress,
                 }
             };
             if code == Fib::GATEWAY {
-                h[E + 7] = hl - 1;
+                decrement_hop_limit(h);
                 h[..12].copy_from_slice(&hop.eth);
                 return Some(hop.dev);
             }
@@ -216,7 +216,7 @@ pub fn try6<const REQUIRE_HMAC: bool>(t: &Tables, w: &mut Worker, from: Ingress,
         return match route {
             Route::Forward(nh) => {
                 let (out, eth) = resolve(t, nh, dst)?;
-                h[E + 7] = hl - 1;
+                decrement_hop_limit(h);
                 eth.write(&mut h[..12]);
                 Some(out)
             }
@@ -230,12 +230,33 @@ pub fn try6<const REQUIRE_HMAC: bool>(t: &Tables, w: &mut Worker, from: Ingress,
         w.cold_sid = (i, s);
         return None;
     }
-    let out = sid(t, h, srh, rest, front, s, hl, dst, REQUIRE_HMAC)?;
+    let out = sid(t, h, srh, rest, front, s, dst, REQUIRE_HMAC)?;
     if let Some(c) = w.counters.sids.get_mut(i as usize) {
+        // The frame's length as it is: see `SidCounter::frame_bytes`.
         c.packets += 1;
-        c.bytes += (len - E) as u64;
+        c.frame_bytes += len as u64;
     }
     Some(out)
+}
+
+/// Hop Limit - 1 (RFC 8200 §3), once a Hop Limit over 1 was checked: a subtraction
+/// from the 32-bit word the field ends (Payload Length, Next Header, Hop Limit), in the
+/// word's memory order, so that only the Hop Limit changes. As a word, the compiler makes
+/// it one read-modify-write of the frame instead of keeping the byte read for the check
+/// alive (in a register, or spilled) until the rewrite.
+#[inline(always)]
+fn decrement_hop_limit(h: &mut [u8; S]) {
+    let Some(f) = h.get_mut(E + 4..E + 8).and_then(|f| <&mut [u8; 4]>::try_from(f).ok()) else { return };
+    *f = u32::from_ne_bytes(*f).wrapping_sub(u32::from_ne_bytes([0, 0, 0, 1])).to_ne_bytes();
+}
+
+/// Segments Left - 1 (RFC 8986 §4.1 S12), once it was checked to be at least 1: like
+/// [`decrement_hop_limit`], a subtraction from the 32-bit word the field ends (Next
+/// Header, Hdr Ext Len, Routing Type, Segments Left), so one read-modify-write.
+#[inline(always)]
+fn decrement_segments_left(srh: &mut [u8; 8]) {
+    let Some(f) = srh.first_chunk_mut::<4>() else { return };
+    *f = u32::from_ne_bytes(*f).wrapping_sub(u32::from_ne_bytes([0, 0, 0, 1])).to_ne_bytes();
 }
 
 /// Whether a 16-bit length field (IPv6 Payload Length, IPv4 Total Length), as it is in
@@ -278,7 +299,7 @@ enum Decap {
 /// untouched) for anything the fast path does not cover.
 #[inline]
 #[allow(clippy::too_many_arguments)]
-fn sid(t: &Tables, h: &mut [u8; S], srh: &mut [u8; 8], tail: &mut [u8], front: Front, s: FastSid, hl: u8, dst: u128, require_hmac: bool) -> Option<DevId> {
+fn sid(t: &Tables, h: &mut [u8; S], srh: &mut [u8; 8], tail: &mut [u8], front: Front, s: FastSid, dst: u128, require_hmac: bool) -> Option<DevId> {
     if require_hmac {
         return None;
     }
@@ -300,8 +321,8 @@ fn sid(t: &Tables, h: &mut [u8; S], srh: &mut [u8; 8], tail: &mut [u8], front: F
         let nda: [u8; 16] = tail.get(end - 16..end)?.try_into().ok()?;
         // RFC 8986 §4.1 S12-S14, written before the lookup (so that only the frame
         // stays live across it) and undone if the lookup declines.
-        h[E + 7] = hl - 1;
-        srh[3] = sl - 1;
+        decrement_hop_limit(h);
+        decrement_segments_left(srh);
         h[E + 24..E + 40].copy_from_slice(&nda);
         let nda = u128::from_be_bytes(nda);
         let (out, eth) = if s.kind == FastSid::END {
@@ -448,8 +469,9 @@ pub fn try_cold(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Option<DevId> 
         }
     };
     if let Some(c) = w.counters.sids.get_mut(i as usize) {
+        // The frame's length as it is: see `SidCounter::frame_bytes`.
         c.packets += 1;
-        c.bytes += (len - E) as u64;
+        c.frame_bytes += len as u64;
     }
     Some(out)
 }

@@ -103,7 +103,7 @@ impl Retired {
         for (s, k) in t.sids.iter().zip(&c.sids) {
             let e = self.sids.entry((PrefixKey::from(&s.prefix), s.behavior.keyword())).or_default();
             e.packets += k.packets;
-            e.bytes += k.bytes;
+            e.frame_bytes += k.frame_bytes;
             e.errors += k.errors;
         }
     }
