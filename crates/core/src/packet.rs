@@ -55,11 +55,8 @@ pub enum Verdict {
 pub struct PacketBuf {
     /// Fixed size, so accesses at constant offsets (the receive copy) need no check.
     buf: Box<[u8; BUF_LEN]>,
-    /// Where the frame starts in `buf`, and its length: `start + len <= BUF_LEN` always.
-    /// 16 bits each (a buffer is shorter than 64 KiB), so `start + len` cannot wrap and
-    /// the view of the frame needs one check, of its end.
-    start: u16,
-    len: u16,
+    /// Where the frame starts in `buf` and its length ([`Span`]).
+    span: Span,
     /// The device the frame was received on.
     pub in_dev: DevId,
     /// What the pipeline decided.
@@ -81,7 +78,7 @@ impl std::fmt::Debug for PacketBuf {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("PacketBuf")
             .field("len", &self.len())
-            .field("headroom", &self.start)
+            .field("headroom", &self.headroom())
             .field("in_dev", &self.in_dev)
             .field("verdict", &self.verdict)
             .finish()
@@ -95,8 +92,7 @@ impl PacketBuf {
             // Allocated on the heap directly (a `Box::new` of the array could go through
             // the stack); the length is right by construction.
             buf: vec![0u8; BUF_LEN].into_boxed_slice().try_into().unwrap_or_else(|_| Box::new([0; BUF_LEN])),
-            start: HEADROOM as u16,
-            len: 0,
+            span: Span::new(HEADROOM, 0),
             in_dev: 0,
             verdict: Verdict::Pending,
             ts_ns: 0,
@@ -109,41 +105,38 @@ impl PacketBuf {
     pub fn load(&mut self, frame: &[u8], in_dev: DevId) -> bool {
         let n = frame.len().min(MAX_FRAME);
         self.buf[HEADROOM..HEADROOM + n].copy_from_slice(&frame[..n]);
-        self.start = HEADROOM as u16;
-        self.len = n as u16;
+        self.span = Span::new(HEADROOM, n);
         self.in_dev = in_dev;
         self.verdict = Verdict::Pending;
         n == frame.len()
     }
 
-    /// [`load`](Self::load) of the first `len` bytes of a frame stored zero-padded in a
-    /// fixed-size block: the copy is the whole block in inline moves (no call to
-    /// `memcpy`, no tail handling). `false` if `len` exceeds the block or [`MAX_FRAME`].
+    /// [`load`](Self::load) of a frame stored as a [`Block`]: the copy is the whole block
+    /// in inline moves (no call to `memcpy`, no tail handling), and the frame's start and
+    /// length were worked out when the block was made.
     #[inline(always)]
-    pub fn load_block<const K: usize>(&mut self, block: &[u8; K], len: usize, in_dev: DevId) -> bool {
-        let n = len.min(K).min(MAX_FRAME);
+    pub fn load_block<const K: usize>(&mut self, block: &Block<K>, in_dev: DevId) {
         if let Some(d) = self.buf.get_mut(HEADROOM..HEADROOM + K) {
-            copy_block(d, block);
+            copy_block(d, &block.bytes);
         } else {
-            self.buf[HEADROOM..HEADROOM + n].copy_from_slice(&block[..n]);
+            let n = block.span.len().min(K);
+            self.buf[HEADROOM..HEADROOM + n].copy_from_slice(&block.bytes[..n]);
         }
-        self.start = HEADROOM as u16;
-        self.len = n as u16;
+        self.span = block.span;
         self.in_dev = in_dev;
         self.verdict = Verdict::Pending;
-        n == len
     }
 
     /// The current frame.
     #[inline]
     pub fn data(&self) -> &[u8] {
-        &self.buf[usize::from(self.start)..self.end()]
+        &self.buf[self.span.start()..self.end()]
     }
 
     /// The current frame, mutable.
     #[inline]
     pub fn data_mut(&mut self) -> &mut [u8] {
-        let (start, end) = (usize::from(self.start), self.end());
+        let (start, end) = (self.span.start(), self.end());
         &mut self.buf[start..end]
     }
 
@@ -152,39 +145,30 @@ impl PacketBuf {
     /// frame first, then moves its start, without a second look at the buffer.
     #[inline(always)]
     pub fn data_and_front(&mut self) -> (&mut [u8], Front<'_>) {
-        let (start, end) = (usize::from(self.start), self.end());
-        (&mut self.buf[start..end], Front { start: &mut self.start, len: &mut self.len })
+        let (start, end) = (self.span.start(), self.end());
+        (&mut self.buf[start..end], Front { span: &mut self.span, len: end - start })
     }
 
     /// Where the frame ends in the buffer.
     #[inline(always)]
     fn end(&self) -> usize {
-        usize::from(self.start) + usize::from(self.len)
+        self.span.start() + self.span.len()
     }
 
     #[inline]
     pub fn len(&self) -> usize {
-        usize::from(self.len)
+        self.span.len()
     }
 
     #[inline]
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.span.len() == 0
     }
 
     /// Free bytes in front of the frame.
     #[inline]
     pub fn headroom(&self) -> usize {
-        usize::from(self.start)
-    }
-
-    /// Makes the frame the `len` bytes from `start` (both within the buffer: every
-    /// caller has checked).
-    #[inline(always)]
-    fn set(&mut self, start: usize, len: usize) {
-        debug_assert!(start + len <= BUF_LEN);
-        self.start = start as u16;
-        self.len = len as u16;
+        self.span.start()
     }
 
     /// Grows the frame at the front by `n` bytes (contents unspecified); `false` if the
@@ -195,7 +179,7 @@ impl PacketBuf {
         if n > self.headroom() {
             return false;
         }
-        self.set(self.headroom() - n, self.len() + n);
+        self.span.advance(0usize.wrapping_sub(n));
         true
     }
 
@@ -213,7 +197,7 @@ impl PacketBuf {
         }
         let Some(d) = self.buf.get_mut(end - K..end) else { return false };
         copy_block(d, block);
-        self.set(end - n, self.len() - at + n);
+        self.span.advance(at.wrapping_sub(n));
         true
     }
 
@@ -229,7 +213,7 @@ impl PacketBuf {
         if n > K || at > self.len() || end > BUF_LEN {
             return None;
         }
-        self.set(end - n, self.len() - at + n);
+        self.span.advance(at.wrapping_sub(n));
         self.buf.get_mut(begin..)?.first_chunk_mut::<K>()
     }
 
@@ -240,7 +224,7 @@ impl PacketBuf {
         if n > self.len() {
             return false;
         }
-        self.set(self.headroom() + n, self.len() - n);
+        self.span.advance(n);
         true
     }
 
@@ -249,14 +233,14 @@ impl PacketBuf {
     /// at frames and not at verdicts, takes it; the general path counts the drop.
     pub fn condemn(&mut self, reason: crate::drop::DropReason) {
         self.verdict = Verdict::Drop(reason);
-        self.len = 0;
+        self.span = Span::new(self.span.start(), 0);
     }
 
     /// Shortens the frame to `len` bytes (no-op if already shorter).
     #[inline]
     pub fn truncate(&mut self, len: usize) {
         if len < self.len() {
-            self.len = len as u16;
+            self.span = Span::new(self.span.start(), len);
         }
     }
 
@@ -271,7 +255,7 @@ impl PacketBuf {
         }
         let s = self.headroom();
         self.buf.copy_within(s..s + n, s - by);
-        self.set(s - by, self.len() + by);
+        self.span.advance(0usize.wrapping_sub(by));
         true
     }
 
@@ -285,16 +269,100 @@ impl PacketBuf {
         }
         let s = self.headroom();
         self.buf.copy_within(s..s + n, s + by);
-        self.set(s + by, self.len() - by);
+        self.span.advance(by);
         true
+    }
+}
+
+/// A frame kept for a fast receive copy ([`PacketBuf::load_block`]): zero-padded to `K`
+/// bytes, with the start and length it has once loaded.
+#[derive(Clone)]
+pub struct Block<const K: usize> {
+    bytes: [u8; K],
+    span: Span,
+}
+
+impl<const K: usize> Block<K> {
+    /// `frame` as a block; `None` if it is longer than `K` or [`MAX_FRAME`].
+    pub fn new(frame: &[u8]) -> Option<Block<K>> {
+        if frame.len() > K || frame.len() > MAX_FRAME {
+            return None;
+        }
+        let mut bytes = [0u8; K];
+        bytes[..frame.len()].copy_from_slice(frame);
+        Some(Block { bytes, span: Span::new(HEADROOM, frame.len()) })
+    }
+
+    /// The frame's length.
+    pub fn len(&self) -> usize {
+        self.span.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// Where a frame starts in its buffer and how long it is: two 16-bit numbers (a buffer
+/// is shorter than 64 KiB: `start + len` cannot wrap, so the view of the frame needs one
+/// check, of its end) in native byte order, start first, kept as four bytes. Reading
+/// one is a 16-bit load; moving the start ([`advance`](Self::advance): a pull, a push)
+/// is one 32-bit add to memory, which the compiler cannot rewrite into arithmetic on
+/// the halves it read for the frame's view and kept in registers.
+#[derive(Clone, Copy)]
+struct Span([u8; 4]);
+
+impl Span {
+    /// The values of a start and of a length in the four bytes read as one native
+    /// `u32`.
+    const START_UNIT: u32 = Span::word(1, 0);
+    const LEN_UNIT: u32 = Span::word(0, 1);
+
+    const fn word(start: u16, len: u16) -> u32 {
+        let (s, l) = (start.to_ne_bytes(), len.to_ne_bytes());
+        u32::from_ne_bytes([s[0], s[1], l[0], l[1]])
+    }
+
+    /// `start` and `len` (each under 64 KiB: every caller passes positions in a buffer).
+    /// Made of the two halves (not as one word: a constant start is then stored as is,
+    /// without a shift and an `or` to join it to the length).
+    #[inline(always)]
+    fn new(start: usize, len: usize) -> Span {
+        debug_assert!(start + len <= BUF_LEN);
+        let (s, l) = ((start as u16).to_ne_bytes(), (len as u16).to_ne_bytes());
+        Span([s[0], s[1], l[0], l[1]])
+    }
+
+    #[inline(always)]
+    fn start(&self) -> usize {
+        usize::from(u16::from_ne_bytes([self.0[0], self.0[1]]))
+    }
+
+    #[inline(always)]
+    fn len(&self) -> usize {
+        usize::from(u16::from_ne_bytes([self.0[2], self.0[3]]))
+    }
+
+    /// Moves the start `d` bytes towards the end of the frame and shortens the frame by
+    /// as much (`d` wrapping: a "negative" one grows it at the front). The caller has
+    /// checked that both stay in range, so the two 16-bit fields, read together as one
+    /// integer, change by exactly `d * (START_UNIT - LEN_UNIT)`, with no carry or borrow
+    /// left over: the sum modulo 2^32 is the new pair.
+    #[inline(always)]
+    fn advance(&mut self, d: usize) {
+        let k = (d as u32).wrapping_mul(Span::START_UNIT.wrapping_sub(Span::LEN_UNIT));
+        self.0 = u32::from_ne_bytes(self.0).wrapping_add(k).to_ne_bytes();
+        debug_assert!(self.start() + self.len() <= BUF_LEN);
     }
 }
 
 /// The start of a [`PacketBuf`]'s frame, apart from its bytes
 /// ([`PacketBuf::data_and_front`]).
 pub struct Front<'a> {
-    start: &'a mut u16,
-    len: &'a mut u16,
+    span: &'a mut Span,
+    /// The frame's length, as when the `Front` was made (it cannot change while the
+    /// `Front` lives): checks against it reuse the value the frame's view was made of.
+    len: usize,
 }
 
 impl Front<'_> {
@@ -302,12 +370,11 @@ impl Front<'_> {
     #[inline(always)]
     #[must_use]
     pub fn pull(self, n: usize) -> bool {
-        if n > usize::from(*self.len) {
+        if n > self.len {
             return false;
         }
         // Both stay within the buffer: n <= len.
-        *self.start += n as u16;
-        *self.len -= n as u16;
+        self.span.advance(n);
         true
     }
 }
@@ -356,21 +423,17 @@ mod tests {
         let mut p = PacketBuf::new();
         for len in [0usize, 1, 63, 64, 65, 70, 128] {
             let g: Vec<u8> = (0..len).map(|i| (i * 7 + 1) as u8).collect();
-            let mut b = [0xeeu8; 128];
-            b[..len].copy_from_slice(&g);
-            assert!(p.load_block(&b, len, 4));
+            p.load_block(&Block::<128>::new(&g).unwrap(), 4);
             assert_eq!(p.data(), &g[..]);
             assert_eq!(p.in_dev, 4);
-            let mut b = [0xeeu8; 135];
-            b[..len].copy_from_slice(&g);
-            assert!(p.load_block(&b, len, 5));
+            assert_eq!(p.headroom(), HEADROOM);
+            let b = Block::<135>::new(&g).unwrap();
+            assert_eq!(b.len(), len);
+            p.load_block(&b, 5);
             assert_eq!(p.data(), &g[..]);
         }
-        assert!(!p.load_block(&[1u8; 64], 65, 0));
-        assert_eq!(p.data(), &[1u8; 64][..]);
-        let big = Box::new([9u8; MAX_FRAME + 1]);
-        assert!(!p.load_block(&big, MAX_FRAME + 1, 0));
-        assert_eq!(p.len(), MAX_FRAME);
+        assert!(Block::<64>::new(&[1u8; 65]).is_none());
+        assert!(Block::<{ MAX_FRAME + 1 }>::new(&[9u8; MAX_FRAME + 1]).is_none());
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! what is transmitted.
 
 use super::{IoError, RxBackend, TxBackend};
-use sr6_core::packet::{DevId, PacketBuf};
+use sr6_core::packet::{Block, DevId, PacketBuf};
 
 /// Replays `frames` round-robin into each batch.
 pub struct Replay {
@@ -19,7 +19,7 @@ pub struct Replay {
 macro_rules! blocks {
     ($($v:ident = $k:literal),*) => {
         enum Frames {
-            $($v(Vec<([u8; $k], usize)>),)*
+            $($v(Vec<Block<$k>>),)*
             Any(Vec<Vec<u8>>),
         }
 
@@ -27,7 +27,9 @@ macro_rules! blocks {
             fn new(frames: Vec<Vec<u8>>) -> Frames {
                 let longest = frames.iter().map(|f| f.len()).max().unwrap_or(0);
                 $(if longest <= $k {
-                    return Frames::$v(blocks(&frames));
+                    if let Some(b) = blocks(&frames) {
+                        return Frames::$v(b);
+                    }
                 })*
                 Frames::Any(frames)
             }
@@ -36,9 +38,7 @@ macro_rules! blocks {
             #[inline(always)]
             fn fill(&self, next: &mut usize, batch: &mut [PacketBuf], d: DevId) -> usize {
                 match self {
-                    $(Frames::$v(f) => fill(f, next, batch, d, |b, (x, len), d| {
-                        b.load_block(x, *len, d);
-                    }),)*
+                    $(Frames::$v(f) => fill(f, next, batch, d, |b, x, d| b.load_block(x, d)),)*
                     Frames::Any(f) => fill(f, next, batch, d, |b, x, d| {
                         b.load(x, d);
                     }),
@@ -53,15 +53,9 @@ blocks!(
     Block160 = 160, Block176 = 176, Block192 = 192
 );
 
-fn blocks<const K: usize>(frames: &[Vec<u8>]) -> Vec<([u8; K], usize)> {
-    frames
-        .iter()
-        .map(|f| {
-            let mut b = [0u8; K];
-            b[..f.len()].copy_from_slice(f);
-            (b, f.len())
-        })
-        .collect()
+/// The frames as blocks of `K` bytes, if they all fit.
+fn blocks<const K: usize>(frames: &[Vec<u8>]) -> Option<Vec<Block<K>>> {
+    frames.iter().map(|f| Block::new(f)).collect()
 }
 
 impl Replay {

@@ -204,7 +204,7 @@ pub fn try6<const REQUIRE_HMAC: bool>(t: &Tables, w: &mut Worker, from: Ingress,
                 }
             };
             if code == Fib::GATEWAY {
-                decrement_hop_limit(h);
+                decrement_hop_limit(&mut h[E..]);
                 h[..12].copy_from_slice(&hop.eth);
                 return Some(hop.dev);
             }
@@ -216,7 +216,7 @@ pub fn try6<const REQUIRE_HMAC: bool>(t: &Tables, w: &mut Worker, from: Ingress,
         return match route {
             Route::Forward(nh) => {
                 let (out, eth) = resolve(t, nh, dst)?;
-                decrement_hop_limit(h);
+                decrement_hop_limit(&mut h[E..]);
                 eth.write(&mut h[..12]);
                 Some(out)
             }
@@ -239,23 +239,31 @@ pub fn try6<const REQUIRE_HMAC: bool>(t: &Tables, w: &mut Worker, from: Ingress,
     Some(out)
 }
 
-/// Hop Limit - 1 (RFC 8200 §3), once a Hop Limit over 1 was checked: a subtraction
-/// from the 32-bit word the field ends (Payload Length, Next Header, Hop Limit), in the
-/// word's memory order, so that only the Hop Limit changes. As a word, the compiler makes
-/// it one read-modify-write of the frame instead of keeping the byte read for the check
-/// alive (in a register, or spilled) until the rewrite.
+/// Hop Limit - 1 (RFC 8200 §3) in the IPv6 header at the start of `ip6`, once a Hop
+/// Limit over 1 was checked: see [`decrement_last`].
 #[inline(always)]
-fn decrement_hop_limit(h: &mut [u8; S]) {
-    let Some(f) = h.get_mut(E + 4..E + 8).and_then(|f| <&mut [u8; 4]>::try_from(f).ok()) else { return };
-    *f = u32::from_ne_bytes(*f).wrapping_sub(u32::from_ne_bytes([0, 0, 0, 1])).to_ne_bytes();
+fn decrement_hop_limit(ip6: &mut [u8]) {
+    if let Some(f) = ip6.get_mut(4..8).and_then(|f| <&mut [u8; 4]>::try_from(f).ok()) {
+        decrement_last(f);
+    }
 }
 
-/// Segments Left - 1 (RFC 8986 §4.1 S12), once it was checked to be at least 1: like
-/// [`decrement_hop_limit`], a subtraction from the 32-bit word the field ends (Next
-/// Header, Hdr Ext Len, Routing Type, Segments Left), so one read-modify-write.
+/// Segments Left - 1 (RFC 8986 §4.1 S12), once it was checked to be at least 1: see
+/// [`decrement_last`].
 #[inline(always)]
 fn decrement_segments_left(srh: &mut [u8; 8]) {
-    let Some(f) = srh.first_chunk_mut::<4>() else { return };
+    if let Some(f) = srh.first_chunk_mut::<4>() {
+        decrement_last(f);
+    }
+}
+
+/// Decrements the last byte of `f`, a field checked to be at least 1 (so nothing
+/// borrows from the other three), as a subtraction from the 32-bit word in its memory
+/// order. As a word, the compiler makes it one read-modify-write of the frame instead
+/// of keeping the byte read for the check alive (in a register, or spilled) until the
+/// rewrite.
+#[inline(always)]
+fn decrement_last(f: &mut [u8; 4]) {
     *f = u32::from_ne_bytes(*f).wrapping_sub(u32::from_ne_bytes([0, 0, 0, 1])).to_ne_bytes();
 }
 
@@ -321,7 +329,7 @@ fn sid(t: &Tables, h: &mut [u8; S], srh: &mut [u8; 8], tail: &mut [u8], front: F
         let nda: [u8; 16] = tail.get(end - 16..end)?.try_into().ok()?;
         // RFC 8986 §4.1 S12-S14, written before the lookup (so that only the frame
         // stays live across it) and undone if the lookup declines.
-        decrement_hop_limit(h);
+        decrement_hop_limit(&mut h[E..]);
         decrement_segments_left(srh);
         h[E + 24..E + 40].copy_from_slice(&nda);
         let nda = u128::from_be_bytes(nda);
@@ -396,7 +404,7 @@ fn decap6(t: &Tables, tail: &mut [u8], srh_len: usize, s: FastSid) -> Option<Dec
     if n < E {
         return None;
     }
-    inner[7] = ihl - 1;
+    decrement_hop_limit(inner);
     eth.write(&mut before[n - E..n - 2]);
     before[n - 2..].copy_from_slice(&[0x86, 0xdd]);
     Some(Decap::Yes(out, 40 + srh_len))
