@@ -15,16 +15,24 @@ pub const BUF_LEN: usize = HEADROOM + MAX_FRAME;
 // A frame's start and length are kept in 16 bits.
 const _: () = assert!(BUF_LEN <= u16::MAX as usize);
 
-/// Copies `s` to `d` (the first `K` bytes; `d` is `K` long), 16 bytes at a time
-/// through registers: LLVM keeps these as inline moves, where a plain block copy would
-/// become a call to `memcpy`.
+/// Copies `s` to `d` (the first `K` bytes; `d` is `K` long), 32 bytes at a time through
+/// registers (two 16-byte moves each, one where the caller is compiled with AVX), then
+/// 16, then the bytes left: LLVM keeps these as inline moves, where a plain block copy
+/// would become a call to `memcpy`.
 #[inline(always)]
 pub(crate) fn copy_block<const K: usize>(d: &mut [u8], s: &[u8; K]) {
-    for (d, s) in d.chunks_exact_mut(16).zip(s.chunks_exact(16)) {
+    let whole = K / 32 * 32;
+    let (d, d_rest) = d.split_at_mut(whole.min(d.len()));
+    let (s, s_rest) = s.split_at(whole);
+    for (d, s) in d.chunks_exact_mut(32).zip(s.chunks_exact(32)) {
+        let v: [u8; 32] = s.try_into().unwrap_or([0; 32]);
+        d.copy_from_slice(&v);
+    }
+    for (d, s) in d_rest.chunks_exact_mut(16).zip(s_rest.chunks_exact(16)) {
         let v = u128::from_ne_bytes(s.try_into().unwrap_or_default());
         d.copy_from_slice(&v.to_ne_bytes());
     }
-    for (d, s) in d.chunks_exact_mut(16).into_remainder().iter_mut().zip(s.chunks_exact(16).remainder()) {
+    for (d, s) in d_rest.chunks_exact_mut(16).into_remainder().iter_mut().zip(s_rest.chunks_exact(16).remainder()) {
         *d = *s;
     }
 }

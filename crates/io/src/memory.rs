@@ -9,13 +9,16 @@ pub struct Replay {
     frames: Frames,
     in_dev: DevId,
     next: usize,
+    /// The CPU has AVX: the copy uses [`fill_avx`].
+    avx: bool,
 }
 
 /// The frames, stored for a cheap receive copy: when they are all small, each one
-/// zero-padded in a fixed-size block ([`PacketBuf::load_block`]: inline moves, no
-/// `memcpy` call) with its length. The block is the longest frame rounded up to 16
-/// bytes, so the copy moves no more 16-byte chunks than the longest frame needs (a NIC
-/// writes the frame, no more); `blocks!` lists the sizes.
+/// zero-padded in a fixed-size [`Block`] ([`PacketBuf::load_block`]: inline moves, no
+/// `memcpy` call) with its start and length. The block is the longest frame rounded up
+/// to 16 bytes, so the copy moves no more 16-byte chunks than the longest frame needs (a
+/// NIC writes the frame, no more); `blocks!` lists the sizes. Where the CPU has AVX the
+/// copy is compiled with it ([`fill_avx`]): 32 bytes per move.
 macro_rules! blocks {
     ($($v:ident = $k:literal),*) => {
         enum Frames {
@@ -60,7 +63,11 @@ fn blocks<const K: usize>(frames: &[Vec<u8>]) -> Option<Vec<Block<K>>> {
 
 impl Replay {
     pub fn new(frames: Vec<Vec<u8>>, in_dev: DevId) -> Self {
-        Replay { frames: Frames::new(frames), in_dev, next: 0 }
+        #[cfg(target_arch = "x86_64")]
+        let avx = std::arch::is_x86_feature_detected!("avx");
+        #[cfg(not(target_arch = "x86_64"))]
+        let avx = false;
+        Replay { frames: Frames::new(frames), in_dev, next: 0, avx }
     }
 }
 
@@ -91,8 +98,20 @@ fn fill<T>(frames: &[T], next: &mut usize, batch: &mut [PacketBuf], in_dev: DevI
 impl RxBackend for Replay {
     #[inline(never)]
     fn rx_batch(&mut self, batch: &mut [PacketBuf]) -> Result<usize, IoError> {
+        #[cfg(target_arch = "x86_64")]
+        if self.avx {
+            // SAFETY: the CPU has AVX (checked in `Replay::new`).
+            return Ok(unsafe { fill_avx(&self.frames, &mut self.next, batch, self.in_dev) });
+        }
         Ok(self.frames.fill(&mut self.next, batch, self.in_dev))
     }
+}
+
+/// [`Frames::fill`] compiled with AVX, whose 32-byte moves halve the receive copy's.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx")]
+fn fill_avx(frames: &Frames, next: &mut usize, batch: &mut [PacketBuf], d: DevId) -> usize {
+    frames.fill(next, batch, d)
 }
 
 /// Discards everything.
@@ -138,5 +157,32 @@ mod tests {
         assert_eq!(b[1].in_dev, 2);
         let mut empty = Replay::new(vec![], 0);
         assert_eq!(empty.rx_batch(&mut b).unwrap(), 0);
+    }
+
+    /// The AVX copy and the portable one load the same frames, for every block size
+    /// (each frame's bytes differ, so a misplaced chunk shows).
+    #[test]
+    fn avx_and_portable_copies_agree() {
+        for longest in (1..=12).map(|k| 16 * k).chain([17, 95, 191, 192, 193]) {
+            let frames: Vec<Vec<u8>> = [longest, longest / 2, 1]
+                .iter()
+                .enumerate()
+                .map(|(j, &n)| (0..n).map(|i| (i * 31 + j * 7 + 1) as u8).collect())
+                .collect();
+            for avx in [false, true] {
+                let mut r = Replay::new(frames.clone(), 1);
+                if avx && !r.avx {
+                    eprintln!("skipped: no AVX on this CPU");
+                    continue;
+                }
+                r.avx = avx;
+                let mut b: Vec<PacketBuf> = (0..4).map(|_| PacketBuf::new()).collect();
+                assert_eq!(r.rx_batch(&mut b).unwrap(), 4);
+                for (p, f) in b.iter().zip(frames.iter().cycle()) {
+                    assert_eq!(p.data(), &f[..], "longest {longest}, avx {avx}");
+                    assert_eq!(p.headroom(), sr6_core::packet::HEADROOM);
+                }
+            }
+        }
     }
 }
