@@ -24,6 +24,11 @@ use crate::lpm;
 use crate::tables::{Device, FastPolicy, FastSid, Fib, Hop, NextHop, Route, Tables};
 use sr6_wire::checksum;
 
+/// A device as the fast path hands it on ([`DevId`] widened where it was read): the
+/// output device's index is both the verdict and the index of its transmit counter,
+/// and widening it once, at the load, saves doing it again after the paths meet.
+pub type Out = usize;
+
 /// Ethernet header length.
 const E: usize = 14;
 /// Where the SRH starts when it directly follows the IPv6 header.
@@ -37,7 +42,7 @@ const _: () = assert!(BUF_LEN - S <= u16::MAX as usize);
 /// Addresses are big-endian `u128`s throughout the fast path: one load each, kept in
 /// registers, instead of 16 bytes taken apart for the lookups.
 #[inline(always)]
-fn resolve(t: &Tables, nh: NextHop, dst: u128) -> Option<(DevId, Macs)> {
+fn resolve(t: &Tables, nh: NextHop, dst: u128) -> Option<(Out, Macs)> {
     match nh {
         NextHop::Adj(i) => adjacency(t, i),
         NextHop::OnLink(d) => on_link(t, d, dst),
@@ -46,16 +51,16 @@ fn resolve(t: &Tables, nh: NextHop, dst: u128) -> Option<(DevId, Macs)> {
 
 /// Adjacency `i`'s device and Ethernet addresses, if its neighbour is known.
 #[inline(always)]
-fn adjacency(t: &Tables, i: u32) -> Option<(DevId, Macs)> {
+fn adjacency(t: &Tables, i: u32) -> Option<(Out, Macs)> {
     let a = t.adjacencies.get(i as usize)?;
-    Some((a.dev, Macs::of(a.eth.as_ref()?)))
+    Some((a.dev.into(), Macs::of(a.eth.as_ref()?)))
 }
 
 /// The neighbour `dst` on device `d` (a hash-map probe): out of line.
 #[cold]
 #[inline(never)]
-fn on_link(t: &Tables, d: DevId, dst: u128) -> Option<(DevId, Macs)> {
-    Some((d, Macs::of(&t.neighbour_eth(d, dst)?)))
+fn on_link(t: &Tables, d: DevId, dst: u128) -> Option<(Out, Macs)> {
+    Some((d.into(), Macs::of(&t.neighbour_eth(d, dst)?)))
 }
 
 /// The destination and source MAC addresses of an Ethernet header (its first 12
@@ -82,16 +87,16 @@ impl Macs {
 /// The adjacency of a gateway route, from the hop found next to the entry its lookup
 /// ended on (unmarked: no /128 can match instead).
 #[inline(always)]
-fn gateway(h: &Hop) -> Option<(DevId, Macs)> {
+fn gateway(h: &Hop) -> Option<(Out, Macs)> {
     if h.code != Fib::GATEWAY {
         return None;
     }
-    Some((h.dev, Macs::of(&h.eth)))
+    Some((h.dev.into(), Macs::of(&h.eth)))
 }
 
 /// The adjacency FIB `table` sends `dst` to, if that is a plain route.
 #[inline(always)]
-fn route_to(t: &Tables, table: u32, dst: u128) -> Option<(DevId, Macs)> {
+fn route_to(t: &Tables, table: u32, dst: u128) -> Option<(Out, Macs)> {
     let fib = t.fibs.get(table as usize)?;
     // The usual case, a gateway route found in one hash probe, first. Both ways end on
     // the hop, read once after they meet.
@@ -105,7 +110,7 @@ fn route_to(t: &Tables, table: u32, dst: u128) -> Option<(DevId, Macs)> {
             h
         }
     };
-    Some((hop.dev, Macs::of(&hop.eth)))
+    Some((hop.dev.into(), Macs::of(&hop.eth)))
 }
 
 /// Whether hop `h` is a gateway route's ([`gateway`]).
@@ -116,7 +121,7 @@ fn is_gateway(h: &Hop) -> bool {
 
 /// [`route_to`] for every other case.
 #[inline(never)]
-fn route_to_any(t: &Tables, fib: &Fib, dst: u128, e: u32) -> Option<(DevId, Macs)> {
+fn route_to_any(t: &Tables, fib: &Fib, dst: u128, e: u32) -> Option<(Out, Macs)> {
     match fib.route_of_entry(dst, e)? {
         Route::Forward(nh) => resolve(t, nh, dst),
         _ => None,
@@ -136,7 +141,7 @@ pub struct Ingress<'t> {
 /// untouched. The caller has checked that device `from.dev` forwards IPv6 and whether it
 /// requires an HMAC (`REQUIRE_HMAC`); a frame from another device is declined.
 #[inline(always)]
-pub fn try6<const REQUIRE_HMAC: bool>(t: &Tables, w: &mut Worker, from: Ingress, p: &mut PacketBuf) -> Option<DevId> {
+pub fn try6<const REQUIRE_HMAC: bool>(t: &Tables, w: &mut Worker, from: Ingress, p: &mut PacketBuf) -> Option<Out> {
     let in_dev = p.in_dev;
     let (f, front) = p.data_and_front();
     let len = f.len();
@@ -183,7 +188,7 @@ pub fn try6<const REQUIRE_HMAC: bool>(t: &Tables, w: &mut Worker, from: Ingress,
                 main.exact6.get(dst)?
             } else {
                 match *main.lpm6.value(main.lpm6.lookup_entry(dst))? {
-                    Route::Sid(i) => break 'sid (i, *t.fast_sids.get(i as usize)?),
+                    Route::Sid(i) => break 'sid (i as usize, *t.fast_sids.get(i as usize)?),
                     r => r,
                 }
             };
@@ -206,7 +211,7 @@ pub fn try6<const REQUIRE_HMAC: bool>(t: &Tables, w: &mut Worker, from: Ingress,
             if code == Fib::GATEWAY {
                 decrement_hop_limit(&mut h[E..]);
                 h[..12].copy_from_slice(&hop.eth);
-                return Some(hop.dev);
+                return Some(hop.dev.into());
             }
             if code & !Fib::HOP_INDEX == Fib::POLICY {
                 return policy(t, w, p, code & Fib::HOP_INDEX);
@@ -227,11 +232,11 @@ pub fn try6<const REQUIRE_HMAC: bool>(t: &Tables, w: &mut Worker, from: Ingress,
     if s.kind <= FastSid::COLD {
         // NONE, or a kind `try_cold` handles: it gets the SID (and need not probe for
         // NONE, which goes straight to the general path).
-        w.cold_sid = (i, s);
+        w.cold_sid = (i as u32, s);
         return None;
     }
     let out = sid(t, h, srh, rest, front, s, dst, REQUIRE_HMAC)?;
-    if let Some(c) = w.counters.sids.get_mut(i as usize) {
+    if let Some(c) = w.counters.sids.get_mut(i) {
         // The frame's length as it is: see `SidCounter::frame_bytes`.
         c.packets += 1;
         c.frame_bytes += len as u64;
@@ -298,8 +303,8 @@ fn not_fec0(top: u16) -> bool {
 /// What [`sid`] did: forwarded in place, or decapsulated (the frame must then start
 /// `pull` bytes further).
 enum Decap {
-    No(DevId),
-    Yes(DevId, usize),
+    No(Out),
+    Yes(Out, usize),
 }
 
 /// A local SID on the fast path. `h` is the Ethernet + IPv6 header, `srh` the next 8
@@ -307,7 +312,7 @@ enum Decap {
 /// untouched) for anything the fast path does not cover.
 #[inline]
 #[allow(clippy::too_many_arguments)]
-fn sid(t: &Tables, h: &mut [u8; S], srh: &mut [u8; 8], tail: &mut [u8], front: Front, s: FastSid, dst: u128, require_hmac: bool) -> Option<DevId> {
+fn sid(t: &Tables, h: &mut [u8; S], srh: &mut [u8; 8], tail: &mut [u8], front: Front, s: FastSid, dst: u128, require_hmac: bool) -> Option<Out> {
     if require_hmac {
         return None;
     }
@@ -366,7 +371,7 @@ fn sid(t: &Tables, h: &mut [u8; S], srh: &mut [u8; 8], tail: &mut [u8], front: F
 /// Left plus one, the destination `dst`. Returns `None`, the fast path's decline.
 #[cold]
 #[inline(never)]
-fn undo_end(h: &mut [u8; S], srh: &mut [u8; 8], dst: u128) -> Option<DevId> {
+fn undo_end(h: &mut [u8; S], srh: &mut [u8; 8], dst: u128) -> Option<Out> {
     h[E + 7] = h[E + 7].wrapping_add(1);
     srh[3] = srh[3].wrapping_add(1);
     h[E + 24..E + 40].copy_from_slice(&dst.to_be_bytes());
@@ -389,13 +394,12 @@ fn decap6(t: &Tables, tail: &mut [u8], srh_len: usize, s: FastSid) -> Option<Dec
     // The inner destination, read only where it is needed (End.DX6 to an adjacency
     // does not look at it).
     let ida = |ih: &[u8; 40]| ih.last_chunk::<16>().map(|d| u128::from_be_bytes(*d));
-    let (out, eth) = if s.kind == FastSid::DT6 {
+    let (out, eth) = if s.kind == FastSid::DX6_ADJ {
+        adjacency(t, s.arg)?
+    } else if s.kind == FastSid::DT6 {
         route_to(t, s.arg, ida(ih)?)?
     } else {
-        match s.next_hop(FastSid::DX6_ADJ) {
-            NextHop::Adj(a) => adjacency(t, a)?,
-            NextHop::OnLink(d) => on_link(t, d, ida(ih)?)?,
-        }
+        on_link(t, s.arg as DevId, ida(ih)?)?
     };
     // The new Ethernet header goes in the 14 bytes just before the inner packet, the end
     // of the SRH (at least 24 bytes long).
@@ -445,7 +449,7 @@ fn ipv4_decrement_ttl(ip: &mut [u8; 20]) {
 /// End.B6.Encaps (the last two when `try6` left the SID in `w.cold_sid`). `Some(device)`
 /// to transmit to; `None` leaves the frame untouched.
 #[inline(never)]
-pub fn try_cold(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Option<DevId> {
+pub fn try_cold(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Option<Out> {
     let dev = t.devices.get(p.in_dev as usize)?;
     let f = p.data_mut();
     let ethertype = u16::from_be_bytes(*f.get(12..14)?.first_chunk::<2>()?);
@@ -533,7 +537,7 @@ fn segment_index(srh: &[u8; 8]) -> Option<usize> {
 /// towards the device and neighbour the policy's first segment is routed to (S17,
 /// precomputed). The frame is untouched when this returns `None`.
 #[inline(always)]
-fn b6_encaps(t: &Tables, dev: &Device, p: &mut PacketBuf, policy: u32) -> Option<DevId> {
+fn b6_encaps(t: &Tables, dev: &Device, p: &mut PacketBuf, policy: u32) -> Option<Out> {
     let fp = binding(t, policy, FastPolicy::ENCAP)?;
     let (h, srh, tail) = srh_frame(dev, p.data_mut())?;
     let sl = srh[3];
@@ -557,14 +561,14 @@ fn b6_encaps(t: &Tables, dev: &Device, p: &mut PacketBuf, policy: u32) -> Option
     if let Some(hl) = p.data_mut().get_mut(usize::from(fp.len) + 7) {
         *hl -= 1;
     }
-    Some(fp.out)
+    Some(fp.out.into())
 }
 
 /// IPv4 forwarding on the fast path (RFC 1812 §5.2.2, §5.3.1): an IPv4 header without
 /// options, a destination below 224.0.0.0 that the main FIB sends to a gateway or an
 /// on-link neighbour (no /32 of the exact table).
 #[inline(always)]
-fn ipv4(t: &Tables, dev: &Device, f: &mut [u8]) -> Option<DevId> {
+fn ipv4(t: &Tables, dev: &Device, f: &mut [u8]) -> Option<Out> {
     let len = f.len();
     let (eth, ip) = f.split_first_chunk_mut::<E>()?;
     let ip = ip.first_chunk_mut::<20>()?;
@@ -582,7 +586,7 @@ fn ipv4(t: &Tables, dev: &Device, f: &mut [u8]) -> Option<DevId> {
 /// The adjacency FIB `table` sends IPv4 destination `dst` to, if that is a plain route
 /// (not a /32 of the exact table).
 #[inline(always)]
-fn route4_to(t: &Tables, table: u32, dst: u32) -> Option<(DevId, Macs)> {
+fn route4_to(t: &Tables, table: u32, dst: u32) -> Option<(Out, Macs)> {
     let fib = t.fibs.get(table as usize)?;
     let (e, code) = fib.lpm4.lookup_aux(u128::from(dst) << 96);
     if lpm::entry_marked(e) && fib.exact4.get(u128::from(dst)).is_some() {
@@ -605,12 +609,12 @@ fn route4_to(t: &Tables, table: u32, dst: u32) -> Option<(DevId, Macs)> {
 /// H.Insert's rewrite does — towards the first segment's precomputed adjacency. The
 /// frame is untouched when this returns `None`.
 #[inline(never)]
-fn b6_insert(t: &Tables, dev: &Device, p: &mut PacketBuf, policy: u32) -> Option<DevId> {
+fn b6_insert(t: &Tables, dev: &Device, p: &mut PacketBuf, policy: u32) -> Option<Out> {
     let fp = binding(t, policy, FastPolicy::INSERT)?;
     let (_, srh, _) = srh_frame(dev, p.data_mut())?;
     segment_index(srh)?;
     (fp.rewrite)(fp, p)?;
-    Some(fp.out)
+    Some(fp.out.into())
 }
 
 /// End, End.T or End.X with the PSP flavour (RFC 8986 §4.1-§4.3 S12-S15, §4.16.1) on an
@@ -666,7 +670,7 @@ fn end_decap(t: &Tables, dev: &Device, f: &mut [u8], s: FastSid) -> Option<Decap
         4 => decap4(t, tail, srh_len, s, dev.forwarding4),
         41 if s.kind == FastSid::DT46 => dt46_ipv6(t, tail, srh_len, s.arg),
         sr6_wire::IPPROTO_ETHERNET if s.kind == FastSid::DX2 && tail.len() >= srh_len - 8 + E => {
-            Some(Decap::Yes(s.arg as DevId, E + 40 + srh_len))
+            Some(Decap::Yes(usize::from(s.arg as DevId), E + 40 + srh_len))
         }
         _ => None,
     }
@@ -714,13 +718,13 @@ fn decap4(t: &Tables, tail: &mut [u8], srh_len: usize, s: FastSid, forwarding4: 
 /// A head-end policy on the fast path (the Ethernet + IPv6 headers were checked by
 /// [`try6`]): its rewrite, then its counter.
 #[inline(always)]
-fn policy(t: &Tables, w: &mut Worker, p: &mut PacketBuf, i: u32) -> Option<DevId> {
+fn policy(t: &Tables, w: &mut Worker, p: &mut PacketBuf, i: u32) -> Option<Out> {
     let fp = t.fast_policies.get(i as usize)?;
     (fp.rewrite)(fp, p)?;
     if let Some(c) = w.counters.policies.get_mut(i as usize) {
         *c += 1;
     }
-    Some(fp.out)
+    Some(fp.out.into())
 }
 
 /// The rewrite of a head-end policy, chosen when the tables are built

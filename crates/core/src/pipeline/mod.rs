@@ -159,10 +159,11 @@ impl Worker {
         // receive path condemned (e.g. too big) is empty ([`PacketBuf::condemn`]): the
         // fast path declines it, the general path counts its drop.
         if let Some(out) = fast::try6::<REQUIRE_HMAC>(t, self, from, p) {
-            if let Some(c) = self.counters.tx.get_mut(out as usize) {
+            if let Some(c) = self.counters.tx.get_mut(out) {
                 *c += 1;
             }
-            p.verdict = Verdict::Tx(out);
+            // A device index read as a `DevId`: the cast is exact.
+            p.verdict = Verdict::Tx(out as crate::packet::DevId);
             return;
         }
         self.process_general(t, p);
@@ -179,10 +180,10 @@ impl Worker {
         // the IPv6 cases in the batch loop keep their registers.
         if self.fast_path && !matches!(p.verdict, Verdict::Drop(_)) {
             if let Some(out) = fast::try_cold(t, self, p) {
-                if let Some(c) = self.counters.tx.get_mut(out as usize) {
+                if let Some(c) = self.counters.tx.get_mut(out) {
                     *c += 1;
                 }
-                p.verdict = Verdict::Tx(out);
+                p.verdict = Verdict::Tx(out as crate::packet::DevId);
                 return;
             }
         }

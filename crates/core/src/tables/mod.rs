@@ -320,10 +320,11 @@ impl FastSid {
     pub(crate) const NOT_SID: u64 = 0xffff_ffff << 32;
 
     /// The SID index and what [`pack`](Self::pack) packed (kind NONE for
-    /// [`NOT_SID`](Self::NOT_SID)).
+    /// [`NOT_SID`](Self::NOT_SID)). The index is the word's high half as a `usize`
+    /// straight away (as a `u32` first, widening it would cost an instruction).
     #[inline(always)]
-    pub(crate) fn unpack(w: u64) -> (u32, FastSid) {
-        ((w >> 32) as u32, FastSid { kind: w as u8, arg: (w as u32) >> 8 })
+    pub(crate) fn unpack(w: u64) -> (usize, FastSid) {
+        ((w >> 32) as usize, FastSid { kind: w as u8, arg: (w as u32) >> 8 })
     }
 
     pub(crate) fn of(s: &Sid) -> FastSid {
