@@ -185,10 +185,14 @@ mod tests {
         let (mut gen, recv, relay) = setup(true);
         let r =
             run_trial_report(&mut gen, &recv, 10_000.0, Duration::from_millis(10), Duration::from_millis(50)).unwrap();
-        assert_eq!(r.gen.sent, 100);
+        // 100 slots; on a loaded machine the generator may drop some on send (counted),
+        // so the checks are against what was sent.
+        let t = r.trial;
+        assert_eq!(t.sent + t.tx_dropped, 100, "every slot accounted for: {:?}", r.gen);
+        assert!(t.sent >= 22, "too few frames sent for the relay's duplicate and reordering: {:?}", r.gen);
         assert_eq!(r.recv.duplicates(), 1);
         assert_eq!(r.recv.reordered(), 1);
-        assert_eq!(r.trial.received, 100, "duplicates do not count twice");
+        assert_eq!(t.received, t.sent, "duplicates do not count twice");
         assert_eq!(r.losses().duplicates, 1);
         drop(relay);
     }
