@@ -332,8 +332,6 @@ impl Span {
     }
 
     /// `start` and `len` (each under 64 KiB: every caller passes positions in a buffer).
-    /// Made of the two halves (not as one word: a constant start is then stored as is,
-    /// without a shift and an `or` to join it to the length).
     #[inline(always)]
     fn new(start: usize, len: usize) -> Span {
         debug_assert!(start + len <= BUF_LEN);
