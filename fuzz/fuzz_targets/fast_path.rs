@@ -27,7 +27,7 @@ fn run(t: &Tables, fast: bool, frame: &[u8], dev: u16) -> (PacketBuf, Worker) {
     w.fast_path = fast;
     let mut b = PacketBuf::new();
     b.load(frame, dev);
-    w.process_batch(t, std::slice::from_mut(&mut b));
+    w.process_batch(t, dev, std::slice::from_mut(&mut b));
     (b, w)
 }
 

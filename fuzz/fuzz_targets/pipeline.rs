@@ -23,8 +23,9 @@ fuzz_target!(|data: &[u8]| {
     let t = tables();
     let mut w = Worker::new(t);
     let mut b = PacketBuf::new();
-    b.load(frame, u16::from(dev % 4));
-    w.process_batch(t, std::slice::from_mut(&mut b));
+    let dev = u16::from(dev % 4);
+    b.load(frame, dev);
+    w.process_batch(t, dev, std::slice::from_mut(&mut b));
     assert!(b.verdict != Verdict::Pending);
     if let Verdict::Tx(_) = b.verdict {
         let d = b.data();

@@ -408,7 +408,7 @@ fn behaviours(c: &mut Criterion) {
         for b in bufs.iter_mut() {
             b.load(&case.frame, dev);
         }
-        w.process_batch(&t, &mut bufs);
+        w.process_batch(&t, dev, &mut bufs);
         for b in &bufs {
             assert_eq!(
                 b.verdict,
@@ -426,7 +426,7 @@ fn behaviours(c: &mut Criterion) {
                 for b in bufs.iter_mut() {
                     b.load(black_box(frame), dev);
                 }
-                w.process_batch(&t, black_box(&mut bufs));
+                w.process_batch(&t, dev, black_box(&mut bufs));
             })
         });
         black_box(&w.counters);

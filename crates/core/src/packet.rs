@@ -65,7 +65,9 @@ pub struct PacketBuf {
     buf: Box<[u8; BUF_LEN]>,
     /// Where the frame starts in `buf` and its length ([`Span`]).
     span: Span,
-    /// The device the frame was received on.
+    /// The device the frame was received on: set by [`load`](Self::load), and by
+    /// [`Worker::process_batch`](crate::pipeline::Worker::process_batch) (to the batch's
+    /// device) before the general path reads it.
     pub in_dev: DevId,
     /// What the pipeline decided.
     pub verdict: Verdict,
@@ -121,9 +123,11 @@ impl PacketBuf {
 
     /// [`load`](Self::load) of a frame stored as a [`Block`]: the copy is the whole block
     /// in inline moves (no call to `memcpy`, no tail handling), and the frame's start and
-    /// length were worked out when the block was made.
+    /// length were worked out when the block was made. `in_dev` is left as it was: a
+    /// batch's device is [`Worker::process_batch`](crate::pipeline::Worker::process_batch)'s
+    /// to know.
     #[inline(always)]
-    pub fn load_block<const K: usize>(&mut self, block: &Block<K>, in_dev: DevId) {
+    pub fn load_block<const K: usize>(&mut self, block: &Block<K>) {
         if let Some(d) = self.buf.get_mut(HEADROOM..HEADROOM + K) {
             copy_block(d, &block.bytes);
         } else {
@@ -131,7 +135,6 @@ impl PacketBuf {
             self.buf[HEADROOM..HEADROOM + n].copy_from_slice(&block.bytes[..n]);
         }
         self.span = block.span;
-        self.in_dev = in_dev;
         self.verdict = Verdict::Pending;
     }
 
@@ -429,13 +432,14 @@ mod tests {
         let mut p = PacketBuf::new();
         for len in [0usize, 1, 63, 64, 65, 70, 128] {
             let g: Vec<u8> = (0..len).map(|i| (i * 7 + 1) as u8).collect();
-            p.load_block(&Block::<128>::new(&g).unwrap(), 4);
+            p.in_dev = 4;
+            p.load_block(&Block::<128>::new(&g).unwrap());
             assert_eq!(p.data(), &g[..]);
-            assert_eq!(p.in_dev, 4);
+            assert_eq!(p.in_dev, 4, "left as it was");
             assert_eq!(p.headroom(), HEADROOM);
             let b = Block::<135>::new(&g).unwrap();
             assert_eq!(b.len(), len);
-            p.load_block(&b, 5);
+            p.load_block(&b);
             assert_eq!(p.data(), &g[..]);
         }
         assert!(Block::<64>::new(&[1u8; 65]).is_none());

@@ -2,12 +2,13 @@
 //! what is transmitted.
 
 use super::{IoError, RxBackend, TxBackend};
-use sr6_core::packet::{Block, DevId, PacketBuf};
+use sr6_core::packet::{Block, PacketBuf};
 
-/// Replays `frames` round-robin into each batch.
+/// Replays `frames` round-robin into each batch. Which device they come from is the
+/// caller's to say ([`Worker::process_batch`](sr6_core::pipeline::Worker::process_batch)
+/// takes it per batch): a buffer's `in_dev` is left as it was.
 pub struct Replay {
     frames: Frames,
-    in_dev: DevId,
     next: usize,
     /// The CPU has AVX: the copy uses [`fill_avx`].
     avx: bool,
@@ -39,10 +40,11 @@ macro_rules! blocks {
 
             /// See [`fill`].
             #[inline(always)]
-            fn fill(&self, next: &mut usize, batch: &mut [PacketBuf], d: DevId) -> usize {
+            fn fill(&self, next: &mut usize, batch: &mut [PacketBuf]) -> usize {
                 match self {
-                    $(Frames::$v(f) => fill(f, next, batch, d, |b, x, d| b.load_block(x, d)),)*
-                    Frames::Any(f) => fill(f, next, batch, d, |b, x, d| {
+                    $(Frames::$v(f) => fill(f, next, batch, |b, x| b.load_block(x)),)*
+                    Frames::Any(f) => fill(f, next, batch, |b, x| {
+                        let d = b.in_dev;
                         b.load(x, d);
                     }),
                 }
@@ -62,12 +64,12 @@ fn blocks<const K: usize>(frames: &[Vec<u8>]) -> Option<Vec<Block<K>>> {
 }
 
 impl Replay {
-    pub fn new(frames: Vec<Vec<u8>>, in_dev: DevId) -> Self {
+    pub fn new(frames: Vec<Vec<u8>>) -> Self {
         #[cfg(target_arch = "x86_64")]
         let avx = std::arch::is_x86_feature_detected!("avx");
         #[cfg(not(target_arch = "x86_64"))]
         let avx = false;
-        Replay { frames: Frames::new(frames), in_dev, next: 0, avx }
+        Replay { frames: Frames::new(frames), next: 0, avx }
     }
 }
 
@@ -75,7 +77,7 @@ impl Replay {
 /// buffers were filled. Runs of consecutive frames are zipped with the buffers, so the
 /// wrap-around is not tested per packet.
 #[inline(always)]
-fn fill<T>(frames: &[T], next: &mut usize, batch: &mut [PacketBuf], in_dev: DevId, load: impl Fn(&mut PacketBuf, &T, DevId)) -> usize {
+fn fill<T>(frames: &[T], next: &mut usize, batch: &mut [PacketBuf], load: impl Fn(&mut PacketBuf, &T)) -> usize {
     if frames.is_empty() {
         return 0;
     }
@@ -86,7 +88,7 @@ fn fill<T>(frames: &[T], next: &mut usize, batch: &mut [PacketBuf], in_dev: DevI
         let k = run.len().min(rest.len());
         let (now, later) = rest.split_at_mut(k);
         for (b, f) in now.iter_mut().zip(run) {
-            load(b, f, in_dev);
+            load(b, f);
         }
         rest = later;
         i = if i + k >= frames.len() { 0 } else { i + k };
@@ -101,17 +103,17 @@ impl RxBackend for Replay {
         #[cfg(target_arch = "x86_64")]
         if self.avx {
             // SAFETY: the CPU has AVX (checked in `Replay::new`).
-            return Ok(unsafe { fill_avx(&self.frames, &mut self.next, batch, self.in_dev) });
+            return Ok(unsafe { fill_avx(&self.frames, &mut self.next, batch) });
         }
-        Ok(self.frames.fill(&mut self.next, batch, self.in_dev))
+        Ok(self.frames.fill(&mut self.next, batch))
     }
 }
 
 /// [`Frames::fill`] compiled with AVX, whose 32-byte moves halve the receive copy's.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx")]
-fn fill_avx(frames: &Frames, next: &mut usize, batch: &mut [PacketBuf], d: DevId) -> usize {
-    frames.fill(next, batch, d)
+fn fill_avx(frames: &Frames, next: &mut usize, batch: &mut [PacketBuf]) -> usize {
+    frames.fill(next, batch)
 }
 
 /// Discards everything.
@@ -133,29 +135,29 @@ mod tests {
 
     #[test]
     fn replay_cycles() {
-        let mut r = Replay::new(vec![vec![1], vec![2, 2]], 3);
+        let mut r = Replay::new(vec![vec![1], vec![2, 2]]);
         let mut b: Vec<PacketBuf> = (0..3).map(|_| PacketBuf::new()).collect();
+        b[2].in_dev = 3;
         assert_eq!(r.rx_batch(&mut b).unwrap(), 3);
         assert_eq!(b[0].data(), &[1]);
         assert_eq!(b[1].data(), &[2, 2]);
         assert_eq!(b[2].data(), &[1]);
-        assert_eq!(b[2].in_dev, 3);
+        assert_eq!(b[2].in_dev, 3, "left as it was");
         // The next batch goes on where this one stopped; frames of every size.
-        let mut r = Replay::new(vec![vec![1; 10], vec![2; 150], vec![3; 300]], 0);
+        let mut r = Replay::new(vec![vec![1; 10], vec![2; 150], vec![3; 300]]);
         let mut b: Vec<PacketBuf> = (0..7).map(|_| PacketBuf::new()).collect();
         r.rx_batch(&mut b[..2]).unwrap();
         r.rx_batch(&mut b[2..]).unwrap();
         let firsts: Vec<(u8, usize)> = b.iter().map(|p| (p.data()[0], p.len())).collect();
         assert_eq!(firsts, [(1, 10), (2, 150), (3, 300), (1, 10), (2, 150), (3, 300), (1, 10)]);
-        let mut r = Replay::new(vec![vec![4; 100], vec![5; 190]], 0);
+        let mut r = Replay::new(vec![vec![4; 100], vec![5; 190]]);
         r.rx_batch(&mut b[..3]).unwrap();
         assert_eq!((b[0].data(), b[1].data(), b[2].data()), (&[4; 100][..], &[5; 190][..], &[4; 100][..]));
         // Blocks of 80 bytes (the longest frame, 70, rounded up to 16).
-        let mut r = Replay::new(vec![vec![6; 70], vec![7; 33]], 2);
+        let mut r = Replay::new(vec![vec![6; 70], vec![7; 33]]);
         r.rx_batch(&mut b[..3]).unwrap();
         assert_eq!((b[0].data(), b[1].data(), b[2].data()), (&[6; 70][..], &[7; 33][..], &[6; 70][..]));
-        assert_eq!(b[1].in_dev, 2);
-        let mut empty = Replay::new(vec![], 0);
+        let mut empty = Replay::new(vec![]);
         assert_eq!(empty.rx_batch(&mut b).unwrap(), 0);
     }
 
@@ -170,7 +172,7 @@ mod tests {
                 .map(|(j, &n)| (0..n).map(|i| (i * 31 + j * 7 + 1) as u8).collect())
                 .collect();
             for avx in [false, true] {
-                let mut r = Replay::new(frames.clone(), 1);
+                let mut r = Replay::new(frames.clone());
                 if avx && !r.avx {
                     eprintln!("skipped: no AVX on this CPU");
                     continue;

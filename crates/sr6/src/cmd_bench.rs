@@ -23,7 +23,7 @@ pub fn run(config: &Path, input: &Path, in_dev: Option<&str>, packets: u64, batc
     if frames.is_empty() {
         bail!("{}: no frames to replay", input.display());
     }
-    let mut rx = Replay::new(frames, dev);
+    let mut rx = Replay::new(frames);
     let mut w = Worker::new(&t);
     let mut bufs: Vec<PacketBuf> = (0..batch).map(|_| PacketBuf::new()).collect();
     let mut done = 0u64;
@@ -31,7 +31,7 @@ pub fn run(config: &Path, input: &Path, in_dev: Option<&str>, packets: u64, batc
     while done < packets {
         let n = ((packets - done) as usize).min(batch);
         rx.rx_batch(&mut bufs[..n])?;
-        w.process_batch(&t, &mut bufs[..n]);
+        w.process_batch(&t, dev, &mut bufs[..n]);
         done += n as u64;
     }
     let secs = start.elapsed().as_secs_f64();

@@ -25,7 +25,7 @@ pub fn run(config: &Path, input: &Path, in_dev: Option<&str>, out_dir: &Path, js
         if n == 0 {
             break;
         }
-        w.process_batch(&t, &mut batch[..n]);
+        w.process_batch(&t, dev, &mut batch[..n]);
         sinks.tx_batch(&batch[..n])?;
     }
     sinks.finish()?;

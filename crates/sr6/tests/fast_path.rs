@@ -154,7 +154,7 @@ fn run(t: &Tables, fast: bool, f: &[u8], dev: u16) -> (PacketBuf, Worker) {
     w.fast_path = fast;
     let mut b = PacketBuf::new();
     b.load(f, dev);
-    w.process_batch(t, std::slice::from_mut(&mut b));
+    w.process_batch(t, dev, std::slice::from_mut(&mut b));
     (b, w)
 }
 
@@ -244,17 +244,17 @@ fn ingress_device_settings_keep_frames_off_the_fast_path() {
     assert!(srh_on_eth0 >= 20 && on_eth3 >= 5 && on_eth0 > srh_on_eth0, "{on_eth0} {srh_on_eth0} {on_eth3}");
 }
 
-/// The fast path reads the ingress device's bits once per batch, from its first frame:
-/// a frame of the same batch from another device takes the general path, which handles
-/// it as that device says (here eth3, which requires an HMAC, and a device that does not
-/// exist, behind eth0 frames; and eth0 frames behind them).
+/// A batch is processed as received on the device `process_batch` is given, whatever
+/// the frames' `in_dev` said, by both paths (the fast path reads the device's bits once
+/// per batch; the general path sets `in_dev` to it): here eth0, eth3 (which requires an
+/// HMAC) and a device that does not exist, each with frames claiming one of the others.
 #[test]
-fn batches_mixing_devices_are_handled_per_frame() {
+fn a_batch_is_processed_as_received_on_its_device() {
     let t = tables();
-    let batch = |fast: bool, f: &[u8], devs: &[u16]| {
+    let batch = |fast: bool, f: &[u8], dev: u16, claimed: &[u16]| {
         let mut w = Worker::new(&t);
         w.fast_path = fast;
-        let mut bs: Vec<PacketBuf> = devs
+        let mut bs: Vec<PacketBuf> = claimed
             .iter()
             .map(|&d| {
                 let mut b = PacketBuf::new();
@@ -262,18 +262,26 @@ fn batches_mixing_devices_are_handled_per_frame() {
                 b
             })
             .collect();
-        w.process_batch(&t, &mut bs);
+        w.process_batch(&t, dev, &mut bs);
+        if !fast {
+            assert!(bs.iter().all(|b| b.in_dev == dev), "the general path records the batch's device");
+        }
         let out: Vec<(sr6_core::packet::Verdict, Vec<u8>)> = bs.iter().map(|b| (b.verdict, b.data().to_vec())).collect();
         (out, w)
     };
     let mut hits = 0;
     for f in &frames() {
-        for devs in [[0, 3, 4, 0], [3, 0, 4, 0], [4, 0, 3, 0]] {
-            let (fast, wf) = batch(true, f, &devs);
-            let (general, wg) = batch(false, f, &devs);
-            assert_eq!(fast, general, "{devs:?} {f:02x?}");
-            assert_eq!(wf.counters, wg.counters, "{devs:?} {f:02x?}");
-            hits += wf.fast_hits;
+        for dev in [0, 3, 4] {
+            let (honest, wh) = batch(false, f, dev, &[dev; 3]);
+            for claimed in [[0, 3, 4], [3, 4, 0], [4, 0, 3]] {
+                let (fast, wf) = batch(true, f, dev, &claimed);
+                let (general, wg) = batch(false, f, dev, &claimed);
+                assert_eq!(fast, general, "{dev} {claimed:?} {f:02x?}");
+                assert_eq!(general, honest, "{dev} {claimed:?} {f:02x?}");
+                assert_eq!(wf.counters, wg.counters, "{dev} {claimed:?} {f:02x?}");
+                assert_eq!(wg.counters, wh.counters, "{dev} {claimed:?} {f:02x?}");
+                hits += wf.fast_hits;
+            }
         }
     }
     assert!(hits >= 100, "the fast path handled only {hits} frames");

@@ -45,7 +45,7 @@ fn processing_a_batch_allocates_nothing() {
         for (b, f) in batch.iter_mut().zip(frames.iter().cycle()) {
             b.load(f, 0);
         }
-        w.process_batch(&t, batch);
+        w.process_batch(&t, 0, batch);
     };
     run(&mut w, &mut batch); // warm-up
     let before = ALLOCS.load(Ordering::SeqCst);

@@ -52,7 +52,7 @@ proptest! {
         let mut w = Worker::new(&t);
         let mut b = PacketBuf::new();
         b.load(&f, dev);
-        w.process_batch(&t, std::slice::from_mut(&mut b));
+        w.process_batch(&t, dev, std::slice::from_mut(&mut b));
         prop_assert!(b.verdict != Verdict::Pending);
         check_output(&b)?;
     }
@@ -69,7 +69,7 @@ proptest! {
         let mut w = Worker::new(&t);
         let mut b = PacketBuf::new();
         b.load(&f, 0);
-        w.process_batch(&t, std::slice::from_mut(&mut b));
+        w.process_batch(&t, 0, std::slice::from_mut(&mut b));
         check_output(&b)?;
     }
 }

@@ -113,6 +113,28 @@ fn route_to(t: &Tables, table: u32, dst: u128) -> Option<(Out, Macs)> {
     Some((hop.dev.into(), Macs::of(&hop.eth)))
 }
 
+/// [`route_to`] writing the Ethernet addresses to `eth` itself. Each way to the
+/// route writes them and returns: had they met on the hop found, the compiler would
+/// read it through the address of whichever it was, worked out apart on each way.
+#[inline(always)]
+fn route_into(t: &Tables, table: u32, dst: u128, eth: &mut [u8; 12]) -> Option<Out> {
+    let fib = t.fibs.get(table as usize)?;
+    if let Some(hop) = fib.lpm6.hash_hit(dst) {
+        if is_gateway(hop) {
+            *eth = hop.eth;
+            return Some(hop.dev.into());
+        }
+    }
+    let (e, hop) = fib.lpm6.lookup_aux(dst);
+    let (out, macs) = if lpm::entry_marked(e) || !is_gateway(hop) {
+        route_to_any(t, fib, dst, e)?
+    } else {
+        (hop.dev.into(), Macs::of(&hop.eth))
+    };
+    macs.write(eth);
+    Some(out)
+}
+
 /// Whether hop `h` is a gateway route's ([`gateway`]).
 #[inline(always)]
 fn is_gateway(h: &Hop) -> bool {
@@ -128,21 +150,20 @@ fn route_to_any(t: &Tables, fib: &Fib, dst: u128, e: u32) -> Option<(Out, Macs)>
     }
 }
 
-/// What the fast path knows of a batch before its first packet: the device the batch
-/// came from, which forwards IPv6, and the main FIB.
+/// What the fast path knows of a batch before its first packet: the main FIB (and that
+/// the device the batch came from forwards IPv6).
 #[derive(Clone, Copy)]
 pub struct Ingress<'t> {
-    pub dev: DevId,
     pub main: &'t Fib,
 }
 
-/// Tries the fast path on a received Ethernet frame: `Some(device)` to transmit the
-/// rewritten frame to (the fast path never drops or delivers locally); `None` leaves it
-/// untouched. The caller has checked that device `from.dev` forwards IPv6 and whether it
-/// requires an HMAC (`REQUIRE_HMAC`); a frame from another device is declined.
+/// Tries the fast path on an Ethernet frame received on the batch's device:
+/// `Some(device)` to transmit the rewritten frame to (the fast path never drops or
+/// delivers locally); `None` leaves it untouched. The caller has checked that the batch's
+/// device forwards IPv6 and whether it requires an HMAC (`REQUIRE_HMAC`); the frame's
+/// `in_dev` is not read (see [`Worker::process_batch`]).
 #[inline(always)]
 pub fn try6<const REQUIRE_HMAC: bool>(t: &Tables, w: &mut Worker, from: Ingress, p: &mut PacketBuf) -> Option<Out> {
-    let in_dev = p.in_dev;
     let (f, front) = p.data_and_front();
     let len = f.len();
     // Fixed-size views: every constant-offset access below is check-free. The first
@@ -156,8 +177,8 @@ pub fn try6<const REQUIRE_HMAC: bool>(t: &Tables, w: &mut Worker, from: Ingress,
     if u32::from_be_bytes(h[12..16].try_into().ok()?) & 0xffff_f000 != 0x86dd_6000 {
         return None;
     }
-    // From the batch's device; no Ethernet padding, nothing truncated.
-    if in_dev != from.dev || !length_is([h[E + 4], h[E + 5]], rest.len() + 8) {
+    // No Ethernet padding, nothing truncated.
+    if !length_is([h[E + 4], h[E + 5]], rest.len() + 8) {
         return None;
     }
     let hl = h[E + 7];
@@ -316,55 +337,71 @@ fn sid(t: &Tables, h: &mut [u8; S], srh: &mut [u8; 8], tail: &mut [u8], front: F
     if require_hmac {
         return None;
     }
+    // The kind first: End's test is then the one [`try6`] made (kinds below END are
+    // not for it).
+    if s.kind == FastSid::END {
+        let nda = next_segment(h, srh, tail)?;
+        let (eth, _) = h.split_first_chunk_mut::<12>()?;
+        return match route_into(t, s.arg, nda, eth) {
+            Some(out) => Some(out),
+            None => undo_end(h, srh, dst),
+        };
+    }
+    if s.kind <= FastSid::END_X_ONLINK {
+        let nda = next_segment(h, srh, tail)?;
+        let (out, eth) = match resolve(t, s.next_hop(FastSid::END_X_ADJ), nda) {
+            Some(r) => r,
+            None => return undo_end(h, srh, dst),
+        };
+        eth.write(&mut h[..12]);
+        return Some(out);
+    }
+    let segs_len = plain_srh(srh, tail)?;
+    if srh[3] != 0 || srh[0] != 41 {
+        return None;
+    }
+    match decap6(t, tail, segs_len + 8, s)? {
+        Decap::No(out) => Some(out),
+        Decap::Yes(out, pull) => {
+            // RFC 8986 §4.4 S03-S05: the outer header and SRH go; the Ethernet
+            // header was written just in front of the inner packet.
+            let _ = front.pull(pull);
+            Some(out)
+        }
+    }
+}
+
+/// The length of the Segment List of `srh`, the first 8 bytes of an SRH followed by
+/// `tail`, if it is an SRH with no TLV area (so Last Entry fills the header exactly:
+/// Hdr Ext Len is 2 (Last Entry + 1), and no HMAC is present) that fits the packet.
+#[inline(always)]
+fn plain_srh(srh: &[u8; 8], tail: &[u8]) -> Option<usize> {
     let le1 = u32::from(srh[4]) + 1;
     let segs_len = 8 * usize::from(srh[1]);
-    let sl = srh[3];
-    // An SRH with no TLV area (so Last Entry fills the header exactly: Hdr Ext Len is
-    // 2 (Last Entry + 1), and no HMAC is present) that fits the packet.
     if srh[2] != sr6_wire::srh::ROUTING_TYPE_SRH || u32::from(srh[1]) != 2 * le1 || segs_len > tail.len() {
         return None;
     }
-    if s.kind <= FastSid::END_X_ONLINK {
-        // 1 <= Segments Left <= Last Entry + 1: segment Segments Left - 1, which ends
-        // at `end`, lies within the Segment List.
-        let end = 16 * usize::from(sl);
-        if sl == 0 || end > segs_len {
-            return None;
-        }
-        let nda: [u8; 16] = tail.get(end - 16..end)?.try_into().ok()?;
-        // RFC 8986 §4.1 S12-S14, written before the lookup (so that only the frame
-        // stays live across it) and undone if the lookup declines.
-        decrement_hop_limit(&mut h[E..]);
-        decrement_segments_left(srh);
-        h[E + 24..E + 40].copy_from_slice(&nda);
-        let nda = u128::from_be_bytes(nda);
-        let (out, eth) = if s.kind == FastSid::END {
-            match route_to(t, s.arg, nda) {
-                Some(r) => r,
-                None => return undo_end(h, srh, dst),
-            }
-        } else {
-            match resolve(t, s.next_hop(FastSid::END_X_ADJ), nda) {
-                Some(r) => r,
-                None => return undo_end(h, srh, dst),
-            }
-        };
-        eth.write(&mut h[..12]);
-        Some(out)
-    } else {
-        if sl != 0 || srh[0] != 41 {
-            return None;
-        }
-        match decap6(t, tail, segs_len + 8, s)? {
-            Decap::No(out) => Some(out),
-            Decap::Yes(out, pull) => {
-                // RFC 8986 §4.4 S03-S05: the outer header and SRH go; the Ethernet
-                // header was written just in front of the inner packet.
-                let _ = front.pull(pull);
-                Some(out)
-            }
-        }
+    Some(segs_len)
+}
+
+/// RFC 8986 §4.1 S12-S14 on an SRH without TLVs ([`plain_srh`]) with 1 <= Segments
+/// Left <= Last Entry + 1: hop limit and Segments Left minus one, the destination the
+/// next segment, which is returned. Written before the lookup (so that only the frame
+/// stays live across it) and undone ([`undo_end`]) if the lookup declines.
+#[inline(always)]
+fn next_segment(h: &mut [u8; S], srh: &mut [u8; 8], tail: &[u8]) -> Option<u128> {
+    let segs_len = plain_srh(srh, tail)?;
+    // Segment Segments Left - 1, which ends at `end`, lies within the Segment List.
+    let sl = srh[3];
+    let end = 16 * usize::from(sl);
+    if sl == 0 || end > segs_len {
+        return None;
     }
+    let nda: [u8; 16] = tail.get(end - 16..end)?.try_into().ok()?;
+    decrement_hop_limit(&mut h[E..]);
+    decrement_segments_left(srh);
+    h[E + 24..E + 40].copy_from_slice(&nda);
+    Some(u128::from_be_bytes(nda))
 }
 
 /// Puts back what [`sid`] wrote before a lookup that declined: hop limit and Segments

@@ -17,7 +17,7 @@ pub use ratelimit::TokenBucket;
 
 use crate::counters::Counters;
 use crate::drop::DropReason;
-use crate::packet::{PacketBuf, Verdict};
+use crate::packet::{DevId, PacketBuf, Verdict};
 use crate::tables::{FastDevs, Tables};
 use sr6_wire::{ETHERTYPE_IPV4, ETHERTYPE_IPV6};
 
@@ -72,6 +72,9 @@ pub struct Worker {
     /// Packets that took the general path ([`process_batch`](Self::process_batch)
     /// derives its fast-path hits from this count, off the per-packet path).
     general: u64,
+    /// The device of the batch being processed: kept here rather than in a register
+    /// of the batch loop, since only the general path reads it (to set `in_dev`).
+    from: DevId,
 }
 
 impl Worker {
@@ -85,32 +88,35 @@ impl Worker {
             fast_hits: 0,
             cold_sid: (0, crate::tables::FastSid::NO),
             general: 0,
+            from: 0,
         }
     }
 
-    /// Processes a batch in place; each buffer ends with its verdict set. Never inlined:
-    /// one call per batch costs nothing, and profilers (scripts/callgrind.sh) can count
-    /// exactly the instructions spent in here.
+    /// Processes a batch of frames received on device `from` in place; each buffer ends
+    /// with its verdict set. Never inlined: one call per batch costs nothing, and
+    /// profilers (scripts/callgrind.sh) can count exactly the instructions spent in here.
     ///
-    /// A batch normally comes from one device (one receive queue): what the fast path
-    /// needs to know of that device (`forwarding`, `seg6_require_hmac`) is read once,
-    /// from the first frame's, and a frame from any other device takes the general path.
+    /// A batch is what one receive queue delivered: every frame of it is processed as
+    /// received on `from`, whatever its `in_dev` said (the general path sets `in_dev`
+    /// to `from` before it reads it; the fast path reads what it needs to know of the
+    /// device — `forwarding`, `seg6_require_hmac` — once per batch).
     #[inline(never)]
-    pub fn process_batch(&mut self, t: &Tables, batch: &mut [PacketBuf]) {
+    pub fn process_batch(&mut self, t: &Tables, from: DevId, batch: &mut [PacketBuf]) {
         // Received packets and fast-path hits are counted once per batch.
         let n = batch.len() as u64;
         let general = self.general;
         self.counters.rx += n;
+        self.from = from;
         // The fast-path switch and the device tested once per batch, not per packet.
-        match self.fast_device(t, batch.first()) {
-            Some((from, false)) => {
+        match self.fast_device(t, from) {
+            Some((ingress, false)) => {
                 for p in batch.iter_mut() {
-                    self.process_one::<false>(t, from, p);
+                    self.process_one::<false>(t, ingress, p);
                 }
             }
-            Some((from, true)) => {
+            Some((ingress, true)) => {
                 for p in batch.iter_mut() {
-                    self.process_one::<true>(t, from, p);
+                    self.process_one::<true>(t, ingress, p);
                 }
             }
             None => {
@@ -122,13 +128,15 @@ impl Worker {
         self.fast_hits += n - (self.general - general);
     }
 
-    /// Processes one received frame.
+    /// Processes one frame received on device `p.in_dev`.
     pub fn process(&mut self, t: &Tables, p: &mut PacketBuf) {
         self.counters.rx += 1;
         let general = self.general;
-        match self.fast_device(t, Some(p)) {
-            Some((from, false)) => self.process_one::<false>(t, from, p),
-            Some((from, true)) => self.process_one::<true>(t, from, p),
+        let from = p.in_dev;
+        self.from = from;
+        match self.fast_device(t, from) {
+            Some((ingress, false)) => self.process_one::<false>(t, ingress, p),
+            Some((ingress, true)) => self.process_one::<true>(t, ingress, p),
             None => self.process_general(t, p),
         }
         if self.general == general {
@@ -136,34 +144,33 @@ impl Worker {
         }
     }
 
-    /// The device of frame `first` with the main FIB, and whether the device requires an
-    /// HMAC on every SRH, if the fast path is on and the device forwards IPv6 (otherwise
-    /// [`fast::try6`] would decline every frame from it).
+    /// The main FIB, and whether device `dev` requires an HMAC on every SRH, if the fast
+    /// path is on and the device forwards IPv6 (otherwise [`fast::try6`] would decline
+    /// every frame from it).
     #[inline(always)]
-    fn fast_device<'t>(&self, t: &'t Tables, first: Option<&PacketBuf>) -> Option<(fast::Ingress<'t>, bool)> {
-        let dev = first?.in_dev;
+    fn fast_device<'t>(&self, t: &'t Tables, dev: DevId) -> Option<(fast::Ingress<'t>, bool)> {
         let bits = t.fast_devs.get(dev);
         if !self.fast_path || bits & FastDevs::FORWARDING6 == 0 {
             return None;
         }
-        Some((fast::Ingress { dev, main: t.fibs.first()? }, bits & FastDevs::REQUIRE_HMAC != 0))
+        Some((fast::Ingress { main: t.fibs.first()? }, bits & FastDevs::REQUIRE_HMAC != 0))
     }
 
     /// [`process`](Self::process) without the rx and fast-hit counts, for a frame
-    /// expected from device `from.dev` (which forwards IPv6 and requires an HMAC if
+    /// received on device `from` (which forwards IPv6 and requires an HMAC if
     /// `REQUIRE_HMAC`). Inlined into [`process_batch`](Self::process_batch) so the
     /// per-packet call and its register saves disappear.
     #[inline(always)]
-    fn process_one<const REQUIRE_HMAC: bool>(&mut self, t: &Tables, from: fast::Ingress, p: &mut PacketBuf) {
+    fn process_one<const REQUIRE_HMAC: bool>(&mut self, t: &Tables, ingress: fast::Ingress, p: &mut PacketBuf) {
         // The fast path only ever transmits: its verdict needs no dispatch. A frame the
         // receive path condemned (e.g. too big) is empty ([`PacketBuf::condemn`]): the
         // fast path declines it, the general path counts its drop.
-        if let Some(out) = fast::try6::<REQUIRE_HMAC>(t, self, from, p) {
+        if let Some(out) = fast::try6::<REQUIRE_HMAC>(t, self, ingress, p) {
             if let Some(c) = self.counters.tx.get_mut(out) {
                 *c += 1;
             }
             // A device index read as a `DevId`: the cast is exact.
-            p.verdict = Verdict::Tx(out as crate::packet::DevId);
+            p.verdict = Verdict::Tx(out as DevId);
             return;
         }
         self.process_general(t, p);
@@ -173,6 +180,7 @@ impl Worker {
     #[inline(never)]
     #[cold]
     fn process_general(&mut self, t: &Tables, p: &mut PacketBuf) {
+        p.in_dev = self.from;
         // The clock only the general path reads (the ICMP rate limiter, the neighbour
         // wait queue's timestamps): advanced here, not for every fast-path packet.
         self.now_ns = self.now_ns.max(p.ts_ns);
@@ -183,7 +191,7 @@ impl Worker {
                 if let Some(c) = self.counters.tx.get_mut(out) {
                     *c += 1;
                 }
-                p.verdict = Verdict::Tx(out as crate::packet::DevId);
+                p.verdict = Verdict::Tx(out as DevId);
                 return;
             }
         }

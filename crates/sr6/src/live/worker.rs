@@ -112,7 +112,8 @@ pub fn run(ctx: WorkerCtx, mut ports: Vec<Box<dyn Port>>) {
                 continue;
             }
             busy = true;
-            w.process_batch(&gen.tables, &mut bufs[..n]);
+            // `ports[i]` is device i's port.
+            w.process_batch(&gen.tables, i as DevId, &mut bufs[..n]);
             for b in &bufs[..n] {
                 match b.verdict {
                     Verdict::Tx(d) => send(&mut ports, d, b.data(), &mut tx_no_port),
