@@ -256,7 +256,7 @@ pub fn try6<const REQUIRE_HMAC: bool>(t: &Tables, w: &mut Worker, from: Ingress,
         w.cold_sid = (i as u32, s);
         return None;
     }
-    let out = sid(t, h, srh, rest, front, s, dst, REQUIRE_HMAC)?;
+    let out = sid(t, h, srh, rest, front, s, REQUIRE_HMAC)?;
     if let Some(c) = w.counters.sids.get_mut(i) {
         // The frame's length as it is: see `SidCounter::frame_bytes`.
         c.packets += 1;
@@ -333,27 +333,25 @@ enum Decap {
 /// untouched) for anything the fast path does not cover.
 #[inline]
 #[allow(clippy::too_many_arguments)]
-fn sid(t: &Tables, h: &mut [u8; S], srh: &mut [u8; 8], tail: &mut [u8], front: Front, s: FastSid, dst: u128, require_hmac: bool) -> Option<Out> {
+fn sid(t: &Tables, h: &mut [u8; S], srh: &mut [u8; 8], tail: &mut [u8], front: Front, s: FastSid, require_hmac: bool) -> Option<Out> {
     if require_hmac {
         return None;
     }
     // The kind first: End's test is then the one [`try6`] made (kinds below END are
-    // not for it).
+    // not for it). The next segment is looked up where it lies in the Segment List,
+    // and the packet rewritten only once the lookup succeeded.
     if s.kind == FastSid::END {
-        let nda = next_segment(h, srh, tail)?;
+        let seg = next_segment(srh, tail)?;
         let (eth, _) = h.split_first_chunk_mut::<12>()?;
-        return match route_into(t, s.arg, nda, eth) {
-            Some(out) => Some(out),
-            None => undo_end(h, srh, dst),
-        };
+        let out = route_into(t, s.arg, u128::from_be_bytes(seg), eth)?;
+        advance(h, srh, &seg);
+        return Some(out);
     }
     if s.kind <= FastSid::END_X_ONLINK {
-        let nda = next_segment(h, srh, tail)?;
-        let (out, eth) = match resolve(t, s.next_hop(FastSid::END_X_ADJ), nda) {
-            Some(r) => r,
-            None => return undo_end(h, srh, dst),
-        };
+        let seg = next_segment(srh, tail)?;
+        let (out, eth) = resolve(t, s.next_hop(FastSid::END_X_ADJ), u128::from_be_bytes(seg))?;
         eth.write(&mut h[..12]);
+        advance(h, srh, &seg);
         return Some(out);
     }
     let segs_len = plain_srh(srh, tail)?;
@@ -384,12 +382,11 @@ fn plain_srh(srh: &[u8; 8], tail: &[u8]) -> Option<usize> {
     Some(segs_len)
 }
 
-/// RFC 8986 §4.1 S12-S14 on an SRH without TLVs ([`plain_srh`]) with 1 <= Segments
-/// Left <= Last Entry + 1: hop limit and Segments Left minus one, the destination the
-/// next segment, which is returned. Written before the lookup (so that only the frame
-/// stays live across it) and undone ([`undo_end`]) if the lookup declines.
+/// The next segment of an SRH without TLVs ([`plain_srh`]) with 1 <= Segments Left
+/// <= Last Entry + 1: Segment List[Segments Left - 1] (RFC 8986 §4.1 S13), where it
+/// lies in `tail`.
 #[inline(always)]
-fn next_segment(h: &mut [u8; S], srh: &mut [u8; 8], tail: &[u8]) -> Option<u128> {
+fn next_segment(srh: &[u8; 8], tail: &[u8]) -> Option<[u8; 16]> {
     let segs_len = plain_srh(srh, tail)?;
     // Segment Segments Left - 1, which ends at `end`, lies within the Segment List.
     let sl = srh[3];
@@ -397,22 +394,16 @@ fn next_segment(h: &mut [u8; S], srh: &mut [u8; 8], tail: &[u8]) -> Option<u128>
     if sl == 0 || end > segs_len {
         return None;
     }
-    let nda: [u8; 16] = tail.get(end - 16..end)?.try_into().ok()?;
-    decrement_hop_limit(&mut h[E..]);
-    decrement_segments_left(srh);
-    h[E + 24..E + 40].copy_from_slice(&nda);
-    Some(u128::from_be_bytes(nda))
+    tail.get(end - 16..end)?.try_into().ok()
 }
 
-/// Puts back what [`sid`] wrote before a lookup that declined: hop limit and Segments
-/// Left plus one, the destination `dst`. Returns `None`, the fast path's decline.
-#[cold]
-#[inline(never)]
-fn undo_end(h: &mut [u8; S], srh: &mut [u8; 8], dst: u128) -> Option<Out> {
-    h[E + 7] = h[E + 7].wrapping_add(1);
-    srh[3] = srh[3].wrapping_add(1);
-    h[E + 24..E + 40].copy_from_slice(&dst.to_be_bytes());
-    None
+/// RFC 8986 §4.1 S12-S14 once the next segment `seg` ([`next_segment`]) is known to be
+/// routed: hop limit and Segments Left minus one, the destination `seg`.
+#[inline(always)]
+fn advance(h: &mut [u8; S], srh: &mut [u8; 8], seg: &[u8; 16]) {
+    decrement_hop_limit(&mut h[E..]);
+    decrement_segments_left(srh);
+    h[E + 24..E + 40].copy_from_slice(seg);
 }
 
 /// End.DX6 / End.DT6 (RFC 8986 §4.4, §4.6; `s.kind` DX6_* or DT6) on an SRH of
