@@ -93,7 +93,7 @@ fn frames() -> Vec<Vec<u8>> {
         for d in ["fc00:5::1", "fc00:6::1", "fc00:7::1", "fc00:8::1", "fc00:9::1", "fc00:b::1", "fc00:c::1", "fc00:d::1", "fc00:e::1", "fc00:f::1", "fc00:10::1", "fc00:31::1", "fc00:32::1", "fc00:33::1", "fc00:34::1"] {
             v.push(frame("fc00:a::2", d, hl, None, udp));
         }
-        for sid in ["fc00:1::e", "fc00:1::e7", "fc00:1::e8", "fc00:1::c3", "fc00:1::c4", "fc00:1::c5", "fc00:1::7", "fc00:1::78", "fc00:1::b1", "fc00:1::b2", "fc00:1::b6", "fc00:1::b7", "fc00:1::b8"] {
+        for sid in ["fc00:1::e", "fc00:1::e7", "fc00:1::e8", "fc00:1::c3", "fc00:1::c4", "fc00:1::c5", "fc00:1::7", "fc00:1::70", "fc00:1::78", "fc00:1::b1", "fc00:1::b2", "fc00:1::b6", "fc00:1::b7", "fc00:1::b8"] {
             v.push(frame("fc00:9::1", sid, hl, Some((&["fc00:3::1", "fc00:2::1", sid], 2, 17)), udp));
             v.push(frame("fc00:9::1", sid, hl, Some((&["fc00:3::1", sid], 1, 17)), udp));
             v.push(frame("fc00:9::1", sid, hl, Some((&["fc00:3::1", sid], 3, 17)), udp));
@@ -103,7 +103,7 @@ fn frames() -> Vec<Vec<u8>> {
         // End.T towards them, End.DT6 of packets for them.
         for d in ["2a00:1:2::9", "2a00:1:3::9", "2a00:1:4::9", "2a00:1:5::1", "2a00:1:6::1", "2a01:1:2::9", "2a01:1:3::1", "2a01:1:7::e"] {
             v.push(frame("fc00:a::2", d, hl, None, udp));
-            for sid in ["fc00:1::e", "fc00:1::7"] {
+            for sid in ["fc00:1::e", "fc00:1::7", "fc00:1::70"] {
                 v.push(frame("fc00:9::1", sid, hl, Some((&[d, sid], 1, 17)), udp));
             }
             v.push(frame("fc00:9::1", "fc00:1::d7", hl, Some((&["fc00:1::d7"], 0, 41)), &inner6(d, 9)));
@@ -285,6 +285,22 @@ fn a_batch_is_processed_as_received_on_its_device() {
         }
     }
     assert!(hits >= 100, "the fast path handled only {hits} frames");
+}
+
+/// End, End.T of another table and End.T of the main table (which the fast path runs as
+/// End) are taken by the fast path for a plain packet with a routed next segment, in
+/// the main table, table 100 and the main table respectively.
+#[test]
+fn end_and_end_t_fast_paths_are_taken() {
+    let t = tables();
+    let udp: &[u8] = &[0, 1, 0, 2, 0, 12, 0, 0, 9, 9, 9, 9];
+    for sid in ["fc00:1::e", "fc00:1::7", "fc00:1::70"] {
+        let f = frame("fc00:9::1", sid, 64, Some((&["fc00:3::1", sid], 1, 17)), udp);
+        let (b, w) = run(&t, true, &f, 0);
+        assert_eq!(w.fast_hits, 1, "{sid}");
+        assert!(matches!(b.verdict, sr6_core::packet::Verdict::Tx(_)), "{sid}: {:?}", b.verdict);
+        same(&t, &f, 0).unwrap();
+    }
 }
 
 /// The IPv4, End.DX4, End.DT4, End.DT46 and End.DX2 fast paths (tried out of the batch loop)

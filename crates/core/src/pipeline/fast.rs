@@ -117,8 +117,7 @@ fn route_to(t: &Tables, table: u32, dst: u128) -> Option<(Out, Macs)> {
 /// route writes them and returns: had they met on the hop found, the compiler would
 /// read it through the address of whichever it was, worked out apart on each way.
 #[inline(always)]
-fn route_into(t: &Tables, table: u32, dst: u128, eth: &mut [u8; 12]) -> Option<Out> {
-    let fib = t.fibs.get(table as usize)?;
+fn route_into(t: &Tables, fib: &Fib, dst: u128, eth: &mut [u8; 12]) -> Option<Out> {
     if let Some(hop) = fib.lpm6.hash_hit(dst) {
         if is_gateway(hop) {
             *eth = hop.eth;
@@ -256,7 +255,7 @@ pub fn try6<const REQUIRE_HMAC: bool>(t: &Tables, w: &mut Worker, from: Ingress,
         w.cold_sid = (i as u32, s);
         return None;
     }
-    let out = sid(t, h, srh, rest, front, s, REQUIRE_HMAC)?;
+    let out = sid(t, main, h, srh, rest, front, s, REQUIRE_HMAC)?;
     if let Some(c) = w.counters.sids.get_mut(i) {
         // The frame's length as it is: see `SidCounter::frame_bytes`.
         c.packets += 1;
@@ -333,7 +332,7 @@ enum Decap {
 /// untouched) for anything the fast path does not cover.
 #[inline]
 #[allow(clippy::too_many_arguments)]
-fn sid(t: &Tables, h: &mut [u8; S], srh: &mut [u8; 8], tail: &mut [u8], front: Front, s: FastSid, require_hmac: bool) -> Option<Out> {
+fn sid(t: &Tables, main: &Fib, h: &mut [u8; S], srh: &mut [u8; 8], tail: &mut [u8], front: Front, s: FastSid, require_hmac: bool) -> Option<Out> {
     if require_hmac {
         return None;
     }
@@ -341,11 +340,10 @@ fn sid(t: &Tables, h: &mut [u8; S], srh: &mut [u8; 8], tail: &mut [u8], front: F
     // not for it). The next segment is looked up where it lies in the Segment List,
     // and the packet rewritten only once the lookup succeeded.
     if s.kind == FastSid::END {
-        let seg = next_segment(srh, tail)?;
-        let (eth, _) = h.split_first_chunk_mut::<12>()?;
-        let out = route_into(t, s.arg, u128::from_be_bytes(seg), eth)?;
-        advance(h, srh, &seg);
-        return Some(out);
+        return end(t, main, h, srh, tail);
+    }
+    if s.kind == FastSid::END_T {
+        return end(t, t.fibs.get(s.arg as usize)?, h, srh, tail);
     }
     if s.kind <= FastSid::END_X_ONLINK {
         let seg = next_segment(srh, tail)?;
@@ -367,6 +365,18 @@ fn sid(t: &Tables, h: &mut [u8; S], srh: &mut [u8; 8], tail: &mut [u8], front: F
             Some(out)
         }
     }
+}
+
+/// End (RFC 8986 §4.1) and End.T (§4.3): the next segment looked up in `fib` (the main
+/// FIB for End, which the fast path has at hand; End.T's table), the packet rewritten
+/// once it is routed.
+#[inline(always)]
+fn end(t: &Tables, fib: &Fib, h: &mut [u8; S], srh: &mut [u8; 8], tail: &[u8]) -> Option<Out> {
+    let seg = next_segment(srh, tail)?;
+    let (eth, _) = h.split_first_chunk_mut::<12>()?;
+    let out = route_into(t, fib, u128::from_be_bytes(seg), eth)?;
+    advance(h, srh, &seg);
+    Some(out)
 }
 
 /// The length of the Segment List of `srh`, the first 8 bytes of an SRH followed by

@@ -293,18 +293,21 @@ impl FastSid {
     pub const B6_INSERT: u8 = 10;
     /// The last kind `fast::try6` declines.
     pub const COLD: u8 = 10;
-    /// End, End.T without PSP: the next segment is looked up in FIB `arg`. (USP and
-    /// USD act only on a packet that arrives with Segments Left 0, which the fast path
-    /// leaves to the general path.)
+    /// End (and End.T of the main table) without PSP: the next segment is looked up
+    /// in the main FIB, which the fast path has at hand. (USP and USD act only on a
+    /// packet that arrives with Segments Left 0, which the fast path leaves to the
+    /// general path.)
     pub const END: u8 = 11;
+    /// End.T of another table without PSP: the next segment is looked up in FIB `arg`.
+    pub const END_T: u8 = 12;
     /// End.X without PSP, to adjacency `arg` / on-link on device `arg`.
-    pub const END_X_ADJ: u8 = 12;
-    pub const END_X_ONLINK: u8 = 13;
+    pub const END_X_ADJ: u8 = 13;
+    pub const END_X_ONLINK: u8 = 14;
     /// End.DX6 to adjacency `arg` / on-link on device `arg`.
-    pub const DX6_ADJ: u8 = 14;
-    pub const DX6_ONLINK: u8 = 15;
+    pub const DX6_ADJ: u8 = 15;
+    pub const DX6_ONLINK: u8 = 16;
     /// End.DT6: the inner destination is looked up in FIB `arg`.
-    pub const DT6: u8 = 16;
+    pub const DT6: u8 = 17;
 
     /// The word of [`Fib::words6`] for a /128 entry that is SID `index`: the kind in the
     /// low byte, the argument in the next three (kind NONE if it does not fit in 24
@@ -340,7 +343,16 @@ impl FastSid {
         let psp = s.flavors.psp;
         let (kind, arg) = match s.op {
             SidOp::End => (if psp { Self::END_PSP } else { Self::END }, Tables::MAIN),
-            SidOp::EndT { table } => (if psp { Self::END_PSP } else { Self::END }, table),
+            SidOp::EndT { table } => (
+                if psp {
+                    Self::END_PSP
+                } else if table == Tables::MAIN {
+                    Self::END
+                } else {
+                    Self::END_T
+                },
+                table,
+            ),
             SidOp::EndX { nh: NextHop::Adj(a) } => (if psp { Self::END_X_PSP_ADJ } else { Self::END_X_ADJ }, a),
             SidOp::EndX { nh: NextHop::OnLink(d) } => {
                 (if psp { Self::END_X_PSP_ONLINK } else { Self::END_X_ONLINK }, u32::from(d))
