@@ -102,15 +102,24 @@ fn route_to(t: &Tables, table: u32, dst: u128) -> Option<(Out, Macs)> {
     // the hop, read once after they meet.
     let hop = match fib.lpm6.hash_hit(dst) {
         Some(h) if is_gateway(h) => h,
-        _ => {
-            let (e, h) = fib.lpm6.lookup_aux(dst);
-            if lpm::entry_marked(e) || !is_gateway(h) {
-                return route_to_any(t, fib, dst, e);
-            }
-            h
-        }
+        _ => match trie_gateway(fib, dst) {
+            Ok(h) => h,
+            Err(e) => return route_to_any(t, fib, dst, e),
+        },
     };
     Some((hop.dev.into(), Macs::of(&hop.eth)))
+}
+
+/// The hop of a gateway route to `dst` in `fib` by the whole lookup, for when the hash
+/// probe did not settle it; otherwise the entry the lookup ended on, for
+/// [`route_to_any`].
+#[inline(always)]
+fn trie_gateway(fib: &Fib, dst: u128) -> Result<&Hop, u32> {
+    let (e, hop) = fib.lpm6.lookup_aux(dst);
+    if lpm::entry_marked(e) || !is_gateway(hop) {
+        return Err(e);
+    }
+    Ok(hop)
 }
 
 /// [`route_to`] writing the Ethernet addresses to `eth` itself. Each way to the
@@ -124,11 +133,9 @@ fn route_into(t: &Tables, fib: &Fib, dst: u128, eth: &mut [u8; 12]) -> Option<Ou
             return Some(hop.dev.into());
         }
     }
-    let (e, hop) = fib.lpm6.lookup_aux(dst);
-    let (out, macs) = if lpm::entry_marked(e) || !is_gateway(hop) {
-        route_to_any(t, fib, dst, e)?
-    } else {
-        (hop.dev.into(), Macs::of(&hop.eth))
+    let (out, macs) = match trie_gateway(fib, dst) {
+        Ok(hop) => (hop.dev.into(), Macs::of(&hop.eth)),
+        Err(e) => route_to_any(t, fib, dst, e)?,
     };
     macs.write(eth);
     Some(out)
@@ -336,9 +343,8 @@ fn sid(t: &Tables, main: &Fib, h: &mut [u8; S], srh: &mut [u8; 8], tail: &mut [u
     if require_hmac {
         return None;
     }
-    // The kind first: End's test is then the one [`try6`] made (kinds below END are
-    // not for it). The next segment is looked up where it lies in the Segment List,
-    // and the packet rewritten only once the lookup succeeded.
+    // End and End.T first, the commonest SIDs. The next segment is looked up where it
+    // lies in the Segment List, and the packet rewritten only once it is routed.
     if s.kind == FastSid::END {
         return end(t, main, h, srh, tail);
     }
