@@ -114,6 +114,19 @@ def test_end_t_looks_up_in_table(run_sr6):
     res.expect(eth2=[tx(sr_pkt(SEG_B, segs, 1, hlim=63), "eth2")])
 
 
+def test_end_t_of_the_main_table_is_end(run_sr6):
+    # "table main" is the main FIB: the next segment goes where the main table sends
+    # it (eth1 for SEG_B), as for End.
+    cfg = end_cfg(
+        "ip -6 route add fc00:2::/48 via fc00:13::2 dev eth2 table 100",
+        f"ip -6 route add {SID}/128 encap seg6local action End.T table main dev eth0",
+    )
+    segs = [FINAL, SEG_B, SID]
+    pkt = sr_pkt(SID, segs, 2)
+    res = run_sr6(cfg, [rx(pkt)])
+    res.expect(eth1=[tx(sr_pkt(SEG_B, segs, 1, hlim=63), "eth1")])
+
+
 # --- decapsulation ------------------------------------------------------------------------
 
 INNER_SRC = "fc00:a::200"
