@@ -103,28 +103,18 @@ def test_end_x_forwards_to_nh6(run_sr6, oif):
     res.expect(eth2=[tx(sr_pkt(SEG_B, segs, 1, hlim=63), "eth2")])
 
 
-def test_end_t_looks_up_in_table(run_sr6):
+# "table main" is the main FIB: the next segment goes where the main table sends it
+# (eth1 for SEG_B), as for End; table 100 sends it out eth2.
+@pytest.mark.parametrize("table,out", [("100", "eth2"), ("main", "eth1")], ids=["table_100", "table_main"])
+def test_end_t_looks_up_in_table(run_sr6, table, out):
     cfg = end_cfg(
         "ip -6 route add fc00:2::/48 via fc00:13::2 dev eth2 table 100",
-        f"ip -6 route add {SID}/128 encap seg6local action End.T table 100 dev eth0",
+        f"ip -6 route add {SID}/128 encap seg6local action End.T table {table} dev eth0",
     )
     segs = [FINAL, SEG_B, SID]
     pkt = sr_pkt(SID, segs, 2)
     res = run_sr6(cfg, [rx(pkt)])
-    res.expect(eth2=[tx(sr_pkt(SEG_B, segs, 1, hlim=63), "eth2")])
-
-
-def test_end_t_of_the_main_table_is_end(run_sr6):
-    # "table main" is the main FIB: the next segment goes where the main table sends
-    # it (eth1 for SEG_B), as for End.
-    cfg = end_cfg(
-        "ip -6 route add fc00:2::/48 via fc00:13::2 dev eth2 table 100",
-        f"ip -6 route add {SID}/128 encap seg6local action End.T table main dev eth0",
-    )
-    segs = [FINAL, SEG_B, SID]
-    pkt = sr_pkt(SID, segs, 2)
-    res = run_sr6(cfg, [rx(pkt)])
-    res.expect(eth1=[tx(sr_pkt(SEG_B, segs, 1, hlim=63), "eth1")])
+    res.expect(**{out: [tx(sr_pkt(SEG_B, segs, 1, hlim=63), out)]})
 
 
 # --- decapsulation ------------------------------------------------------------------------
