@@ -437,3 +437,36 @@ fn sids_on_host_destinations_stay_off_the_fast_path() {
         same(&t, &f, 0).unwrap();
     }
 }
+
+/// The fast path counts a SID in a fixed array of 65,536 (`counters::ById`): SIDs past
+/// it are left to the general path, which counts them where they are. Both paths agree
+/// on either side of the boundary.
+#[test]
+fn sids_past_the_fixed_counter_array_take_the_general_path() {
+    use sr6_core::counters::FIXED;
+    let n = FIXED + 2;
+    let mut conf = String::from(
+        "ip -6 addr add fc00:12::1/64 dev eth1\n\
+         ip -6 neigh add fc00:12::2 lladdr 02:00:00:00:12:02 dev eth1\n\
+         ip -6 route add fc00:3::/32 via fc00:12::2 dev eth1\n",
+    );
+    let sid = |i: usize| format!("fc00:1::{:x}:{:x}", i >> 16, i & 0xffff);
+    for i in 0..n {
+        conf += &format!("ip -6 route add {} encap seg6local action End dev eth1\n", sid(i));
+    }
+    let t = Tables::build(&sr6_config::parse_str(&conf, "many.conf").unwrap()).unwrap().0;
+    assert_eq!(t.sids.len(), n);
+    let udp: &[u8] = &[0, 1, 0, 2, 0, 12, 0, 0, 9, 9, 9, 9];
+    for (i, fast) in [(0, true), (FIXED - 1, true), (FIXED, false), (FIXED + 1, false)] {
+        let s = sid(i);
+        assert_eq!(t.sids[i].prefix, sr6_core::spec::Prefix::V6(s.parse().unwrap(), 128));
+        let f = frame("fc00:9::1", &s, 64, Some((&["fc00:3::1", &s], 1, 17)), udp);
+        let (b, w) = run(&t, true, &f, 0);
+        assert_eq!(w.fast_hits, u64::from(fast), "SID {i}");
+        assert!(matches!(b.verdict, sr6_core::packet::Verdict::Tx(_)), "SID {i}: {:?}", b.verdict);
+        let c = w.counters.sids.get(i).copied().unwrap_or_default();
+        assert_eq!((c.packets, c.bytes()), (1, f.len() as u64 - 14), "SID {i}");
+        assert_eq!(w.counters.sids.iter().map(|c| c.packets).sum::<u64>(), 1);
+        same(&t, &f, 0).unwrap();
+    }
+}

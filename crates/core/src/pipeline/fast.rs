@@ -215,7 +215,9 @@ pub fn try6<const REQUIRE_HMAC: bool>(t: &Tables, w: &mut Worker, from: Ingress,
                 main.exact6.get(dst)?
             } else {
                 match *main.lpm6.value(main.lpm6.lookup_entry(dst))? {
-                    Route::Sid(i) => break 'sid (i as usize, *t.fast_sids.get(i as usize)?),
+                    // (Truncated only past `counters::FIXED`, where the kind is NONE and
+                    // the index unused.)
+                    Route::Sid(i) => break 'sid (i as u16, *t.fast_sids.get(i as usize)?),
                     r => r,
                 }
             };
@@ -259,15 +261,15 @@ pub fn try6<const REQUIRE_HMAC: bool>(t: &Tables, w: &mut Worker, from: Ingress,
     if s.kind <= FastSid::COLD {
         // NONE, or a kind `try_cold` handles: it gets the SID (and need not probe for
         // NONE, which goes straight to the general path).
-        w.cold_sid = (i as u32, s);
+        w.cold_sid = (i, s);
         return None;
     }
     let out = sid(t, main, h, srh, rest, front, s, REQUIRE_HMAC)?;
-    if let Some(c) = w.counters.sids.get_mut(i) {
-        // The frame's length as it is: see `SidCounter::frame_bytes`.
-        c.packets += 1;
-        c.frame_bytes += len as u64;
-    }
+    // A SID of a fast kind has an index the fixed array holds: no bounds check.
+    let c = w.counters.sids.at(i);
+    // The frame's length as it is: see `SidCounter::frame_bytes`.
+    c.packets += 1;
+    c.frame_bytes += len as u64;
     Some(out)
 }
 
@@ -524,11 +526,10 @@ pub fn try_cold(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Option<Out> {
             }
         }
     };
-    if let Some(c) = w.counters.sids.get_mut(i as usize) {
-        // The frame's length as it is: see `SidCounter::frame_bytes`.
-        c.packets += 1;
-        c.frame_bytes += len as u64;
-    }
+    // The frame's length as it is: see `SidCounter::frame_bytes`.
+    let c = w.counters.sids.at(i);
+    c.packets += 1;
+    c.frame_bytes += len as u64;
     Some(out)
 }
 

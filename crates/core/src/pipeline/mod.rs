@@ -68,7 +68,7 @@ pub struct Worker {
     /// `fast::try_cold` handles (End.DX4, End.DT4, End.DT46, End.B6.Encaps): the SID's
     /// index and what the fast path knows of it, so that `try_cold` need not look it up
     /// again (kind NONE: no such SID).
-    cold_sid: (u32, crate::tables::FastSid),
+    cold_sid: (u16, crate::tables::FastSid),
     /// Packets that took the general path ([`process_batch`](Self::process_batch)
     /// derives its fast-path hits from this count, off the per-packet path).
     general: u64,
@@ -166,10 +166,9 @@ impl Worker {
         // receive path condemned (e.g. too big) is empty ([`PacketBuf::condemn`]): the
         // fast path declines it, the general path counts its drop.
         if let Some(out) = fast::try6::<REQUIRE_HMAC>(t, self, ingress, p) {
-            if let Some(c) = self.counters.tx.get_mut(out) {
-                *c += 1;
-            }
-            // A device index read as a `DevId`: the cast is exact.
+            // A device index read as a `DevId`: the cast is exact, and the counter
+            // needs no bounds check.
+            *self.counters.tx.at(out as DevId) += 1;
             p.verdict = Verdict::Tx(out as DevId);
             return;
         }
@@ -188,9 +187,7 @@ impl Worker {
         // the IPv6 cases in the batch loop keep their registers.
         if self.fast_path && !matches!(p.verdict, Verdict::Drop(_)) {
             if let Some(out) = fast::try_cold(t, self, p) {
-                if let Some(c) = self.counters.tx.get_mut(out) {
-                    *c += 1;
-                }
+                *self.counters.tx.at(out as DevId) += 1;
                 p.verdict = Verdict::Tx(out as DevId);
                 return;
             }

@@ -363,7 +363,7 @@ impl<'a> Builder<'a> {
             devices: std::mem::take(&mut self.devices),
             fibs,
             table_ids: self.table_ids.clone(),
-            fast_sids: sids.iter().map(FastSid::of).collect(),
+            fast_sids: sids.iter().enumerate().map(|(i, s)| FastSid::of_index(i, s)).collect(),
             sids,
             policies: Vec::new(),
             policy_out: Vec::new(),

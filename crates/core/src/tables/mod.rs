@@ -311,23 +311,33 @@ impl FastSid {
 
     /// The word of [`Fib::words6`] for a /128 entry that is SID `index`: the kind in the
     /// low byte, the argument in the next three (kind NONE if it does not fit in 24
-    /// bits), the index in the high half. A SID of kind NONE gets argument 1, so that no
-    /// word is [`WordMap::MISS`] (0).
+    /// bits), the index in the top 16 bits (kind NONE if it does not fit: the fast path
+    /// counts a SID in [`ById::at`](crate::counters::ById::at), by a `u16`). A SID of
+    /// kind NONE gets argument 1, so that no word is [`WordMap::MISS`] (0).
     pub(crate) fn pack(self, index: u32) -> u64 {
-        let (kind, arg) = if self.kind == Self::NONE || self.arg >= 1 << 24 { (Self::NONE, 1) } else { (self.kind, self.arg) };
-        u64::from(kind) | u64::from(arg) << 8 | u64::from(index) << 32
+        let none = self.kind == Self::NONE || self.arg >= 1 << 24 || index as usize >= crate::counters::FIXED;
+        let (kind, arg) = if none { (Self::NONE, 1) } else { (self.kind, self.arg) };
+        u64::from(kind) | u64::from(arg) << 8 | u64::from(index as u16) << 48
     }
 
     /// The word of [`Fib::words6`] for a /128 entry that is not a SID: kind NONE,
     /// argument 0 (no SID's), not [`WordMap::MISS`].
-    pub(crate) const NOT_SID: u64 = 0xffff_ffff << 32;
+    pub(crate) const NOT_SID: u64 = 0xffff << 48;
 
     /// The SID index and what [`pack`](Self::pack) packed (kind NONE for
-    /// [`NOT_SID`](Self::NOT_SID)). The index is the word's high half as a `usize`
-    /// straight away (as a `u32` first, widening it would cost an instruction).
+    /// [`NOT_SID`](Self::NOT_SID); the index means nothing for kind NONE).
     #[inline(always)]
-    pub(crate) fn unpack(w: u64) -> (usize, FastSid) {
-        ((w >> 32) as usize, FastSid { kind: w as u8, arg: (w as u32) >> 8 })
+    pub(crate) fn unpack(w: u64) -> (u16, FastSid) {
+        ((w >> 48) as u16, FastSid { kind: w as u8, arg: (w as u32) >> 8 })
+    }
+
+    /// [`of`](Self::of) for SID `index`: kind NONE past the ids the fast path can count
+    /// ([`crate::counters::FIXED`]).
+    pub(crate) fn of_index(index: usize, s: &Sid) -> FastSid {
+        if index >= crate::counters::FIXED {
+            return FastSid::NO;
+        }
+        FastSid::of(s)
     }
 
     pub(crate) fn of(s: &Sid) -> FastSid {

@@ -2,6 +2,10 @@
 //! errors), per drop reason, per output device. Each worker owns one [`Counters`];
 //! readers sum them ([`Counters::merge`]).
 
+mod by_id;
+
+pub use by_id::{ById, FIXED};
+
 use crate::drop::DropReason;
 
 /// Counters of one local SID. `errors` sits between the other two so that the fast
@@ -39,22 +43,41 @@ impl SidCounter {
     }
 }
 
-/// All counters of one worker.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// All counters of one worker. Its clones copy the counters that exist, not the whole
+/// of [`ById`]'s fixed arrays, and `clone_from` reuses the memory it has.
+#[derive(Debug, PartialEq, Eq)]
 pub struct Counters {
     pub rx: u64,
     pub local: u64,
     /// Packets handed to run-time neighbour resolution ([`crate::packet::Verdict::Resolve`]).
     pub unresolved: u64,
-    pub tx: Vec<u64>,
+    /// Frames sent, by output device.
+    pub tx: ById<u64>,
     pub icmp_sent: u64,
     /// ICMP errors refused by the rate limiter.
     pub icmp_ratelimited: u64,
     /// ICMP errors not sent because RFC 4443 §2.4(e) forbids them.
     pub icmp_suppressed: u64,
     pub drops: [u64; DropReason::COUNT],
-    pub sids: Vec<SidCounter>,
+    /// By SID index.
+    pub sids: ById<SidCounter>,
     pub policies: Vec<u64>,
+}
+
+impl Clone for Counters {
+    fn clone(&self) -> Self {
+        Counters { tx: self.tx.clone(), sids: self.sids.clone(), policies: self.policies.clone(), ..*self }
+    }
+
+    fn clone_from(&mut self, source: &Self) {
+        let Counters { rx, local, unresolved, ref tx, icmp_sent, icmp_ratelimited, icmp_suppressed, drops, ref sids, ref policies } =
+            *source;
+        (self.rx, self.local, self.unresolved) = (rx, local, unresolved);
+        (self.icmp_sent, self.icmp_ratelimited, self.icmp_suppressed, self.drops) = (icmp_sent, icmp_ratelimited, icmp_suppressed, drops);
+        self.tx.clone_from(tx);
+        self.sids.clone_from(sids);
+        self.policies.clone_from(policies);
+    }
 }
 
 impl Counters {
@@ -63,12 +86,12 @@ impl Counters {
             rx: 0,
             local: 0,
             unresolved: 0,
-            tx: vec![0; devices],
+            tx: ById::new(devices),
             icmp_sent: 0,
             icmp_ratelimited: 0,
             icmp_suppressed: 0,
             drops: [0; DropReason::COUNT],
-            sids: vec![SidCounter::default(); sids],
+            sids: ById::new(sids),
             policies: vec![0; policies],
         }
     }
@@ -90,13 +113,13 @@ impl Counters {
         self.icmp_sent += other.icmp_sent;
         self.icmp_ratelimited += other.icmp_ratelimited;
         self.icmp_suppressed += other.icmp_suppressed;
-        for (a, b) in self.tx.iter_mut().zip(&other.tx) {
+        for (a, b) in self.tx.iter_mut().zip(other.tx.iter()) {
             *a += b;
         }
         for (a, b) in self.drops.iter_mut().zip(&other.drops) {
             *a += b;
         }
-        for (a, b) in self.sids.iter_mut().zip(&other.sids) {
+        for (a, b) in self.sids.iter_mut().zip(other.sids.iter()) {
             a.packets += b.packets;
             a.frame_bytes += b.frame_bytes;
             a.errors += b.errors;
@@ -106,10 +129,16 @@ impl Counters {
         }
     }
 
-    /// Zeroes everything, keeping the shape.
+    /// Zeroes everything, keeping the shape (and the memory).
     pub fn clear(&mut self) {
-        let (d, s, p) = (self.tx.len(), self.sids.len(), self.policies.len());
-        *self = Counters::new(d, s, p);
+        let Counters { rx, local, unresolved, tx, icmp_sent, icmp_ratelimited, icmp_suppressed, drops, sids, policies } = self;
+        for n in [rx, local, unresolved, icmp_sent, icmp_ratelimited, icmp_suppressed] {
+            *n = 0;
+        }
+        tx.clear();
+        sids.clear();
+        drops.fill(0);
+        policies.fill(0);
     }
 
     /// Non-zero drop counters by reason.
@@ -128,16 +157,21 @@ mod tests {
         let mut b = Counters::new(2, 1, 1);
         a.rx = 1;
         b.rx = 2;
-        b.tx[1] = 5;
-        b.sids[0].count(7);
+        *b.tx.get_mut(1).unwrap() = 5;
+        b.sids.at(0).count(7);
         b.drop(DropReason::NoRoute);
         a.merge(&b);
         assert_eq!(a.rx, 3);
-        assert_eq!(a.tx, vec![0, 5]);
-        assert_eq!((a.sids[0].packets, a.sids[0].bytes()), (1, 7));
+        assert_eq!(a.tx.iter().copied().collect::<Vec<_>>(), vec![0, 5]);
+        assert_eq!(a.sids.get(0).map(|s| (s.packets, s.bytes())), Some((1, 7)));
         assert_eq!(a.dropped(), 1);
         assert_eq!(a.drop_reasons().collect::<Vec<_>>(), vec![(DropReason::NoRoute, 1)]);
+        let mut c = Counters::new(1, 3, 0);
+        c.clone_from(&a);
+        assert_eq!(c, a);
+        assert_eq!(a.clone(), a);
         a.clear();
         assert_eq!(a, Counters::new(2, 1, 1));
+        assert_ne!(c, a);
     }
 }
