@@ -3,6 +3,7 @@
 //! a transmitted IPv6 frame must be length-consistent.
 #![no_main]
 
+use std::cell::RefCell;
 use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
@@ -18,10 +19,19 @@ fn tables() -> &'static Tables {
     })
 }
 
+thread_local! {
+    /// One worker, reset for every input (`Worker::new` allocates its counters).
+    static W: RefCell<Option<Worker>> = const { RefCell::new(None) };
+}
+
 fuzz_target!(|data: &[u8]| {
     let Some((&dev, frame)) = data.split_first() else { return };
     let t = tables();
-    let mut w = Worker::new(t);
+    W.with_borrow_mut(|w| run(t, w.get_or_insert_with(|| Worker::new(t)), dev, frame));
+});
+
+fn run(t: &Tables, w: &mut Worker, dev: u8, frame: &[u8]) {
+    w.reset();
     let mut b = PacketBuf::new();
     let dev = u16::from(dev % 4);
     b.load(frame, dev);
@@ -34,4 +44,4 @@ fuzz_target!(|data: &[u8]| {
             assert_eq!(plen + 54, d.len());
         }
     }
-});
+}

@@ -470,3 +470,24 @@ fn sids_past_the_fixed_counter_array_take_the_general_path() {
         same(&t, &f, 0).unwrap();
     }
 }
+
+/// `Worker::reset` (the fuzz targets' way to reuse a worker) leaves the worker as
+/// `Worker::new` makes it, whatever it processed, on either path.
+#[test]
+fn a_reset_worker_is_a_new_worker() {
+    let t = tables();
+    let fresh = format!("{:?}", Worker::new(&t));
+    for fast in [true, false] {
+        let mut w = Worker::new(&t);
+        w.fast_path = fast;
+        for f in frames() {
+            let mut b = PacketBuf::new();
+            b.load(&f, 0);
+            w.process_batch(&t, 0, std::slice::from_mut(&mut b));
+        }
+        assert!(w.counters.rx > 0 && w.counters.sids.iter().any(|c| c.packets > 0));
+        assert_ne!(format!("{w:?}"), fresh);
+        w.reset();
+        assert_eq!(format!("{w:?}"), fresh, "fast path {fast}");
+    }
+}

@@ -19,13 +19,12 @@ pub struct ById<T> {
     len: usize,
 }
 
-impl<T: Copy + Default> ById<T> {
-    /// `len` counters, all at their default (zero).
+impl<T: Copy + Default + bytemuck::Zeroable> ById<T> {
+    /// `len` counters, all zero. The fixed array is allocated zeroed (`calloc`), so
+    /// that a new worker does not write its 2 MiB of counters (a fresh allocation's
+    /// pages are not even touched until counted in).
     pub fn new(len: usize) -> Self {
-        let fixed = vec![T::default(); FIXED].into_boxed_slice();
-        // The length is right by construction; the fallback is never taken.
-        let fixed = fixed.try_into().unwrap_or_else(|_| Box::new([T::default(); FIXED]));
-        ById { fixed, more: vec![T::default(); len.saturating_sub(FIXED)], len }
+        ById { fixed: bytemuck::zeroed_box(), more: vec![T::zeroed(); len.saturating_sub(FIXED)], len }
     }
 
     /// Sets every counter back to its default.
@@ -105,7 +104,7 @@ impl<'a, T> IntoIterator for &'a ById<T> {
     }
 }
 
-impl<T: Copy + Default> Clone for ById<T> {
+impl<T: Copy + Default + bytemuck::Zeroable> Clone for ById<T> {
     fn clone(&self) -> Self {
         let mut c = ById::new(self.len);
         c.clone_from(self);

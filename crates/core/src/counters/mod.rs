@@ -11,7 +11,7 @@ use crate::drop::DropReason;
 /// Counters of one local SID. `errors` sits between the other two so that the fast
 /// path's two additions stay two scalar `add`s (adjacent, LLVM merges them into vector
 /// code that costs more instructions).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, bytemuck::Zeroable)]
 pub struct SidCounter {
     /// Packets processed successfully.
     pub packets: u64,

@@ -81,7 +81,7 @@ impl Worker {
     pub fn new(t: &Tables) -> Worker {
         Worker {
             counters: Counters::new(t.devices.len(), t.sids.len(), t.policies.len()),
-            icmp_limit: TokenBucket::new(1000, 100),
+            icmp_limit: Self::icmp_limit(),
             now_ns: 0,
             rx_macs: [0; 12],
             fast_path: true,
@@ -90,6 +90,24 @@ impl Worker {
             general: 0,
             from: 0,
         }
+    }
+
+    /// The ICMP error rate limit of a new worker: 1,000 a second, bursts of 100.
+    fn icmp_limit() -> TokenBucket {
+        TokenBucket::new(1000, 100)
+    }
+
+    /// Back to the state [`new`](Self::new) gives, for the same tables, keeping the
+    /// counters' memory (a new worker allocates 2 MiB of them, see
+    /// [`ById`](crate::counters::ById)): for callers that process one frame at a time
+    /// with a fresh worker each, such as the fuzz targets.
+    pub fn reset(&mut self) {
+        // Every field named, so that a new one cannot be forgotten here.
+        let Worker { counters, icmp_limit, now_ns, rx_macs, fast_path, fast_hits, cold_sid, general, from } = self;
+        counters.clear();
+        *icmp_limit = Self::icmp_limit();
+        (*now_ns, *rx_macs, *fast_path, *fast_hits) = (0, [0; 12], true, 0);
+        (*cold_sid, *general, *from) = ((0, crate::tables::FastSid::NO), 0, 0);
     }
 
     /// Processes a batch of frames received on device `from` in place; each buffer ends
