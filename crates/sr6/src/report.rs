@@ -33,8 +33,8 @@ pub fn json(t: &Tables, c: &Counters) -> Value {
     let sids: Vec<Value> = t
         .sids
         .iter()
-        .zip(&c.sids)
-        .map(|(s, k)| sid_json(s, k))
+        .zip(c.sids.iter())
+        .map(|(s, k)| sid_json(s, &k))
         .collect();
     let policies: Vec<Value> = t
         .policies
@@ -69,7 +69,7 @@ pub fn print(t: &Tables, c: &Counters) {
     println!("tx: {}", tx.join(" "));
     if !t.sids.is_empty() {
         println!("{:<28} {:<18} {:>10} {:>12} {:>8}", "SID", "action", "packets", "bytes", "errors");
-        for (s, k) in t.sids.iter().zip(&c.sids) {
+        for (s, k) in t.sids.iter().zip(c.sids.iter()) {
             println!("{:<28} {:<18} {:>10} {:>12} {:>8}", prefix(&s.prefix), s.behavior.keyword(), k.packets, k.bytes(), k.errors);
         }
     }

@@ -464,7 +464,7 @@ fn sids_past_the_fixed_counter_array_take_the_general_path() {
         let (b, w) = run(&t, true, &f, 0);
         assert_eq!(w.fast_hits, u64::from(fast), "SID {i}");
         assert!(matches!(b.verdict, sr6_core::packet::Verdict::Tx(_)), "SID {i}: {:?}", b.verdict);
-        let c = w.counters.sids.get(i).copied().unwrap_or_default();
+        let c = w.counters.sids.get(i).unwrap_or_default();
         assert_eq!((c.packets, c.bytes()), (1, f.len() as u64 - 14), "SID {i}");
         assert_eq!(w.counters.sids.iter().map(|c| c.packets).sum::<u64>(), 1);
         same(&t, &f, 0).unwrap();

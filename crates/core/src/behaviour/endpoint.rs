@@ -18,12 +18,10 @@ pub fn process(t: &Tables, w: &mut Worker, p: &mut PacketBuf, i: u32) -> Next {
     let len = p.len() as u64;
     let icmp_before = w.counters.icmp_sent;
     let next = step(t, w, p, sid);
-    if let Some(c) = w.counters.sids.get_mut(i as usize) {
-        if matches!(next, Next::Done(Verdict::Drop(_))) || w.counters.icmp_sent != icmp_before {
-            c.errors += 1;
-        } else {
-            c.count(len);
-        }
+    if matches!(next, Next::Done(Verdict::Drop(_))) || w.counters.icmp_sent != icmp_before {
+        w.counters.sids.error(i as usize);
+    } else {
+        w.counters.sids.count(i as usize, len);
     }
     next
 }

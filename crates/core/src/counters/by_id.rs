@@ -1,5 +1,5 @@
-//! [`ById`]: counters indexed by a 16-bit id (a device, a SID), laid out so that the
-//! fast path's increment needs no bounds check.
+//! [`ById`]: counters indexed by a 16-bit id (a device), laid out so that the fast
+//! path's increment needs no bounds check.
 
 /// The ids a [`ById`] holds without a bounds check: every `u16`.
 pub const FIXED: usize = 1 << 16;
@@ -7,8 +7,9 @@ pub const FIXED: usize = 1 << 16;
 /// One counter per id `0..len`. The first [`FIXED`] live in an array of that fixed
 /// size, so that indexing it with a `u16` ([`ById::at`]) cannot be out of bounds and
 /// compiles to no check at all: on the fast path that is two instructions fewer per
-/// counter (docs/performance.md). Ids from [`FIXED`] on (only SIDs can have them) live in
-/// a vector of their own, which only the general path reaches.
+/// counter (docs/performance.md). Ids from [`FIXED`] on (which a [`DevId`](crate::packet::DevId)
+/// cannot be, but a `len` can ask for) live in a vector of their own, which only
+/// [`get`](Self::get) and [`get_mut`](Self::get_mut) reach.
 ///
 /// Ids at or past `len` inside the fixed array exist but are never reported: the
 /// iterators, [`len`](Self::len), equality and clones see `0..len` only, and a clone
@@ -21,8 +22,8 @@ pub struct ById<T> {
 
 impl<T: Copy + Default + bytemuck::Zeroable> ById<T> {
     /// `len` counters, all zero. The fixed array is allocated zeroed (`calloc`), so
-    /// that a new worker does not write its 2 MiB of counters (a fresh allocation's
-    /// pages are not even touched until counted in).
+    /// that a new worker does not write it (a fresh allocation's pages are not even
+    /// touched until counted in).
     pub fn new(len: usize) -> Self {
         ById { fixed: bytemuck::zeroed_box(), more: vec![T::zeroed(); len.saturating_sub(FIXED)], len }
     }

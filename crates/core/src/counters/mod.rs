@@ -3,15 +3,15 @@
 //! readers sum them ([`Counters::merge`]).
 
 mod by_id;
+mod sid_counters;
 
 pub use by_id::{ById, FIXED};
+pub use sid_counters::SidCounters;
 
 use crate::drop::DropReason;
 
-/// Counters of one local SID. `errors` sits between the other two so that the fast
-/// path's two additions stay two scalar `add`s (adjacent, LLVM merges them into vector
-/// code that costs more instructions).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, bytemuck::Zeroable)]
+/// Counters of one local SID (kept by [`SidCounters`], a field at a time).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct SidCounter {
     /// Packets processed successfully.
     pub packets: u64,
@@ -19,7 +19,7 @@ pub struct SidCounter {
     pub errors: u64,
     /// Bytes of those packets counted with an Ethernet header each: their IPv6 length as
     /// received plus [`ETH_HEADER`] per packet. The fast path adds the frame's length as
-    /// it is, one read-modify-write of memory (`len - 14` would take four instructions);
+    /// it is, one read-modify-write of memory (`len - 14` would take more instructions);
     /// [`bytes`](Self::bytes) is what is reported.
     pub frame_bytes: u64,
 }
@@ -34,17 +34,11 @@ impl SidCounter {
     pub fn bytes(&self) -> u64 {
         self.frame_bytes.wrapping_sub(ETH_HEADER.wrapping_mul(self.packets))
     }
-
-    /// Counts one packet processed successfully, of `ipv6_len` bytes.
-    #[inline(always)]
-    pub fn count(&mut self, ipv6_len: u64) {
-        self.packets += 1;
-        self.frame_bytes += ipv6_len + ETH_HEADER;
-    }
 }
 
 /// All counters of one worker. Its clones copy the counters that exist, not the whole
-/// of [`ById`]'s fixed arrays, and `clone_from` reuses the memory it has.
+/// of the fixed arrays of [`ById`] and [`SidCounters`], and `clone_from` reuses the
+/// memory it has.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Counters {
     pub rx: u64,
@@ -60,7 +54,7 @@ pub struct Counters {
     pub icmp_suppressed: u64,
     pub drops: [u64; DropReason::COUNT],
     /// By SID index.
-    pub sids: ById<SidCounter>,
+    pub sids: SidCounters,
     pub policies: Vec<u64>,
 }
 
@@ -91,7 +85,7 @@ impl Counters {
             icmp_ratelimited: 0,
             icmp_suppressed: 0,
             drops: [0; DropReason::COUNT],
-            sids: ById::new(sids),
+            sids: SidCounters::new(sids),
             policies: vec![0; policies],
         }
     }
@@ -119,10 +113,8 @@ impl Counters {
         for (a, b) in self.drops.iter_mut().zip(&other.drops) {
             *a += b;
         }
-        for (a, b) in self.sids.iter_mut().zip(other.sids.iter()) {
-            a.packets += b.packets;
-            a.frame_bytes += b.frame_bytes;
-            a.errors += b.errors;
+        for (i, b) in other.sids.iter().enumerate() {
+            self.sids.add(i, b);
         }
         for (a, b) in self.policies.iter_mut().zip(&other.policies) {
             *a += b;
@@ -158,7 +150,7 @@ mod tests {
         a.rx = 1;
         b.rx = 2;
         *b.tx.get_mut(1).unwrap() = 5;
-        b.sids.at(0).count(7);
+        b.sids.count(0, 7);
         b.drop(DropReason::NoRoute);
         a.merge(&b);
         assert_eq!(a.rx, 3);

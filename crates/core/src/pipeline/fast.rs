@@ -217,7 +217,7 @@ pub fn try6<const REQUIRE_HMAC: bool>(t: &Tables, w: &mut Worker, from: Ingress,
                 match *main.lpm6.value(main.lpm6.lookup_entry(dst))? {
                     // (Truncated only past `counters::FIXED`, where the kind is NONE and
                     // the index unused.)
-                    Route::Sid(i) => break 'sid (i as u16, *t.fast_sids.get(i as usize)?),
+                    Route::Sid(i) => break 'sid (usize::from(i as u16), *t.fast_sids.get(i as usize)?),
                     r => r,
                 }
             };
@@ -261,15 +261,12 @@ pub fn try6<const REQUIRE_HMAC: bool>(t: &Tables, w: &mut Worker, from: Ingress,
     if s.kind <= FastSid::COLD {
         // NONE, or a kind `try_cold` handles: it gets the SID (and need not probe for
         // NONE, which goes straight to the general path).
-        w.cold_sid = (i, s);
+        w.cold_sid = (i as u16, s);
         return None;
     }
     let out = sid(t, main, h, srh, rest, front, s, REQUIRE_HMAC)?;
     // A SID of a fast kind has an index the fixed array holds: no bounds check.
-    let c = w.counters.sids.at(i);
-    // The frame's length as it is: see `SidCounter::frame_bytes`.
-    c.packets += 1;
-    c.frame_bytes += len as u64;
+    w.counters.sids.count_frame(i as u16, len as u64);
     Some(out)
 }
 
@@ -526,10 +523,7 @@ pub fn try_cold(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Option<Out> {
             }
         }
     };
-    // The frame's length as it is: see `SidCounter::frame_bytes`.
-    let c = w.counters.sids.at(i);
-    c.packets += 1;
-    c.frame_bytes += len as u64;
+    w.counters.sids.count_frame(i, len as u64);
     Some(out)
 }
 

@@ -312,7 +312,7 @@ impl FastSid {
     /// The word of [`Fib::words6`] for a /128 entry that is SID `index`: the kind in the
     /// low byte, the argument in the next three (kind NONE if it does not fit in 24
     /// bits), the index in the top 16 bits (kind NONE if it does not fit: the fast path
-    /// counts a SID in [`ById::at`](crate::counters::ById::at), by a `u16`). A SID of
+    /// counts a SID with [`SidCounters::count_frame`](crate::counters::SidCounters), by a `u16`). A SID of
     /// kind NONE gets argument 1, so that no word is [`WordMap::MISS`] (0).
     pub(crate) fn pack(self, index: u32) -> u64 {
         let none = self.kind == Self::NONE || self.arg >= 1 << 24 || index as usize >= crate::counters::FIXED;
@@ -325,10 +325,13 @@ impl FastSid {
     pub(crate) const NOT_SID: u64 = 0xffff << 48;
 
     /// The SID index and what [`pack`](Self::pack) packed (kind NONE for
-    /// [`NOT_SID`](Self::NOT_SID); the index means nothing for kind NONE).
+    /// [`NOT_SID`](Self::NOT_SID); the index means nothing for kind NONE). The index
+    /// is a `usize` straight away: the compiler knows it is under 2^16, and narrowing
+    /// it to a `u16` at the count costs nothing (as a `u16` here, widening it there
+    /// would cost an instruction).
     #[inline(always)]
-    pub(crate) fn unpack(w: u64) -> (u16, FastSid) {
-        ((w >> 48) as u16, FastSid { kind: w as u8, arg: (w as u32) >> 8 })
+    pub(crate) fn unpack(w: u64) -> (usize, FastSid) {
+        ((w >> 48) as usize, FastSid { kind: w as u8, arg: (w as u32) >> 8 })
     }
 
     /// [`of`](Self::of) for SID `index`: kind NONE past the ids the fast path can count

@@ -100,7 +100,7 @@ impl Retired {
         for (a, b) in self.drops.iter_mut().zip(&c.drops) {
             *a += b;
         }
-        for (s, k) in t.sids.iter().zip(&c.sids) {
+        for (s, k) in t.sids.iter().zip(c.sids.iter()) {
             let e = self.sids.entry((PrefixKey::from(&s.prefix), s.behavior.keyword())).or_default();
             e.packets += k.packets;
             e.frame_bytes += k.frame_bytes;
