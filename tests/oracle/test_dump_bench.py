@@ -7,6 +7,7 @@ be those tshark decodes.
 import json
 import re
 import shutil
+import struct
 import subprocess
 
 import pytest
@@ -95,3 +96,38 @@ def test_bench_rejects_batch_zero(sr6_bin):
     r = subprocess.run([str(sr6_bin), "bench", "--config", "examples/example.conf", "--in", REPO_EXAMPLE, "--batch", "0"],
                        capture_output=True, text=True)
     assert r.returncode != 0 and "--batch" in r.stderr
+
+
+def test_captures_libpcap_reads_are_read(sr6_bin, tmp_path):
+    """What libpcap-based tools (here tshark) read, sr6 reads: a record whose microseconds
+    scapy rounded up to 1,000,000 (sr6 carries them into the seconds: the time scapy was
+    given) and a record shorter than its original length (a capture with a snap
+    length)."""
+    tshark = shutil.which("tshark")
+    assert tshark, "tshark is needed (scripts/setup.sh installs it)"
+    frames = frames_with_srh()[:3]
+    times = [100.0, 100.9999996, 101.5]
+    for f, t in zip(frames, times):
+        f.time = t
+    frames[2].wirelen = len(frames[2]) + 100
+    pcap = tmp_path / "odd.pcap"
+    wrpcap(str(pcap), frames)
+    # The file really holds both oddities.
+    data = pcap.read_bytes()
+    off1 = 24 + 16 + len(frames[0])
+    _, usec1, _, _ = struct.unpack("<IIII", data[off1:off1 + 16])
+    assert usec1 == 1_000_000
+    off2 = off1 + 16 + len(frames[1])
+    _, _, incl2, orig2 = struct.unpack("<IIII", data[off2:off2 + 16])
+    assert orig2 == incl2 + 100
+    # tshark reads all three records.
+    r = subprocess.run([tshark, "-r", str(pcap), "-T", "fields", "-e", "frame.number"],
+                       capture_output=True, text=True, check=True)
+    assert r.stdout.split() == ["1", "2", "3"], r.stderr
+    out = subprocess.run([str(sr6_bin), "dump", str(pcap)], capture_output=True, text=True, check=True).stdout
+    got = [float(line.split()[1]) for line in out.strip().splitlines()]
+    assert got == [round(t - times[0], 6) for t in times], out
+    r = subprocess.run([str(sr6_bin), "pcap", "--config", "examples/example.conf", "--in", str(pcap),
+                        "--out-dir", str(tmp_path / "out"), "--json"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["packets_in"] == 3

@@ -6,24 +6,24 @@ use std::net::Ipv6Addr;
 use std::path::Path;
 
 use anyhow::{Context, Result};
-use pcap_file::pcap::PcapReader;
+use sr6_io::pcap::PcapFile;
 use sr6_wire::{
     walk_chain, EthernetFrame, Ipv4Packet, Ipv6Packet, SrhPacket, ETHERTYPE_ARP, ETHERTYPE_IPV4, ETHERTYPE_IPV6,
     IPPROTO_ETHERNET, IPPROTO_ICMPV6, IPPROTO_UDP, TLV_HMAC, TLV_PAD1, TLV_PADN,
 };
 
 pub fn run(path: &Path, verbose: bool) -> Result<()> {
-    let f = std::fs::File::open(path).with_context(|| format!("{}", path.display()))?;
-    let mut r = PcapReader::new(std::io::BufReader::new(f)).with_context(|| format!("{}: not a pcap file", path.display()))?;
+    let mut r = PcapFile::open(path)?;
     let mut i = 0u64;
     let mut first_ts = None;
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-    while let Some(p) = r.next_packet() {
-        let p = p.with_context(|| format!("{}: frame {}", path.display(), i + 1))?;
+    while let Some(p) = r.next_frame() {
+        let (ts_ns, data) = p.with_context(|| format!("frame {}", i + 1))?;
         i += 1;
-        let ts = p.timestamp.as_secs_f64();
-        let t0 = *first_ts.get_or_insert(ts);
-        if let Err(e) = writeln!(out, "{i:>5} {:>10.6} {}", ts - t0, frame(&p.data, verbose)) {
+        let t0 = *first_ts.get_or_insert(ts_ns);
+        // Relative time in seconds, microseconds shown.
+        let rel = (i128::from(ts_ns) - i128::from(t0)) as f64 / 1e9;
+        if let Err(e) = writeln!(out, "{i:>5} {rel:>10.6} {}", frame(&data, verbose)) {
             // `sr6 dump f.pcap | head` closes the pipe: stop quietly, like tcpdump.
             return if e.kind() == std::io::ErrorKind::BrokenPipe { Ok(()) } else { Err(e.into()) };
         }
