@@ -44,70 +44,40 @@ pub(crate) fn commit(spec: &mut RouterSpec, idx: &mut Index, cmd: Cmd) -> Result
     match &cmd.item {
         Item::Route { spec: r, verb, at } if *verb != Verb::Replace => {
             if let Some(old) = idx.routes.get(&(r.table, r.prefix)).and_then(|i| spec.routes.get(*i)) {
-                let what = format!(
-                    "route {} in table {} already exists (line {})",
-                    fmt_prefix(&r.prefix),
-                    r.table,
-                    old.line
-                );
+                let what =
+                    format!("route {} in table {} already exists (line {})", fmt_prefix(&r.prefix), r.table, old.line);
                 return Err(if *verb == Verb::Append {
-                    PErr::at(at, format!("{what}; sr6 has no multipath routes"))
-                        .exp("`route replace` to change it")
+                    PErr::at(at, format!("{what}; sr6 has no multipath routes")).exp("`route replace` to change it")
                 } else {
                     PErr::at(at, what).exp("`route replace` to change it")
                 });
             }
         }
-        Item::Addr {
-            spec: a,
-            replace: false,
-            at,
-        } => {
+        Item::Addr { spec: a, replace: false, at } => {
             if let Some(old) = idx.addrs.get(&(a.dev.clone(), a.addr)).and_then(|i| spec.addrs.get(*i)) {
-                return Err(PErr::at(
-                    at,
-                    format!(
-                        "address {} is already on {} (line {})",
-                        a.addr, a.dev, old.line
-                    ),
-                )
-                .exp("`addr replace` to change it"));
+                return Err(PErr::at(at, format!("address {} is already on {} (line {})", a.addr, a.dev, old.line))
+                    .exp("`addr replace` to change it"));
             }
         }
-        Item::Neigh {
-            spec: n,
-            replace: false,
-            at,
-        } => {
+        Item::Neigh { spec: n, replace: false, at } => {
             if let Some(old) = idx.neighs.get(&(n.dev.clone(), n.addr)).and_then(|i| spec.neighs.get(*i)) {
                 return Err(PErr::at(
                     at,
-                    format!(
-                        "neighbour {} on {} already exists (line {})",
-                        n.addr, n.dev, old.line
-                    ),
+                    format!("neighbour {} on {} already exists (line {})", n.addr, n.dev, old.line),
                 )
                 .exp("`neigh replace` to change it"));
             }
         }
-        Item::Hmac { key, at }
-            if key.secret.is_empty() && !spec.hmac_keys.iter().any(|k| k.key_id == key.key_id) =>
-        {
+        Item::Hmac { key, at } if key.secret.is_empty() && !spec.hmac_keys.iter().any(|k| k.key_id == key.key_id) => {
             return Err(PErr::at(
                 at,
-                format!(
-                    "an empty secret deletes a key, but there is no HMAC key {}",
-                    key.key_id
-                ),
+                format!("an empty secret deletes a key, but there is no HMAC key {}", key.key_id),
             )
             .exp("a non-empty secret"));
         }
         Item::RouteDel { table, prefix, at } if !idx.routes.contains_key(&(*table, *prefix)) => {
-            return Err(PErr::at(
-                at,
-                format!("no route {} in table {table} to delete", fmt_prefix(prefix)),
-            )
-            .exp("a prefix that has a route (`show routes` lists them)"));
+            return Err(PErr::at(at, format!("no route {} in table {table} to delete", fmt_prefix(prefix)))
+                .exp("a prefix that has a route (`show routes` lists them)"));
         }
         _ => {}
     }

@@ -75,12 +75,7 @@ pub(crate) struct P<'a> {
 
 impl<'a> P<'a> {
     pub fn new(toks: &'a [Tok]) -> P<'a> {
-        P {
-            toks,
-            i: 0,
-            fam: None,
-            devs: Vec::new(),
-        }
+        P { toks, i: 0, fam: None, devs: Vec::new() }
     }
     pub fn peek(&self) -> Option<&'a Tok> {
         self.toks.get(self.i)
@@ -99,23 +94,17 @@ impl<'a> P<'a> {
     }
     /// The next word, which must exist; `what` says what it should be.
     pub fn need(&mut self, what: &str) -> Result<&'a Tok, PErr> {
-        self.next()
-            .ok_or_else(|| self.eol(format!("missing {what}")).exp(what.to_string()))
+        self.next().ok_or_else(|| self.eol(format!("missing {what}")).exp(what.to_string()))
     }
     /// The value of keyword `kw`.
     pub fn value(&mut self, kw: &Tok, what: &str) -> Result<&'a Tok, PErr> {
-        self.next().ok_or_else(|| {
-            self.eol(format!("`{}` needs a value", kw.text))
-                .exp(what.to_string())
-        })
+        self.next().ok_or_else(|| self.eol(format!("`{}` needs a value", kw.text)).exp(what.to_string()))
     }
     /// No words may remain.
     pub fn done(&mut self, expected: &str) -> Result<(), PErr> {
         match self.next() {
             None => Ok(()),
-            Some(t) => {
-                Err(PErr::at(t, format!("unexpected `{}`", t.text)).exp(expected.to_string()))
-            }
+            Some(t) => Err(PErr::at(t, format!("unexpected `{}`", t.text)).exp(expected.to_string())),
         }
     }
     pub fn note_dev(&mut self, dev: &str) {
@@ -126,16 +115,10 @@ impl<'a> P<'a> {
     /// An address given on a line with `-4`/`-6` must be of that family.
     pub fn check_fam(&self, t: &Tok, f: Fam) -> Result<(), PErr> {
         match self.fam {
-            Some(want) if want != f => Err(PErr::at(
-                t,
-                format!(
-                    "`{}` is {} but `{}` was given",
-                    t.text,
-                    f.name(),
-                    want.flag()
-                ),
-            )
-            .exp(format!("an {} address", want.name()))),
+            Some(want) if want != f => {
+                Err(PErr::at(t, format!("`{}` is {} but `{}` was given", t.text, f.name(), want.flag()))
+                    .exp(format!("an {} address", want.name())))
+            }
             _ => Ok(()),
         }
     }
@@ -144,8 +127,7 @@ impl<'a> P<'a> {
 /// A keyword must not be given twice on one line.
 pub(crate) fn once(seen: &mut Vec<String>, t: &Tok) -> Result<(), PErr> {
     if seen.contains(&t.text) {
-        return Err(PErr::at(t, format!("duplicate `{}`", t.text))
-            .exp(format!("`{}` at most once", t.text)));
+        return Err(PErr::at(t, format!("duplicate `{}`", t.text)).exp(format!("`{}` at most once", t.text)));
     }
     seen.push(t.text.clone());
     Ok(())
@@ -174,16 +156,10 @@ pub(crate) fn parse_command(toks: &[Tok]) -> Result<Cmd, PErr> {
                     match v.text.as_str() {
                         "inet6" => Fam::V6,
                         "inet" => Fam::V4,
-                        _ => {
-                            return Err(PErr::at(v, format!("unknown family `{}`", v.text))
-                                .exp("inet or inet6"))
-                        }
+                        _ => return Err(PErr::at(v, format!("unknown family `{}`", v.text)).exp("inet or inet6")),
                     }
                 }
-                _ => {
-                    return Err(PErr::at(w, format!("unknown ip option `{}`", w.text))
-                        .exp("-4, -6 or -f inet|inet6"))
-                }
+                _ => return Err(PErr::at(w, format!("unknown ip option `{}`", w.text)).exp("-4, -6 or -f inet|inet6")),
             };
             if p.fam.is_some_and(|g| g != f) {
                 return Err(PErr::at(w, "both -4 and -6 given").exp("one address family"));
@@ -212,17 +188,14 @@ pub(crate) fn parse_command(toks: &[Tok]) -> Result<Cmd, PErr> {
             Verb::Append
         } else {
             return Err(
-                PErr::at(v, format!("unsupported route command `{}`", v.text))
-                    .exp("add, replace, append or del"),
+                PErr::at(v, format!("unsupported route command `{}`", v.text)).exp("add, replace, append or del")
             );
         };
         route::parse_route(&mut p, verb, line)?
     } else if o == "sr" {
         parse_sr(&mut p, w, line)?
     } else if with_ip {
-        return Err(
-            PErr::at(w, format!("unknown ip object `{o}`")).exp("link, addr, neigh, route or sr")
-        );
+        return Err(PErr::at(w, format!("unknown ip object `{o}`")).exp("link, addr, neigh, route or sr"));
     } else {
         return Err(PErr::at(w, format!("unknown command `{o}`")).exp(COMMANDS));
     };
@@ -251,9 +224,7 @@ fn parse_link(p: &mut P, obj: &Tok, line: usize) -> Result<Item, PErr> {
             "up" | "down" => {
                 if let Some(s) = state {
                     if s.text != w.text {
-                        return Err(
-                            PErr::at(w, "both `up` and `down` given").exp("one of up, down")
-                        );
+                        return Err(PErr::at(w, "both `up` and `down` given").exp("one of up, down"));
                     }
                 }
                 state = Some(w);
@@ -265,18 +236,12 @@ fn parse_link(p: &mut P, obj: &Tok, line: usize) -> Result<Item, PErr> {
                 let m = p.value(w, "a MAC address")?;
                 let a = value::mac_of(m)?;
                 if a[0] & 1 != 0 || a == [0; 6] {
-                    return Err(
-                        PErr::at(m, format!("`{}` is not a unicast MAC address", m.text))
-                            .exp("a unicast, non-zero MAC address"),
-                    );
+                    return Err(PErr::at(m, format!("`{}` is not a unicast MAC address", m.text))
+                        .exp("a unicast, non-zero MAC address"));
                 }
                 mac = Some(a);
             }
-            _ => {
-                return Err(
-                    PErr::at(w, format!("unsupported link attribute `{}`", w.text)).exp(WORDS),
-                )
-            }
+            _ => return Err(PErr::at(w, format!("unsupported link attribute `{}`", w.text)).exp(WORDS)),
         }
     }
     if !any {
@@ -297,9 +262,7 @@ fn parse_addr(p: &mut P, obj: &Tok, line: usize) -> Result<Item, PErr> {
     } else if matches(&v.text, "replace") {
         true
     } else {
-        return Err(
-            PErr::at(v, format!("unsupported addr command `{}`", v.text)).exp("add or replace"),
-        );
+        return Err(PErr::at(v, format!("unsupported addr command `{}`", v.text)).exp("add or replace"));
     };
     let mut addr: Option<(IpAddr, u8, &Tok)> = None;
     let mut dev = None;
@@ -314,21 +277,11 @@ fn parse_addr(p: &mut P, obj: &Tok, line: usize) -> Result<Item, PErr> {
             }
             "nodad" => once(&mut seen, w)?,
             _ => {
-                let t = if w.text == "local" {
-                    p.value(w, "ADDR/LEN")?
-                } else {
-                    w
-                };
+                let t = if w.text == "local" { p.value(w, "ADDR/LEN")? } else { w };
                 if addr.is_some() {
                     return Err(PErr::at(t, format!("unexpected `{}`", t.text)).exp(WORDS));
                 }
-                let (a, l) = value::addr_len_of(t).map_err(|e| {
-                    if w.text == "local" {
-                        e
-                    } else {
-                        e.exp(WORDS)
-                    }
-                })?;
+                let (a, l) = value::addr_len_of(t).map_err(|e| if w.text == "local" { e } else { e.exp(WORDS) })?;
                 p.check_fam(t, Fam::of(&a))?;
                 addr = Some((a, l, t));
             }
@@ -340,16 +293,7 @@ fn parse_addr(p: &mut P, obj: &Tok, line: usize) -> Result<Item, PErr> {
     let Some(dev) = dev else {
         return Err(p.eol("`addr add` needs a device").exp("dev DEV"));
     };
-    Ok(Item::Addr {
-        spec: AddrSpec {
-            line,
-            dev,
-            addr,
-            prefix_len,
-        },
-        replace,
-        at: at.clone(),
-    })
+    Ok(Item::Addr { spec: AddrSpec { line, dev, addr, prefix_len }, replace, at: at.clone() })
 }
 
 /// `neigh add ADDR lladdr MAC dev DEV [nud permanent|noarp|reachable|stale]`.
@@ -361,9 +305,7 @@ fn parse_neigh(p: &mut P, obj: &Tok, line: usize) -> Result<Item, PErr> {
     } else if matches(&v.text, "replace") {
         true
     } else {
-        return Err(
-            PErr::at(v, format!("unsupported neigh command `{}`", v.text)).exp("add or replace"),
-        );
+        return Err(PErr::at(v, format!("unsupported neigh command `{}`", v.text)).exp("add or replace"));
     };
     let mut addr: Option<(IpAddr, &Tok)> = None;
     let mut mac = None;
@@ -384,27 +326,17 @@ fn parse_neigh(p: &mut P, obj: &Tok, line: usize) -> Result<Item, PErr> {
             "nud" => {
                 once(&mut seen, w)?;
                 let s = p.value(w, "permanent, noarp, reachable or stale")?;
-                if !matches!(
-                    s.text.as_str(),
-                    "permanent" | "noarp" | "reachable" | "stale"
-                ) {
-                    return Err(
-                        PErr::at(s, format!("unsupported neighbour state `{}`", s.text))
-                            .exp("permanent, noarp, reachable or stale"),
-                    );
+                if !matches!(s.text.as_str(), "permanent" | "noarp" | "reachable" | "stale") {
+                    return Err(PErr::at(s, format!("unsupported neighbour state `{}`", s.text))
+                        .exp("permanent, noarp, reachable or stale"));
                 }
             }
             _ => {
-                let t = if w.text == "to" {
-                    p.value(w, "an IP address")?
-                } else {
-                    w
-                };
+                let t = if w.text == "to" { p.value(w, "an IP address")? } else { w };
                 if addr.is_some() {
                     return Err(PErr::at(t, format!("unexpected `{}`", t.text)).exp(WORDS));
                 }
-                let a =
-                    value::ip_of(t).map_err(|e| if w.text == "to" { e } else { e.exp(WORDS) })?;
+                let a = value::ip_of(t).map_err(|e| if w.text == "to" { e } else { e.exp(WORDS) })?;
                 p.check_fam(t, Fam::of(&a))?;
                 addr = Some((a, t));
             }
@@ -414,23 +346,12 @@ fn parse_neigh(p: &mut P, obj: &Tok, line: usize) -> Result<Item, PErr> {
         return Err(p.eol("`neigh add` needs an address").exp("ADDR"));
     };
     let Some(mac) = mac else {
-        return Err(p
-            .eol("`neigh add` needs a link-layer address")
-            .exp("lladdr MAC"));
+        return Err(p.eol("`neigh add` needs a link-layer address").exp("lladdr MAC"));
     };
     let Some(dev) = dev else {
         return Err(p.eol("`neigh add` needs a device").exp("dev DEV"));
     };
-    Ok(Item::Neigh {
-        spec: NeighSpec {
-            line,
-            dev,
-            addr,
-            mac,
-        },
-        replace,
-        at: at.clone(),
-    })
+    Ok(Item::Neigh { spec: NeighSpec { line, dev, addr, mac }, replace, at: at.clone() })
 }
 
 /// `sr tunsrc set ADDR` and `sr hmac set KEYID ALG SECRET`.
@@ -439,9 +360,7 @@ fn parse_sr(p: &mut P, obj: &Tok, line: usize) -> Result<Item, PErr> {
     if matches(&w.text, "tunsrc") {
         let s = p.value(w, "set")?;
         if !matches(&s.text, "set") {
-            return Err(
-                PErr::at(s, format!("unsupported `sr tunsrc` command `{}`", s.text)).exp("set"),
-            );
+            return Err(PErr::at(s, format!("unsupported `sr tunsrc` command `{}`", s.text)).exp("set"));
         }
         let a = value::v6_of(p.value(s, "an IPv6 address")?)?;
         p.done("end of line after the address")?;
@@ -451,16 +370,13 @@ fn parse_sr(p: &mut P, obj: &Tok, line: usize) -> Result<Item, PErr> {
         const FULL: &str = "sr hmac set KEYID sha1|sha256 SECRET";
         let s = p.value(w, "set")?;
         if !matches(&s.text, "set") {
-            return Err(
-                PErr::at(s, format!("unsupported `sr hmac` command `{}`", s.text)).exp("set"),
-            );
+            return Err(PErr::at(s, format!("unsupported `sr hmac` command `{}`", s.text)).exp("set"));
         }
         let k = p.value(s, "an HMAC key id")?;
         let key_id = value::u32_of(k, "HMAC key id")?;
         if key_id == 0 {
             return Err(
-                PErr::at(k, "HMAC key id 0 is not valid (the kernel refuses it)")
-                    .exp("a key id from 1 to 4294967295"),
+                PErr::at(k, "HMAC key id 0 is not valid (the kernel refuses it)").exp("a key id from 1 to 4294967295")
             );
         }
         let missing = |p: &P| {
@@ -471,25 +387,15 @@ fn parse_sr(p: &mut P, obj: &Tok, line: usize) -> Result<Item, PErr> {
         let alg = match a.text.as_str() {
             "sha1" | "hmac(sha1)" => HmacAlg::Sha1,
             "sha256" | "hmac(sha256)" => HmacAlg::Sha256,
-            _ => {
-                return Err(PErr::at(a, format!("unknown HMAC algorithm `{}`", a.text))
-                    .exp("sha1 or sha256"))
-            }
+            _ => return Err(PErr::at(a, format!("unknown HMAC algorithm `{}`", a.text)).exp("sha1 or sha256")),
         };
         let sec = p.next().ok_or_else(|| missing(p))?;
         if sec.text.len() > value::MAX_SECRET {
-            return Err(
-                PErr::at(sec, format!("the secret is {} bytes long", sec.text.len()))
-                    .exp(format!("at most {} bytes", value::MAX_SECRET)),
-            );
+            return Err(PErr::at(sec, format!("the secret is {} bytes long", sec.text.len()))
+                .exp(format!("at most {} bytes", value::MAX_SECRET)));
         }
         p.done("end of line after the secret (quote a secret that has spaces)")?;
-        let key = HmacKeySpec {
-            line,
-            key_id,
-            alg,
-            secret: sec.text.as_bytes().to_vec(),
-        };
+        let key = HmacKeySpec { line, key_id, alg, secret: sec.text.as_bytes().to_vec() };
         Ok(Item::Hmac { key, at: k.clone() })
     } else {
         Err(PErr::at(w, format!("unsupported sr object `{}`", w.text)).exp("tunsrc or hmac"))
@@ -507,20 +413,14 @@ fn parse_sysctl(p: &mut P, cmd: &Tok) -> Result<Item, PErr> {
     while let Some(t) = p.next() {
         if let Some(flags) = t.text.strip_prefix('-') {
             if any || flags.is_empty() || !flags.chars().all(|c| c == 'w' || c == 'q') {
-                return Err(
-                    PErr::at(t, format!("unsupported sysctl option `{}`", t.text))
-                        .exp("-w, -q or KEY=VALUE"),
-                );
+                return Err(PErr::at(t, format!("unsupported sysctl option `{}`", t.text)).exp("-w, -q or KEY=VALUE"));
             }
             continue;
         }
         any = true;
         let Some((key, val)) = t.text.split_once('=') else {
-            return Err(PErr::at(
-                t,
-                format!("`{}` is not KEY=VALUE (sr6 does not read sysctls)", t.text),
-            )
-            .exp("KEY=VALUE without spaces"));
+            return Err(PErr::at(t, format!("`{}` is not KEY=VALUE (sr6 does not read sysctls)", t.text))
+                .exp("KEY=VALUE without spaces"));
         };
         let vcol = t.col + key.chars().count() + 1;
         if let Some(s) = sysctl_one(p, t, key, val, vcol)? {
@@ -528,31 +428,15 @@ fn parse_sysctl(p: &mut P, cmd: &Tok) -> Result<Item, PErr> {
         }
     }
     if !any {
-        return Err(p
-            .eol(format!("`{}` needs KEY=VALUE", cmd.text))
-            .exp("KEY=VALUE"));
+        return Err(p.eol(format!("`{}` needs KEY=VALUE", cmd.text)).exp("KEY=VALUE"));
     }
-    Ok(if out.is_empty() {
-        Item::Nothing
-    } else {
-        Item::Sysctls(out)
-    })
+    Ok(if out.is_empty() { Item::Nothing } else { Item::Sysctls(out) })
 }
 
-fn sysctl_one(
-    p: &mut P,
-    t: &Tok,
-    key: &str,
-    val: &str,
-    vcol: usize,
-) -> Result<Option<SysctlSpec>, PErr> {
+fn sysctl_one(p: &mut P, t: &Tok, key: &str, val: &str, vcol: usize) -> Result<Option<SysctlSpec>, PErr> {
     let line = t.line;
     let unknown = || {
-        PErr::at(
-            t,
-            format!("unknown sysctl key `{key}`; sr6 understands: {SYSCTL_KEYS}"),
-        )
-        .exp("a key sr6 understands")
+        PErr::at(t, format!("unknown sysctl key `{key}`; sr6 understands: {SYSCTL_KEYS}")).exp("a key sr6 understands")
     };
     // `a.b.c` with `/` standing for a `.` inside a component, or `a/b/c`.
     let parts: Vec<String> = if key.starts_with("net/") {
@@ -562,24 +446,15 @@ fn sysctl_one(
     };
     let parts: Vec<&str> = parts.iter().map(String::as_str).collect();
     let int = |lo: i64, hi: i64| -> Result<i64, PErr> {
-        let ok = !val.is_empty()
-            && val
-                .strip_prefix('-')
-                .unwrap_or(val)
-                .chars()
-                .all(|c| c.is_ascii_digit())
-            && val != "-";
+        let ok =
+            !val.is_empty() && val.strip_prefix('-').unwrap_or(val).chars().all(|c| c.is_ascii_digit()) && val != "-";
         match val.parse::<i64>() {
             Ok(v) if ok && (lo..=hi).contains(&v) => Ok(v),
-            _ => Err(
-                PErr::at_pos(line, vcol, format!("invalid value `{val}` for {key}")).exp(
-                    if lo == -1 {
-                        "-1, 0 or 1".to_string()
-                    } else {
-                        format!("an integer from {lo} to {hi}")
-                    },
-                ),
-            ),
+            _ => Err(PErr::at_pos(line, vcol, format!("invalid value `{val}` for {key}")).exp(if lo == -1 {
+                "-1, 0 or 1".to_string()
+            } else {
+                format!("an integer from {lo} to {hi}")
+            })),
         }
     };
     let mut sel = |d: &str| -> Result<DevSel, PErr> {
@@ -588,12 +463,7 @@ fn sysctl_one(
             "default" => DevSel::Default,
             _ => {
                 let col = t.col + "net.ipv6.conf.".len();
-                let dt = Tok {
-                    text: d.to_string(),
-                    line,
-                    col,
-                    width: d.chars().count(),
-                };
+                let dt = Tok { text: d.to_string(), line, col, width: d.chars().count() };
                 let dev = value::dev_of(&dt)?;
                 p.note_dev(&dev);
                 DevSel::Dev(dev)
@@ -601,27 +471,13 @@ fn sysctl_one(
         })
     };
     Ok(match parts.as_slice() {
-        ["net", "ipv4", "ip_forward"] => Some(SysctlSpec::Forwarding4 {
-            line,
-            dev: DevSel::All,
-            value: int(0, 1)? == 1,
-        }),
+        ["net", "ipv4", "ip_forward"] => {
+            Some(SysctlSpec::Forwarding4 { line, dev: DevSel::All, value: int(0, 1)? == 1 })
+        }
         ["net", "ipv6", "conf", d, leaf] => match *leaf {
-            "seg6_enabled" => Some(SysctlSpec::Seg6Enabled {
-                line,
-                dev: sel(d)?,
-                value: int(0, 1)? == 1,
-            }),
-            "seg6_require_hmac" => Some(SysctlSpec::RequireHmac {
-                line,
-                dev: sel(d)?,
-                value: int(-1, 1)? as i8,
-            }),
-            "forwarding" => Some(SysctlSpec::Forwarding6 {
-                line,
-                dev: sel(d)?,
-                value: int(0, 1)? == 1,
-            }),
+            "seg6_enabled" => Some(SysctlSpec::Seg6Enabled { line, dev: sel(d)?, value: int(0, 1)? == 1 }),
+            "seg6_require_hmac" => Some(SysctlSpec::RequireHmac { line, dev: sel(d)?, value: int(-1, 1)? as i8 }),
+            "forwarding" => Some(SysctlSpec::Forwarding6 { line, dev: sel(d)?, value: int(0, 1)? == 1 }),
             "accept_dad" | "accept_ra" => {
                 sel(d)?;
                 int(0, 2)?;
@@ -630,11 +486,7 @@ fn sysctl_one(
             _ => return Err(unknown()),
         },
         ["net", "ipv4", "conf", d, leaf] => match *leaf {
-            "forwarding" => Some(SysctlSpec::Forwarding4 {
-                line,
-                dev: sel(d)?,
-                value: int(0, 1)? == 1,
-            }),
+            "forwarding" => Some(SysctlSpec::Forwarding4 { line, dev: sel(d)?, value: int(0, 1)? == 1 }),
             "rp_filter" => {
                 sel(d)?;
                 int(0, 2)?;

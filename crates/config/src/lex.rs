@@ -46,10 +46,7 @@ pub(crate) fn lex_line(src: &str, line: usize) -> Result<Lexed, PErr> {
             i += 1;
         }
         if i >= n || chars[i] == '#' {
-            return Ok(Lexed {
-                toks,
-                continues: None,
-            });
+            return Ok(Lexed { toks, continues: None });
         }
         let start = i;
         let mut text = String::new();
@@ -72,8 +69,7 @@ pub(crate) fn lex_line(src: &str, line: usize) -> Result<Lexed, PErr> {
                             i += 1;
                             break;
                         }
-                        if q == '"' && c == '\\' && i + 1 < n && matches!(chars[i + 1], '"' | '\\')
-                        {
+                        if q == '"' && c == '\\' && i + 1 < n && matches!(chars[i + 1], '"' | '\\') {
                             text.push(chars[i + 1]);
                             i += 2;
                         } else {
@@ -100,12 +96,7 @@ pub(crate) fn lex_line(src: &str, line: usize) -> Result<Lexed, PErr> {
         }
         let end = end.unwrap_or(i);
         if end > start && (quoted || !text.is_empty()) {
-            toks.push(Tok {
-                text,
-                line,
-                col: start + 1,
-                width: end - start,
-            });
+            toks.push(Tok { text, line, col: start + 1, width: end - start });
         }
         if continues.is_some() {
             return Ok(Lexed { toks, continues });
@@ -118,20 +109,12 @@ mod tests {
     use super::*;
 
     fn words(s: &str) -> Vec<(String, usize)> {
-        lex_line(s, 1)
-            .unwrap()
-            .toks
-            .into_iter()
-            .map(|t| (t.text, t.col))
-            .collect()
+        lex_line(s, 1).unwrap().toks.into_iter().map(|t| (t.text, t.col)).collect()
     }
 
     #[test]
     fn columns_and_comments() {
-        assert_eq!(
-            words("  ip  -6 route # comment"),
-            vec![("ip".into(), 3), ("-6".into(), 7), ("route".into(), 10)]
-        );
+        assert_eq!(words("  ip  -6 route # comment"), vec![("ip".into(), 3), ("-6".into(), 7), ("route".into(), 10)]);
         assert_eq!(words("# only a comment"), vec![]);
         assert_eq!(words("key#1 x"), vec![("key#1".into(), 1), ("x".into(), 7)]);
         assert_eq!(words("\ta\tb"), vec![("a".into(), 2), ("b".into(), 4)]);
@@ -139,10 +122,7 @@ mod tests {
 
     #[test]
     fn quotes_and_escapes() {
-        assert_eq!(
-            words(r#"set "a b#c" ''"#),
-            vec![("set".into(), 1), ("a b#c".into(), 5), ("".into(), 13)]
-        );
+        assert_eq!(words(r#"set "a b#c" ''"#), vec![("set".into(), 1), ("a b#c".into(), 5), ("".into(), 13)]);
         assert_eq!(words(r#""q\"x\\""#), vec![(r#"q"x\"#.into(), 1)]);
         assert_eq!(words(r"a\ b"), vec![("a b".into(), 1)]);
         assert_eq!(words("'it''s'"), vec![("its".into(), 1)]);

@@ -66,20 +66,10 @@ pub(crate) struct PErr {
 
 impl PErr {
     pub fn at(t: &lex::Tok, message: impl Into<String>) -> PErr {
-        PErr {
-            line: t.line,
-            col: t.col,
-            message: message.into(),
-            expected: None,
-        }
+        PErr { line: t.line, col: t.col, message: message.into(), expected: None }
     }
     pub fn at_pos(line: usize, col: usize, message: impl Into<String>) -> PErr {
-        PErr {
-            line,
-            col,
-            message: message.into(),
-            expected: None,
-        }
+        PErr { line, col, message: message.into(), expected: None }
     }
     pub fn exp(mut self, expected: impl Into<String>) -> PErr {
         self.expected = Some(expected.into());
@@ -121,23 +111,13 @@ pub fn parse_file(path: &Path) -> Result<RouterSpec, ConfigError> {
 /// spec. A blank or comment-only line is accepted and changes nothing; on error `spec`
 /// is left unchanged. The line may be continued with `\` + newline, but must hold
 /// exactly one command.
-pub fn parse_line(
-    line: &str,
-    file: &str,
-    line_no: usize,
-    spec: &mut RouterSpec,
-) -> Result<(), ConfigError> {
+pub fn parse_line(line: &str, file: &str, line_no: usize, spec: &mut RouterSpec) -> Result<(), ConfigError> {
     parse_into(line, line_no, spec, true).map_err(|e| e.in_file(file))
 }
 
 /// Tokenize `src` line by line (joining `\` continuations) and apply each command to
 /// `spec`. Each command is applied all-or-nothing.
-fn parse_into(
-    src: &str,
-    first_line: usize,
-    spec: &mut RouterSpec,
-    single: bool,
-) -> Result<(), PErr> {
+fn parse_into(src: &str, first_line: usize, spec: &mut RouterSpec, single: bool) -> Result<(), PErr> {
     let src = src.strip_prefix('\u{feff}').unwrap_or(src);
     let mut pending: Vec<lex::Tok> = Vec::new();
     let mut continued: Option<(usize, usize)> = None;
@@ -169,10 +149,8 @@ fn parse_into(
         pending.clear();
     }
     if let Some((line, col)) = continued {
-        return Err(
-            PErr::at_pos(line, col, "`\\` continues the command but nothing follows")
-                .exp("the rest of the command on the next line"),
-        );
+        return Err(PErr::at_pos(line, col, "`\\` continues the command but nothing follows")
+            .exp("the rest of the command on the next line"));
     }
     if let Some(cmd) = stashed {
         apply::commit(spec, &mut idx, cmd)?;

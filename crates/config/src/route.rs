@@ -10,9 +10,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use sr6_core::behaviour::BehaviorKind;
 use sr6_core::behaviour::{by_keyword, Descriptor, Flavor, Param, DESCRIPTORS};
-use sr6_core::spec::{
-    Flavors, Prefix, RouteKind, RouteSpec, Seg6Encap, Seg6Mode, SidAction, SidParams, MAIN_TABLE,
-};
+use sr6_core::spec::{Flavors, Prefix, RouteKind, RouteSpec, Seg6Encap, Seg6Mode, SidAction, SidParams, MAIN_TABLE};
 
 use crate::cmd::{once, Item, P};
 use crate::lex::Tok;
@@ -26,8 +24,7 @@ pub(crate) enum Verb {
     Append,
 }
 
-const OPTIONS: &str =
-    "via NH, dev DEV, table TABLE, encap seg6 ..., encap seg6local ..., metric N, proto P, \
+const OPTIONS: &str = "via NH, dev DEV, table TABLE, encap seg6 ..., encap seg6local ..., metric N, proto P, \
 onlink, mtu N or scope link|global";
 
 const FLAVORS: [Flavor; 3] = [Flavor::Psp, Flavor::Usp, Flavor::Usd];
@@ -58,13 +55,9 @@ pub(crate) fn parse_route(p: &mut P, verb: Verb, line: usize) -> Result<Item, PE
             };
             t = p.value(t, "a prefix: ADDR[/LEN] or default")?;
         }
-        "local" | "broadcast" | "anycast" | "multicast" | "throw" | "prohibit" | "nat"
-        | "xresolve" => {
-            return Err(PErr::at(
-                t,
-                format!("route type `{}` is not supported by sr6", t.text),
-            )
-            .exp("unicast, blackhole or unreachable"));
+        "local" | "broadcast" | "anycast" | "multicast" | "throw" | "prohibit" | "nat" | "xresolve" => {
+            return Err(PErr::at(t, format!("route type `{}` is not supported by sr6", t.text))
+                .exp("unicast, blackhole or unreachable"));
         }
         _ => {}
     }
@@ -97,11 +90,8 @@ pub(crate) fn parse_route(p: &mut P, verb: Verb, line: usize) -> Result<Item, PE
                 let a = value::ip_of(v)?;
                 if let Some(f) = fam_kw {
                     if f != Fam::of(&a) {
-                        return Err(PErr::at(
-                            v,
-                            format!("`{}` is not an {} address", v.text, f.name()),
-                        )
-                        .exp(format!("an {} address", f.name())));
+                        return Err(PErr::at(v, format!("`{}` is not an {} address", v.text, f.name()))
+                            .exp(format!("an {} address", f.name())));
                     }
                 }
                 via = Some((a, v));
@@ -120,10 +110,7 @@ pub(crate) fn parse_route(p: &mut P, verb: Verb, line: usize) -> Result<Item, PE
                 table = Some(value::table_of(p.value(w, "a table id")?)?);
             }
             "metric" | "priority" | "preference" => {
-                if seen
-                    .iter()
-                    .any(|s| matches!(s.as_str(), "metric" | "priority" | "preference"))
-                {
+                if seen.iter().any(|s| matches!(s.as_str(), "metric" | "priority" | "preference")) {
                     return Err(PErr::at(w, "duplicate `metric`").exp("`metric` at most once"));
                 }
                 seen.push(w.text.clone());
@@ -146,11 +133,9 @@ pub(crate) fn parse_route(p: &mut P, verb: Verb, line: usize) -> Result<Item, PE
                 once(&mut seen, w)?;
                 let v = p.value(w, "link or global")?;
                 if !matches!(v.text.as_str(), "link" | "global" | "universe") {
-                    return Err(PErr::at(
-                        v,
-                        format!("route scope `{}` is not supported by sr6", v.text),
-                    )
-                    .exp("link or global"));
+                    return Err(
+                        PErr::at(v, format!("route scope `{}` is not supported by sr6", v.text)).exp("link or global")
+                    );
                 }
             }
             "encap" => {
@@ -161,27 +146,15 @@ pub(crate) fn parse_route(p: &mut P, verb: Verb, line: usize) -> Result<Item, PE
                 encap = Some((e, w));
             }
             "nexthop" => {
-                return Err(PErr::at(w, "multipath routes are not supported by sr6")
-                    .exp("a single via/dev"));
+                return Err(PErr::at(w, "multipath routes are not supported by sr6").exp("a single via/dev"));
             }
             "mode" | "segs" | "hmac" => {
-                return Err(PErr::at(
-                    w,
-                    format!(
-                        "`{}` belongs to `encap seg6` and must follow it directly",
-                        w.text
-                    ),
-                )
-                .exp(OPTIONS));
+                return Err(PErr::at(w, format!("`{}` belongs to `encap seg6` and must follow it directly", w.text))
+                    .exp(OPTIONS));
             }
-            kw if Param::from_keyword(kw).is_some()
-                || matches!(kw, "action" | "flavors" | "count") =>
-            {
-                return Err(PErr::at(
-                    w,
-                    format!("`{kw}` belongs to `encap seg6local` and must follow it directly"),
-                )
-                .exp(OPTIONS));
+            kw if Param::from_keyword(kw).is_some() || matches!(kw, "action" | "flavors" | "count") => {
+                return Err(PErr::at(w, format!("`{kw}` belongs to `encap seg6local` and must follow it directly"))
+                    .exp(OPTIONS));
             }
             _ => return Err(PErr::at(w, format!("unknown route option `{}`", w.text)).exp(OPTIONS)),
         }
@@ -198,11 +171,8 @@ pub(crate) fn parse_route(p: &mut P, verb: Verb, line: usize) -> Result<Item, PE
             (Some(f), _) => f,
             (None, Some((a, _))) => Fam::of(&a),
             (None, None) => {
-                return Err(PErr::at(
-                    pfx_tok,
-                    "`default` needs an address family: give -6 or -4, or a `via`",
-                )
-                .exp("ip -6 route add default ..., or ::/0 or 0.0.0.0/0"))
+                return Err(PErr::at(pfx_tok, "`default` needs an address family: give -6 or -4, or a `via`")
+                    .exp("ip -6 route add default ..., or ::/0 or 0.0.0.0/0"))
             }
         },
     };
@@ -214,12 +184,7 @@ pub(crate) fn parse_route(p: &mut P, verb: Verb, line: usize) -> Result<Item, PE
         if Fam::of(&a) != fam {
             return Err(PErr::at(
                 v,
-                format!(
-                    "next hop `{}` is {} but the route is {}",
-                    v.text,
-                    Fam::of(&a).name(),
-                    fam.name()
-                ),
+                format!("next hop `{}` is {} but the route is {}", v.text, Fam::of(&a).name(), fam.name()),
             )
             .exp(format!("an {} next hop", fam.name())));
         }
@@ -227,15 +192,10 @@ pub(crate) fn parse_route(p: &mut P, verb: Verb, line: usize) -> Result<Item, PE
 
     let kind = match rtype {
         Type::Blackhole | Type::Unreachable => {
-            let name = if rtype == Type::Blackhole {
-                "blackhole"
-            } else {
-                "unreachable"
-            };
+            let name = if rtype == Type::Blackhole { "blackhole" } else { "unreachable" };
             if let Some(x) = forwarding_words.first() {
                 return Err(
-                    PErr::at(x, format!("a {name} route takes no via, dev or encap"))
-                        .exp("table, metric or proto"),
+                    PErr::at(x, format!("a {name} route takes no via, dev or encap")).exp("table, metric or proto")
                 );
             }
             if name == "blackhole" {
@@ -249,19 +209,12 @@ pub(crate) fn parse_route(p: &mut P, verb: Verb, line: usize) -> Result<Item, PE
             match encap {
                 None => {
                     if via.is_none() && dev_name.is_none() {
-                        return Err(p
-                            .eol("a route needs a next hop or a device")
-                            .exp("via NH or dev DEV"));
+                        return Err(p.eol("a route needs a next hop or a device").exp("via NH or dev DEV"));
                     }
-                    RouteKind::Forward {
-                        via: via.map(|v| v.0),
-                        dev: dev_name,
-                    }
+                    RouteKind::Forward { via: via.map(|v| v.0), dev: dev_name }
                 }
                 Some((Encap::Seg6 { encap, mode_tok }, _)) => {
-                    if fam == Fam::V4
-                        && matches!(encap.mode, Seg6Mode::Inline | Seg6Mode::InlineRed)
-                    {
+                    if fam == Fam::V4 && matches!(encap.mode, Seg6Mode::Inline | Seg6Mode::InlineRed) {
                         return Err(PErr::at(
                             mode_tok,
                             format!(
@@ -271,43 +224,27 @@ pub(crate) fn parse_route(p: &mut P, verb: Verb, line: usize) -> Result<Item, PE
                         )
                         .exp("encap, encap.red, l2encap or l2encap.red"));
                     }
-                    RouteKind::Seg6 {
-                        encap,
-                        via: via.map(|v| v.0),
-                        dev: dev_name,
-                    }
+                    RouteKind::Seg6 { encap, via: via.map(|v| v.0), dev: dev_name }
                 }
                 Some((Encap::Local { action }, _)) => {
                     if fam == Fam::V4 {
-                        return Err(PErr::at(
-                            pfx_tok,
-                            "a seg6local route (a local SID) needs an IPv6 prefix",
-                        )
-                        .exp("an IPv6 prefix"));
+                        return Err(PErr::at(pfx_tok, "a seg6local route (a local SID) needs an IPv6 prefix")
+                            .exp("an IPv6 prefix"));
                     }
                     if let Some(v) = forwarding_words.iter().find(|t| t.text == "via") {
-                        return Err(PErr::at(v, "a seg6local route takes no `via`; the action's nh6/nh4 is its next hop")
-                            .exp("dev DEV or nothing"));
+                        return Err(PErr::at(
+                            v,
+                            "a seg6local route takes no `via`; the action's nh6/nh4 is its next hop",
+                        )
+                        .exp("dev DEV or nothing"));
                     }
-                    RouteKind::Seg6Local {
-                        action,
-                        dev: dev_name,
-                    }
+                    RouteKind::Seg6Local { action, dev: dev_name }
                 }
             }
         }
     };
-    let spec = RouteSpec {
-        line,
-        table: table.unwrap_or(MAIN_TABLE),
-        prefix,
-        kind,
-    };
-    Ok(Item::Route {
-        spec,
-        verb,
-        at: pfx_tok.clone(),
-    })
+    let spec = RouteSpec { line, table: table.unwrap_or(MAIN_TABLE), prefix, kind };
+    Ok(Item::Route { spec, verb, at: pfx_tok.clone() })
 }
 
 fn parse_encap<'a>(p: &mut P<'a>, kw: &Tok) -> Result<Encap<'a>, PErr> {
@@ -315,20 +252,12 @@ fn parse_encap<'a>(p: &mut P<'a>, kw: &Tok) -> Result<Encap<'a>, PErr> {
     match t.text.as_str() {
         "seg6" => parse_seg6(p, t),
         "seg6local" => parse_seg6local(p, t),
-        _ => Err(PErr::at(
-            t,
-            format!("encap type `{}` is not supported by sr6", t.text),
-        )
-        .exp("seg6 or seg6local")),
+        _ => Err(PErr::at(t, format!("encap type `{}` is not supported by sr6", t.text)).exp("seg6 or seg6local")),
     }
 }
 
 fn mode_list() -> String {
-    Seg6Mode::ALL
-        .iter()
-        .map(|m| m.keyword())
-        .collect::<Vec<_>>()
-        .join(", ")
+    Seg6Mode::ALL.iter().map(|m| m.keyword()).collect::<Vec<_>>().join(", ")
 }
 
 /// `mode M segs S1,...,Sn [hmac K]` (`segs` after `mode`, as iproute2 requires).
@@ -343,18 +272,15 @@ fn parse_seg6<'a>(p: &mut P<'a>, kw: &'a Tok) -> Result<Encap<'a>, PErr> {
                 p.next();
                 once(&mut seen, w)?;
                 let v = p.value(w, &mode_list())?;
-                let m = Seg6Mode::from_keyword(&v.text).ok_or_else(|| {
-                    PErr::at(v, format!("unknown seg6 mode `{}`", v.text)).exp(mode_list())
-                })?;
+                let m = Seg6Mode::from_keyword(&v.text)
+                    .ok_or_else(|| PErr::at(v, format!("unknown seg6 mode `{}`", v.text)).exp(mode_list()))?;
                 mode = Some((m, v));
             }
             "segs" => {
                 p.next();
                 once(&mut seen, w)?;
                 if mode.is_none() {
-                    return Err(
-                        PErr::at(w, "`segs` given before `mode`").exp("mode MODE segs S1,S2,...")
-                    );
+                    return Err(PErr::at(w, "`segs` given before `mode`").exp("mode MODE segs S1,S2,..."));
                 }
                 segs = Some(value::segs_of(p.value(w, "S1,S2,...,Sn")?)?);
             }
@@ -367,33 +293,21 @@ fn parse_seg6<'a>(p: &mut P<'a>, kw: &'a Tok) -> Result<Encap<'a>, PErr> {
         }
     }
     let Some((mode, mode_tok)) = mode else {
-        return Err(PErr::at(kw, "`encap seg6` needs a mode")
-            .exp(format!("mode {}", mode_list().replace(", ", "|"))));
+        return Err(PErr::at(kw, "`encap seg6` needs a mode").exp(format!("mode {}", mode_list().replace(", ", "|"))));
     };
     let Some(segs) = segs else {
         return Err(PErr::at(kw, "`encap seg6` needs a segment list").exp("segs S1,S2,...,Sn"));
     };
-    Ok(Encap::Seg6 {
-        encap: Seg6Encap { mode, segs, hmac },
-        mode_tok,
-    })
+    Ok(Encap::Seg6 { encap: Seg6Encap { mode, segs, hmac }, mode_tok })
 }
 
 fn keyword_list() -> String {
-    DESCRIPTORS
-        .iter()
-        .map(|d| d.keyword)
-        .collect::<Vec<_>>()
-        .join(", ")
+    DESCRIPTORS.iter().map(|d| d.keyword).collect::<Vec<_>>().join(", ")
 }
 
 /// What an action takes, for messages: `nh6 (required), oif`.
 fn takes(d: &Descriptor) -> String {
-    let mut v: Vec<String> = d
-        .required
-        .iter()
-        .map(|p| format!("{} (required)", p.keyword()))
-        .collect();
+    let mut v: Vec<String> = d.required.iter().map(|p| format!("{} (required)", p.keyword())).collect();
     v.extend(d.optional.iter().map(|p| p.keyword().to_string()));
     if v.is_empty() {
         "no parameters".to_string()
@@ -424,19 +338,12 @@ fn srh_mode(kind: BehaviorKind) -> Seg6Mode {
 fn parse_seg6local<'a>(p: &mut P<'a>, kw: &Tok) -> Result<Encap<'a>, PErr> {
     let a = p.value(kw, "action BEHAVIOUR")?;
     if a.text != "action" {
-        return Err(PErr::at(
-            a,
-            format!(
-                "`encap seg6local` must start with `action`, not `{}`",
-                a.text
-            ),
-        )
-        .exp("action BEHAVIOUR"));
+        return Err(PErr::at(a, format!("`encap seg6local` must start with `action`, not `{}`", a.text))
+            .exp("action BEHAVIOUR"));
     }
     let b = p.value(a, &keyword_list())?;
     let d = by_keyword(&b.text).ok_or_else(|| {
-        PErr::at(b, format!("unknown seg6local action `{}`", b.text))
-            .exp(format!("one of {}", keyword_list()))
+        PErr::at(b, format!("unknown seg6local action `{}`", b.text)).exp(format!("one of {}", keyword_list()))
     })?;
     let mut params = SidParams::default();
     let mut given: Vec<Param> = Vec::new();
@@ -449,18 +356,12 @@ fn parse_seg6local<'a>(p: &mut P<'a>, kw: &Tok) -> Result<Encap<'a>, PErr> {
             if !d.accepts(param) {
                 return Err(PErr::at(
                     w,
-                    format!(
-                        "{} does not take `{}`; it takes: {}",
-                        d.keyword,
-                        param.keyword(),
-                        takes(d)
-                    ),
+                    format!("{} does not take `{}`; it takes: {}", d.keyword, param.keyword(), takes(d)),
                 )
                 .exp(takes(d)));
             }
             if given.contains(&param) {
-                return Err(PErr::at(w, format!("duplicate `{}`", w.text))
-                    .exp(format!("`{}` at most once", w.text)));
+                return Err(PErr::at(w, format!("duplicate `{}`", w.text)).exp(format!("`{}` at most once", w.text)));
             }
             given.push(param);
             let hint = param.value_hint();
@@ -504,14 +405,7 @@ fn parse_seg6local<'a>(p: &mut P<'a>, kw: &Tok) -> Result<Encap<'a>, PErr> {
         let m = missing.join(" and ");
         return Err(PErr::at(b, format!("{} requires {m}", d.keyword)).exp(m));
     }
-    Ok(Encap::Local {
-        action: SidAction {
-            behavior: d.kind,
-            params,
-            flavors,
-            count,
-        },
-    })
+    Ok(Encap::Local { action: SidAction { behavior: d.kind, params, flavors, count } })
 }
 
 /// `srh segs S1,...,Sn [hmac K]` (`segs` and `hmac` in any order).
@@ -535,9 +429,7 @@ fn parse_srh(p: &mut P, kw: &Tok, mode: Seg6Mode) -> Result<Seg6Encap, PErr> {
         }
     }
     let Some(segs) = segs else {
-        return Err(
-            PErr::at(kw, "`srh` needs a segment list").exp("srh segs S1,S2,...,Sn [hmac KEYID]")
-        );
+        return Err(PErr::at(kw, "`srh` needs a segment list").exp("srh segs S1,S2,...,Sn [hmac KEYID]"));
     };
     Ok(Seg6Encap { mode, segs, hmac })
 }
@@ -558,18 +450,14 @@ fn parse_flavors(t: &Tok, d: &Descriptor) -> Result<Flavors, PErr> {
         off += part.chars().count() + 1;
         let Some(f) = FLAVORS.into_iter().find(|f| f.keyword() == part) else {
             return Err(
-                PErr::at_pos(t.line, col, format!("unknown flavour `{part}`"))
-                    .exp("psp, usp, usd separated by commas"),
+                PErr::at_pos(t.line, col, format!("unknown flavour `{part}`")).exp("psp, usp, usd separated by commas")
             );
         };
         if !d.allows_flavor(f) {
             return Err(PErr::at_pos(
                 t.line,
                 col,
-                format!(
-                    "flavour `{part}` is not allowed on {} (RFC 8986 §4.16)",
-                    d.keyword
-                ),
+                format!("flavour `{part}` is not allowed on {} (RFC 8986 §4.16)", d.keyword),
             )
             .exp(allowed()));
         }
@@ -580,8 +468,7 @@ fn parse_flavors(t: &Tok, d: &Descriptor) -> Result<Flavors, PErr> {
         };
         if *slot {
             return Err(
-                PErr::at_pos(t.line, col, format!("duplicate flavour `{part}`"))
-                    .exp("each flavour at most once"),
+                PErr::at_pos(t.line, col, format!("duplicate flavour `{part}`")).exp("each flavour at most once")
             );
         }
         *slot = true;
@@ -627,10 +514,7 @@ pub(crate) fn parse_route_del(p: &mut P) -> Result<Item, PErr> {
                 once(&mut seen, w)?;
                 value::u32_of(p.value(w, "a number")?, "metric")?;
             }
-            _ => {
-                return Err(PErr::at(w, format!("unknown option `{}` for route del", w.text))
-                    .exp(DEL_OPTIONS))
-            }
+            _ => return Err(PErr::at(w, format!("unknown option `{}` for route del", w.text)).exp(DEL_OPTIONS)),
         }
     }
     let prefix = match pfx {
@@ -655,5 +539,11 @@ fn prefix_or_default(t: &Tok) -> Result<Option<Prefix>, PErr> {
     if t.text == "default" {
         return Ok(None);
     }
-    value::prefix_of(t).map(Some).map_err(|e| if e.expected.is_none() { e.exp("a prefix: ADDR[/LEN] or default") } else { e })
+    value::prefix_of(t).map(Some).map_err(|e| {
+        if e.expected.is_none() {
+            e.exp("a prefix: ADDR[/LEN] or default")
+        } else {
+            e
+        }
+    })
 }

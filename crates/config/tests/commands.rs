@@ -37,54 +37,28 @@ fn sid(src: &str) -> SidAction {
 #[test]
 fn empty_and_comments() {
     assert_eq!(ok(""), RouterSpec::default());
-    assert_eq!(
-        ok("\n   \n# comment\n\t# indented comment\n"),
-        RouterSpec::default()
-    );
+    assert_eq!(ok("\n   \n# comment\n\t# indented comment\n"), RouterSpec::default());
 }
 
 #[test]
 fn link_set() {
     let s = ok("ip link set eth0 address 02:00:00:00:00:01");
-    assert_eq!(
-        s.links,
-        vec![LinkSpec {
-            line: 1,
-            dev: "eth0".into(),
-            mac: [2, 0, 0, 0, 0, 1]
-        }]
-    );
+    assert_eq!(s.links, vec![LinkSpec { line: 1, dev: "eth0".into(), mac: [2, 0, 0, 0, 0, 1] }]);
     assert_eq!(s.devices, vec!["eth0"]);
-    let s = ok(
-        "link set dev eth1 up\nip link set eth2 down\nip l s dev eth3 address 02:00:00:00:00:03 up",
-    );
+    let s = ok("link set dev eth1 up\nip link set eth2 down\nip l s dev eth3 address 02:00:00:00:00:03 up");
     assert_eq!(s.devices, vec!["eth1", "eth2", "eth3"]);
     assert_eq!(s.links.len(), 1);
     assert_eq!(s.links[0].dev, "eth3");
     // set twice: the last one wins
     let s = ok("link set eth0 address 02:00:00:00:00:01\nlink set eth0 address 02:00:00:00:00:02");
-    assert_eq!(
-        s.links,
-        vec![LinkSpec {
-            line: 2,
-            dev: "eth0".into(),
-            mac: [2, 0, 0, 0, 0, 2]
-        }]
-    );
+    assert_eq!(s.links, vec![LinkSpec { line: 2, dev: "eth0".into(), mac: [2, 0, 0, 0, 0, 2] }]);
 }
 
 #[test]
 fn addr_add() {
-    let s = ok("ip -6 addr add fc00:1::1/64 dev eth0\nip address add 10.0.0.1/24 dev eth1\na a dev eth2 fc00:2::1 nodad");
-    assert_eq!(
-        s.addrs[0],
-        AddrSpec {
-            line: 1,
-            dev: "eth0".into(),
-            addr: IpAddr::V6(v6("fc00:1::1")),
-            prefix_len: 64
-        }
-    );
+    let s =
+        ok("ip -6 addr add fc00:1::1/64 dev eth0\nip address add 10.0.0.1/24 dev eth1\na a dev eth2 fc00:2::1 nodad");
+    assert_eq!(s.addrs[0], AddrSpec { line: 1, dev: "eth0".into(), addr: IpAddr::V6(v6("fc00:1::1")), prefix_len: 64 });
     assert_eq!(s.addrs[1].addr, IpAddr::V4(v4("10.0.0.1")));
     assert_eq!(s.addrs[1].prefix_len, 24);
     assert_eq!(s.addrs[2].prefix_len, 128);
@@ -98,21 +72,14 @@ fn addr_add() {
 
 #[test]
 fn neigh_add() {
-    let s = ok(
-        "ip -6 neigh add fc00:1::2 lladdr 02:00:00:00:01:02 dev eth0\n\
+    let s = ok("ip -6 neigh add fc00:1::2 lladdr 02:00:00:00:01:02 dev eth0\n\
                 neighbor add 10.0.0.2 lladdr 02:00:00:00:01:03 dev eth1 nud permanent\n\
                 ip neighbour add to fc00::9 dev eth2 lladdr 02:00:00:00:01:04 nud noarp\n\
-                neigh replace fc00:1::2 lladdr 02:00:00:00:01:05 dev eth0 nud reachable",
-    );
+                neigh replace fc00:1::2 lladdr 02:00:00:00:01:05 dev eth0 nud reachable");
     assert_eq!(s.neighs.len(), 3);
     assert_eq!(
         s.neighs[0],
-        NeighSpec {
-            line: 4,
-            dev: "eth0".into(),
-            addr: IpAddr::V6(v6("fc00:1::2")),
-            mac: [2, 0, 0, 0, 1, 5]
-        }
+        NeighSpec { line: 4, dev: "eth0".into(), addr: IpAddr::V6(v6("fc00:1::2")), mac: [2, 0, 0, 0, 1, 5] }
     );
     assert_eq!(s.neighs[1].addr, IpAddr::V4(v4("10.0.0.2")));
     assert_eq!(s.devices, vec!["eth0", "eth1", "eth2"]);
@@ -123,82 +90,33 @@ fn forward_routes() {
     let r = route("ip -6 route add fc00:2::/64 via fc00:1::2 dev eth0");
     assert_eq!(r.prefix, Prefix::V6(v6("fc00:2::"), 64));
     assert_eq!(r.table, MAIN_TABLE);
-    assert_eq!(
-        r.kind,
-        RouteKind::Forward {
-            via: Some(IpAddr::V6(v6("fc00:1::2"))),
-            dev: Some("eth0".into())
-        }
-    );
+    assert_eq!(r.kind, RouteKind::Forward { via: Some(IpAddr::V6(v6("fc00:1::2"))), dev: Some("eth0".into()) });
     let r = route("route add fc00::5 dev eth1");
     assert_eq!(r.prefix, Prefix::V6(v6("fc00::5"), 128));
-    assert_eq!(
-        r.kind,
-        RouteKind::Forward {
-            via: None,
-            dev: Some("eth1".into())
-        }
-    );
-    let r = route(
-        "ip r a 10.1.0.0/16 via inet 10.0.0.1 table 100 metric 10 proto static onlink mtu 1400",
-    );
+    assert_eq!(r.kind, RouteKind::Forward { via: None, dev: Some("eth1".into()) });
+    let r = route("ip r a 10.1.0.0/16 via inet 10.0.0.1 table 100 metric 10 proto static onlink mtu 1400");
     assert_eq!(r.prefix, Prefix::V4(v4("10.1.0.0"), 16));
     assert_eq!(r.table, 100);
     let r = route("ip route replace 10.1.0.0/16 via 10.0.0.1 table local");
     assert_eq!(r.table, LOCAL_TABLE);
     let r = route("ip route append to 10.1.0.0/16 dev eth0 scope link table main");
     assert_eq!(r.table, MAIN_TABLE);
-    let r =
-        route("ip -6 route add fc00::/16 via inet6 fc00::1 table 0x10 metric 1024 mtu lock 1500");
+    let r = route("ip -6 route add fc00::/16 via inet6 fc00::1 table 0x10 metric 1024 mtu lock 1500");
     assert_eq!(r.table, 16);
-    let r = route(
-        "ip -6 route add fc00::/16 dev eth0 oif eth1"
-            .replace(" oif eth1", "")
-            .as_str(),
-    );
-    assert_eq!(
-        r.kind,
-        RouteKind::Forward {
-            via: None,
-            dev: Some("eth0".into())
-        }
-    );
+    let r = route("ip -6 route add fc00::/16 dev eth0 oif eth1".replace(" oif eth1", "").as_str());
+    assert_eq!(r.kind, RouteKind::Forward { via: None, dev: Some("eth0".into()) });
     let r = route("ip route add fc00::/16 oif eth0");
-    assert_eq!(
-        r.kind,
-        RouteKind::Forward {
-            via: None,
-            dev: Some("eth0".into())
-        }
-    );
+    assert_eq!(r.kind, RouteKind::Forward { via: None, dev: Some("eth0".into()) });
 }
 
 #[test]
 fn default_routes() {
-    assert_eq!(
-        route("ip -6 route add default via fe80::1 dev eth0").prefix,
-        Prefix::V6(Ipv6Addr::UNSPECIFIED, 0)
-    );
-    assert_eq!(
-        route("ip -4 route add default dev eth0").prefix,
-        Prefix::V4(Ipv4Addr::UNSPECIFIED, 0)
-    );
-    assert_eq!(
-        route("ip route add default via 10.0.0.1").prefix,
-        Prefix::V4(Ipv4Addr::UNSPECIFIED, 0)
-    );
-    assert_eq!(
-        route("ip route add default via fc00::1").prefix,
-        Prefix::V6(Ipv6Addr::UNSPECIFIED, 0)
-    );
-    assert_eq!(
-        route("ip -f inet6 route add default dev eth0").prefix,
-        Prefix::V6(Ipv6Addr::UNSPECIFIED, 0)
-    );
-    assert_eq!(
-        route("ip -6 route add ::/0 dev eth0").prefix,
-        Prefix::V6(Ipv6Addr::UNSPECIFIED, 0)
-    );
+    assert_eq!(route("ip -6 route add default via fe80::1 dev eth0").prefix, Prefix::V6(Ipv6Addr::UNSPECIFIED, 0));
+    assert_eq!(route("ip -4 route add default dev eth0").prefix, Prefix::V4(Ipv4Addr::UNSPECIFIED, 0));
+    assert_eq!(route("ip route add default via 10.0.0.1").prefix, Prefix::V4(Ipv4Addr::UNSPECIFIED, 0));
+    assert_eq!(route("ip route add default via fc00::1").prefix, Prefix::V6(Ipv6Addr::UNSPECIFIED, 0));
+    assert_eq!(route("ip -f inet6 route add default dev eth0").prefix, Prefix::V6(Ipv6Addr::UNSPECIFIED, 0));
+    assert_eq!(route("ip -6 route add ::/0 dev eth0").prefix, Prefix::V6(Ipv6Addr::UNSPECIFIED, 0));
 }
 
 #[test]
@@ -208,14 +126,8 @@ fn blackhole_unreachable() {
     let r = route("ip route add unreachable 10.9.0.0/16 table 7 metric 5");
     assert_eq!(r.kind, RouteKind::Unreachable);
     assert_eq!(r.table, 7);
-    assert_eq!(
-        route("ip -6 route add blackhole default").prefix,
-        Prefix::V6(Ipv6Addr::UNSPECIFIED, 0)
-    );
-    assert!(matches!(
-        route("ip route add unicast fc00::/16 dev eth0").kind,
-        RouteKind::Forward { .. }
-    ));
+    assert_eq!(route("ip -6 route add blackhole default").prefix, Prefix::V6(Ipv6Addr::UNSPECIFIED, 0));
+    assert!(matches!(route("ip route add unicast fc00::/16 dev eth0").kind, RouteKind::Forward { .. }));
 }
 
 #[test]
@@ -240,11 +152,7 @@ fn seg6_encap_all_modes() {
     assert_eq!(
         r.kind,
         RouteKind::Seg6 {
-            encap: Seg6Encap {
-                mode: Seg6Mode::Encap,
-                segs: vec![v6("fc00::1")],
-                hmac: Some(42)
-            },
+            encap: Seg6Encap { mode: Seg6Mode::Encap, segs: vec![v6("fc00::1")], hmac: Some(42) },
             via: Some(IpAddr::V6(v6("fc00:1::2"))),
             dev: None
         }
@@ -252,15 +160,11 @@ fn seg6_encap_all_modes() {
     // hmac before segs, dev before encap, IPv4 prefix with encap/encap.red/l2encap
     route("route add fc00:9::/64 dev eth0 encap seg6 mode inline hmac 1 segs fc00::1");
     for m in ["encap", "encap.red", "l2encap", "l2encap.red"] {
-        let r = route(&format!(
-            "ip route add 10.0.0.0/8 encap seg6 mode {m} segs fc00::1 dev eth0"
-        ));
+        let r = route(&format!("ip route add 10.0.0.0/8 encap seg6 mode {m} segs fc00::1 dev eth0"));
         assert_eq!(r.prefix, Prefix::V4(v4("10.0.0.0"), 8));
     }
     let sixteen = vec!["fc00::1"; 16].join(",");
-    route(&format!(
-        "route add fc00::/16 encap seg6 mode encap segs {sixteen}"
-    ));
+    route(&format!("route add fc00::/16 encap seg6 mode encap segs {sixteen}"));
 }
 
 #[test]
@@ -271,8 +175,7 @@ fn seg6local_every_behaviour() {
     assert!(a.flavors.is_empty());
     assert!(!a.count);
 
-    let a =
-        sid("route add fc00::2/128 encap seg6local action End.X nh6 fc00:1::2 oif eth1 dev eth0");
+    let a = sid("route add fc00::2/128 encap seg6local action End.X nh6 fc00:1::2 oif eth1 dev eth0");
     assert_eq!(a.behavior, BehaviorKind::EndX);
     assert_eq!(a.params.nh6, Some(v6("fc00:1::2")));
     assert_eq!(a.params.oif.as_deref(), Some("eth1"));
@@ -283,109 +186,47 @@ fn seg6local_every_behaviour() {
     assert_eq!(a.params.table, Some(MAIN_TABLE));
 
     let a = sid("route add fc00::4/128 encap seg6local action End.DX2 oif eth3 dev eth0");
-    assert_eq!(
-        (a.behavior, a.params.oif.as_deref()),
-        (BehaviorKind::EndDx2, Some("eth3"))
-    );
+    assert_eq!((a.behavior, a.params.oif.as_deref()), (BehaviorKind::EndDx2, Some("eth3")));
 
     let a = sid("route add fc00::5/128 encap seg6local action End.DX6 nh6 fc00:3::1 dev eth2");
-    assert_eq!(
-        (a.behavior, a.params.nh6),
-        (BehaviorKind::EndDx6, Some(v6("fc00:3::1")))
-    );
+    assert_eq!((a.behavior, a.params.nh6), (BehaviorKind::EndDx6, Some(v6("fc00:3::1"))));
 
     let a = sid("route add fc00::6/128 encap seg6local action End.DX4 nh4 10.0.0.1 dev eth2");
-    assert_eq!(
-        (a.behavior, a.params.nh4),
-        (BehaviorKind::EndDx4, Some(v4("10.0.0.1")))
-    );
+    assert_eq!((a.behavior, a.params.nh4), (BehaviorKind::EndDx4, Some(v4("10.0.0.1"))));
 
     let a = sid("route add fc00::7/128 encap seg6local action End.DT6 table 10 dev eth0");
-    assert_eq!(
-        (a.behavior, a.params.table),
-        (BehaviorKind::EndDt6, Some(10))
-    );
+    assert_eq!((a.behavior, a.params.table), (BehaviorKind::EndDt6, Some(10)));
     let a = sid("route add fc00::7/128 encap seg6local action End.DT6 vrftable 10 dev vrf0");
     assert_eq!(a.params.vrftable, Some(10));
 
     let a = sid("route add fc00::8/128 encap seg6local action End.DT4 vrftable 20 dev vrf1");
-    assert_eq!(
-        (a.behavior, a.params.vrftable),
-        (BehaviorKind::EndDt4, Some(20))
-    );
+    assert_eq!((a.behavior, a.params.vrftable), (BehaviorKind::EndDt4, Some(20)));
     let a = sid("route add fc00::9/128 encap seg6local action End.DT46 vrftable 30");
-    assert_eq!(
-        (a.behavior, a.params.vrftable),
-        (BehaviorKind::EndDt46, Some(30))
-    );
+    assert_eq!((a.behavior, a.params.vrftable), (BehaviorKind::EndDt46, Some(30)));
 
-    let a = sid(
-        "route add fc00::a/128 encap seg6local action End.B6 srh segs fc00:b::1,fc00:b::2 dev eth0",
-    );
+    let a = sid("route add fc00::a/128 encap seg6local action End.B6 srh segs fc00:b::1,fc00:b::2 dev eth0");
     assert_eq!(a.behavior, BehaviorKind::EndB6);
     assert_eq!(
         a.params.srh,
-        Some(Seg6Encap {
-            mode: Seg6Mode::Inline,
-            segs: vec![v6("fc00:b::1"), v6("fc00:b::2")],
-            hmac: None
-        })
+        Some(Seg6Encap { mode: Seg6Mode::Inline, segs: vec![v6("fc00:b::1"), v6("fc00:b::2")], hmac: None })
     );
     let a = sid("route add fc00::b/128 encap seg6local action End.B6.Encaps srh segs fc00:b::1 hmac 7 dev eth0");
-    assert_eq!(
-        a.params.srh,
-        Some(Seg6Encap {
-            mode: Seg6Mode::Encap,
-            segs: vec![v6("fc00:b::1")],
-            hmac: Some(7)
-        })
-    );
-    let a = sid(
-        "route add fc00::c/128 encap seg6local action End.B6.Encaps.Red srh hmac 8 segs fc00:b::1",
-    );
-    assert_eq!(
-        a.params.srh,
-        Some(Seg6Encap {
-            mode: Seg6Mode::EncapRed,
-            segs: vec![v6("fc00:b::1")],
-            hmac: Some(8)
-        })
-    );
+    assert_eq!(a.params.srh, Some(Seg6Encap { mode: Seg6Mode::Encap, segs: vec![v6("fc00:b::1")], hmac: Some(7) }));
+    let a = sid("route add fc00::c/128 encap seg6local action End.B6.Encaps.Red srh hmac 8 segs fc00:b::1");
+    assert_eq!(a.params.srh, Some(Seg6Encap { mode: Seg6Mode::EncapRed, segs: vec![v6("fc00:b::1")], hmac: Some(8) }));
 }
 
 #[test]
 fn seg6local_flavors_count_and_contexts() {
     let a = sid("route add fc00::1/128 encap seg6local action End flavors psp,usd count dev eth0");
-    assert_eq!(
-        a.flavors,
-        Flavors {
-            psp: true,
-            usp: false,
-            usd: true
-        }
-    );
+    assert_eq!(a.flavors, Flavors { psp: true, usp: false, usd: true });
     assert!(a.count);
     let a = sid("route add fc00::1/128 encap seg6local action End.X count flavors usp nh6 fc00::2");
-    assert_eq!(
-        a.flavors,
-        Flavors {
-            psp: false,
-            usp: true,
-            usd: false
-        }
-    );
+    assert_eq!(a.flavors, Flavors { psp: false, usp: true, usd: false });
     let a = sid("route add fc00::1/128 encap seg6local action End.T table 9 flavors usd,psp,usp");
-    assert_eq!(
-        a.flavors,
-        Flavors {
-            psp: true,
-            usp: true,
-            usd: true
-        }
-    );
+    assert_eq!(a.flavors, Flavors { psp: true, usp: true, usd: true });
     // after `dev`, `table` is the route's table again (iproute2 semantics)
-    let r =
-        route("route add fc00::1/128 encap seg6local action End.T table 100 dev eth0 table 200");
+    let r = route("route add fc00::1/128 encap seg6local action End.T table 100 dev eth0 table 200");
     assert_eq!(r.table, 200);
     match r.kind {
         RouteKind::Seg6Local { action, dev } => {
@@ -402,13 +243,11 @@ fn seg6local_flavors_count_and_contexts() {
 
 #[test]
 fn devices_in_order_of_first_mention() {
-    let s = ok(
-        "ip -6 route add fc00::2/128 encap seg6local action End.X nh6 fc00::9 oif eth5 dev eth4\n\
+    let s = ok("ip -6 route add fc00::2/128 encap seg6local action End.X nh6 fc00::9 oif eth5 dev eth4\n\
                 ip -6 addr add fc00::1/64 dev eth4\n\
                 sysctl -w net.ipv6.conf.eth6.seg6_enabled=1\n\
                 link set eth7 up\n\
-                ip -6 route add fc00:1::/64 dev eth5",
-    );
+                ip -6 route add fc00:1::/64 dev eth5");
     assert_eq!(s.devices, vec!["eth5", "eth4", "eth6", "eth7"]);
 }
 
@@ -419,29 +258,13 @@ fn sr_tunsrc_and_hmac() {
     let s = ok("ip sr tunsrc set fc00::1\nip sr tunsrc set ::");
     assert_eq!(s.tunsrc, None);
     let s = ok("ip sr hmac set 1 sha256 s3cret\nsr hmac set 2 sha1 \"with space\"\nsr hmac set 3 hmac(sha1) 'x#y'");
-    assert_eq!(
-        s.hmac_keys[0],
-        HmacKeySpec {
-            line: 1,
-            key_id: 1,
-            alg: HmacAlg::Sha256,
-            secret: b"s3cret".to_vec()
-        }
-    );
+    assert_eq!(s.hmac_keys[0], HmacKeySpec { line: 1, key_id: 1, alg: HmacAlg::Sha256, secret: b"s3cret".to_vec() });
     assert_eq!(s.hmac_keys[1].alg, HmacAlg::Sha1);
     assert_eq!(s.hmac_keys[1].secret, b"with space");
     assert_eq!(s.hmac_keys[2].secret, b"x#y");
     // set again replaces; empty secret deletes
     let s = ok("sr hmac set 1 sha1 a\nsr hmac set 1 sha256 b\nsr hmac set 2 sha1 c\nsr hmac set 2 sha1 \"\"");
-    assert_eq!(
-        s.hmac_keys,
-        vec![HmacKeySpec {
-            line: 2,
-            key_id: 1,
-            alg: HmacAlg::Sha256,
-            secret: b"b".to_vec()
-        }]
-    );
+    assert_eq!(s.hmac_keys, vec![HmacKeySpec { line: 2, key_id: 1, alg: HmacAlg::Sha256, secret: b"b".to_vec() }]);
     let max = "k".repeat(64);
     ok(&format!("sr hmac set 9 sha256 {max}"));
 }
@@ -460,52 +283,17 @@ fn sysctls() {
     assert_eq!(
         s.sysctls,
         vec![
-            SysctlSpec::Seg6Enabled {
-                line: 1,
-                dev: All,
-                value: true
-            },
-            SysctlSpec::Seg6Enabled {
-                line: 2,
-                dev: Dev("eth0".into()),
-                value: false
-            },
-            SysctlSpec::RequireHmac {
-                line: 3,
-                dev: Default,
-                value: -1
-            },
-            SysctlSpec::Forwarding6 {
-                line: 4,
-                dev: All,
-                value: true
-            },
-            SysctlSpec::Forwarding4 {
-                line: 4,
-                dev: All,
-                value: true
-            },
-            SysctlSpec::Forwarding4 {
-                line: 5,
-                dev: Dev("eth1".into()),
-                value: false
-            },
-            SysctlSpec::Seg6Enabled {
-                line: 6,
-                dev: Dev("eth0.100".into()),
-                value: true
-            },
-            SysctlSpec::RequireHmac {
-                line: 7,
-                dev: Dev("eth0.200".into()),
-                value: 1
-            },
+            SysctlSpec::Seg6Enabled { line: 1, dev: All, value: true },
+            SysctlSpec::Seg6Enabled { line: 2, dev: Dev("eth0".into()), value: false },
+            SysctlSpec::RequireHmac { line: 3, dev: Default, value: -1 },
+            SysctlSpec::Forwarding6 { line: 4, dev: All, value: true },
+            SysctlSpec::Forwarding4 { line: 4, dev: All, value: true },
+            SysctlSpec::Forwarding4 { line: 5, dev: Dev("eth1".into()), value: false },
+            SysctlSpec::Seg6Enabled { line: 6, dev: Dev("eth0.100".into()), value: true },
+            SysctlSpec::RequireHmac { line: 7, dev: Dev("eth0.200".into()), value: 1 },
         ]
     );
-    assert_eq!(
-        s.devices,
-        vec!["eth0", "eth1", "eth0.100", "eth0.200", "eth2"]
-    );
+    assert_eq!(s.devices, vec!["eth0", "eth1", "eth0.100", "eth0.200", "eth2"]);
 }
 
 #[test]
@@ -514,10 +302,7 @@ fn prefixes_ip_and_sudo() {
     assert_eq!(a, ok("route add fc00::/16 dev eth0"));
     assert_eq!(a, ok("sudo ip -6 route add fc00::/16 dev eth0"));
     assert_eq!(a, ok("ip -6 -6 r add fc00::/16 dev eth0"));
-    assert_eq!(
-        a,
-        ok("sudo route add fc00::/16 dev eth0 # trailing comment")
-    );
+    assert_eq!(a, ok("sudo route add fc00::/16 dev eth0 # trailing comment"));
     assert_eq!(a, ok("ip -6 ro add \\\n   fc00::/16 \\\n   dev eth0\n"));
     assert_eq!(a, ok("ip -6 route add fc00::/16 dev eth0\r\n"));
 }
@@ -538,13 +323,7 @@ fn parse_line_applies_to_existing_spec() {
     parse_line("", "ctl", 9, &mut s).unwrap();
     parse_line("route replace fc00:5::/64 dev eth1", "ctl", 10, &mut s).unwrap();
     assert_eq!(s.routes.len(), 1);
-    assert_eq!(
-        s.routes[0].kind,
-        RouteKind::Forward {
-            via: None,
-            dev: Some("eth1".into())
-        }
-    );
+    assert_eq!(s.routes[0].kind, RouteKind::Forward { via: None, dev: Some("eth1".into()) });
     assert_eq!(s.devices, vec!["eth0", "eth1"]);
 }
 
@@ -564,7 +343,8 @@ fn route_del_removes_one_route() {
     parse_line("ip route delete 10.0.0.0/8", "ctl", 3, &mut s).unwrap();
     assert_eq!(s.routes.len(), 1);
     // The index stays right after a removal within one file.
-    let s2 = ok(&format!("{src}route del fc00:1::/64\nroute add fc00:1::/64 via fc00::9 dev eth0\nroute del fc00:2::/64\n"));
+    let s2 =
+        ok(&format!("{src}route del fc00:1::/64\nroute add fc00:1::/64 via fc00::9 dev eth0\nroute del fc00:2::/64\n"));
     assert_eq!(s2.routes.len(), 3);
     assert!(s2.routes.iter().any(|r| r.prefix == Prefix::V6(v6("fc00:1::"), 64)
         && r.kind == RouteKind::Forward { via: Some(IpAddr::V6(v6("fc00::9"))), dev: Some("eth0".into()) }));

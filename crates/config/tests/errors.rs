@@ -13,9 +13,7 @@ fn err(src: &str) -> ConfigError {
 
 /// 1-based column of the first occurrence of `needle` in `line`.
 fn col(line: &str, needle: &str) -> usize {
-    line.find(needle)
-        .unwrap_or_else(|| panic!("{needle} not in {line}"))
-        + 1
+    line.find(needle).unwrap_or_else(|| panic!("{needle} not in {line}")) + 1
 }
 
 /// The error of a one-line source is at the column of `needle`; returns it.
@@ -28,49 +26,27 @@ fn err_at(src: &str, needle: &str) -> ConfigError {
 /// The error of a one-line source is at the column of the last `needle`; returns it.
 fn err_last(src: &str, needle: &str) -> ConfigError {
     let e = err(src);
-    assert_eq!(
-        (e.line, e.col),
-        (1, src.rfind(needle).unwrap() + 1),
-        "{src:?}: {e}"
-    );
+    assert_eq!((e.line, e.col), (1, src.rfind(needle).unwrap() + 1), "{src:?}: {e}");
     e
 }
 
 /// The error of a one-line source is just past its end.
 fn err_eol(src: &str) -> ConfigError {
     let e = err(src);
-    assert_eq!(
-        (e.line, e.col),
-        (1, src.trim_end().chars().count() + 1),
-        "{src:?}: {e}"
-    );
+    assert_eq!((e.line, e.col), (1, src.trim_end().chars().count() + 1), "{src:?}: {e}");
     e
 }
 
 fn expected(e: &ConfigError) -> &str {
-    e.expected
-        .as_deref()
-        .unwrap_or_else(|| panic!("no expected in {e}"))
+    e.expected.as_deref().unwrap_or_else(|| panic!("no expected in {e}"))
 }
 
 #[test]
 fn display_format() {
     let e = err("frobnicate now");
     assert_eq!((e.file.as_str(), e.line, e.col), ("t.conf", 1, 1));
-    assert_eq!(
-        e.to_string(),
-        format!(
-            "t.conf:1:1: unknown command `frobnicate` (expected {})",
-            expected(&e)
-        )
-    );
-    let no_exp = ConfigError {
-        file: "f".into(),
-        line: 2,
-        col: 3,
-        message: "m".into(),
-        expected: None,
-    };
+    assert_eq!(e.to_string(), format!("t.conf:1:1: unknown command `frobnicate` (expected {})", expected(&e)));
+    let no_exp = ConfigError { file: "f".into(), line: 2, col: 3, message: "m".into(), expected: None };
     assert_eq!(no_exp.to_string(), "f:2:3: m");
     let _: &dyn std::error::Error = &no_exp;
 }
@@ -102,26 +78,17 @@ fn multi_line_file_reports_the_bad_line() {
                this is not a command\n";
     let e = err(src);
     assert_eq!(e.line, 4);
-    assert_eq!(
-        e.col,
-        col("ip -6 route add fc00:3::/64 via fc00::zz", "fc00::zz")
-    );
+    assert_eq!(e.col, col("ip -6 route add fc00:3::/64 via fc00::zz", "fc00::zz"));
     assert!(e.message.contains("fc00::zz"), "{e}");
 }
 
 #[test]
 fn error_inside_continued_line() {
     let e = err("ip -6 route add fc00::/16 \\\n    encap seg6 mode bogus \\\n    segs fc00::1\n");
-    assert_eq!(
-        (e.line, e.col),
-        (2, col("    encap seg6 mode bogus \\", "bogus"))
-    );
+    assert_eq!((e.line, e.col), (2, col("    encap seg6 mode bogus \\", "bogus")));
     assert!(expected(&e).contains("encap.red"), "{e}");
     let e = err("route add fc00::/16 dev eth0 \\\n");
-    assert_eq!(
-        (e.line, e.col),
-        (1, col("route add fc00::/16 dev eth0 \\", "\\"))
-    );
+    assert_eq!((e.line, e.col), (1, col("route add fc00::/16 dev eth0 \\", "\\")));
     let e = err("route add fc00::/16 dev eth0 \\");
     assert_eq!(e.line, 1);
 }
@@ -135,11 +102,7 @@ fn lexical_errors() {
 #[test]
 fn prefix_errors() {
     let e = err_at("ip -6 route add fc00::1/64 dev eth0", "fc00::1/64");
-    assert!(
-        e.message
-            .contains("invalid prefix for the given prefix length"),
-        "{e}"
-    );
+    assert!(e.message.contains("invalid prefix for the given prefix length"), "{e}");
     assert_eq!(expected(&e), "fc00::/64");
     let e = err_at("route add 10.1.2.3/8 dev eth0", "10.1.2.3/8");
     assert_eq!(expected(&e), "10.0.0.0/8");
@@ -168,10 +131,7 @@ fn route_option_errors() {
     err_at("route add fc00::/16 dev eth0 table mian", "mian");
     let e = err_at("route add fc00::/16 dev eth0 metric 010", "010");
     assert!(e.message.contains("octal"), "{e}");
-    err_at(
-        "route add fc00::/16 dev eth0 metric 99999999999",
-        "99999999999",
-    );
+    err_at("route add fc00::/16 dev eth0 metric 99999999999", "99999999999");
     err_at("route add fc00::/16 dev eth0 scope host", "host");
     err_at("route add fc00::/16 nexthop via fc00::1", "nexthop");
     let e = err_eol("ip -6 route add fc00::/16 table 10");
@@ -192,55 +152,27 @@ fn route_option_errors() {
 fn seg6_errors() {
     let e = err_at("route add fc00::/16 encap mpls 100 dev eth0", "mpls");
     assert_eq!(expected(&e), "seg6 or seg6local");
-    let e = err_at(
-        "route add fc00::/16 encap seg6 mode tunnel segs fc00::1",
-        "tunnel",
-    );
-    for m in [
-        "encap",
-        "encap.red",
-        "inline",
-        "inline.red",
-        "l2encap",
-        "l2encap.red",
-    ] {
+    let e = err_at("route add fc00::/16 encap seg6 mode tunnel segs fc00::1", "tunnel");
+    for m in ["encap", "encap.red", "inline", "inline.red", "l2encap", "l2encap.red"] {
         assert!(expected(&e).contains(m), "{e}");
     }
-    err_at(
-        "route add fc00::/16 encap seg6 segs fc00::1 mode encap",
-        "segs",
-    );
+    err_at("route add fc00::/16 encap seg6 segs fc00::1 mode encap", "segs");
     let e = err_at("route add fc00::/16 encap seg6 mode encap dev eth0", "seg6");
     assert!(expected(&e).contains("segs"), "{e}");
     err_at("route add fc00::/16 encap seg6 hmac 1 dev eth0", "seg6");
     let src = "route add fc00::/16 encap seg6 mode encap segs fc00::1,10.0.0.1 dev eth0";
     let e = err_at(src, "10.0.0.1");
     assert!(e.message.contains("IPv4"), "{e}");
-    err_at(
-        "route add fc00::/16 encap seg6 mode encap segs fc00::1,,fc00::2",
-        ",fc00::2",
-    );
+    err_at("route add fc00::/16 encap seg6 mode encap segs fc00::1,,fc00::2", ",fc00::2");
     let seventeen = vec!["fc00::1"; 17].join(",");
     let src = format!("route add fc00::/16 encap seg6 mode encap segs {seventeen} dev eth0");
     let e = err_at(&src, &seventeen);
     assert!(expected(&e).contains("16"), "{e}");
-    err_last(
-        "route add fc00::/16 encap seg6 mode encap segs fc00::1 hmac 0",
-        "0",
-    );
-    err_at(
-        "route add fc00::/16 encap seg6 mode encap mode inline segs fc00::1",
-        "mode inline",
-    );
-    let e = err_at(
-        "ip route add 10.0.0.0/8 encap seg6 mode inline segs fc00::1 dev eth0",
-        "inline",
-    );
+    err_last("route add fc00::/16 encap seg6 mode encap segs fc00::1 hmac 0", "0");
+    err_at("route add fc00::/16 encap seg6 mode encap mode inline segs fc00::1", "mode inline");
+    let e = err_at("ip route add 10.0.0.0/8 encap seg6 mode inline segs fc00::1 dev eth0", "inline");
     assert!(e.message.contains("IPv4"), "{e}");
-    err_at(
-        "ip route add 10.0.0.0/8 encap seg6 mode inline.red segs fc00::1 dev eth0",
-        "inline.red",
-    );
+    err_at("ip route add 10.0.0.0/8 encap seg6 mode inline.red segs fc00::1 dev eth0", "inline.red");
     err_at(
         "route add fc00::/16 encap seg6 mode encap segs fc00::1 encap seg6 mode encap segs fc00::2",
         "encap seg6 mode encap segs fc00::2",
@@ -249,84 +181,39 @@ fn seg6_errors() {
 
 #[test]
 fn seg6local_errors() {
-    let e = err_at(
-        "route add fc00::1/128 encap seg6local action End.Z dev eth0",
-        "End.Z",
-    );
+    let e = err_at("route add fc00::1/128 encap seg6local action End.Z dev eth0", "End.Z");
     assert!(e.message.contains("End.Z"), "{e}");
     for kw in ["End", "End.X", "End.DX6", "End.B6.Encaps.Red"] {
         assert!(expected(&e).contains(kw), "{e}");
     }
     // case-sensitive, as iproute2
-    err_at(
-        "route add fc00::1/128 encap seg6local action end.dx6 nh6 fc00::1",
-        "end.dx6",
-    );
+    err_at("route add fc00::1/128 encap seg6local action end.dx6 nh6 fc00::1", "end.dx6");
     let e = err_at("route add fc00::1/128 encap seg6local End", "End");
     assert_eq!(expected(&e), "action BEHAVIOUR");
     err_eol("route add fc00::1/128 encap seg6local action");
 
-    let e = err_at(
-        "ip -6 route add fc00::9/128 encap seg6local action End.DX6 nh6 fc00::2 table 100",
-        "table",
-    );
-    assert_eq!(
-        e.message,
-        "End.DX6 does not take `table`; it takes: nh6 (required), oif"
-    );
-    let e = err_at(
-        "route add fc00::9/128 encap seg6local action End vrftable 1",
-        "vrftable",
-    );
+    let e = err_at("ip -6 route add fc00::9/128 encap seg6local action End.DX6 nh6 fc00::2 table 100", "table");
+    assert_eq!(e.message, "End.DX6 does not take `table`; it takes: nh6 (required), oif");
+    let e = err_at("route add fc00::9/128 encap seg6local action End vrftable 1", "vrftable");
     assert!(e.message.contains("it takes: no parameters"), "{e}");
 
     let src = "ip -6 route add fc00::9/128 encap seg6local action End.DX6 dev eth2";
     let e = err_at(src, "End.DX6");
     assert_eq!(e.message, "End.DX6 requires nh6 ADDR");
     assert_eq!(expected(&e), "nh6 ADDR");
-    let e = err_at(
-        "route add fc00::9/128 encap seg6local action End.B6",
-        "End.B6",
-    );
+    let e = err_at("route add fc00::9/128 encap seg6local action End.B6", "End.B6");
     assert!(e.message.starts_with("End.B6 requires srh"), "{e}");
-    let e = err_at(
-        "route add fc00::9/128 encap seg6local action End.DT4 dev vrf0",
-        "End.DT4",
-    );
+    let e = err_at("route add fc00::9/128 encap seg6local action End.DT4 dev vrf0", "End.DT4");
     assert!(e.message.contains("vrftable"), "{e}");
 
-    err_at(
-        "route add fc00::9/128 encap seg6local action End.X nh6 10.0.0.1",
-        "10.0.0.1",
-    );
-    err_at(
-        "route add fc00::9/128 encap seg6local action End.DX4 nh4 fc00::1",
-        "fc00::1",
-    );
-    err_at(
-        "route add fc00::9/128 encap seg6local action End.X nh6 fc00::1 nh6 fc00::2",
-        "nh6 fc00::2",
-    );
-    err_last(
-        "route add fc00::9/128 encap seg6local action End action End",
-        "action End",
-    );
-    err_last(
-        "route add fc00::9/128 encap seg6local action End count count",
-        "count",
-    );
-    err_at(
-        "route add fc00::9/128 encap seg6local action End.DX2 oif a:b",
-        "a:b",
-    );
-    err_at(
-        "route add fc00::9/128 encap seg6local action End.B6 srh hmac 3",
-        "srh",
-    );
-    err_at(
-        "route add fc00::9/128 encap seg6local action End.B6 srh segs fc00::1 segs fc00::2",
-        "segs fc00::2",
-    );
+    err_at("route add fc00::9/128 encap seg6local action End.X nh6 10.0.0.1", "10.0.0.1");
+    err_at("route add fc00::9/128 encap seg6local action End.DX4 nh4 fc00::1", "fc00::1");
+    err_at("route add fc00::9/128 encap seg6local action End.X nh6 fc00::1 nh6 fc00::2", "nh6 fc00::2");
+    err_last("route add fc00::9/128 encap seg6local action End action End", "action End");
+    err_last("route add fc00::9/128 encap seg6local action End count count", "count");
+    err_at("route add fc00::9/128 encap seg6local action End.DX2 oif a:b", "a:b");
+    err_at("route add fc00::9/128 encap seg6local action End.B6 srh hmac 3", "srh");
+    err_at("route add fc00::9/128 encap seg6local action End.B6 srh segs fc00::1 segs fc00::2", "segs fc00::2");
 
     // flavours: checked against the behaviour table
     let d = by_keyword("End.DX6").unwrap();
@@ -343,19 +230,10 @@ fn seg6local_errors() {
     assert_eq!(e.col, src.rfind("usd").unwrap() + 1);
 
     // family / via
-    let e = err_at(
-        "ip route add 10.0.0.1/32 encap seg6local action End dev eth0",
-        "10.0.0.1/32",
-    );
+    let e = err_at("ip route add 10.0.0.1/32 encap seg6local action End dev eth0", "10.0.0.1/32");
     assert!(e.message.contains("IPv6"), "{e}");
-    err_at(
-        "route add fc00::9/128 encap seg6local action End via fc00::1",
-        "via",
-    );
-    err_at(
-        "route add fc00::9/128 encap seg6local action End bpf obj x",
-        "bpf",
-    );
+    err_at("route add fc00::9/128 encap seg6local action End via fc00::1", "via");
+    err_at("route add fc00::9/128 encap seg6local action End bpf obj x", "bpf");
 }
 
 #[test]
@@ -381,18 +259,9 @@ fn link_addr_neigh_errors() {
     let e = err_eol("neigh add fc00::2 dev eth0");
     assert_eq!(expected(&e), "lladdr MAC");
     err_eol("neigh add fc00::2 lladdr 02:00:00:00:00:01");
-    err_at(
-        "neigh add fc00::2 lladdr 02:00:00:00:00:01 dev eth0 nud failed",
-        "failed",
-    );
-    err_at(
-        "neigh add fc00::zz lladdr 02:00:00:00:00:01 dev eth0",
-        "fc00::zz",
-    );
-    err_at(
-        "ip -6 neigh add 10.0.0.1 lladdr 02:00:00:00:00:01 dev eth0",
-        "10.0.0.1",
-    );
+    err_at("neigh add fc00::2 lladdr 02:00:00:00:00:01 dev eth0 nud failed", "failed");
+    err_at("neigh add fc00::zz lladdr 02:00:00:00:00:01 dev eth0", "fc00::zz");
+    err_at("ip -6 neigh add 10.0.0.1 lladdr 02:00:00:00:00:01 dev eth0", "10.0.0.1");
 }
 
 #[test]
@@ -440,23 +309,17 @@ fn sysctl_errors() {
 #[test]
 fn duplicates_across_lines() {
     let e = err("ip -6 route add fc00::/16 dev eth0\nip -6 route add fc00::/16 via fc00::1");
-    assert_eq!(
-        (e.line, e.col),
-        (2, col("ip -6 route add fc00::/16 via fc00::1", "fc00::/16"))
-    );
+    assert_eq!((e.line, e.col), (2, col("ip -6 route add fc00::/16 via fc00::1", "fc00::/16")));
     assert!(e.message.contains("line 1"), "{e}");
     assert!(expected(&e).contains("replace"), "{e}");
     let e = err("route add fc00::/16 dev eth0\nroute append fc00::/16 dev eth1");
     assert!(e.message.contains("multipath"), "{e}");
     // a different table is a different route
-    parse_str(
-        "route add fc00::/16 dev eth0\nroute add fc00::/16 dev eth0 table 9",
-        "t",
-    )
-    .unwrap();
+    parse_str("route add fc00::/16 dev eth0\nroute add fc00::/16 dev eth0 table 9", "t").unwrap();
     let e = err("addr add fc00::1/64 dev eth0\naddr add fc00::1/64 dev eth0");
     assert_eq!(e.line, 2);
-    let e = err("neigh add fc00::2 lladdr 02:00:00:00:00:01 dev eth0\nneigh add fc00::2 lladdr 02:00:00:00:00:02 dev eth0");
+    let e =
+        err("neigh add fc00::2 lladdr 02:00:00:00:00:01 dev eth0\nneigh add fc00::2 lladdr 02:00:00:00:00:02 dev eth0");
     assert_eq!(e.line, 2);
 }
 
@@ -465,26 +328,14 @@ fn parse_line_is_all_or_nothing() {
     let mut s = parse_str("ip -6 route add fc00::/16 dev eth0", "t").unwrap();
     let before = s.clone();
     // fails after naming a new device
-    let e = parse_line(
-        "route add fc00:1::/32 dev eth9 encap seg6local action End.X",
-        "ctl",
-        3,
-        &mut s,
-    )
-    .unwrap_err();
+    let e = parse_line("route add fc00:1::/32 dev eth9 encap seg6local action End.X", "ctl", 3, &mut s).unwrap_err();
     assert_eq!((e.file.as_str(), e.line), ("ctl", 3));
     assert_eq!(s, before);
     // fails when committing (duplicate)
     parse_line("route add fc00::/16 dev eth9", "ctl", 4, &mut s).unwrap_err();
     assert_eq!(s, before);
     // two commands are refused, none applied
-    let e = parse_line(
-        "route add fc00:2::/32 dev eth9\nroute add fc00:3::/32 dev eth9",
-        "ctl",
-        5,
-        &mut s,
-    )
-    .unwrap_err();
+    let e = parse_line("route add fc00:2::/32 dev eth9\nroute add fc00:3::/32 dev eth9", "ctl", 5, &mut s).unwrap_err();
     assert_eq!(e.line, 6);
     assert_eq!(s, before);
     // a continued line is fine

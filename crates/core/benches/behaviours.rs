@@ -162,13 +162,7 @@ fn ipv4(src: Ipv4Addr, dst: Ipv4Addr, mut payload: Vec<u8>) -> Vec<u8> {
 /// order (S1 first), so Segment List[0] is the last one; Segments Left = `sl`. With
 /// `hmac`, an HMAC TLV (key 1) is appended, computed over `src` (RFC 8754 §2.1.2.1), and
 /// the SRH flags carry 0x08 as sr6 and Linux emit them.
-fn srh(
-    nh: u8,
-    sl: u8,
-    segs: &[Ipv6Addr],
-    hmac: Option<(&HmacKey, Ipv6Addr)>,
-    payload: &[u8],
-) -> Vec<u8> {
+fn srh(nh: u8, sl: u8, segs: &[Ipv6Addr], hmac: Option<(&HmacKey, Ipv6Addr)>, payload: &[u8]) -> Vec<u8> {
     let n = segs.len();
     let tlv_len = if hmac.is_some() { 40 } else { 0 };
     let len = 8 + 16 * n + tlv_len;
@@ -203,11 +197,7 @@ fn udp6(dst: &str) -> Vec<u8> {
 }
 
 fn udp4(dst: [u8; 4]) -> Vec<u8> {
-    ipv4(
-        Ipv4Addr::new(10, 0, 1, 2),
-        Ipv4Addr::from(dst),
-        udp(1024, 5000, PAYLOAD),
-    )
+    ipv4(Ipv4Addr::new(10, 0, 1, 2), Ipv4Addr::from(dst), udp(1024, 5000, PAYLOAD))
 }
 
 /// IPv6 + SRH (Segments Left `sl`, segments in visiting order) + UDP.
@@ -233,165 +223,44 @@ struct Case {
 
 fn cases() -> Vec<Case> {
     let key = HmacKey::new(HmacAlg::Sha256, HMAC_SECRET.as_bytes());
-    let c = |name, frame, in_dev, out_dev| Case {
-        name,
-        frame,
-        in_dev,
-        out_dev,
-    };
+    let c = |name, frame, in_dev, out_dev| Case { name, frame, in_dev, out_dev };
     let inner6 = udp6("fc00:20::7");
     let inner4 = udp4([10, 20, 1, 7]);
-    let mut inner_eth = vec![
-        0x02, 0, 0, 0, 0xaa, 0x01, 0x02, 0, 0, 0, 0xaa, 0x02, 0x86, 0xdd,
-    ];
+    let mut inner_eth = vec![0x02, 0, 0, 0, 0xaa, 0x01, 0x02, 0, 0, 0, 0xaa, 0x02, 0x86, 0xdd];
     inner_eth.extend_from_slice(&inner6);
     let hmac_frame = {
         // 3 SIDs: S1 = fc00:ff::3 (End, active), then fc00:20::8, fc00:20::9.
         let src = v6("fc00:9::2");
         let segs = [v6("fc00:ff::3"), v6("fc00:20::8"), v6("fc00:20::9")];
-        let l3 = ipv6(
-            src,
-            segs[0],
-            43,
-            srh(17, 2, &segs, Some((&key, src)), &udp(1024, 5000, PAYLOAD)),
-        );
+        let l3 = ipv6(src, segs[0], 43, srh(17, 2, &segs, Some((&key, src)), &udp(1024, 5000, PAYLOAD)));
         eth(0x86dd, &l3)
     };
     vec![
-        c(
-            "IPv6-forward",
-            eth(0x86dd, &udp6("fc00:20::5")),
-            "eth0",
-            "eth1",
-        ),
-        c(
-            "IPv4-forward",
-            eth(0x0800, &udp4([10, 20, 3, 4])),
-            "eth0",
-            "eth2",
-        ),
-        c(
-            "End",
-            eth(
-                0x86dd,
-                &sr_udp("fc00:ff::1", 1, &["fc00:ff::1", "fc00:20::9"]),
-            ),
-            "eth0",
-            "eth1",
-        ),
-        c(
-            "End-PSP",
-            eth(
-                0x86dd,
-                &sr_udp("fc00:ff::2", 1, &["fc00:ff::2", "fc00:20::9"]),
-            ),
-            "eth0",
-            "eth1",
-        ),
-        c(
-            "End.X",
-            eth(
-                0x86dd,
-                &sr_udp("fc00:ff::10", 1, &["fc00:ff::10", "fc00:30::9"]),
-            ),
-            "eth0",
-            "eth1",
-        ),
-        c(
-            "End.T",
-            eth(
-                0x86dd,
-                &sr_udp("fc00:ff::20", 1, &["fc00:ff::20", "fc00:20::9"]),
-            ),
-            "eth0",
-            "eth1",
-        ),
-        c(
-            "End.DX2",
-            eth(0x86dd, &sr_encap("fc00:ff::30", 143, &inner_eth)),
-            "eth0",
-            "eth3",
-        ),
-        c(
-            "End.DX4",
-            eth(0x86dd, &sr_encap("fc00:ff::41", 4, &inner4)),
-            "eth0",
-            "eth2",
-        ),
-        c(
-            "End.DX6",
-            eth(0x86dd, &sr_encap("fc00:ff::40", 41, &inner6)),
-            "eth0",
-            "eth2",
-        ),
-        c(
-            "End.DT4",
-            eth(0x86dd, &sr_encap("fc00:ff::51", 4, &inner4)),
-            "eth0",
-            "eth2",
-        ),
-        c(
-            "End.DT6",
-            eth(0x86dd, &sr_encap("fc00:ff::50", 41, &inner6)),
-            "eth0",
-            "eth1",
-        ),
-        c(
-            "End.DT46",
-            eth(0x86dd, &sr_encap("fc00:ff::52", 41, &inner6)),
-            "eth0",
-            "eth1",
-        ),
-        c(
-            "End.B6",
-            eth(
-                0x86dd,
-                &sr_udp("fc00:ff::60", 1, &["fc00:ff::60", "fc00:20::9"]),
-            ),
-            "eth0",
-            "eth1",
-        ),
-        c(
-            "End.B6.Encaps",
-            eth(
-                0x86dd,
-                &sr_udp("fc00:ff::61", 1, &["fc00:ff::61", "fc00:20::9"]),
-            ),
-            "eth0",
-            "eth1",
-        ),
-        c(
-            "H.Encaps",
-            eth(0x86dd, &udp6("fc00:100::5")),
-            "eth0",
-            "eth1",
-        ),
-        c(
-            "H.Encaps.Red",
-            eth(0x86dd, &udp6("fc00:101::5")),
-            "eth0",
-            "eth1",
-        ),
-        c(
-            "H.Encaps.L2",
-            eth(0x86dd, &udp6("fc00:104::5")),
-            "eth0",
-            "eth1",
-        ),
-        c(
-            "H.Insert",
-            eth(0x86dd, &udp6("fc00:102::5")),
-            "eth0",
-            "eth1",
-        ),
+        c("IPv6-forward", eth(0x86dd, &udp6("fc00:20::5")), "eth0", "eth1"),
+        c("IPv4-forward", eth(0x0800, &udp4([10, 20, 3, 4])), "eth0", "eth2"),
+        c("End", eth(0x86dd, &sr_udp("fc00:ff::1", 1, &["fc00:ff::1", "fc00:20::9"])), "eth0", "eth1"),
+        c("End-PSP", eth(0x86dd, &sr_udp("fc00:ff::2", 1, &["fc00:ff::2", "fc00:20::9"])), "eth0", "eth1"),
+        c("End.X", eth(0x86dd, &sr_udp("fc00:ff::10", 1, &["fc00:ff::10", "fc00:30::9"])), "eth0", "eth1"),
+        c("End.T", eth(0x86dd, &sr_udp("fc00:ff::20", 1, &["fc00:ff::20", "fc00:20::9"])), "eth0", "eth1"),
+        c("End.DX2", eth(0x86dd, &sr_encap("fc00:ff::30", 143, &inner_eth)), "eth0", "eth3"),
+        c("End.DX4", eth(0x86dd, &sr_encap("fc00:ff::41", 4, &inner4)), "eth0", "eth2"),
+        c("End.DX6", eth(0x86dd, &sr_encap("fc00:ff::40", 41, &inner6)), "eth0", "eth2"),
+        c("End.DT4", eth(0x86dd, &sr_encap("fc00:ff::51", 4, &inner4)), "eth0", "eth2"),
+        c("End.DT6", eth(0x86dd, &sr_encap("fc00:ff::50", 41, &inner6)), "eth0", "eth1"),
+        c("End.DT46", eth(0x86dd, &sr_encap("fc00:ff::52", 41, &inner6)), "eth0", "eth1"),
+        c("End.B6", eth(0x86dd, &sr_udp("fc00:ff::60", 1, &["fc00:ff::60", "fc00:20::9"])), "eth0", "eth1"),
+        c("End.B6.Encaps", eth(0x86dd, &sr_udp("fc00:ff::61", 1, &["fc00:ff::61", "fc00:20::9"])), "eth0", "eth1"),
+        c("H.Encaps", eth(0x86dd, &udp6("fc00:100::5")), "eth0", "eth1"),
+        c("H.Encaps.Red", eth(0x86dd, &udp6("fc00:101::5")), "eth0", "eth1"),
+        c("H.Encaps.L2", eth(0x86dd, &udp6("fc00:104::5")), "eth0", "eth1"),
+        c("H.Insert", eth(0x86dd, &udp6("fc00:102::5")), "eth0", "eth1"),
         c("End-HMAC-SHA256", hmac_frame, "hm0", "eth1"),
     ]
 }
 
 fn tables() -> Tables {
     let spec = sr6_config::parse_str(CONFIG, "bench.conf").unwrap_or_else(|e| panic!("{e}"));
-    let (t, _warnings) =
-        Tables::build(&spec).unwrap_or_else(|e| panic!("line {}: {}", e.line, e.message));
+    let (t, _warnings) = Tables::build(&spec).unwrap_or_else(|e| panic!("line {}: {}", e.line, e.message));
     t
 }
 

@@ -43,17 +43,26 @@ impl HmacKey {
         // HMAC accepts keys of any length (RFC 2104 §2), so these cannot fail.
         match alg {
             HmacAlg::Sha1 => HmacKey::Sha1(
-                <Hmac<Sha1> as Mac>::new_from_slice(secret).unwrap_or_else(|_| unreachable!("hmac takes any key length")),
+                <Hmac<Sha1> as Mac>::new_from_slice(secret)
+                    .unwrap_or_else(|_| unreachable!("hmac takes any key length")),
             ),
             HmacAlg::Sha256 => HmacKey::Sha256(
-                <Hmac<Sha256> as Mac>::new_from_slice(secret).unwrap_or_else(|_| unreachable!("hmac takes any key length")),
+                <Hmac<Sha256> as Mac>::new_from_slice(secret)
+                    .unwrap_or_else(|_| unreachable!("hmac takes any key length")),
             ),
         }
     }
 
     /// HMAC over the RFC 8754 §2.1.2.1 text. `segments` is the raw Segment List
     /// (16 bytes per entry, header order).
-    pub fn compute(&self, src: &[u8; 16], last_entry: u8, flags: u8, key_id: u32, segments: &[u8]) -> [u8; HMAC_FIELD_LEN] {
+    pub fn compute(
+        &self,
+        src: &[u8; 16],
+        last_entry: u8,
+        flags: u8,
+        key_id: u32,
+        segments: &[u8],
+    ) -> [u8; HMAC_FIELD_LEN] {
         let mut out = [0u8; HMAC_FIELD_LEN];
         let mut head = [0u8; 22];
         head[..16].copy_from_slice(src);

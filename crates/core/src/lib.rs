@@ -5,14 +5,14 @@
 //! no serde, no allocation per packet.
 
 pub mod behaviour;
-pub mod spec;
 pub mod counters;
 pub mod drop;
-pub mod lpm;
-pub mod packet;
-pub mod hmac;
-pub mod tables;
-pub mod pipeline;
 pub mod exact;
-pub mod words;
+pub mod hmac;
+pub mod lpm;
 mod multiplier;
+pub mod packet;
+pub mod pipeline;
+pub mod spec;
+pub mod tables;
+pub mod words;

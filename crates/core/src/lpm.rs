@@ -82,7 +82,16 @@ impl<const N: usize, V, A: Copy + Default> Default for Lpm<N, V, A> {
         let root: Box<[u32]> = vec![LEAF; 1 << ROOT_BITS].into_boxed_slice();
         // The length is right by construction; fall back to an empty table defensively.
         let root: Box<[u32; 1 << ROOT_BITS]> = root.try_into().unwrap_or_else(|_| Box::new([LEAF; 1 << ROOT_BITS]));
-        Lpm { root, nodes: Vec::new(), values: Vec::new(), slots: vec![(0, 0, A::default())], shift: 63, mul: multiplier::DEFAULT, aux: vec![A::default()], no_aux: A::default() }
+        Lpm {
+            root,
+            nodes: Vec::new(),
+            values: Vec::new(),
+            slots: vec![(0, 0, A::default())],
+            shift: 63,
+            mul: multiplier::DEFAULT,
+            aux: vec![A::default()],
+            no_aux: A::default(),
+        }
     }
 }
 
@@ -215,7 +224,7 @@ impl<const N: usize, V, A: Copy + Default> Lpm<N, V, A> {
             c as usize
         };
         let mut depth = ROOT_BITS / 8; // byte index of `node`'s stride
-        // Walk full strides, creating children with the parent's value pushed down.
+                                       // Walk full strides, creating children with the parent's value pushed down.
         while len > (depth + 1) * 8 {
             let at = node + key[depth] as usize;
             let e = self.nodes[at];
@@ -510,7 +519,14 @@ mod tests {
             (v6("2b00:1:0:5::"), 64, 6),
         ]);
         t.set_aux(|v| v * 10);
-        for (a, v) in [("2a00:1:2::9", 2), ("2a00:1:4::9", 1), ("2b00:1:0:5::1", 6), ("2b00:1:0:6::1", 5), ("2b00:2::", 4), ("3::", 1)] {
+        for (a, v) in [
+            ("2a00:1:2::9", 2),
+            ("2a00:1:4::9", 1),
+            ("2b00:1:0:5::1", 6),
+            ("2b00:1:0:6::1", 5),
+            ("2b00:2::", 4),
+            ("3::", 1),
+        ] {
             let k = u128::from_be_bytes(v6(a));
             let (e, aux) = t.lookup_aux(k);
             assert_eq!(e, t.lookup_entry(k), "{a}");

@@ -54,8 +54,15 @@ macro_rules! blocks {
 }
 
 blocks!(
-    Block64 = 64, Block80 = 80, Block96 = 96, Block112 = 112, Block128 = 128, Block144 = 144,
-    Block160 = 160, Block176 = 176, Block192 = 192
+    Block64 = 64,
+    Block80 = 80,
+    Block96 = 96,
+    Block112 = 112,
+    Block128 = 128,
+    Block144 = 144,
+    Block160 = 160,
+    Block176 = 176,
+    Block192 = 192
 );
 
 /// The frames as blocks of `K` bytes, if they all fit.

@@ -37,7 +37,8 @@ impl PcapFile {
     pub fn open(path: &Path) -> Result<Self, IoError> {
         let p = path.display().to_string();
         let f = File::open(path).map_err(|e| IoError::File { path: p.clone(), source: e })?;
-        let reader = PcapReader::new(BufReader::new(f)).map_err(|e| IoError::Pcap { path: p.clone(), message: e.to_string() })?;
+        let reader = PcapReader::new(BufReader::new(f))
+            .map_err(|e| IoError::Pcap { path: p.clone(), message: e.to_string() })?;
         let nanos = reader.header().ts_resolution == TsResolution::NanoSecond;
         Ok(PcapFile { path: p, reader, nanos })
     }
@@ -143,14 +144,17 @@ impl PcapSinks {
 
     fn write(path: &Path, w: &mut PcapWriter<BufWriter<File>>, ts_ns: u64, data: &[u8]) -> Result<(), IoError> {
         let pkt = PcapPacket::new(Duration::from_nanos(ts_ns), data.len() as u32, data);
-        w.write_packet(&pkt).map(|_| ()).map_err(|e| IoError::Pcap { path: path.display().to_string(), message: e.to_string() })
+        w.write_packet(&pkt)
+            .map(|_| ())
+            .map_err(|e| IoError::Pcap { path: path.display().to_string(), message: e.to_string() })
     }
 
     /// Flushes every file.
     pub fn finish(self) -> Result<(), IoError> {
         for (p, w) in self.devs.into_iter().chain(std::iter::once(self.local)) {
             let mut inner = w.into_writer();
-            std::io::Write::flush(&mut inner).map_err(|e| IoError::File { path: p.display().to_string(), source: e })?;
+            std::io::Write::flush(&mut inner)
+                .map_err(|e| IoError::File { path: p.display().to_string(), source: e })?;
         }
         Ok(())
     }

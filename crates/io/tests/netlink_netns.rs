@@ -28,12 +28,7 @@ const B4: &str = "192.0.2.2";
 /// Runs `ip ARGS`, panicking with its stderr if it fails; returns its stdout.
 fn ip(args: &[&str]) -> String {
     let out = Command::new("ip").args(args).output().expect("running ip");
-    assert!(
-        out.status.success(),
-        "ip {}: {}",
-        args.join(" "),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "ip {}: {}", args.join(" "), String::from_utf8_lossy(&out.stderr));
     String::from_utf8(out.stdout).expect("ip prints UTF-8")
 }
 
@@ -118,11 +113,7 @@ const NUD_FAILED: u16 = 0x20;
 
 /// Reads `mon` until `done` has seen what it waits for (it returns true), for at most
 /// 10 s; returns every event seen.
-fn wait_events(
-    mon: &mut NeighMonitor,
-    what: &str,
-    mut done: impl FnMut(&NeighEvent) -> bool,
-) -> Vec<NeighEvent> {
+fn wait_events(mon: &mut NeighMonitor, what: &str, mut done: impl FnMut(&NeighEvent) -> bool) -> Vec<NeighEvent> {
     let deadline = Instant::now() + Duration::from_secs(10);
     let mut seen = Vec::new();
     while Instant::now() < deadline {
@@ -151,8 +142,7 @@ fn links_match_ip() {
     });
 
     let j = &ip_json(&["-n", &ns.a, "link", "show", "dev", DEV_A])[0];
-    let flags: Vec<&str> =
-        j["flags"].as_array().unwrap().iter().map(|f| f.as_str().unwrap()).collect();
+    let flags: Vec<&str> = j["flags"].as_array().unwrap().iter().map(|f| f.as_str().unwrap()).collect();
     assert_eq!(
         sr6a,
         LinkInfo {
@@ -188,17 +178,7 @@ fn links_match_ip() {
 #[test]
 fn static_neighbours_are_dumped_and_left_alone() {
     let Some(ns) = Netns::new() else { return };
-    ip(&[
-        "-n",
-        &ns.a,
-        "neigh",
-        "add",
-        "2001:db8:5e6::99",
-        "lladdr",
-        "02:00:5e:00:00:99",
-        "dev",
-        DEV_A,
-    ]);
+    ip(&["-n", &ns.a, "neigh", "add", "2001:db8:5e6::99", "lladdr", "02:00:5e:00:00:99", "dev", DEV_A]);
     ip(&["-n", &ns.a, "neigh", "add", "192.0.2.99", "lladdr", "02:00:5e:00:00:98", "dev", DEV_A]);
     let (before, after, one, none) = ns.in_a(|| {
         let mut rtnl = netlink::Rtnl::open().unwrap();
@@ -212,16 +192,8 @@ fn static_neighbours_are_dumped_and_left_alone() {
         (before, rtnl.neighbours().unwrap(), one, none)
     });
     let ifindex = netlink_ifindex(&ns);
-    for (addr, mac) in
-        [("2001:db8:5e6::99", [2, 0, 0x5e, 0, 0, 0x99]), ("192.0.2.99", [2, 0, 0x5e, 0, 0, 0x98])]
-    {
-        let want = Neighbour {
-            ifindex,
-            addr: addr.parse().unwrap(),
-            mac: Some(mac),
-            state: nud::PERMANENT,
-            flags: 0,
-        };
+    for (addr, mac) in [("2001:db8:5e6::99", [2, 0, 0x5e, 0, 0, 0x99]), ("192.0.2.99", [2, 0, 0x5e, 0, 0, 0x98])] {
+        let want = Neighbour { ifindex, addr: addr.parse().unwrap(), mac: Some(mac), state: nud::PERMANENT, flags: 0 };
         assert!(want.usable());
         assert!(before.contains(&want), "{want:?} not in {before:?}");
         assert!(after.contains(&want), "{want:?} changed: {after:?}");
@@ -283,10 +255,7 @@ fn resolution_events_and_deletion() {
     });
     assert!(!events.contains(&NeighEvent::Overrun));
     for addr in [b6, b4] {
-        let n = dumped
-            .iter()
-            .find(|n| n.addr == addr)
-            .unwrap_or_else(|| panic!("{addr} not in {dumped:?}"));
+        let n = dumped.iter().find(|n| n.addr == addr).unwrap_or_else(|| panic!("{addr} not in {dumped:?}"));
         assert!(n.usable() && n.mac == Some(peer_mac) && n.ifindex == ifindex, "{n:?}");
     }
     // And `ip` agrees with what was dumped.
@@ -327,20 +296,12 @@ fn resolution_errors_come_from_the_kernel() {
     let Some(ns) = Netns::new() else { return };
     let (bad_index, no_index) = ns.in_a(|| {
         let addr: IpAddr = B6.parse().unwrap();
-        (
-            netlink::request_resolution(999_999, addr).unwrap_err(),
-            netlink::request_resolution(0, addr).unwrap_err(),
-        )
+        (netlink::request_resolution(999_999, addr).unwrap_err(), netlink::request_resolution(0, addr).unwrap_err())
     });
-    let k =
-        bad_index.get_ref().and_then(|e| e.downcast_ref::<KernelError>()).expect("a KernelError");
+    let k = bad_index.get_ref().and_then(|e| e.downcast_ref::<KernelError>()).expect("a KernelError");
     assert_eq!(k.errno, libc::ENODEV, "{bad_index}");
-    assert!(
-        bad_index.to_string().contains("resolve 2001:db8:5e6::2 on ifindex 999999"),
-        "{bad_index}"
-    );
-    let k =
-        no_index.get_ref().and_then(|e| e.downcast_ref::<KernelError>()).expect("a KernelError");
+    assert!(bad_index.to_string().contains("resolve 2001:db8:5e6::2 on ifindex 999999"), "{bad_index}");
+    let k = no_index.get_ref().and_then(|e| e.downcast_ref::<KernelError>()).expect("a KernelError");
     assert_eq!(k.errno, libc::EINVAL, "{no_index}");
     eprintln!("kernel errors: {bad_index} / {no_index}");
 }
@@ -358,11 +319,7 @@ fn overrun_is_reported_and_the_monitor_goes_on() {
             batch.push_str(&format!("neigh add {addr} lladdr 02:00:00:00:00:01 dev {DEV_A}\n"));
             batch.push_str(&format!("neigh del {addr} dev {DEV_A}\n"));
         }
-        let mut child = Command::new("ip")
-            .args(["-n", &a, "-batch", "-"])
-            .stdin(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let mut child = Command::new("ip").args(["-n", &a, "-batch", "-"]).stdin(Stdio::piped()).spawn().unwrap();
         child.stdin.take().unwrap().write_all(batch.as_bytes()).unwrap();
         assert!(child.wait().unwrap().success());
         let mut overrun = false;
@@ -374,17 +331,7 @@ fn overrun_is_reported_and_the_monitor_goes_on() {
             overrun |= events.contains(&NeighEvent::Overrun);
         }
         // Still subscribed: a new entry is reported.
-        ip(&[
-            "-n",
-            &a,
-            "neigh",
-            "add",
-            "2001:db8:5e6::7777",
-            "lladdr",
-            "02:00:00:00:00:77",
-            "dev",
-            DEV_A,
-        ]);
+        ip(&["-n", &a, "neigh", "add", "2001:db8:5e6::7777", "lladdr", "02:00:00:00:00:77", "dev", DEV_A]);
         let after = wait_events(
             &mut mon,
             "an event after the overrun",

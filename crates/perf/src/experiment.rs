@@ -79,8 +79,19 @@ impl Default for Experiment {
         Experiment {
             forwarders: vec!["linux".into(), "sr6".into()],
             behaviors: [
-                "ipv6", "T.Insert", "T.Encaps", "T.Encaps.L2", "End", "End.T", "End.X", "End.DX2", "End.DX4", "End.DX6",
-                "End.DT6", "End.DT4", "End.DT46",
+                "ipv6",
+                "T.Insert",
+                "T.Encaps",
+                "T.Encaps.L2",
+                "End",
+                "End.T",
+                "End.X",
+                "End.DX2",
+                "End.DX4",
+                "End.DX6",
+                "End.DT6",
+                "End.DT4",
+                "End.DT46",
             ]
             .iter()
             .map(|s| s.to_string())

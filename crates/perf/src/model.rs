@@ -170,7 +170,6 @@ pub enum Limit {
     NotFound,
 }
 
-
 /// Mean, standard deviation, coefficient of variation and the 95% confidence interval
 /// of the mean (Student's t) over repetitions — the paper's Table I.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]

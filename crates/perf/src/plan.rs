@@ -116,7 +116,9 @@ pub fn config(b: Behavior, tg1_mac: &str) -> String {
         Behavior::Ipv6 | Behavior::Ipv4 => String::new(),
         Behavior::TEncaps => format!("ip -6 route add {dst}/128 encap seg6 mode encap segs {SEG1},{SEG2} dev {DUT1}\n"),
         Behavior::TInsert => format!("ip -6 route add {dst}/128 encap seg6 mode inline segs {SEG1} dev {DUT1}\n"),
-        Behavior::TEncapsL2 => format!("ip -6 route add {dst}/128 encap seg6 mode l2encap segs {SEG1},{SEG2} dev {DUT1}\n"),
+        Behavior::TEncapsL2 => {
+            format!("ip -6 route add {dst}/128 encap seg6 mode l2encap segs {SEG1},{SEG2} dev {DUT1}\n")
+        }
         Behavior::End => format!("ip -6 route add {dst}/128 encap seg6local action End dev {DUT0}\n"),
         Behavior::EndT => format!(
             "ip -6 route add fc00:200::/64 via {TG1_6} dev {DUT1} table 100\n\
@@ -132,7 +134,9 @@ pub fn config(b: Behavior, tg1_mac: &str) -> String {
             "ip neigh add {DST4} lladdr {tg1_mac} dev {DUT1}\n\
              ip -6 route add {dst}/128 encap seg6local action End.DX4 nh4 {TG1_4} dev {DUT0}\n"
         ),
-        Behavior::EndDx6 => format!("ip -6 route add {dst}/128 encap seg6local action End.DX6 nh6 {TG1_6} dev {DUT0}\n"),
+        Behavior::EndDx6 => {
+            format!("ip -6 route add {dst}/128 encap seg6local action End.DX6 nh6 {TG1_6} dev {DUT0}\n")
+        }
         Behavior::EndDt6 => format!("ip -6 route add {dst}/128 encap seg6local action End.DT6 table 254 dev {DUT0}\n"),
         Behavior::EndDt4 => format!(
             "ip route add 10.100.0.0/24 via {TG1_4} dev {DUT1} table 100\n\

@@ -20,7 +20,12 @@ use crate::testbed::{sweep_stale, Testbed};
 pub trait Tester {
     /// One trial at `offered_pps` for `duration`; with `latency`, also the one-way
     /// latency of the packets received.
-    fn trial(&mut self, offered_pps: f64, duration: Duration, latency: bool) -> Result<(Trial, Option<Latency>), String>;
+    fn trial(
+        &mut self,
+        offered_pps: f64,
+        duration: Duration,
+        latency: bool,
+    ) -> Result<(Trial, Option<Latency>), String>;
     /// The highest rate the generator itself can offer (packets/s).
     fn max_pps(&self) -> f64;
     /// Bytes of the frame sent to the SUT.
@@ -188,13 +193,17 @@ fn measure(
             precision: exp.precision,
             ..SearchConfig::default()
         };
-        let retries =
-            Retries { lossy: exp.retry_lossy_trials, short: exp.retry_short_trials, tolerance: cfg.generator_tolerance };
+        let retries = Retries {
+            lossy: exp.retry_lossy_trials,
+            short: exp.retry_short_trials,
+            tolerance: cfg.generator_tolerance,
+        };
         let mut runner = |rate: f64| -> Result<Trial, String> {
             repeat_trial(|| attributed(tb, || Ok(tester.trial(rate, duration, false)?.0)), retries)
         };
         let mut ev = |e: &SearchEvent| progress.event(e);
-        let r = search::find_ndr_pdr(&mut runner, &cfg, &mut ev).map_err(|e| format!("{} {}: {e}", fwd.name(), b.name()))?;
+        let r = search::find_ndr_pdr(&mut runner, &cfg, &mut ev)
+            .map_err(|e| format!("{} {}: {e}", fwd.name(), b.name()))?;
         reps.push(r);
         if exp.max_load_trial {
             // Once, not repeated: a trial the tester falls short in is what this measures.

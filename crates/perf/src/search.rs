@@ -170,10 +170,7 @@ impl SearchConfig {
             return Err(format!("search config: precision must be >= 0, not {}", self.precision));
         }
         if !(self.precision_pps.is_finite() && self.precision_pps >= 0.0) {
-            return Err(format!(
-                "search config: precision_pps must be >= 0, not {}",
-                self.precision_pps
-            ));
+            return Err(format!("search config: precision_pps must be >= 0, not {}", self.precision_pps));
         }
         if self.max_trials == 0 {
             return Err("search config: max_trials must be at least 1".into());
@@ -407,28 +404,18 @@ pub fn find_ndr_pdr(
     let mut trials: Vec<Trial> = Vec::new();
     while let Some((rate, ph, tg)) = st.next() {
         if trials.len() >= cfg.max_trials {
-            return Err(format!(
-                "search did not converge in {} trials: {}",
-                cfg.max_trials,
-                st.describe()
-            ));
+            return Err(format!("search did not converge in {} trials: {}", cfg.max_trials, st.describe()));
         }
         progress(&SearchEvent::Trying { phase: ph, target: tg, offered_pps: rate });
         let trial = r.run(rate).map_err(|e| format!("trial at {rate:.0} pps: {e}"))?;
         if !(trial.duration_s.is_finite() && trial.duration_s > 0.0) {
-            return Err(format!(
-                "trial at {rate:.0} pps: invalid duration {} s from the runner",
-                trial.duration_s
-            ));
+            return Err(format!("trial at {rate:.0} pps: invalid duration {} s from the runner", trial.duration_s));
         }
         trials.push(trial);
         progress(&SearchEvent::Trial { phase: ph, target: tg, trial });
         if generator_limited(&trial, rate, cfg.generator_tolerance) {
             st.gen_cap = Some(st.gen_cap.map_or(rate, |g| g.min(rate)));
-            progress(&SearchEvent::GeneratorLimited {
-                offered_pps: rate,
-                achieved_pps: achieved_pps(&trial),
-            });
+            progress(&SearchEvent::GeneratorLimited { offered_pps: rate, achieved_pps: achieved_pps(&trial) });
         } else {
             st.record(rate, loss_ratio(&trial));
         }
@@ -438,12 +425,8 @@ pub fn find_ndr_pdr(
         (Limit::MaxRate, Limit::MaxRate) => {
             progress(&SearchEvent::MaxRateReached { target: target::BOTH, max_pps: st.max_pps })
         }
-        (Limit::MaxRate, _) => {
-            progress(&SearchEvent::MaxRateReached { target: target::NDR, max_pps: st.max_pps })
-        }
-        (_, Limit::MaxRate) => {
-            progress(&SearchEvent::MaxRateReached { target: target::PDR, max_pps: st.max_pps })
-        }
+        (Limit::MaxRate, _) => progress(&SearchEvent::MaxRateReached { target: target::NDR, max_pps: st.max_pps }),
+        (_, Limit::MaxRate) => progress(&SearchEvent::MaxRateReached { target: target::PDR, max_pps: st.max_pps }),
         _ => {}
     }
     progress(&SearchEvent::Finished { ndr, pdr, trials: trials.len() });

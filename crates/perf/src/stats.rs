@@ -76,8 +76,7 @@ pub fn t975(df: usize) -> f64 {
             let g1 = (z2 + 1.0) * z / 4.0;
             let g2 = ((5.0 * z2 + 16.0) * z2 + 3.0) * z / 96.0;
             let g3 = (((3.0 * z2 + 19.0) * z2 + 17.0) * z2 - 15.0) * z / 384.0;
-            let g4 =
-                ((((79.0 * z2 + 776.0) * z2 + 1482.0) * z2 - 1920.0) * z2 - 945.0) * z / 92160.0;
+            let g4 = ((((79.0 * z2 + 776.0) * z2 + 1482.0) * z2 - 1920.0) * z2 - 945.0) * z / 92160.0;
             z + g1 / n + g2 / (n * n) + g3 / (n * n * n) + g4 / (n * n * n * n)
         }
     }
@@ -165,8 +164,7 @@ mod tests {
         // statistics + scipy 1.17:
         //   mean = 1119.25, stdev = 0.040824829046349174, cv = 3.647516555403098e-05,
         //   ci95 = t(0.975, 9) * stdev / sqrt(10) = 0.029204323393377668
-        let xs =
-            [1119.25, 1119.3, 1119.2, 1119.25, 1119.3, 1119.2, 1119.25, 1119.3, 1119.2, 1119.25];
+        let xs = [1119.25, 1119.3, 1119.2, 1119.25, 1119.3, 1119.2, 1119.25, 1119.3, 1119.2, 1119.25];
         let s = summarize(&xs);
         assert_eq!(s.n, 10);
         assert!(close(s.mean, 1119.25, 1e-13));
@@ -214,10 +212,7 @@ mod tests {
     #[test]
     fn summary_degenerate_inputs() {
         assert_eq!(summarize(&[]), Summary { n: 0, mean: 0.0, std: 0.0, cv: 0.0, ci95: 0.0 });
-        assert_eq!(
-            summarize(&[f64::NAN, f64::INFINITY]),
-            Summary { n: 0, mean: 0.0, std: 0.0, cv: 0.0, ci95: 0.0 }
-        );
+        assert_eq!(summarize(&[f64::NAN, f64::INFINITY]), Summary { n: 0, mean: 0.0, std: 0.0, cv: 0.0, ci95: 0.0 });
         assert_eq!(summarize(&[42.0]), Summary { n: 1, mean: 42.0, std: 0.0, cv: 0.0, ci95: 0.0 });
         let s = summarize(&[42.0, f64::NAN, 44.0]);
         assert_eq!(s.n, 2);
@@ -239,9 +234,7 @@ mod tests {
         //   xs = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]
         //   p0 = 1, p25 = 3.25, p50 = 5.5, p90 = 9.1, p99 = 9.91, p100 = 10
         let xs: Vec<f64> = (1..=10).map(f64::from).collect();
-        for (p, want) in
-            [(0.0, 1.0), (25.0, 3.25), (50.0, 5.5), (90.0, 9.1), (99.0, 9.91), (100.0, 10.0)]
-        {
+        for (p, want) in [(0.0, 1.0), (25.0, 3.25), (50.0, 5.5), (90.0, 9.1), (99.0, 9.91), (100.0, 10.0)] {
             assert!(close(percentile(&xs, p), want, 1e-12), "p{p}: {}", percentile(&xs, p));
         }
         // numpy.percentile([3.5, 10.25, 11, 20], [50, 75]) = [10.625, 13.25]

@@ -62,7 +62,10 @@ pub fn sweep_stale() -> Vec<String> {
         let name = line.split_whitespace().next().unwrap_or("");
         let Some(rest) = name.strip_prefix("sr6p") else { continue };
         let pid: String = rest.chars().take_while(|c| c.is_ascii_digit()).collect();
-        if !pid.is_empty() && !std::path::Path::new(&format!("/proc/{pid}")).exists() && sh(&["ip", "netns", "del", name]).is_ok() {
+        if !pid.is_empty()
+            && !std::path::Path::new(&format!("/proc/{pid}")).exists()
+            && sh(&["ip", "netns", "del", name]).is_ok()
+        {
             removed.push(name.to_string());
         }
     }
@@ -111,9 +114,20 @@ impl Testbed {
         for (ns, devs) in [(&tg, [TG0, TG1]), (&sut, [DUT0, DUT1])] {
             sh(&["ip", "-n", ns, "link", "set", "lo", "up"])?;
             sh(&[
-                "ip", "netns", "exec", ns, "sysctl", "-qw", "net.ipv6.conf.all.accept_dad=0", "net.ipv6.conf.default.accept_dad=0",
-                "net.ipv6.conf.all.accept_ra=0", "net.ipv6.conf.default.accept_ra=0", "net.ipv4.conf.all.rp_filter=0",
-                "net.ipv4.conf.default.rp_filter=0", "net.ipv6.conf.all.forwarding=0", "net.ipv4.ip_forward=0",
+                "ip",
+                "netns",
+                "exec",
+                ns,
+                "sysctl",
+                "-qw",
+                "net.ipv6.conf.all.accept_dad=0",
+                "net.ipv6.conf.default.accept_dad=0",
+                "net.ipv6.conf.all.accept_ra=0",
+                "net.ipv6.conf.default.accept_ra=0",
+                "net.ipv4.conf.all.rp_filter=0",
+                "net.ipv4.conf.default.rp_filter=0",
+                "net.ipv6.conf.all.forwarding=0",
+                "net.ipv4.ip_forward=0",
             ])?;
             for d in devs {
                 sh(&["ip", "-n", ns, "link", "set", d, "up"])?;
@@ -155,7 +169,9 @@ impl Testbed {
         let mut w = Vec::new();
         if let Err(e) = self.napi_thread(&self.sut, DUT0, self.cpus.sut) {
             let sut = self.cpus.sut;
-            w.push(format!("cannot poll {DUT0} in a NAPI thread on CPU {sut} ({e}); steering its receive work with RPS"));
+            w.push(format!(
+                "cannot poll {DUT0} in a NAPI thread on CPU {sut} ({e}); steering its receive work with RPS"
+            ));
             w.extend(self.steer_rps(&self.sut, DUT0, sut));
         }
         w
@@ -190,7 +206,9 @@ impl Testbed {
         let mask = format!("{:x}", 1u64 << cpu.min(63));
         let path = format!("/sys/class/net/{dev}/queues/rx-0/rps_cpus");
         match self.exec(ns, &["sh", "-c", &format!("echo {mask} > {path} && cat {path}")]) {
-            Ok(out) if out.trim().trim_start_matches('0').trim_start_matches(',') == mask.trim_start_matches('0') => None,
+            Ok(out) if out.trim().trim_start_matches('0').trim_start_matches(',') == mask.trim_start_matches('0') => {
+                None
+            }
             Ok(out) => Some(format!("RPS on {dev} reads back `{}`, not `{mask}`", out.trim())),
             Err(e) => Some(format!("cannot steer {dev}'s receive work to CPU {cpu} with RPS: {e}")),
         }
@@ -243,7 +261,9 @@ impl Testbed {
         let mut w = Vec::new();
         let n = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
         if n < 2 {
-            w.push(format!("{n} CPU available: the generator and the SUT share it; rates are not comparable with the papers'"));
+            w.push(format!(
+                "{n} CPU available: the generator and the SUT share it; rates are not comparable with the papers'"
+            ));
         }
         if self.cpus.tester == self.cpus.sut {
             w.push("the tester and the SUT are placed on the same CPU".into());

@@ -97,7 +97,8 @@ fn synth(fws: &[(&str, f64, f64)], behs: &[(Behavior, f64)], reps: usize, seed: 
         for &(b, factor) in behs {
             let spread = if factor < 0.3 { 0.08 } else { 0.02 };
             let capacity = base * factor.powf(tilt);
-            let repetitions: Vec<SearchResult> = (0..reps).map(|_| search(capacity * (1.0 + spread * (rng.unit() - 0.5)))).collect();
+            let repetitions: Vec<SearchResult> =
+                (0..reps).map(|_| search(capacity * (1.0 + spread * (rng.unit() - 0.5)))).collect();
             let ndr = summary(&repetitions.iter().map(|s| s.ndr_pps).collect::<Vec<_>>());
             let pdr = summary(&repetitions.iter().map(|s| s.pdr_pps).collect::<Vec<_>>());
             let latency = (b != Behavior::End).then(|| Latency {
@@ -127,7 +128,12 @@ fn synth(fws: &[(&str, f64, f64)], behs: &[(Behavior, f64)], reps: usize, seed: 
                     tester_rx_dropped: 0,
                 };
                 let one = |x: f64| Summary { n: 1, mean: x, std: 0.0, cv: 0.0, ci95: 0.0 };
-                MaxLoad { trials: vec![t], offered: one(offered), forwarded: one(forwarded), saturated: usize::from(saturated) }
+                MaxLoad {
+                    trials: vec![t],
+                    offered: one(offered),
+                    forwarded: one(forwarded),
+                    saturated: usize::from(saturated),
+                }
             });
             out.push(BehaviorResult {
                 forwarder: fw.to_string(),
@@ -149,7 +155,8 @@ fn synth(fws: &[(&str, f64, f64)], behs: &[(Behavior, f64)], reps: usize, seed: 
 
 fn meta() -> RunMeta {
     RunMeta {
-        command_line: "sr6 perf run --forwarders linux,sr6 --behaviours ipv6,T.Encaps,End,End.X,End.DT6 --out results".into(),
+        command_line: "sr6 perf run --forwarders linux,sr6 --behaviours ipv6,T.Encaps,End,End.X,End.DT6 --out results"
+            .into(),
         date: "2026-01-02T03:04:05Z".into(),
         machine: Machine { cpu_model: "Test CPU @ 2.40GHz".into(), cores: 2, kernel: "6.1.0-test".into() },
         sr6_version: Some("0.1.0".into()),
@@ -161,8 +168,13 @@ fn meta() -> RunMeta {
     }
 }
 
-const BEHS: [(Behavior, f64); 5] =
-    [(Behavior::Ipv6, 1.0), (Behavior::TEncaps, 0.82), (Behavior::End, 0.78), (Behavior::EndX, 0.13), (Behavior::EndDt6, 0.84)];
+const BEHS: [(Behavior, f64); 5] = [
+    (Behavior::Ipv6, 1.0),
+    (Behavior::TEncaps, 0.82),
+    (Behavior::End, 0.78),
+    (Behavior::EndX, 0.13),
+    (Behavior::EndDt6, 0.84),
+];
 
 fn out_dir(name: &str) -> PathBuf {
     let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join("report_files").join(name);
@@ -215,8 +227,12 @@ fn two_forwarders_every_file() {
     let written = write_all(&results, &meta, &dir).unwrap();
 
     // The files, all there.
-    let mut expected: Vec<String> = ["results.json", "meta.json", "results.csv", "trials.csv", "report.md"].map(String::from).to_vec();
-    for stem in ["pdr-boxplot".to_string(), "ndr-boxplot".to_string()].into_iter().chain(BEHS.iter().map(|(b, _)| sweep_stem(*b))) {
+    let mut expected: Vec<String> =
+        ["results.json", "meta.json", "results.csv", "trials.csv", "report.md"].map(String::from).to_vec();
+    for stem in ["pdr-boxplot".to_string(), "ndr-boxplot".to_string()]
+        .into_iter()
+        .chain(BEHS.iter().map(|(b, _)| sweep_stem(*b)))
+    {
         expected.push(format!("{stem}.png"));
         expected.push(format!("{stem}.svg"));
     }
@@ -230,7 +246,8 @@ fn two_forwarders_every_file() {
     }
 
     // JSON: exactly the model.
-    let back: Vec<BehaviorResult> = serde_json::from_str(&std::fs::read_to_string(dir.join("results.json")).unwrap()).unwrap();
+    let back: Vec<BehaviorResult> =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("results.json")).unwrap()).unwrap();
     assert!(back == results, "results.json does not read back equal");
     let back: RunMeta = serde_json::from_str(&std::fs::read_to_string(dir.join("meta.json")).unwrap()).unwrap();
     assert_eq!(back, meta);
@@ -279,7 +296,12 @@ fn two_forwarders_every_file() {
     let rows: Vec<csv::StringRecord> = rd.records().map(|r| r.unwrap()).collect();
     let all: Vec<(&BehaviorResult, usize, usize, &Trial)> = results
         .iter()
-        .flat_map(|r| r.repetitions.iter().enumerate().flat_map(move |(i, s)| s.trials.iter().enumerate().map(move |(j, t)| (r, i + 1, j + 1, t))))
+        .flat_map(|r| {
+            r.repetitions
+                .iter()
+                .enumerate()
+                .flat_map(move |(i, s)| s.trials.iter().enumerate().map(move |(j, t)| (r, i + 1, j + 1, t)))
+        })
         .collect();
     assert_eq!(rows.len(), all.len());
     for (row, (r, rep, k, t)) in rows.iter().zip(all) {
@@ -308,8 +330,14 @@ fn two_forwarders_every_file() {
     let kpps = |pps: f64| format!("{:.2}", pps / 1000.0);
     for fw in ["linux", "sr6"] {
         let mine: Vec<&BehaviorResult> = results.iter().filter(|r| r.forwarder == fw).collect();
-        let pdr_row = format!("| **PDR mean** | {} |", mine.iter().map(|r| format!("**{}**", kpps(r.pdr.mean))).collect::<Vec<_>>().join(" | "));
-        let cv_row = format!("| PDR CV | {} |", mine.iter().map(|r| format!("{:.3}%", r.pdr.cv * 100.0)).collect::<Vec<_>>().join(" | "));
+        let pdr_row = format!(
+            "| **PDR mean** | {} |",
+            mine.iter().map(|r| format!("**{}**", kpps(r.pdr.mean))).collect::<Vec<_>>().join(" | ")
+        );
+        let cv_row = format!(
+            "| PDR CV | {} |",
+            mine.iter().map(|r| format!("{:.3}%", r.pdr.cv * 100.0)).collect::<Vec<_>>().join(" | ")
+        );
         assert!(lines.contains(&pdr_row.as_str()), "{pdr_row}\n{md}");
         assert!(lines.contains(&cv_row.as_str()), "{cv_row}\n{md}");
     }
@@ -336,14 +364,24 @@ fn two_forwarders_every_file() {
         let r = results.iter().find(|r| r.forwarder == fw && r.behavior == b).unwrap();
         let m = r.max_load.as_ref().unwrap();
         let want = if sat {
-            format!("| {fw} | {} | {} | {} | 0.000% | **1/1** |", b.name(), kpps(m.offered.mean), kpps(m.forwarded.mean))
+            format!(
+                "| {fw} | {} | {} | {} | 0.000% | **1/1** |",
+                b.name(),
+                kpps(m.offered.mean),
+                kpps(m.forwarded.mean)
+            )
         } else {
             format!("| {fw} | {} | {} | ≥ {} | 0.000% | 0/1 |", b.name(), kpps(m.offered.mean), kpps(m.forwarded.mean))
         };
         assert!(lines.iter().any(|x| x.starts_with(&want)), "{want}\n{md}");
     }
     assert!(!lines.iter().any(|x| x.starts_with("| sr6 | End.X | ") && x.contains("/1")), "{md}");
-    assert!(md.contains(&meta.command_line) && md.contains("Test CPU @ 2.40GHz") && md.contains("6.1.0-test") && md.contains("84195df"));
+    assert!(
+        md.contains(&meta.command_line)
+            && md.contains("Test CPU @ 2.40GHz")
+            && md.contains("6.1.0-test")
+            && md.contains("84195df")
+    );
     assert!(md.contains("- SUT and tester share 2 cores"), "notes\n{md}");
     assert!(md.contains("![pdr-boxplot](pdr-boxplot.png)") && md.contains("[SVG](sweep-ipv6.svg)"), "{md}");
     assert!(!md.contains("plots not drawn") && !md.contains("panicked"), "{md}");
@@ -437,7 +475,8 @@ fn single_repetition_single_forwarder() {
     assert!(!md.contains("## sr6 / linux") && !md.contains("(PDR):"));
     check_png(&dir.join("pdr-boxplot.png"), boxplot_size(1, 1));
     check_png(&dir.join("sweep-ipv6.png"), sweep_size(1));
-    let back: Vec<BehaviorResult> = serde_json::from_str(&std::fs::read_to_string(dir.join("results.json")).unwrap()).unwrap();
+    let back: Vec<BehaviorResult> =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("results.json")).unwrap()).unwrap();
     assert!(back == results, "results.json does not read back equal");
 }
 
@@ -463,7 +502,15 @@ fn zeros_nan_and_infinities() {
     let n = &mut results[1];
     n.pdr = Summary { n: 3, mean: f64::NAN, std: f64::NAN, cv: f64::NAN, ci95: f64::NAN };
     n.ndr = n.pdr;
-    n.latency = Some(Latency { rate_pps: f64::NAN, samples: 0, min_us: f64::NAN, avg_us: f64::NAN, p50_us: f64::NAN, p99_us: f64::NAN, max_us: f64::NAN });
+    n.latency = Some(Latency {
+        rate_pps: f64::NAN,
+        samples: 0,
+        min_us: f64::NAN,
+        avg_us: f64::NAN,
+        p50_us: f64::NAN,
+        p99_us: f64::NAN,
+        max_us: f64::NAN,
+    });
     for s in &mut n.repetitions {
         s.pdr_pps = f64::NAN;
         s.ndr_pps = f64::NAN;
@@ -486,15 +533,18 @@ fn zeros_nan_and_infinities() {
     }
     check_png(&dir.join("pdr-boxplot.png"), boxplot_size(3, 2));
     // Only the JSON cannot carry a NaN (serde_json writes null): it must still be JSON.
-    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("results.json")).unwrap()).unwrap();
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("results.json")).unwrap()).unwrap();
     assert_eq!(v.as_array().map(Vec::len), Some(results.len()));
     assert_eq!(csv::Reader::from_path(dir.join("results.csv")).unwrap().records().count(), results.len());
 }
 
 #[test]
 fn every_behaviour_three_forwarders() {
-    let behs: Vec<(Behavior, f64)> = Behavior::ALL.iter().enumerate().map(|(i, b)| (*b, 1.0 - 0.05 * i as f64)).collect();
-    let results = synth(&[("linux", 1_100_000.0, 1.0), ("sr6", 2_500_000.0, 0.5), ("vpp|test", 4_000_000.0, 0.2)], &behs, 4, 11);
+    let behs: Vec<(Behavior, f64)> =
+        Behavior::ALL.iter().enumerate().map(|(i, b)| (*b, 1.0 - 0.05 * i as f64)).collect();
+    let results =
+        synth(&[("linux", 1_100_000.0, 1.0), ("sr6", 2_500_000.0, 0.5), ("vpp|test", 4_000_000.0, 0.2)], &behs, 4, 11);
     let (dir, md) = write_ok(&results, "all");
     check_png(&dir.join("pdr-boxplot.png"), boxplot_size(14, 3));
     check_png(&dir.join("sweep-End.DT46.png"), sweep_size(3));

@@ -13,9 +13,7 @@
 
 use proptest::prelude::*;
 use sr6_perf::model::Trial;
-use sr6_perf::search::{
-    find_ndr_pdr, loss_ratio, phase, target, Limit, SearchConfig, SearchEvent, TrialRunner,
-};
+use sr6_perf::search::{find_ndr_pdr, loss_ratio, phase, target, Limit, SearchConfig, SearchEvent, TrialRunner};
 use sr6_perf::stats::summarize;
 
 /// SplitMix64: small, seeded, good enough for noise.
@@ -125,10 +123,7 @@ fn cfg(start: f64, precision: f64) -> SearchConfig {
 }
 
 /// Runs a search, collecting its events.
-fn search(
-    sut: &mut SimSut,
-    c: &SearchConfig,
-) -> (Result<sr6_perf::model::SearchResult, String>, Vec<SearchEvent>) {
+fn search(sut: &mut SimSut, c: &SearchConfig) -> (Result<sr6_perf::model::SearchResult, String>, Vec<SearchEvent>) {
     let mut events = Vec::new();
     let r = find_ndr_pdr(sut, c, &mut |e| events.push(e.clone()));
     (r, events)
@@ -172,9 +167,7 @@ fn trial_phases(events: &[SearchEvent]) -> Vec<(&'static str, &'static str, f64)
     events
         .iter()
         .filter_map(|e| match e {
-            SearchEvent::Trial { phase, target, trial } => {
-                Some((*phase, *target, trial.offered_pps))
-            }
+            SearchEvent::Trial { phase, target, trial } => Some((*phase, *target, trial.offered_pps)),
             _ => None,
         })
         .collect()

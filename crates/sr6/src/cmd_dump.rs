@@ -65,7 +65,14 @@ pub fn frame(d: &[u8], verbose: bool) -> String {
 fn ipv4(d: &[u8]) -> String {
     match Ipv4Packet::new_checked(d) {
         Ok(ip) => {
-            let mut s = format!("IP {} > {} ttl {} proto {} len {}", ip.src_addr(), ip.dst_addr(), ip.ttl(), ip.protocol(), ip.total_len());
+            let mut s = format!(
+                "IP {} > {} ttl {} proto {} len {}",
+                ip.src_addr(),
+                ip.dst_addr(),
+                ip.ttl(),
+                ip.protocol(),
+                ip.total_len()
+            );
             if !ip.verify_checksum() {
                 s.push_str(" [bad checksum]");
             }
@@ -107,7 +114,13 @@ fn ipv6(d: &[u8], verbose: bool, depth: usize) -> String {
             let _ = write!(s, " | {}", frame(up, verbose));
         }
         IPPROTO_UDP if up.len() >= 8 => {
-            let _ = write!(s, " UDP {} > {} len {}", u16::from_be_bytes([up[0], up[1]]), u16::from_be_bytes([up[2], up[3]]), up.len() - 8);
+            let _ = write!(
+                s,
+                " UDP {} > {} len {}",
+                u16::from_be_bytes([up[0], up[1]]),
+                u16::from_be_bytes([up[2], up[3]]),
+                up.len() - 8
+            );
         }
         IPPROTO_ICMPV6 if up.len() >= 4 => {
             let _ = write!(s, " ICMP6 type {} code {}", up[0], up[1]);

@@ -234,11 +234,7 @@ impl Progress for Printer {
             }
             SearchEvent::Finished { ndr, pdr, trials } => {
                 self.end_line();
-                eprintln!(
-                    "    NDR {:.1} kpps, PDR {:.1} kpps ({trials} trials)",
-                    ndr.lo_pps / 1e3,
-                    pdr.lo_pps / 1e3
-                );
+                eprintln!("    NDR {:.1} kpps, PDR {:.1} kpps ({trials} trials)", ndr.lo_pps / 1e3, pdr.lo_pps / 1e3);
             }
         }
     }

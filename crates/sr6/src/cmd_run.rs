@@ -93,11 +93,14 @@ pub fn run(o: RunOpts) -> Result<()> {
     control.republish().map_err(|e| anyhow!("{}: {e}", o.config.display()))?;
     let tables = shared.gen.load_full();
 
-    let opened = backend::open(o.backend, o.xdp_mode, &tables.tables, o.workers, o.ring_frames).map_err(|e| anyhow!(e))?;
+    let opened =
+        backend::open(o.backend, o.xdp_mode, &tables.tables, o.workers, o.ring_frames).map_err(|e| anyhow!(e))?;
     if opened.name == "af_packet" {
         check_kernel_forwarding();
         if o.overload_priority.is_some() {
-            eprintln!("sr6: warning: --overload-priority has no effect with AF_PACKET (its receive backlog is not visible)");
+            eprintln!(
+                "sr6: warning: --overload-priority has no effect with AF_PACKET (its receive backlog is not visible)"
+            );
         }
     }
     let listener = ctl::bind(&o.socket).map_err(|e| anyhow!(e))?;

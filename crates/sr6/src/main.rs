@@ -179,7 +179,9 @@ fn main() -> ExitCode {
             })
         }
         Cmd::Ctl { socket, command } => cmd_ctl::run(&socket, &command),
-        Cmd::Pcap { config, input, in_dev, out_dir, json } => cmd_pcap::run(&config, &input, in_dev.as_deref(), &out_dir, json),
+        Cmd::Pcap { config, input, in_dev, out_dir, json } => {
+            cmd_pcap::run(&config, &input, in_dev.as_deref(), &out_dir, json)
+        }
         Cmd::Bench { config, input, in_dev, packets, batch, json } => {
             cmd_bench::run(&config, &input, in_dev.as_deref(), packets, batch, json)
         }

@@ -30,12 +30,7 @@ pub fn sid_json(s: &sr6_core::tables::Sid, k: &sr6_core::counters::SidCounter) -
 pub fn json(t: &Tables, c: &Counters) -> Value {
     let tx: serde_json::Map<String, Value> =
         t.devices.iter().zip(&c.tx).map(|(d, n)| (d.name.clone(), json!(n))).collect();
-    let sids: Vec<Value> = t
-        .sids
-        .iter()
-        .zip(c.sids.iter())
-        .map(|(s, k)| sid_json(s, &k))
-        .collect();
+    let sids: Vec<Value> = t.sids.iter().zip(c.sids.iter()).map(|(s, k)| sid_json(s, &k)).collect();
     let policies: Vec<Value> = t
         .policies
         .iter()
@@ -49,7 +44,8 @@ pub fn json(t: &Tables, c: &Counters) -> Value {
             })
         })
         .collect();
-    let drops: serde_json::Map<String, Value> = c.drop_reasons().map(|(r, n)| (r.name().to_string(), json!(n))).collect();
+    let drops: serde_json::Map<String, Value> =
+        c.drop_reasons().map(|(r, n)| (r.name().to_string(), json!(n))).collect();
     json!({
         "packets_in": c.rx,
         "tx": tx,
@@ -64,13 +60,26 @@ pub fn json(t: &Tables, c: &Counters) -> Value {
 
 /// The counters as text.
 pub fn print(t: &Tables, c: &Counters) {
-    println!("packets in: {}   local: {}   dropped: {}   icmp errors sent: {}", c.rx, c.local, c.dropped(), c.icmp_sent);
+    println!(
+        "packets in: {}   local: {}   dropped: {}   icmp errors sent: {}",
+        c.rx,
+        c.local,
+        c.dropped(),
+        c.icmp_sent
+    );
     let tx: Vec<String> = t.devices.iter().zip(&c.tx).map(|(d, n)| format!("{}={n}", d.name)).collect();
     println!("tx: {}", tx.join(" "));
     if !t.sids.is_empty() {
         println!("{:<28} {:<18} {:>10} {:>12} {:>8}", "SID", "action", "packets", "bytes", "errors");
         for (s, k) in t.sids.iter().zip(c.sids.iter()) {
-            println!("{:<28} {:<18} {:>10} {:>12} {:>8}", prefix(&s.prefix), s.behavior.keyword(), k.packets, k.bytes(), k.errors);
+            println!(
+                "{:<28} {:<18} {:>10} {:>12} {:>8}",
+                prefix(&s.prefix),
+                s.behavior.keyword(),
+                k.packets,
+                k.bytes(),
+                k.errors
+            );
         }
     }
     let drops: Vec<_> = c.drop_reasons().collect();
@@ -81,14 +90,18 @@ pub fn print(t: &Tables, c: &Counters) {
         }
     }
     if c.icmp_ratelimited + c.icmp_suppressed > 0 {
-        println!("icmp errors not sent: {} rate-limited, {} forbidden by RFC 4443 §2.4(e)", c.icmp_ratelimited, c.icmp_suppressed);
+        println!(
+            "icmp errors not sent: {} rate-limited, {} forbidden by RFC 4443 §2.4(e)",
+            c.icmp_ratelimited, c.icmp_suppressed
+        );
     }
 }
 
 /// `sr6 behaviours`.
 pub fn print_behaviours() {
     for d in DESCRIPTORS {
-        let mut params: Vec<String> = d.required.iter().map(|p| format!("{} <{}>", p.keyword(), p.value_hint())).collect();
+        let mut params: Vec<String> =
+            d.required.iter().map(|p| format!("{} <{}>", p.keyword(), p.value_hint())).collect();
         params.extend(d.optional.iter().map(|p| format!("[{} <{}>]", p.keyword(), p.value_hint())));
         let fl: Vec<&str> = d.flavors.iter().map(|f| f.keyword()).collect();
         if !fl.is_empty() {

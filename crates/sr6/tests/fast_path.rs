@@ -90,10 +90,41 @@ fn frames() -> Vec<Vec<u8>> {
         v.push(frame("fc00:a::2", "fc00:23::77", hl, None, udp));
         // Head-end policies: encap, inline and l2encap with 1 to 5 segments (every
         // header length `fast::rewrite_for` has code for, and others).
-        for d in ["fc00:5::1", "fc00:6::1", "fc00:7::1", "fc00:8::1", "fc00:9::1", "fc00:b::1", "fc00:c::1", "fc00:d::1", "fc00:e::1", "fc00:f::1", "fc00:10::1", "fc00:31::1", "fc00:32::1", "fc00:33::1", "fc00:34::1"] {
+        for d in [
+            "fc00:5::1",
+            "fc00:6::1",
+            "fc00:7::1",
+            "fc00:8::1",
+            "fc00:9::1",
+            "fc00:b::1",
+            "fc00:c::1",
+            "fc00:d::1",
+            "fc00:e::1",
+            "fc00:f::1",
+            "fc00:10::1",
+            "fc00:31::1",
+            "fc00:32::1",
+            "fc00:33::1",
+            "fc00:34::1",
+        ] {
             v.push(frame("fc00:a::2", d, hl, None, udp));
         }
-        for sid in ["fc00:1::e", "fc00:1::e7", "fc00:1::e8", "fc00:1::c3", "fc00:1::c4", "fc00:1::c5", "fc00:1::7", "fc00:1::70", "fc00:1::78", "fc00:1::b1", "fc00:1::b2", "fc00:1::b6", "fc00:1::b7", "fc00:1::b8"] {
+        for sid in [
+            "fc00:1::e",
+            "fc00:1::e7",
+            "fc00:1::e8",
+            "fc00:1::c3",
+            "fc00:1::c4",
+            "fc00:1::c5",
+            "fc00:1::7",
+            "fc00:1::70",
+            "fc00:1::78",
+            "fc00:1::b1",
+            "fc00:1::b2",
+            "fc00:1::b6",
+            "fc00:1::b7",
+            "fc00:1::b8",
+        ] {
             v.push(frame("fc00:9::1", sid, hl, Some((&["fc00:3::1", "fc00:2::1", sid], 2, 17)), udp));
             v.push(frame("fc00:9::1", sid, hl, Some((&["fc00:3::1", sid], 1, 17)), udp));
             v.push(frame("fc00:9::1", sid, hl, Some((&["fc00:3::1", sid], 3, 17)), udp));
@@ -101,7 +132,16 @@ fn frames() -> Vec<Vec<u8>> {
         }
         // Under the LPM's hash-mode root entries (fast_path.conf): transit, End and
         // End.T towards them, End.DT6 of packets for them.
-        for d in ["2a00:1:2::9", "2a00:1:3::9", "2a00:1:4::9", "2a00:1:5::1", "2a00:1:6::1", "2a01:1:2::9", "2a01:1:3::1", "2a01:1:7::e"] {
+        for d in [
+            "2a00:1:2::9",
+            "2a00:1:3::9",
+            "2a00:1:4::9",
+            "2a00:1:5::1",
+            "2a00:1:6::1",
+            "2a01:1:2::9",
+            "2a01:1:3::1",
+            "2a01:1:7::e",
+        ] {
             v.push(frame("fc00:a::2", d, hl, None, udp));
             for sid in ["fc00:1::e", "fc00:1::7", "fc00:1::70"] {
                 v.push(frame("fc00:9::1", sid, hl, Some((&[d, sid], 1, 17)), udp));
@@ -133,12 +173,30 @@ fn frames() -> Vec<Vec<u8>> {
             for dst in [[20, 9, 9, 9], [20, 5, 5, 7], [20, 6, 1, 1], [30, 0, 0, 1], [224, 0, 0, 5]] {
                 v.push(frame("fc00:9::1", sid, hl, Some((&[sid], 0, 4)), &ip4(dst, 64, 0, false, udp)));
             }
-            v.push(frame("fc00:9::1", sid, hl, Some((&[sid, "fc00:2::1"], 1, 4)), &ip4([20, 5, 5, 5], 9, 0, false, udp)));
+            v.push(frame(
+                "fc00:9::1",
+                sid,
+                hl,
+                Some((&[sid, "fc00:2::1"], 1, 4)),
+                &ip4([20, 5, 5, 5], 9, 0, false, udp),
+            ));
             v.push(frame("fc00:9::1", sid, hl, Some((&[sid], 0, 41)), &inner6("fc00:3::4", 9)));
         }
     }
-    for dst in [[20, 5, 5, 5], [20, 1, 9, 9], [20, 1, 2, 3], [20, 2, 0, 1], [10, 0, 23, 9], [10, 0, 23, 50], [10, 0, 12, 1], [224, 0, 0, 5], [99, 0, 0, 1]] {
-        for (ttl, opts, bad) in [(64, 0, false), (2, 0, false), (1, 0, false), (0, 0, false), (64, 4, false), (64, 0, true)] {
+    for dst in [
+        [20, 5, 5, 5],
+        [20, 1, 9, 9],
+        [20, 1, 2, 3],
+        [20, 2, 0, 1],
+        [10, 0, 23, 9],
+        [10, 0, 23, 50],
+        [10, 0, 12, 1],
+        [224, 0, 0, 5],
+        [99, 0, 0, 1],
+    ] {
+        for (ttl, opts, bad) in
+            [(64, 0, false), (2, 0, false), (1, 0, false), (0, 0, false), (64, 4, false), (64, 0, true)]
+        {
             v.push(frame4(&ip4(dst, ttl, opts, bad, udp)));
         }
         // Ethernet padding.
@@ -222,7 +280,11 @@ proptest! {
 #[test]
 fn ingress_device_settings_keep_frames_off_the_fast_path() {
     let t = tables();
-    let off = Tables::build(&sr6_config::parse_str(&format!("{CONFIG}sysctl -w net.ipv6.conf.all.forwarding=0\n"), "off.conf").unwrap()).unwrap().0;
+    let off = Tables::build(
+        &sr6_config::parse_str(&format!("{CONFIG}sysctl -w net.ipv6.conf.all.forwarding=0\n"), "off.conf").unwrap(),
+    )
+    .unwrap()
+    .0;
     let hits = |t: &Tables, f: &[u8], dev| run(t, true, f, dev).1.fast_hits;
     let (mut on_eth0, mut srh_on_eth0, mut on_eth3) = (0, 0, 0);
     for f in &frames() {
@@ -266,7 +328,8 @@ fn a_batch_is_processed_as_received_on_its_device() {
         if !fast {
             assert!(bs.iter().all(|b| b.in_dev == dev), "the general path records the batch's device");
         }
-        let out: Vec<(sr6_core::packet::Verdict, Vec<u8>)> = bs.iter().map(|b| (b.verdict, b.data().to_vec())).collect();
+        let out: Vec<(sr6_core::packet::Verdict, Vec<u8>)> =
+            bs.iter().map(|b| (b.verdict, b.data().to_vec())).collect();
         (out, w)
     };
     let mut hits = 0;
@@ -320,7 +383,8 @@ fn ipv4_and_end_dx4_dt4_dt46_dx2_fast_paths_are_taken() {
     assert_eq!(hits(&frame4(&ip4([20, 5, 5, 5], 1, 0, false, udp))), 0);
     assert_eq!(hits(&frame4(&ip4([20, 5, 5, 5], 64, 4, false, udp))), 0);
     assert_eq!(hits(&frame4(&ip4([20, 5, 5, 5], 64, 0, true, udp))), 0);
-    let dx4 = |sid: &str, ttl| frame("fc00:9::1", sid, 64, Some((&[sid], 0, 4)), &ip4([20, 5, 5, 5], ttl, 0, false, udp));
+    let dx4 =
+        |sid: &str, ttl| frame("fc00:9::1", sid, 64, Some((&[sid], 0, 4)), &ip4([20, 5, 5, 5], ttl, 0, false, udp));
     assert_eq!(hits(&dx4("fc00:1::d4", 64)), 1);
     assert_eq!(hits(&dx4("fc00:1::d4", 1)), 0);
     assert_eq!(hits(&dx4("fc00:1::d5", 64)), 0, "no neighbour: general path");
@@ -404,7 +468,8 @@ fn psp_fast_path_is_taken() {
 fn encap_l2_fast_path_is_taken() {
     let t = tables();
     let udp: &[u8] = &[0, 1, 0, 2, 0, 12, 0, 0, 9, 9, 9, 9];
-    for (dst, fast, n) in [("fc00:31::1", 1, 94), ("fc00:33::1", 1, 126), ("fc00:34::1", 1, 94), ("fc00:32::1", 0, 54)] {
+    for (dst, fast, n) in [("fc00:31::1", 1, 94), ("fc00:33::1", 1, 126), ("fc00:34::1", 1, 94), ("fc00:32::1", 0, 54)]
+    {
         let f = frame("fc00:a::2", dst, 64, None, udp);
         let (b, w) = run(&t, true, &f, 0);
         assert_eq!(w.fast_hits, fast, "{dst}");

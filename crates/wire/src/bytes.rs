@@ -8,10 +8,7 @@
 /// `N` bytes at `at`, or zeros if they are not all inside `b`.
 #[inline]
 pub(crate) fn array<const N: usize>(b: &[u8], at: usize) -> [u8; N] {
-    at.checked_add(N)
-        .and_then(|end| b.get(at..end))
-        .and_then(|s| <[u8; N]>::try_from(s).ok())
-        .unwrap_or([0; N])
+    at.checked_add(N).and_then(|end| b.get(at..end)).and_then(|s| <[u8; N]>::try_from(s).ok()).unwrap_or([0; N])
 }
 
 #[inline]

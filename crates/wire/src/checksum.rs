@@ -67,10 +67,7 @@ pub fn pseudo_header_v6(src: &Ipv6Addr, dst: &Ipv6Addr, upper_len: u32, next_hea
 /// Partial sum of the IPv4 pseudo-header (RFC 768, RFC 793 §3.1): source,
 /// destination, a zero byte, protocol, upper-layer length.
 pub fn pseudo_header_v4(src: &Ipv4Addr, dst: &Ipv4Addr, len: u16, proto: u8) -> u32 {
-    let s = u64::from(sum(&src.octets()))
-        + u64::from(sum(&dst.octets()))
-        + u64::from(proto)
-        + u64::from(len);
+    let s = u64::from(sum(&src.octets())) + u64::from(sum(&dst.octets())) + u64::from(proto) + u64::from(len);
     fold_carries(s)
 }
 
@@ -95,11 +92,7 @@ mod tests {
         let mut i = 0;
         while i < data.len() {
             let hi = u32::from(data[i]);
-            let lo = if i + 1 < data.len() {
-                u32::from(data[i + 1])
-            } else {
-                0
-            };
+            let lo = if i + 1 < data.len() { u32::from(data[i + 1]) } else { 0 };
             s += (hi << 8) | lo;
             while s > 0xFFFF {
                 s = (s & 0xFFFF) + (s >> 16);
@@ -130,8 +123,8 @@ mod tests {
     fn known_ipv4_header() {
         // Wikipedia's IPv4 header checksum example: checksum b861.
         let mut h = [
-            0x45, 0x00, 0x00, 0x73, 0x00, 0x00, 0x40, 0x00, 0x40, 0x11, 0x00, 0x00, 0xc0, 0xa8,
-            0x00, 0x01, 0xc0, 0xa8, 0x00, 0xc7,
+            0x45, 0x00, 0x00, 0x73, 0x00, 0x00, 0x40, 0x00, 0x40, 0x11, 0x00, 0x00, 0xc0, 0xa8, 0x00, 0x01, 0xc0, 0xa8,
+            0x00, 0xc7,
         ];
         assert_eq!(fold(sum(&h)), 0xb861);
         h[10] = 0xb8;

@@ -90,18 +90,13 @@ impl fmt::Display for Error {
             Error::SegmentsLeftTooBig { sl, last_entry } => {
                 write!(f, "segments left {sl} exceeds last entry {last_entry} + 1")
             }
-            Error::BadLastEntry {
-                last_entry,
-                hdr_ext_len,
-            } => write!(
-                f,
-                "last entry {last_entry} does not fit in hdr ext len {hdr_ext_len}"
-            ),
+            Error::BadLastEntry { last_entry, hdr_ext_len } => {
+                write!(f, "last entry {last_entry} does not fit in hdr ext len {hdr_ext_len}")
+            }
             Error::BadTlv { offset } => write!(f, "malformed SRH TLV at offset {offset}"),
-            Error::HopByHopNotFirst { nh_field } => write!(
-                f,
-                "hop-by-hop options header not first (named at offset {nh_field})"
-            ),
+            Error::HopByHopNotFirst { nh_field } => {
+                write!(f, "hop-by-hop options header not first (named at offset {nh_field})")
+            }
             Error::BadChecksum => write!(f, "bad checksum"),
         }
     }
@@ -117,10 +112,7 @@ mod tests {
     fn display_carries_numbers() {
         let e = Error::Truncated { need: 40, have: 3 };
         assert_eq!(e.to_string(), "truncated: need 40 bytes, have 3");
-        let e = Error::SegmentsLeftTooBig {
-            sl: 5,
-            last_entry: 2,
-        };
+        let e = Error::SegmentsLeftTooBig { sl: 5, last_entry: 2 };
         assert_eq!(e.to_string(), "segments left 5 exceeds last entry 2 + 1");
         let b: Box<dyn std::error::Error> = Box::new(Error::BadChecksum);
         assert_eq!(b.to_string(), "bad checksum");

@@ -149,11 +149,7 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> EthernetFrame<T> {
 
     /// Sets the payload EtherType: offset 16 on a tagged frame, else 12.
     pub fn set_payload_ethertype(&mut self, ethertype: u16) {
-        let at = if self.ethertype() == ETHERTYPE_VLAN {
-            field::INNER_ETHERTYPE
-        } else {
-            field::ETHERTYPE
-        };
+        let at = if self.ethertype() == ETHERTYPE_VLAN { field::INNER_ETHERTYPE } else { field::ETHERTYPE };
         put_u16(self.buffer.as_mut(), at, ethertype);
     }
 
@@ -231,12 +227,8 @@ mod tests {
         0x02, 0x00, 0x00, 0x00, 0x00, 0x01, // src
         0x86, 0xDD, // IPv6
     ];
-    static REPR: EthernetRepr = EthernetRepr {
-        dst: [2, 0, 0, 0, 0, 2],
-        src: [2, 0, 0, 0, 0, 1],
-        vlan: None,
-        ethertype: ETHERTYPE_IPV6,
-    };
+    static REPR: EthernetRepr =
+        EthernetRepr { dst: [2, 0, 0, 0, 0, 2], src: [2, 0, 0, 0, 0, 1], vlan: None, ethertype: ETHERTYPE_IPV6 };
 
     static VLAN_BYTES: [u8; 18] = [
         0x02, 0x00, 0x00, 0x00, 0x00, 0x02, // dst
@@ -293,10 +285,7 @@ mod tests {
             assert!(EthernetFrame::new_checked(&BYTES[..n]).is_err(), "len {n}");
         }
         for n in 0..VLAN_BYTES.len() {
-            assert!(
-                EthernetFrame::new_checked(&VLAN_BYTES[..n]).is_err(),
-                "len {n}"
-            );
+            assert!(EthernetFrame::new_checked(&VLAN_BYTES[..n]).is_err(), "len {n}");
         }
         assert_eq!(
             EthernetFrame::new_checked(&VLAN_BYTES[..16]).unwrap_err(),

@@ -9,9 +9,7 @@
 
 use crate::bytes::{need, put_u16, put_u32, put_u8, slice, u16_at, u32_at, u8_at};
 use crate::ipv6::Ipv6Packet;
-use crate::proto::{
-    IPPROTO_AH, IPPROTO_DSTOPTS, IPPROTO_FRAGMENT, IPPROTO_HOPOPTS, IPPROTO_ROUTING,
-};
+use crate::proto::{IPPROTO_AH, IPPROTO_DSTOPTS, IPPROTO_FRAGMENT, IPPROTO_HOPOPTS, IPPROTO_ROUTING};
 use crate::{Error, Result};
 
 mod field {
@@ -349,13 +347,7 @@ mod tests {
         assert_eq!(
             info,
             ChainInfo {
-                routing: Some(RoutingInfo {
-                    offset: 56,
-                    nh_field: 48,
-                    routing_type: 4,
-                    segments_left: 1,
-                    len: 24
-                }),
+                routing: Some(RoutingInfo { offset: 56, nh_field: 48, routing_type: 4, segments_left: 1, len: 24 }),
                 fragment: Some(80),
                 upper: 100,
                 upper_proto: IPPROTO_UDP,
@@ -380,10 +372,7 @@ mod tests {
         for plen in 0..60usize {
             let mut q = p.clone();
             q[4..6].copy_from_slice(&(plen as u16).to_be_bytes());
-            assert!(
-                matches!(walk_chain(&q), Err(Error::Truncated { have, .. }) if have == 40 + plen),
-                "plen {plen}"
-            );
+            assert!(matches!(walk_chain(&q), Err(Error::Truncated { have, .. }) if have == 40 + plen), "plen {plen}");
         }
     }
 
@@ -393,10 +382,7 @@ mod tests {
         let info = walk_chain(&p).unwrap();
         assert_eq!(info.routing, None);
         assert_eq!(info.fragment, None);
-        assert_eq!(
-            (info.upper, info.upper_proto, info.upper_nh_field),
-            (40, 58, 6)
-        );
+        assert_eq!((info.upper, info.upper_proto, info.upper_nh_field), (40, 58, 6));
         let p = packet(IPPROTO_NONE, &[]);
         assert_eq!(walk_chain(&p).unwrap().upper_proto, IPPROTO_NONE);
     }
@@ -404,16 +390,10 @@ mod tests {
     #[test]
     fn non_first_fragment_stops() {
         // FRAG(offset 8) -> would-be RH bytes that must not be parsed.
-        let p = packet(
-            IPPROTO_FRAGMENT,
-            &[43, 0, 0, 8, 0, 0, 0, 7, 0xFF, 0xFF, 0xFF, 0xFF],
-        );
+        let p = packet(IPPROTO_FRAGMENT, &[43, 0, 0, 8, 0, 0, 0, 7, 0xFF, 0xFF, 0xFF, 0xFF]);
         let info = walk_chain(&p).unwrap();
         assert_eq!(info.fragment, Some(40));
-        assert_eq!(
-            (info.upper, info.upper_proto, info.upper_nh_field),
-            (48, 43, 40)
-        );
+        assert_eq!((info.upper, info.upper_proto, info.upper_nh_field), (48, 43, 40));
         assert_eq!(info.routing, None);
         let f = FragmentHeader::new_checked(&p[40..]).unwrap();
         assert_eq!((f.frag_offset(), f.more_frags(), f.ident()), (8, false, 7));
@@ -421,47 +401,26 @@ mod tests {
 
     #[test]
     fn hop_by_hop_must_be_first() {
-        let p = packet(
-            IPPROTO_DSTOPTS,
-            &[0, 0, 1, 4, 0, 0, 0, 0, 59, 0, 1, 4, 0, 0, 0, 0],
-        );
-        assert_eq!(
-            walk_chain(&p),
-            Err(Error::HopByHopNotFirst { nh_field: 40 })
-        );
+        let p = packet(IPPROTO_DSTOPTS, &[0, 0, 1, 4, 0, 0, 0, 0, 59, 0, 1, 4, 0, 0, 0, 0]);
+        assert_eq!(walk_chain(&p), Err(Error::HopByHopNotFirst { nh_field: 40 }));
     }
 
     #[test]
     fn only_first_routing_header_recorded() {
-        let p = packet(
-            IPPROTO_ROUTING,
-            &[43, 0, 0, 3, 0, 0, 0, 0, 59, 0, 4, 1, 0, 0, 0, 0],
-        );
+        let p = packet(IPPROTO_ROUTING, &[43, 0, 0, 3, 0, 0, 0, 0, 59, 0, 4, 1, 0, 0, 0, 0]);
         let info = walk_chain(&p).unwrap();
         let r = info.routing.unwrap();
-        assert_eq!(
-            (r.offset, r.nh_field, r.routing_type, r.segments_left),
-            (40, 6, 0, 3)
-        );
-        assert_eq!(
-            (info.upper, info.upper_proto, info.upper_nh_field),
-            (56, 59, 48)
-        );
+        assert_eq!((r.offset, r.nh_field, r.routing_type, r.segments_left), (40, 6, 0, 3));
+        assert_eq!((info.upper, info.upper_proto, info.upper_nh_field), (56, 59, 48));
     }
 
     #[test]
     fn ext_header_view() {
         let mut b = [43u8, 2, 4, 1, 0, 0, 0, 0];
-        assert_eq!(
-            ExtHeader::new_checked(&b[..]).unwrap_err(),
-            Error::Truncated { need: 24, have: 8 }
-        );
+        assert_eq!(ExtHeader::new_checked(&b[..]).unwrap_err(), Error::Truncated { need: 24, have: 8 });
         b[1] = 0;
         let mut h = ExtHeader::new_checked(&mut b[..]).unwrap();
-        assert_eq!(
-            (h.next_header(), h.header_len(), h.routing_type()),
-            (43, 8, 4)
-        );
+        assert_eq!((h.next_header(), h.header_len(), h.routing_type()), (43, 8, 4));
         h.set_segments_left(0);
         h.set_next_header(17);
         h.set_hdr_ext_len(0);

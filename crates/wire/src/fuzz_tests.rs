@@ -10,69 +10,28 @@ use crate::*;
 fn exercise(data: &[u8]) {
     // Views built unchecked must not panic either.
     let f = EthernetFrame::new_unchecked(data);
-    let _ = (
-        f.dst_addr(),
-        f.src_addr(),
-        f.ethertype(),
-        f.vlan(),
-        f.header_len(),
-    );
+    let _ = (f.dst_addr(), f.src_addr(), f.ethertype(), f.vlan(), f.header_len());
     let _ = (f.payload_ethertype(), f.payload().len());
     let _ = EthernetRepr::parse(&f);
 
     let ip4 = Ipv4Packet::new_unchecked(data);
-    let _ = (
-        ip4.version(),
-        ip4.header_len(),
-        ip4.dscp_ecn(),
-        ip4.total_len(),
-        ip4.ident(),
-    );
+    let _ = (ip4.version(), ip4.header_len(), ip4.dscp_ecn(), ip4.total_len(), ip4.ident());
     let _ = (ip4.flags_frag(), ip4.ttl(), ip4.protocol(), ip4.checksum());
-    let _ = (
-        ip4.src_addr(),
-        ip4.dst_addr(),
-        ip4.verify_checksum(),
-        ip4.payload().len(),
-    );
+    let _ = (ip4.src_addr(), ip4.dst_addr(), ip4.verify_checksum(), ip4.payload().len());
     let _ = (ip4.frag_offset(), ip4.dont_frag(), ip4.more_frags());
     let _ = Ipv4Repr::parse(&ip4);
 
     let ip6 = Ipv6Packet::new_unchecked(data);
-    let _ = (
-        ip6.version(),
-        ip6.traffic_class(),
-        ip6.flow_label(),
-        ip6.payload_len(),
-    );
-    let _ = (
-        ip6.next_header(),
-        ip6.hop_limit(),
-        ip6.src_addr(),
-        ip6.dst_addr(),
-    );
+    let _ = (ip6.version(), ip6.traffic_class(), ip6.flow_label(), ip6.payload_len());
+    let _ = (ip6.next_header(), ip6.hop_limit(), ip6.src_addr(), ip6.dst_addr());
     let _ = ip6.payload().len();
     let _ = Ipv6Repr::parse(&ip6);
     let _ = walk_chain(data);
 
     let srh = SrhPacket::new_unchecked(data);
-    let _ = (
-        srh.check_len(),
-        srh.check_segments(),
-        srh.check_segments_left(),
-    );
-    let _ = (
-        srh.next_header(),
-        srh.hdr_ext_len(),
-        srh.header_len(),
-        srh.routing_type(),
-    );
-    let _ = (
-        srh.segments_left(),
-        srh.last_entry(),
-        srh.flags(),
-        srh.tag(),
-    );
+    let _ = (srh.check_len(), srh.check_segments(), srh.check_segments_left());
+    let _ = (srh.next_header(), srh.hdr_ext_len(), srh.header_len(), srh.routing_type());
+    let _ = (srh.segments_left(), srh.last_entry(), srh.flags(), srh.tag());
     for i in 0..=255u8 {
         let _ = (srh.segment(i), srh.segment_offset(i));
     }
@@ -88,57 +47,25 @@ fn exercise(data: &[u8]) {
         let _ = t;
     }
     let h = HmacTlv::new_unchecked(data);
-    let _ = (
-        h.d_flag(),
-        h.key_id(),
-        h.hmac().len(),
-        h.length(),
-        h.reserved(),
-    );
+    let _ = (h.d_flag(), h.key_id(), h.hmac().len(), h.length(), h.reserved());
     let _ = HmacTlvRepr::parse(&h);
 
     let u = UdpPacket::new_unchecked(data);
-    let _ = (
-        u.src_port(),
-        u.dst_port(),
-        u.len(),
-        u.checksum(),
-        u.payload().len(),
-    );
+    let _ = (u.src_port(), u.dst_port(), u.len(), u.checksum(), u.payload().len());
     let a6 = std::net::Ipv6Addr::LOCALHOST;
     let a4 = std::net::Ipv4Addr::LOCALHOST;
-    let _ = (
-        u.verify_checksum_v6(&a6, &a6),
-        u.verify_checksum_v4(&a4, &a4),
-    );
+    let _ = (u.verify_checksum_v6(&a6, &a6), u.verify_checksum_v4(&a4, &a4));
     let _ = UdpRepr::parse(&u);
 
     let i = Icmpv6Packet::new_unchecked(data);
-    let _ = (
-        i.msg_type(),
-        i.code(),
-        i.checksum(),
-        i.param(),
-        i.payload().len(),
-    );
+    let _ = (i.msg_type(), i.code(), i.checksum(), i.param(), i.payload().len());
     let _ = (i.verify_checksum(&a6, &a6), i.echo_ident(), i.echo_seq());
     let _ = Icmpv6Repr::parse(&i);
 
     let e = ExtHeader::new_unchecked(data);
-    let _ = (
-        e.check_len(),
-        e.next_header(),
-        e.header_len(),
-        e.routing_type(),
-        e.data().len(),
-    );
+    let _ = (e.check_len(), e.next_header(), e.header_len(), e.routing_type(), e.data().len());
     let fr = FragmentHeader::new_unchecked(data);
-    let _ = (
-        fr.frag_offset(),
-        fr.more_frags(),
-        fr.ident(),
-        fr.next_header(),
-    );
+    let _ = (fr.frag_offset(), fr.more_frags(), fr.ident(), fr.next_header());
 
     // Setters on a copy of arbitrary bytes must not panic either.
     let mut m = data.to_vec();
@@ -196,14 +123,8 @@ fn plausible() -> impl Strategy<Value = Vec<u8>> {
         any::<u16>(),
     )
         .prop_map(|(mut tail, nh, plen)| {
-            let mut v = vec![
-                2, 0, 0, 0, 0, 1, 2, 0, 0, 0, 0, 2, 0x86, 0xdd, 0x60, 0, 0, 0,
-            ];
-            let plen = if tail.is_empty() {
-                0
-            } else {
-                plen % (tail.len() as u16 + 8)
-            };
+            let mut v = vec![2, 0, 0, 0, 0, 1, 2, 0, 0, 0, 0, 2, 0x86, 0xdd, 0x60, 0, 0, 0];
+            let plen = if tail.is_empty() { 0 } else { plen % (tail.len() as u16 + 8) };
             v.extend_from_slice(&plen.to_be_bytes());
             v.push(nh);
             v.push(64);

@@ -9,9 +9,7 @@
 
 use std::net::Ipv6Addr;
 
-use crate::bytes::{
-    copy_in, need, put_u16, put_u32, put_u8, slice, slice_mut, u16_at, u32_at, u8_at,
-};
+use crate::bytes::{copy_in, need, put_u16, put_u32, put_u8, slice, slice_mut, u16_at, u32_at, u8_at};
 use crate::checksum;
 use crate::proto::IPPROTO_ICMPV6;
 use crate::Result;
@@ -227,38 +225,22 @@ impl Icmpv6Repr {
     /// Parameter Problem with `code` and `pointer`, the offset of the
     /// offending byte from the start of the invoking IPv6 header (RFC 4443 §3.4).
     pub const fn param_problem(code: u8, pointer: u32) -> Self {
-        Icmpv6Repr {
-            msg_type: PARAM_PROBLEM,
-            code,
-            param: pointer,
-        }
+        Icmpv6Repr { msg_type: PARAM_PROBLEM, code, param: pointer }
     }
 
     /// Time Exceeded, code 0: hop limit exceeded in transit (RFC 4443 §3.3).
     pub const fn hop_limit_exceeded() -> Self {
-        Icmpv6Repr {
-            msg_type: TIME_EXCEEDED,
-            code: TE_HOP_LIMIT,
-            param: 0,
-        }
+        Icmpv6Repr { msg_type: TIME_EXCEEDED, code: TE_HOP_LIMIT, param: 0 }
     }
 
     /// Destination Unreachable with `code` (RFC 4443 §3.1).
     pub const fn dst_unreachable(code: u8) -> Self {
-        Icmpv6Repr {
-            msg_type: DST_UNREACH,
-            code,
-            param: 0,
-        }
+        Icmpv6Repr { msg_type: DST_UNREACH, code, param: 0 }
     }
 
     /// Packet Too Big with the next-hop `mtu` (RFC 4443 §3.2).
     pub const fn packet_too_big(mtu: u32) -> Self {
-        Icmpv6Repr {
-            msg_type: PKT_TOO_BIG,
-            code: 0,
-            param: mtu,
-        }
+        Icmpv6Repr { msg_type: PKT_TOO_BIG, code: 0, param: mtu }
     }
 
     /// True for the error types (0..=127, RFC 4443 §2.1).
@@ -270,21 +252,13 @@ impl Icmpv6Repr {
     /// with [`Icmpv6Packet::verify_checksum`]).
     pub fn parse<T: AsRef<[u8]>>(packet: &Icmpv6Packet<T>) -> Result<Self> {
         packet.check_len()?;
-        Ok(Icmpv6Repr {
-            msg_type: packet.msg_type(),
-            code: packet.code(),
-            param: packet.param(),
-        })
+        Ok(Icmpv6Repr { msg_type: packet.msg_type(), code: packet.code(), param: packet.param() })
     }
 
     /// Message length when `invoking_len` bytes of invoking packet are
     /// offered: `8 + min(invoking_len, MAX_INVOKING_LEN)`.
     pub const fn buffer_len(&self, invoking_len: usize) -> usize {
-        let n = if invoking_len < MAX_INVOKING_LEN {
-            invoking_len
-        } else {
-            MAX_INVOKING_LEN
-        };
+        let n = if invoking_len < MAX_INVOKING_LEN { invoking_len } else { MAX_INVOKING_LEN };
         8 + n
     }
 
@@ -325,15 +299,9 @@ mod tests {
 
     // scapy: bytes(IPv6(src="fc00:1::1", dst="2001:db8::1")
     //              / ICMPv6ParamProblem(code=0, ptr=43) / (bytes(range(16))))[40:]
-    static BYTES: [u8; 24] = [
-        0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x2b, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12,
-        13, 14, 15,
-    ];
-    static REPR: Icmpv6Repr = Icmpv6Repr {
-        msg_type: PARAM_PROBLEM,
-        code: PP_ERRONEOUS_HEADER,
-        param: 43,
-    };
+    static BYTES: [u8; 24] =
+        [0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x2b, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15];
+    static REPR: Icmpv6Repr = Icmpv6Repr { msg_type: PARAM_PROBLEM, code: PP_ERRONEOUS_HEADER, param: 43 };
     const CSUM: u16 = 0x9985;
 
     #[test]
@@ -351,12 +319,7 @@ mod tests {
         let mut buf = [0xFFu8; 24];
         let (src, dst) = (a("fc00:1::1"), a("2001:db8::1"));
         assert_eq!(REPR.buffer_len(16), 24);
-        let n = REPR.emit(
-            &src,
-            &dst,
-            &invoking,
-            &mut Icmpv6Packet::new_unchecked(&mut buf[..]),
-        );
+        let n = REPR.emit(&src, &dst, &invoking, &mut Icmpv6Packet::new_unchecked(&mut buf[..]));
         assert_eq!(n, 24);
         assert_eq!(u16::from_be_bytes([buf[2], buf[3]]), CSUM);
         buf[2] = 0;
@@ -381,10 +344,7 @@ mod tests {
     #[test]
     fn truncated_prefixes() {
         for n in 0..Icmpv6Packet::<&[u8]>::HEADER_LEN {
-            assert_eq!(
-                Icmpv6Packet::new_checked(&BYTES[..n]).unwrap_err(),
-                Error::Truncated { need: 8, have: n }
-            );
+            assert_eq!(Icmpv6Packet::new_checked(&BYTES[..n]).unwrap_err(), Error::Truncated { need: 8, have: n });
         }
     }
 
@@ -398,27 +358,15 @@ mod tests {
         let n = repr.emit(&s, &d, &big, &mut Icmpv6Packet::new_unchecked(&mut buf[..]));
         assert_eq!(n, 1240);
         assert!(buf[1240..].iter().all(|&x| x == 0));
-        assert!(Icmpv6Packet::new_checked(&buf[..n])
-            .unwrap()
-            .verify_checksum(&s, &d));
+        assert!(Icmpv6Packet::new_checked(&buf[..n]).unwrap().verify_checksum(&s, &d));
         // A buffer too small for the offer: copy what fits, checksum what was written.
         let mut small = [0u8; 20];
-        let n = repr.emit(
-            &s,
-            &d,
-            &big,
-            &mut Icmpv6Packet::new_unchecked(&mut small[..]),
-        );
+        let n = repr.emit(&s, &d, &big, &mut Icmpv6Packet::new_unchecked(&mut small[..]));
         assert_eq!(n, 20);
-        assert!(Icmpv6Packet::new_checked(&small[..])
-            .unwrap()
-            .verify_checksum(&s, &d));
+        assert!(Icmpv6Packet::new_checked(&small[..]).unwrap().verify_checksum(&s, &d));
         assert!(repr.is_error());
         assert_eq!(Icmpv6Repr::packet_too_big(1280).param, 1280);
-        assert_eq!(
-            Icmpv6Repr::dst_unreachable(DU_NO_ROUTE).msg_type,
-            DST_UNREACH
-        );
+        assert_eq!(Icmpv6Repr::dst_unreachable(DU_NO_ROUTE).msg_type, DST_UNREACH);
     }
 
     #[test]

@@ -81,18 +81,12 @@ impl<T: AsRef<[u8]>> Ipv4Packet<T> {
         }
         let hlen = self.header_len();
         if hlen < Self::HEADER_LEN {
-            return Err(Error::BadHeaderLen {
-                len: hlen,
-                min: Self::HEADER_LEN,
-            });
+            return Err(Error::BadHeaderLen { len: hlen, min: Self::HEADER_LEN });
         }
         need(hlen, have)?;
         let total = usize::from(self.total_len());
         if total < hlen {
-            return Err(Error::BadTotalLen {
-                len: total,
-                min: hlen,
-            });
+            return Err(Error::BadTotalLen { len: total, min: hlen });
         }
         need(total, have)
     }
@@ -186,11 +180,7 @@ impl<T: AsRef<[u8]>> Ipv4Packet<T> {
 
     /// Bytes from the end of the header to Total Length (padding excluded).
     pub fn payload(&self) -> &[u8] {
-        slice(
-            self.buffer.as_ref(),
-            self.header_len(),
-            usize::from(self.total_len()),
-        )
+        slice(self.buffer.as_ref(), self.header_len(), usize::from(self.total_len()))
     }
 }
 
@@ -365,8 +355,8 @@ mod tests {
     // scapy: bytes(IP(src="192.0.2.1", dst="198.51.100.2", ttl=64, id=0x1234,
     //                 flags="DF", tos=0xb8, proto=17, len=24))
     static BYTES: [u8; 24] = [
-        0x45, 0xb8, 0x00, 0x18, 0x12, 0x34, 0x40, 0x00, 0x40, 0x11, 0x3b, 0xb2, 0xc0, 0x00, 0x02,
-        0x01, 0xc6, 0x33, 0x64, 0x02, // header
+        0x45, 0xb8, 0x00, 0x18, 0x12, 0x34, 0x40, 0x00, 0x40, 0x11, 0x3b, 0xb2, 0xc0, 0x00, 0x02, 0x01, 0xc6, 0x33,
+        0x64, 0x02, // header
         0xde, 0xad, 0xbe, 0xef, // payload
     ];
     static REPR: Ipv4Repr = Ipv4Repr {
@@ -418,31 +408,16 @@ mod tests {
     fn bad_fields() {
         let mut b = BYTES;
         b[0] = 0x65;
-        assert_eq!(
-            Ipv4Packet::new_checked(&b[..]).unwrap_err(),
-            Error::BadVersion(6)
-        );
+        assert_eq!(Ipv4Packet::new_checked(&b[..]).unwrap_err(), Error::BadVersion(6));
         b[0] = 0x44;
-        assert_eq!(
-            Ipv4Packet::new_checked(&b[..]).unwrap_err(),
-            Error::BadHeaderLen { len: 16, min: 20 }
-        );
+        assert_eq!(Ipv4Packet::new_checked(&b[..]).unwrap_err(), Error::BadHeaderLen { len: 16, min: 20 });
         b[0] = 0x47;
-        assert_eq!(
-            Ipv4Packet::new_checked(&b[..]).unwrap_err(),
-            Error::Truncated { need: 28, have: 24 }
-        );
+        assert_eq!(Ipv4Packet::new_checked(&b[..]).unwrap_err(), Error::Truncated { need: 28, have: 24 });
         let mut b = BYTES;
         b[3] = 19;
-        assert_eq!(
-            Ipv4Packet::new_checked(&b[..]).unwrap_err(),
-            Error::BadTotalLen { len: 19, min: 20 }
-        );
+        assert_eq!(Ipv4Packet::new_checked(&b[..]).unwrap_err(), Error::BadTotalLen { len: 19, min: 20 });
         b[3] = 25;
-        assert_eq!(
-            Ipv4Packet::new_checked(&b[..]).unwrap_err(),
-            Error::Truncated { need: 25, have: 24 }
-        );
+        assert_eq!(Ipv4Packet::new_checked(&b[..]).unwrap_err(), Error::Truncated { need: 25, have: 24 });
         let mut b = BYTES;
         b[11] ^= 1;
         let p = Ipv4Packet::new_checked(&b[..]).unwrap();
@@ -476,18 +451,16 @@ mod tests {
             any::<u16>(),
             any::<u16>(),
         )
-            .prop_map(
-                |(s, d, protocol, payload_len, ttl, dscp_ecn, ident, flags_frag)| Ipv4Repr {
-                    src_addr: s.into(),
-                    dst_addr: d.into(),
-                    protocol,
-                    payload_len,
-                    ttl,
-                    dscp_ecn,
-                    ident,
-                    flags_frag,
-                },
-            )
+            .prop_map(|(s, d, protocol, payload_len, ttl, dscp_ecn, ident, flags_frag)| Ipv4Repr {
+                src_addr: s.into(),
+                dst_addr: d.into(),
+                protocol,
+                payload_len,
+                ttl,
+                dscp_ecn,
+                ident,
+                flags_frag,
+            })
     }
 
     proptest! {

@@ -8,9 +8,7 @@
 
 use std::net::Ipv6Addr;
 
-use crate::bytes::{
-    array, need, put, put_u16, put_u32, put_u8, slice, slice_mut, u16_at, u32_at, u8_at,
-};
+use crate::bytes::{array, need, put, put_u16, put_u32, put_u8, slice, slice_mut, u16_at, u32_at, u8_at};
 use crate::{Error, Result};
 
 mod field {
@@ -242,8 +240,7 @@ impl Ipv6Repr {
 
     /// Writes the 40-byte fixed header into `packet` (Flow Label is masked to 20 bits).
     pub fn emit<T: AsRef<[u8]> + AsMut<[u8]>>(&self, packet: &mut Ipv6Packet<T>) {
-        let first =
-            (6u32 << 28) | (u32::from(self.traffic_class) << 20) | (self.flow_label & 0xF_FFFF);
+        let first = (6u32 << 28) | (u32::from(self.traffic_class) << 20) | (self.flow_label & 0xF_FFFF);
         put_u32(packet.buffer.as_mut(), field::VER_TC_FLOW, first);
         packet.set_payload_len(self.payload_len);
         packet.set_next_header(self.next_header);
@@ -300,25 +297,13 @@ mod tests {
         for n in 0..BYTES.len() {
             assert!(Ipv6Packet::new_checked(&BYTES[..n]).is_err(), "len {n}");
         }
-        assert_eq!(
-            Ipv6Packet::new_checked(&BYTES[..43]).unwrap_err(),
-            Error::Truncated { need: 44, have: 43 }
-        );
+        assert_eq!(Ipv6Packet::new_checked(&BYTES[..43]).unwrap_err(), Error::Truncated { need: 44, have: 43 });
         let mut b = BYTES;
         b[0] = 0x4b;
-        assert_eq!(
-            Ipv6Packet::new_checked(&b[..]).unwrap_err(),
-            Error::BadVersion(4)
-        );
+        assert_eq!(Ipv6Packet::new_checked(&b[..]).unwrap_err(), Error::BadVersion(4));
         let mut padded = [0u8; 60];
         padded[..44].copy_from_slice(&BYTES);
-        assert_eq!(
-            Ipv6Packet::new_checked(&padded[..])
-                .unwrap()
-                .payload()
-                .len(),
-            4
-        );
+        assert_eq!(Ipv6Packet::new_checked(&padded[..]).unwrap().payload().len(), 4);
     }
 
     #[test]
@@ -326,20 +311,11 @@ mod tests {
         let mut b = BYTES;
         let mut p = Ipv6Packet::new_checked(&mut b[..]).unwrap();
         p.set_traffic_class(0x01);
-        assert_eq!(
-            (p.version(), p.traffic_class(), p.flow_label()),
-            (6, 0x01, 0x12345)
-        );
+        assert_eq!((p.version(), p.traffic_class(), p.flow_label()), (6, 0x01, 0x12345));
         p.set_flow_label(0xFFFF_FFFF);
-        assert_eq!(
-            (p.version(), p.traffic_class(), p.flow_label()),
-            (6, 0x01, 0xF_FFFF)
-        );
+        assert_eq!((p.version(), p.traffic_class(), p.flow_label()), (6, 0x01, 0xF_FFFF));
         p.set_version(6);
-        assert_eq!(
-            (p.version(), p.traffic_class(), p.flow_label()),
-            (6, 0x01, 0xF_FFFF)
-        );
+        assert_eq!((p.version(), p.traffic_class(), p.flow_label()), (6, 0x01, 0xF_FFFF));
         p.set_hop_limit(1);
         p.set_next_header(59);
         p.set_payload_len(0);

@@ -30,15 +30,7 @@
 #![warn(missing_docs)]
 // The no-panic rule, checked by clippy outside tests: all access goes through
 // the bounds-checked helpers of `bytes`.
-#![cfg_attr(
-    not(test),
-    deny(
-        clippy::indexing_slicing,
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::panic
-    )
-)]
+#![cfg_attr(not(test), deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
 mod bytes;
 pub mod checksum;
@@ -54,18 +46,14 @@ pub mod tlv;
 pub mod udp;
 
 pub use error::{Error, Result};
-pub use ethernet::{
-    EthernetFrame, EthernetRepr, ETHERTYPE_ARP, ETHERTYPE_IPV4, ETHERTYPE_IPV6, ETHERTYPE_VLAN,
-};
+pub use ethernet::{EthernetFrame, EthernetRepr, ETHERTYPE_ARP, ETHERTYPE_IPV4, ETHERTYPE_IPV6, ETHERTYPE_VLAN};
 pub use ext::{walk_chain, ChainInfo, ExtHeader, FragmentHeader, RoutingInfo};
 pub use icmpv6::{Icmpv6Packet, Icmpv6Repr};
 pub use ipv4::{Ipv4Packet, Ipv4Repr};
 pub use ipv6::{Ipv6Packet, Ipv6Repr};
 pub use proto::*;
 pub use srh::{final_destination, SrhPacket, SrhRepr};
-pub use tlv::{
-    find_hmac, HmacAt, HmacTlv, HmacTlvRepr, Tlv, TlvIter, TLV_HMAC, TLV_PAD1, TLV_PADN,
-};
+pub use tlv::{find_hmac, HmacAt, HmacTlv, HmacTlvRepr, Tlv, TlvIter, TLV_HMAC, TLV_PAD1, TLV_PADN};
 pub use udp::{UdpPacket, UdpRepr};
 
 #[cfg(test)]

@@ -113,10 +113,7 @@ impl<T: AsRef<[u8]>> SrhPacket<T> {
             return Err(Error::BadRoutingType(self.routing_type()));
         }
         if self.tlv_offset() > self.header_len() {
-            return Err(Error::BadLastEntry {
-                last_entry: self.last_entry(),
-                hdr_ext_len: self.hdr_ext_len(),
-            });
+            return Err(Error::BadLastEntry { last_entry: self.last_entry(), hdr_ext_len: self.hdr_ext_len() });
         }
         Ok(())
     }
@@ -192,9 +189,7 @@ impl<T: AsRef<[u8]>> SrhPacket<T> {
     /// not inside the header.
     pub fn segment(&self, i: u8) -> Option<Ipv6Addr> {
         let at = self.segment_offset(i);
-        if i > self.last_entry()
-            || at + SEGMENT_LEN > self.header_len().min(self.buffer.as_ref().len())
-        {
+        if i > self.last_entry() || at + SEGMENT_LEN > self.header_len().min(self.buffer.as_ref().len()) {
             return None;
         }
         Some(Ipv6Addr::from(array::<16>(self.buffer.as_ref(), at)))
@@ -212,9 +207,7 @@ impl<T: AsRef<[u8]>> SrhPacket<T> {
 
     /// Segment List\[0\], \[1\], ... in header order (final destination first).
     pub fn segments(&self) -> impl Iterator<Item = Ipv6Addr> + '_ {
-        self.segment_list()
-            .chunks_exact(SEGMENT_LEN)
-            .map(|c| Ipv6Addr::from(array::<16>(c, 0)))
+        self.segment_list().chunks_exact(SEGMENT_LEN).map(|c| Ipv6Addr::from(array::<16>(c, 0)))
     }
 
     /// Offset of the TLV area from the start of the SRH: `8 + 16 * (Last Entry + 1)`.
@@ -403,8 +396,7 @@ mod tests {
     // scapy: bytes(IPv6ExtHdrSegmentRouting(nh=41, segleft=1, tag=0x1234,
     //              addresses=["fc00:3::1", "fc00:2::1", "fc00:1::1"]))
     static BYTES: [u8; 56] = [
-        0x29, 0x06, 0x04, 0x01, 0x02, 0x00, 0x12,
-        0x34, // nh 41, len 6, type 4, SL 1, LE 2, tag
+        0x29, 0x06, 0x04, 0x01, 0x02, 0x00, 0x12, 0x34, // nh 41, len 6, type 4, SL 1, LE 2, tag
         0xfc, 0x00, 0x00, 0x03, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x01, // [0] fc00:3::1
         0xfc, 0x00, 0x00, 0x02, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x01, // [1] fc00:2::1
         0xfc, 0x00, 0x00, 0x01, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x01, // [2] fc00:1::1
@@ -430,8 +422,8 @@ mod tests {
         0xfc, 0x00, 0x00, 0x03, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x01, // [0]
         0xfc, 0x00, 0x00, 0x02, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x01, // [1]
         0x05, 38, 0x00, 0x00, 0x00, 0x00, 0x00, 0x07, // HMAC TLV, key id 7
-        1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25,
-        26, 27, 28, 29, 30, 31, 32, // HMAC
+        1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30,
+        31, 32, // HMAC
     ];
 
     fn a(s: &str) -> Ipv6Addr {
@@ -454,10 +446,7 @@ mod tests {
         assert_eq!(p.segment_offset(1), 24);
         assert_eq!(p.tlv_offset(), 56);
         assert_eq!(p.tlvs().count(), 0);
-        assert_eq!(
-            p.segments().collect::<Vec<_>>(),
-            vec![a("fc00:3::1"), a("fc00:2::1"), a("fc00:1::1")]
-        );
+        assert_eq!(p.segments().collect::<Vec<_>>(), vec![a("fc00:3::1"), a("fc00:2::1"), a("fc00:1::1")]);
         assert_eq!(final_destination(&p), a("fc00:3::1"));
         assert!(p.check_segments_left().is_ok());
         assert_eq!(SrhRepr::parse(&p).unwrap(), REPR);
@@ -487,12 +476,7 @@ mod tests {
 
         // Build the same header from parts: repr with a zero HMAC TLV, then fill it.
         let mut tlv = [0u8; 40];
-        HmacTlvRepr {
-            d_flag: false,
-            key_id: 7,
-            hmac_len: 32,
-        }
-        .emit(&mut HmacTlv::new_unchecked(&mut tlv[..]));
+        HmacTlvRepr { d_flag: false, key_id: 7, hmac_len: 32 }.emit(&mut HmacTlv::new_unchecked(&mut tlv[..]));
         let segs = &HMAC_BYTES[8..40];
         let built = SrhRepr {
             next_header: 17,
@@ -526,19 +510,10 @@ mod tests {
     fn bad_headers() {
         let mut b = BYTES;
         b[2] = 0;
-        assert_eq!(
-            SrhPacket::new_checked(&b[..]).unwrap_err(),
-            Error::BadRoutingType(0)
-        );
+        assert_eq!(SrhPacket::new_checked(&b[..]).unwrap_err(), Error::BadRoutingType(0));
         let mut b = BYTES;
         b[4] = 3; // 4 segments need 72 bytes
-        assert_eq!(
-            SrhPacket::new_checked(&b[..]).unwrap_err(),
-            Error::BadLastEntry {
-                last_entry: 3,
-                hdr_ext_len: 6
-            }
-        );
+        assert_eq!(SrhPacket::new_checked(&b[..]).unwrap_err(), Error::BadLastEntry { last_entry: 3, hdr_ext_len: 6 });
         let p = SrhPacket::new_unchecked(&b[..]);
         assert!(p.check_len().is_ok());
         assert_eq!(p.segment(3), None);
@@ -547,29 +522,14 @@ mod tests {
         let mut b = BYTES;
         b[3] = 4;
         let p = SrhPacket::new_checked(&b[..]).unwrap();
-        assert_eq!(
-            p.check_segments_left(),
-            Err(Error::SegmentsLeftTooBig {
-                sl: 4,
-                last_entry: 2
-            })
-        );
+        assert_eq!(p.check_segments_left(), Err(Error::SegmentsLeftTooBig { sl: 4, last_entry: 2 }));
         b[3] = 3;
-        assert!(SrhPacket::new_checked(&b[..])
-            .unwrap()
-            .check_segments_left()
-            .is_ok());
+        assert!(SrhPacket::new_checked(&b[..]).unwrap().check_segments_left().is_ok());
         // hdr ext len 0: no room for a segment; final_destination must not panic.
         let b = [59u8, 0, 4, 0, 0, 0, 0, 0];
         let p = SrhPacket::new_unchecked(&b[..]);
         assert!(p.check_len().is_ok());
-        assert_eq!(
-            p.check_segments(),
-            Err(Error::BadLastEntry {
-                last_entry: 0,
-                hdr_ext_len: 0
-            })
-        );
+        assert_eq!(p.check_segments(), Err(Error::BadLastEntry { last_entry: 0, hdr_ext_len: 0 }));
         assert_eq!(final_destination(&p), Ipv6Addr::UNSPECIFIED);
         // A malformed TLV area fails SrhRepr::parse but not the view.
         let mut b = [0u8; 32];
@@ -591,10 +551,7 @@ mod tests {
         p.set_segment(200, &a("2001:db8::5")); // out of buffer: dropped
         p.set_next_header(59);
         assert_eq!(p.segment(1), Some(a("2001:db8::5")));
-        assert_eq!(
-            (p.segments_left(), p.flags(), p.tag(), p.next_header()),
-            (0, FLAG_O, 7, 59)
-        );
+        assert_eq!((p.segments_left(), p.flags(), p.tag(), p.next_header()), (0, FLAG_O, 7, 59));
         p.set_last_entry(0);
         p.set_hdr_ext_len(2);
         p.set_routing_type(4);
@@ -621,10 +578,7 @@ mod tests {
     }
 
     fn arb_tlvs() -> impl Strategy<Value = Vec<(u8, Vec<u8>)>> {
-        proptest::collection::vec(
-            (any::<u8>(), proptest::collection::vec(any::<u8>(), 0..24)),
-            0..5,
-        )
+        proptest::collection::vec((any::<u8>(), proptest::collection::vec(any::<u8>(), 0..24)), 0..5)
     }
 
     proptest! {

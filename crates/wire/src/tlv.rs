@@ -64,11 +64,7 @@ pub struct TlvIter<'a> {
 impl<'a> TlvIter<'a> {
     /// Iterates over `tlv_area`, the bytes from the SRH's TLV offset to its end.
     pub const fn new(tlv_area: &'a [u8]) -> Self {
-        TlvIter {
-            area: tlv_area,
-            pos: 0,
-            done: false,
-        }
+        TlvIter { area: tlv_area, pos: 0, done: false }
     }
 }
 
@@ -83,22 +79,14 @@ impl<'a> Iterator for TlvIter<'a> {
         let kind = u8_at(self.area, offset);
         if kind == TLV_PAD1 {
             self.pos += 1;
-            return Some(Ok(Tlv {
-                offset,
-                kind,
-                value: &[],
-            }));
+            return Some(Ok(Tlv { offset, kind, value: &[] }));
         }
         let start = offset + 2;
         let end = start + usize::from(u8_at(self.area, offset + 1));
         match self.area.get(start..end) {
             Some(value) => {
                 self.pos = end;
-                Some(Ok(Tlv {
-                    offset,
-                    kind,
-                    value,
-                }))
+                Some(Ok(Tlv { offset, kind, value }))
             }
             None => {
                 self.done = true;
@@ -220,11 +208,7 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> HmacTlv<T> {
 
     /// Sets the `D` bit and clears the reserved bits.
     pub fn set_d_flag(&mut self, d: bool) {
-        put_u16(
-            self.buffer.as_mut(),
-            field::D_RESERVED,
-            if d { HMAC_D_FLAG } else { 0 },
-        );
+        put_u16(self.buffer.as_mut(), field::D_RESERVED, if d { HMAC_D_FLAG } else { 0 });
     }
 
     /// Sets HMAC Key ID.
@@ -255,11 +239,7 @@ impl HmacTlvRepr {
     /// Parses an HMAC TLV (runs `check_len`).
     pub fn parse<T: AsRef<[u8]>>(tlv: &HmacTlv<T>) -> Result<Self> {
         tlv.check_len()?;
-        Ok(HmacTlvRepr {
-            d_flag: tlv.d_flag(),
-            key_id: tlv.key_id(),
-            hmac_len: tlv.length() - 6,
-        })
+        Ok(HmacTlvRepr { d_flag: tlv.d_flag(), key_id: tlv.key_id(), hmac_len: tlv.length() - 6 })
     }
 
     /// Bytes the TLV takes: 8 + hmac_len.
@@ -292,8 +272,7 @@ pub fn find_hmac(tlv_area: &[u8]) -> Result<Option<HmacAt<'_>>> {
         let tlv = tlv?;
         if tlv.kind == TLV_HMAC && found.is_none() {
             let bytes = slice(tlv_area, tlv.offset, tlv.offset + tlv.total_len());
-            let view =
-                HmacTlv::new_checked(bytes).map_err(|_| Error::BadTlv { offset: tlv.offset })?;
+            let view = HmacTlv::new_checked(bytes).map_err(|_| Error::BadTlv { offset: tlv.offset })?;
             found = Some((tlv.offset, view));
         }
     }
@@ -312,11 +291,7 @@ pub fn emit_padding(buf: &mut [u8], len: usize) {
             return;
         }
         // Leave at least 2 bytes for another PadN rather than a lone byte.
-        let chunk = if left > 257 {
-            (left - 2).min(257)
-        } else {
-            left
-        };
+        let chunk = if left > 257 { (left - 2).min(257) } else { left };
         put_u8(buf, at, TLV_PADN);
         put_u8(buf, at + 1, (chunk - 2) as u8);
         slice_mut(buf, at + 2, at + chunk).fill(0);
@@ -342,33 +317,12 @@ mod tests {
     fn iterate() {
         let tlvs: Vec<_> = TlvIter::new(&AREA).collect::<Result<_>>().unwrap();
         assert_eq!(tlvs.len(), 4);
-        assert_eq!(
-            tlvs[0],
-            Tlv {
-                offset: 0,
-                kind: TLV_PADN,
-                value: &[0, 0]
-            }
-        );
+        assert_eq!(tlvs[0], Tlv { offset: 0, kind: TLV_PADN, value: &[0, 0] });
         assert_eq!(tlvs[1].offset, 4);
         assert_eq!(tlvs[1].kind, TLV_HMAC);
         assert_eq!(tlvs[1].value.len(), 14);
-        assert_eq!(
-            tlvs[2],
-            Tlv {
-                offset: 20,
-                kind: 9,
-                value: &[0xAA]
-            }
-        );
-        assert_eq!(
-            tlvs[3],
-            Tlv {
-                offset: 23,
-                kind: TLV_PAD1,
-                value: &[]
-            }
-        );
+        assert_eq!(tlvs[2], Tlv { offset: 20, kind: 9, value: &[0xAA] });
+        assert_eq!(tlvs[3], Tlv { offset: 23, kind: TLV_PAD1, value: &[] });
         assert!(tlvs[0].is_padding() && tlvs[3].is_padding() && !tlvs[2].is_padding());
         assert_eq!(tlvs.iter().map(Tlv::total_len).sum::<usize>(), AREA.len());
     }
@@ -381,17 +335,7 @@ mod tests {
         assert_eq!(v[1], Err(Error::BadTlv { offset: 1 }));
         let area = [0u8, 7];
         let v: Vec<_> = TlvIter::new(&area).collect();
-        assert_eq!(
-            v,
-            vec![
-                Ok(Tlv {
-                    offset: 0,
-                    kind: 0,
-                    value: &[]
-                }),
-                Err(Error::BadTlv { offset: 1 })
-            ]
-        );
+        assert_eq!(v, vec![Ok(Tlv { offset: 0, kind: 0, value: &[] }), Err(Error::BadTlv { offset: 1 })]);
         assert_eq!(TlvIter::new(&[]).count(), 0);
     }
 
@@ -403,14 +347,7 @@ mod tests {
         assert_eq!(h.reserved(), 0);
         assert_eq!(h.key_id(), 0x0102_0304);
         assert_eq!(h.hmac(), &[1, 2, 3, 4, 5, 6, 7, 8]);
-        assert_eq!(
-            HmacTlvRepr::parse(&h).unwrap(),
-            HmacTlvRepr {
-                d_flag: true,
-                key_id: 0x0102_0304,
-                hmac_len: 8
-            }
-        );
+        assert_eq!(HmacTlvRepr::parse(&h).unwrap(), HmacTlvRepr { d_flag: true, key_id: 0x0102_0304, hmac_len: 8 });
         assert_eq!(find_hmac(&[4, 0, 0, 0]).unwrap().map(|x| x.0), None);
         // HMAC length 7 is not a multiple of 8.
         let bad = [4u8, 0, 5, 13, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0];
@@ -424,14 +361,10 @@ mod tests {
     #[test]
     fn hmac_emit() {
         static BYTES: [u8; 40] = [
-            5, 38, 0, 0, 0xde, 0xad, 0xbe, 0xef, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-            0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+            5, 38, 0, 0, 0xde, 0xad, 0xbe, 0xef, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+            0, 0, 0, 0, 0, 0, 0, 0, 0,
         ];
-        static REPR: HmacTlvRepr = HmacTlvRepr {
-            d_flag: false,
-            key_id: 0xdeadbeef,
-            hmac_len: 32,
-        };
+        static REPR: HmacTlvRepr = HmacTlvRepr { d_flag: false, key_id: 0xdeadbeef, hmac_len: 32 };
         let mut buf = [0xFFu8; 40];
         assert_eq!(REPR.buffer_len(), 40);
         REPR.emit(&mut HmacTlv::new_unchecked(&mut buf[..]));
@@ -451,10 +384,7 @@ mod tests {
         let mut b = [0u8; 48];
         b[0] = 5;
         b[1] = 46;
-        assert_eq!(
-            HmacTlv::new_checked(&b[..]).unwrap_err(),
-            Error::BadTlv { offset: 0 }
-        );
+        assert_eq!(HmacTlv::new_checked(&b[..]).unwrap_err(), Error::BadTlv { offset: 0 });
     }
 
     #[test]

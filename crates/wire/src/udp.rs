@@ -62,10 +62,7 @@ impl<T: AsRef<[u8]>> UdpPacket<T> {
         need(Self::HEADER_LEN, have)?;
         let len = usize::from(self.len());
         if len < Self::HEADER_LEN {
-            return Err(Error::BadTotalLen {
-                len,
-                min: Self::HEADER_LEN,
-            });
+            return Err(Error::BadTotalLen { len, min: Self::HEADER_LEN });
         }
         need(len, have)
     }
@@ -103,11 +100,7 @@ impl<T: AsRef<[u8]>> UdpPacket<T> {
 
     /// Data: bytes 8 to Length.
     pub fn payload(&self) -> &[u8] {
-        slice(
-            self.buffer.as_ref(),
-            Self::HEADER_LEN,
-            usize::from(self.len()),
-        )
+        slice(self.buffer.as_ref(), Self::HEADER_LEN, usize::from(self.len()))
     }
 
     /// Ones'-complement sum of the datagram with the IPv6 pseudo-header;
@@ -126,9 +119,7 @@ impl<T: AsRef<[u8]>> UdpPacket<T> {
     /// (`dst` = final destination). A zero checksum is invalid over IPv6
     /// (RFC 8200 §8.1).
     pub fn verify_checksum_v6(&self, src: &Ipv6Addr, dst: &Ipv6Addr) -> bool {
-        self.datagram().len() >= Self::HEADER_LEN
-            && self.checksum() != 0
-            && checksum::fold(self.sum_v6(src, dst)) == 0
+        self.datagram().len() >= Self::HEADER_LEN && self.checksum() != 0 && checksum::fold(self.sum_v6(src, dst)) == 0
     }
 
     /// True when the checksum verifies with the IPv4 pseudo-header; a zero
@@ -204,11 +195,7 @@ impl UdpRepr {
     /// addresses, so verify it with `verify_checksum_v6`/`_v4`).
     pub fn parse<T: AsRef<[u8]>>(packet: &UdpPacket<T>) -> Result<Self> {
         packet.check_len()?;
-        Ok(UdpRepr {
-            src_port: packet.src_port(),
-            dst_port: packet.dst_port(),
-            payload_len: packet.len() - 8,
-        })
+        Ok(UdpRepr { src_port: packet.src_port(), dst_port: packet.dst_port(), payload_len: packet.len() - 8 })
     }
 
     /// Datagram length: 8 + payload_len.
@@ -235,11 +222,7 @@ mod tests {
     use proptest::prelude::*;
 
     static BYTES: [u8; 12] = [0x04, 0xd2, 0x16, 0x2e, 0x00, 0x0c, 0x00, 0x00, 1, 2, 3, 4];
-    static REPR: UdpRepr = UdpRepr {
-        src_port: 1234,
-        dst_port: 5678,
-        payload_len: 4,
-    };
+    static REPR: UdpRepr = UdpRepr { src_port: 1234, dst_port: 5678, payload_len: 4 };
 
     /// scapy 2.6:
     /// ```text
@@ -276,10 +259,7 @@ mod tests {
     #[test]
     fn parse() {
         let p = UdpPacket::new_checked(&BYTES[..]).unwrap();
-        assert_eq!(
-            (p.src_port(), p.dst_port(), p.len(), p.checksum()),
-            (1234, 5678, 12, 0)
-        );
+        assert_eq!((p.src_port(), p.dst_port(), p.len(), p.checksum()), (1234, 5678, 12, 0));
         assert_eq!(p.payload(), &[1, 2, 3, 4]);
         assert_eq!(UdpRepr::parse(&p).unwrap(), REPR);
     }
@@ -299,10 +279,7 @@ mod tests {
         }
         let mut b = BYTES;
         b[5] = 7;
-        assert_eq!(
-            UdpPacket::new_checked(&b[..]).unwrap_err(),
-            Error::BadTotalLen { len: 7, min: 8 }
-        );
+        assert_eq!(UdpPacket::new_checked(&b[..]).unwrap_err(), Error::BadTotalLen { len: 7, min: 8 });
     }
 
     #[test]
@@ -310,10 +287,7 @@ mod tests {
         let ip = Ipv6Packet::new_checked(&SRV6_UDP[..]).unwrap();
         let chain = walk_chain(&SRV6_UDP).unwrap();
         let rh = chain.routing.unwrap();
-        assert_eq!(
-            (rh.offset, rh.len, chain.upper, chain.upper_proto),
-            (40, 40, 80, 17)
-        );
+        assert_eq!((rh.offset, rh.len, chain.upper, chain.upper_proto), (40, 40, 80, 17));
         let srh = SrhPacket::new_checked(&SRV6_UDP[rh.offset..rh.offset + rh.len]).unwrap();
         let final_dst = final_destination(&srh);
         assert_eq!(final_dst, "fc00:3::1".parse::<Ipv6Addr>().unwrap());

@@ -107,7 +107,15 @@ fn encap_any(
 
 /// Pushes the policy's outer IPv6 header and SRH in front of the payload in `p`
 /// (RFC 8986 §5.1 S02-S05).
-pub fn push_encap(t: &Tables, p: &mut PacketBuf, pol: &Policy, proto: u8, tc: u8, fl: u32, hl: u8) -> Result<(), DropReason> {
+pub fn push_encap(
+    t: &Tables,
+    p: &mut PacketBuf,
+    pol: &Policy,
+    proto: u8,
+    tc: u8,
+    fl: u32,
+    hl: u8,
+) -> Result<(), DropReason> {
     let srh_len = pol.srh.len();
     let plen = srh_len + p.len();
     if plen > usize::from(u16::MAX) {

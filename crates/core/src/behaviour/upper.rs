@@ -28,9 +28,8 @@ pub fn process(
     srh: Option<&RoutingInfo>,
 ) -> Next {
     let up = chain.upper_proto;
-    let wrong = |t: &Tables, w: &mut Worker, p: &mut PacketBuf| {
-        icmp::param_problem6(t, w, p, PP_SR_UPPER_LAYER, chain.upper)
-    };
+    let wrong =
+        |t: &Tables, w: &mut Worker, p: &mut PacketBuf| icmp::param_problem6(t, w, p, PP_SR_UPPER_LAYER, chain.upper);
     if chain.fragment.is_some() && !matches!(sid.op, SidOp::End | SidOp::EndX { .. } | SidOp::EndT { .. }) {
         return Next::drop(DropReason::Fragment);
     }

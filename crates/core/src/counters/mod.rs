@@ -64,10 +64,21 @@ impl Clone for Counters {
     }
 
     fn clone_from(&mut self, source: &Self) {
-        let Counters { rx, local, unresolved, ref tx, icmp_sent, icmp_ratelimited, icmp_suppressed, drops, ref sids, ref policies } =
-            *source;
+        let Counters {
+            rx,
+            local,
+            unresolved,
+            ref tx,
+            icmp_sent,
+            icmp_ratelimited,
+            icmp_suppressed,
+            drops,
+            ref sids,
+            ref policies,
+        } = *source;
         (self.rx, self.local, self.unresolved) = (rx, local, unresolved);
-        (self.icmp_sent, self.icmp_ratelimited, self.icmp_suppressed, self.drops) = (icmp_sent, icmp_ratelimited, icmp_suppressed, drops);
+        (self.icmp_sent, self.icmp_ratelimited, self.icmp_suppressed, self.drops) =
+            (icmp_sent, icmp_ratelimited, icmp_suppressed, drops);
         self.tx.clone_from(tx);
         self.sids.clone_from(sids);
         self.policies.clone_from(policies);
@@ -123,7 +134,8 @@ impl Counters {
 
     /// Zeroes everything, keeping the shape (and the memory).
     pub fn clear(&mut self) {
-        let Counters { rx, local, unresolved, tx, icmp_sent, icmp_ratelimited, icmp_suppressed, drops, sids, policies } = self;
+        let Counters { rx, local, unresolved, tx, icmp_sent, icmp_ratelimited, icmp_suppressed, drops, sids, policies } =
+            self;
         for n in [rx, local, unresolved, icmp_sent, icmp_ratelimited, icmp_suppressed] {
             *n = 0;
         }

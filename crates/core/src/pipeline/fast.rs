@@ -18,10 +18,10 @@
 //! local delivery, on-the-wire oddities — goes to the general path.
 
 use super::Worker;
-use crate::words::WordMap;
-use crate::packet::{copy_block, DevId, Front, PacketBuf, BUF_LEN};
 use crate::lpm;
+use crate::packet::{copy_block, DevId, Front, PacketBuf, BUF_LEN};
 use crate::tables::{Device, FastPolicy, FastSid, Fib, Hop, NextHop, Route, Tables};
+use crate::words::WordMap;
 use sr6_wire::checksum;
 
 /// A device as the fast path hands it on ([`DevId`] widened where it was read): the
@@ -338,7 +338,16 @@ enum Decap {
 /// untouched) for anything the fast path does not cover.
 #[inline]
 #[allow(clippy::too_many_arguments)]
-fn sid(t: &Tables, main: &Fib, h: &mut [u8; S], srh: &mut [u8; 8], tail: &mut [u8], front: Front, s: FastSid, require_hmac: bool) -> Option<Out> {
+fn sid(
+    t: &Tables,
+    main: &Fib,
+    h: &mut [u8; S],
+    srh: &mut [u8; 8],
+    tail: &mut [u8],
+    front: Front,
+    s: FastSid,
+    require_hmac: bool,
+) -> Option<Out> {
     if require_hmac {
         return None;
     }
@@ -806,7 +815,10 @@ const _: () = assert!(BUF_LEN + FastPolicy::BLOCK <= u16::MAX as usize);
 /// and flow label are the inner IPv6 packet's, the hop limit one less. `K` is `N`
 /// rounded up to 16 (the block written), `W` = `K` + `L` + 40: the view also holds what
 /// is kept of the Ethernet header and the inner IPv6 header, read before it is covered.
-fn encap<const N: usize, const K: usize, const W: usize, const L: usize>(fp: &FastPolicy, p: &mut PacketBuf) -> Option<()> {
+fn encap<const N: usize, const K: usize, const W: usize, const L: usize>(
+    fp: &FastPolicy,
+    p: &mut PacketBuf,
+) -> Option<()> {
     const { assert!(K.is_multiple_of(16) && K >= N && K - N < 16 && W == K + L + 40 && (L == 0 || L == E)) };
     const { assert!(N >= S && K <= FastPolicy::BLOCK) };
     let len = p.len();

@@ -24,7 +24,15 @@ const ERROR_TTL: u8 = 64;
 /// the drop of the original, and hands the error to the FIB (main table). When RFC 4443
 /// §2.4(e) forbids the error or the rate limiter refuses it, the packet is dropped with
 /// `reason` and the refusal counted apart.
-pub fn error6(t: &Tables, w: &mut Worker, p: &mut PacketBuf, reason: DropReason, typ: u8, code: u8, param: u32) -> Next {
+pub fn error6(
+    t: &Tables,
+    w: &mut Worker,
+    p: &mut PacketBuf,
+    reason: DropReason,
+    typ: u8,
+    code: u8,
+    param: u32,
+) -> Next {
     let d = p.data();
     if d.len() < 40 {
         return Next::drop(reason);

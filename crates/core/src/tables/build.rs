@@ -6,7 +6,10 @@ use std::net::{IpAddr, Ipv6Addr};
 
 use rustc_hash::FxHashMap;
 
-use super::{neigh_key, Adjacency, Device, FastDevs, FastPolicy, FastSid, Fib, HmacKeys, NextHop, Policy, Route, Sid, SidOp, Tables};
+use super::{
+    neigh_key, Adjacency, Device, FastDevs, FastPolicy, FastSid, Fib, HmacKeys, NextHop, Policy, Route, Sid, SidOp,
+    Tables,
+};
 use crate::behaviour::{descriptor, BehaviorKind, Param};
 use crate::exact::ExactMap;
 use crate::hmac::HmacKey;
@@ -244,7 +247,13 @@ impl<'a> Builder<'a> {
 
     /// Resolves a gateway: with a device, directly; without, through the device routes
     /// of the main table (the connected routes and `dev` routes), as the kernel does.
-    fn gateway(&mut self, via: IpAddr, dev: Option<DevId>, onlink: &OnLinkIndex, line: Line) -> Result<NextHop, BuildError> {
+    fn gateway(
+        &mut self,
+        via: IpAddr,
+        dev: Option<DevId>,
+        onlink: &OnLinkIndex,
+        line: Line,
+    ) -> Result<NextHop, BuildError> {
         if let Some(d) = dev {
             return Ok(NextHop::Adj(self.adjacency(d, via)));
         }
@@ -269,7 +278,9 @@ impl<'a> Builder<'a> {
             }
         }
         for r in &spec.routes {
-            if let (RouteKind::Forward { via: None, dev: Some(d) }, Prefix::V6(..) | Prefix::V4(..)) = (&r.kind, r.prefix) {
+            if let (RouteKind::Forward { via: None, dev: Some(d) }, Prefix::V6(..) | Prefix::V4(..)) =
+                (&r.kind, r.prefix)
+            {
                 let d = self.dev(d, r.line)?;
                 match r.prefix {
                     Prefix::V6(a, l) if r.table == MAIN_TABLE => onlink.v6.push((mask6(a.octets(), l), l, d)),
@@ -308,8 +319,13 @@ impl<'a> Builder<'a> {
                         Some(d) => Some(self.dev(d, r.line)?),
                         None => None,
                     };
-                    if matches!(r.prefix, Prefix::V4(..)) && matches!(encap.mode, Seg6Mode::Inline | Seg6Mode::InlineRed) {
-                        return err(r.line, "mode inline cannot apply to an IPv4 prefix (RFC 8986 §5: insertion needs an IPv6 header)");
+                    if matches!(r.prefix, Prefix::V4(..))
+                        && matches!(encap.mode, Seg6Mode::Inline | Seg6Mode::InlineRed)
+                    {
+                        return err(
+                            r.line,
+                            "mode inline cannot apply to an IPv4 prefix (RFC 8986 §5: insertion needs an IPv6 header)",
+                        );
                     }
                     policy_specs.push((encap.clone(), dev, r.line));
                     Route::Policy((policy_specs.len() - 1) as u32)
@@ -382,7 +398,12 @@ impl<'a> Builder<'a> {
             let key = match enc.hmac {
                 Some(id) => match tables.hmac.keys.get(&id) {
                     Some(k) => Some((id, k)),
-                    None => return err(line, format!("HMAC key id {id} is not defined (add `ip sr hmac set {id} sha256 SECRET`)")),
+                    None => {
+                        return err(
+                            line,
+                            format!("HMAC key id {id} is not defined (add `ip sr hmac set {id} sha256 SECRET`)"),
+                        )
+                    }
                 },
                 None => None,
             };
@@ -410,7 +431,8 @@ impl<'a> Builder<'a> {
                 _ => FastSid::NOT_SID,
             });
         }
-        tables.fast_policies = tables.policies.iter().zip(&tables.policy_out).map(|(p, o)| FastPolicy::of(p, *o)).collect();
+        tables.fast_policies =
+            tables.policies.iter().zip(&tables.policy_out).map(|(p, o)| FastPolicy::of(p, *o)).collect();
         Ok(tables)
     }
 
@@ -448,7 +470,8 @@ impl<'a> Builder<'a> {
         };
         let table = |b: &mut Self| b.table(p.table.or(p.vrftable).unwrap_or(MAIN_TABLE)) as u32;
         let mut policy = |mode: Seg6Mode| -> Result<u32, BuildError> {
-            let mut enc = p.srh.clone().ok_or(BuildError { line, message: format!("{} requires `srh segs ...`", d.keyword) })?;
+            let mut enc =
+                p.srh.clone().ok_or(BuildError { line, message: format!("{} requires `srh segs ...`", d.keyword) })?;
             enc.mode = mode;
             policies.push((enc, route_dev, line));
             Ok((policies.len() - 1) as u32)

@@ -14,11 +14,11 @@ use rustc_hash::FxHashMap;
 
 use crate::behaviour::BehaviorKind;
 use crate::exact::ExactMap;
-use crate::words::WordMap;
 use crate::hmac::HmacKey;
 use crate::lpm::Lpm;
 use crate::packet::DevId;
 use crate::spec::{Flavors, Prefix, Seg6Mode};
+use crate::words::WordMap;
 
 /// A network device sr6 receives on or transmits to.
 #[derive(Debug, Clone)]
@@ -242,7 +242,8 @@ impl FastDevs {
     pub fn of(devices: &[Device]) -> Self {
         let mut bits = vec![0u8; 1 << 16];
         for (b, d) in bits.iter_mut().zip(devices) {
-            *b = if d.forwarding6 { Self::FORWARDING6 } else { 0 } | if d.require_hmac > 0 { Self::REQUIRE_HMAC } else { 0 };
+            *b = if d.forwarding6 { Self::FORWARDING6 } else { 0 }
+                | if d.require_hmac > 0 { Self::REQUIRE_HMAC } else { 0 };
         }
         // The length is right by construction; an all-clear table (nothing for the fast
         // path) otherwise.

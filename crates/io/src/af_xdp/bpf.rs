@@ -388,7 +388,13 @@ struct XdpMd {
 /// flushed every `batch_size` runs (0: the kernel's default, 64; at most 256). Runs in
 /// the caller's network namespace, on the caller's CPU; a pending signal ends it early
 /// with `EINTR`.
-pub(crate) fn test_run_live(prog: &OwnedFd, frame: &[u8], ifindex: u32, repeat: u32, batch_size: u32) -> io::Result<()> {
+pub(crate) fn test_run_live(
+    prog: &OwnedFd,
+    frame: &[u8],
+    ifindex: u32,
+    repeat: u32,
+    batch_size: u32,
+) -> io::Result<()> {
     // The kernel wants `data` = the metadata's length (none) and `data_end` = the frame's.
     let mut ctx = XdpMd {
         data: 0,

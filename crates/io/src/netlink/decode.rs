@@ -8,9 +8,7 @@ use netlink_packet_core::{
     NetlinkBuffer, NlaBuffer, NlasIterator, ParseableParametrized, NLM_F_ACK_TLVS, NLM_F_CAPPED,
 };
 use netlink_packet_route::link::{LinkAttribute, LinkFlags, LinkHeader};
-use netlink_packet_route::neighbour::{
-    NeighbourAddress, NeighbourAttribute, NeighbourFlags, NeighbourHeader,
-};
+use netlink_packet_route::neighbour::{NeighbourAddress, NeighbourAttribute, NeighbourFlags, NeighbourHeader};
 use netlink_packet_route::AddressFamily;
 
 use super::{LinkInfo, Neighbour};
@@ -90,9 +88,7 @@ pub(crate) fn error_payload(flags: u16, payload: &[u8]) -> Option<(i32, Option<S
     let tlvs_at = if flags & NLM_F_CAPPED != 0 {
         4 + NLMSGHDR_LEN
     } else {
-        let orig_len =
-            payload.get(4..8).and_then(|b| b.try_into().ok()).map(u32::from_ne_bytes).unwrap_or(0)
-                as usize;
+        let orig_len = payload.get(4..8).and_then(|b| b.try_into().ok()).map(u32::from_ne_bytes).unwrap_or(0) as usize;
         4usize.saturating_add(orig_len.saturating_add(3) & !3)
     };
     let mut message = None;
@@ -151,9 +147,7 @@ pub(crate) fn link(payload: &[u8]) -> Option<LinkInfo> {
 pub(crate) fn neighbour(payload: &[u8]) -> Option<Neighbour> {
     let header = NeighbourHeader::parse(payload).ok()?;
     let family = header.family;
-    if !matches!(family, AddressFamily::Inet | AddressFamily::Inet6)
-        || header.flags.contains(NeighbourFlags::Proxy)
-    {
+    if !matches!(family, AddressFamily::Inet | AddressFamily::Inet6) || header.flags.contains(NeighbourFlags::Proxy) {
         return None;
     }
     let mut addr = None;
@@ -163,15 +157,9 @@ pub(crate) fn neighbour(payload: &[u8]) -> Option<Neighbour> {
             continue;
         }
         match NeighbourAttribute::parse_with_param(&nla, family) {
-            Ok(NeighbourAttribute::Destination(NeighbourAddress::Inet(a))) => {
-                addr = Some(IpAddr::V4(a))
-            }
-            Ok(NeighbourAttribute::Destination(NeighbourAddress::Inet6(a))) => {
-                addr = Some(IpAddr::V6(a))
-            }
-            Ok(NeighbourAttribute::LinkLayerAddress(l)) => {
-                mac = <[u8; 6]>::try_from(l.as_slice()).ok()
-            }
+            Ok(NeighbourAttribute::Destination(NeighbourAddress::Inet(a))) => addr = Some(IpAddr::V4(a)),
+            Ok(NeighbourAttribute::Destination(NeighbourAddress::Inet6(a))) => addr = Some(IpAddr::V6(a)),
+            Ok(NeighbourAttribute::LinkLayerAddress(l)) => mac = <[u8; 6]>::try_from(l.as_slice()).ok(),
             _ => {}
         }
     }
@@ -315,8 +303,7 @@ mod tests {
         assert_eq!(n.mac, None);
         assert!(!n.usable());
         // Bridge FDB entries share the neighbour messages: not ours.
-        let fdb =
-            neigh_payload(AddressFamily::Bridge, NeighbourAddress::Other(vec![1; 6]), &[1; 6]);
+        let fdb = neigh_payload(AddressFamily::Bridge, NeighbourAddress::Other(vec![1; 6]), &[1; 6]);
         assert_eq!(neighbour(&fdb), None);
         // A proxy entry.
         let mut m = NeighbourMessage::default();
@@ -334,13 +321,8 @@ mod tests {
 
     #[test]
     fn usable_states() {
-        let mut n = Neighbour {
-            ifindex: 1,
-            addr: IpAddr::V4(Ipv4Addr::LOCALHOST),
-            mac: Some([0; 6]),
-            state: 0,
-            flags: 0,
-        };
+        let mut n =
+            Neighbour { ifindex: 1, addr: IpAddr::V4(Ipv4Addr::LOCALHOST), mac: Some([0; 6]), state: 0, flags: 0 };
         for (state, ok) in [
             (nud::NONE, false),
             (nud::INCOMPLETE, false),

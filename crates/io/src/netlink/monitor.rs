@@ -50,8 +50,7 @@ impl NeighMonitor {
             }
             let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
             if left == Some(Duration::ZERO)
-                || !wait_readable(self.fd(), left)
-                    .map_err(|e| context(e, "waiting for neighbour events"))?
+                || !wait_readable(self.fd(), left).map_err(|e| context(e, "waiting for neighbour events"))?
             {
                 return Ok(events);
             }
@@ -73,10 +72,7 @@ impl NeighMonitor {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 // ENOBUFS: the kernel dropped events. InvalidData: a datagram too large
                 // for the buffer, cut. Either way events were lost.
-                Err(e)
-                    if e.raw_os_error() == Some(libc::ENOBUFS)
-                        || e.kind() == io::ErrorKind::InvalidData =>
-                {
+                Err(e) if e.raw_os_error() == Some(libc::ENOBUFS) || e.kind() == io::ErrorKind::InvalidData => {
                     events.push(NeighEvent::Overrun);
                     return Ok(true);
                 }

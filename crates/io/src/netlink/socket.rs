@@ -9,13 +9,11 @@ use std::os::fd::{AsRawFd, RawFd};
 use std::time::{Duration, Instant};
 
 use netlink_packet_core::{
-    NetlinkHeader, NetlinkMessage, NetlinkPayload, NLMSG_DONE, NLMSG_ERROR, NLM_F_ACK,
-    NLM_F_CREATE, NLM_F_DUMP, NLM_F_DUMP_INTR, NLM_F_REPLACE, NLM_F_REQUEST,
+    NetlinkHeader, NetlinkMessage, NetlinkPayload, NLMSG_DONE, NLMSG_ERROR, NLM_F_ACK, NLM_F_CREATE, NLM_F_DUMP,
+    NLM_F_DUMP_INTR, NLM_F_REPLACE, NLM_F_REQUEST,
 };
 use netlink_packet_route::link::{LinkAttribute, LinkExtentMask, LinkMessage};
-use netlink_packet_route::neighbour::{
-    NeighbourAttribute, NeighbourFlags, NeighbourMessage, NeighbourState,
-};
+use netlink_packet_route::neighbour::{NeighbourAttribute, NeighbourFlags, NeighbourMessage, NeighbourState};
 use netlink_packet_route::{AddressFamily, RouteNetlinkMessage};
 use netlink_sys::{protocols::NETLINK_ROUTE, Socket, SocketAddr};
 
@@ -134,9 +132,7 @@ fn neighbour_message(ifindex: u32, addr: IpAddr, flags: NeighbourFlags) -> Neigh
 fn kernel_error(f: &Frame, what: &str) -> io::Result<()> {
     match error_payload(f.flags, f.payload) {
         Some((0, _)) => Ok(()),
-        Some((errno, message)) => {
-            Err(KernelError { context: what.to_string(), errno, message }.into_io())
-        }
+        Some((errno, message)) => Err(KernelError { context: what.to_string(), errno, message }.into_io()),
         None => Err(io::Error::new(
             io::ErrorKind::InvalidData,
             format!("{what}: a truncated error message from the kernel"),
@@ -163,10 +159,8 @@ impl Rtnl {
             return Err(no_such());
         }
         let mut m = LinkMessage::default();
-        m.attributes = vec![
-            LinkAttribute::IfName(name.to_string()),
-            LinkAttribute::ExtMask(vec![LinkExtentMask::SkipStats]),
-        ];
+        m.attributes =
+            vec![LinkAttribute::IfName(name.to_string()), LinkAttribute::ExtMask(vec![LinkExtentMask::SkipStats])];
         let what = format!("looking up device {name}");
         let seq = self.send(RouteNetlinkMessage::GetLink(m), NLM_F_REQUEST, &what)?;
         let mut found = None;
@@ -183,10 +177,7 @@ impl Rtnl {
             _ => Ok(ControlFlow::Continue(())),
         })?;
         found.ok_or_else(|| {
-            io::Error::new(
-                io::ErrorKind::InvalidData,
-                format!("{what}: the kernel's answer holds no usable link"),
-            )
+            io::Error::new(io::ErrorKind::InvalidData, format!("{what}: the kernel's answer holds no usable link"))
         })
     }
 
@@ -231,12 +222,7 @@ impl Rtnl {
     }
 
     /// `RTM_GETNEIGH` for one entry: `None` if the kernel has none (ENOENT).
-    fn get_neighbour(
-        &mut self,
-        ifindex: u32,
-        addr: IpAddr,
-        what: &str,
-    ) -> io::Result<Option<Neighbour>> {
+    fn get_neighbour(&mut self, ifindex: u32, addr: IpAddr, what: &str) -> io::Result<Option<Neighbour>> {
         let m = neighbour_message(ifindex, addr, NeighbourFlags::empty());
         let seq = self.send(RouteNetlinkMessage::GetNeighbour(m), NLM_F_REQUEST, what)?;
         let mut found = None;
@@ -271,9 +257,7 @@ impl Rtnl {
         mut each: impl FnMut(Frame) -> io::Result<ControlFlow<()>>,
     ) -> io::Result<()> {
         loop {
-            if !wait_readable(self.sock.as_raw_fd(), Some(ANSWER_TIMEOUT))
-                .map_err(|e| context(e, what))?
-            {
+            if !wait_readable(self.sock.as_raw_fd(), Some(ANSWER_TIMEOUT)).map_err(|e| context(e, what))? {
                 return Err(io::Error::new(
                     io::ErrorKind::TimedOut,
                     format!("{what}: no answer from the kernel within {ANSWER_TIMEOUT:?}"),
@@ -281,20 +265,11 @@ impl Rtnl {
             }
             let n = match recv_datagram(&self.sock, &mut self.buf) {
                 Ok(n) => n,
-                Err(e)
-                    if matches!(
-                        e.kind(),
-                        io::ErrorKind::Interrupted | io::ErrorKind::WouldBlock
-                    ) =>
-                {
-                    continue
-                }
+                Err(e) if matches!(e.kind(), io::ErrorKind::Interrupted | io::ErrorKind::WouldBlock) => continue,
                 Err(e) => return Err(context(e, what)),
             };
             for f in frames(&self.buf[..n]) {
-                let f = f.map_err(|m| {
-                    io::Error::new(io::ErrorKind::InvalidData, format!("{what}: {m}"))
-                })?;
+                let f = f.map_err(|m| io::Error::new(io::ErrorKind::InvalidData, format!("{what}: {m}")))?;
                 if f.seq == seq && each(f)?.is_break() {
                     return Ok(());
                 }
@@ -330,9 +305,7 @@ impl Rtnl {
                 return Ok(out);
             }
         }
-        Err(io::Error::other(format!(
-            "{what}: the table changed during each of {DUMP_ATTEMPTS} dumps"
-        )))
+        Err(io::Error::other(format!("{what}: the table changed during each of {DUMP_ATTEMPTS} dumps")))
     }
 }
 

@@ -70,7 +70,18 @@ impl Forwarder for Sr6 {
             .arg(&conf)
             .arg("--socket")
             .arg(&sock)
-            .args(["--backend", &self.backend, "--xdp-mode", "native", "--cpus", &cpu, "--batch", &batch, "--ring", &ring])
+            .args([
+                "--backend",
+                &self.backend,
+                "--xdp-mode",
+                "native",
+                "--cpus",
+                &cpu,
+                "--batch",
+                &batch,
+                "--ring",
+                &ring,
+            ])
             .args(overload.iter().flat_map(|p| ["--overload-priority", p.as_str()]))
             .stdin(Stdio::null())
             .stdout(logf.try_clone().map_err(|e| e.to_string())?)

@@ -108,7 +108,8 @@ fn load() -> Result<Faces, String> {
             continue;
         };
         let bold = bold.as_ref().and_then(read_face).unwrap_or_else(|| regular.clone());
-        let ok = register_font(FAMILY, FontStyle::Normal, regular.0).is_ok() && register_font(FAMILY, FontStyle::Bold, bold.0).is_ok();
+        let ok = register_font(FAMILY, FontStyle::Normal, regular.0).is_ok()
+            && register_font(FAMILY, FontStyle::Bold, bold.0).is_ok();
         if !ok {
             unusable.push(path.display().to_string());
             continue;

@@ -56,7 +56,8 @@ pub fn render(results: &[BehaviorResult], meta: &RunMeta, plots: &Plots) -> Stri
             behs.iter().map(|b| b.name()).collect::<Vec<_>>().join(", "),
         );
     }
-    let others: Vec<&str> = if fws.contains(&BASELINE) { fws.iter().copied().filter(|f| *f != BASELINE).collect() } else { Vec::new() };
+    let others: Vec<&str> =
+        if fws.contains(&BASELINE) { fws.iter().copied().filter(|f| *f != BASELINE).collect() } else { Vec::new() };
     for fw in &others {
         headline(&mut s, results, fw);
     }
@@ -92,7 +93,10 @@ pub fn render(results: &[BehaviorResult], meta: &RunMeta, plots: &Plots) -> Stri
     }
 
     let _ = writeln!(s, "## Files\n");
-    let _ = writeln!(s, "- [results.json](results.json): every result, the model as serialized (repetitions and trials included)");
+    let _ = writeln!(
+        s,
+        "- [results.json](results.json): every result, the model as serialized (repetitions and trials included)"
+    );
     let _ = writeln!(s, "- [meta.json](meta.json): this run's metadata");
     let _ = writeln!(s, "- [results.csv](results.csv): one row per forwarder and behaviour");
     let _ = writeln!(s, "- [trials.csv](trials.csv): one row per trial");
@@ -231,7 +235,11 @@ fn ratio_table(s: &mut String, results: &[BehaviorResult], fw: &str) {
         marked |= a.tester_bound_repetitions() + l.tester_bound_repetitions() > 0;
         // The ratio is a lower bound if only the numerator is; unknown if the baseline is.
         let q = ratio_str(ratio(a.pdr.mean, l.pdr.mean));
-        let r = if l.tester_bound_repetitions() > 0 { format!("{q} ({BASELINE} tester-bound)") } else { format!("{}{q}", at_least(a)) };
+        let r = if l.tester_bound_repetitions() > 0 {
+            format!("{q} ({BASELINE} tester-bound)")
+        } else {
+            format!("{}{q}", at_least(a))
+        };
         row(
             s,
             [
@@ -265,8 +273,11 @@ fn max_load(s: &mut String, results: &[BehaviorResult]) {
     }
     let fws = forwarders(results);
     rows.sort_by_key(|r| (fws.iter().position(|f| *f == r.forwarder), r.behavior));
-    let _ = writeln!(s, "## Forwarding rate at maximum offered load
-");
+    let _ = writeln!(
+        s,
+        "## Forwarding rate at maximum offered load
+"
+    );
     let _ = writeln!(
         s,
         "After each search, one trial at the highest rate the search may offer (RFC 2285 \
@@ -277,10 +288,11 @@ fn max_load(s: &mut String, results: &[BehaviorResult]) {
          the SUT forwards). Where it was not saturated, the forwarded rate is what the tester \
          could send: a lower bound. Means over the trials, kpps.\n"
     );
-    let head: Vec<String> = ["forwarder", "behaviour", "offered (sent)", "forwarded", "forwarded CV", "saturated", "PDR"]
-        .iter()
-        .map(|c| c.to_string())
-        .collect();
+    let head: Vec<String> =
+        ["forwarder", "behaviour", "offered (sent)", "forwarded", "forwarded CV", "saturated", "PDR"]
+            .iter()
+            .map(|c| c.to_string())
+            .collect();
     header(s, &head, 2);
     for r in rows {
         if let Some(m) = &r.max_load {
@@ -293,7 +305,11 @@ fn max_load(s: &mut String, results: &[BehaviorResult]) {
                     kpps(m.offered.mean),
                     format!("{}{}", if m.saturated == 0 { "≥ " } else { "" }, kpps(m.forwarded.mean)),
                     pct(m.forwarded.cv),
-                    if all { format!("**{}/{}**", m.saturated, m.trials.len()) } else { format!("{}/{}", m.saturated, m.trials.len()) },
+                    if all {
+                        format!("**{}/{}**", m.saturated, m.trials.len())
+                    } else {
+                        format!("{}/{}", m.saturated, m.trials.len())
+                    },
                     format!("{}{}", at_least(r), kpps(r.pdr.mean)),
                 ],
             );
@@ -312,8 +328,10 @@ fn latency(s: &mut String, results: &[BehaviorResult]) {
     let fws = forwarders(results);
     rows.sort_by_key(|r| (fws.iter().position(|f| *f == r.forwarder), r.behavior));
     let _ = writeln!(s, "One-way, at a fraction of the NDR; microseconds.\n");
-    let head: Vec<String> =
-        ["forwarder", "behaviour", "rate (kpps)", "samples", "min", "avg", "p50", "p99", "max"].iter().map(|c| c.to_string()).collect();
+    let head: Vec<String> = ["forwarder", "behaviour", "rate (kpps)", "samples", "min", "avg", "p50", "p99", "max"]
+        .iter()
+        .map(|c| c.to_string())
+        .collect();
     header(s, &head, 2);
     let us = |x: f64| if x.is_finite() { format!("{x:.2}") } else { "n/a".into() };
     for r in rows {
@@ -344,9 +362,16 @@ fn plot_links(s: &mut String, plots: &Plots, behs: &[crate::model::Behavior]) {
         ("ndr-boxplot".into(), "NDR per behaviour".into()),
     ];
     figures.extend(behs.iter().map(|b| {
-        (sweep_stem(*b), format!("{}: delivered rate and delivery ratio versus offered rate, every trial (the paper's Fig. 2)", b.name()))
+        (
+            sweep_stem(*b),
+            format!(
+                "{}: delivered rate and delivery ratio versus offered rate, every trial (the paper's Fig. 2)",
+                b.name()
+            ),
+        )
     }));
-    let shown: Vec<&(String, String)> = figures.iter().filter(|(stem, _)| has(&format!("{stem}.png")) || has(&format!("{stem}.svg"))).collect();
+    let shown: Vec<&(String, String)> =
+        figures.iter().filter(|(stem, _)| has(&format!("{stem}.png")) || has(&format!("{stem}.svg"))).collect();
     let _ = writeln!(s, "## Plots\n");
     if shown.is_empty() {
         let _ = writeln!(s, "No plot was drawn (see the warnings below).\n");
@@ -370,7 +395,11 @@ fn run_section(s: &mut String, results: &[BehaviorResult], meta: &RunMeta) {
     let _ = writeln!(s, "## Run\n");
     header(s, &["".into(), "".into()], 2);
     let or_dash = |x: &str| if x.is_empty() { "—".to_string() } else { cell(x) };
-    let cmd = if meta.command_line.is_empty() { "—".to_string() } else { format!("`{}`", cell(&meta.command_line.replace('`', "'"))) };
+    let cmd = if meta.command_line.is_empty() {
+        "—".to_string()
+    } else {
+        format!("`{}`", cell(&meta.command_line.replace('`', "'")))
+    };
     row(s, ["command".into(), cmd]);
     row(s, ["date".into(), or_dash(&meta.date)]);
     let m = &meta.machine;

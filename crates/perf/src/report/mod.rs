@@ -63,15 +63,9 @@ impl Machine {
             .or_else(|| field("cpu"))
             .filter(|s| !s.is_empty())
             .unwrap_or_else(|| "unknown".into());
-        let listed = cpuinfo
-            .lines()
-            .filter(|l| l.split(':').next().map(str::trim) == Some("processor"))
-            .count();
-        let cores = if listed > 0 {
-            listed
-        } else {
-            std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0)
-        };
+        let listed = cpuinfo.lines().filter(|l| l.split(':').next().map(str::trim) == Some("processor")).count();
+        let cores =
+            if listed > 0 { listed } else { std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0) };
         let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease")
             .map(|s| s.trim().to_string())
             .ok()
@@ -119,10 +113,7 @@ impl RunMeta {
 
 /// The current time as RFC 3339 UTC, seconds precision (`2018-09-28T14:03:00Z`).
 pub fn utc_now_rfc3339() -> String {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
+    let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
     rfc3339_from_unix(secs)
 }
 
@@ -139,12 +130,7 @@ pub fn rfc3339_from_unix(secs: u64) -> String {
     let d = doy - (153 * mp + 2) / 5 + 1;
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
     let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem / 60 % 60,
-        rem % 60
-    )
+    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", rem / 3600, rem / 60 % 60, rem % 60)
 }
 
 /// Writes every report file into `dir` (created if missing) and returns their paths,
@@ -183,10 +169,8 @@ pub(crate) fn find<'a>(results: &'a [BehaviorResult], forwarder: &str, b: Behavi
 /// A name made safe for a file name: ASCII letters, digits, `.`, `-`, `_` kept, the
 /// rest replaced by `_`.
 pub(crate) fn file_safe(name: &str) -> String {
-    let s: String = name
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_') { c } else { '_' })
-        .collect();
+    let s: String =
+        name.chars().map(|c| if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_') { c } else { '_' }).collect();
     if s.is_empty() || s.chars().all(|c| c == '.') {
         "_".into()
     } else {

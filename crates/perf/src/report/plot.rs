@@ -110,7 +110,10 @@ fn guarded(f: impl FnOnce() -> Result<(), String>) -> Result<(), String> {
         Ok(r) => r,
         Err(p) => Err(format!(
             "plotters panicked: {}",
-            p.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| p.downcast_ref::<String>().cloned()).unwrap_or_default()
+            p.downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| p.downcast_ref::<String>().cloned())
+                .unwrap_or_default()
         )),
     }
 }
@@ -153,7 +156,8 @@ impl Metric {
     /// repetition.
     fn values_kpps(self, r: &BehaviorResult) -> Vec<f64> {
         let pick = |pdr: f64, ndr: f64| if self == Metric::Pdr { pdr } else { ndr };
-        let mut v: Vec<f64> = r.repetitions.iter().map(|s| pick(s.pdr_pps, s.ndr_pps) / 1000.0).filter(|x| x.is_finite()).collect();
+        let mut v: Vec<f64> =
+            r.repetitions.iter().map(|s| pick(s.pdr_pps, s.ndr_pps) / 1000.0).filter(|x| x.is_finite()).collect();
         if r.repetitions.is_empty() {
             let mean = pick(r.pdr_pps, r.ndr_pps) / 1000.0;
             if mean.is_finite() {
@@ -349,14 +353,21 @@ impl Figure for BoxFigure<'_> {
                     .collect()
             })
             .collect();
-        let top = stats.iter().flatten().flatten().flat_map(|s| s.outliers.iter().copied().chain([s.high, s.q3])).fold(0.0, f64::max);
+        let top = stats
+            .iter()
+            .flatten()
+            .flatten()
+            .flat_map(|s| s.outliers.iter().copied().chain([s.high, s.q3]))
+            .fold(0.0, f64::max);
         let any = stats.iter().flatten().any(|s| s.is_some());
         // Head room above the tallest box for the legend.
         let y_top = nice_ceil(top * 1.18);
 
         let threshold = self.results.first().map(|r| r.pdr_loss_threshold).filter(|t| t.is_finite());
         let title = match (self.metric, threshold) {
-            (Metric::Pdr, Some(t)) => format!("Partial-Drop Rate (loss \u{2264} {}%) per behaviour", tick(&(t * 100.0))),
+            (Metric::Pdr, Some(t)) => {
+                format!("Partial-Drop Rate (loss \u{2264} {}%) per behaviour", tick(&(t * 100.0)))
+            }
             (Metric::Pdr, None) => "Partial-Drop Rate per behaviour".to_string(),
             (Metric::Ndr, _) => "No-Drop Rate per behaviour".to_string(),
         };
@@ -391,10 +402,15 @@ impl Figure for BoxFigure<'_> {
         for (fi, (fw, row)) in self.fws.iter().zip(&stats).enumerate() {
             let c = color(fi);
             let off = (fi as f64 - (nf as f64 - 1.0) / 2.0) * slot;
-            let boxes: Vec<(f64, &BoxStats)> = row.iter().enumerate().filter_map(|(bi, s)| s.as_ref().map(|s| (bi as f64 + off, s))).collect();
+            let boxes: Vec<(f64, &BoxStats)> =
+                row.iter().enumerate().filter_map(|(bi, s)| s.as_ref().map(|s| (bi as f64 + off, s))).collect();
             // The filled bodies carry the legend entry.
             chart
-                .draw_series(boxes.iter().map(|(x, s)| Rectangle::new([(x - half, s.q1), (x + half, s.q3)], c.mix(0.25).filled())))
+                .draw_series(
+                    boxes
+                        .iter()
+                        .map(|(x, s)| Rectangle::new([(x - half, s.q1), (x + half, s.q3)], c.mix(0.25).filled())),
+                )
                 .map_err(err)?
                 .label(fw.to_string())
                 .legend(move |(x, y)| {
@@ -404,7 +420,9 @@ impl Figure for BoxFigure<'_> {
                         + PathElement::new(vec![(0, 0), (18, 0)], c.stroke_width(3))
                 });
             let line = c.stroke_width(2);
-            chart.draw_series(boxes.iter().map(|(x, s)| Rectangle::new([(x - half, s.q1), (x + half, s.q3)], line))).map_err(err)?;
+            chart
+                .draw_series(boxes.iter().map(|(x, s)| Rectangle::new([(x - half, s.q1), (x + half, s.q3)], line)))
+                .map_err(err)?;
             chart
                 .draw_series(boxes.iter().flat_map(|(x, s)| {
                     [
@@ -417,7 +435,11 @@ impl Figure for BoxFigure<'_> {
                 }))
                 .map_err(err)?;
             chart
-                .draw_series(boxes.iter().flat_map(|(x, s)| s.outliers.iter().map(move |v| Circle::new((*x, *v), 4, c.stroke_width(1)))))
+                .draw_series(
+                    boxes
+                        .iter()
+                        .flat_map(|(x, s)| s.outliers.iter().map(move |v| Circle::new((*x, *v), 4, c.stroke_width(1)))),
+                )
                 .map_err(err)?;
             // The median, written above the box; "n/a" where the forwarder has a result
             // but no finite value.
@@ -558,12 +580,16 @@ fn sweep_panel<DB: DrawingBackend>(
     // by segment: plotters joins thick polylines with unlimited miters, which spike at
     // sharp turns.
     chart
-        .draw_series(segments(&binned(pts.iter().map(|p| (p.0, p.1)), top)).map(|s| PathElement::new(s, c.stroke_width(2))))
+        .draw_series(
+            segments(&binned(pts.iter().map(|p| (p.0, p.1)), top)).map(|s| PathElement::new(s, c.stroke_width(2))),
+        )
         .map_err(err)?;
     chart.draw_series(pts.iter().map(|p| Circle::new((p.0, p.1), 4, c.filled()))).map_err(err)?;
     let ratio: Vec<(f64, f64)> = pts.iter().filter(|p| p.2.is_finite()).map(|p| (p.0, p.2)).collect();
     chart
-        .draw_secondary_series(segments(&binned(ratio.iter().copied(), top)).map(|s| PathElement::new(s, red.stroke_width(2))))
+        .draw_secondary_series(
+            segments(&binned(ratio.iter().copied(), top)).map(|s| PathElement::new(s, red.stroke_width(2))),
+        )
         .map_err(err)?;
     chart.draw_secondary_series(ratio.iter().map(|p| TriangleMarker::new(*p, 5, red.filled()))).map_err(err)?;
     legend_strip(&strip, &legend)

@@ -82,7 +82,11 @@ impl DrawingBackend for PngBackend<'_> {
         self.inner.present()
     }
 
-    fn draw_pixel(&mut self, point: BackendCoord, color: BackendColor) -> Result<(), DrawingErrorKind<Self::ErrorType>> {
+    fn draw_pixel(
+        &mut self,
+        point: BackendCoord,
+        color: BackendColor,
+    ) -> Result<(), DrawingErrorKind<Self::ErrorType>> {
         self.inner.draw_pixel(point, color)
     }
 
@@ -131,7 +135,12 @@ impl DrawingBackend for PngBackend<'_> {
         self.inner.fill_polygon(vert, style)
     }
 
-    fn blit_bitmap(&mut self, pos: BackendCoord, size: (u32, u32), src: &[u8]) -> Result<(), DrawingErrorKind<Self::ErrorType>> {
+    fn blit_bitmap(
+        &mut self,
+        pos: BackendCoord,
+        size: (u32, u32),
+        src: &[u8],
+    ) -> Result<(), DrawingErrorKind<Self::ErrorType>> {
         self.inner.blit_bitmap(pos, size, src)
     }
 

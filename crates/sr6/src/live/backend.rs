@@ -48,7 +48,13 @@ pub fn host_addrs(t: &Tables, dev: usize) -> (Vec<Ipv6Addr>, Vec<Ipv4Addr>) {
 }
 
 /// Opens `workers` ports on every device of `t` with the chosen backend.
-pub fn open(choice: BackendChoice, xdp_mode: XdpModeChoice, t: &Tables, workers: u32, ring_frames: u32) -> Result<Opened, String> {
+pub fn open(
+    choice: BackendChoice,
+    xdp_mode: XdpModeChoice,
+    t: &Tables,
+    workers: u32,
+    ring_frames: u32,
+) -> Result<Opened, String> {
     match choice {
         BackendChoice::AfPacket => open_af_packet(t, workers, ring_frames),
         BackendChoice::AfXdp => open_af_xdp(t, xdp_mode, workers, ring_frames),

@@ -65,7 +65,10 @@ pub struct Status {
 pub fn bind(path: &Path) -> Result<UnixListener, String> {
     if path.exists() {
         if UnixStream::connect(path).is_ok() {
-            return Err(format!("{}: another sr6 is already listening there (choose another --socket)", path.display()));
+            return Err(format!(
+                "{}: another sr6 is already listening there (choose another --socket)",
+                path.display()
+            ));
         }
         std::fs::remove_file(path).map_err(|e| format!("{}: cannot remove the stale socket: {e}", path.display()))?;
     }
@@ -98,9 +101,7 @@ pub fn serve(listener: UnixListener, control: Arc<Mutex<Control>>, status: Statu
 
 fn read_request(s: &UnixStream) -> Result<Request, String> {
     let mut line = String::new();
-    BufReader::new(s.take(MAX_REQUEST))
-        .read_line(&mut line)
-        .map_err(|e| format!("cannot read the request: {e}"))?;
+    BufReader::new(s.take(MAX_REQUEST)).read_line(&mut line).map_err(|e| format!("cannot read the request: {e}"))?;
     serde_json::from_str(&line).map_err(|e| format!("malformed request (expected {{\"args\": [...]}}): {e}"))
 }
 
@@ -138,7 +139,22 @@ fn dispatch(args: &[String], control: &Mutex<Control>, status: &Status) -> Resul
 
 /// Words that start a configuration line (`ip` optional, as in a file).
 fn is_config_word(w: &str) -> bool {
-    matches!(w, "ip" | "route" | "r" | "ro" | "neigh" | "neighbour" | "neighbor" | "addr" | "address" | "link" | "sr" | "sysctl" | "-6" | "-4")
+    matches!(
+        w,
+        "ip" | "route"
+            | "r"
+            | "ro"
+            | "neigh"
+            | "neighbour"
+            | "neighbor"
+            | "addr"
+            | "address"
+            | "link"
+            | "sr"
+            | "sysctl"
+            | "-6"
+            | "-4"
+    )
 }
 
 fn show_cmd(what: &str, json: bool, c: &Control, status: &Status) -> Result<String, String> {
@@ -163,7 +179,9 @@ fn show_cmd(what: &str, json: bool, c: &Control, status: &Status) -> Result<Stri
             let n = show::neighbours(t);
             Ok(if json {
                 pretty(&serde_json::Value::Array(
-                    n.iter().map(|(d, a, m)| serde_json::json!({"dev": d, "addr": a.to_string(), "lladdr": m})).collect(),
+                    n.iter()
+                        .map(|(d, a, m)| serde_json::json!({"dev": d, "addr": a.to_string(), "lladdr": m}))
+                        .collect(),
                 ))
             } else {
                 n.iter().map(|(d, a, m)| format!("{a} dev {d} lladdr {m}")).collect::<Vec<_>>().join("\n")
@@ -197,9 +215,8 @@ fn show_cmd(what: &str, json: bool, c: &Control, status: &Status) -> Result<Stri
 
 /// Client side: sends `args` to the daemon at `path`, returns its response.
 pub fn request(path: &Path, args: &[String]) -> Result<Response, String> {
-    let mut s = UnixStream::connect(path).map_err(|e| {
-        format!("{}: cannot connect ({e}); is `sr6 run` running with this --socket?", path.display())
-    })?;
+    let mut s = UnixStream::connect(path)
+        .map_err(|e| format!("{}: cannot connect ({e}); is `sr6 run` running with this --socket?", path.display()))?;
     let _ = s.set_read_timeout(Some(Duration::from_secs(30)));
     let mut line = serde_json::to_string(&Request { args: args.to_vec() }).map_err(|e| e.to_string())?;
     line.push('\n');
@@ -221,7 +238,8 @@ mod tests {
         let t = sr6_core::tables::Tables::build(&spec).unwrap().0;
         let shared = Arc::new(Shared::new(t, 2, Arc::new(AtomicBool::new(false))));
         let c = Control { spec, shared, dev_macs: BTreeMap::new(), learned: BTreeMap::new(), commands: 0 };
-        let st = Status { backend: "test".into(), workers: 2, devices: vec!["eth0".into()], config: "t".into(), pid: 1 };
+        let st =
+            Status { backend: "test".into(), workers: 2, devices: vec!["eth0".into()], config: "t".into(), pid: 1 };
         (Arc::new(Mutex::new(c)), st)
     }
 
@@ -252,7 +270,19 @@ mod tests {
         BufReader::new(&s).read_line(&mut resp).unwrap();
         let r: Response = serde_json::from_str(&resp).unwrap();
         assert!(!r.ok && r.output.contains("malformed request"), "{}", r.output);
-        let r = request(&path, &["route".into(), "add".into(), "fc00:9::/64".into(), "via".into(), "fc00::2".into(), "dev".into(), "eth0".into()]).unwrap();
+        let r = request(
+            &path,
+            &[
+                "route".into(),
+                "add".into(),
+                "fc00:9::/64".into(),
+                "via".into(),
+                "fc00::2".into(),
+                "dev".into(),
+                "eth0".into(),
+            ],
+        )
+        .unwrap();
         assert!(r.ok, "{}", r.output);
         let r = request(&path, &["show".into(), "routes".into()]).unwrap();
         assert!(r.output.contains("fc00:9::/64 via fc00::2 dev eth0"), "{}", r.output);
@@ -272,7 +302,9 @@ mod tests {
         assert!(!r.ok && r.output.starts_with("ctl:1:"), "{}", r.output);
         let r = run(&c, &st, "reload /nonexistent/sr6.conf");
         assert!(!r.ok && r.output.contains("/nonexistent/sr6.conf"), "{}", r.output);
-        for cmd in ["show counters", "show counters --json", "show status", "show neighbours --json", "clear-counters", "help"] {
+        for cmd in
+            ["show counters", "show counters --json", "show status", "show neighbours --json", "clear-counters", "help"]
+        {
             let r = run(&c, &st, cmd);
             assert!(r.ok, "{cmd}: {}", r.output);
         }

@@ -8,8 +8,8 @@
 //! ([`state::Shared::publish`]); a worker picks them up between two batches, so a
 //! change loses nothing in flight.
 
-pub mod control;
 pub mod backend;
+pub mod control;
 pub mod ctl;
 pub mod neigh;
 pub mod overload;

@@ -203,11 +203,8 @@ impl OverloadGuard {
 
     /// What the guard has done up to `now_ns`.
     pub fn stats(&self, now_ns: u64) -> OverloadStats {
-        let current = if self.is_raised() {
-            now_ns.saturating_sub(self.shared.raised_at.load(Ordering::Acquire))
-        } else {
-            0
-        };
+        let current =
+            if self.is_raised() { now_ns.saturating_sub(self.shared.raised_at.load(Ordering::Acquire)) } else { 0 };
         OverloadStats { raised: self.shared.raises.load(Ordering::Relaxed), raised_ns: self.done_ns + current }
     }
 }

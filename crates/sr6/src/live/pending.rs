@@ -78,7 +78,8 @@ impl Pending {
         for i in 0..self.used {
             let e = &mut self.entries[i];
             if let Some(eth) = t.neighbour_eth(e.dev, e.key) {
-                let ethertype = if e.buf.get(14).is_some_and(|b| b >> 4 == 4) { ETHERTYPE_IPV4 } else { ETHERTYPE_IPV6 };
+                let ethertype =
+                    if e.buf.get(14).is_some_and(|b| b >> 4 == 4) { ETHERTYPE_IPV4 } else { ETHERTYPE_IPV6 };
                 e.buf[..12].copy_from_slice(&eth);
                 e.buf[12..14].copy_from_slice(&ethertype.to_be_bytes());
                 send(e.dev, &e.buf[..e.len]);

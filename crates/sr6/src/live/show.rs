@@ -118,7 +118,8 @@ fn action_words(a: &SidAction) -> String {
     }
     let f = a.flavors;
     if !f.is_empty() {
-        let names: Vec<&str> = [(f.psp, "psp"), (f.usp, "usp"), (f.usd, "usd")].iter().filter(|x| x.0).map(|x| x.1).collect();
+        let names: Vec<&str> =
+            [(f.psp, "psp"), (f.usp, "usp"), (f.usd, "usd")].iter().filter(|x| x.0).map(|x| x.1).collect();
         let _ = write!(o, " flavors {}", names.join(","));
     }
     o
@@ -177,7 +178,8 @@ pub fn counters_text(v: &Value) -> String {
         }
     }
     let i = &v["icmp"];
-    let _ = writeln!(o, "icmp errors: sent {} ratelimited {} suppressed {}", i["sent"], i["ratelimited"], i["suppressed"]);
+    let _ =
+        writeln!(o, "icmp errors: sent {} ratelimited {} suppressed {}", i["sent"], i["ratelimited"], i["suppressed"]);
     let q = &v["neighbour_queue"];
     let _ = writeln!(
         o,
@@ -189,7 +191,14 @@ pub fn counters_text(v: &Value) -> String {
     let _ = writeln!(o, "{:<16} {:>12} {:>12} {:>12} {:>12}", "device", "rx", "tx", "rx_ring_full", "tx_ring_full");
     if let Some(m) = v["devices"].as_object() {
         for (d, p) in m {
-            let _ = writeln!(o, "{d:<16} {:>12} {:>12} {:>12} {:>12}", n(&p["rx"]), n(&p["tx"]), n(&p["rx_ring_full"]), n(&p["tx_ring_full"]));
+            let _ = writeln!(
+                o,
+                "{d:<16} {:>12} {:>12} {:>12} {:>12}",
+                n(&p["rx"]),
+                n(&p["tx"]),
+                n(&p["rx_ring_full"]),
+                n(&p["tx_ring_full"])
+            );
         }
     }
     o

@@ -146,7 +146,14 @@ impl Shared {
                 })
             })
             .collect();
-        Shared { gen: ArcSwap::new(g), next_gen: AtomicU64::new(1), workers: slots, retired: Mutex::new(Retired::default()), stop, clear_epoch: AtomicU64::new(0) }
+        Shared {
+            gen: ArcSwap::new(g),
+            next_gen: AtomicU64::new(1),
+            workers: slots,
+            retired: Mutex::new(Retired::default()),
+            stop,
+            clear_epoch: AtomicU64::new(0),
+        }
     }
 
     /// Makes `tables` current; workers pick them up at their next batch. Returns the

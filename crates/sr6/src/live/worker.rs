@@ -69,7 +69,8 @@ pub fn run(ctx: WorkerCtx, mut ports: Vec<Box<dyn Port>>) {
     let mut guard = ctx.overload;
     guard.start();
     let mut guard_base = guard.stats(0);
-    let mut pfds: Vec<libc::pollfd> = fds.iter().map(|&fd| libc::pollfd { fd, events: libc::POLLIN, revents: 0 }).collect();
+    let mut pfds: Vec<libc::pollfd> =
+        fds.iter().map(|&fd| libc::pollfd { fd, events: libc::POLLIN, revents: 0 }).collect();
 
     while !shared.stopping() {
         // A new generation: fold the old counters under stable keys, reshape, and
