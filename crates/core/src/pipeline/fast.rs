@@ -17,10 +17,10 @@
 //! (§4.16.1), the SID handed over by `try6`. Everything else — errors, ICMP,
 //! local delivery, on-the-wire oddities — goes to the general path.
 
-use super::Worker;
+use crate::counters::Counters;
 use crate::lpm;
-use crate::packet::{copy_block, DevId, Front, PacketBuf, BUF_LEN};
-use crate::tables::{Device, FastPolicy, FastSid, Fib, Hop, NextHop, Route, Tables};
+use crate::packet::{DevId, Front, PacketBuf, BUF_LEN};
+use crate::tables::{Device, FastKind, FastSid, Fib, Hop, NextHop, Rewrite, RewriteKind, Route, Tables};
 use crate::words::WordMap;
 use sr6_wire::checksum;
 
@@ -156,6 +156,29 @@ fn route_to_any(t: &Tables, fib: &Fib, dst: u128, e: u32) -> Option<(Out, Macs)>
     }
 }
 
+/// What the fast path decided about a frame.
+pub enum Fast {
+    /// Transmit the rewritten frame out of this device (the fast path never drops or
+    /// delivers locally).
+    Tx(Out),
+    /// Not handled in the batch loop, frame untouched; it is for SID `.0`, of which the
+    /// fast path knows `.1` (kind [`None`](FastKind::None) when it is no SID or one the
+    /// fast path does not handle): [`try_cold`] is given them.
+    Cold(u16, FastSid),
+    /// Not handled, frame untouched: the general path's.
+    General,
+}
+
+impl From<Option<Out>> for Fast {
+    #[inline(always)]
+    fn from(o: Option<Out>) -> Fast {
+        match o {
+            Some(out) => Fast::Tx(out),
+            None => Fast::General,
+        }
+    }
+}
+
 /// What the fast path knows of a batch before its first packet: the main FIB (and that
 /// the device the batch came from forwards IPv6).
 #[derive(Clone, Copy)]
@@ -163,34 +186,35 @@ pub struct Ingress<'t> {
     pub main: &'t Fib,
 }
 
-/// Tries the fast path on an Ethernet frame received on the batch's device:
-/// `Some(device)` to transmit the rewritten frame to (the fast path never drops or
-/// delivers locally); `None` leaves it untouched. The caller has checked that the batch's
-/// device forwards IPv6 and whether it requires an HMAC (`REQUIRE_HMAC`); the frame's
-/// `in_dev` is not read (see [`Worker::process_batch`]).
+/// Tries the fast path on an Ethernet frame received on the batch's device (see
+/// [`Fast`]). The caller has checked that the batch's device forwards IPv6 and whether
+/// it requires an HMAC (`REQUIRE_HMAC`); the frame's `in_dev` is not read (see
+/// [`Worker::process_batch`](super::Worker::process_batch)).
 #[inline(always)]
-pub fn try6<const REQUIRE_HMAC: bool>(t: &Tables, w: &mut Worker, from: Ingress, p: &mut PacketBuf) -> Option<Out> {
+pub fn try6<const REQUIRE_HMAC: bool>(t: &Tables, c: &mut Counters, from: Ingress, p: &mut PacketBuf) -> Fast {
     let (f, front) = p.data_and_front();
     let len = f.len();
     // Fixed-size views: every constant-offset access below is check-free. The first
     // covers an SRH's first 8 bytes too, so the frames taken here are at least 62 bytes
     // long: a shorter IPv6 frame (a payload under 8 bytes) is padded to 60 on the wire,
     // and Ethernet padding is the general path's anyway.
-    let (hs, rest) = f.split_first_chunk_mut::<{ S + 8 }>()?;
-    let (h, srh) = hs.split_first_chunk_mut::<S>()?;
-    let srh = srh.first_chunk_mut::<8>()?;
+    let Some((hs, rest)) = f.split_first_chunk_mut::<{ S + 8 }>() else { return Fast::General };
+    let Some((h, srh)) = hs.split_first_chunk_mut::<S>() else { return Fast::General };
+    let Some(srh) = srh.first_chunk_mut::<8>() else { return Fast::General };
     // EtherType IPv6 and IP version 6 in one compare.
-    if u32::from_be_bytes(h[12..16].try_into().ok()?) & 0xffff_f000 != 0x86dd_6000 {
-        return None;
+    let Ok(head) = h[12..16].try_into() else { return Fast::General };
+    if u32::from_be_bytes(head) & 0xffff_f000 != 0x86dd_6000 {
+        return Fast::General;
     }
     // No Ethernet padding, nothing truncated.
     if !length_is([h[E + 4], h[E + 5]], rest.len() + 8) {
-        return None;
+        return Fast::General;
     }
     let hl = h[E + 7];
-    let dst = u128::from_be_bytes(h[E + 24..E + 40].try_into().ok()?);
+    let Ok(dst) = h[E + 24..E + 40].try_into() else { return Fast::General };
+    let dst = u128::from_be_bytes(dst);
     if hl <= 1 {
-        return None;
+        return Fast::General;
     }
     // A packet carrying an SRH is most likely for one of our SIDs (/128s): probe those
     // first; anything else (transit, head-end) walks the trie first. Same result.
@@ -203,31 +227,36 @@ pub fn try6<const REQUIRE_HMAC: bool>(t: &Tables, w: &mut Worker, from: Ingress,
             // are all in its word.
             let w = main.words6.get(dst);
             let (i, s) = FastSid::unpack(w);
-            if s.kind > FastSid::COLD {
+            if s.in_loop() {
                 break 'sid (i, s);
             }
             let r = if w != WordMap::MISS {
-                if s.kind != FastSid::NONE || w != FastSid::NOT_SID {
+                if !s.is(FastKind::None) || w != FastSid::NOT_SID {
                     // A SID of a kind `try_cold` handles, or of none.
                     break 'sid (i, s);
                 }
                 // A /128 route or local address.
-                main.exact6.get(dst)?
+                let Some(r) = main.exact6.get(dst) else { return Fast::General };
+                r
             } else {
-                match *main.lpm6.value(main.lpm6.lookup_entry(dst))? {
-                    // (Truncated only past `counters::FIXED`, where the kind is NONE and
+                match main.lpm6.value(main.lpm6.lookup_entry(dst)) {
+                    // (Truncated only past `counters::FIXED`, where the kind is None and
                     // the index unused.)
-                    Route::Sid(i) => break 'sid (usize::from(i as u16), *t.fast_sids.get(i as usize)?),
-                    r => r,
+                    Some(Route::Sid(i)) => {
+                        let Some(s) = t.fast_sids.get(*i as usize) else { return Fast::General };
+                        break 'sid (usize::from(*i as u16), *s);
+                    }
+                    Some(r) => *r,
+                    None => return Fast::General,
                 }
             };
             if host_dst(dst) {
-                return None;
+                return Fast::General;
             }
             r
         } else {
             if host_dst(dst) {
-                return None;
+                return Fast::General;
             }
             // One hash probe for the usual prefix; the whole lookup otherwise.
             let (code, hop, e) = match main.lpm6.hash_hit(dst) {
@@ -240,34 +269,36 @@ pub fn try6<const REQUIRE_HMAC: bool>(t: &Tables, w: &mut Worker, from: Ingress,
             if code == Fib::GATEWAY {
                 decrement_hop_limit(&mut h[E..]);
                 h[..12].copy_from_slice(&hop.eth);
-                return Some(hop.dev.into());
+                return Fast::Tx(hop.dev.into());
             }
             if code & !Fib::HOP_INDEX == Fib::POLICY {
-                return policy(t, w, p, code & Fib::HOP_INDEX);
+                return policy(t, c, p, code & Fib::HOP_INDEX).into();
             }
-            main.route_of_entry(dst, e.unwrap_or_else(|| main.lpm6.lookup_entry(dst)))?
+            let Some(r) = main.route_of_entry(dst, e.unwrap_or_else(|| main.lpm6.lookup_entry(dst))) else {
+                return Fast::General;
+            };
+            r
         };
         return match route {
             Route::Forward(nh) => {
-                let (out, eth) = resolve(t, nh, dst)?;
+                let Some((out, eth)) = resolve(t, nh, dst) else { return Fast::General };
                 decrement_hop_limit(&mut h[E..]);
                 eth.write(&mut h[..12]);
-                Some(out)
+                Fast::Tx(out)
             }
-            Route::Policy(i) => policy(t, w, p, i),
-            _ => None,
+            Route::Policy(i) => policy(t, c, p, i).into(),
+            _ => Fast::General,
         };
     };
-    if s.kind <= FastSid::COLD {
-        // NONE, or a kind `try_cold` handles: it gets the SID (and need not probe for
-        // NONE, which goes straight to the general path).
-        w.cold_sid = (i as u16, s);
-        return None;
+    if !s.in_loop() {
+        // None, or a kind `try_cold` handles: it gets the SID (and need not probe for
+        // None, which goes straight to the general path).
+        return Fast::Cold(i as u16, s);
     }
-    let out = sid(t, main, h, srh, rest, front, s, REQUIRE_HMAC)?;
+    let Some(out) = sid(t, main, h, srh, rest, front, s, REQUIRE_HMAC) else { return Fast::General };
     // A SID of a fast kind has an index the fixed array holds: no bounds check.
-    w.counters.sids.count_frame(i as u16, len as u64);
-    Some(out)
+    c.sids.count_frame(i as u16, len as u64);
+    Fast::Tx(out)
 }
 
 /// Hop Limit - 1 (RFC 8200 §3) in the IPv6 header at the start of `ip6`, once a Hop
@@ -351,20 +382,21 @@ fn sid(
     if require_hmac {
         return None;
     }
-    // End and End.T first, the commonest SIDs. The next segment is looked up where it
-    // lies in the Segment List, and the packet rewritten only once it is routed.
-    if s.kind == FastSid::END {
-        return end(t, main, h, srh, tail);
-    }
-    if s.kind == FastSid::END_T {
-        return end(t, t.fibs.get(s.arg as usize)?, h, srh, tail);
-    }
-    if s.kind <= FastSid::END_X_ONLINK {
+    // End, End.T and End.X: the next segment is looked up where it lies in the Segment
+    // List, and the packet rewritten only once it is routed. The compiler tests these
+    // kinds in the reverse of this order: End, the commonest SID, first.
+    if s.is(FastKind::EndX) {
         let seg = next_segment(srh, tail)?;
-        let (out, eth) = resolve(t, s.next_hop(FastSid::END_X_ADJ), u128::from_be_bytes(seg))?;
+        let (out, eth) = resolve(t, s.next_hop(), u128::from_be_bytes(seg))?;
         eth.write(&mut h[..12]);
         advance(h, srh, &seg);
         return Some(out);
+    }
+    if s.is(FastKind::EndT) {
+        return end(t, t.fibs.get(s.arg as usize)?, h, srh, tail);
+    }
+    if s.is(FastKind::End) {
+        return end(t, main, h, srh, tail);
     }
     let segs_len = plain_srh(srh, tail)?;
     if srh[3] != 0 || srh[0] != 41 {
@@ -430,7 +462,7 @@ fn advance(h: &mut [u8; S], srh: &mut [u8; 8], seg: &[u8; 16]) {
     h[E + 24..E + 40].copy_from_slice(seg);
 }
 
-/// End.DX6 / End.DT6 (RFC 8986 §4.4, §4.6; `s.kind` DX6_* or DT6) on an SRH of
+/// End.DX6 / End.DT6 (RFC 8986 §4.4, §4.6; `s` of kind Dx6 or Dt6) on an SRH of
 /// `srh_len` bytes (Segments Left 0, Next Header 41: checked by the caller) followed,
 /// from byte 8 of `tail`, by an IPv6 packet: the new Ethernet header goes in front of
 /// the inner packet.
@@ -446,12 +478,13 @@ fn decap6(t: &Tables, tail: &mut [u8], srh_len: usize, s: FastSid) -> Option<Dec
     // The inner destination, read only where it is needed (End.DX6 to an adjacency
     // does not look at it).
     let ida = |ih: &[u8; 40]| ih.last_chunk::<16>().map(|d| u128::from_be_bytes(*d));
-    let (out, eth) = if s.kind == FastSid::DX6_ADJ {
-        adjacency(t, s.arg)?
-    } else if s.kind == FastSid::DT6 {
+    let (out, eth) = if s.is(FastKind::Dt6) {
         route_to(t, s.arg, ida(ih)?)?
     } else {
-        on_link(t, s.arg as DevId, ida(ih)?)?
+        match s.next_hop() {
+            NextHop::Adj(a) => adjacency(t, a)?,
+            NextHop::OnLink(d) => on_link(t, d, ida(ih)?)?,
+        }
     };
     // The new Ethernet header goes in the 14 bytes just before the inner packet, the end
     // of the SRH (at least 24 bytes long).
@@ -497,11 +530,12 @@ fn ipv4_decrement_ttl(ip: &mut [u8; 20]) {
 }
 
 /// The fast cases that are tried only after [`try6`] declined, out of the batch loop
-/// (so that the IPv6 cases there keep their registers): IPv4 forwarding, End.DX4 and
-/// End.B6.Encaps (the last two when `try6` left the SID in `w.cold_sid`). `Some(device)`
-/// to transmit to; `None` leaves the frame untouched.
+/// (so that the IPv6 cases there keep their registers): IPv4 forwarding, and the SIDs
+/// of the kinds not handled in the loop, given as [`try6`] found them ([`Fast::Cold`]:
+/// SID `i`, what the fast path knows of it `s`; kind None for any other frame).
+/// `Some(device)` to transmit to; `None` leaves the frame untouched.
 #[inline(never)]
-pub fn try_cold(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Option<Out> {
+pub fn try_cold(t: &Tables, c: &mut Counters, p: &mut PacketBuf, i: u16, s: FastSid) -> Option<Out> {
     let dev = t.devices.get(p.in_dev as usize)?;
     let f = p.data_mut();
     let ethertype = u16::from_be_bytes(*f.get(12..14)?.first_chunk::<2>()?);
@@ -510,20 +544,20 @@ pub fn try_cold(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Option<Out> {
         return ipv4(t, dev, f);
     }
     // An IPv6 frame is worth a look only if `try6` found it is for such a SID.
-    let (i, s) = std::mem::replace(&mut w.cold_sid, (0, FastSid::NO));
-    if s.kind == FastSid::NONE {
+    if s.is(FastKind::None) {
         return None;
     }
     if ethertype != 0x86dd {
         return None;
     }
     let len = f.len();
-    let out = if s.kind == FastSid::B6_ENCAPS {
+    let out = if s.is(FastKind::B6Encaps) {
         b6_encaps(t, dev, p, s.arg)?
-    } else if s.kind == FastSid::B6_INSERT {
+    } else if s.is(FastKind::B6Insert) {
         b6_insert(t, dev, p, s.arg)?
     } else {
-        let v = if s.kind >= FastSid::END_PSP { end_psp(t, dev, f, s)? } else { end_decap(t, dev, f, s)? };
+        let psp = s.is(FastKind::EndPsp) || s.is(FastKind::EndXPsp);
+        let v = if psp { end_psp(t, dev, f, s)? } else { end_decap(t, dev, f, s)? };
         match v {
             Decap::No(out) => out,
             Decap::Yes(out, pull) => {
@@ -532,7 +566,7 @@ pub fn try_cold(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Option<Out> {
             }
         }
     };
-    w.counters.sids.count_frame(i, len as u64);
+    c.sids.count_frame(i, len as u64);
     Some(out)
 }
 
@@ -565,8 +599,8 @@ fn srh_frame<'a>(dev: &Device, f: &'a mut [u8]) -> Option<(&'a mut [u8; S], &'a 
 /// The fast form of a binding SID's policy, if the fast path applies it with a rewrite
 /// of `kind`.
 #[inline(always)]
-fn binding(t: &Tables, policy: u32, kind: u8) -> Option<&FastPolicy> {
-    t.fast_policies.get(policy as usize).filter(|fp| fp.kind == kind)
+fn binding(t: &Tables, policy: u32, kind: RewriteKind) -> Option<&Rewrite> {
+    t.rewrites.get(policy as usize).filter(|fp| fp.kind == kind)
 }
 
 /// Segments Left - 1 of an SRH whose Segments Left is between 1 and Last Entry + 1
@@ -586,7 +620,7 @@ fn segment_index(srh: &[u8; 8]) -> Option<usize> {
 /// precomputed). The frame is untouched when this returns `None`.
 #[inline(always)]
 fn b6_encaps(t: &Tables, dev: &Device, p: &mut PacketBuf, policy: u32) -> Option<Out> {
-    let fp = binding(t, policy, FastPolicy::ENCAP)?;
+    let fp = binding(t, policy, RewriteKind::Encap)?;
     let (h, srh, tail) = srh_frame(dev, p.data_mut())?;
     let sl = srh[3];
     let slm1 = segment_index(srh)?;
@@ -596,7 +630,7 @@ fn b6_encaps(t: &Tables, dev: &Device, p: &mut PacketBuf, policy: u32) -> Option
     h[E + 24..E + 40].copy_from_slice(&nda);
     // The rewrite sets the outer hop limit to the packet's minus one: what the inner
     // one is about to become.
-    if (fp.rewrite)(fp, p).is_none() {
+    if (fp.apply)(fp, p).is_none() {
         // Put the packet back as it was (the rewrite itself changed nothing).
         if let Some(h) = p.data_mut().first_chunk_mut::<{ S + 4 }>() {
             h[S + 3] = sl;
@@ -658,10 +692,10 @@ fn route4_to(t: &Tables, table: u32, dst: u32) -> Option<(Out, Macs)> {
 /// frame is untouched when this returns `None`.
 #[inline(never)]
 fn b6_insert(t: &Tables, dev: &Device, p: &mut PacketBuf, policy: u32) -> Option<Out> {
-    let fp = binding(t, policy, FastPolicy::INSERT)?;
+    let fp = binding(t, policy, RewriteKind::Insert)?;
     let (_, srh, _) = srh_frame(dev, p.data_mut())?;
     segment_index(srh)?;
-    (fp.rewrite)(fp, p)?;
+    (fp.apply)(fp, p)?;
     Some(fp.out.into())
 }
 
@@ -679,11 +713,7 @@ fn end_psp(t: &Tables, dev: &Device, f: &mut [u8], s: FastSid) -> Option<Decap> 
     let slm1 = segment_index(srh)?;
     let srh_len = 16 * (usize::from(srh[4]) + 1) + 8;
     let nda = u128::from_be_bytes(tail.get(16 * slm1..16 * slm1 + 16)?.try_into().ok()?);
-    let (out, eth) = if s.kind == FastSid::END_PSP {
-        route_to(t, s.arg, nda)?
-    } else {
-        resolve(t, s.next_hop(FastSid::END_X_PSP_ADJ), nda)?
-    };
+    let (out, eth) = if s.is(FastKind::EndPsp) { route_to(t, s.arg, nda)? } else { resolve(t, s.next_hop(), nda)? };
     h[E + 7] -= 1;
     h[E + 24..E + 40].copy_from_slice(&nda.to_be_bytes());
     eth.write(&mut h[..12]);
@@ -706,7 +736,7 @@ fn end_psp(t: &Tables, dev: &Device, f: &mut [u8], s: FastSid) -> Option<Decap> 
 /// (RFC 8986 §4.9) the inner Ethernet frame leaves unchanged out of the SID's device.
 #[inline(always)]
 fn end_decap(t: &Tables, dev: &Device, f: &mut [u8], s: FastSid) -> Option<Decap> {
-    if !matches!(s.kind, FastSid::DX4_ADJ | FastSid::DX4_ONLINK | FastSid::DT4 | FastSid::DT46 | FastSid::DX2) {
+    if !(s.is(FastKind::Dx4) || s.is(FastKind::Dt4) || s.is(FastKind::Dt46) || s.is(FastKind::Dx2)) {
         return None;
     }
     let (_, srh, tail) = srh_frame(dev, f)?;
@@ -716,8 +746,8 @@ fn end_decap(t: &Tables, dev: &Device, f: &mut [u8], s: FastSid) -> Option<Decap
     }
     match srh[0] {
         4 => decap4(t, tail, srh_len, s, dev.forwarding4),
-        41 if s.kind == FastSid::DT46 => dt46_ipv6(t, tail, srh_len, s.arg),
-        sr6_wire::IPPROTO_ETHERNET if s.kind == FastSid::DX2 && tail.len() >= srh_len - 8 + E => {
+        41 if s.is(FastKind::Dt46) => dt46_ipv6(t, tail, srh_len, s.arg),
+        sr6_wire::IPPROTO_ETHERNET if s.is(FastKind::Dx2) && tail.len() >= srh_len - 8 + E => {
             Some(Decap::Yes(usize::from(s.arg as DevId), E + 40 + srh_len))
         }
         _ => None,
@@ -728,7 +758,7 @@ fn end_decap(t: &Tables, dev: &Device, f: &mut [u8], s: FastSid) -> Option<Decap
 /// line, so that its registers do not cost the IPv4 cases of [`end_decap`] spills.
 #[inline(never)]
 fn dt46_ipv6(t: &Tables, tail: &mut [u8], srh_len: usize, table: u32) -> Option<Decap> {
-    decap6(t, tail, srh_len, FastSid { kind: FastSid::DT6, arg: table })
+    decap6(t, tail, srh_len, FastSid::new(FastKind::Dt6, table))
 }
 
 /// End.DX4 (RFC 8986 §4.5; to its next hop) or End.DT4 / End.DT46 (§4.7, §4.8; to what
@@ -745,8 +775,8 @@ fn decap4(t: &Tables, tail: &mut [u8], srh_len: usize, s: FastSid, forwarding4: 
     let ilen = inner.len();
     let ip = inner.first_chunk_mut::<20>()?;
     let dst = ipv4_ok(ip, ilen)?;
-    let (out, mac) = if s.kind == FastSid::DX4_ADJ || s.kind == FastSid::DX4_ONLINK {
-        resolve(t, s.next_hop(FastSid::DX4_ADJ), mapped(dst))?
+    let (out, mac) = if s.is(FastKind::Dx4) {
+        resolve(t, s.next_hop(), mapped(dst))?
     } else {
         if dst >= 0xe000_0000 {
             return None;
@@ -766,156 +796,11 @@ fn decap4(t: &Tables, tail: &mut [u8], srh_len: usize, s: FastSid, forwarding4: 
 /// A head-end policy on the fast path (the Ethernet + IPv6 headers were checked by
 /// [`try6`]): its rewrite, then its counter.
 #[inline(always)]
-fn policy(t: &Tables, w: &mut Worker, p: &mut PacketBuf, i: u32) -> Option<Out> {
-    let fp = t.fast_policies.get(i as usize)?;
-    (fp.rewrite)(fp, p)?;
-    if let Some(c) = w.counters.policies.get_mut(i as usize) {
-        *c += 1;
+fn policy(t: &Tables, c: &mut Counters, p: &mut PacketBuf, i: u32) -> Option<Out> {
+    let fp = t.rewrites.get(i as usize)?;
+    (fp.apply)(fp, p)?;
+    if let Some(n) = c.policies.get_mut(i as usize) {
+        *n += 1;
     }
     Some(fp.out.into())
-}
-
-/// The rewrite of a head-end policy, chosen when the tables are built
-/// ([`rewrite_for`]); called through the pointer, out of the batch loop (inlined, the
-/// registers it needs would cost the other cases spills there). `None` leaves the frame
-/// untouched.
-pub(crate) type Rewrite = fn(&FastPolicy, &mut PacketBuf) -> Option<()>;
-
-/// The rewrite of a policy of [`FastPolicy`] kind `kind` with `len` bytes of headers:
-/// the usual lengths (an SRH of 1 to 4 segments and no TLV) have code of their own,
-/// with every offset a constant ([`encap`], [`insert`]); the others take
-/// [`any_policy`].
-pub(crate) fn rewrite_for(kind: u8, len: usize) -> Rewrite {
-    match (kind, len) {
-        (FastPolicy::ENCAP, 78) => encap::<78, 80, 120, 0>,
-        (FastPolicy::ENCAP, 94) => encap::<94, 96, 136, 0>,
-        (FastPolicy::ENCAP, 110) => encap::<110, 112, 152, 0>,
-        (FastPolicy::ENCAP, 126) => encap::<126, 128, 168, 0>,
-        (FastPolicy::INSERT, 78) => insert::<78, 80>,
-        (FastPolicy::INSERT, 94) => insert::<94, 96>,
-        (FastPolicy::INSERT, 110) => insert::<110, 112>,
-        (FastPolicy::INSERT, 126) => insert::<126, 128>,
-        (FastPolicy::ENCAP_L2, 78) => encap::<78, 80, 134, E>,
-        (FastPolicy::ENCAP_L2, 94) => encap::<94, 96, 150, E>,
-        (FastPolicy::ENCAP_L2, 110) => encap::<110, 112, 166, E>,
-        (FastPolicy::ENCAP_L2, 126) => encap::<126, 128, 182, E>,
-        _ => any_policy,
-    }
-}
-
-/// A frame is at most [`BUF_LEN`] bytes long, so no head-end rewrite of the fast path
-/// can overflow the IPv6 Payload Length: [`encap`] and [`insert`] need not check it.
-const _: () = assert!(BUF_LEN + FastPolicy::BLOCK <= u16::MAX as usize);
-
-/// H.Encaps(.Red) (`L` = 0) and H.Encaps.L2(.Red) of an IPv6 packet (`L` = [`E`]) with
-/// `N` bytes of headers (RFC 8986 §5.1, §5.3, with Linux's outer fields, as
-/// `seg6_do_srh_encap` sets them): the headers go in front of the IPv6 packet, replacing
-/// the Ethernet header, or, for L2, in front of the frame as received (`try6` checked
-/// its Ethernet header: untagged, IPv6), which is the payload. Version, traffic class
-/// and flow label are the inner IPv6 packet's, the hop limit one less. `K` is `N`
-/// rounded up to 16 (the block written), `W` = `K` + `L` + 40: the view also holds what
-/// is kept of the Ethernet header and the inner IPv6 header, read before it is covered.
-fn encap<const N: usize, const K: usize, const W: usize, const L: usize>(
-    fp: &FastPolicy,
-    p: &mut PacketBuf,
-) -> Option<()> {
-    const { assert!(K.is_multiple_of(16) && K >= N && K - N < 16 && W == K + L + 40 && (L == 0 || L == E)) };
-    const { assert!(N >= S && K <= FastPolicy::BLOCK) };
-    let len = p.len();
-    if len < S {
-        return None;
-    }
-    // At most BUF_LEN + N - S (see the assertion above).
-    let plen = (len - E + L + (N - S)) as u16;
-    let block = fp.block.last_chunk::<K>()?;
-    // The view ends after the inner IPv6 header; the frame will start N bytes before
-    // what is kept of the received frame.
-    let d = p.rewrite_front::<W>(S, N + L + 40)?;
-    let vtf: [u8; 4] = d[K + L..K + L + 4].try_into().ok()?;
-    let hl = d[K + L + 7];
-    copy_block(d.first_chunk_mut::<K>()?, block);
-    let o = K - N + E;
-    d[o..o + 4].copy_from_slice(&vtf);
-    d[o + 4..o + 6].copy_from_slice(&plen.to_be_bytes());
-    d[o + 7] = hl.wrapping_sub(1);
-    Some(())
-}
-
-/// H.Insert(.Red) with `N` bytes of headers (RFC 8986 §5.2): they replace the Ethernet
-/// and IPv6 headers; the source, traffic class and flow label stay, the old destination
-/// becomes Segment List[0] and the old Next Header the SRH's. `K` as in [`encap`]: the
-/// view ends where the old IPv6 header does, so it holds that header too.
-fn insert<const N: usize, const K: usize>(fp: &FastPolicy, p: &mut PacketBuf) -> Option<()> {
-    const { assert!(K.is_multiple_of(16) && K >= N && K - N < 16 && N >= S + 24 && K <= FastPolicy::BLOCK) };
-    let len = p.len();
-    if len < S {
-        return None;
-    }
-    // The new Payload Length, the old one (checked by `try6`: the frame's length - S)
-    // + the SRH's: at most BUF_LEN + N - 2 S (see the assertion above).
-    let plen = (len - S + (N - S)) as u16;
-    let block = fp.block.last_chunk::<K>()?;
-    let d = p.rewrite_front::<K>(S, N)?;
-    // The old headers, read before the block covers them.
-    let h = K - S;
-    let vtf: [u8; 4] = d[h + E..h + E + 4].try_into().ok()?;
-    let nh = d[h + E + 6];
-    let hl = d[h + E + 7];
-    let src = u128::from_ne_bytes(d[h + E + 8..h + E + 24].try_into().ok()?);
-    let dst = u128::from_ne_bytes(d[h + S - 16..h + S].try_into().ok()?);
-    copy_block(d, block);
-    let o = K - N;
-    d[o + E..o + E + 4].copy_from_slice(&vtf);
-    d[o + E + 4..o + E + 6].copy_from_slice(&plen.to_be_bytes());
-    d[o + E + 7] = hl.wrapping_sub(1);
-    d[o + E + 8..o + E + 24].copy_from_slice(&src.to_ne_bytes());
-    d[o + S] = nh;
-    d[o + S + 8..o + S + 24].copy_from_slice(&dst.to_ne_bytes());
-    Some(())
-}
-
-/// [`Rewrite`] for the other header lengths.
-fn any_policy(fp: &FastPolicy, p: &mut PacketBuf) -> Option<()> {
-    let f = p.data();
-    let h = f.first_chunk::<S>()?;
-    let inner_len = f.len() - E;
-    let n = usize::from(fp.len);
-    // What the rewrite keeps of the packet's headers, read before they are overwritten.
-    let vtf: [u8; 4] = h[E..E + 4].try_into().ok()?;
-    let hl = h[E + 7];
-    // (A policy the fast path does not apply has no headers: declined here.)
-    let srh_len = n.checked_sub(S)?;
-    if srh_len + inner_len > usize::from(u16::MAX) {
-        return None;
-    }
-    if fp.kind == FastPolicy::ENCAP {
-        if !p.put_front(&fp.block, n, E) {
-            return None;
-        }
-        // The frame now starts with the n >= S bytes of headers.
-        let o = p.data_mut().first_chunk_mut::<S>()?;
-        o[E..E + 4].copy_from_slice(&vtf);
-        o[E + 4..E + 6].copy_from_slice(&((srh_len + inner_len) as u16).to_be_bytes());
-        o[E + 7] = hl - 1;
-    } else if fp.kind == FastPolicy::INSERT {
-        let nh = h[E + 6];
-        let plen = u16::from_be_bytes([h[E + 4], h[E + 5]]) + srh_len as u16;
-        let src: [u8; 16] = h[E + 8..E + 24].try_into().ok()?;
-        let dst: [u8; 16] = h[E + 24..E + 40].try_into().ok()?;
-        if !p.put_front(&fp.block, n, S) {
-            return None;
-        }
-        // The frame now starts with the n >= S + 24 bytes of headers (an SRH with at
-        // least one segment).
-        let o = p.data_mut().first_chunk_mut::<{ S + 24 }>()?;
-        o[E..E + 4].copy_from_slice(&vtf);
-        o[E + 4..E + 6].copy_from_slice(&plen.to_be_bytes());
-        o[E + 7] = hl - 1;
-        o[E + 8..E + 24].copy_from_slice(&src);
-        o[S] = nh;
-        o[S + 8..S + 24].copy_from_slice(&dst);
-    } else {
-        return None;
-    }
-    Some(())
 }

@@ -18,7 +18,8 @@ pub use ratelimit::TokenBucket;
 use crate::counters::Counters;
 use crate::drop::DropReason;
 use crate::packet::{DevId, PacketBuf, Verdict};
-use crate::tables::{FastDevs, Tables};
+use crate::tables::{FastDevs, FastSid, Tables};
+use fast::Fast;
 use sr6_wire::{ETHERTYPE_IPV4, ETHERTYPE_IPV6};
 
 /// Ethernet header length of the frames sr6 routes (untagged).
@@ -64,11 +65,6 @@ pub struct Worker {
     pub fast_path: bool,
     /// Packets the fast path handled (for tests and `sr6 bench`).
     pub fast_hits: u64,
-    /// Set by the fast path when the packet it declines is for a SID of a kind that
-    /// `fast::try_cold` handles (End.DX4, End.DT4, End.DT46, End.B6.Encaps): the SID's
-    /// index and what the fast path knows of it, so that `try_cold` need not look it up
-    /// again (kind NONE: no such SID).
-    cold_sid: (u16, crate::tables::FastSid),
     /// Packets that took the general path ([`process_batch`](Self::process_batch)
     /// derives its fast-path hits from this count, off the per-packet path).
     general: u64,
@@ -86,7 +82,6 @@ impl Worker {
             rx_macs: [0; 12],
             fast_path: true,
             fast_hits: 0,
-            cold_sid: (0, crate::tables::FastSid::NO),
             general: 0,
             from: 0,
         }
@@ -103,11 +98,11 @@ impl Worker {
     /// with a fresh worker each, such as the fuzz targets.
     pub fn reset(&mut self) {
         // Every field named, so that a new one cannot be forgotten here.
-        let Worker { counters, icmp_limit, now_ns, rx_macs, fast_path, fast_hits, cold_sid, general, from } = self;
+        let Worker { counters, icmp_limit, now_ns, rx_macs, fast_path, fast_hits, general, from } = self;
         counters.clear();
         *icmp_limit = Self::icmp_limit();
         (*now_ns, *rx_macs, *fast_path, *fast_hits) = (0, [0; 12], true, 0);
-        (*cold_sid, *general, *from) = ((0, crate::tables::FastSid::NO), 0, 0);
+        (*general, *from) = (0, 0);
     }
 
     /// Processes a batch of frames received on device `from` in place; each buffer ends
@@ -139,7 +134,7 @@ impl Worker {
             }
             None => {
                 for p in batch.iter_mut() {
-                    self.process_general(t, p);
+                    self.process_general(t, p, 0, FastSid::NO);
                 }
             }
         }
@@ -155,7 +150,7 @@ impl Worker {
         match self.fast_device(t, from) {
             Some((ingress, false)) => self.process_one::<false>(t, ingress, p),
             Some((ingress, true)) => self.process_one::<true>(t, ingress, p),
-            None => self.process_general(t, p),
+            None => self.process_general(t, p, 0, FastSid::NO),
         }
         if self.general == general {
             self.fast_hits += 1;
@@ -183,20 +178,26 @@ impl Worker {
         // The fast path only ever transmits: its verdict needs no dispatch. A frame the
         // receive path condemned (e.g. too big) is empty ([`PacketBuf::condemn`]): the
         // fast path declines it, the general path counts its drop.
-        if let Some(out) = fast::try6::<REQUIRE_HMAC>(t, self, ingress, p) {
-            // A device index read as a `DevId`: the cast is exact, and the counter
-            // needs no bounds check.
-            *self.counters.tx.at(out as DevId) += 1;
-            p.verdict = Verdict::Tx(out as DevId);
-            return;
-        }
-        self.process_general(t, p);
+        let (i, s) = match fast::try6::<REQUIRE_HMAC>(t, &mut self.counters, ingress, p) {
+            Fast::Tx(out) => {
+                // A device index read as a `DevId`: the cast is exact, and the counter
+                // needs no bounds check.
+                *self.counters.tx.at(out as DevId) += 1;
+                p.verdict = Verdict::Tx(out as DevId);
+                return;
+            }
+            Fast::Cold(i, s) => (i, s),
+            Fast::General => (0, FastSid::NO),
+        };
+        self.process_general(t, p, i, s);
     }
 
-    /// Everything the fast path does not handle, verdict counters included.
+    /// Everything the fast path does not handle, verdict counters included; the frame
+    /// is for SID `i`, of which the fast path knows `s`, if [`fast::try6`] said so
+    /// ([`Fast::Cold`]).
     #[inline(never)]
     #[cold]
-    fn process_general(&mut self, t: &Tables, p: &mut PacketBuf) {
+    fn process_general(&mut self, t: &Tables, p: &mut PacketBuf, i: u16, s: FastSid) {
         p.in_dev = self.from;
         // The clock only the general path reads (the ICMP rate limiter, the neighbour
         // wait queue's timestamps): advanced here, not for every fast-path packet.
@@ -204,7 +205,7 @@ impl Worker {
         // IPv4 forwarding and End.DX4 have fast paths of their own, tried here so that
         // the IPv6 cases in the batch loop keep their registers.
         if self.fast_path && !matches!(p.verdict, Verdict::Drop(_)) {
-            if let Some(out) = fast::try_cold(t, self, p) {
+            if let Some(out) = fast::try_cold(t, &mut self.counters, p, i, s) {
                 *self.counters.tx.at(out as DevId) += 1;
                 p.verdict = Verdict::Tx(out as DevId);
                 return;

@@ -7,8 +7,8 @@ use std::net::{IpAddr, Ipv6Addr};
 use rustc_hash::FxHashMap;
 
 use super::{
-    neigh_key, Adjacency, Device, FastDevs, FastPolicy, FastSid, Fib, HmacKeys, NextHop, Policy, Route, Sid, SidOp,
-    Tables,
+    neigh_key, Adjacency, Device, FastDevs, FastKind, FastSid, Fib, HmacKeys, NextHop, Policy, Rewrite, Route, Sid,
+    SidOp, Tables,
 };
 use crate::behaviour::{descriptor, BehaviorKind, Param};
 use crate::exact::ExactMap;
@@ -379,11 +379,16 @@ impl<'a> Builder<'a> {
             devices: std::mem::take(&mut self.devices),
             fibs,
             table_ids: self.table_ids.clone(),
-            fast_sids: sids.iter().enumerate().map(|(i, s)| FastSid::of_index(i, s)).collect(),
+            // Past the ids the fast path can count (`counters::FIXED`): kind None.
+            fast_sids: sids
+                .iter()
+                .enumerate()
+                .map(|(i, s)| if i < crate::counters::FIXED { fast_sid_of(s) } else { FastSid::NO })
+                .collect(),
             sids,
             policies: Vec::new(),
             policy_out: Vec::new(),
-            fast_policies: Vec::new(),
+            rewrites: Vec::new(),
             adjacencies: std::mem::take(&mut self.adjacencies),
             neighbours: std::mem::take(&mut self.neighbours),
             hmac: std::mem::take(&mut self.hmac),
@@ -431,8 +436,7 @@ impl<'a> Builder<'a> {
                 _ => FastSid::NOT_SID,
             });
         }
-        tables.fast_policies =
-            tables.policies.iter().zip(&tables.policy_out).map(|(p, o)| FastPolicy::of(p, *o)).collect();
+        tables.rewrites = tables.policies.iter().zip(&tables.policy_out).map(|(p, o)| Rewrite::of(p, *o)).collect();
         Ok(tables)
     }
 
@@ -601,6 +605,50 @@ pub(crate) fn mask4(mut a: [u8; 4], len: u8) -> [u8; 4] {
         *b &= (0xFF00u16 >> bits) as u8;
     }
     a
+}
+
+/// What the fast path does with SID `s`.
+fn fast_sid_of(s: &Sid) -> FastSid {
+    // The general path delivers packets for multicast and link-local destinations to
+    // the host before any lookup; the fast path tests that only for destinations that
+    // are not SIDs, so a SID that could match such a destination stays off it.
+    if let Prefix::V6(a, len) = s.prefix {
+        if meets(u128::from(a), len, 0xfe80 << 112, 10) || meets(u128::from(a), len, 0xff << 120, 8) {
+            return FastSid::NO;
+        }
+    }
+    let plain = s.flavors.is_empty();
+    let psp = s.flavors.psp;
+    match s.op {
+        SidOp::End => FastSid::new(if psp { FastKind::EndPsp } else { FastKind::End }, Tables::MAIN),
+        SidOp::EndT { table } => FastSid::new(
+            if psp {
+                FastKind::EndPsp
+            } else if table == Tables::MAIN {
+                FastKind::End
+            } else {
+                FastKind::EndT
+            },
+            table,
+        ),
+        SidOp::EndX { nh } => FastSid::to(if psp { FastKind::EndXPsp } else { FastKind::EndX }, nh),
+        SidOp::EndDx6 { nh } => FastSid::to(FastKind::Dx6, nh),
+        SidOp::EndDt6 { table } => FastSid::new(FastKind::Dt6, table),
+        SidOp::EndDx4 { nh } => FastSid::to(FastKind::Dx4, nh),
+        SidOp::EndB6Encaps { policy } if plain => FastSid::new(FastKind::B6Encaps, policy),
+        SidOp::EndB6 { policy } if plain => FastSid::new(FastKind::B6Insert, policy),
+        SidOp::EndDt4 { table } => FastSid::new(FastKind::Dt4, table),
+        SidOp::EndDt46 { table } => FastSid::new(FastKind::Dt46, table),
+        SidOp::EndDx2 { oif } => FastSid::new(FastKind::Dx2, u32::from(oif)),
+        _ => FastSid::NO,
+    }
+}
+
+/// Whether the IPv6 prefixes `a/la` and `b/lb` have an address in common (one holds
+/// the other: their first min(la, lb) bits agree).
+fn meets(a: u128, la: u8, b: u128, lb: u8) -> bool {
+    let l = u32::from(la.min(lb)).min(128);
+    l == 0 || (a ^ b) >> (128 - l) == 0
 }
 
 #[cfg(test)]

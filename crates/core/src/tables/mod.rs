@@ -3,10 +3,14 @@
 //! [`Tables::build`] and never modified. A change builds new tables and swaps them in.
 
 mod build;
+mod fast_sid;
 mod policy;
+mod rewrite;
 
 pub use build::BuildError;
+pub(crate) use fast_sid::{FastKind, FastSid};
 pub use policy::Policy;
+pub(crate) use rewrite::{Rewrite, RewriteKind};
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
@@ -17,7 +21,7 @@ use crate::exact::ExactMap;
 use crate::hmac::HmacKey;
 use crate::lpm::Lpm;
 use crate::packet::DevId;
-use crate::spec::{Flavors, Prefix, Seg6Mode};
+use crate::spec::{Flavors, Prefix};
 use crate::words::WordMap;
 
 /// A network device sr6 receives on or transmits to.
@@ -262,219 +266,6 @@ impl std::fmt::Debug for FastDevs {
     }
 }
 
-/// A local SID as the fast path sees it (`pipeline/fast.rs`), precomputed from its op
-/// and flavours when the tables are built: a kind and its argument, 8 bytes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct FastSid {
-    pub kind: u8,
-    /// A FIB index, an adjacency index or a device, by kind.
-    pub arg: u32,
-}
-
-impl FastSid {
-    /// Not handled by the fast path.
-    pub const NONE: u8 = 0;
-    /// A SID of kind NONE.
-    pub const NO: FastSid = FastSid { kind: Self::NONE, arg: 0 };
-    /// The kinds `fast::try_cold` handles: End.DX4 to adjacency `arg` / on-link on
-    /// device `arg`; End.B6.Encaps(.Red) without flavours with policy `arg`; End.DT4
-    /// and End.DT46 with FIB `arg`; End.DX2 out of device `arg`; End, End.T (FIB `arg`)
-    /// and End.X (adjacency / device `arg`) with the PSP flavour; End.B6 without
-    /// flavours with policy `arg`. Below the kinds of
-    /// `fast::try6`, so that it declines them together with NONE in one compare.
-    pub const DX4_ADJ: u8 = 1;
-    pub const DX4_ONLINK: u8 = 2;
-    pub const B6_ENCAPS: u8 = 3;
-    pub const DT4: u8 = 4;
-    pub const DT46: u8 = 5;
-    pub const DX2: u8 = 6;
-    pub const END_PSP: u8 = 7;
-    pub const END_X_PSP_ADJ: u8 = 8;
-    pub const END_X_PSP_ONLINK: u8 = 9;
-    pub const B6_INSERT: u8 = 10;
-    /// The last kind `fast::try6` declines.
-    pub const COLD: u8 = 10;
-    /// End (and End.T of the main table) without PSP: the next segment is looked up
-    /// in the main FIB, which the fast path has at hand. (USP and USD act only on a
-    /// packet that arrives with Segments Left 0, which the fast path leaves to the
-    /// general path.)
-    pub const END: u8 = 11;
-    /// End.T of another table without PSP: the next segment is looked up in FIB `arg`.
-    pub const END_T: u8 = 12;
-    /// End.X without PSP, to adjacency `arg` / on-link on device `arg`.
-    pub const END_X_ADJ: u8 = 13;
-    pub const END_X_ONLINK: u8 = 14;
-    /// End.DX6 to adjacency `arg` / on-link on device `arg`.
-    pub const DX6_ADJ: u8 = 15;
-    pub const DX6_ONLINK: u8 = 16;
-    /// End.DT6: the inner destination is looked up in FIB `arg`.
-    pub const DT6: u8 = 17;
-
-    /// The word of [`Fib::words6`] for a /128 entry that is SID `index`: the kind in the
-    /// low byte, the argument in the next three (kind NONE if it does not fit in 24
-    /// bits), the index in the top 16 bits (kind NONE if it does not fit: the fast path
-    /// counts a SID with [`SidCounters::count_frame`](crate::counters::SidCounters), by a `u16`). A SID of
-    /// kind NONE gets argument 1, so that no word is [`WordMap::MISS`] (0).
-    pub(crate) fn pack(self, index: u32) -> u64 {
-        let none = self.kind == Self::NONE || self.arg >= 1 << 24 || index as usize >= crate::counters::FIXED;
-        let (kind, arg) = if none { (Self::NONE, 1) } else { (self.kind, self.arg) };
-        u64::from(kind) | u64::from(arg) << 8 | u64::from(index as u16) << 48
-    }
-
-    /// The word of [`Fib::words6`] for a /128 entry that is not a SID: kind NONE,
-    /// argument 0 (no SID's), not [`WordMap::MISS`].
-    pub(crate) const NOT_SID: u64 = 0xffff << 48;
-
-    /// The SID index and what [`pack`](Self::pack) packed (kind NONE for
-    /// [`NOT_SID`](Self::NOT_SID); the index means nothing for kind NONE). The index
-    /// is a `usize` straight away: the compiler knows it is under 2^16, and narrowing
-    /// it to a `u16` at the count costs nothing (as a `u16` here, widening it there
-    /// would cost an instruction).
-    #[inline(always)]
-    pub(crate) fn unpack(w: u64) -> (usize, FastSid) {
-        ((w >> 48) as usize, FastSid { kind: w as u8, arg: (w as u32) >> 8 })
-    }
-
-    /// [`of`](Self::of) for SID `index`: kind NONE past the ids the fast path can count
-    /// ([`crate::counters::FIXED`]).
-    pub(crate) fn of_index(index: usize, s: &Sid) -> FastSid {
-        if index >= crate::counters::FIXED {
-            return FastSid::NO;
-        }
-        FastSid::of(s)
-    }
-
-    pub(crate) fn of(s: &Sid) -> FastSid {
-        // The general path delivers packets for multicast and link-local destinations
-        // to the host before any lookup; the fast path tests that only for destinations
-        // that are not SIDs, so a SID that could match such a destination stays off it.
-        if let Prefix::V6(a, len) = s.prefix {
-            if meets(u128::from(a), len, 0xfe80 << 112, 10) || meets(u128::from(a), len, 0xff << 120, 8) {
-                return FastSid::NO;
-            }
-        }
-        let plain = s.flavors.is_empty();
-        let psp = s.flavors.psp;
-        let (kind, arg) = match s.op {
-            SidOp::End => (if psp { Self::END_PSP } else { Self::END }, Tables::MAIN),
-            SidOp::EndT { table } => (
-                if psp {
-                    Self::END_PSP
-                } else if table == Tables::MAIN {
-                    Self::END
-                } else {
-                    Self::END_T
-                },
-                table,
-            ),
-            SidOp::EndX { nh: NextHop::Adj(a) } => (if psp { Self::END_X_PSP_ADJ } else { Self::END_X_ADJ }, a),
-            SidOp::EndX { nh: NextHop::OnLink(d) } => {
-                (if psp { Self::END_X_PSP_ONLINK } else { Self::END_X_ONLINK }, u32::from(d))
-            }
-            SidOp::EndDx6 { nh: NextHop::Adj(a) } => (Self::DX6_ADJ, a),
-            SidOp::EndDx6 { nh: NextHop::OnLink(d) } => (Self::DX6_ONLINK, u32::from(d)),
-            SidOp::EndDt6 { table } => (Self::DT6, table),
-            SidOp::EndDx4 { nh: NextHop::Adj(a) } => (Self::DX4_ADJ, a),
-            SidOp::EndDx4 { nh: NextHop::OnLink(d) } => (Self::DX4_ONLINK, u32::from(d)),
-            SidOp::EndB6Encaps { policy } if plain => (Self::B6_ENCAPS, policy),
-            SidOp::EndB6 { policy } if plain => (Self::B6_INSERT, policy),
-            SidOp::EndDt4 { table } => (Self::DT4, table),
-            SidOp::EndDt46 { table } => (Self::DT46, table),
-            SidOp::EndDx2 { oif } => (Self::DX2, u32::from(oif)),
-            _ => (Self::NONE, 0),
-        };
-        FastSid { kind, arg }
-    }
-
-    /// The next hop of the END_X_*, DX6_* and DX4_* kinds.
-    #[inline(always)]
-    pub(crate) fn next_hop(self, adj: u8) -> NextHop {
-        if self.kind == adj {
-            NextHop::Adj(self.arg)
-        } else {
-            NextHop::OnLink(self.arg as DevId)
-        }
-    }
-}
-
-/// Whether the IPv6 prefixes `a/la` and `b/lb` have an address in common (one holds
-/// the other: their first min(la, lb) bits agree).
-fn meets(a: u128, la: u8, b: u128, lb: u8) -> bool {
-    let l = u32::from(la.min(lb)).min(128);
-    l == 0 || (a ^ b) >> (128 - l) == 0
-}
-
-/// A head-end policy as the fast path applies it (`pipeline/fast.rs`): the bytes that
-/// go in front of the packet — Ethernet header towards the first segment, IPv6 header,
-/// SRH — prepared once, right-aligned in a fixed-size block so that they are written
-/// with one block copy ([`PacketBuf::put_front`](crate::packet::PacketBuf::put_front));
-/// the fields that depend on the packet are patched after.
-#[derive(Debug, Clone)]
-pub(crate) struct FastPolicy {
-    pub kind: u8,
-    pub out: DevId,
-    /// How many bytes of the block's end are the headers (Ethernet + IPv6 + SRH).
-    pub len: u8,
-    /// The code that applies it, chosen by `kind` and `len` when the tables are built
-    /// (the usual header lengths have code of their own with every offset a constant).
-    pub rewrite: crate::pipeline::fast::Rewrite,
-    pub block: [u8; FastPolicy::BLOCK],
-}
-
-impl FastPolicy {
-    pub const BLOCK: usize = 128;
-    /// Not handled by the fast path (HMAC computed per packet, no route to the first
-    /// segment, headers longer than the block).
-    pub const NONE: u8 = 0;
-    /// H.Encaps, H.Encaps.Red: the block's headers replace the Ethernet header.
-    pub const ENCAP: u8 = 1;
-    /// H.Insert, H.Insert.Red: the block's headers replace the Ethernet + IPv6 headers.
-    pub const INSERT: u8 = 2;
-    /// H.Encaps.L2, H.Encaps.L2.Red: the block's headers go in front of the frame as
-    /// received (RFC 8986 §5.3).
-    pub const ENCAP_L2: u8 = 3;
-
-    pub(crate) fn of(pol: &Policy, out: Option<(DevId, [u8; 12])>) -> FastPolicy {
-        let none = FastPolicy {
-            kind: Self::NONE,
-            out: 0,
-            len: 0,
-            rewrite: crate::pipeline::fast::rewrite_for(Self::NONE, 0),
-            block: [0; Self::BLOCK],
-        };
-        let Some((dev, eth)) = out else { return none };
-        let kind = match pol.mode {
-            Seg6Mode::Encap | Seg6Mode::EncapRed if pol.hmac_key_id.is_none() || pol.hmac_ready => Self::ENCAP,
-            Seg6Mode::L2Encap | Seg6Mode::L2EncapRed if pol.hmac_key_id.is_none() || pol.hmac_ready => Self::ENCAP_L2,
-            // An SRH of at least one segment (the fast path patches Segment List[0]).
-            Seg6Mode::Inline | Seg6Mode::InlineRed if pol.hmac_key_id.is_none() && pol.srh.len() >= 24 => Self::INSERT,
-            _ => return none,
-        };
-        let len = 14 + 40 + pol.srh.len();
-        if len > Self::BLOCK {
-            return none;
-        }
-        let mut h = vec![0u8; len];
-        h[..12].copy_from_slice(&eth);
-        h[12..14].copy_from_slice(&[0x86, 0xdd]);
-        h[14] = 0x60;
-        let encap = kind == Self::ENCAP || kind == Self::ENCAP_L2;
-        let payload = if kind == Self::ENCAP_L2 { sr6_wire::IPPROTO_ETHERNET } else { 41 };
-        h[14 + 6] = if pol.srh.is_empty() { payload } else { sr6_wire::IPPROTO_ROUTING };
-        if encap {
-            h[14 + 8..14 + 24].copy_from_slice(&pol.src);
-        }
-        h[14 + 24..14 + 40].copy_from_slice(&pol.first);
-        h[54..].copy_from_slice(&pol.srh);
-        if encap && !pol.srh.is_empty() {
-            h[54] = payload;
-        }
-        let mut block = [0u8; Self::BLOCK];
-        block[Self::BLOCK - len..].copy_from_slice(&h);
-        FastPolicy { kind, out: dev, len: len as u8, rewrite: crate::pipeline::fast::rewrite_for(kind, len), block }
-    }
-}
-
 /// One local SID.
 #[derive(Debug, Clone)]
 pub struct Sid {
@@ -512,7 +303,7 @@ pub struct Tables {
     /// decides). Precomputed since both the segment and the tables are immutable.
     pub policy_out: Vec<Option<(DevId, [u8; 12])>>,
     /// By policy: its rewrite as the fast path applies it.
-    pub(crate) fast_policies: Vec<FastPolicy>,
+    pub(crate) rewrites: Vec<Rewrite>,
     pub adjacencies: Vec<Adjacency>,
     /// Neighbours: (device, address as IPv6 or IPv4-mapped) -> MAC.
     pub neighbours: FxHashMap<(DevId, u128), [u8; 6]>,
