@@ -14,6 +14,8 @@
 //! allows, come from the behaviour table of `sr6-core`
 //! ([`sr6_core::behaviour::DESCRIPTORS`]); this crate keeps no copy of it.
 
+#![forbid(unsafe_code)]
+
 mod apply;
 mod cmd;
 mod lex;

@@ -8,9 +8,10 @@
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
-use sr6_core::behaviour::BehaviorKind;
-use sr6_core::behaviour::{by_keyword, Descriptor, Flavor, Param, DESCRIPTORS};
-use sr6_core::spec::{Flavors, Prefix, RouteKind, RouteSpec, Seg6Encap, Seg6Mode, SidAction, SidParams, MAIN_TABLE};
+use sr6_core::behaviour::{by_keyword, Behaviour, Flavor, Param, TABLE};
+use sr6_core::spec::{
+    Flavors, Prefix, RouteKind, RouteSpec, Seg6Encap, Seg6Mode, SidAction, SidParams, SrhParam, MAIN_TABLE,
+};
 
 use crate::cmd::{once, Item, P};
 use crate::lex::Tok;
@@ -26,8 +27,6 @@ pub(crate) enum Verb {
 
 const OPTIONS: &str = "via NH, dev DEV, table TABLE, encap seg6 ..., encap seg6local ..., metric N, proto P, \
 onlink, mtu N or scope link|global";
-
-const FLAVORS: [Flavor; 3] = [Flavor::Psp, Flavor::Usp, Flavor::Usd];
 
 enum Encap<'a> {
     Seg6 { encap: Seg6Encap, mode_tok: &'a Tok },
@@ -302,35 +301,17 @@ fn parse_seg6<'a>(p: &mut P<'a>, kw: &'a Tok) -> Result<Encap<'a>, PErr> {
 }
 
 fn keyword_list() -> String {
-    DESCRIPTORS.iter().map(|d| d.keyword).collect::<Vec<_>>().join(", ")
+    TABLE.iter().map(|d| d.keyword).collect::<Vec<_>>().join(", ")
 }
 
 /// What an action takes, for messages: `nh6 (required), oif`.
-fn takes(d: &Descriptor) -> String {
+fn takes(d: &Behaviour) -> String {
     let mut v: Vec<String> = d.required.iter().map(|p| format!("{} (required)", p.keyword())).collect();
     v.extend(d.optional.iter().map(|p| p.keyword().to_string()));
     if v.is_empty() {
         "no parameters".to_string()
     } else {
         v.join(", ")
-    }
-}
-
-fn placeholder(p: Param) -> &'static str {
-    match p {
-        Param::Nh6 | Param::Nh4 => "ADDR",
-        Param::Oif => "DEV",
-        Param::Table | Param::VrfTable => "TABLE",
-        Param::Srh => "segs S1,...,Sn",
-    }
-}
-
-/// The mode of the policy a binding SID applies.
-fn srh_mode(kind: BehaviorKind) -> Seg6Mode {
-    match kind {
-        BehaviorKind::EndB6 => Seg6Mode::Inline,
-        BehaviorKind::EndB6EncapsRed => Seg6Mode::EncapRed,
-        _ => Seg6Mode::Encap,
     }
 }
 
@@ -375,7 +356,7 @@ fn parse_seg6local<'a>(p: &mut P<'a>, kw: &Tok) -> Result<Encap<'a>, PErr> {
                 }
                 Param::Table => params.table = Some(value::table_of(p.value(w, hint)?)?),
                 Param::VrfTable => params.vrftable = Some(value::table_of(p.value(w, hint)?)?),
-                Param::Srh => params.srh = Some(parse_srh(p, w, srh_mode(d.kind))?),
+                Param::Srh => params.srh = Some(parse_srh(p, w)?),
             }
             continue;
         }
@@ -399,17 +380,17 @@ fn parse_seg6local<'a>(p: &mut P<'a>, kw: &Tok) -> Result<Encap<'a>, PErr> {
         .required
         .iter()
         .filter(|r| !given.contains(r))
-        .map(|r| format!("{} {}", r.keyword(), placeholder(*r)))
+        .map(|r| format!("{} {}", r.keyword(), r.placeholder()))
         .collect();
     if !missing.is_empty() {
         let m = missing.join(" and ");
         return Err(PErr::at(b, format!("{} requires {m}", d.keyword)).exp(m));
     }
-    Ok(Encap::Local { action: SidAction { behavior: d.kind, params, flavors, count } })
+    Ok(Encap::Local { action: SidAction { behaviour: d, params, flavors, count } })
 }
 
 /// `srh segs S1,...,Sn [hmac K]` (`segs` and `hmac` in any order).
-fn parse_srh(p: &mut P, kw: &Tok, mode: Seg6Mode) -> Result<Seg6Encap, PErr> {
+fn parse_srh(p: &mut P, kw: &Tok) -> Result<SrhParam, PErr> {
     let mut segs = None;
     let mut hmac = None;
     let mut seen = Vec::new();
@@ -431,10 +412,10 @@ fn parse_srh(p: &mut P, kw: &Tok, mode: Seg6Mode) -> Result<Seg6Encap, PErr> {
     let Some(segs) = segs else {
         return Err(PErr::at(kw, "`srh` needs a segment list").exp("srh segs S1,S2,...,Sn [hmac KEYID]"));
     };
-    Ok(Seg6Encap { mode, segs, hmac })
+    Ok(SrhParam { segs, hmac })
 }
 
-fn parse_flavors(t: &Tok, d: &Descriptor) -> Result<Flavors, PErr> {
+fn parse_flavors(t: &Tok, d: &Behaviour) -> Result<Flavors, PErr> {
     let allowed = || {
         let v: Vec<&str> = d.flavors.iter().map(|f| f.keyword()).collect();
         if v.is_empty() {
@@ -448,7 +429,7 @@ fn parse_flavors(t: &Tok, d: &Descriptor) -> Result<Flavors, PErr> {
     for part in t.text.split(',') {
         let col = t.col + off;
         off += part.chars().count() + 1;
-        let Some(f) = FLAVORS.into_iter().find(|f| f.keyword() == part) else {
+        let Some(f) = Flavor::ALL.into_iter().find(|f| f.keyword() == part) else {
             return Err(
                 PErr::at_pos(t.line, col, format!("unknown flavour `{part}`")).exp("psp, usp, usd separated by commas")
             );
@@ -461,17 +442,12 @@ fn parse_flavors(t: &Tok, d: &Descriptor) -> Result<Flavors, PErr> {
             )
             .exp(allowed()));
         }
-        let slot = match f {
-            Flavor::Psp => &mut out.psp,
-            Flavor::Usp => &mut out.usp,
-            Flavor::Usd => &mut out.usd,
-        };
-        if *slot {
+        if out.has(f) {
             return Err(
                 PErr::at_pos(t.line, col, format!("duplicate flavour `{part}`")).exp("each flavour at most once")
             );
         }
-        *slot = true;
+        out.set(f);
     }
     Ok(out)
 }

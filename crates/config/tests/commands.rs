@@ -3,7 +3,6 @@
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use sr6_config::{parse_line, parse_str};
-use sr6_core::behaviour::BehaviorKind;
 use sr6_core::spec::*;
 
 fn ok(src: &str) -> RouterSpec {
@@ -170,13 +169,13 @@ fn seg6_encap_all_modes() {
 #[test]
 fn seg6local_every_behaviour() {
     let a = sid("ip -6 route add fc00::1/128 encap seg6local action End dev eth0");
-    assert_eq!(a.behavior, BehaviorKind::End);
+    assert_eq!(a.behaviour.keyword, "End");
     assert_eq!(a.params, SidParams::default());
     assert!(a.flavors.is_empty());
     assert!(!a.count);
 
     let a = sid("route add fc00::2/128 encap seg6local action End.X nh6 fc00:1::2 oif eth1 dev eth0");
-    assert_eq!(a.behavior, BehaviorKind::EndX);
+    assert_eq!(a.behaviour.keyword, "End.X");
     assert_eq!(a.params.nh6, Some(v6("fc00:1::2")));
     assert_eq!(a.params.oif.as_deref(), Some("eth1"));
 
@@ -186,34 +185,31 @@ fn seg6local_every_behaviour() {
     assert_eq!(a.params.table, Some(MAIN_TABLE));
 
     let a = sid("route add fc00::4/128 encap seg6local action End.DX2 oif eth3 dev eth0");
-    assert_eq!((a.behavior, a.params.oif.as_deref()), (BehaviorKind::EndDx2, Some("eth3")));
+    assert_eq!((a.behaviour.keyword, a.params.oif.as_deref()), ("End.DX2", Some("eth3")));
 
     let a = sid("route add fc00::5/128 encap seg6local action End.DX6 nh6 fc00:3::1 dev eth2");
-    assert_eq!((a.behavior, a.params.nh6), (BehaviorKind::EndDx6, Some(v6("fc00:3::1"))));
+    assert_eq!((a.behaviour.keyword, a.params.nh6), ("End.DX6", Some(v6("fc00:3::1"))));
 
     let a = sid("route add fc00::6/128 encap seg6local action End.DX4 nh4 10.0.0.1 dev eth2");
-    assert_eq!((a.behavior, a.params.nh4), (BehaviorKind::EndDx4, Some(v4("10.0.0.1"))));
+    assert_eq!((a.behaviour.keyword, a.params.nh4), ("End.DX4", Some(v4("10.0.0.1"))));
 
     let a = sid("route add fc00::7/128 encap seg6local action End.DT6 table 10 dev eth0");
-    assert_eq!((a.behavior, a.params.table), (BehaviorKind::EndDt6, Some(10)));
+    assert_eq!((a.behaviour.keyword, a.params.table), ("End.DT6", Some(10)));
     let a = sid("route add fc00::7/128 encap seg6local action End.DT6 vrftable 10 dev vrf0");
     assert_eq!(a.params.vrftable, Some(10));
 
     let a = sid("route add fc00::8/128 encap seg6local action End.DT4 vrftable 20 dev vrf1");
-    assert_eq!((a.behavior, a.params.vrftable), (BehaviorKind::EndDt4, Some(20)));
+    assert_eq!((a.behaviour.keyword, a.params.vrftable), ("End.DT4", Some(20)));
     let a = sid("route add fc00::9/128 encap seg6local action End.DT46 vrftable 30");
-    assert_eq!((a.behavior, a.params.vrftable), (BehaviorKind::EndDt46, Some(30)));
+    assert_eq!((a.behaviour.keyword, a.params.vrftable), ("End.DT46", Some(30)));
 
     let a = sid("route add fc00::a/128 encap seg6local action End.B6 srh segs fc00:b::1,fc00:b::2 dev eth0");
-    assert_eq!(a.behavior, BehaviorKind::EndB6);
-    assert_eq!(
-        a.params.srh,
-        Some(Seg6Encap { mode: Seg6Mode::Inline, segs: vec![v6("fc00:b::1"), v6("fc00:b::2")], hmac: None })
-    );
+    assert_eq!(a.behaviour.keyword, "End.B6");
+    assert_eq!(a.params.srh, Some(SrhParam { segs: vec![v6("fc00:b::1"), v6("fc00:b::2")], hmac: None }));
     let a = sid("route add fc00::b/128 encap seg6local action End.B6.Encaps srh segs fc00:b::1 hmac 7 dev eth0");
-    assert_eq!(a.params.srh, Some(Seg6Encap { mode: Seg6Mode::Encap, segs: vec![v6("fc00:b::1")], hmac: Some(7) }));
+    assert_eq!(a.params.srh, Some(SrhParam { segs: vec![v6("fc00:b::1")], hmac: Some(7) }));
     let a = sid("route add fc00::c/128 encap seg6local action End.B6.Encaps.Red srh hmac 8 segs fc00:b::1");
-    assert_eq!(a.params.srh, Some(Seg6Encap { mode: Seg6Mode::EncapRed, segs: vec![v6("fc00:b::1")], hmac: Some(8) }));
+    assert_eq!(a.params.srh, Some(SrhParam { segs: vec![v6("fc00:b::1")], hmac: Some(8) }));
 }
 
 #[test]

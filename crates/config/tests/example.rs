@@ -3,7 +3,6 @@
 use std::net::{IpAddr, Ipv6Addr};
 
 use sr6_config::{parse_file, parse_str};
-use sr6_core::behaviour::BehaviorKind;
 use sr6_core::spec::*;
 
 const SRC: &str = include_str!("data/router.conf");
@@ -93,29 +92,29 @@ fn plain_routes() {
 fn local_sids() {
     let s = spec();
     let (a, dev) = sid(&s, "fc00:ff::1/128");
-    assert_eq!((a.behavior, dev.as_deref()), (BehaviorKind::End, Some("eth0")));
+    assert_eq!((a.behaviour.keyword, dev.as_deref()), ("End", Some("eth0")));
     let (a, _) = sid(&s, "fc00:ff::2/128");
     assert_eq!(a.flavors, Flavors { psp: true, usp: true, usd: true });
     assert!(a.count);
     let (a, _) = sid(&s, "fc00:ff::11/128");
-    assert_eq!((a.behavior, a.params.oif.as_deref()), (BehaviorKind::EndX, Some("eth1")));
+    assert_eq!((a.behaviour.keyword, a.params.oif.as_deref()), ("End.X", Some("eth1")));
     assert!(a.flavors.psp);
     assert_eq!(sid(&s, "fc00:ff::20/128").0.params.table, Some(100));
     assert_eq!(sid(&s, "fc00:ff::30/128").0.params.oif.as_deref(), Some("eth3"));
     assert_eq!(sid(&s, "fc00:ff::40/128").0.params.nh6, Some(v6("fc00:3::2")));
     assert_eq!(sid(&s, "fc00:ff::41/128").0.params.nh4, Some("10.0.3.2".parse().unwrap()));
-    assert_eq!(sid(&s, "fc00:ff::50/128").0.behavior, BehaviorKind::EndDt6);
+    assert_eq!(sid(&s, "fc00:ff::50/128").0.behaviour.keyword, "End.DT6");
     assert_eq!(sid(&s, "fc00:ff::51/128").0.params.vrftable, Some(200));
-    assert_eq!(sid(&s, "fc00:ff::52/128").0.behavior, BehaviorKind::EndDt46);
+    assert_eq!(sid(&s, "fc00:ff::52/128").0.behaviour.keyword, "End.DT46");
     let b6 = sid(&s, "fc00:ff::60/128").0;
-    assert_eq!(b6.behavior, BehaviorKind::EndB6);
+    assert_eq!(b6.behaviour.keyword, "End.B6");
     assert_eq!(b6.params.srh.unwrap().segs, vec![v6("fc00:a::1"), v6("fc00:b::1")]);
     let r = route(&s, "fc00:ff::61/128");
     assert_eq!(r.line, line_of("action End.B6.Encaps \\"));
     let b6e = sid(&s, "fc00:ff::61/128").0;
     assert_eq!(b6e.params.srh.as_ref().unwrap().hmac, Some(1));
     assert_eq!(b6e.params.srh.unwrap().segs.len(), 3);
-    assert_eq!(sid(&s, "fc00:ff::62/128").0.behavior, BehaviorKind::EndB6EncapsRed);
+    assert_eq!(sid(&s, "fc00:ff::62/128").0.behaviour.keyword, "End.B6.Encaps.Red");
 }
 
 #[test]

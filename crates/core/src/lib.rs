@@ -4,6 +4,8 @@
 //! pipeline that processes packets in batches: classify -> behaviour -> rewrite. No I/O,
 //! no serde, no allocation per packet.
 
+#![forbid(unsafe_code)]
+
 pub mod behaviour;
 pub mod counters;
 pub mod drop;

@@ -416,11 +416,6 @@ impl<const N: usize, V, A: Copy + Default> Lpm<N, V, A> {
         }
     }
 
-    /// Number of trie nodes below the root (1 KiB each; the root is 256 KiB).
-    pub fn node_count(&self) -> usize {
-        self.nodes.len() / STRIDE
-    }
-
     pub fn values(&self) -> &[V] {
         &self.values
     }

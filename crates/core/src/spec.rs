@@ -8,7 +8,7 @@
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
-use crate::behaviour::BehaviorKind;
+use crate::behaviour::{Behaviour, Flavor};
 
 /// The kernel's main routing table id (`ip route ... table main`).
 pub const MAIN_TABLE: u32 = 254;
@@ -156,6 +156,18 @@ pub struct Seg6Encap {
     pub hmac: Option<u32>,
 }
 
+impl std::fmt::Display for Seg6Encap {
+    /// `MODE segs S1,...,Sn [hmac K]`, as after `encap seg6 mode`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let segs: Vec<String> = self.segs.iter().map(|s| s.to_string()).collect();
+        write!(f, "{} segs {}", self.mode.keyword(), segs.join(","))?;
+        match self.hmac {
+            Some(k) => write!(f, " hmac {k}"),
+            None => Ok(()),
+        }
+    }
+}
+
 /// `flavors psp,usp,usd` (RFC 8986 §4.16).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Flavors {
@@ -168,10 +180,35 @@ impl Flavors {
     pub fn is_empty(&self) -> bool {
         !(self.psp || self.usp || self.usd)
     }
+
+    pub fn has(&self, f: Flavor) -> bool {
+        match f {
+            Flavor::Psp => self.psp,
+            Flavor::Usp => self.usp,
+            Flavor::Usd => self.usd,
+        }
+    }
+
+    pub fn set(&mut self, f: Flavor) {
+        match f {
+            Flavor::Psp => self.psp = true,
+            Flavor::Usp => self.usp = true,
+            Flavor::Usd => self.usd = true,
+        }
+    }
+}
+
+/// `srh segs S1,...,Sn [hmac KEYID]`: the SR policy a binding SID applies; its mode
+/// (insertion or encapsulation) is the behaviour's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SrhParam {
+    pub segs: Vec<Ipv6Addr>,
+    /// HMAC key id (RFC 8754 §2.1.2).
+    pub hmac: Option<u32>,
 }
 
 /// The parameters a seg6local action may carry; which are required or allowed depends
-/// on the behaviour (see [`crate::behaviour::descriptor`]).
+/// on the behaviour (see [`crate::behaviour::TABLE`]).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct SidParams {
     /// `nh6 ADDR`
@@ -185,13 +222,13 @@ pub struct SidParams {
     /// `vrftable N`
     pub vrftable: Option<u32>,
     /// `srh segs S1,...,Sn [hmac KEYID]` — the policy of End.B6 / End.B6.Encaps(.Red).
-    pub srh: Option<Seg6Encap>,
+    pub srh: Option<SrhParam>,
 }
 
 /// One local SID: `encap seg6local action BEHAVIOUR PARAMS [flavors ...] [count]`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SidAction {
-    pub behavior: BehaviorKind,
+    pub behaviour: &'static Behaviour,
     pub params: SidParams,
     pub flavors: Flavors,
     /// `count`: the kernel only keeps per-SID counters when asked; sr6 always keeps them

@@ -1,7 +1,7 @@
 //! Counters and tables for humans and for JSON.
 
 use serde_json::{json, Value};
-use sr6_core::behaviour::DESCRIPTORS;
+use sr6_core::behaviour::TABLE;
 use sr6_core::counters::Counters;
 use sr6_core::spec::Prefix;
 use sr6_core::tables::Tables;
@@ -18,8 +18,8 @@ pub fn prefix(p: &Prefix) -> String {
 pub fn sid_json(s: &sr6_core::tables::Sid, k: &sr6_core::counters::SidCounter) -> Value {
     json!({
         "sid": prefix(&s.prefix),
-        "action": s.behavior.keyword(),
-        "params": s.params,
+        "action": s.behaviour.keyword,
+        "params": s.action.params_text(),
         "packets": k.packets,
         "bytes": k.bytes(),
         "errors": k.errors,
@@ -75,7 +75,7 @@ pub fn print(t: &Tables, c: &Counters) {
             println!(
                 "{:<28} {:<18} {:>10} {:>12} {:>8}",
                 prefix(&s.prefix),
-                s.behavior.keyword(),
+                s.behaviour.keyword,
                 k.packets,
                 k.bytes(),
                 k.errors
@@ -99,7 +99,7 @@ pub fn print(t: &Tables, c: &Counters) {
 
 /// `sr6 behaviours`.
 pub fn print_behaviours() {
-    for d in DESCRIPTORS {
+    for d in TABLE {
         let mut params: Vec<String> =
             d.required.iter().map(|p| format!("{} <{}>", p.keyword(), p.value_hint())).collect();
         params.extend(d.optional.iter().map(|p| format!("[{} <{}>]", p.keyword(), p.value_hint())));

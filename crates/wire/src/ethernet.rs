@@ -137,6 +137,12 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> EthernetFrame<T> {
         put(self.buffer.as_mut(), field::SRC, addr);
     }
 
+    /// Sets the destination and source MAC addresses from one 12-byte block, as a
+    /// resolved neighbour (or a received frame's header) holds them.
+    pub fn set_addrs(&mut self, macs: &[u8; 12]) {
+        put(self.buffer.as_mut(), field::DST, *macs);
+    }
+
     /// Sets the outer EtherType (0x8100 makes the frame tagged).
     pub fn set_ethertype(&mut self, ethertype: u16) {
         put_u16(self.buffer.as_mut(), field::ETHERTYPE, ethertype);

@@ -1,102 +1,72 @@
-//! The part common to every endpoint behaviour (RFC 8986 §4, RFC 8754 §4.3.1): SID
-//! counters, the HMAC policy, the SRH checks in RFC order, and the dispatch to the
-//! behaviour's own step — with Segments Left > 0 ([`end`], [`binding`]) or at the
-//! upper layer ([`upper`]).
+//! The steps every endpoint behaviour shares, before its own (RFC 8986 §4, RFC 8754
+//! §4.3.1): find the SRH, answer an unrecognised Routing header, apply the ingress
+//! device's HMAC policy, and tell the behaviour how the packet arrived ([`Arrival`]).
 
-use super::{binding, end, hmac_check, srh_ops, upper};
+use super::{hmac_check, Next};
 use crate::drop::DropReason;
-use crate::packet::{PacketBuf, Verdict};
-use crate::pipeline::{icmp, Next, Worker};
-use crate::tables::{Sid, SidOp, Tables};
-use sr6_wire::{walk_chain, RoutingInfo};
+use crate::packet::PacketBuf;
+use crate::tables::Tables;
+use sr6_wire::{walk_chain, ChainInfo, Ipv6Packet, RoutingInfo, SrhPacket};
 
-/// Processes a packet whose destination matched local SID `i`, counting it on the SID.
-pub fn process(t: &Tables, w: &mut Worker, p: &mut PacketBuf, i: u32) -> Next {
-    let Some(sid) = t.sids.get(i as usize) else {
-        return Next::drop(DropReason::NoRoute);
-    };
-    let len = p.len() as u64;
-    let icmp_before = w.counters.icmp_sent;
-    let next = step(t, w, p, sid);
-    if matches!(next, Next::Done(Verdict::Drop(_))) || w.counters.icmp_sent != icmp_before {
-        w.counters.sids.error(i as usize);
-    } else {
-        w.counters.sids.count(i as usize, len);
+/// How a packet for a local SID arrived.
+#[derive(Debug, Clone, Copy)]
+pub enum Arrival {
+    /// With an SRH whose Segments Left is above 0 (RFC 8986 §4.1 S02: a segment to
+    /// consume).
+    Segments(RoutingInfo),
+    /// With Segments Left 0 or no SRH (§4.1.1: the upper layer): the header chain, and
+    /// the SRH if there is one.
+    Last { chain: ChainInfo, srh: Option<RoutingInfo> },
+}
+
+/// How the IPv6 packet in `p` arrived at a local SID, or what to do with it when no
+/// behaviour may see it.
+pub fn arrival(t: &Tables, p: &PacketBuf) -> Result<Arrival, Next> {
+    // With Segments Left > 0 only the SRH matters (RFC 8986 §4.1 S01-S15), so when it
+    // directly follows the IPv6 header the rest of the chain need not be walked.
+    if let Some(r) = srh_after_ipv6(p.data()) {
+        if r.segments_left > 0 {
+            if !hmac_check::verify(t, p, &r) {
+                return Err(Next::drop(DropReason::HmacInvalid));
+            }
+            return Ok(Arrival::Segments(r));
+        }
     }
-    next
+    let chain = walk_chain(p.data()).map_err(|_| Next::drop(DropReason::Malformed))?;
+    let srh = match chain.routing {
+        Some(r) if r.routing_type == sr6_wire::srh::ROUTING_TYPE_SRH => Some(r),
+        // RFC 8200 §4.4: an unrecognised Routing Type with Segments Left != 0.
+        Some(r) if r.segments_left > 0 => return Err(Next::param_problem(0, r.offset + 2)),
+        _ => None,
+    };
+    if let Some(r) = &srh {
+        if !hmac_check::verify(t, p, r) {
+            return Err(Next::drop(DropReason::HmacInvalid));
+        }
+        if r.segments_left > 0 {
+            return Ok(Arrival::Segments(*r));
+        }
+    }
+    Ok(Arrival::Last { chain, srh })
 }
 
 /// The SRH when it directly follows the IPv6 header (the common case), read without
 /// walking the chain. `None` sends the packet to the general walk.
 #[inline]
 fn srh_after_ipv6(d: &[u8]) -> Option<RoutingInfo> {
-    let h: &[u8; 48] = d.get(..48)?.try_into().ok()?;
-    if h[6] != sr6_wire::IPPROTO_ROUTING || h[42] != sr6_wire::srh::ROUTING_TYPE_SRH {
+    let ip = Ipv6Packet::new_unchecked(d.get(..Ipv6Packet::<&[u8]>::HEADER_LEN)?);
+    if ip.next_header() != sr6_wire::IPPROTO_ROUTING {
         return None;
     }
-    let len = (usize::from(h[41]) + 1) * 8;
-    if 40 + len > d.len() {
+    let srh = SrhPacket::new_unchecked(d.get(Ipv6Packet::<&[u8]>::HEADER_LEN..)?);
+    if srh.check_len().is_err() || srh.routing_type() != sr6_wire::srh::ROUTING_TYPE_SRH {
         return None;
     }
-    Some(RoutingInfo { offset: 40, nh_field: 6, routing_type: h[42], segments_left: h[43], len })
-}
-
-fn step(t: &Tables, w: &mut Worker, p: &mut PacketBuf, sid: &Sid) -> Next {
-    // Fast path: with Segments Left > 0 only the SRH matters (RFC 8986 §4.1 S01-S15),
-    // so the rest of the chain need not be walked.
-    if let Some(r) = srh_after_ipv6(p.data()) {
-        if r.segments_left > 0 {
-            if !hmac_check::verify(t, p, &r) {
-                return Next::drop(DropReason::HmacInvalid);
-            }
-            return with_segments_left(t, w, p, sid, &r);
-        }
-    }
-    let chain = match walk_chain(p.data()) {
-        Ok(c) => c,
-        Err(_) => return Next::drop(DropReason::Malformed),
-    };
-    let srh = match chain.routing {
-        Some(r) if r.routing_type == sr6_wire::srh::ROUTING_TYPE_SRH => Some(r),
-        // RFC 8200 §4.4: an unrecognised Routing Type with Segments Left != 0.
-        Some(r) if r.segments_left > 0 => return icmp::param_problem6(t, w, p, 0, r.offset + 2),
-        _ => None,
-    };
-    if let Some(r) = &srh {
-        if !hmac_check::verify(t, p, r) {
-            return Next::drop(DropReason::HmacInvalid);
-        }
-        if r.segments_left > 0 {
-            return with_segments_left(t, w, p, sid, r);
-        }
-    }
-    upper::process(t, w, p, sid, &chain, srh.as_ref())
-}
-
-/// RFC 8986 §4.1 S05-S11 for the behaviours that consume a segment; decapsulating
-/// behaviours require Segments Left 0 (§4.4 S02-S03).
-fn with_segments_left(t: &Tables, w: &mut Worker, p: &mut PacketBuf, sid: &Sid, r: &RoutingInfo) -> Next {
-    let decap = matches!(
-        sid.op,
-        SidOp::EndDx2 { .. }
-            | SidOp::EndDx4 { .. }
-            | SidOp::EndDx6 { .. }
-            | SidOp::EndDt4 { .. }
-            | SidOp::EndDt6 { .. }
-            | SidOp::EndDt46 { .. }
-    );
-    if decap {
-        return icmp::param_problem6(t, w, p, 0, r.offset + 3);
-    }
-    if p.data()[7] <= 1 {
-        return icmp::time_exceeded6(t, w, p);
-    }
-    if !srh_ops::srh_consistent(p, r) {
-        return icmp::param_problem6(t, w, p, 0, r.offset + 3);
-    }
-    match sid.op {
-        SidOp::EndB6 { policy } => binding::insert(t, w, p, policy),
-        SidOp::EndB6Encaps { policy } => binding::encaps(t, w, p, r, policy),
-        _ => end::next_segment(t, w, p, sid, r),
-    }
+    Some(RoutingInfo {
+        offset: Ipv6Packet::<&[u8]>::HEADER_LEN,
+        nh_field: sr6_wire::ipv6::NEXT_HEADER_OFFSET,
+        routing_type: srh.routing_type(),
+        segments_left: srh.segments_left(),
+        len: srh.header_len(),
+    })
 }

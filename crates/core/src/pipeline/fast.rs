@@ -340,7 +340,7 @@ fn length_is(field: [u8; 2], len: usize) -> bool {
 
 /// Multicast (ff00::/8) and link-local (fe80::/10) destinations, which the general path
 /// delivers to the host. Tested only for destinations that are not SIDs: a SID that
-/// could match one has no fast kind ([`FastSid::of`]). Both ranges lie at or above
+/// could match one has no fast kind (the table build sees to it). Both ranges lie at or above
 /// fe80::, as only fec0::/10 (forwarded normally) besides: one compare for the usual
 /// destinations.
 #[inline(always)]
@@ -613,7 +613,7 @@ fn segment_index(srh: &[u8; 8]) -> Option<usize> {
 }
 
 /// End.B6.Encaps(.Red) (RFC 8986 §4.14) with policy `policy`, as the general path does
-/// it (`behaviour::binding::encaps`): S10-S12 on the received packet (hop limit and
+/// it (End.B6.Encaps in `behaviour::binding`): S10-S12 on the received packet (hop limit and
 /// Segments Left minus one, the destination from the Segment List), then S13-S16, the
 /// policy's headers in front, the outer hop limit the inner's after its decrement,
 /// towards the device and neighbour the policy's first segment is routed to (S17,
@@ -684,7 +684,7 @@ fn route4_to(t: &Tables, table: u32, dst: u32) -> Option<(Out, Macs)> {
 }
 
 /// End.B6 with policy `policy`, with Linux's semantics as the general path has them
-/// (`behaviour::binding::insert`, kernel `input_action_end_b6`): the received SRH is left
+/// (End.B6 in `behaviour::binding`, kernel `input_action_end_b6`): the received SRH is left
 /// as it is (after the checks of RFC 8754 §4.3.1: Segments Left between 1 and Last
 /// Entry + 1); the policy's SRH goes in front of it, Segment List[0] the current
 /// destination, the destination the policy's first segment, hop limit minus one — what
@@ -701,7 +701,7 @@ fn b6_insert(t: &Tables, dev: &Device, p: &mut PacketBuf, policy: u32) -> Option
 
 /// End, End.T or End.X with the PSP flavour (RFC 8986 §4.1-§4.3 S12-S15, §4.16.1) on an
 /// IPv6 frame for SID `s` of the main FIB ([`srh_frame`]), as the general path does it
-/// (`behaviour::end::next_segment`): hop limit and Segments Left minus one, the
+/// (`behaviour::end` with `segment::consume`): hop limit and Segments Left minus one, the
 /// destination from the Segment List; when Segments Left reaches 0, the SRH removed
 /// (S14.1-S14.4: its Next Header to the IPv6 header, the Payload Length shortened, the
 /// Ethernet + IPv6 headers moved up over it). All lookups before the frame is touched.

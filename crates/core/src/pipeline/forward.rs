@@ -4,6 +4,7 @@
 use super::{icmp, output, Next, Worker};
 use crate::behaviour::{endpoint, headend, hmac_check};
 use crate::drop::DropReason;
+use crate::packet::Verdict;
 use crate::packet::{DevId, PacketBuf};
 use crate::tables::{NextHop, Route, Tables};
 use sr6_wire::{walk_chain, Ipv4Packet, Ipv6Packet, ETHERTYPE_IPV4, ETHERTYPE_IPV6};
@@ -60,10 +61,73 @@ pub fn route6(t: &Tables, w: &mut Worker, p: &mut PacketBuf, table: u32, forward
     match fib.lookup6(&dst) {
         Some(Route::Forward(nh)) => forward6(t, w, p, nh, forward),
         Some(Route::Local) => local6(t, w, p),
-        Some(Route::Sid(i)) => endpoint::process(t, w, p, i),
-        Some(Route::Policy(i)) => headend::apply6(t, w, p, i, forward),
+        Some(Route::Sid(i)) => local_sid(t, w, p, i),
+        Some(Route::Policy(i)) => policy6(t, w, p, i, forward),
         Some(Route::Blackhole) => Next::drop(DropReason::Blackhole),
         Some(Route::Unreachable) | None => icmp::no_route6(t, w, p),
+    }
+}
+
+/// A packet for local SID `i`: the steps every endpoint shares, then its behaviour's
+/// (RFC 8986 §4), counted on the SID — as an error when it ends in a drop or an ICMP
+/// error.
+fn local_sid(t: &Tables, w: &mut Worker, p: &mut PacketBuf, i: u32) -> Next {
+    let Some(sid) = t.sids.get(i as usize) else {
+        return Next::drop(DropReason::NoRoute);
+    };
+    let len = p.len() as u64;
+    let icmp_before = w.counters.icmp_sent;
+    let next = match endpoint::arrival(t, p) {
+        Ok(a) => (sid.behaviour.input)(t, p, sid, &a),
+        Err(n) => n,
+    };
+    let next = w.step(t, p, next);
+    if matches!(next, Next::Done(Verdict::Drop(_))) || w.counters.icmp_sent != icmp_before {
+        w.counters.sids.error(i as usize);
+    } else {
+        w.counters.sids.count(i as usize, len);
+    }
+    next
+}
+
+/// Head-end policy `i` on an IPv6 packet (RFC 8986 §5), after the forwarding step of
+/// RFC 8200 §3 when `forward`.
+fn policy6(t: &Tables, w: &mut Worker, p: &mut PacketBuf, i: u32, forward: bool) -> Next {
+    let Some(pol) = t.policies.get(i as usize) else {
+        return Next::drop(DropReason::NoRoute);
+    };
+    if forward && !t.devices.get(p.in_dev as usize).is_some_and(|d| d.forwarding6) {
+        return Next::drop(DropReason::ForwardingDisabled);
+    }
+    let hl = Ipv6Packet::new_unchecked(p.data()).hop_limit();
+    if forward && hl <= 1 {
+        return icmp::time_exceeded6(t, w, p);
+    }
+    count_policy(w, i);
+    headend::apply6(t, p, pol, if forward { hl - 1 } else { hl }, &w.rx_macs)
+}
+
+/// Head-end policy `i` on an IPv4 packet: the outer hop limit is Linux's default, less
+/// the forwarding decrement when `forward`.
+fn policy4(t: &Tables, w: &mut Worker, p: &mut PacketBuf, i: u32, forward: bool) -> Next {
+    let Some(pol) = t.policies.get(i as usize) else {
+        return Next::drop(DropReason::NoRoute);
+    };
+    if forward && !t.devices.get(p.in_dev as usize).is_some_and(|d| d.forwarding4) {
+        return Next::drop(DropReason::ForwardingDisabled);
+    }
+    if !pol.encapsulates() {
+        return Next::drop(DropReason::WrongNextHeader);
+    }
+    count_policy(w, i);
+    let hl = headend::IPV4_OUTER_HOP_LIMIT - u8::from(forward);
+    headend::apply4(t, p, pol, hl, &w.rx_macs)
+}
+
+#[inline]
+fn count_policy(w: &mut Worker, i: u32) {
+    if let Some(c) = w.counters.policies.get_mut(i as usize) {
+        *c += 1;
     }
 }
 
@@ -124,7 +188,7 @@ pub fn route4(t: &Tables, w: &mut Worker, p: &mut PacketBuf, table: u32, forward
     match fib.lookup4(&dst) {
         Some(Route::Forward(nh)) => forward4(t, w, p, nh, forward),
         Some(Route::Local) => Next::Done(output::local(p, &w.rx_macs, ETHERTYPE_IPV4)),
-        Some(Route::Policy(i)) => headend::apply4(t, w, p, i, forward),
+        Some(Route::Policy(i)) => policy4(t, w, p, i, forward),
         Some(Route::Blackhole) => Next::drop(DropReason::Blackhole),
         Some(Route::Sid(_)) => Next::drop(DropReason::NoRoute),
         Some(Route::Unreachable) | None => icmp::no_route4(t, w, p),

@@ -6,6 +6,7 @@
 use std::net::{Ipv4Addr, Ipv6Addr};
 
 use super::{Next, Worker};
+use crate::behaviour::Icmp6Error;
 use crate::drop::DropReason;
 use crate::packet::PacketBuf;
 use crate::tables::Tables;
@@ -88,6 +89,14 @@ pub fn error6(
     d[42..44].copy_from_slice(&c.to_be_bytes());
     w.counters.icmp_sent += 1;
     Next::Lookup6 { table: Tables::MAIN, forward: false }
+}
+
+/// The ICMPv6 error a behaviour asked for.
+pub fn answer6(t: &Tables, w: &mut Worker, p: &mut PacketBuf, e: Icmp6Error) -> Next {
+    match e {
+        Icmp6Error::TimeExceeded => time_exceeded6(t, w, p),
+        Icmp6Error::ParamProblem { code, pointer } => param_problem6(t, w, p, code, pointer as usize),
+    }
 }
 
 /// ICMPv6 Time Exceeded, code 0 (hop limit exceeded in transit).

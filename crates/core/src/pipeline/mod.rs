@@ -3,9 +3,12 @@
 //! [`Worker::process_batch`] takes received frames and leaves in each buffer the frame to
 //! transmit with its [`Verdict`]. Per packet it allocates nothing, logs nothing and
 //! returns no error: every drop is a [`DropReason`] counted in the worker's
-//! [`Counters`]. A behaviour that hands the packet back to the IPv6 FIB (RFC 8986 "submit
-//! the packet to the egress IPv6 FIB lookup") returns [`Next::Lookup6`], and the loop in
-//! [`Worker::process`] resubmits it, at most [`MAX_PASSES`] times.
+//! [`Counters`]. Each frame first meets the fast path ([`fast::try6`]), whose decision is
+//! a returned value ([`fast::Fast`]: transmit, try the cold fast cases for this SID, or
+//! take the general path). On the general path a behaviour never forwards or answers
+//! itself: it returns a [`Next`], which [`Worker`] carries out. A packet handed back to
+//! the FIB (RFC 8986 "submit the packet to the egress IPv6 FIB lookup",
+//! [`Next::Lookup6`]) is looked up again, at most [`MAX_PASSES`] times.
 
 pub(crate) mod fast;
 pub(crate) mod forward;
@@ -15,6 +18,7 @@ mod ratelimit;
 
 pub use ratelimit::TokenBucket;
 
+pub use crate::behaviour::Next;
 use crate::counters::Counters;
 use crate::drop::DropReason;
 use crate::packet::{DevId, PacketBuf, Verdict};
@@ -26,26 +30,6 @@ use sr6_wire::{ETHERTYPE_IPV4, ETHERTYPE_IPV6};
 pub const ETH_LEN: usize = 14;
 /// How many times one packet may go through the FIB (End then End.T then ...).
 pub const MAX_PASSES: u8 = 8;
-
-/// What a processing step asks for next.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Next {
-    /// Finished.
-    Done(Verdict),
-    /// Look the IPv6 destination up in FIB `table` (dense index). `forward`: apply the
-    /// RFC 8200 forwarding step (hop limit check and decrement) if the result is a
-    /// route; false when the behaviour already did (RFC 8986 §4.1 S12).
-    Lookup6 { table: u32, forward: bool },
-    /// Same for an IPv4 packet.
-    Lookup4 { table: u32, forward: bool },
-}
-
-impl Next {
-    #[inline]
-    pub fn drop(r: DropReason) -> Next {
-        Next::Done(Verdict::Drop(r))
-    }
-}
 
 /// One worker's mutable state: counters and the ICMP rate limiter. Tables are shared
 /// and read-only.
@@ -251,16 +235,35 @@ impl Worker {
             // ARP, VLAN-tagged frames, LLDP...: the host's business.
             _ => return Verdict::Local,
         };
-        for _ in 0..MAX_PASSES {
+        let mut passes = 0;
+        loop {
             next = match next {
                 Next::Done(v) => return v,
-                Next::Lookup6 { table, forward } => forward::route6(t, self, p, table, forward),
-                Next::Lookup4 { table, forward } => forward::route4(t, self, p, table, forward),
+                Next::Lookup6 { .. } | Next::Lookup4 { .. } if passes == MAX_PASSES => {
+                    return Verdict::Drop(DropReason::NoRoute)
+                }
+                Next::Lookup6 { table, forward } => {
+                    passes += 1;
+                    forward::route6(t, self, p, table, forward)
+                }
+                Next::Lookup4 { table, forward } => {
+                    passes += 1;
+                    forward::route4(t, self, p, table, forward)
+                }
+                other => self.step(t, p, other),
             };
         }
+    }
+
+    /// Carries out a [`Next`] other than a FIB lookup: what follows is [`Next::Done`] or
+    /// a lookup.
+    pub(crate) fn step(&mut self, t: &Tables, p: &mut PacketBuf, next: Next) -> Next {
         match next {
-            Next::Done(v) => v,
-            _ => Verdict::Drop(DropReason::NoRoute),
+            Next::Done(_) | Next::Lookup6 { .. } | Next::Lookup4 { .. } => next,
+            Next::Xconnect6 { nh, forward } => forward::forward6(t, self, p, nh, forward),
+            Next::Xconnect4 { nh, forward } => forward::forward4(t, self, p, nh, forward),
+            Next::Local6 => Next::Done(output::local(p, &self.rx_macs, ETHERTYPE_IPV6)),
+            Next::Icmp6(e) => icmp::answer6(t, self, p, e),
         }
     }
 }

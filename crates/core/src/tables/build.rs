@@ -7,17 +7,14 @@ use std::net::{IpAddr, Ipv6Addr};
 use rustc_hash::FxHashMap;
 
 use super::{
-    neigh_key, Adjacency, Device, FastDevs, FastKind, FastSid, Fib, HmacKeys, NextHop, Policy, Rewrite, Route, Sid,
-    SidOp, Tables,
+    neigh_key, Adjacency, Device, FastDevs, FastSid, Fib, HmacKeys, NextHop, Policy, Rewrite, Route, Sid, SidBuilder,
+    Tables,
 };
-use crate::behaviour::{descriptor, BehaviorKind, Param};
 use crate::exact::ExactMap;
 use crate::hmac::HmacKey;
 use crate::lpm::{Lpm, Lpm4, Lpm6};
 use crate::packet::DevId;
-use crate::spec::{
-    DevSel, Line, Prefix, RouteKind, RouterSpec, Seg6Encap, Seg6Mode, SidAction, SysctlSpec, MAIN_TABLE,
-};
+use crate::spec::{DevSel, Line, Prefix, RouteKind, RouterSpec, Seg6Encap, Seg6Mode, SysctlSpec, MAIN_TABLE};
 
 /// A configuration that cannot be built, with the line it came from.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -36,7 +33,7 @@ pub fn default_mac(i: usize) -> [u8; 6] {
     [0x02, 0, 0, 0, (i >> 8) as u8, (i + 1) as u8]
 }
 
-struct Builder<'a> {
+pub(super) struct Builder<'a> {
     spec: &'a RouterSpec,
     devices: Vec<Device>,
     table_ids: Vec<u32>,
@@ -83,7 +80,7 @@ impl Tables {
 }
 
 impl<'a> Builder<'a> {
-    fn dev(&self, name: &str, line: Line) -> Result<DevId, BuildError> {
+    pub(super) fn dev(&self, name: &str, line: Line) -> Result<DevId, BuildError> {
         match self.devices.iter().position(|d| d.name == name) {
             Some(i) => Ok(i as DevId),
             None => err(line, format!("unknown device `{name}`")),
@@ -170,7 +167,7 @@ impl<'a> Builder<'a> {
         Ok(())
     }
 
-    fn table(&mut self, id: u32) -> usize {
+    pub(super) fn table(&mut self, id: u32) -> usize {
         match self.table_ids.iter().position(|t| *t == id) {
             Some(i) => i,
             None => {
@@ -228,7 +225,7 @@ impl<'a> Builder<'a> {
     }
 
     /// An adjacency towards `nh` on `dev` (deduplicated).
-    fn adjacency(&mut self, dev: DevId, nh: IpAddr) -> u32 {
+    pub(super) fn adjacency(&mut self, dev: DevId, nh: IpAddr) -> u32 {
         let key = (dev, neigh_key(nh));
         if let Some(i) = self.adj_index.get(&key) {
             return *i;
@@ -247,7 +244,7 @@ impl<'a> Builder<'a> {
 
     /// Resolves a gateway: with a device, directly; without, through the device routes
     /// of the main table (the connected routes and `dev` routes), as the kernel does.
-    fn gateway(
+    pub(super) fn gateway(
         &mut self,
         via: IpAddr,
         dev: Option<DevId>,
@@ -338,15 +335,20 @@ impl<'a> Builder<'a> {
                     let Prefix::V6(..) = r.prefix else {
                         return err(r.line, "a local SID must be an IPv6 prefix");
                     };
-                    let op = self.sid_op(action, &onlink, &mut policy_specs, dev, r.line)?;
-                    sids.push(Sid {
-                        prefix: r.prefix,
-                        behavior: action.behavior,
-                        op,
-                        flavors: action.flavors,
-                        params: describe_params(action),
+                    let b = action.behaviour;
+                    // The parser checks these too; the builder must not trust its caller.
+                    if let Some(p) = b.required.iter().find(|p| !p.is_set(&action.params)) {
+                        return err(r.line, format!("{} requires `{}` ({})", b.keyword, p.keyword(), p.value_hint()));
+                    }
+                    let mut sb = SidBuilder {
+                        b: self,
+                        onlink: &onlink,
+                        policies: &mut policy_specs,
+                        route_dev: dev,
                         line: r.line,
-                    });
+                    };
+                    let state = (b.build)(&mut sb, action)?;
+                    sids.push(Sid { prefix: r.prefix, behaviour: b, action: action.clone(), state, line: r.line });
                     Route::Sid((sids.len() - 1) as u32)
                 }
             };
@@ -439,68 +441,6 @@ impl<'a> Builder<'a> {
         tables.rewrites = tables.policies.iter().zip(&tables.policy_out).map(|(p, o)| Rewrite::of(p, *o)).collect();
         Ok(tables)
     }
-
-    fn sid_op(
-        &mut self,
-        a: &SidAction,
-        onlink: &OnLinkIndex,
-        policies: &mut Vec<PolicySpec>,
-        route_dev: Option<DevId>,
-        line: Line,
-    ) -> Result<SidOp, BuildError> {
-        let d = descriptor(a.behavior);
-        let p = &a.params;
-        // The parser checks these too; the builder must not trust its caller.
-        for req in d.required {
-            let present = match req {
-                Param::Nh6 => p.nh6.is_some(),
-                Param::Nh4 => p.nh4.is_some(),
-                Param::Oif => p.oif.is_some(),
-                Param::Table => p.table.is_some(),
-                Param::VrfTable => p.vrftable.is_some(),
-                Param::Srh => p.srh.is_some(),
-            };
-            if !present {
-                return err(line, format!("{} requires `{}` ({})", d.keyword, req.keyword(), req.value_hint()));
-            }
-        }
-        let oif = match &p.oif {
-            Some(o) => Some(self.dev(o, line)?),
-            None => None,
-        };
-        let nh = |b: &mut Self, a: IpAddr| match oif {
-            Some(o) => Ok(NextHop::Adj(b.adjacency(o, a))),
-            None => b.gateway(a, None, onlink, line),
-        };
-        let table = |b: &mut Self| b.table(p.table.or(p.vrftable).unwrap_or(MAIN_TABLE)) as u32;
-        let mut policy = |mode: Seg6Mode| -> Result<u32, BuildError> {
-            let mut enc =
-                p.srh.clone().ok_or(BuildError { line, message: format!("{} requires `srh segs ...`", d.keyword) })?;
-            enc.mode = mode;
-            policies.push((enc, route_dev, line));
-            Ok((policies.len() - 1) as u32)
-        };
-        Ok(match a.behavior {
-            BehaviorKind::End => SidOp::End,
-            BehaviorKind::EndX => SidOp::EndX { nh: nh(self, IpAddr::V6(p.nh6.unwrap_or(Ipv6Addr::UNSPECIFIED)))? },
-            BehaviorKind::EndT => SidOp::EndT { table: table(self) },
-            BehaviorKind::EndDx2 => match oif {
-                Some(o) => SidOp::EndDx2 { oif: o },
-                None => return err(line, "End.DX2 requires `oif DEV`"),
-            },
-            BehaviorKind::EndDx6 => SidOp::EndDx6 { nh: nh(self, IpAddr::V6(p.nh6.unwrap_or(Ipv6Addr::UNSPECIFIED)))? },
-            BehaviorKind::EndDx4 => {
-                SidOp::EndDx4 { nh: nh(self, IpAddr::V4(p.nh4.unwrap_or(std::net::Ipv4Addr::UNSPECIFIED)))? }
-            }
-            BehaviorKind::EndDt6 => SidOp::EndDt6 { table: table(self) },
-            BehaviorKind::EndDt4 => SidOp::EndDt4 { table: table(self) },
-            BehaviorKind::EndDt46 => SidOp::EndDt46 { table: table(self) },
-            // Linux End.B6 inserts the policy's SRH (kernel seg6_do_srh_inline).
-            BehaviorKind::EndB6 => SidOp::EndB6 { policy: policy(Seg6Mode::Inline)? },
-            BehaviorKind::EndB6Encaps => SidOp::EndB6Encaps { policy: policy(Seg6Mode::Encap)? },
-            BehaviorKind::EndB6EncapsRed => SidOp::EndB6Encaps { policy: policy(Seg6Mode::EncapRed)? },
-        })
-    }
 }
 
 impl From<NextHop> for Route {
@@ -518,7 +458,7 @@ fn check_family(p: Prefix, via: IpAddr, line: Line) -> Result<(), BuildError> {
 
 /// A policy to build once the FIB exists: its segments, the `dev` of the route that
 /// carries it, and its line.
-type PolicySpec = (Seg6Encap, Option<DevId>, Line);
+pub(super) type PolicySpec = (Seg6Encap, Option<DevId>, Line);
 
 /// The outer source of an encapsulation without tunsrc. Linux (`set_tun_src`) selects
 /// it on the device of the route carrying the policy (the `dev` of the `encap seg6` or
@@ -535,42 +475,9 @@ fn tunnel_source(t: &Tables, route_dev: Option<DevId>, first: &Ipv6Addr) -> Ipv6
         .unwrap_or(Ipv6Addr::UNSPECIFIED)
 }
 
-fn describe_params(a: &SidAction) -> String {
-    let p = &a.params;
-    let mut s = Vec::new();
-    if let Some(x) = p.nh6 {
-        s.push(format!("nh6 {x}"));
-    }
-    if let Some(x) = p.nh4 {
-        s.push(format!("nh4 {x}"));
-    }
-    if let Some(x) = &p.oif {
-        s.push(format!("oif {x}"));
-    }
-    if let Some(x) = p.table {
-        s.push(format!("table {x}"));
-    }
-    if let Some(x) = p.vrftable {
-        s.push(format!("vrftable {x}"));
-    }
-    if let Some(x) = &p.srh {
-        let segs: Vec<String> = x.segs.iter().map(|s| s.to_string()).collect();
-        s.push(format!("srh segs {}", segs.join(",")));
-        if let Some(k) = x.hmac {
-            s.push(format!("hmac {k}"));
-        }
-    }
-    let f = a.flavors;
-    let fl: Vec<&str> = [(f.psp, "psp"), (f.usp, "usp"), (f.usd, "usd")].iter().filter(|x| x.0).map(|x| x.1).collect();
-    if !fl.is_empty() {
-        s.push(format!("flavors {}", fl.join(",")));
-    }
-    s.join(" ")
-}
-
 /// Device routes of the main table, for resolving gateways.
 #[derive(Default)]
-struct OnLinkIndex {
+pub(super) struct OnLinkIndex {
     v6: Vec<([u8; 16], u8, DevId)>,
     v4: Vec<([u8; 4], u8, DevId)>,
     lpm6: Lpm6<DevId>,
@@ -607,41 +514,17 @@ pub(crate) fn mask4(mut a: [u8; 4], len: u8) -> [u8; 4] {
     a
 }
 
-/// What the fast path does with SID `s`.
+/// What the fast path does with SID `s`: what its behaviour's build chose, unless the
+/// SID could match a multicast or link-local destination. The general path delivers
+/// those to the host before any lookup; the fast path tests that only for destinations
+/// that are not SIDs, so such a SID stays off it.
 fn fast_sid_of(s: &Sid) -> FastSid {
-    // The general path delivers packets for multicast and link-local destinations to
-    // the host before any lookup; the fast path tests that only for destinations that
-    // are not SIDs, so a SID that could match such a destination stays off it.
     if let Prefix::V6(a, len) = s.prefix {
         if meets(u128::from(a), len, 0xfe80 << 112, 10) || meets(u128::from(a), len, 0xff << 120, 8) {
             return FastSid::NO;
         }
     }
-    let plain = s.flavors.is_empty();
-    let psp = s.flavors.psp;
-    match s.op {
-        SidOp::End => FastSid::new(if psp { FastKind::EndPsp } else { FastKind::End }, Tables::MAIN),
-        SidOp::EndT { table } => FastSid::new(
-            if psp {
-                FastKind::EndPsp
-            } else if table == Tables::MAIN {
-                FastKind::End
-            } else {
-                FastKind::EndT
-            },
-            table,
-        ),
-        SidOp::EndX { nh } => FastSid::to(if psp { FastKind::EndXPsp } else { FastKind::EndX }, nh),
-        SidOp::EndDx6 { nh } => FastSid::to(FastKind::Dx6, nh),
-        SidOp::EndDt6 { table } => FastSid::new(FastKind::Dt6, table),
-        SidOp::EndDx4 { nh } => FastSid::to(FastKind::Dx4, nh),
-        SidOp::EndB6Encaps { policy } if plain => FastSid::new(FastKind::B6Encaps, policy),
-        SidOp::EndB6 { policy } if plain => FastSid::new(FastKind::B6Insert, policy),
-        SidOp::EndDt4 { table } => FastSid::new(FastKind::Dt4, table),
-        SidOp::EndDt46 { table } => FastSid::new(FastKind::Dt46, table),
-        SidOp::EndDx2 { oif } => FastSid::new(FastKind::Dx2, u32::from(oif)),
-        _ => FastSid::NO,
-    }
+    s.state.fast
 }
 
 /// Whether the IPv6 prefixes `a/la` and `b/lb` have an address in common (one holds

@@ -57,6 +57,12 @@ pub(crate) struct FastSid {
     pub arg: u32,
 }
 
+impl Default for FastSid {
+    fn default() -> FastSid {
+        FastSid::NO
+    }
+}
+
 impl FastSid {
     /// A SID the fast path does not handle.
     pub const NO: FastSid = FastSid { kind: FastKind::None as u8, arg: 0 };

@@ -6,22 +6,24 @@ mod build;
 mod fast_sid;
 mod policy;
 mod rewrite;
+mod sid_builder;
 
 pub use build::BuildError;
 pub(crate) use fast_sid::{FastKind, FastSid};
 pub use policy::Policy;
 pub(crate) use rewrite::{Rewrite, RewriteKind};
+pub use sid_builder::SidBuilder;
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use rustc_hash::FxHashMap;
 
-use crate::behaviour::BehaviorKind;
+use crate::behaviour::Behaviour;
 use crate::exact::ExactMap;
 use crate::hmac::HmacKey;
 use crate::lpm::Lpm;
 use crate::packet::DevId;
-use crate::spec::{Flavors, Prefix};
+use crate::spec::{Prefix, SidAction};
 use crate::words::WordMap;
 
 /// A network device sr6 receives on or transmits to.
@@ -149,16 +151,6 @@ impl Fib {
         self.lpm6.value(e).copied()
     }
 
-    /// Same result as [`lookup6_key`](Self::lookup6_key), probing the /128 table first:
-    /// cheaper when `a` is most likely a /128 (a local SID) under a deep trie.
-    #[inline(always)]
-    pub fn lookup6_exact_first(&self, a: u128) -> Option<Route> {
-        if let Some(r) = self.exact6.get(a) {
-            return Some(r);
-        }
-        self.lpm6.lookup_key(a).copied()
-    }
-
     #[inline(always)]
     pub fn lookup4(&self, a: &[u8; 4]) -> Option<Route> {
         let k = u32::from_be_bytes(*a);
@@ -216,22 +208,6 @@ impl Fib {
     }
 }
 
-/// The precomputed operation of a local SID.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SidOp {
-    End,
-    EndX { nh: NextHop },
-    EndT { table: u32 },
-    EndDx2 { oif: DevId },
-    EndDx6 { nh: NextHop },
-    EndDx4 { nh: NextHop },
-    EndDt6 { table: u32 },
-    EndDt4 { table: u32 },
-    EndDt46 { table: u32 },
-    EndB6 { policy: u32 },
-    EndB6Encaps { policy: u32 },
-}
-
 /// What the fast path needs to know about the device a frame came in on, as bits, for
 /// every possible [`DevId`]: a fixed-size array indexed by the device, so reading it
 /// needs no bounds check (a device that does not exist has no bit set).
@@ -266,16 +242,31 @@ impl std::fmt::Debug for FastDevs {
     }
 }
 
-/// One local SID.
+/// One local SID: its behaviour's row, the action as configured, and what the
+/// behaviour's `build` resolved it to.
 #[derive(Debug, Clone)]
 pub struct Sid {
     pub prefix: Prefix,
-    pub behavior: BehaviorKind,
-    pub op: SidOp,
-    pub flavors: Flavors,
-    /// Human-readable parameters, for `show`.
-    pub params: String,
+    pub behaviour: &'static Behaviour,
+    pub action: SidAction,
+    pub state: SidState,
     pub line: usize,
+}
+
+/// A local SID's parameters resolved to table indices by its behaviour's `build`:
+/// each behaviour uses the fields it needs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SidState {
+    /// The next hop of a cross-connect (End.X, End.DX4, End.DX6).
+    pub nh: Option<NextHop>,
+    /// The FIB (dense index) of a lookup (End.T, End.DT*).
+    pub table: u32,
+    /// The output device (End.DX2).
+    pub oif: DevId,
+    /// The policy (index into [`Tables::policies`]) of a binding SID.
+    pub policy: u32,
+    /// What the fast path does with the SID ([`FastSid::NO`]: nothing).
+    pub(crate) fast: FastSid,
 }
 
 /// HMAC keys by key id.

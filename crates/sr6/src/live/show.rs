@@ -5,7 +5,7 @@ use std::fmt::Write;
 use std::net::IpAddr;
 
 use serde_json::{json, Value};
-use sr6_core::spec::{RouteKind, RouteSpec, RouterSpec, Seg6Encap, SidAction};
+use sr6_core::spec::{RouteKind, RouteSpec, RouterSpec};
 use sr6_core::tables::Tables;
 
 use super::state::{PrefixKey, Retired, Shared};
@@ -18,7 +18,7 @@ pub fn sids(t: &Tables, c: &Retired) -> Value {
         t.sids
             .iter()
             .map(|s| {
-                let k = c.sids.get(&(PrefixKey::from(&s.prefix), s.behavior.keyword())).copied().unwrap_or_default();
+                let k = c.sids.get(&(PrefixKey::from(&s.prefix), s.behaviour.keyword)).copied().unwrap_or_default();
                 crate::report::sid_json(s, &k)
             })
             .collect(),
@@ -68,59 +68,16 @@ fn route_line(r: &RouteSpec) -> String {
         RouteKind::Blackhole => o.insert_str(0, "blackhole "),
         RouteKind::Unreachable => o.insert_str(0, "unreachable "),
         RouteKind::Seg6 { encap, via, dev } => {
-            let _ = write!(o, " encap seg6 mode {}", encap_words(encap));
+            let _ = write!(o, " encap seg6 mode {encap}");
             via_dev(&mut o, via, dev);
         }
         RouteKind::Seg6Local { action, dev } => {
-            let _ = write!(o, " encap seg6local action {}", action_words(action));
+            let _ = write!(o, " encap seg6local action {action}");
             via_dev(&mut o, &None, dev);
         }
     }
     if r.table != sr6_core::spec::MAIN_TABLE {
         let _ = write!(o, " table {}", r.table);
-    }
-    o
-}
-
-fn encap_words(e: &Seg6Encap) -> String {
-    let segs: Vec<String> = e.segs.iter().map(|s| s.to_string()).collect();
-    let mut o = format!("{} segs {}", e.mode.keyword(), segs.join(","));
-    if let Some(k) = e.hmac {
-        let _ = write!(o, " hmac {k}");
-    }
-    o
-}
-
-fn action_words(a: &SidAction) -> String {
-    let p = &a.params;
-    let mut o = a.behavior.keyword().to_string();
-    if let Some(x) = p.nh6 {
-        let _ = write!(o, " nh6 {x}");
-    }
-    if let Some(x) = p.nh4 {
-        let _ = write!(o, " nh4 {x}");
-    }
-    if let Some(x) = &p.oif {
-        let _ = write!(o, " oif {x}");
-    }
-    if let Some(x) = p.table {
-        let _ = write!(o, " table {x}");
-    }
-    if let Some(x) = p.vrftable {
-        let _ = write!(o, " vrftable {x}");
-    }
-    if let Some(e) = &p.srh {
-        let segs: Vec<String> = e.segs.iter().map(|s| s.to_string()).collect();
-        let _ = write!(o, " srh segs {}", segs.join(","));
-        if let Some(k) = e.hmac {
-            let _ = write!(o, " hmac {k}");
-        }
-    }
-    let f = a.flavors;
-    if !f.is_empty() {
-        let names: Vec<&str> =
-            [(f.psp, "psp"), (f.usp, "usp"), (f.usd, "usd")].iter().filter(|x| x.0).map(|x| x.1).collect();
-        let _ = write!(o, " flavors {}", names.join(","));
     }
     o
 }

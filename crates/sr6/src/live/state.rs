@@ -101,7 +101,7 @@ impl Retired {
             *a += b;
         }
         for (s, k) in t.sids.iter().zip(c.sids.iter()) {
-            let e = self.sids.entry((PrefixKey::from(&s.prefix), s.behavior.keyword())).or_default();
+            let e = self.sids.entry((PrefixKey::from(&s.prefix), s.behaviour.keyword)).or_default();
             e.packets += k.packets;
             e.frame_bytes += k.frame_bytes;
             e.errors += k.errors;

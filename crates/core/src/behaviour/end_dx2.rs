@@ -1,0 +1,36 @@
+//! End.DX2 (RFC 8986 §4.9): decapsulate and send the inner Ethernet frame, unchanged, out
+//! of an interface.
+
+use super::{decap, Arrival, Behaviour, Inner, Next, Param, Takes};
+use crate::drop::DropReason;
+use crate::packet::{PacketBuf, Verdict};
+use crate::spec::SidAction;
+use crate::tables::{BuildError, FastKind, FastSid, Sid, SidBuilder, SidState, Tables};
+use sr6_wire::{EthernetFrame, IPPROTO_ETHERNET};
+
+pub static END_DX2: Behaviour = Behaviour {
+    keyword: "End.DX2",
+    required: &[Param::Oif],
+    optional: &[],
+    flavors: &[],
+    rfc: "RFC 8986 §4.9",
+    summary: "decapsulate and cross-connect the inner Ethernet frame to an interface",
+    in_kernel: true,
+    takes: Takes::Inner(Inner::Ethernet),
+    build,
+    input,
+};
+
+fn build(b: &mut SidBuilder, a: &SidAction) -> Result<SidState, BuildError> {
+    let oif = b.oif(a)?;
+    Ok(SidState { oif, fast: FastSid::new(FastKind::Dx2, u32::from(oif)), ..SidState::default() })
+}
+
+fn input(_: &Tables, p: &mut PacketBuf, sid: &Sid, a: &Arrival) -> Next {
+    match decap::last_segment(p, a, |up| up == IPPROTO_ETHERNET) {
+        // The inner frame leaves unchanged (RFC 8986 §4.9 S03).
+        Ok(_) if p.len() >= EthernetFrame::<&[u8]>::HEADER_LEN => Next::Done(Verdict::Tx(sid.state.oif)),
+        Ok(_) => Next::drop(DropReason::Malformed),
+        Err(n) => n,
+    }
+}

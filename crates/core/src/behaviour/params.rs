@@ -1,0 +1,176 @@
+//! The kinds of parameter a seg6local action takes ([`Param`]) and its flavours
+//! ([`Flavor`]): shared by the config parser, `--help` and `show` output, so that a
+//! parameter is written, read and displayed the same way whatever the behaviour.
+
+use std::fmt::Write;
+
+use crate::spec::{SidAction, SidParams};
+
+/// A parameter of a seg6local action, as written on the `ip route` line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Param {
+    /// `nh6 ADDR`: IPv6 next hop.
+    Nh6,
+    /// `nh4 ADDR`: IPv4 next hop.
+    Nh4,
+    /// `oif DEV`: output interface.
+    Oif,
+    /// `table N`: IPv6 routing table for the lookup.
+    Table,
+    /// `vrftable N`: routing table of the VRF for the lookup.
+    VrfTable,
+    /// `srh segs S1,..,Sn [hmac K]`: the SR policy a binding SID applies.
+    Srh,
+}
+
+impl Param {
+    /// Every kind, in the order they are displayed.
+    pub const ALL: [Param; 6] = [Param::Nh6, Param::Nh4, Param::Oif, Param::Table, Param::VrfTable, Param::Srh];
+
+    /// The keyword introducing the parameter.
+    pub fn keyword(self) -> &'static str {
+        match self {
+            Param::Nh6 => "nh6",
+            Param::Nh4 => "nh4",
+            Param::Oif => "oif",
+            Param::Table => "table",
+            Param::VrfTable => "vrftable",
+            Param::Srh => "srh",
+        }
+    }
+
+    /// What the value looks like, for error messages and help.
+    pub fn value_hint(self) -> &'static str {
+        match self {
+            Param::Nh6 => "an IPv6 address",
+            Param::Nh4 => "an IPv4 address",
+            Param::Oif => "a device name",
+            Param::Table | Param::VrfTable => "a table id (number, or main/local)",
+            Param::Srh => "`segs S1,S2,... [hmac KEYID]`",
+        }
+    }
+
+    /// The value in a usage line: `nh6 ADDR`.
+    pub fn placeholder(self) -> &'static str {
+        match self {
+            Param::Nh6 | Param::Nh4 => "ADDR",
+            Param::Oif => "DEV",
+            Param::Table | Param::VrfTable => "TABLE",
+            Param::Srh => "segs S1,...,Sn",
+        }
+    }
+
+    pub fn from_keyword(s: &str) -> Option<Param> {
+        Self::ALL.into_iter().find(|p| p.keyword() == s)
+    }
+
+    /// Whether `p` holds this parameter.
+    pub fn is_set(self, p: &SidParams) -> bool {
+        match self {
+            Param::Nh6 => p.nh6.is_some(),
+            Param::Nh4 => p.nh4.is_some(),
+            Param::Oif => p.oif.is_some(),
+            Param::Table => p.table.is_some(),
+            Param::VrfTable => p.vrftable.is_some(),
+            Param::Srh => p.srh.is_some(),
+        }
+    }
+
+    /// ` KEYWORD VALUE` as written in a config line, if `p` holds this parameter.
+    fn write(self, p: &SidParams, o: &mut String) {
+        let _ = match self {
+            Param::Nh6 => p.nh6.map(|x| write!(o, " nh6 {x}")),
+            Param::Nh4 => p.nh4.map(|x| write!(o, " nh4 {x}")),
+            Param::Oif => p.oif.as_ref().map(|x| write!(o, " oif {x}")),
+            Param::Table => p.table.map(|x| write!(o, " table {x}")),
+            Param::VrfTable => p.vrftable.map(|x| write!(o, " vrftable {x}")),
+            Param::Srh => p.srh.as_ref().map(|x| {
+                let segs: Vec<String> = x.segs.iter().map(|s| s.to_string()).collect();
+                let _ = write!(o, " srh segs {}", segs.join(","));
+                match x.hmac {
+                    Some(k) => write!(o, " hmac {k}"),
+                    None => Ok(()),
+                }
+            }),
+        };
+    }
+}
+
+/// A flavour of RFC 8986 §4.16.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Flavor {
+    Psp,
+    Usp,
+    Usd,
+}
+
+impl Flavor {
+    pub const ALL: [Flavor; 3] = [Flavor::Psp, Flavor::Usp, Flavor::Usd];
+
+    pub fn keyword(self) -> &'static str {
+        match self {
+            Flavor::Psp => "psp",
+            Flavor::Usp => "usp",
+            Flavor::Usd => "usd",
+        }
+    }
+}
+
+impl SidAction {
+    /// The parameters and flavours as written after the action's keyword
+    /// (`nh6 fc00::1 oif eth1 flavors psp`), in [`Param::ALL`] order.
+    pub fn params_text(&self) -> String {
+        let mut o = String::new();
+        for p in Param::ALL {
+            p.write(&self.params, &mut o);
+        }
+        let fl: Vec<&str> = Flavor::ALL.into_iter().filter(|f| self.flavors.has(*f)).map(Flavor::keyword).collect();
+        if !fl.is_empty() {
+            let _ = write!(o, " flavors {}", fl.join(","));
+        }
+        o.trim_start().to_string()
+    }
+}
+
+impl std::fmt::Display for SidAction {
+    /// `KEYWORD PARAMS...`, as after `encap seg6local action`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let p = self.params_text();
+        if p.is_empty() {
+            f.write_str(self.behaviour.keyword)
+        } else {
+            write!(f, "{} {p}", self.behaviour.keyword)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::behaviour::by_keyword;
+    use crate::spec::{Flavors, SrhParam};
+
+    #[test]
+    fn actions_display_as_written() {
+        let a = |kw: &str, params: SidParams, flavors: Flavors| SidAction {
+            behaviour: by_keyword(kw).unwrap(),
+            params,
+            flavors,
+            count: false,
+        };
+        assert_eq!(a("End", SidParams::default(), Flavors::default()).to_string(), "End");
+        let x = SidParams { nh6: Some("fc00::1".parse().unwrap()), oif: Some("eth1".into()), ..SidParams::default() };
+        let fl = Flavors { psp: true, usd: true, ..Flavors::default() };
+        assert_eq!(a("End.X", x, fl).to_string(), "End.X nh6 fc00::1 oif eth1 flavors psp,usd");
+        let b = SidParams {
+            srh: Some(SrhParam { segs: vec!["fc00::2".parse().unwrap(), "fc00::3".parse().unwrap()], hmac: Some(7) }),
+            ..SidParams::default()
+        };
+        let b6 = a("End.B6.Encaps", b, Flavors::default());
+        assert_eq!(b6.to_string(), "End.B6.Encaps srh segs fc00::2,fc00::3 hmac 7");
+        assert_eq!(b6.params_text(), "srh segs fc00::2,fc00::3 hmac 7");
+        for p in Param::ALL {
+            assert_eq!(Param::from_keyword(p.keyword()), Some(p));
+        }
+    }
+}

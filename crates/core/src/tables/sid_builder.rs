@@ -1,0 +1,77 @@
+//! What a behaviour's `build` ([`Behaviour::build`](crate::behaviour::Behaviour)) sees
+//! of the table builder: its SID's parameters resolved to table indices — next hops,
+//! devices, FIBs, policies — with errors that point at the SID's line.
+
+use std::net::IpAddr;
+
+use super::build::{Builder, OnLinkIndex, PolicySpec};
+use super::{BuildError, NextHop};
+use crate::packet::DevId;
+use crate::spec::{Line, Seg6Encap, Seg6Mode, SidAction, MAIN_TABLE};
+
+/// The table builder, as one local SID's `build` uses it.
+pub struct SidBuilder<'b, 'a> {
+    pub(super) b: &'b mut Builder<'a>,
+    pub(super) onlink: &'b OnLinkIndex,
+    pub(super) policies: &'b mut Vec<PolicySpec>,
+    /// The `dev` of the SID's route (the device a binding SID's policy takes its
+    /// source address from).
+    pub(super) route_dev: Option<DevId>,
+    pub(super) line: Line,
+}
+
+impl SidBuilder<'_, '_> {
+    /// A build error at the SID's line.
+    pub fn error(&self, message: impl Into<String>) -> BuildError {
+        BuildError { line: self.line, message: message.into() }
+    }
+
+    /// The IPv6 next hop `nh6` (through `oif` if given, else through the connected
+    /// network it lies on).
+    pub fn next_hop6(&mut self, a: &SidAction) -> Result<NextHop, BuildError> {
+        let nh = a.params.nh6.ok_or_else(|| self.error(format!("{} requires `nh6 ADDR`", a.behaviour.keyword)))?;
+        self.next_hop(a, IpAddr::V6(nh))
+    }
+
+    /// The IPv4 next hop `nh4`, as [`next_hop6`](Self::next_hop6).
+    pub fn next_hop4(&mut self, a: &SidAction) -> Result<NextHop, BuildError> {
+        let nh = a.params.nh4.ok_or_else(|| self.error(format!("{} requires `nh4 ADDR`", a.behaviour.keyword)))?;
+        self.next_hop(a, IpAddr::V4(nh))
+    }
+
+    fn next_hop(&mut self, a: &SidAction, nh: IpAddr) -> Result<NextHop, BuildError> {
+        match &a.params.oif {
+            Some(o) => {
+                let d = self.b.dev(o, self.line)?;
+                Ok(NextHop::Adj(self.b.adjacency(d, nh)))
+            }
+            None => self.b.gateway(nh, None, self.onlink, self.line),
+        }
+    }
+
+    /// The output device `oif`.
+    pub fn oif(&mut self, a: &SidAction) -> Result<DevId, BuildError> {
+        match &a.params.oif {
+            Some(o) => self.b.dev(o, self.line),
+            None => Err(self.error(format!("{} requires `oif DEV`", a.behaviour.keyword))),
+        }
+    }
+
+    /// The FIB (dense index) of `table` or `vrftable`; the main table if neither is
+    /// given.
+    pub fn table_of(&mut self, a: &SidAction) -> u32 {
+        self.b.table(a.params.table.or(a.params.vrftable).unwrap_or(MAIN_TABLE)) as u32
+    }
+
+    /// Registers the policy `srh segs ...` in `mode`; returns its index, valid once the
+    /// tables are built.
+    pub fn policy(&mut self, a: &SidAction, mode: Seg6Mode) -> Result<u32, BuildError> {
+        let srh = a
+            .params
+            .srh
+            .as_ref()
+            .ok_or_else(|| self.error(format!("{} requires `srh segs ...`", a.behaviour.keyword)))?;
+        self.policies.push((Seg6Encap { mode, segs: srh.segs.clone(), hmac: srh.hmac }, self.route_dev, self.line));
+        Ok((self.policies.len() - 1) as u32)
+    }
+}
