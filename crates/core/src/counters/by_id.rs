@@ -8,7 +8,7 @@ pub const FIXED: usize = 1 << 16;
 
 /// One counter per id `0..len`, in an array of [`FIXED`] entries, so that indexing it
 /// with a `u16` ([`ById::at`]) cannot be out of bounds and compiles to no check at all:
-/// on the fast path that is two instructions fewer per counter (docs/performance.md).
+/// on the fast path that is two instructions fewer per counter.
 /// Ids are [`DevId`](crate::packet::DevId)s, of which the table build allows fewer than
 /// [`FIXED`].
 ///

@@ -11,7 +11,7 @@ const ERRORS: usize = 2;
 /// The [`SidCounter`] of every SID `0..len`. Those of SIDs 0..65,535 live in three
 /// fixed arrays of 2^16 entries each, one per field, in one allocation: the fast path
 /// counts SID `i` (a `u16`) with two additions at constant offsets from one base
-/// address, and with no bounds check (docs/performance.md, eighth round). SIDs from
+/// address, and with no bounds check. SIDs from
 /// 65,536 on (which the fast path leaves to the general path) are in a vector of their
 /// own.
 ///
