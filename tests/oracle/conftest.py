@@ -1,7 +1,7 @@
 """pytest fixtures for the sr6 scapy oracle suite.
 
-* ``sr6_bin``  -- path of the binary: $SR6_BIN, else target/release/sr6, else
-  target/debug/sr6 (relative to the repo root).  Missing -> the test FAILS.
+* ``sr6_bin``  -- path of the binary: $SR6_BIN, else target/release/sr6 under the repo
+  root (tests/sr6test.py).  Missing -> the test FAILS.
 * ``run_sr6(config_text, frames, in_dev=None)`` -- runs
   ``sr6 pcap --config C --in IN.pcap [--in-dev D] --out-dir OUT --json`` in a tmp dir,
   requires exit status 0, parses the JSON and every ``OUT/*.pcap``, and runs tshark on
@@ -12,7 +12,6 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import struct
 import subprocess
@@ -22,11 +21,11 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]
 
+import sr6test  # noqa: E402
 from sr6_oracle import Ether, Raw, wrpcap  # noqa: E402
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
 RUN_TIMEOUT = 60
 
 # tshark: validate checksums too (IPv4 header, UDP/TCP over the final destination of a
@@ -39,21 +38,9 @@ TSHARK_PREFS = [
 PI_ERROR = 0x00800000  # wireshark expert severity "Error" (Malformed is Error too)
 
 
-from sr6_oracle import find_binary  # noqa: E402  (shared with tests/kernel)
-
-
 @pytest.fixture(scope="session")
 def sr6_bin() -> Path:
-    p = find_binary()
-    if p is None:
-        pytest.fail(
-            "sr6 binary not found: set SR6_BIN or build target/release/sr6 or target/debug/sr6 "
-            f"under {REPO_ROOT} (cargo build --release -p sr6)",
-            pytrace=False,
-        )
-    if not (p.is_file() and os.access(p, os.X_OK)):
-        pytest.fail(f"SR6_BIN={p} is not an executable file", pytrace=False)
-    return p
+    return sr6test.binary_or_fail()
 
 
 @pytest.fixture(scope="session")
@@ -62,7 +49,7 @@ def tshark_bin() -> str:
     if t is None:
         pytest.fail(
             "tshark is required by the oracle (every emitted frame must decode cleanly): "
-            "apt-get install -y tshark",
+            "bash scripts/setup.sh installs it",
             pytrace=False,
         )
     return t
