@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs what sr6's tests and tools need on a fresh Debian 12 machine (idempotent):
 # tshark (the decoder oracle), valgrind (instruction counts), ping and ethtool (the live
-# tests), fonts-dejavu-core (the text of sr6 perf's PNG plots) with apt; and scapy +
-# pytest (the packet oracle, tests/oracle/requirements.txt) into a virtual environment,
+# tests), fonts-dejavu-core (the text of sr6 perf's PNG plots) with apt; rustfmt and
+# clippy (rustup components, for test.sh's checks); and scapy + pytest (the packet
+# oracle, tests/oracle/requirements.txt) into a virtual environment,
 # .venv at the repo root: Debian's own Python refuses `pip install` (PEP 668), so every
 # script runs pytest and scapy as .venv/bin/python. Rust itself is expected (rustup).
 #
@@ -57,6 +58,16 @@ if [ $only_venv = 0 ]; then
 fi
 if [ ${#need_apt[@]} -gt 0 ]; then
   apt_install "${need_apt[@]}"
+fi
+
+# --- rustfmt and clippy (scripts/test.sh checks with both) ------------------------------
+if [ $only_venv = 0 ] && command -v rustup >/dev/null; then
+  for c in rustfmt clippy; do
+    if ! cargo "${c/rustfmt/fmt}" --version >/dev/null 2>&1; then
+      log "rustup component add $c"
+      rustup component add "$c"
+    fi
+  done
 fi
 
 # --- the virtual environment -----------------------------------------------------------
