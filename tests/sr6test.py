@@ -17,6 +17,8 @@ tests/perf): one definition of each, instead of one per suite.
   next session start.
 * :func:`run` / :func:`sh` -- a command, its output captured, an error that says which
   command failed.
+* :func:`read_pcap` / :func:`write_pcap` -- classic pcap files, byte for byte, with the
+  timestamps the caller chooses.
 
 Standard library only (pytest is imported only by the helpers that skip or fail a test),
 so that scripts outside pytest (tests/kernel/gen_docs.py) can import it too.
@@ -30,8 +32,10 @@ import os
 import re
 import shlex
 import shutil
+import struct
 import subprocess
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -339,3 +343,55 @@ def sweep_at_session_start(prefix: str, label: str) -> None:
         removed = sweep_stale_netns(prefix)
         if removed:
             print(f"{label}: removed stale namespaces {removed}")
+
+
+# ---------------------------------------------------------------------------------------
+# pcap files
+# ---------------------------------------------------------------------------------------
+
+LINKTYPE_ETHERNET = 1
+_PCAP_MAGIC = {b"\xd4\xc3\xb2\xa1": "<", b"\x4d\x3c\xb2\xa1": "<",   # microseconds, nanoseconds
+               b"\xa1\xb2\xc3\xd4": ">", b"\xa1\xb2\x3c\x4d": ">"}
+
+
+@dataclass(frozen=True)
+class PcapRecord:
+    sec: int         # timestamp, seconds
+    frac: int        # and its fraction (micro- or nanoseconds, as the file's magic says)
+    orig_len: int    # the frame's length on the wire (> len(data) when cut by a snap length)
+    data: bytes      # the bytes captured
+
+
+def read_pcap(path: Path) -> tuple[int, list[PcapRecord]]:
+    """``(link type, records)`` of a classic pcap file (either byte order, micro- or
+    nanosecond timestamps). Raises ValueError, naming the file and the offset, for
+    anything else or a truncated record."""
+    path = Path(path)
+    data = path.read_bytes()
+    e = _PCAP_MAGIC.get(data[:4])
+    if e is None or len(data) < 24:
+        raise ValueError(f"{path.name}: not a classic pcap file (magic {data[:4].hex()}, {len(data)} bytes)")
+    linktype = struct.unpack(e + "I", data[20:24])[0] & 0x0FFFFFFF
+    out, off = [], 24
+    while off < len(data):
+        if off + 16 > len(data):
+            raise ValueError(f"{path.name}: truncated record header at offset {off}")
+        sec, frac, incl, orig = struct.unpack(e + "IIII", data[off:off + 16])
+        off += 16
+        if off + incl > len(data):
+            raise ValueError(f"{path.name}: truncated record at offset {off}")
+        out.append(PcapRecord(sec, frac, orig, data[off:off + incl]))
+        off += incl
+    return linktype, out
+
+
+def write_pcap(path: Path, frames, times=None, linktype: int = LINKTYPE_ETHERNET) -> None:
+    """Write ``frames`` (bytes, or anything ``bytes()`` accepts: scapy packets) byte for
+    byte, garbage included, as a little-endian microsecond pcap. Frame i has timestamp
+    ``times[i]`` whole seconds (default 0: no clock in the input)."""
+    with open(path, "wb") as f:
+        f.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 262144, linktype))
+        for i, fr in enumerate(frames):
+            fr = bytes(fr)
+            f.write(struct.pack("<IIII", times[i] if times is not None else 0, 0, len(fr), len(fr)))
+            f.write(fr)

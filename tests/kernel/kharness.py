@@ -245,32 +245,6 @@ def _is_host_reply(frame: bytes) -> bool:
 
 
 # ---------------------------------------------------------------------------------------
-# pcap I/O with timestamps (frame i of a batch has timestamp i seconds)
-# ---------------------------------------------------------------------------------------
-
-
-def write_pcap_ts(path: Path, frames_ts) -> None:
-    with open(path, "wb") as f:
-        f.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 262144, 1))
-        for ts, fr in frames_ts:
-            f.write(struct.pack("<IIII", ts, 0, len(fr), len(fr)))
-            f.write(fr)
-
-
-def read_pcap_ts(path: Path) -> list[tuple[int, bytes]]:
-    data = path.read_bytes()
-    if len(data) < 24:
-        return []
-    e = "<" if data[:4] in (b"\xd4\xc3\xb2\xa1", b"\x4d\x3c\xb2\xa1") else ">"
-    out, off = [], 24
-    while off + 16 <= len(data):
-        sec, _, incl, _ = struct.unpack(e + "IIII", data[off:off + 16])
-        out.append((sec, data[off + 16:off + 16 + incl]))
-        off += 16 + incl
-    return out
-
-
-# ---------------------------------------------------------------------------------------
 # The kernel router
 # ---------------------------------------------------------------------------------------
 
@@ -359,7 +333,9 @@ def run_sr6(sr6_bin: Path, config_text: str, frames: list[tuple[str, bytes]], wo
     reports = {}
     for dev in dict.fromkeys(d for d, _ in frames):
         inp = workdir / f"in-{dev}.pcap"
-        write_pcap_ts(inp, [(i, bytes(f)) for i, (d, f) in enumerate(frames) if d == dev])
+        # Frame i of the batch has timestamp i s, which sr6 keeps on what it emits for it.
+        mine = [i for i, (d, _) in enumerate(frames) if d == dev]
+        T.write_pcap(inp, [frames[i][1] for i in mine], times=mine)
         outd = workdir / f"sr6-out-{dev}"
         p = subprocess.run([str(sr6_bin), "pcap", "--config", str(cfg), "--in", str(inp), "--in-dev", dev,
                             "--out-dir", str(outd), "--json"], capture_output=True, text=True, timeout=120)
@@ -367,8 +343,8 @@ def run_sr6(sr6_bin: Path, config_text: str, frames: list[tuple[str, bytes]], wo
             raise RuntimeError(f"sr6 pcap failed ({p.returncode}):\n{p.stderr}\n--- config\n{config_text}")
         reports[dev] = json.loads(p.stdout)
         for f in sorted(outd.glob("*.pcap")):
-            for ts, data in read_pcap_ts(f):
-                per_frame[ts].setdefault(f.stem, []).append(data)
+            for rec in T.read_pcap(f)[1]:
+                per_frame[rec.sec].setdefault(f.stem, []).append(rec.data)
     return per_frame, reports
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import struct
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -24,7 +23,7 @@ import pytest
 sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]
 
 import sr6test  # noqa: E402
-from sr6_oracle import Ether, Raw, wrpcap  # noqa: E402
+from sr6_oracle import Ether  # noqa: E402
 
 RUN_TIMEOUT = 60
 
@@ -60,34 +59,21 @@ def tshark_bin() -> str:
 # ----------------------------------------------------------------------------------------
 
 
-def write_pcap(path: Path, frames) -> None:
-    """Write frames byte-exactly (garbage included) as LINKTYPE_ETHERNET."""
-    wrpcap(str(path), [Raw(bytes(f)) for f in frames], linktype=1)
+write_pcap = sr6test.write_pcap  # byte for byte, garbage included; timestamps 0
 
 
 def read_pcap_raw(path: Path) -> list[bytes]:
-    """Frames of a classic pcap file, as bytes; asserts LINKTYPE_ETHERNET."""
-    data = path.read_bytes()
-    assert len(data) >= 24, f"{path.name}: not a pcap file ({len(data)} bytes)"
-    magic = data[:4]
-    if magic in (b"\xd4\xc3\xb2\xa1", b"\x4d\x3c\xb2\xa1"):
-        e = "<"
-    elif magic in (b"\xa1\xb2\xc3\xd4", b"\xa1\xb2\x3c\x4d"):
-        e = ">"
-    else:
-        raise AssertionError(f"{path.name}: not a classic pcap file (magic {magic.hex()})")
-    linktype = struct.unpack(e + "I", data[20:24])[0] & 0x0FFFFFFF
+    """Frames of a classic pcap file, as bytes; asserts LINKTYPE_ETHERNET and that no
+    frame was cut by a snap length."""
+    try:
+        linktype, recs = sr6test.read_pcap(path)
+    except ValueError as e:
+        raise AssertionError(str(e)) from None
     assert linktype == 1, f"{path.name}: link type {linktype}, expected 1 (Ethernet)"
-    frames, off = [], 24
-    while off < len(data):
-        assert off + 16 <= len(data), f"{path.name}: truncated record header at {off}"
-        _, _, incl, orig = struct.unpack(e + "IIII", data[off:off + 16])
-        off += 16
-        assert off + incl <= len(data), f"{path.name}: truncated record at {off}"
-        assert incl == orig, f"{path.name}: frame {len(frames)} truncated by snaplen ({incl} of {orig})"
-        frames.append(data[off:off + incl])
-        off += incl
-    return frames
+    for i, r in enumerate(recs):
+        assert len(r.data) == r.orig_len, (
+            f"{path.name}: frame {i} truncated by snaplen ({len(r.data)} of {r.orig_len})")
+    return [r.data for r in recs]
 
 
 # ----------------------------------------------------------------------------------------

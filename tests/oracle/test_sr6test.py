@@ -78,3 +78,14 @@ def test_binary_lookup(monkeypatch, tmp_path):
     monkeypatch.delenv("SR6_PERF_BIN", raising=False)
     with pytest.raises(sr6test.BinaryNotFound, match="SR6_NO_SUCH_BIN is not set"):
         sr6test.binary("sr6-no-such")
+
+
+def test_pcap_round_trip(tmp_path):
+    p = tmp_path / "x.pcap"
+    sr6test.write_pcap(p, [b"\x01" * 3, bytearray(70)], times=[5, 7])
+    linktype, recs = sr6test.read_pcap(p)
+    assert linktype == 1
+    assert [(r.sec, r.orig_len, r.data) for r in recs] == [(5, 3, b"\x01" * 3), (7, 70, bytes(70))]
+    p.write_bytes(p.read_bytes()[:-1])
+    with pytest.raises(ValueError, match="truncated record"):
+        sr6test.read_pcap(p)
