@@ -44,16 +44,18 @@ apt_install() {
 }
 
 # --- system packages -----------------------------------------------------------------
+# A user's PATH on Debian lacks the sbin directories, where ip and ethtool live.
+have() { PATH="$PATH:/usr/sbin:/sbin" command -v "$1" >/dev/null; }
 need_apt=()
-command -v python3 >/dev/null || need_apt+=(python3)
+have python3 || need_apt+=(python3)
 # Debian splits ensurepip (what `python3 -m venv` needs for pip) into python3-venv.
 python3 -c 'import ensurepip, venv' 2>/dev/null || need_apt+=(python3-venv)
 if [ $only_venv = 0 ]; then
-  command -v tshark >/dev/null || need_apt+=(tshark)
-  command -v valgrind >/dev/null || need_apt+=(valgrind)
-  command -v ip >/dev/null || need_apt+=(iproute2)
-  command -v ping >/dev/null || need_apt+=(iputils-ping)
-  command -v ethtool >/dev/null || need_apt+=(ethtool)
+  have tshark || need_apt+=(tshark)
+  have valgrind || need_apt+=(valgrind)
+  have ip || need_apt+=(iproute2)
+  have ping || need_apt+=(iputils-ping)
+  have ethtool || need_apt+=(ethtool)
   [ -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || need_apt+=(fonts-dejavu-core)
 fi
 if [ ${#need_apt[@]} -gt 0 ]; then
