@@ -54,9 +54,11 @@ if ! command -v valgrind >/dev/null || ! command -v callgrind_annotate >/dev/nul
   $SUDO apt-get update -qq
   $SUDO apt-get install -y -qq valgrind >/dev/null
 fi
-if ! python3 -c 'import scapy' 2>/dev/null; then
-  log "installing scapy (pip)"
-  python3 -m pip install -q scapy 2>/dev/null || python3 -m pip install -q --break-system-packages scapy
+# scapy (the workload generator) from the repo's .venv (scripts/setup.sh makes it).
+PY=$ROOT/.venv/bin/python
+if ! "$PY" -c 'import scapy' 2>/dev/null; then
+  log "making .venv (scapy)"
+  bash "$ROOT/scripts/setup.sh" --venv
 fi
 
 # --- build and generate ------------------------------------------------------------------
@@ -69,7 +71,7 @@ if [ "${KEEP:-0}" = 1 ]; then
 else
   trap 'rm -rf "$WORK"' EXIT
 fi
-python3 "$ROOT/scripts/gen_bench_workload.py" "$WORK" ${MIXED:+--mixed-roots} ${FRAMES:+--frames "$FRAMES"}
+"$PY" "$ROOT/scripts/gen_bench_workload.py" "$WORK" ${MIXED:+--mixed-roots} ${FRAMES:+--frames "$FRAMES"}
 
 declare -a NAMES=()
 declare -A PCAP=() DEV=() GOAL=()

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Generates the sr6 benchmark workload into a directory (docs/performance.md).
 
-    python3 scripts/gen_bench_workload.py OUTDIR [--seed N] [--frames 64] [--mixed-roots]
+    .venv/bin/python scripts/gen_bench_workload.py OUTDIR [--seed N] [--frames 64] [--mixed-roots]
 
 Writes:
   OUTDIR/router.conf      a router with a 10,000-prefix FIB (5,000 IPv6 /48, 4,000 IPv6

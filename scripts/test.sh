@@ -1,25 +1,63 @@
 #!/usr/bin/env bash
-# The whole test suite: Rust unit/property/integration tests, the scapy oracle suite
-# (with tshark decoding every emitted frame), and the byte-for-byte comparison with the
-# Linux kernel in network namespaces (root), and `sr6 run` interoperating with kernel
-# SRv6 routers in namespaces (root), all against the release binary.
+# The whole test suite, in order, stopping at the first step that fails:
+#   rustfmt and clippy (warnings are errors); the release binaries (sr6 and the others of
+#   the workspace); the Rust unit/property/integration tests (as root also the root-only
+#   ones, marked #[ignore]); the scapy oracle suite (with tshark decoding every emitted
+#   frame); the byte-for-byte comparison with the Linux kernel in network namespaces;
+#   `sr6 run` interoperating with kernel SRv6 routers in namespaces; a short real
+#   `sr6 perf run` -- all against the release binary.
+# The namespace suites need root: without it (or without namespaces) pytest reports
+# their tests as SKIPPED, and this script says so at the end.
+# Python is .venv/bin/python (scripts/setup.sh makes it; run first, here).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
-echo "== cargo test (workspace)"
-cargo test --workspace --quiet 2>&1 | tail -n +1
-echo "== build release binary"
-cargo build --release --quiet -p sr6
-echo "== oracle suite (scapy + tshark)"
-SR6_BIN="$PWD/target/release/sr6" python3 -m pytest tests/oracle -q
-echo "== kernel comparison suite (network namespaces; needs root)"
-if [ "$(id -u)" = 0 ]; then
-  SR6_BIN="$PWD/target/release/sr6" python3 -m pytest tests/kernel -q
-  echo "== live interoperability suite (sr6 run with Linux kernel routers in namespaces)"
-  SR6_BIN="$PWD/target/release/sr6" python3 -m pytest tests/live -q
-  echo "== sr6 perf: a short real run (testbed, both drivers, traffic, search, report)"
-  SR6_BIN="$PWD/target/release/sr6" python3 -m pytest tests/perf -q
-else
-  echo "not root: the kernel comparison suite needs network namespaces; run as root" >&2
+ROOT=$PWD
+T0=$SECONDS
+
+# One step: "== NAME", the command, its time; on failure the step is named and the
+# script stops with the command's status.
+step() {
+  local name=$1 t=$SECONDS rc=0
+  shift
+  echo "== $name"
+  "$@" || rc=$?
+  if [ $rc != 0 ]; then
+    echo "test.sh: FAILED at \"$name\" (exit status $rc): $*" >&2
+    exit $rc
+  fi
+  echo "   ($name: $((SECONDS - t)) s)"
+}
+
+step "setup (apt packages, .venv)" bash scripts/setup.sh
+PY=$ROOT/.venv/bin/python
+if [ ! -x "$PY" ]; then
+  echo "test.sh: $PY is missing: run bash scripts/setup.sh (it makes .venv)" >&2
   exit 1
+fi
+
+root=0
+[ "$(id -u)" = 0 ] && root=1
+
+step "cargo fmt --all --check" cargo fmt --all --check
+step "cargo clippy (warnings are errors)" cargo clippy --workspace --all-targets --quiet -- -D warnings
+step "build release binaries" cargo build --release --workspace --bins --quiet
+if [ $root = 1 ]; then
+  step "cargo test (workspace, release, root-only tests included)" \
+    cargo test --workspace --release --quiet -- --include-ignored
+else
+  step "cargo test (workspace, release; not root: root-only tests left out)" \
+    cargo test --workspace --release --quiet
+fi
+
+export SR6_BIN=$ROOT/target/release/sr6
+run_pytest() { "$PY" -m pytest -q -rs "$@"; }
+step "oracle suite (scapy + tshark)" run_pytest tests/oracle
+step "kernel comparison suite (network namespaces; root)" run_pytest tests/kernel
+step "live interoperability suite (sr6 run with Linux kernel routers in namespaces; root)" run_pytest tests/live
+step "sr6 perf: a short real run (testbed, both drivers, traffic, search, report; root)" run_pytest tests/perf
+
+echo "== all steps passed ($((SECONDS - T0)) s)"
+if [ $root = 0 ]; then
+  echo "test.sh: not root: the root-only Rust tests were not run and the namespace suites" \
+    "(tests/kernel, tests/live, tests/perf) were SKIPPED; run as root for the whole suite" >&2
 fi

@@ -4,54 +4,42 @@
   At teardown it removes any namespace still alive and checks that the test asserted what
   its ``@scenario`` mark says (IDENTICAL -> only ``assert_identical``; DIFFERENCE -> at
   least one ``expect_kernel``/``expect_sr6``).
-* Needs root (namespaces); the sr6 binary is ``$SR6_BIN``, else target/release/sr6.
+* Needs root and network namespaces: without them every test is SKIPPED. The sr6 binary
+  is ``$SR6_BIN``, else target/release/sr6 (tests/sr6test.py); missing, the tests fail.
 """
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]
 
 import kharness  # noqa: E402
-
-REPO_ROOT = Path(__file__).resolve().parents[2]
-
-
-_sr6_bin = kharness.O.find_binary  # the oracle suite's: one definition for both
+import sr6test  # noqa: E402
 
 
 def pytest_sessionstart(session):
     # Namespaces left by a run that was killed (its PID is gone).
-    if os.geteuid() == 0 and shutil.which("ip"):
-        removed = kharness.sweep_stale()
-        if removed:
-            print(f"sr6k: removed stale namespaces {removed}")
+    sr6test.sweep_at_session_start(kharness.NS_PREFIX, "sr6k")
 
 
 def pytest_sessionfinish(session, exitstatus):
-    kharness.cleanup_all()
+    sr6test.cleanup_netns()
 
 
 @pytest.fixture(scope="session")
 def sr6_bin() -> Path:
-    if os.geteuid() != 0:
-        pytest.fail("the kernel comparison suite needs root (network namespaces)", pytrace=False)
-    p = _sr6_bin()
-    if p is None or not (p.is_file() and os.access(p, os.X_OK)):
-        pytest.fail(f"sr6 binary not found (SR6_BIN={os.environ.get('SR6_BIN')}; or build target/release/sr6)",
-                    pytrace=False)
-    return p
+    sr6test.require_netns("the kernel comparison suite")
+    return sr6test.binary_or_fail()
 
 
 @pytest.fixture
 def kernel(sr6_bin, tmp_path, request):
     h = kharness.Harness(sr6_bin, tmp_path)
-    request.addfinalizer(kharness.cleanup_all)
+    request.addfinalizer(sr6test.cleanup_netns)
     yield h
     mark = getattr(request.node.function, "_sr6k_mark", None)
     asserted = {a for r in h.runs for a in r.asserted}
@@ -66,4 +54,11 @@ def kernel(sr6_bin, tmp_path, request):
 def pytest_report_header(config):
     seed = os.environ.get("SR6K_SEED", "20240601 (default)")
     return [f"sr6k: random seed {seed} (set SR6K_SEED to change; SR6K_ONLY=B:I replays one packet)",
-            f"sr6k: sr6 binary {_sr6_bin()}"]
+            f"sr6k: sr6 binary {_describe_binary()}"]
+
+
+def _describe_binary() -> str:
+    try:
+        return str(sr6test.binary())
+    except sr6test.BinaryNotFound as e:
+        return str(e)

@@ -1,8 +1,8 @@
 """Generate the scenario table (and the knob / normalisation lists) of
 docs/conformance.md "Kernel comparison harness" from the @scenario marks.
 
-    python3 tests/kernel/gen_docs.py          # print the generated blocks
-    python3 tests/kernel/gen_docs.py --write  # rewrite them in docs/conformance.md
+    .venv/bin/python tests/kernel/gen_docs.py          # print the generated blocks
+    .venv/bin/python tests/kernel/gen_docs.py --write  # rewrite them in docs/conformance.md
 
 test_k_docs.py fails when the file is out of date."""
 from __future__ import annotations

@@ -16,23 +16,21 @@ docs/conformance.md "Kernel comparison harness".
 """
 from __future__ import annotations
 
-import atexit
 import json
 import os
-import re
 import shlex
 import struct
 import subprocess
 import sys
-import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPO_ROOT = HERE.parents[1]
-sys.path.insert(0, str(REPO_ROOT / "tests" / "oracle"))
+sys.path[:0] = [str(REPO_ROOT / "tests"), str(REPO_ROOT / "tests" / "oracle")]
 
 import sr6_oracle as O  # noqa: E402  (scapy builders shared with the oracle suite)
+import sr6test as T  # noqa: E402  (config splitting, namespaces: shared with the other suites)
 
 NS_PREFIX = "sr6k-"
 HELPER = HERE / "knet_helper.py"
@@ -93,95 +91,8 @@ def scenario(mark: Mark):
 
 
 # ---------------------------------------------------------------------------------------
-# Namespace bookkeeping: unique names, always removed
+# Config -> devices, MACs (commands split and translated by tests/sr6test.py)
 # ---------------------------------------------------------------------------------------
-
-_LIVE: set[str] = set()
-_COUNTER = iter(range(1, 1 << 30))
-_LOCK = threading.Lock()
-
-
-def _sh(args, stdin: str | None = None, check: bool = True) -> subprocess.CompletedProcess:
-    # start_new_session: no controlling terminal, so `ip sr hmac set` (getpass) reads the
-    # secret from stdin instead of /dev/tty.
-    p = subprocess.run(args, input=stdin, capture_output=True, text=True, timeout=60,
-                       start_new_session=True)
-    if check and p.returncode != 0:
-        raise RuntimeError(f"command failed ({p.returncode}): {shlex.join(args)}\n{p.stderr.strip()}")
-    return p
-
-
-def _netns_list() -> list[str]:
-    p = _sh(["ip", "netns", "list"], check=False)
-    return [line.split()[0] for line in p.stdout.splitlines() if line.strip()]
-
-
-def _del_ns(name: str) -> None:
-    _sh(["ip", "netns", "del", name], check=False)
-    _LIVE.discard(name)
-
-
-def cleanup_all() -> None:
-    """Delete every namespace this process created and has not deleted yet."""
-    for ns in sorted(_LIVE):
-        _del_ns(ns)
-
-
-atexit.register(cleanup_all)
-
-_NS_RE = re.compile(r"^sr6k-(\d+)-\d+-[rt]$")
-
-
-def sweep_stale() -> list[str]:
-    """Delete `sr6k-PID-N-[rt]` namespaces whose PID is no longer running (left by a run
-    that was killed). Namespaces of live processes (a parallel run) are left alone."""
-    removed = []
-    for ns in _netns_list():
-        m = _NS_RE.match(ns)
-        if m and not Path(f"/proc/{m.group(1)}").exists():
-            _del_ns(ns)
-            removed.append(ns)
-    return removed
-
-
-# ---------------------------------------------------------------------------------------
-# Config -> devices, MACs, kernel commands
-# ---------------------------------------------------------------------------------------
-
-def config_commands(text: str) -> list[list[str]]:
-    """The config's commands as word lists (continuations joined, comments and a leading
-    `sudo` removed), as a shell would split them."""
-    out, buf = [], ""
-    for raw in text.splitlines():
-        if raw.rstrip().endswith("\\"):
-            buf += raw.rstrip()[:-1] + " "
-            continue
-        buf += raw
-        words = shlex.split(buf, comments=True)
-        buf = ""
-        if words and words[0] == "sudo":
-            words = words[1:]
-        if words:
-            out.append(words)
-    return out
-
-
-def _split_ip(words: list[str]) -> tuple[list[str], list[str]] | None:
-    """(ip options, object words) of an `ip` command (the leading `ip` optional), or None
-    for a `sysctl` line."""
-    if words[0] == "sysctl":
-        return None
-    if words[0] != "ip":
-        return [], words
-    opts, i = [], 1
-    while i < len(words) and words[i].startswith("-"):
-        opts.append(words[i])
-        if words[i] in ("-f", "-family"):
-            opts.append(words[i + 1])
-            i += 1
-        i += 1
-    return opts, words[i:]
-
 
 def devices_and_macs(text: str) -> tuple[list[str], dict[str, str]]:
     """Devices in order of first mention (word order, as sr6's parser records them) and
@@ -194,7 +105,7 @@ def devices_and_macs(text: str) -> tuple[list[str], dict[str, str]]:
         if d not in devs:
             devs.append(d)
 
-    for words in config_commands(text):
+    for words in T.config_commands(text):
         if words[0] == "sysctl":
             for w in words[1:]:
                 if w.startswith("-"):
@@ -209,7 +120,7 @@ def devices_and_macs(text: str) -> tuple[list[str], dict[str, str]]:
                 if len(parts) >= 5 and parts[2] == "conf" and dev not in ("all", "default"):
                     note(dev)
             continue
-        _, rest = _split_ip(words)
+        _, rest = T.split_ip(words)
         if len(rest) >= 3 and "link".startswith(rest[0]) and rest[1] in ("set", "s"):
             i = 2
             if rest[i] == "dev":
@@ -225,21 +136,6 @@ def devices_and_macs(text: str) -> tuple[list[str], dict[str, str]]:
     for n, d in enumerate(devs, 1):
         macs.setdefault(d, f"02:00:00:00:00:{n:02x}")
     return devs, macs
-
-
-def kernel_command(words: list[str], ns: str) -> tuple[list[str], str | None]:
-    """The kernel form of one config command: (argv, stdin)."""
-    sp = _split_ip(words)
-    if sp is None:
-        return ["ip", "netns", "exec", ns, *words], None
-    opts, rest = sp
-    if rest[:3] == ["sr", "hmac", "set"] and len(rest) == 6:
-        # The kernel's iproute2 prompts for the secret (getpass): give it on stdin.
-        return ["ip", "netns", "exec", ns, "ip", *opts, "sr", "hmac", "set", rest[3], rest[4]], rest[5] + "\n"
-    if (len(rest) >= 2 and rest[0] and "address".startswith(rest[0]) and rest[1] in ("add", "replace", "a")
-            and any(":" in w and "/" in w or w.count(":") >= 2 for w in rest) and "nodad" not in rest):
-        rest = [*rest, "nodad"]
-    return ["ip", "-n", ns, *opts, *rest], None
 
 
 # Kernel-only knobs of the router namespace, each with its reason (also in the docs).
@@ -349,32 +245,6 @@ def _is_host_reply(frame: bytes) -> bool:
 
 
 # ---------------------------------------------------------------------------------------
-# pcap I/O with timestamps (frame i of a batch has timestamp i seconds)
-# ---------------------------------------------------------------------------------------
-
-
-def write_pcap_ts(path: Path, frames_ts) -> None:
-    with open(path, "wb") as f:
-        f.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 262144, 1))
-        for ts, fr in frames_ts:
-            f.write(struct.pack("<IIII", ts, 0, len(fr), len(fr)))
-            f.write(fr)
-
-
-def read_pcap_ts(path: Path) -> list[tuple[int, bytes]]:
-    data = path.read_bytes()
-    if len(data) < 24:
-        return []
-    e = "<" if data[:4] in (b"\xd4\xc3\xb2\xa1", b"\x4d\x3c\xb2\xa1") else ">"
-    out, off = [], 24
-    while off + 16 <= len(data):
-        sec, _, incl, _ = struct.unpack(e + "IIII", data[off:off + 16])
-        out.append((sec, data[off + 16:off + 16 + incl]))
-        off += 16 + incl
-    return out
-
-
-# ---------------------------------------------------------------------------------------
 # The kernel router
 # ---------------------------------------------------------------------------------------
 
@@ -387,10 +257,8 @@ class KernelRouter:
         self.config_text = config_text
         self.workdir = workdir
         self.devs, self.macs = devices_and_macs(config_text)
-        with _LOCK:
-            n = next(_COUNTER)
-        base = f"{NS_PREFIX}{os.getpid()}-{n}"
-        self.r, self.t = base + "-r", base + "-t"
+        base = T.netns_name(NS_PREFIX)                  # sr6k-PID-N-
+        self.r, self.t = base + "r", base + "t"
         self.tdev = {}
         for i, d in enumerate(self.devs, 1):
             name = f"t-{d}"
@@ -409,24 +277,23 @@ class KernelRouter:
         self.close()
 
     def close(self):
-        _del_ns(self.r)
-        _del_ns(self.t)
+        T.netns_del(self.r)
+        T.netns_del(self.t)
 
     def _setup(self):
         for ns in (self.r, self.t):
-            _LIVE.add(ns)
-            _sh(["ip", "netns", "add", ns])
-        _sh(["ip", "netns", "exec", self.r, "sysctl", "-qw", *[f"{k}={v}" for k, v, _ in ROUTER_SYSCTLS]])
-        _sh(["ip", "netns", "exec", self.t, "sysctl", "-qw", *[f"{k}={v}" for k, v, _ in TESTER_SYSCTLS]])
-        _sh(["ip", "-n", self.r, "link", "set", "lo", "up"])
+            T.netns_add(ns)
+        T.run(["ip", "netns", "exec", self.r, "sysctl", "-qw", *[f"{k}={v}" for k, v, _ in ROUTER_SYSCTLS]])
+        T.run(["ip", "netns", "exec", self.t, "sysctl", "-qw", *[f"{k}={v}" for k, v, _ in TESTER_SYSCTLS]])
+        T.run(["ip", "-n", self.r, "link", "set", "lo", "up"])
         for i, d in enumerate(self.devs, 1):
-            _sh(["ip", "-n", self.r, "link", "add", d, "address", self.macs[d], "type", "veth",
+            T.run(["ip", "-n", self.r, "link", "add", d, "address", self.macs[d], "type", "veth",
                  "peer", "name", self.tdev[d], "address", f"02:fe:00:00:00:{i:02x}", "netns", self.t])
-            _sh(["ip", "-n", self.t, "link", "set", self.tdev[d], "up", "promisc", "on"])
-            _sh(["ip", "-n", self.r, "link", "set", d, "up"])
-        for words in config_commands(self.config_text):
-            argv, stdin = kernel_command(words, self.r)
-            p = _sh(argv, stdin=stdin, check=False)
+            T.run(["ip", "-n", self.t, "link", "set", self.tdev[d], "up", "promisc", "on"])
+            T.run(["ip", "-n", self.r, "link", "set", d, "up"])
+        for words in T.config_commands(self.config_text):
+            argv, stdin = T.kernel_command(words, self.r)
+            p = T.run(argv, stdin=stdin, check=False)
             if p.returncode != 0:
                 raise RuntimeError(f"kernel refused config line {shlex.join(words)!r}: "
                                    f"{shlex.join(argv)}\n{p.stderr.strip()}")
@@ -439,7 +306,7 @@ class KernelRouter:
         out = self.workdir / "kout.json"
         json.dump({"devs": [self.tdev[d] for d in self.devs], "quiet_ms": QUIET_MS, "max_ms": 2000,
                    "frames": [[self.tdev[d], bytes(f).hex()] for d, f in frames]}, open(job, "w"))
-        _sh(["ip", "netns", "exec", self.t, sys.executable, str(HELPER), str(job), str(out)])
+        T.run(["ip", "netns", "exec", self.t, sys.executable, str(HELPER), str(job), str(out)])
         res = json.load(open(out))
         back = {t: d for d, t in self.tdev.items()}
         per_frame = []
@@ -466,7 +333,9 @@ def run_sr6(sr6_bin: Path, config_text: str, frames: list[tuple[str, bytes]], wo
     reports = {}
     for dev in dict.fromkeys(d for d, _ in frames):
         inp = workdir / f"in-{dev}.pcap"
-        write_pcap_ts(inp, [(i, bytes(f)) for i, (d, f) in enumerate(frames) if d == dev])
+        # Frame i of the batch has timestamp i s, which sr6 keeps on what it emits for it.
+        mine = [i for i, (d, _) in enumerate(frames) if d == dev]
+        T.write_pcap(inp, [frames[i][1] for i in mine], times=mine)
         outd = workdir / f"sr6-out-{dev}"
         p = subprocess.run([str(sr6_bin), "pcap", "--config", str(cfg), "--in", str(inp), "--in-dev", dev,
                             "--out-dir", str(outd), "--json"], capture_output=True, text=True, timeout=120)
@@ -474,8 +343,8 @@ def run_sr6(sr6_bin: Path, config_text: str, frames: list[tuple[str, bytes]], wo
             raise RuntimeError(f"sr6 pcap failed ({p.returncode}):\n{p.stderr}\n--- config\n{config_text}")
         reports[dev] = json.loads(p.stdout)
         for f in sorted(outd.glob("*.pcap")):
-            for ts, data in read_pcap_ts(f):
-                per_frame[ts].setdefault(f.stem, []).append(data)
+            for rec in T.read_pcap(f)[1]:
+                per_frame[rec.sec].setdefault(f.stem, []).append(rec.data)
     return per_frame, reports
 
 

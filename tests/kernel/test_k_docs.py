@@ -1,5 +1,5 @@
 """docs/conformance.md "Kernel comparison harness" is in sync with the scenario marks
-(regenerate with `python3 tests/kernel/gen_docs.py --write`). Needs neither root nor sr6."""
+(regenerate with `.venv/bin/python tests/kernel/gen_docs.py --write`). Needs neither root nor sr6."""
 import gen_docs
 
 
@@ -9,7 +9,7 @@ def test_docs_in_sync():
         cur = gen_docs.current(text, block)
         assert cur is not None, f"docs/conformance.md lacks the {block} markers {gen_docs.markers(block)}"
         assert cur == body, (f"docs/conformance.md block `{block}` is out of date: "
-                             "run python3 tests/kernel/gen_docs.py --write")
+                             "run .venv/bin/python tests/kernel/gen_docs.py --write")
 
 
 def test_every_scenario_in_docs():

@@ -1,36 +1,27 @@
 """pytest fixtures for the live interoperability suite (tests/live/README.md).
 
-Needs root (namespaces, XDP, raw sockets). The sr6 binary is $SR6_BIN, else
-target/release/sr6. Topologies are built once per module and removed at its end.
+Needs root, network namespaces and ethtool: without them every test is SKIPPED. The sr6
+binary is $SR6_BIN, else target/release/sr6 (tests/sr6test.py); missing, the tests fail.
+Topologies are built once per module and removed at its end.
 """
 from __future__ import annotations
 
-import os
-import shutil
 import sys
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]
 
 import livenet  # noqa: E402
-
-REPO_ROOT = Path(__file__).resolve().parents[2]
+import sr6test  # noqa: E402
 
 
 def pytest_sessionstart(session):
-    if os.geteuid() == 0 and shutil.which("ip"):
-        removed = livenet.sweep_stale()
-        if removed:
-            print(f"sr6 live: removed stale namespaces {removed}")
+    sr6test.sweep_at_session_start(livenet.NS_PREFIX, "sr6 live")
 
 
 @pytest.fixture(scope="session")
 def sr6_bin() -> Path:
-    if os.geteuid() != 0:
-        pytest.fail("the live suite needs root (network namespaces, XDP)", pytrace=False)
-    p = Path(os.environ.get("SR6_BIN", REPO_ROOT / "target" / "release" / "sr6"))
-    if not (p.is_file() and os.access(p, os.X_OK)):
-        pytest.fail(f"sr6 binary not found at {p} (set SR6_BIN or build target/release/sr6)", pytrace=False)
-    return p
+    sr6test.require_netns("the live suite", "ethtool")
+    return sr6test.binary_or_fail()

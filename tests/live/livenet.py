@@ -1,6 +1,6 @@
 """Network-namespace topologies for the live interoperability tests (tests/live/README.md).
 
-``Net`` creates namespaces (unique names: ``sr6l<pid>-<name>``), veth links between
+``Net`` creates namespaces (unique names: ``sr6l<pid>-<n>-<tag><name>``), veth links between
 them, configures Linux kernel routers and hosts with iproute2 lines, and starts
 ``sr6 run`` on the sr6 nodes. Everything it made is removed by ``close()`` (also at
 interpreter exit, and stale namespaces of dead runs at the next session start).
@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import atexit
 import json
-import os
-import re
 import shlex
 import signal
 import subprocess
@@ -23,46 +21,16 @@ import sys
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from sr6test import (  # noqa: E402  (shared with the other suites)
+    config_commands, is_addr_add, kernel_command, netns_add, netns_del, netns_name, sh,
+)
+
 HERE = Path(__file__).resolve().parent
 TRAFFIC = HERE / "traffic.py"
-NS_RE = re.compile(r"^sr6l(\d+)-")
+NS_PREFIX = "sr6l"
 _LIVE: list["Net"] = []
-
-
-def sh(argv: list[str], stdin: str | None = None, check: bool = True) -> str:
-    r = subprocess.run(argv, input=stdin, capture_output=True, text=True, start_new_session=True)
-    if check and r.returncode != 0:
-        raise RuntimeError(f"{' '.join(map(shlex.quote, argv))} failed ({r.returncode}): {r.stderr.strip()}")
-    return r.stdout
-
-
-def sweep_stale() -> list[str]:
-    """Removes namespaces left by runs whose process is gone."""
-    removed = []
-    for line in sh(["ip", "netns", "list"], check=False).splitlines():
-        name = line.split()[0] if line.split() else ""
-        m = NS_RE.match(name)
-        if m and not Path(f"/proc/{m.group(1)}").exists():
-            sh(["ip", "netns", "del", name], check=False)
-            removed.append(name)
-    return removed
-
-
-def commands(text: str) -> list[list[str]]:
-    out = []
-    for raw in text.splitlines():
-        line = raw.split("#", 1)[0].strip()
-        if line:
-            out.append(shlex.split(line))
-    return out
-
-
-def _is_addr(w: list[str]) -> bool:
-    """Is this an `[ip [-6|-4]] addr add ...` line?"""
-    rest = w[1:] if w and w[0] == "ip" else w
-    while rest and rest[0].startswith("-"):
-        rest = rest[1:]
-    return len(rest) >= 2 and rest[0] in ("a", "addr", "address") and rest[1] in ("add", "replace")
 
 
 KERNEL_SYSCTLS = [
@@ -116,15 +84,14 @@ class Net:
         self.sr6_bin = Path(sr6_bin)
         self.dir = Path(workdir)
         self.dir.mkdir(parents=True, exist_ok=True)
-        self.prefix = f"sr6l{os.getpid()}-{tag}"
+        self.prefix = netns_name(NS_PREFIX) + tag
         self.namespaces: list[str] = []
         self.sr6s: list[Sr6] = []
         _LIVE.append(self)
 
     # -- building -------------------------------------------------------------------------
     def ns(self, name: str) -> str:
-        full = f"{self.prefix}{name}"
-        sh(["ip", "netns", "add", full])
+        full = netns_add(f"{self.prefix}{name}")
         self.namespaces.append(full)
         sh(["ip", "-n", full, "link", "set", "lo", "up"])
         sh(["ip", "netns", "exec", full, "sysctl", "-qw", *KERNEL_SYSCTLS])
@@ -143,20 +110,9 @@ class Net:
         """Applies iproute2/sysctl lines to the kernel of `ns` (a kernel router or host)."""
         fwd = "1" if forwarding else "0"
         sh(["ip", "netns", "exec", ns, "sysctl", "-qw", f"net.ipv6.conf.all.forwarding={fwd}", f"net.ipv4.ip_forward={fwd}"])
-        for w in commands(config):
-            if w[0] == "sysctl":
-                sh(["ip", "netns", "exec", ns, *w])
-                continue
-            rest = w[1:] if w[0] == "ip" else w
-            opts = []
-            while rest and rest[0].startswith("-"):
-                opts.append(rest.pop(0))
-            if rest[:3] == ["sr", "hmac", "set"] and len(rest) == 6:
-                sh(["ip", "netns", "exec", ns, "ip", *opts, "sr", "hmac", "set", rest[3], rest[4]], stdin=rest[5] + "\n")
-                continue
-            if rest and "address".startswith(rest[0]) and "nodad" not in rest and any(":" in x and "/" in x for x in rest):
-                rest = [*rest, "nodad"]
-            sh(["ip", "-n", ns, *opts, *rest])
+        for w in config_commands(config):
+            argv, stdin = kernel_command(w, ns)
+            sh(argv, stdin=stdin)
 
     def sr6(self, ns: str, config: str, backend: str = "auto", extra: list[str] | None = None) -> Sr6:
         """Starts `sr6 run` in `ns` on `config`; the kernel of `ns` gets the addresses
@@ -164,7 +120,7 @@ class Net:
         name = ns[len(self.prefix):]
         conf = self.dir / f"{name}.conf"
         conf.write_text(config)
-        addr_lines = "\n".join(" ".join(w) for w in commands(config) if _is_addr(w))
+        addr_lines = "\n".join(shlex.join(w) for w in config_commands(config) if is_addr_add(w))
         self.kernel(ns, addr_lines, forwarding=False)
         sock = self.dir / f"{name}.sock"
         log = self.dir / f"{name}.log"
@@ -218,7 +174,7 @@ class Net:
             s.stop()
         self.sr6s = []
         for n in self.namespaces:
-            sh(["ip", "netns", "del", n], check=False)
+            netns_del(n)
         self.namespaces = []
         if self in _LIVE:
             _LIVE.remove(self)

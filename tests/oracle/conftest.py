@@ -1,7 +1,7 @@
 """pytest fixtures for the sr6 scapy oracle suite.
 
-* ``sr6_bin``  -- path of the binary: $SR6_BIN, else target/release/sr6, else
-  target/debug/sr6 (relative to the repo root).  Missing -> the test FAILS.
+* ``sr6_bin``  -- path of the binary: $SR6_BIN, else target/release/sr6 under the repo
+  root (tests/sr6test.py).  Missing -> the test FAILS.
 * ``run_sr6(config_text, frames, in_dev=None)`` -- runs
   ``sr6 pcap --config C --in IN.pcap [--in-dev D] --out-dir OUT --json`` in a tmp dir,
   requires exit status 0, parses the JSON and every ``OUT/*.pcap``, and runs tshark on
@@ -12,9 +12,7 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import struct
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -22,11 +20,11 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]
 
-from sr6_oracle import Ether, Raw, wrpcap  # noqa: E402
+import sr6test  # noqa: E402
+from sr6_oracle import Ether  # noqa: E402
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
 RUN_TIMEOUT = 60
 
 # tshark: validate checksums too (IPv4 header, UDP/TCP over the final destination of a
@@ -39,21 +37,9 @@ TSHARK_PREFS = [
 PI_ERROR = 0x00800000  # wireshark expert severity "Error" (Malformed is Error too)
 
 
-from sr6_oracle import find_binary  # noqa: E402  (shared with tests/kernel)
-
-
 @pytest.fixture(scope="session")
 def sr6_bin() -> Path:
-    p = find_binary()
-    if p is None:
-        pytest.fail(
-            "sr6 binary not found: set SR6_BIN or build target/release/sr6 or target/debug/sr6 "
-            f"under {REPO_ROOT} (cargo build --release -p sr6)",
-            pytrace=False,
-        )
-    if not (p.is_file() and os.access(p, os.X_OK)):
-        pytest.fail(f"SR6_BIN={p} is not an executable file", pytrace=False)
-    return p
+    return sr6test.binary_or_fail()
 
 
 @pytest.fixture(scope="session")
@@ -62,7 +48,7 @@ def tshark_bin() -> str:
     if t is None:
         pytest.fail(
             "tshark is required by the oracle (every emitted frame must decode cleanly): "
-            "apt-get install -y tshark",
+            "bash scripts/setup.sh installs it",
             pytrace=False,
         )
     return t
@@ -73,34 +59,21 @@ def tshark_bin() -> str:
 # ----------------------------------------------------------------------------------------
 
 
-def write_pcap(path: Path, frames) -> None:
-    """Write frames byte-exactly (garbage included) as LINKTYPE_ETHERNET."""
-    wrpcap(str(path), [Raw(bytes(f)) for f in frames], linktype=1)
+write_pcap = sr6test.write_pcap  # byte for byte, garbage included; timestamps 0
 
 
 def read_pcap_raw(path: Path) -> list[bytes]:
-    """Frames of a classic pcap file, as bytes; asserts LINKTYPE_ETHERNET."""
-    data = path.read_bytes()
-    assert len(data) >= 24, f"{path.name}: not a pcap file ({len(data)} bytes)"
-    magic = data[:4]
-    if magic in (b"\xd4\xc3\xb2\xa1", b"\x4d\x3c\xb2\xa1"):
-        e = "<"
-    elif magic in (b"\xa1\xb2\xc3\xd4", b"\xa1\xb2\x3c\x4d"):
-        e = ">"
-    else:
-        raise AssertionError(f"{path.name}: not a classic pcap file (magic {magic.hex()})")
-    linktype = struct.unpack(e + "I", data[20:24])[0] & 0x0FFFFFFF
+    """Frames of a classic pcap file, as bytes; asserts LINKTYPE_ETHERNET and that no
+    frame was cut by a snap length."""
+    try:
+        linktype, recs = sr6test.read_pcap(path)
+    except ValueError as e:
+        raise AssertionError(str(e)) from None
     assert linktype == 1, f"{path.name}: link type {linktype}, expected 1 (Ethernet)"
-    frames, off = [], 24
-    while off < len(data):
-        assert off + 16 <= len(data), f"{path.name}: truncated record header at {off}"
-        _, _, incl, orig = struct.unpack(e + "IIII", data[off:off + 16])
-        off += 16
-        assert off + incl <= len(data), f"{path.name}: truncated record at {off}"
-        assert incl == orig, f"{path.name}: frame {len(frames)} truncated by snaplen ({incl} of {orig})"
-        frames.append(data[off:off + incl])
-        off += incl
-    return frames
+    for i, r in enumerate(recs):
+        assert len(r.data) == r.orig_len, (
+            f"{path.name}: frame {i} truncated by snaplen ({len(r.data)} of {r.orig_len})")
+    return [r.data for r in recs]
 
 
 # ----------------------------------------------------------------------------------------

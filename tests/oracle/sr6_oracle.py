@@ -36,22 +36,6 @@ from scapy.all import (  # noqa: F401  (re-exported for the test modules)
 )
 from scapy.fields import BitField, ByteField, FieldLenField, IntField, StrLenField
 
-from pathlib import Path
-
-REPO = Path(__file__).resolve().parents[2]
-
-
-def find_binary() -> "Path | None":
-    """The sr6 binary under test: $SR6_BIN, else target/release/sr6, else target/debug/sr6
-    (shared by the oracle and the kernel suites)."""
-    env = os.environ.get("SR6_BIN")
-    if env:
-        return Path(env)
-    for rel in ("target/release/sr6", "target/debug/sr6"):
-        p = REPO / rel
-        if p.is_file() and os.access(p, os.X_OK):
-            return p
-    return None
 from scapy.layers.inet6 import (  # noqa: F401
     ICMPv6DestUnreach,
     ICMPv6EchoReply,

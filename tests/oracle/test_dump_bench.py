@@ -6,7 +6,6 @@ be those tshark decodes.
 """
 import json
 import re
-import shutil
 import struct
 import subprocess
 
@@ -53,9 +52,8 @@ def tshark_srh(tshark, pcap):
     return rows
 
 
-def test_dump_matches_tshark(sr6_bin, tmp_path):
-    tshark = shutil.which("tshark")
-    assert tshark, "tshark is needed (scripts/setup.sh installs it)"
+def test_dump_matches_tshark(sr6_bin, tshark_bin, tmp_path):
+    tshark = tshark_bin
     pcap = tmp_path / "srh.pcap"
     wrpcap(str(pcap), frames_with_srh())
     out = subprocess.run([str(sr6_bin), "dump", str(pcap)], capture_output=True, text=True, check=True).stdout
@@ -98,13 +96,12 @@ def test_bench_rejects_batch_zero(sr6_bin):
     assert r.returncode != 0 and "--batch" in r.stderr
 
 
-def test_captures_libpcap_reads_are_read(sr6_bin, tmp_path):
+def test_captures_libpcap_reads_are_read(sr6_bin, tshark_bin, tmp_path):
     """What libpcap-based tools (here tshark) read, sr6 reads: a record whose microseconds
     scapy rounded up to 1,000,000 (sr6 carries them into the seconds: the time scapy was
     given) and a record shorter than its original length (a capture with a snap
     length)."""
-    tshark = shutil.which("tshark")
-    assert tshark, "tshark is needed (scripts/setup.sh installs it)"
+    tshark = tshark_bin
     frames = frames_with_srh()[:3]
     times = [100.0, 100.9999996, 101.5]
     for f, t in zip(frames, times):

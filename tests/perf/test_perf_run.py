@@ -10,20 +10,14 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 import subprocess
-from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-
 
 @pytest.fixture(scope="module")
-def run(tmp_path_factory):
-    if os.geteuid() != 0:
-        pytest.fail("sr6 perf needs root (namespaces, XDP)", pytrace=False)
-    sr6 = Path(os.environ.get("SR6_BIN", REPO / "target" / "release" / "sr6"))
+def run(sr6_bin, tmp_path_factory):
+    sr6 = sr6_bin
     out = tmp_path_factory.mktemp("perf")
     exp = out / "exp.yaml"
     exp.write_text("forwarders: [linux, sr6]\nbehaviors: [ipv6, End]\ntrial_duration_s: 0.2\n"
@@ -109,15 +103,13 @@ def test_the_generator_is_xdp_live_frames(run):
         assert "receiver xdp_count (native XDP) on tg1" in n, n
 
 
-def test_sigint_stops_cleanly(tmp_path):
+def test_sigint_stops_cleanly(sr6_bin, tmp_path):
     """Ctrl-C mid-run: the run stops before its next trial, stops sr6 run, removes its
     namespaces, and exits non-zero saying why."""
     import signal
     import time
 
-    if os.geteuid() != 0:
-        pytest.fail("sr6 perf needs root (namespaces, XDP)", pytrace=False)
-    sr6 = Path(os.environ.get("SR6_BIN", REPO / "target" / "release" / "sr6"))
+    sr6 = sr6_bin
     exp = tmp_path / "exp.yaml"
     exp.write_text("forwarders: [sr6]\nbehaviors: [ipv6]\ntrial_duration_s: 0.2\nrepetitions: 5\n")
     p = subprocess.Popen([str(sr6), "perf", "run", str(exp), "--out", str(tmp_path / "res")],
