@@ -19,11 +19,22 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 
 
+def sr6_bin() -> Path:
+    """The sr6 binary ($SR6_BIN); `sr6 perf` runs the sr6-perf binary next to it (or
+    $SR6_PERF_BIN), which must be built too."""
+    sr6 = Path(os.environ.get("SR6_BIN", REPO / "target" / "release" / "sr6"))
+    perf = Path(os.environ.get("SR6_PERF_BIN") or sr6.parent / "sr6-perf")
+    if not perf.is_file():
+        pytest.fail(f"{perf} is missing: `sr6 perf` runs it; build both binaries with "
+                    "`cargo build --release --workspace --bins`", pytrace=False)
+    return sr6
+
+
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
     if os.geteuid() != 0:
         pytest.fail("sr6 perf needs root (namespaces, XDP)", pytrace=False)
-    sr6 = Path(os.environ.get("SR6_BIN", REPO / "target" / "release" / "sr6"))
+    sr6 = sr6_bin()
     out = tmp_path_factory.mktemp("perf")
     exp = out / "exp.yaml"
     exp.write_text("forwarders: [linux, sr6]\nbehaviors: [ipv6, End]\ntrial_duration_s: 0.2\n"
@@ -117,7 +128,7 @@ def test_sigint_stops_cleanly(tmp_path):
 
     if os.geteuid() != 0:
         pytest.fail("sr6 perf needs root (namespaces, XDP)", pytrace=False)
-    sr6 = Path(os.environ.get("SR6_BIN", REPO / "target" / "release" / "sr6"))
+    sr6 = sr6_bin()
     exp = tmp_path / "exp.yaml"
     exp.write_text("forwarders: [sr6]\nbehaviors: [ipv6]\ntrial_duration_s: 0.2\nrepetitions: 5\n")
     p = subprocess.Popen([str(sr6), "perf", "run", str(exp), "--out", str(tmp_path / "res")],
