@@ -5,9 +5,16 @@
 //! backends — pcap files ([`pcap`]) and memory ([`memory`], for benchmarks and tests) —
 //! and the live ones behind the [`live::Port`] trait. It is the only crate with
 //! `unsafe` code (each block with a `// SAFETY:` comment).
+//!
+//! Besides the router's backends it offers two small safe APIs that the tester of
+//! `sr6 perf` (the `sr6-perf` crate) builds its eBPF programs on, so that crate needs no
+//! `unsafe`: [`bpf`] (bpf(2) wrappers and the eBPF assembler) and [`interrupt`]
+//! (ending another thread's blocking system call with `EINTR`).
 
 pub mod af_packet;
 pub mod af_xdp;
+pub mod bpf;
+pub mod interrupt;
 pub mod live;
 pub mod memory;
 pub mod netlink;

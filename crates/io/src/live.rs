@@ -129,6 +129,20 @@ pub fn pin_to_cpus(cpus: &[usize]) -> std::io::Result<()> {
     Ok(())
 }
 
+/// The index of device `ifname` in the calling thread's network namespace
+/// (`if_nametoindex`); `NotFound`-like errors name the device.
+pub fn ifindex(ifname: &str) -> std::io::Result<u32> {
+    let c = std::ffi::CString::new(ifname)
+        .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidInput, "NUL in device name"))?;
+    // SAFETY: `c` is a valid NUL-terminated string for the duration of the call.
+    let i = unsafe { libc::if_nametoindex(c.as_ptr()) };
+    if i == 0 {
+        let e = std::io::Error::last_os_error();
+        return Err(std::io::Error::new(e.kind(), format!("{ifname}: no such device ({e})")));
+    }
+    Ok(i)
+}
+
 /// Moves the calling thread into the network namespace `name` (as `ip netns exec` does,
 /// from `/var/run/netns/NAME`). Sockets, XDP attachments and netlink requests made by
 /// the thread afterwards belong to that namespace; other threads are not affected.

@@ -14,9 +14,11 @@
 //! [`experiment`] (the YAML experiment file and its defaults),
 //! [`search`] (the NDR/PDR search over trials), [`stats`] (mean, CV, CI95, percentiles),
 //! [`run`] (the orchestrator), [`report`] (results.json, CSV, report.md and the plots),
-//! [`traffic`] (the tester's frames, generator, receiver and trial), [`tester`] (them on a
-//! testbed).
+//! [`traffic`] (the tester's frames, generator, receiver and trial), [`bpf`] (the tester's
+//! eBPF programs: the generator and counter that run in the kernel), [`tester`] (them on
+//! a testbed).
 
+pub mod bpf;
 pub mod driver;
 pub mod experiment;
 pub mod model;

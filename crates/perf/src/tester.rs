@@ -18,6 +18,7 @@ use std::sync::mpsc::{channel, Receiver as Rx, Sender};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use crate::bpf::{CountHook, IngressDrop};
 use crate::experiment::Experiment;
 use crate::model::{Behavior, Latency, Trial};
 use crate::plan::{self, TG0, TG0_6, TG1, TG1_6};
@@ -26,7 +27,6 @@ use crate::testbed::Testbed;
 use crate::traffic::{
     self, Addressing, Backend, GenConfig, Generator, LiveGenerator, Receiver, RecvConfig, Sink, Source, XdpReceiver,
 };
-use sr6_io::af_xdp::{CountHook, IngressDrop};
 
 /// Slots per ring of the tester's ports.
 const RING: u32 = 4096;

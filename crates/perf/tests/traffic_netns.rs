@@ -25,8 +25,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use sr6_core::packet::PacketBuf;
-use sr6_io::af_xdp::{CountHook, CATCH_UP};
 use sr6_io::live::{Port, PortStats};
+use sr6_perf::bpf::{CountHook, CATCH_UP};
 use sr6_perf::model::Behavior;
 use sr6_perf::traffic::{
     build, frame_len, open_port, run_trial_report, Addressing, Backend, GenConfig, Generator, Idle, LiveGenerator,

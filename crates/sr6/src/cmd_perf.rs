@@ -1,252 +1,41 @@
-//! `sr6 perf run`: the SRPerf evaluation of sr6 and the Linux kernel (crates/perf). Loads
-//! the experiment (a YAML file, or the built-in default), applies the command-line
-//! overrides, runs it with a progress display, and writes the report.
+//! `sr6 perf ...`: runs the `sr6-perf` binary (crates/perf), which holds the SRPerf
+//! evaluation framework and its plotting stack, so that the router binary links neither.
+//! It is found in $SR6_PERF_BIN, else next to this executable; every argument after
+//! `perf` is passed on, and $SR6_BIN is set to this executable (unless already set) so
+//! that the sr6 forwarder measured is this very binary.
 
-use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::Command;
 
 use anyhow::{anyhow, bail, Result};
-use sr6_perf::experiment::Experiment;
-use sr6_perf::model::Behavior;
-use sr6_perf::report::{self, RunMeta};
-use sr6_perf::run::{self, Progress, RunOptions};
-use sr6_perf::search::SearchEvent;
 
-/// Command-line overrides of the experiment.
-pub struct PerfOpts {
-    pub file: Option<PathBuf>,
-    pub forwarders: Vec<String>,
-    pub behaviors: Vec<String>,
-    pub duration: Option<f64>,
-    pub repetitions: Option<usize>,
-    pub out: PathBuf,
-}
-
-pub fn run(o: PerfOpts) -> Result<()> {
-    let mut exp = match &o.file {
-        Some(f) => {
-            let text = std::fs::read_to_string(f).map_err(|e| anyhow!("{}: {e}", f.display()))?;
-            Experiment::from_yaml(&text, &f.display().to_string()).map_err(|e| anyhow!(e))?
-        }
-        None => Experiment::default(),
-    };
-    if !o.forwarders.is_empty() {
-        exp.forwarders = o.forwarders.clone();
-    }
-    if !o.behaviors.is_empty() {
-        exp.behaviors = o.behaviors.clone();
-    }
-    if let Some(d) = o.duration {
-        exp.trial_duration_s = d;
-    }
-    if let Some(r) = o.repetitions {
-        exp.repetitions = r;
-    }
-    exp.validate().map_err(|e| anyhow!("{e}"))?;
-    if !is_root() {
-        bail!("sr6 perf run builds network namespaces and attaches XDP programs: run it as root");
-    }
-    let sr6_bin = std::env::current_exe().map_err(|e| anyhow!("cannot find the sr6 binary: {e}"))?;
-    let opts = RunOptions { sr6_bin };
-    let total = exp.forwarders.len() * exp.behaviors.len();
-    let mut progress = Printer { tty: std::io::stderr().is_terminal(), stage: 0, total, last: String::new() };
-    eprintln!(
-        "sr6 perf: {} forwarder(s) x {} behaviour(s), {} repetition(s), {} s trials, PDR@{}% — results in {}",
-        exp.forwarders.len(),
-        exp.behaviors.len(),
-        exp.repetitions,
-        exp.trial_duration_s,
-        exp.pdr_loss_thresholds[0] * 100.0,
-        o.out.display()
-    );
-    // SIGINT/SIGTERM end the run between two trials, so that the forwarder is stopped
-    // and the namespaces removed on the way out; a second one ends it at once.
-    let stop = Arc::new(AtomicBool::new(false));
-    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        signal_hook::flag::register_conditional_shutdown(sig, 130, stop.clone())
-            .and_then(|_| signal_hook::flag::register(sig, stop.clone()))
-            .map_err(|e| anyhow!("installing the signal handlers: {e}"))?;
-    }
-    let mut factory = |tb: &sr6_perf::testbed::Testbed, b: Behavior, e: &Experiment| {
-        let inner = sr6_perf::tester::open(tb, b, e)?;
-        Ok(Box::new(Interruptible { inner, stop: stop.clone() }) as Box<dyn sr6_perf::run::Tester>)
-    };
-    let out = run::run(&exp, &opts, &mut factory, &mut progress).map_err(|e| anyhow!(e))?;
-    progress.end_line();
-    let mut meta = RunMeta::new(std::env::args().collect::<Vec<_>>().join(" "));
-    meta.sr6_version = Some(env!("CARGO_PKG_VERSION").to_string());
-    meta.trial_duration_s = exp.trial_duration_s;
-    meta.repetitions = exp.repetitions;
-    meta.frame_bytes = exp.packet_bytes;
-    meta.notes = out.warnings.iter().chain(&out.notes).cloned().collect();
-    let files = report::write_all(&out.results, &meta, &o.out).map_err(|e| anyhow!("{}: {e}", o.out.display()))?;
-    print_table(&out.results);
-    eprintln!("sr6 perf: wrote {}", files.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "));
-    Ok(())
-}
-
-/// A tester that refuses further trials once a stop signal came (the orchestrator then
-/// unwinds: the forwarder stopped, the testbed removed).
-struct Interruptible {
-    inner: Box<dyn sr6_perf::run::Tester>,
-    stop: Arc<AtomicBool>,
-}
-
-impl sr6_perf::run::Tester for Interruptible {
-    fn trial(
-        &mut self,
-        offered_pps: f64,
-        duration: std::time::Duration,
-        latency: bool,
-    ) -> Result<(sr6_perf::model::Trial, Option<sr6_perf::model::Latency>), String> {
-        if self.stop.load(Ordering::Relaxed) {
-            return Err("interrupted (SIGINT/SIGTERM): the testbed is being removed".into());
-        }
-        self.inner.trial(offered_pps, duration, latency)
-    }
-    fn max_pps(&self) -> f64 {
-        self.inner.max_pps()
-    }
-    fn frame_bytes(&self) -> usize {
-        self.inner.frame_bytes()
-    }
-    fn generator(&self) -> String {
-        self.inner.generator()
+/// Where `sr6-perf` is: $SR6_PERF_BIN, else `sr6-perf` next to this executable.
+fn perf_bin(exe: &std::path::Path) -> PathBuf {
+    match std::env::var_os("SR6_PERF_BIN").filter(|p| !p.is_empty()) {
+        Some(p) => PathBuf::from(p),
+        None => exe.with_file_name("sr6-perf"),
     }
 }
 
-fn is_root() -> bool {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| s.lines().find(|l| l.starts_with("Uid:")).map(|l| l.split_whitespace().nth(2) == Some("0")))
-        .unwrap_or(false)
-}
-
-/// The summary table on stdout: one line per forwarder and behaviour. A PDR the tester
-/// bounded in some repetition (not the SUT's loss) is marked `>=`: a lower bound.
-fn print_table(results: &[sr6_perf::model::BehaviorResult]) {
-    println!(
-        "{:<8} {:<12} {:>12} {:>8} {:>14} {:>8} {:>10} {:>16}",
-        "fwd", "behaviour", "NDR kpps", "CV%", "PDR kpps", "CV%", "p50 us", "at max load"
-    );
-    let (mut marked, mut loaded) = (false, false);
-    for r in results {
-        let bound = r.tester_bound_repetitions() > 0;
-        marked |= bound;
-        loaded |= r.max_load.is_some();
-        println!(
-            "{:<8} {:<12} {:>12.1} {:>8.2} {:>14} {:>8.2} {:>10} {:>16}",
-            r.forwarder,
-            r.behavior.name(),
-            r.ndr.mean / 1e3,
-            r.ndr.cv * 100.0,
-            format!("{}{:.1}", if bound { ">= " } else { "" }, r.pdr.mean / 1e3),
-            r.pdr.cv * 100.0,
-            r.latency.map_or("-".to_string(), |l| format!("{:.1}", l.p50_us)),
-            r.max_load.as_ref().map_or("-".to_string(), |m| format!(
-                "{}{:.1} ({}/{})",
-                if m.saturated == 0 { ">= " } else { "" },
-                m.forwarded.mean / 1e3,
-                m.saturated,
-                m.trials.len()
-            ))
+/// Replaces this process with `sr6-perf ARGS` (returns only on failure).
+pub fn exec(args: &[String]) -> Result<()> {
+    let exe = std::env::current_exe().map_err(|e| anyhow!("cannot find this executable: {e}"))?;
+    let bin = perf_bin(&exe);
+    if !bin.is_file() {
+        bail!(
+            "`sr6 perf` runs the sr6-perf binary, which is not at {}: build it with \
+             `cargo build --release --workspace --bins` (it goes next to sr6), or set SR6_PERF_BIN",
+            bin.display()
         );
     }
-    if marked {
-        println!(">= : the tester, not the SUT, bounded the PDR search in some repetition (a lower bound)");
+    let mut cmd = Command::new(&bin);
+    // Its usage and results.json say `sr6 perf`, as typed.
+    let argv0 = std::env::args_os().next().map(PathBuf::from).unwrap_or_else(|| exe.clone());
+    cmd.arg0(format!("{} perf", argv0.display())).args(args);
+    if std::env::var_os("SR6_BIN").is_none_or(|v| v.is_empty()) {
+        cmd.env("SR6_BIN", &exe);
     }
-    if loaded {
-        println!(
-            "at max load: kpps forwarded when offered the most the tester can send (k/n: trials that saturated the SUT)"
-        );
-    }
-}
-
-struct Printer {
-    tty: bool,
-    stage: usize,
-    total: usize,
-    last: String,
-}
-
-impl Printer {
-    fn line(&mut self, s: String) {
-        if self.tty {
-            eprint!("\r\x1b[2K{s}");
-        } else {
-            eprintln!("{s}");
-        }
-        self.last = s;
-    }
-    fn end_line(&mut self) {
-        if self.tty && !self.last.is_empty() {
-            eprintln!();
-        }
-        self.last.clear();
-    }
-}
-
-impl Progress for Printer {
-    fn stage(&mut self, forwarder: &str, behavior: Behavior, repetition: usize, of: usize) {
-        if repetition == 1 {
-            self.stage += 1;
-        }
-        self.end_line();
-        eprintln!("[{}/{}] {forwarder} {} — repetition {repetition}/{of}", self.stage, self.total, behavior.name());
-    }
-
-    fn event(&mut self, e: &SearchEvent) {
-        match e {
-            SearchEvent::Trying { phase, target, offered_pps } => {
-                self.line(format!("    {phase:<11} {target:<7} trying {:>9.1} kpps ...", offered_pps / 1e3));
-            }
-            SearchEvent::Trial { phase, target, trial } => {
-                let lost = trial.sent.saturating_sub(trial.received);
-                // Where the lost frames went, when the testbed's links counted some.
-                let wher = if lost > 0 && trial.sut_rx_dropped + trial.tester_rx_dropped > 0 {
-                    format!(
-                        " — lost {lost}: {} at the SUT's receiving link, {} at the tester's",
-                        trial.sut_rx_dropped, trial.tester_rx_dropped
-                    )
-                } else {
-                    String::new()
-                };
-                self.line(format!(
-                    "    {phase:<11} {target:<7} offered {:>9.1} kpps -> delivered {:>9.1} kpps ({:.3}%){wher}",
-                    trial.offered_pps / 1e3,
-                    trial.delivered_pps / 1e3,
-                    trial.delivery_ratio * 100.0
-                ))
-            }
-            SearchEvent::GeneratorLimited { offered_pps, achieved_pps } => {
-                self.end_line();
-                eprintln!(
-                    "    note: the generator reached {:.1} of {:.1} kpps: above this, it is the limit, not the SUT",
-                    achieved_pps / 1e3,
-                    offered_pps / 1e3
-                );
-            }
-            SearchEvent::MaxRateReached { target, max_pps } => {
-                self.end_line();
-                eprintln!("    note: {target} reached the highest rate offered ({:.1} kpps)", max_pps / 1e3);
-            }
-            SearchEvent::Finished { ndr, pdr, trials } => {
-                self.end_line();
-                eprintln!("    NDR {:.1} kpps, PDR {:.1} kpps ({trials} trials)", ndr.lo_pps / 1e3, pdr.lo_pps / 1e3);
-            }
-        }
-    }
-
-    fn warn(&mut self, msg: &str) {
-        self.end_line();
-        eprintln!("sr6 perf: warning: {msg}");
-    }
-}
-
-/// Where results go by default: `out/perf/<UTC date-time>`.
-pub fn default_out() -> PathBuf {
-    let stamp = report::utc_now_rfc3339().replace([':', '-'], "").chars().take(15).collect::<String>();
-    Path::new("out").join("perf").join(stamp)
+    let e = cmd.exec();
+    Err(anyhow!("running {}: {e}", bin.display()))
 }

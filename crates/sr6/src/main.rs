@@ -2,7 +2,8 @@
 //!
 //! Subcommands: `run` (the live router), `ctl` (control a running router), `pcap`
 //! (process a capture offline), `bench` (in-memory throughput), `dump` (decode a
-//! capture, SRH included), `behaviours` (the behaviour table).
+//! capture, SRH included), `behaviours` (the behaviour table), `perf` (runs the
+//! `sr6-perf` binary).
 
 mod cmd_bench;
 mod cmd_ctl;
@@ -130,34 +131,14 @@ enum Cmd {
     Behaviours,
     /// The SRPerf evaluation framework: measure forwarders (sr6, the Linux kernel) on a
     /// namespace testbed by NDR/PDR search, and write results, report and plots.
+    ///
+    /// Runs the sr6-perf binary next to sr6 (or $SR6_PERF_BIN) with the arguments that
+    /// follow: `sr6 perf --help`, `sr6 perf run --help`.
+    #[command(disable_help_flag = true)]
     Perf {
-        #[command(subcommand)]
-        cmd: PerfCmd,
-    },
-}
-
-#[derive(Subcommand)]
-enum PerfCmd {
-    /// Run an experiment (YAML, see examples/perf/experiment.yaml), or the built-in
-    /// default (the SRPerf paper's table for linux and sr6) without a file. Needs root.
-    Run {
-        /// The experiment file (every key optional).
-        file: Option<PathBuf>,
-        /// Forwarders, overriding the file (e.g. `linux,sr6`).
-        #[arg(long, value_delimiter = ',')]
-        forwarder: Vec<String>,
-        /// Behaviours, overriding the file (e.g. `ipv6,End,T.Encaps`).
-        #[arg(long, value_delimiter = ',')]
-        behavior: Vec<String>,
-        /// Seconds per trial, overriding the file.
-        #[arg(long)]
-        duration: Option<f64>,
-        /// Searches per forwarder and behaviour, overriding the file.
-        #[arg(long)]
-        repetitions: Option<usize>,
-        /// Output directory (default out/perf/<UTC time>).
-        #[arg(long)]
-        out: Option<PathBuf>,
+        /// Arguments for sr6-perf (`run [EXPERIMENT.yaml] [--forwarder ...] ...`).
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+        args: Vec<String>,
     },
 }
 
@@ -186,16 +167,7 @@ fn main() -> ExitCode {
             cmd_bench::run(&config, &input, in_dev.as_deref(), packets, batch, json)
         }
         Cmd::Dump { file, verbose } => cmd_dump::run(&file, verbose),
-        Cmd::Perf { cmd: PerfCmd::Run { file, forwarder, behavior, duration, repetitions, out } } => {
-            cmd_perf::run(cmd_perf::PerfOpts {
-                file,
-                forwarders: forwarder,
-                behaviors: behavior,
-                duration,
-                repetitions,
-                out: out.unwrap_or_else(cmd_perf::default_out),
-            })
-        }
+        Cmd::Perf { args } => cmd_perf::exec(&args),
         Cmd::Behaviours => {
             report::print_behaviours();
             Ok(())

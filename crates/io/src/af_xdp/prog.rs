@@ -34,14 +34,8 @@
 //! map keys are read straight from the packet (the verifier accepts packet pointers as
 //! map keys once their range is checked).
 
-use super::bpf::Insn;
-
-/// XDP actions.
-#[cfg_attr(not(test), allow(dead_code))]
-pub(crate) const XDP_DROP: u32 = 1;
-pub(crate) const XDP_PASS: u32 = 2;
-
-use super::asm::*;
+use crate::bpf::asm::*;
+use crate::bpf::Insn;
 
 /// The map file descriptors the program refers to.
 #[derive(Debug, Clone, Copy)]

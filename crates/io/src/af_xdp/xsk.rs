@@ -18,8 +18,8 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
 use sr6_core::packet::{DevId, PacketBuf};
 
-use super::bpf;
 use super::ring::{ConsRing, Mmap, ProdRing, RingOffsets};
+use crate::bpf::{self, Map};
 use crate::live::{now_ns, Port, PortStats};
 
 /// Size of one UMEM frame (one page: the largest the kernel accepts in aligned mode).
@@ -111,7 +111,7 @@ impl XskPort {
         dev: DevId,
         ring_frames: u32,
         copy: bool,
-        xsks: &OwnedFd,
+        xsks: &Map,
     ) -> io::Result<XskPort> {
         let ctx = |what: &str| format!("AF_XDP socket on {ifname} queue {queue}: {what}");
         if ring_frames == 0 {
@@ -207,7 +207,7 @@ impl XskPort {
             // Best effort (Linux 6.17+): one sendto sends the whole ring, not 32 frames.
             let _ = setsockopt(&fd, XDP_MAX_TX_SKB_BUDGET, &ring);
         }
-        bpf::map_update(xsks, &queue.to_ne_bytes(), &fd.as_raw_fd().to_ne_bytes())
+        xsks.update(&queue.to_ne_bytes(), &fd.as_raw_fd().to_ne_bytes())
             .map_err(|e| bpf::context(e, &ctx("insert into the XSKMAP")))?;
 
         Ok(XskPort {

@@ -1,4 +1,4 @@
-//! The fast generator: XDP live frames (`sr6_io::af_xdp::LiveFrames`), paced and stamped
+//! The fast generator: XDP live frames (`crate::bpf::LiveFrames`), paced and stamped
 //! by an XDP program inside the kernel, on the calling thread.
 //!
 //! Per packet nothing crosses the user/kernel boundary: the kernel runs the program in
@@ -12,8 +12,8 @@
 //! * there is no transmit ring, so `ring_full` is 0; a frame the peer device cannot
 //!   take (its receive ring full — on veth the SUT's) is the SUT's loss, as on a NIC;
 //! * the schedule is never caught up with a burst: a generator behind it (between two
-//!   system calls, some tens of microseconds every [`sr6_io::af_xdp::SLICE`], or
-//!   preempted by the receiver) sends at up to [`sr6_io::af_xdp::CATCH_UP`] times the
+//!   system calls, some tens of microseconds every [`crate::bpf::SLICE`], or
+//!   preempted by the receiver) sends at up to [`crate::bpf::CATCH_UP`] times the
 //!   rate until it is back on time; more than [`MAX_LAG`] behind, the slots it missed
 //!   are given up and counted (`late`), as the socket generator does, so that a trial
 //!   that could not offer its rate says so.
@@ -23,7 +23,7 @@
 
 use std::time::Duration;
 
-use sr6_io::af_xdp::{LiveFrames, LiveTemplate};
+use crate::bpf::{LiveFrames, LiveTemplate};
 use sr6_io::live::{pin_to_cpu, PortStats};
 
 use super::gen::GenReport;
@@ -42,7 +42,7 @@ pub const MAX_LAG: Duration = Duration::from_millis(5);
 pub const TRACE_ENV: &str = "SR6_GEN_TRACE";
 
 /// One line of [`TRACE_ENV`] output.
-fn trace_line(offered_pps: f64, r: &sr6_io::af_xdp::LiveRun) -> String {
+fn trace_line(offered_pps: f64, r: &crate::bpf::LiveRun) -> String {
     let ms = |ns: u64| ns as f64 / 1e6;
     format!(
         "sr6 live frames: rate {offered_pps:.0} pps, slots {}, sent {}, late {}, first late at {:.2} ms, last sent at {:.2} ms, \

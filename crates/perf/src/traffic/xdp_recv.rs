@@ -1,5 +1,5 @@
 //! The XDP receiver: test packets counted by an XDP program on the receiving device
-//! ([`sr6_io::af_xdp::XdpCounter`]) where they arrive, and dropped there.
+//! ([`crate::bpf::XdpCounter`]) where they arrive, and dropped there.
 //!
 //! It counts what the thread [`Receiver`](super::Receiver) counts — per stream received,
 //! duplicates (a bitmap of 2^24 sequence numbers per stream, not a sliding window),
@@ -19,7 +19,7 @@
 use std::sync::Mutex;
 use std::time::Duration;
 
-use sr6_io::af_xdp::{CountHook, Counts, XdpCounter};
+use crate::bpf::{CountHook, Counts, XdpCounter};
 
 use super::latency::Histogram;
 use super::recv::{RecvReport, StreamCounts};
@@ -123,7 +123,7 @@ impl Sink for XdpReceiver {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use sr6_io::af_xdp::{CountedStream, LAT_BUCKETS};
+    use crate::bpf::{CountedStream, LAT_BUCKETS};
 
     fn counts() -> Counts {
         let mut b = vec![0u64; LAT_BUCKETS];

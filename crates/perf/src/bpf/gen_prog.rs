@@ -1,7 +1,7 @@
-//! The traffic generator's XDP program ([`super::LiveFrames`]), assembled like
-//! `prog.rs`. It runs under `BPF_PROG_TEST_RUN` in live-frame mode, many times per call,
-//! and each run either sends one packet (`XDP_TX`) or, when the next packet is not due
-//! yet, does nothing (`XDP_DROP`, the page is recycled at once): the pacing is done here,
+//! The traffic generator's XDP program ([`super::LiveFrames`]), assembled like the
+//! router's (`sr6_io::af_xdp`) with `sr6_io::bpf::asm`. It runs under
+//! `BPF_PROG_TEST_RUN` in live-frame mode, many times per call, and each run either
+//! sends one packet (`XDP_TX`) or, when the next packet is not due yet, does nothing (`XDP_DROP`, the page is recycled at once): the pacing is done here,
 //! against `bpf_ktime_get_ns`, to a fraction of a nanosecond — not by the system call
 //! rate, since each call costs tens of microseconds of page-pool setup.
 //!
@@ -96,16 +96,8 @@
 //! ones'-complement sum does not depend on byte order (RFC 1071 §2(B)), so the stored
 //! checksum is right on either endianness.
 
-use super::asm::*;
-use super::bpf::Insn;
-
-/// `XDP_DROP`, `XDP_PASS`.
-const XDP_DROP: u32 = 1;
-const XDP_PASS: u32 = 2;
-/// `bpf_redirect(ifindex, flags)`.
-const BPF_FUNC_REDIRECT: i32 = 23;
-/// `struct xdp_md`'s `ingress_ifindex`.
-const MD_INGRESS_IFINDEX: i16 = 12;
+use sr6_io::bpf::asm::*;
+use sr6_io::bpf::Insn;
 /// Times in the control block are nanoseconds times 2^FP_SHIFT (good for 36 years of
 /// uptime; intervals to 1/16 ns).
 pub(crate) const FP_SHIFT: u32 = 4;

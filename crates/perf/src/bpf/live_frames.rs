@@ -30,10 +30,16 @@
 
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use super::bpf;
+use sr6_io::bpf::{self, Map, MapKind};
+use sr6_io::interrupt::Interrupter;
+use sr6_io::live::ifindex;
+
+use super::context;
 use super::gen_prog::{ctl, gen_program, GenMaps, Layout, FP_SHIFT, REUSE};
+use crate::traffic::mono_ns;
 
 /// Program runs between two flushes to the device (the kernel's maximum). Each flush
 /// that carries frames wakes the peer's NAPI poll if it sleeps — an inter-processor
@@ -72,93 +78,43 @@ fn reuse_max(rate_pps: f64) -> u64 {
 /// signal: see [`LiveFrames::run`]).
 pub const SLICE: Duration = Duration::from_millis(30);
 
-/// The signal that ends a call: SIGURG, whose default is to be ignored; a no-op
-/// handler makes it interrupt the system call instead (`EINTR`).
-const STOP_SIGNAL: libc::c_int = libc::SIGURG;
-
-extern "C" fn on_stop_signal(_: libc::c_int) {}
-
-/// Installs the no-op handler for [`STOP_SIGNAL`] (once per process).
-fn install_stop_handler() -> io::Result<()> {
-    static DONE: std::sync::OnceLock<Result<(), i32>> = std::sync::OnceLock::new();
-    let r = DONE.get_or_init(|| {
-        // SAFETY: a zeroed sigaction is valid; the handler is an `extern "C"` function
-        // that does nothing (async-signal-safe); no SA_RESTART, so the interrupted
-        // bpf(2) call returns EINTR.
-        unsafe {
-            let mut sa: libc::sigaction = std::mem::zeroed();
-            sa.sa_sigaction = on_stop_signal as extern "C" fn(libc::c_int) as usize;
-            libc::sigemptyset(&mut sa.sa_mask);
-            if libc::sigaction(STOP_SIGNAL, &sa, std::ptr::null_mut()) == 0 {
-                Ok(())
-            } else {
-                Err(io::Error::last_os_error().raw_os_error().unwrap_or(0))
-            }
-        }
-    });
-    r.map_err(io::Error::from_raw_os_error)
-}
-
 /// Interrupts the calling thread's system call once the run's last slot is due: `span`
 /// after the program's first run (which it records in the control block; a call can
 /// take milliseconds to set up), plus `margin`; then every 5 ms until dropped (a signal
 /// that arrives before the call starts is not lost: the next one comes). If the
 /// program has not run within `span + 2 s` of arming, it signals anyway. Dropping it
-/// joins the helper thread, so the target thread is alive whenever it is signalled.
-struct Alarm {
-    done: std::sync::Arc<std::sync::atomic::AtomicBool>,
-    helper: Option<std::thread::JoinHandle<()>>,
-}
-
-impl Alarm {
-    fn arm(ctl_map: &OwnedFd, streams: usize, span_ns: u64, margin_ns: u64) -> io::Result<Alarm> {
-        use std::sync::atomic::{AtomicBool, Ordering};
-        install_stop_handler()?;
-        // SAFETY: pthread_self has no preconditions.
-        let target = unsafe { libc::pthread_self() };
-        let done = std::sync::Arc::new(AtomicBool::new(false));
-        let d = done.clone();
-        let ctl_map = ctl_map.try_clone()?;
-        let armed = mono_ns();
-        let helper = std::thread::Builder::new().name("sr6-gen-alarm".into()).spawn(move || {
-            let mut v = vec![0u8; ctl::len(streams)];
-            let deadline = loop {
-                if d.load(Ordering::Acquire) {
-                    return;
-                }
-                let start = match bpf::map_lookup(&ctl_map, &0u32.to_ne_bytes(), &mut v) {
-                    Ok(()) => {
-                        u64::from_ne_bytes(v[ctl::START..ctl::START + 8].try_into().unwrap_or([0; 8])) >> FP_SHIFT
-                    }
-                    Err(_) => 0,
-                };
-                if start != 0 {
-                    break start.saturating_add(span_ns).saturating_add(margin_ns);
-                }
-                if mono_ns() > armed.saturating_add(span_ns).saturating_add(2_000_000_000) {
-                    break 0;
-                }
-                std::thread::sleep(Duration::from_millis(1));
-            };
-            std::thread::sleep(Duration::from_nanos(deadline.saturating_sub(mono_ns())));
-            while !d.load(Ordering::Acquire) {
-                // SAFETY: `target` is the thread that owns the `Alarm`, which joins this
-                // thread before it is dropped: it is alive.
-                unsafe { libc::pthread_kill(target, STOP_SIGNAL) };
-                std::thread::sleep(Duration::from_millis(5));
+/// stops the signals (`sr6_io::interrupt`).
+fn alarm(ctl_map: &Map, streams: usize, span_ns: u64, margin_ns: u64) -> io::Result<Interrupter> {
+    let ctl_map = ctl_map.try_clone()?;
+    let armed = mono_ns();
+    let wait = move |done: &AtomicBool| {
+        let mut v = vec![0u8; ctl::len(streams)];
+        let deadline = loop {
+            if done.load(Ordering::Acquire) {
+                return;
             }
-        })?;
-        Ok(Alarm { done, helper: Some(helper) })
-    }
-}
-
-impl Drop for Alarm {
-    fn drop(&mut self) {
-        self.done.store(true, std::sync::atomic::Ordering::Release);
-        if let Some(h) = self.helper.take() {
-            let _ = h.join();
+            let start = match ctl_map.lookup(&0u32.to_ne_bytes(), &mut v) {
+                Ok(()) => u64::from_ne_bytes(v[ctl::START..ctl::START + 8].try_into().unwrap_or([0; 8])) >> FP_SHIFT,
+                Err(_) => 0,
+            };
+            if start != 0 {
+                break start.saturating_add(span_ns).saturating_add(margin_ns);
+            }
+            if mono_ns() > armed.saturating_add(span_ns).saturating_add(2_000_000_000) {
+                break 0;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        };
+        // Until the deadline, in slices: a call that ended early drops the alarm at once.
+        while !done.load(Ordering::Acquire) {
+            let left = deadline.saturating_sub(mono_ns());
+            if left == 0 {
+                break;
+            }
+            std::thread::sleep(Duration::from_nanos(left.min(10_000_000)));
         }
-    }
+    };
+    Interrupter::arm(wait, Duration::from_millis(5))
 }
 
 /// The largest template: what fits in one page with the kernel's headroom and
@@ -206,14 +162,6 @@ impl LiveTemplate {
     }
 }
 
-/// Nanoseconds of `CLOCK_MONOTONIC`, the clock of `bpf_ktime_get_ns`.
-pub fn mono_ns() -> u64 {
-    let mut t = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: `t` is a valid, writable timespec; CLOCK_MONOTONIC always exists on Linux.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t) };
-    (t.tv_sec as u64).wrapping_mul(1_000_000_000).wrapping_add(t.tv_nsec as u64)
-}
-
 /// What one [`LiveFrames::run`] did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LiveRun {
@@ -249,8 +197,8 @@ pub struct LiveFrames {
     // Held, never read: closing it detaches the program. Declared (and so dropped) first.
     _link: OwnedFd,
     prog: OwnedFd,
-    ctl: OwnedFd,
-    _templates: OwnedFd,
+    ctl: Map,
+    _templates: Map,
     /// The first template (the kernel's initial frame contents).
     input: Vec<u8>,
     streams: usize,
@@ -282,22 +230,21 @@ impl LiveFrames {
             return Err(bad("live-frame templates must all have one length".into()));
         }
         let layouts = templates.iter().map(LiveTemplate::layout).collect::<io::Result<Vec<_>>>()?;
-        let ifindex = super::ifindex(ifname)?;
+        let ifindex = ifindex(ifname)?;
         let n = templates.len();
-        let ctl = bpf::map_create(bpf::BPF_MAP_TYPE_ARRAY, 4, ctl::len(n) as u32, 1, "sr6_gen_ctl")?;
+        let ctl = Map::create(MapKind::Array, 4, ctl::len(n) as u32, 1, "sr6_gen_ctl")?;
         let value_len = len.div_ceil(8) * 8;
-        let tmap = bpf::map_create(bpf::BPF_MAP_TYPE_ARRAY, 4, value_len as u32, n as u32, "sr6_gen_tmpl")?;
+        let tmap = Map::create(MapKind::Array, 4, value_len as u32, n as u32, "sr6_gen_tmpl")?;
         for (i, t) in templates.iter().enumerate() {
             let mut v = t.frame.clone();
             v.resize(value_len, 0);
-            bpf::map_update(&tmap, &(i as u32).to_ne_bytes(), &v)?;
+            tmap.update(&(i as u32).to_ne_bytes(), &v)?;
         }
         let maps = GenMaps { ctl: ctl.as_raw_fd(), templates: tmap.as_raw_fd() };
-        let ingress = super::ifindex("lo")?;
+        let ingress = sr6_io::live::ifindex("lo")?;
         let prog = bpf::prog_load_xdp(&gen_program(ifindex, len as u32, &layouts, maps), "sr6_gen")?;
-        let link = bpf::link_create_xdp(&prog, ifindex, bpf::XDP_FLAGS_DRV_MODE).map_err(|e| {
-            bpf::context(e, &format!("attaching the generator's XDP program to {ifname} (driver mode)"))
-        })?;
+        let link = bpf::link_create_xdp(&prog, ifindex, bpf::XDP_FLAGS_DRV_MODE)
+            .map_err(|e| context(e, &format!("attaching the generator's XDP program to {ifname} (driver mode)")))?;
         let input = templates[0].frame.clone();
         let netns = netns_id()?;
         Ok(LiveFrames {
@@ -325,7 +272,7 @@ impl LiveFrames {
 
     fn read_ctl(&self) -> io::Result<Vec<u8>> {
         let mut v = vec![0u8; ctl::len(self.streams)];
-        bpf::map_lookup(&self.ctl, &0u32.to_ne_bytes(), &mut v)?;
+        self.ctl.lookup(&0u32.to_ne_bytes(), &mut v)?;
         Ok(v)
     }
 
@@ -361,7 +308,7 @@ impl LiveFrames {
         // Behind the schedule, catch up a little faster than the rate, never in a burst.
         put(&mut c, ctl::GAP, if paced { fp(1e9 / (CATCH_UP * rate_pps)) } else { 0 });
         put(&mut c, ctl::REUSE_MAX, reuse_max(rate_pps));
-        bpf::map_update(&self.ctl, &0u32.to_ne_bytes(), &c)?;
+        self.ctl.update(&0u32.to_ne_bytes(), &c)?;
 
         let end_ns = call_ns.saturating_add(duration_ns);
         let get = |c: &[u8], off: usize| u64::from_ne_bytes(c[off..off + 8].try_into().unwrap_or([0; 8]));
@@ -379,13 +326,13 @@ impl LiveFrames {
             } else {
                 duration_ns
             };
-            let alarm = Alarm::arm(&self.ctl, self.streams, span, SLICE.as_nanos() as u64)?;
+            let alarm = alarm(&self.ctl, self.streams, span, SLICE.as_nanos() as u64)?;
             let r = bpf::test_run_live(&self.prog, &self.input, self.ingress, 1 << 30, BATCH);
             drop(alarm);
             match r {
                 Ok(()) => {}
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(bpf::context(e, &format!("sending live frames out of {}", self.ifname))),
+                Err(e) => return Err(context(e, &format!("sending live frames out of {}", self.ifname))),
             }
             last = mono_ns();
             calls += 1;

@@ -2,8 +2,7 @@
 //! receives where they arrive, in the receive path, and drops them — no copy to user
 //! space, no receiving thread, no wake-up per burst (see `xdp_counter.rs`).
 //!
-//! Every test packet ends with a 16-byte telemetry block (the perf crate's
-//! `telemetry.rs`): magic (u16), stream id (u16), sequence number (u32), TX timestamp
+//! Every test packet ends with a 16-byte telemetry block (`traffic/telemetry.rs`): magic (u16), stream id (u16), sequence number (u32), TX timestamp
 //! (u64, ns of `CLOCK_MONOTONIC`), all big-endian. The equivalent C:
 //!
 //! ```c
@@ -52,9 +51,8 @@
 //! (`OTHER_QUEUE`). The sequence bitmaps keep [`SEQ_BITS`] bits per stream; sequence
 //! numbers are taken modulo that (a trial sends fewer packets per stream).
 
-use super::asm::*;
-use super::bpf::Insn;
-use super::prog::{XDP_DROP, XDP_PASS};
+use sr6_io::bpf::asm::*;
+use sr6_io::bpf::Insn;
 
 /// Streams with counters (ids `0..MAX_COUNT_STREAMS`).
 pub const MAX_COUNT_STREAMS: usize = 16;
@@ -96,13 +94,6 @@ pub(crate) mod st {
     const _: () = assert!(OTHER_QUEUE < STREAM_AT);
 }
 
-const LSH64_REG: u8 = 0x6f; // BPF_ALU64 | BPF_LSH | BPF_X
-const RSH64_REG: u8 = 0x7f; // BPF_ALU64 | BPF_RSH | BPF_X
-const OR64_REG: u8 = 0x4f; // BPF_ALU64 | BPF_OR | BPF_X
-const JSET_REG: u8 = 0x4d; // BPF_JMP | BPF_JSET | BPF_X
-const JGT_IMM: u8 = 0x25; // BPF_JMP | BPF_JGT | BPF_K
-const JGE_IMM: u8 = 0x35; // BPF_JMP | BPF_JGE | BPF_K
-
 /// Where the program runs: its context and verdicts differ.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CountHook {
@@ -119,8 +110,6 @@ pub enum CountHook {
 const SKB_LEN: i16 = 0;
 const SKB_DATA: i16 = 76;
 const SKB_DATA_END: i16 = 80;
-/// `bpf_skb_pull_data(skb, len)`.
-const BPF_FUNC_SKB_PULL_DATA: i32 = 39;
 /// tcx verdicts.
 const TCX_PASS: i32 = 0;
 const TCX_DROP: i32 = 2;

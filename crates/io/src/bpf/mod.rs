@@ -1,14 +1,28 @@
-//! Thin wrappers over the bpf(2) system call: the handful of commands the AF_XDP backend
-//! needs (create a map, update/delete/iterate its elements, load a program, attach it
-//! with a link, run it on a test frame).
+//! eBPF for sr6's programs: safe wrappers over the bpf(2) system call and a tiny
+//! assembler ([`asm`]) to write programs with — no clang, libbpf or libxdp.
+//!
+//! The router's XDP program (`af_xdp/prog.rs`) is loaded with them, and so are the
+//! tester's programs of `sr6 perf` (the `sr6-perf` crate), which need no `unsafe` code of
+//! their own: every function here is safe to call with any arguments.
+//!
+//! - [`Map`]: a map this process created, which remembers its key and value sizes, so
+//!   that a lookup can never make the kernel write past the caller's buffer (a length
+//!   that differs from the map's is an `InvalidInput` error, checked before the call).
+//! - [`prog_load_xdp`], [`prog_load_tcx_ingress`]: load a program (the kernel's
+//!   verifier decides whether it is safe to run); [`link_create_xdp`],
+//!   [`link_create_tcx_ingress`]: attach it to a device while the returned link is open.
+//! - [`test_run`], [`test_run_live`]: `BPF_PROG_TEST_RUN` on a frame the kernel only
+//!   reads.
 //!
 //! Each command fills its own `#[repr(C)]` prefix of the kernel's `union bpf_attr`
 //! (`<linux/bpf.h>`) and passes that prefix's size: the kernel treats the bytes it does
 //! not receive as zero. Every file descriptor the kernel returns is `O_CLOEXEC` and is
 //! wrapped in an [`OwnedFd`] at once, so nothing leaks on an error path.
 
+pub mod asm;
+
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 
 // Commands (enum bpf_cmd).
 const BPF_MAP_CREATE: u32 = 0;
@@ -22,9 +36,9 @@ const BPF_OBJ_GET_INFO_BY_FD: u32 = 15;
 const BPF_LINK_CREATE: u32 = 28;
 
 /// enum bpf_map_type.
-pub(crate) const BPF_MAP_TYPE_HASH: u32 = 1;
-pub(crate) const BPF_MAP_TYPE_ARRAY: u32 = 2;
-pub(crate) const BPF_MAP_TYPE_XSKMAP: u32 = 17;
+const BPF_MAP_TYPE_HASH: u32 = 1;
+const BPF_MAP_TYPE_ARRAY: u32 = 2;
+const BPF_MAP_TYPE_XSKMAP: u32 = 17;
 /// enum bpf_prog_type.
 const BPF_PROG_TYPE_SCHED_CLS: u32 = 3;
 const BPF_PROG_TYPE_XDP: u32 = 6;
@@ -34,9 +48,10 @@ const BPF_TCX_INGRESS: u32 = 46;
 /// `BPF_ANY`: create or update.
 const BPF_ANY: u64 = 0;
 
-/// XDP attach flags (`<linux/if_link.h>`).
-pub(crate) const XDP_FLAGS_SKB_MODE: u32 = 1 << 1;
-pub(crate) const XDP_FLAGS_DRV_MODE: u32 = 1 << 2;
+/// XDP attach flags (`<linux/if_link.h>`): generic (SKB) mode.
+pub const XDP_FLAGS_SKB_MODE: u32 = 1 << 1;
+/// XDP attach flags (`<linux/if_link.h>`): driver (native) mode.
+pub const XDP_FLAGS_DRV_MODE: u32 = 1 << 2;
 
 /// Size of the verifier log captured when a load fails.
 const LOG_SIZE: usize = 1 << 18;
@@ -45,7 +60,7 @@ const LOG_SIZE: usize = 1 << 18;
 /// one byte (destination in the low nibble on little-endian machines).
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Insn {
+pub struct Insn {
     pub code: u8,
     pub regs: u8,
     pub off: i16,
@@ -53,14 +68,14 @@ pub(crate) struct Insn {
 }
 
 impl Insn {
-    pub(crate) fn new(code: u8, dst: u8, src: u8, off: i16, imm: i32) -> Insn {
+    /// An instruction: opcode, destination and source registers, offset, immediate.
+    pub fn new(code: u8, dst: u8, src: u8, off: i16, imm: i32) -> Insn {
         let regs = if cfg!(target_endian = "little") { (src << 4) | (dst & 0xf) } else { (dst << 4) | (src & 0xf) };
         Insn { code, regs, off, imm }
     }
 
     /// The 8 bytes the kernel reads.
-    #[cfg(test)]
-    pub(crate) fn to_bytes(self) -> [u8; 8] {
+    pub fn to_bytes(self) -> [u8; 8] {
         let mut b = [0u8; 8];
         b[0] = self.code;
         b[1] = self.regs;
@@ -101,7 +116,7 @@ fn obj_name(name: &str) -> [u8; 16] {
 }
 
 /// Adds what was being done to an error, keeping its kind.
-pub(crate) fn context(e: io::Error, what: &str) -> io::Error {
+pub fn context(e: io::Error, what: &str) -> io::Error {
     io::Error::new(e.kind(), format!("{what}: {e}"))
 }
 
@@ -117,27 +132,6 @@ struct MapCreateAttr {
     map_name: [u8; 16],
 }
 
-/// `BPF_MAP_CREATE`.
-pub(crate) fn map_create(
-    map_type: u32,
-    key_size: u32,
-    value_size: u32,
-    max_entries: u32,
-    name: &str,
-) -> io::Result<OwnedFd> {
-    let mut a = MapCreateAttr {
-        map_type,
-        key_size,
-        value_size,
-        max_entries,
-        map_flags: 0,
-        inner_map_fd: 0,
-        numa_node: 0,
-        map_name: obj_name(name),
-    };
-    sys_bpf(BPF_MAP_CREATE, &mut a).map(owned).map_err(|e| context(e, &format!("bpf(BPF_MAP_CREATE {name})")))
-}
-
 #[repr(C)]
 struct ElemAttr {
     map_fd: u32,
@@ -147,59 +141,165 @@ struct ElemAttr {
     flags: u64,
 }
 
-/// `BPF_MAP_UPDATE_ELEM` with `BPF_ANY`. `key` and `value` must have the map's sizes.
-pub(crate) fn map_update(map: &OwnedFd, key: &[u8], value: &[u8]) -> io::Result<()> {
-    let mut a = ElemAttr {
-        map_fd: map.as_raw_fd() as u32,
-        _pad: 0,
-        key: key.as_ptr() as u64,
-        value: value.as_ptr() as u64,
-        flags: BPF_ANY,
-    };
-    sys_bpf(BPF_MAP_UPDATE_ELEM, &mut a).map(|_| ()).map_err(|e| context(e, "bpf(BPF_MAP_UPDATE_ELEM)"))
+/// The kinds of map [`Map::create`] makes: those whose user-space value is exactly
+/// `value_size` bytes (no per-CPU maps, whose lookups return one value per CPU).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MapKind {
+    /// `BPF_MAP_TYPE_HASH`.
+    Hash,
+    /// `BPF_MAP_TYPE_ARRAY`: keys are u32 indices `0..max_entries`, every element
+    /// exists (zeroed at creation).
+    Array,
+    /// `BPF_MAP_TYPE_XSKMAP`: u32 queue index -> AF_XDP socket (the value written is
+    /// the socket's descriptor; user space cannot read it back).
+    XskMap,
 }
 
-/// `BPF_MAP_LOOKUP_ELEM` into `value` (the map's value size). `key` must have the map's
-/// key size.
-pub(crate) fn map_lookup(map: &OwnedFd, key: &[u8], value: &mut [u8]) -> io::Result<()> {
-    let mut a = ElemAttr {
-        map_fd: map.as_raw_fd() as u32,
-        _pad: 0,
-        key: key.as_ptr() as u64,
-        value: value.as_mut_ptr() as u64,
-        flags: 0,
-    };
-    sys_bpf(BPF_MAP_LOOKUP_ELEM, &mut a).map(|_| ()).map_err(|e| context(e, "bpf(BPF_MAP_LOOKUP_ELEM)"))
-}
-
-/// `BPF_MAP_DELETE_ELEM`. A missing key is not an error.
-pub(crate) fn map_delete(map: &OwnedFd, key: &[u8]) -> io::Result<()> {
-    let mut a = ElemAttr { map_fd: map.as_raw_fd() as u32, _pad: 0, key: key.as_ptr() as u64, value: 0, flags: 0 };
-    match sys_bpf(BPF_MAP_DELETE_ELEM, &mut a) {
-        Ok(_) => Ok(()),
-        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => Ok(()),
-        Err(e) => Err(context(e, "bpf(BPF_MAP_DELETE_ELEM)")),
+impl MapKind {
+    fn code(self) -> u32 {
+        match self {
+            MapKind::Hash => BPF_MAP_TYPE_HASH,
+            MapKind::Array => BPF_MAP_TYPE_ARRAY,
+            MapKind::XskMap => BPF_MAP_TYPE_XSKMAP,
+        }
     }
 }
 
-/// Every key of a map with `N`-byte keys (`BPF_MAP_GET_NEXT_KEY` from no key).
-pub(crate) fn map_keys<const N: usize>(map: &OwnedFd) -> io::Result<Vec<[u8; N]>> {
-    let mut keys: Vec<[u8; N]> = Vec::new();
-    let mut next = [0u8; N];
-    loop {
+/// A BPF map this process created: its descriptor and its key and value sizes. Closed
+/// (and freed, once no loaded program refers to it) when dropped. Programs refer to it
+/// by its descriptor number ([`AsRawFd`], for [`asm::Asm::ld_map_fd`]).
+#[derive(Debug)]
+pub struct Map {
+    fd: OwnedFd,
+    key_size: u32,
+    value_size: u32,
+}
+
+impl Map {
+    /// `BPF_MAP_CREATE`. `name` is the map's name as `bpftool map` shows it (the first
+    /// 15 bytes; `[A-Za-z0-9_.]`).
+    pub fn create(kind: MapKind, key_size: u32, value_size: u32, max_entries: u32, name: &str) -> io::Result<Map> {
+        let mut a = MapCreateAttr {
+            map_type: kind.code(),
+            key_size,
+            value_size,
+            max_entries,
+            map_flags: 0,
+            inner_map_fd: 0,
+            numa_node: 0,
+            map_name: obj_name(name),
+        };
+        let fd = sys_bpf(BPF_MAP_CREATE, &mut a)
+            .map(owned)
+            .map_err(|e| context(e, &format!("bpf(BPF_MAP_CREATE {name})")))?;
+        Ok(Map { fd, key_size, value_size })
+    }
+
+    /// Bytes of a key.
+    pub fn key_size(&self) -> u32 {
+        self.key_size
+    }
+
+    /// Bytes of a value.
+    pub fn value_size(&self) -> u32 {
+        self.value_size
+    }
+
+    /// A second descriptor for the same map (for another thread).
+    pub fn try_clone(&self) -> io::Result<Map> {
+        Ok(Map { fd: self.fd.try_clone()?, key_size: self.key_size, value_size: self.value_size })
+    }
+
+    /// `InvalidInput` unless `key` (and `value`, if given) have the map's sizes: the
+    /// kernel reads and writes exactly those sizes at the pointers it is given.
+    fn check(&self, key: &[u8], value: Option<usize>) -> io::Result<()> {
+        let bad = key.len() != self.key_size as usize || value.is_some_and(|v| v != self.value_size as usize);
+        if bad {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "BPF map element of {}+{} bytes; the map has {}+{}",
+                    key.len(),
+                    value.unwrap_or(self.value_size as usize),
+                    self.key_size,
+                    self.value_size
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// `BPF_MAP_UPDATE_ELEM` with `BPF_ANY` (create or replace). `key` and `value` must
+    /// have the map's sizes.
+    pub fn update(&self, key: &[u8], value: &[u8]) -> io::Result<()> {
+        self.check(key, Some(value.len()))?;
         let mut a = ElemAttr {
-            map_fd: map.as_raw_fd() as u32,
+            map_fd: self.fd.as_raw_fd() as u32,
             _pad: 0,
-            // A null key asks for the first one.
-            key: keys.last().map_or(0, |k| k.as_ptr() as u64),
-            value: next.as_mut_ptr() as u64,
+            key: key.as_ptr() as u64,
+            value: value.as_ptr() as u64,
+            flags: BPF_ANY,
+        };
+        sys_bpf(BPF_MAP_UPDATE_ELEM, &mut a).map(|_| ()).map_err(|e| context(e, "bpf(BPF_MAP_UPDATE_ELEM)"))
+    }
+
+    /// `BPF_MAP_LOOKUP_ELEM` into `value`. `key` and `value` must have the map's sizes.
+    pub fn lookup(&self, key: &[u8], value: &mut [u8]) -> io::Result<()> {
+        self.check(key, Some(value.len()))?;
+        let mut a = ElemAttr {
+            map_fd: self.fd.as_raw_fd() as u32,
+            _pad: 0,
+            key: key.as_ptr() as u64,
+            value: value.as_mut_ptr() as u64,
             flags: 0,
         };
-        match sys_bpf(BPF_MAP_GET_NEXT_KEY, &mut a) {
-            Ok(_) => keys.push(next),
-            Err(e) if e.raw_os_error() == Some(libc::ENOENT) => return Ok(keys),
-            Err(e) => return Err(context(e, "bpf(BPF_MAP_GET_NEXT_KEY)")),
+        sys_bpf(BPF_MAP_LOOKUP_ELEM, &mut a).map(|_| ()).map_err(|e| context(e, "bpf(BPF_MAP_LOOKUP_ELEM)"))
+    }
+
+    /// `BPF_MAP_DELETE_ELEM`. A missing key is not an error.
+    pub fn delete(&self, key: &[u8]) -> io::Result<()> {
+        self.check(key, None)?;
+        let mut a =
+            ElemAttr { map_fd: self.fd.as_raw_fd() as u32, _pad: 0, key: key.as_ptr() as u64, value: 0, flags: 0 };
+        match sys_bpf(BPF_MAP_DELETE_ELEM, &mut a) {
+            Ok(_) => Ok(()),
+            Err(e) if e.raw_os_error() == Some(libc::ENOENT) => Ok(()),
+            Err(e) => Err(context(e, "bpf(BPF_MAP_DELETE_ELEM)")),
         }
+    }
+
+    /// Every key (`BPF_MAP_GET_NEXT_KEY` from no key); `N` must be the key size.
+    pub fn keys<const N: usize>(&self) -> io::Result<Vec<[u8; N]>> {
+        self.check(&[0u8; N], None)?;
+        let mut keys: Vec<[u8; N]> = Vec::new();
+        let mut next = [0u8; N];
+        loop {
+            let mut a = ElemAttr {
+                map_fd: self.fd.as_raw_fd() as u32,
+                _pad: 0,
+                // A null key asks for the first one.
+                key: keys.last().map_or(0, |k| k.as_ptr() as u64),
+                value: next.as_mut_ptr() as u64,
+                flags: 0,
+            };
+            match sys_bpf(BPF_MAP_GET_NEXT_KEY, &mut a) {
+                Ok(_) => keys.push(next),
+                Err(e) if e.raw_os_error() == Some(libc::ENOENT) => return Ok(keys),
+                Err(e) => return Err(context(e, "bpf(BPF_MAP_GET_NEXT_KEY)")),
+            }
+        }
+    }
+}
+
+impl AsFd for Map {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        self.fd.as_fd()
+    }
+}
+
+impl AsRawFd for Map {
+    fn as_raw_fd(&self) -> RawFd {
+        self.fd.as_raw_fd()
     }
 }
 
@@ -221,13 +321,13 @@ struct ProgLoadAttr {
 
 /// `BPF_PROG_LOAD` of an XDP program (licence "GPL", expected attach type `BPF_XDP`).
 /// On failure the error carries the verifier's log.
-pub(crate) fn prog_load_xdp(insns: &[Insn], name: &str) -> io::Result<OwnedFd> {
+pub fn prog_load_xdp(insns: &[Insn], name: &str) -> io::Result<OwnedFd> {
     prog_load(BPF_PROG_TYPE_XDP, BPF_XDP, insns, name)
 }
 
 /// `BPF_PROG_LOAD` of a TC program for tcx ingress (`BPF_PROG_TYPE_SCHED_CLS`,
 /// expected attach type `BPF_TCX_INGRESS`).
-pub(crate) fn prog_load_tcx_ingress(insns: &[Insn], name: &str) -> io::Result<OwnedFd> {
+pub fn prog_load_tcx_ingress(insns: &[Insn], name: &str) -> io::Result<OwnedFd> {
     prog_load(BPF_PROG_TYPE_SCHED_CLS, BPF_TCX_INGRESS, insns, name)
 }
 
@@ -282,7 +382,7 @@ struct LinkCreateAttr {
 /// `BPF_LINK_CREATE` of an XDP program on a device; `flags` selects the mode
 /// ([`XDP_FLAGS_DRV_MODE`] or [`XDP_FLAGS_SKB_MODE`]). The program stays attached while
 /// the returned link descriptor is open.
-pub(crate) fn link_create_xdp(prog: &OwnedFd, ifindex: u32, flags: u32) -> io::Result<OwnedFd> {
+pub fn link_create_xdp(prog: &OwnedFd, ifindex: u32, flags: u32) -> io::Result<OwnedFd> {
     let mut a =
         LinkCreateAttr { prog_fd: prog.as_raw_fd() as u32, target_ifindex: ifindex, attach_type: BPF_XDP, flags };
     sys_bpf(BPF_LINK_CREATE, &mut a).map(owned)
@@ -290,7 +390,7 @@ pub(crate) fn link_create_xdp(prog: &OwnedFd, ifindex: u32, flags: u32) -> io::R
 
 /// `BPF_LINK_CREATE` of a tcx ingress program on a device (Linux 6.6+). The program
 /// stays attached while the returned link descriptor is open.
-pub(crate) fn link_create_tcx_ingress(prog: &OwnedFd, ifindex: u32) -> io::Result<OwnedFd> {
+pub fn link_create_tcx_ingress(prog: &OwnedFd, ifindex: u32) -> io::Result<OwnedFd> {
     let mut a = LinkCreateAttr {
         prog_fd: prog.as_raw_fd() as u32,
         target_ifindex: ifindex,
@@ -309,7 +409,7 @@ struct InfoAttr {
 
 /// The kernel's id of a loaded program (`BPF_OBJ_GET_INFO_BY_FD`), as `ip link` and
 /// `bpftool` show it.
-pub(crate) fn prog_id(prog: &OwnedFd) -> io::Result<u32> {
+pub fn prog_id(prog: &OwnedFd) -> io::Result<u32> {
     // The head of `struct bpf_prog_info`: type, id. The kernel fills what fits.
     let mut info = [0u32; 2];
     let mut a = InfoAttr {
@@ -388,13 +488,7 @@ struct XdpMd {
 /// flushed every `batch_size` runs (0: the kernel's default, 64; at most 256). Runs in
 /// the caller's network namespace, on the caller's CPU; a pending signal ends it early
 /// with `EINTR`.
-pub(crate) fn test_run_live(
-    prog: &OwnedFd,
-    frame: &[u8],
-    ifindex: u32,
-    repeat: u32,
-    batch_size: u32,
-) -> io::Result<()> {
+pub fn test_run_live(prog: &OwnedFd, frame: &[u8], ifindex: u32, repeat: u32, batch_size: u32) -> io::Result<()> {
     // The kernel wants `data` = the metadata's length (none) and `data_end` = the frame's.
     let mut ctx = XdpMd {
         data: 0,
@@ -414,8 +508,7 @@ pub(crate) fn test_run_live(
 
 /// `BPF_PROG_TEST_RUN`: runs an XDP program once on `frame` (nothing is sent or
 /// redirected) and returns its action.
-#[cfg_attr(not(test), allow(dead_code))]
-pub(crate) fn test_run(prog: &OwnedFd, frame: &[u8]) -> io::Result<u32> {
+pub fn test_run(prog: &OwnedFd, frame: &[u8]) -> io::Result<u32> {
     let mut a = TestRunAttr::on(prog, frame, 1);
     sys_bpf(BPF_PROG_TEST_RUN, &mut a).map_err(|e| context(e, "bpf(BPF_PROG_TEST_RUN)"))?;
     Ok(a.retval)

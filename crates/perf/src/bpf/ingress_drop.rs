@@ -9,8 +9,11 @@
 use std::io;
 use std::os::fd::OwnedFd;
 
-use super::asm::{EXIT, MOV64_IMM};
-use super::bpf::{self, Insn};
+use sr6_io::bpf::asm::{EXIT, MOV64_IMM};
+use sr6_io::bpf::{self, Insn};
+use sr6_io::live::ifindex;
+
+use super::context;
 
 /// `TCX_DROP` (`enum tcx_action_base`).
 const TCX_DROP: i32 = 2;
@@ -28,9 +31,9 @@ impl IngressDrop {
     pub fn attach(ifname: &str) -> io::Result<IngressDrop> {
         let insns = [Insn::new(MOV64_IMM, 0, 0, 0, TCX_DROP), Insn::new(EXIT, 0, 0, 0, 0)];
         let prog = bpf::prog_load_tcx_ingress(&insns, "sr6_in_drop")?;
-        let ifindex = super::ifindex(ifname)?;
+        let ifindex = ifindex(ifname)?;
         let link = bpf::link_create_tcx_ingress(&prog, ifindex)
-            .map_err(|e| bpf::context(e, &format!("attaching a tcx ingress program to {ifname}")))?;
+            .map_err(|e| context(e, &format!("attaching a tcx ingress program to {ifname}")))?;
         Ok(IngressDrop { _link: link, _prog: prog, ifname: ifname.to_string() })
     }
 

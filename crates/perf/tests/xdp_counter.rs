@@ -2,7 +2,8 @@
 //! `BPF_PROG_TEST_RUN` (root only; skipped otherwise): every counter against counts
 //! worked out by hand, and the latency bucket against an independent computation.
 
-use sr6_io::af_xdp::{mono_ns, CountHook, XdpCounter, LAT_BUCKETS};
+use sr6_perf::bpf::{CountHook, XdpCounter, LAT_BUCKETS};
+use sr6_perf::traffic::mono_ns;
 
 const MAGIC: u16 = 0x5336;
 

@@ -11,12 +11,15 @@
 //!
 //! User space only resets the counters before a trial ([`XdpCounter::reset`]) and reads
 //! them after ([`XdpCounter::read`]), through the maps. The latency histogram has the
-//! perf crate's bucket layout (`latency.rs`: [`LAT_BUCKETS`] log-linear buckets).
+//! bucket layout of `traffic/latency.rs` ([`LAT_BUCKETS`] log-linear buckets).
 
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
 
-use super::bpf;
+use sr6_io::bpf::{self, Map, MapKind};
+use sr6_io::live::ifindex;
+
+use super::context;
 use super::count_prog::{count_program, st, CountMaps, WORDS};
 pub use super::count_prog::{CountHook, LAT_BUCKETS, MAX_COUNT_STREAMS, SEQ_BITS};
 
@@ -63,8 +66,8 @@ pub struct Counts {
 pub struct XdpCounter {
     hook: CountHook,
     prog: OwnedFd,
-    stats: OwnedFd,
-    seen: OwnedFd,
+    stats: Map,
+    seen: Map,
     streams: u16,
     /// Streams whose bitmap may hold bits (cleared at the next reset).
     dirty: Vec<bool>,
@@ -84,8 +87,8 @@ impl XdpCounter {
                 format!("1..={MAX_COUNT_STREAMS} streams, not {streams}"),
             ));
         }
-        let stats = bpf::map_create(bpf::BPF_MAP_TYPE_ARRAY, 4, (8 * st::LEN) as u32, 1, "sr6_cnt_stats")?;
-        let seen = bpf::map_create(bpf::BPF_MAP_TYPE_ARRAY, 4, 8 * WORDS, u32::from(streams), "sr6_cnt_seen")?;
+        let stats = Map::create(MapKind::Array, 4, (8 * st::LEN) as u32, 1, "sr6_cnt_stats")?;
+        let seen = Map::create(MapKind::Array, 4, 8 * WORDS, u32::from(streams), "sr6_cnt_seen")?;
         let maps = CountMaps { stats: stats.as_raw_fd(), seen: seen.as_raw_fd() };
         let insns = count_program(hook, magic, streams, maps);
         let prog = match hook {
@@ -110,13 +113,12 @@ impl XdpCounter {
     /// driver mode, or tcx ingress. Fails if the device has no driver-mode XDP or
     /// already has an XDP program, or the kernel has no tcx (Linux < 6.6).
     pub fn attach(&mut self, ifname: &str) -> io::Result<()> {
-        let ifindex = super::ifindex(ifname)?;
+        let ifindex = ifindex(ifname)?;
         let link = match self.hook {
-            CountHook::Xdp => bpf::link_create_xdp(&self.prog, ifindex, bpf::XDP_FLAGS_DRV_MODE).map_err(|e| {
-                bpf::context(e, &format!("attaching the counting XDP program to {ifname} (driver mode)"))
-            })?,
+            CountHook::Xdp => bpf::link_create_xdp(&self.prog, ifindex, bpf::XDP_FLAGS_DRV_MODE)
+                .map_err(|e| context(e, &format!("attaching the counting XDP program to {ifname} (driver mode)")))?,
             CountHook::TcxIngress => bpf::link_create_tcx_ingress(&self.prog, ifindex)
-                .map_err(|e| bpf::context(e, &format!("attaching the counting tcx program to {ifname}'s ingress")))?,
+                .map_err(|e| context(e, &format!("attaching the counting tcx program to {ifname}'s ingress")))?,
         };
         self.link = Some(link);
         self.ifname = Some(ifname.to_string());
@@ -145,7 +147,7 @@ impl XdpCounter {
         let zero = vec![0u8; 8 * WORDS as usize];
         for (i, d) in self.dirty.iter_mut().enumerate() {
             if *d {
-                bpf::map_update(&self.seen, &(i as u32).to_ne_bytes(), &zero)?;
+                self.seen.update(&(i as u32).to_ne_bytes(), &zero)?;
                 *d = false;
             }
         }
@@ -154,13 +156,13 @@ impl XdpCounter {
         put(st::START, start_ns);
         put(st::MAX_AGE, max_age_ns);
         put(st::LAT_MIN, u64::MAX);
-        bpf::map_update(&self.stats, &0u32.to_ne_bytes(), &block)
+        self.stats.update(&0u32.to_ne_bytes(), &block)
     }
 
     /// The counts since the last reset (a snapshot: the program keeps counting).
     pub fn read(&mut self) -> io::Result<Counts> {
         let mut block = vec![0u8; 8 * st::LEN];
-        bpf::map_lookup(&self.stats, &0u32.to_ne_bytes(), &mut block)?;
+        self.stats.lookup(&0u32.to_ne_bytes(), &mut block)?;
         let get = |i: usize| u64::from_ne_bytes(block[8 * i..8 * i + 8].try_into().unwrap_or([0; 8]));
         let streams: Vec<CountedStream> = (0..usize::from(self.streams))
             .map(|s| {
