@@ -161,10 +161,11 @@ pub enum Fast {
     /// Transmit the rewritten frame out of this device (the fast path never drops or
     /// delivers locally).
     Tx(Out),
-    /// Not handled in the batch loop, frame untouched; it is for SID `.0`, of which the
-    /// fast path knows `.1` (kind [`None`](FastKind::None) when it is no SID or one the
-    /// fast path does not handle): [`try_cold`] is given them.
-    Cold(u16, FastSid),
+    /// Not handled in the batch loop, frame untouched; it is for the SID whose word
+    /// ([`FastSid::pack`]: index, kind, argument) this is, of kind
+    /// [`None`](FastKind::None) when it is no SID or one the fast path does not handle:
+    /// [`try_cold`] is given it. One word, so that the decision stays in registers.
+    Cold(u64),
     /// Not handled, frame untouched: the general path's.
     General,
 }
@@ -219,8 +220,9 @@ pub fn try6<const REQUIRE_HMAC: bool>(t: &Tables, c: &mut Counters, from: Ingres
     // A packet carrying an SRH is most likely for one of our SIDs (/128s): probe those
     // first; anything else (transit, head-end) walks the trie first. Same result.
     let main = from.main;
-    // Only SIDs with an SRH are for the fast path: the block yields the SID's index,
-    // every other case returns from inside it.
+    // Only SIDs with an SRH are for the fast path: the block yields the index of a SID
+    // of a kind the loop handles and what the fast path knows of it; every other case
+    // returns from inside it.
     let (i, s) = 'sid: {
         let route = if h[E + 6] == sr6_wire::IPPROTO_ROUTING {
             // One probe, of keys and words only: a /128 SID's kind, argument and index
@@ -232,8 +234,10 @@ pub fn try6<const REQUIRE_HMAC: bool>(t: &Tables, c: &mut Counters, from: Ingres
             }
             let r = if w != WordMap::MISS {
                 if !s.is(FastKind::None) || w != FastSid::NOT_SID {
-                    // A SID of a kind `try_cold` handles, or of none.
-                    break 'sid (i, s);
+                    // A SID of a kind `try_cold` handles, or of none: it gets the SID
+                    // (and need not probe for None, which goes straight to the general
+                    // path).
+                    return Fast::Cold(w);
                 }
                 // A /128 route or local address.
                 let Some(r) = main.exact6.get(dst) else { return Fast::General };
@@ -244,7 +248,10 @@ pub fn try6<const REQUIRE_HMAC: bool>(t: &Tables, c: &mut Counters, from: Ingres
                     // the index unused.)
                     Some(Route::Sid(i)) => {
                         let Some(s) = t.fast_sids.get(*i as usize) else { return Fast::General };
-                        break 'sid (usize::from(*i as u16), *s);
+                        if s.in_loop() {
+                            break 'sid (usize::from(*i as u16), *s);
+                        }
+                        return Fast::Cold(s.pack(*i));
                     }
                     Some(r) => *r,
                     None => return Fast::General,
@@ -290,11 +297,6 @@ pub fn try6<const REQUIRE_HMAC: bool>(t: &Tables, c: &mut Counters, from: Ingres
             _ => Fast::General,
         };
     };
-    if !s.in_loop() {
-        // None, or a kind `try_cold` handles: it gets the SID (and need not probe for
-        // None, which goes straight to the general path).
-        return Fast::Cold(i as u16, s);
-    }
     let Some(out) = sid(t, main, h, srh, rest, front, s, REQUIRE_HMAC) else { return Fast::General };
     // A SID of a fast kind has an index the fixed array holds: no bounds check.
     c.sids.count_frame(i as u16, len as u64);
@@ -535,7 +537,8 @@ fn ipv4_decrement_ttl(ip: &mut [u8; 20]) {
 /// SID `i`, what the fast path knows of it `s`; kind None for any other frame).
 /// `Some(device)` to transmit to; `None` leaves the frame untouched.
 #[inline(never)]
-pub fn try_cold(t: &Tables, c: &mut Counters, p: &mut PacketBuf, i: u16, s: FastSid) -> Option<Out> {
+pub fn try_cold(t: &Tables, c: &mut Counters, p: &mut PacketBuf, w: u64) -> Option<Out> {
+    let (i, s) = FastSid::unpack(w);
     let dev = t.devices.get(p.in_dev as usize)?;
     let f = p.data_mut();
     let ethertype = u16::from_be_bytes(*f.get(12..14)?.first_chunk::<2>()?);
@@ -566,7 +569,7 @@ pub fn try_cold(t: &Tables, c: &mut Counters, p: &mut PacketBuf, i: u16, s: Fast
             }
         }
     };
-    c.sids.count_frame(i, len as u64);
+    c.sids.count_frame(i as u16, len as u64);
     Some(out)
 }
 

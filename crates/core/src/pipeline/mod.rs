@@ -118,7 +118,7 @@ impl Worker {
             }
             None => {
                 for p in batch.iter_mut() {
-                    self.process_general(t, p, 0, FastSid::NO);
+                    self.process_general(t, p, FastSid::NOT_SID);
                 }
             }
         }
@@ -134,7 +134,7 @@ impl Worker {
         match self.fast_device(t, from) {
             Some((ingress, false)) => self.process_one::<false>(t, ingress, p),
             Some((ingress, true)) => self.process_one::<true>(t, ingress, p),
-            None => self.process_general(t, p, 0, FastSid::NO),
+            None => self.process_general(t, p, FastSid::NOT_SID),
         }
         if self.general == general {
             self.fast_hits += 1;
@@ -162,26 +162,25 @@ impl Worker {
         // The fast path only ever transmits: its verdict needs no dispatch. A frame the
         // receive path condemned (e.g. too big) is empty ([`PacketBuf::condemn`]): the
         // fast path declines it, the general path counts its drop.
-        let (i, s) = match fast::try6::<REQUIRE_HMAC>(t, &mut self.counters, ingress, p) {
+        match fast::try6::<REQUIRE_HMAC>(t, &mut self.counters, ingress, p) {
             Fast::Tx(out) => {
                 // A device index read as a `DevId`: the cast is exact, and the counter
                 // needs no bounds check.
                 *self.counters.tx.at(out as DevId) += 1;
                 p.verdict = Verdict::Tx(out as DevId);
-                return;
             }
-            Fast::Cold(i, s) => (i, s),
-            Fast::General => (0, FastSid::NO),
-        };
-        self.process_general(t, p, i, s);
+            // Two calls rather than one with the word chosen first: each passes its
+            // word straight, with no merge of the two ways before the call.
+            Fast::Cold(w) => self.process_general(t, p, w),
+            Fast::General => self.process_general(t, p, FastSid::NOT_SID),
+        }
     }
 
-    /// Everything the fast path does not handle, verdict counters included; the frame
-    /// is for SID `i`, of which the fast path knows `s`, if [`fast::try6`] said so
-    /// ([`Fast::Cold`]).
+    /// Everything the fast path does not handle, verdict counters included; `w` is the
+    /// word of the SID the frame is for if [`fast::try6`] said so ([`Fast::Cold`]).
     #[inline(never)]
     #[cold]
-    fn process_general(&mut self, t: &Tables, p: &mut PacketBuf, i: u16, s: FastSid) {
+    fn process_general(&mut self, t: &Tables, p: &mut PacketBuf, w: u64) {
         p.in_dev = self.from;
         // The clock only the general path reads (the ICMP rate limiter, the neighbour
         // wait queue's timestamps): advanced here, not for every fast-path packet.
@@ -189,7 +188,7 @@ impl Worker {
         // IPv4 forwarding and End.DX4 have fast paths of their own, tried here so that
         // the IPv6 cases in the batch loop keep their registers.
         if self.fast_path && !matches!(p.verdict, Verdict::Drop(_)) {
-            if let Some(out) = fast::try_cold(t, &mut self.counters, p, i, s) {
+            if let Some(out) = fast::try_cold(t, &mut self.counters, p, w) {
                 *self.counters.tx.at(out as DevId) += 1;
                 p.verdict = Verdict::Tx(out as DevId);
                 return;
