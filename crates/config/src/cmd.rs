@@ -253,17 +253,22 @@ fn parse_link(p: &mut P, obj: &Tok, line: usize) -> Result<Item, PErr> {
     })
 }
 
+/// The verb after `addr` or `neigh` (`what`): false for `add`, true for `replace`.
+fn add_or_replace(p: &mut P, obj: &Tok, what: &str) -> Result<bool, PErr> {
+    let v = p.value(obj, "add or replace")?;
+    if matches(&v.text, "add") {
+        Ok(false)
+    } else if matches(&v.text, "replace") {
+        Ok(true)
+    } else {
+        Err(PErr::at(v, format!("unsupported {what} command `{}`", v.text)).exp("add or replace"))
+    }
+}
+
 /// `addr add ADDR[/LEN] dev DEV [nodad]` (words in any order; `local ADDR` too).
 fn parse_addr(p: &mut P, obj: &Tok, line: usize) -> Result<Item, PErr> {
     const WORDS: &str = "ADDR/LEN, dev DEV or nodad";
-    let v = p.value(obj, "add or replace")?;
-    let replace = if matches(&v.text, "add") {
-        false
-    } else if matches(&v.text, "replace") {
-        true
-    } else {
-        return Err(PErr::at(v, format!("unsupported addr command `{}`", v.text)).exp("add or replace"));
-    };
+    let replace = add_or_replace(p, obj, "addr")?;
     let mut addr: Option<(IpAddr, u8, &Tok)> = None;
     let mut dev = None;
     let mut seen = Vec::new();
@@ -299,14 +304,7 @@ fn parse_addr(p: &mut P, obj: &Tok, line: usize) -> Result<Item, PErr> {
 /// `neigh add ADDR lladdr MAC dev DEV [nud permanent|noarp|reachable|stale]`.
 fn parse_neigh(p: &mut P, obj: &Tok, line: usize) -> Result<Item, PErr> {
     const WORDS: &str = "ADDR, lladdr MAC, dev DEV or nud STATE";
-    let v = p.value(obj, "add or replace")?;
-    let replace = if matches(&v.text, "add") {
-        false
-    } else if matches(&v.text, "replace") {
-        true
-    } else {
-        return Err(PErr::at(v, format!("unsupported neigh command `{}`", v.text)).exp("add or replace"));
-    };
+    let replace = add_or_replace(p, obj, "neigh")?;
     let mut addr: Option<(IpAddr, &Tok)> = None;
     let mut mac = None;
     let mut dev = None;
