@@ -3,20 +3,19 @@
 //! namespace B (send/recvmsg, VLAN tags put back from `PACKET_AUXDATA`, as libpcap
 //! does), which shares no code with the port. Traffic never leaves the two namespaces.
 //!
-//! Needs root (namespaces, raw sockets); otherwise each test says why it is skipped.
+//! Needs root (namespaces, raw sockets): those tests are `#[ignore]`d; run them with
+//! `--include-ignored`.
 
 use std::collections::BTreeSet;
-use std::fs::File;
 use std::io;
 use std::mem::size_of;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
-use std::process::Command;
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use sr6_core::packet::{PacketBuf, MAX_FRAME};
 use sr6_io::af_packet::{self, AfPacketPort, TxVersion};
 use sr6_io::live::{Port, PortSpec};
+use sr6_testnet::Netns;
 
 const MAC_A: [u8; 6] = [0x02, 0, 0, 0, 0, 0x0a];
 const MAC_B: [u8; 6] = [0x02, 0, 0, 0, 0, 0x0b];
@@ -29,80 +28,32 @@ const DEV_B: &str = "vb";
 
 /// Two namespaces with a veth pair `va` (in A, MAC_A) -- `vb` (in B, MAC_B), removed on
 /// drop (removing a namespace removes its end of the veth, and with it the pair).
-struct Netns {
-    a: String,
-    b: String,
+struct Net {
+    a: Netns,
+    b: Netns,
 }
 
-impl Drop for Netns {
-    fn drop(&mut self) {
-        for ns in [&self.a, &self.b] {
-            let _ = Command::new("ip").args(["netns", "del", ns]).output();
-        }
-    }
-}
-
-fn ip(args: &[&str]) {
-    let out = Command::new("ip").args(args).output().expect("run ip");
-    assert!(out.status.success(), "ip {}: {}", args.join(" "), String::from_utf8_lossy(&out.stderr));
-}
-
-/// Sets up the namespaces, or says why not and returns `None`.
-fn netns(tag: &str, mtu: Option<u32>) -> Option<Netns> {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        eprintln!("skipped: needs root (network namespaces and raw sockets)");
-        return None;
-    }
-    if Command::new("ip").arg("-V").output().map(|o| !o.status.success()).unwrap_or(true) {
-        eprintln!("skipped: the `ip` command (iproute2) is not installed");
-        return None;
-    }
-    static SEQ: AtomicU32 = AtomicU32::new(0);
-    let id = format!("sr6afp-{}-{}-{tag}", std::process::id(), SEQ.fetch_add(1, Ordering::Relaxed));
-    let ns = Netns { a: format!("{id}-a"), b: format!("{id}-b") };
+/// Sets up the namespaces (panics without root).
+fn netns(tag: &str, mtu: Option<u32>) -> Net {
+    let ns = Net { a: Netns::new(&format!("afp-{tag}-a")), b: Netns::new(&format!("afp-{tag}-b")) };
     for n in [&ns.a, &ns.b] {
-        ip(&["netns", "add", n]);
         // No IPv6 on the veths: no router solicitations, MLD reports or DAD probes.
-        ip(&[
-            "netns",
-            "exec",
-            n,
-            "sh",
-            "-c",
-            "echo 1 > /proc/sys/net/ipv6/conf/all/disable_ipv6; \
-             echo 1 > /proc/sys/net/ipv6/conf/default/disable_ipv6",
-        ]);
+        n.sh("echo 1 > /proc/sys/net/ipv6/conf/all/disable_ipv6; \
+              echo 1 > /proc/sys/net/ipv6/conf/default/disable_ipv6");
     }
-    ip(&["-n", &ns.a, "link", "add", DEV_A, "type", "veth", "peer", "name", DEV_B, "netns", &ns.b]);
+    ns.a.add_veth(DEV_A, &ns.b, DEV_B, None);
     for (n, dev, mac) in [(&ns.a, DEV_A, MAC_A), (&ns.b, DEV_B, MAC_B)] {
-        let mac = mac.iter().map(|b| format!("{b:02x}")).collect::<Vec<_>>().join(":");
-        ip(&["-n", n, "link", "set", dev, "address", &mac]);
+        n.set_mac(dev, mac);
         if let Some(mtu) = mtu {
-            ip(&["-n", n, "link", "set", dev, "mtu", &mtu.to_string()]);
+            n.ip(&["link", "set", dev, "mtu", &mtu.to_string()]);
         }
-        ip(&["-n", n, "link", "set", dev, "up"]);
+        n.up(dev);
     }
-    Some(ns)
+    ns
 }
 
-/// Runs `f` on a thread that has entered namespace `ns` (sockets stay in the
-/// namespace they were created in, whichever thread uses them later).
-fn in_netns<T: Send + 'static>(ns: &str, f: impl FnOnce() -> T + Send + 'static) -> T {
-    let path = format!("/var/run/netns/{ns}");
-    std::thread::spawn(move || {
-        let file = File::open(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-        // SAFETY: a valid namespace descriptor; only this thread changes namespace.
-        let r = unsafe { libc::setns(file.as_raw_fd(), libc::CLONE_NEWNET) };
-        assert_eq!(r, 0, "setns {path}: {}", io::Error::last_os_error());
-        f()
-    })
-    .join()
-    .expect("namespace thread")
-}
-
-fn open_in(ns: &str, spec: PortSpec, tx: TxVersion) -> AfPacketPort {
-    in_netns(ns, move || af_packet::open_with_tx(&spec, tx)).expect("open the port")
+fn open_in(ns: &Netns, spec: PortSpec, tx: TxVersion) -> AfPacketPort {
+    ns.run(move || af_packet::open_with_tx(&spec, tx)).expect("open the port")
 }
 
 // ---------------------------------------------------------------------------------
@@ -357,10 +308,11 @@ fn hex_diff(a: &[Vec<u8>], b: &[Vec<u8>]) -> String {
 // Tests
 
 #[test]
+#[ignore = "needs root and network namespaces"]
 fn receives_exactly_what_the_filter_admits_byte_for_byte() {
-    let Some(ns) = netns("rx", None) else { return };
+    let ns = netns("rx", None);
     let mut port = open_in(&ns.a, spec(1, 0, 256), TxVersion::V3);
-    let tx = in_netns(&ns.b, || Raw::new(DEV_B));
+    let tx = ns.b.run(|| Raw::new(DEV_B));
 
     let admitted = vec![
         ipv6_udp_to(MAC_A, 1, 50, 1),
@@ -413,10 +365,11 @@ fn receives_exactly_what_the_filter_admits_byte_for_byte() {
 }
 
 #[test]
+#[ignore = "needs root and network namespaces"]
 fn oversized_frames_are_dropped_and_counted() {
-    let Some(ns) = netns("big", Some(9500)) else { return };
+    let ns = netns("big", Some(9500));
     let mut port = open_in(&ns.a, spec(1, 0, 256), TxVersion::V3);
-    let tx = in_netns(&ns.b, || Raw::new(DEV_B));
+    let tx = ns.b.run(|| Raw::new(DEV_B));
     let largest = ipv6_udp_to(MAC_A, 1, MAX_FRAME - 14 - 48, 1);
     assert_eq!(largest.len(), MAX_FRAME);
     let too_big = ipv6_udp_to(MAC_A, 2, MAX_FRAME - 14 - 48 + 1, 2);
@@ -436,10 +389,11 @@ fn oversized_frames_are_dropped_and_counted() {
 }
 
 #[test]
+#[ignore = "needs root and network namespaces"]
 fn transmits_byte_for_byte_and_never_sees_its_own_or_the_kernels_frames() {
-    let Some(ns) = netns("tx", None) else { return };
+    let ns = netns("tx", None);
     let mut port = open_in(&ns.a, spec(1, 0, 256), TxVersion::V3);
-    let oracle = in_netns(&ns.b, || Raw::new(DEV_B));
+    let oracle = ns.b.run(|| Raw::new(DEV_B));
     let fd = port.fd();
     assert_eq!(getsockopt_u32(fd, libc::SOL_PACKET, libc::PACKET_VERSION), 2, "TPACKET_V3");
     assert_eq!(getsockopt_u32(fd, libc::SOL_PACKET, libc::PACKET_IGNORE_OUTGOING), 1);
@@ -467,7 +421,7 @@ fn transmits_byte_for_byte_and_never_sees_its_own_or_the_kernels_frames() {
     assert_eq!(port.stats().tx, sent.len() as u64);
 
     // The kernel's transmissions out of A (another socket there) go out too...
-    let kernel = in_netns(&ns.a, || Raw::new(DEV_A));
+    let kernel = ns.a.run(|| Raw::new(DEV_A));
     let others = vec![ipv6_udp_to(MAC_B, 11, 30, 11), ipv6_udp_to(MAC_A, 12, 30, 12), ipv4_to(MAC_B, 13)];
     for f in &others {
         kernel.send(f);
@@ -482,10 +436,11 @@ fn transmits_byte_for_byte_and_never_sees_its_own_or_the_kernels_frames() {
 }
 
 #[test]
+#[ignore = "needs root and network namespaces"]
 fn a_full_ring_refuses_then_reclaims_its_slots() {
-    let Some(ns) = netns("full", None) else { return };
+    let ns = netns("full", None);
     let mut port = open_in(&ns.a, spec(1, 0, 64), TxVersion::V3);
-    let oracle = in_netns(&ns.b, || Raw::new(DEV_B));
+    let oracle = ns.b.run(|| Raw::new(DEV_B));
     let slots = port.tx_slots();
     assert!(slots >= 64, "{slots}");
     let frames: Vec<Vec<u8>> = (0..slots).map(|i| ipv6_udp_to(MAC_B, i as u16, 20, i as u8)).collect();
@@ -515,11 +470,12 @@ fn a_full_ring_refuses_then_reclaims_its_slots() {
 }
 
 #[test]
+#[ignore = "needs root and network namespaces"]
 fn the_v2_transmit_fallback_works_and_receives_nothing() {
-    let Some(ns) = netns("v2", None) else { return };
+    let ns = netns("v2", None);
     let mut port = open_in(&ns.a, spec(1, 0, 128), TxVersion::V2);
     assert_eq!(port.tx_version(), TxVersion::V2);
-    let oracle = in_netns(&ns.b, || Raw::new(DEV_B));
+    let oracle = ns.b.run(|| Raw::new(DEV_B));
     let sent: Vec<Vec<u8>> = (0..20).map(|i| ipv6_udp_to(MAC_B, i, 40 + usize::from(i) * 50, i as u8)).collect();
     for f in &sent {
         assert!(port.tx_queue(f));
@@ -535,8 +491,9 @@ fn the_v2_transmit_fallback_works_and_receives_nothing() {
 }
 
 #[test]
+#[ignore = "needs root and network namespaces"]
 fn two_workers_share_the_device_through_a_hash_fanout_group() {
-    let Some(ns) = netns("fanout", None) else { return };
+    let ns = netns("fanout", None);
     let mut w0 = open_in(&ns.a, spec(2, 0, 256), TxVersion::V3);
     let mut w1 = open_in(&ns.a, spec(2, 1, 256), TxVersion::V3);
     // The kernel's own account of the group: id | type << 16 | flags << 24.
@@ -548,7 +505,7 @@ fn two_workers_share_the_device_through_a_hash_fanout_group() {
     assert_eq!((f0 >> 16) & 0xff, libc::PACKET_FANOUT_HASH);
     assert_eq!(f0 >> 24, libc::PACKET_FANOUT_FLAG_IGNORE_OUTGOING >> 8);
 
-    let tx = in_netns(&ns.b, || Raw::new(DEV_B));
+    let tx = ns.b.run(|| Raw::new(DEV_B));
     let sent: Vec<Vec<u8>> = (0..64).map(|i| ipv6_udp_to(MAC_A, 10_000 + i, 30, i as u8)).collect();
     for f in &sent {
         tx.send(f);
@@ -568,11 +525,12 @@ fn two_workers_share_the_device_through_a_hash_fanout_group() {
 }
 
 #[test]
+#[ignore = "needs root and network namespaces"]
 fn a_full_receive_ring_is_reported_by_the_kernel() {
-    let Some(ns) = netns("drops", None) else { return };
+    let ns = netns("drops", None);
     // The smallest ring: 4 blocks of 64 KiB, about 170 frames of 1400 bytes.
     let mut port = open_in(&ns.a, spec(1, 0, 1), TxVersion::V3);
-    let tx = in_netns(&ns.b, || Raw::new(DEV_B));
+    let tx = ns.b.run(|| Raw::new(DEV_B));
     let sent = 1000u64;
     for i in 0..sent {
         tx.send(&ipv6_udp_to(MAC_A, i as u16, 1400, i as u8));
@@ -596,8 +554,9 @@ fn a_full_receive_ring_is_reported_by_the_kernel() {
 }
 
 #[test]
+#[ignore = "needs root and network namespaces"]
 fn drop_unmaps_and_closes() {
-    let Some(ns) = netns("drop", None) else { return };
+    let ns = netns("drop", None);
     let links = || -> Vec<String> {
         std::fs::read_dir("/proc/self/fd")
             .unwrap()
@@ -661,17 +620,18 @@ fn a_missing_device_is_named() {
 }
 
 #[test]
+#[ignore = "needs root and network namespaces"]
 fn a_device_going_down_drops_the_queue_and_the_ring_goes_on() {
-    let Some(ns) = netns("flap", None) else { return };
+    let ns = netns("flap", None);
     let mut port = open_in(&ns.a, spec(1, 0, 64), TxVersion::V3);
-    let oracle = in_netns(&ns.b, || Raw::new(DEV_B));
+    let oracle = ns.b.run(|| Raw::new(DEV_B));
     let revents = |fd: RawFd| {
         let mut pfd = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
         // SAFETY: one valid pollfd.
         unsafe { libc::poll(&mut pfd, 1, 0) };
         pfd.revents
     };
-    ip(&["-n", &ns.a, "link", "set", DEV_A, "down"]);
+    ns.a.ip(&["link", "set", DEV_A, "down"]);
     let stale: Vec<Vec<u8>> = (0..3).map(|i| ipv6_udp_to(MAC_B, 100 + i, 30, i as u8)).collect();
     for f in &stale {
         assert!(port.tx_queue(f));
@@ -679,7 +639,7 @@ fn a_device_going_down_drops_the_queue_and_the_ring_goes_on() {
     let e = port.tx_flush().unwrap_err();
     assert_eq!(e.raw_os_error(), Some(libc::ENETDOWN), "{e}");
     assert_eq!(port.tx_error_drops(), 3);
-    ip(&["-n", &ns.a, "link", "set", DEV_A, "up"]);
+    ns.a.ip(&["link", "set", DEV_A, "up"]);
     // The kernel flagged the socket (ENETDOWN): the descriptor polls POLLERR until an
     // idle rx_burst takes the error, once.
     assert_ne!(revents(port.fd()) & libc::POLLERR, 0, "the kernel's flag");
@@ -698,8 +658,8 @@ fn a_device_going_down_drops_the_queue_and_the_ring_goes_on() {
 
     // Down and up again with no receive in between: the first flush meets the stale
     // error, and still sends.
-    ip(&["-n", &ns.a, "link", "set", DEV_A, "down"]);
-    ip(&["-n", &ns.a, "link", "set", DEV_A, "up"]);
+    ns.a.ip(&["link", "set", DEV_A, "down"]);
+    ns.a.ip(&["link", "set", DEV_A, "up"]);
     let more: Vec<Vec<u8>> = (0..2).map(|i| ipv6_udp_to(MAC_B, 300 + i, 30, 0x90 + i as u8)).collect();
     for f in &more {
         assert!(port.tx_queue(f));

@@ -1,5 +1,5 @@
 //! The AF_XDP backend against the Linux kernel, in two network namespaces joined by a
-//! veth pair (needs root; prints why and passes when it cannot run).
+//! veth pair (root: the tests are `#[ignore]`d; run them with `--include-ignored`).
 //!
 //! Namespace A holds the device sr6 attaches to; namespace B sends and captures with a
 //! plain AF_PACKET socket. The oracle is the kernel itself: frames the XDP program must
@@ -10,12 +10,12 @@
 use std::ffi::CString;
 use std::net::{Ipv4Addr, Ipv6Addr};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use sr6_core::packet::PacketBuf;
 use sr6_io::af_xdp::{probe, XdpAttachment, XdpMode, XskPort};
 use sr6_io::live::{Port, PortSpec};
+use sr6_testnet::Netns;
 
 const MAC_A: [u8; 6] = [0x02, 0x53, 0x52, 0x36, 0x00, 0x0a];
 const MAC_B: [u8; 6] = [0x02, 0x53, 0x52, 0x36, 0x00, 0x0b];
@@ -49,90 +49,30 @@ const FAR4: Ipv4Addr = Ipv4Addr::new(198, 51, 100, 1);
 
 // ---- environment ------------------------------------------------------------------
 
-fn ip(args: &[&str]) -> String {
-    let out = Command::new("ip").args(args).output().expect("run ip");
-    assert!(out.status.success(), "ip {}: {}", args.join(" "), String::from_utf8_lossy(&out.stderr));
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
 /// Two namespaces and a veth pair; removed on drop (also when the test fails).
-struct Netns {
-    a: String,
-    b: String,
+struct Net {
+    a: Netns,
+    b: Netns,
 }
 
-impl Netns {
-    fn new(tag: &str, queues: u32) -> Netns {
-        let pid = std::process::id();
-        let n = Netns { a: format!("sr6af-{tag}-a-{pid}"), b: format!("sr6af-{tag}-b-{pid}") };
-        ip(&["netns", "add", &n.a]);
-        ip(&["netns", "add", &n.b]);
-        let q = queues.to_string();
-        ip(&[
-            "link",
-            "add",
-            DEV_A,
-            "netns",
-            &n.a,
-            "numtxqueues",
-            &q,
-            "numrxqueues",
-            &q,
-            "type",
-            "veth",
-            "peer",
-            "name",
-            DEV_B,
-            "netns",
-            &n.b,
-            "numtxqueues",
-            &q,
-            "numrxqueues",
-            &q,
-        ]);
+impl Net {
+    fn new(tag: &str, queues: u32) -> Net {
+        let n = Net { a: Netns::new(&format!("af-{tag}-a")), b: Netns::new(&format!("af-{tag}-b")) };
+        probe().expect("AF_XDP works here");
+        n.a.add_veth(DEV_A, &n.b, DEV_B, Some(queues));
         for (ns, dev, mac, g6, ll, a4) in [
             (&n.a, DEV_A, MAC_A, "2001:db8:a::1/64", "fe80::a/64", "192.0.2.1/24"),
             (&n.b, DEV_B, MAC_B, "2001:db8:a::2/64", "fe80::b/64", "192.0.2.2/24"),
         ] {
-            let mac = mac.iter().map(|b| format!("{b:02x}")).collect::<Vec<_>>().join(":");
-            ip(&["-n", ns, "link", "set", dev, "address", &mac]);
-            ip(&["-n", ns, "addr", "add", g6, "dev", dev, "nodad"]);
-            ip(&["-n", ns, "addr", "add", ll, "dev", dev, "nodad"]);
-            ip(&["-n", ns, "addr", "add", a4, "dev", dev]);
-            ip(&["-n", ns, "link", "set", "lo", "up"]);
-            ip(&["-n", ns, "link", "set", dev, "up"]);
+            ns.set_mac(dev, mac);
+            ns.ip(&["addr", "add", g6, "dev", dev, "nodad"]);
+            ns.ip(&["addr", "add", ll, "dev", dev, "nodad"]);
+            ns.ip(&["addr", "add", a4, "dev", dev]);
+            ns.up("lo");
+            ns.up(dev);
         }
         n
     }
-}
-
-impl Drop for Netns {
-    fn drop(&mut self) {
-        for ns in [&self.a, &self.b] {
-            let _ = Command::new("ip").args(["netns", "del", ns]).status();
-        }
-    }
-}
-
-/// Runs `f` on a thread that has joined network namespace `ns`: sockets, maps and links
-/// created there belong to `ns` and can then be used from any thread.
-fn in_netns<T: Send>(ns: &str, f: impl FnOnce() -> T + Send) -> T {
-    std::thread::scope(|s| {
-        s.spawn(|| {
-            let path = CString::new(format!("/var/run/netns/{ns}")).unwrap();
-            // SAFETY: a valid NUL-terminated path; the result is checked.
-            let fd = unsafe { libc::open(path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
-            assert!(fd >= 0, "open {ns}: {}", std::io::Error::last_os_error());
-            // SAFETY: `fd` is a new descriptor nothing else owns.
-            let fd = unsafe { OwnedFd::from_raw_fd(fd) };
-            // SAFETY: joins the network namespace of `fd` on this thread only.
-            let r = unsafe { libc::setns(fd.as_raw_fd(), libc::CLONE_NEWNET) };
-            assert_eq!(r, 0, "setns {ns}: {}", std::io::Error::last_os_error());
-            f()
-        })
-        .join()
-        .unwrap()
-    })
 }
 
 /// The tests run one at a time, so that the process's descriptors and mappings can be
@@ -144,24 +84,6 @@ fn resources() -> (usize, usize) {
     let fds = std::fs::read_dir("/proc/self/fd").unwrap().count();
     let maps = std::fs::read_to_string("/proc/self/maps").unwrap().lines().filter(|l| l.contains("socket:[")).count();
     (fds, maps)
-}
-
-/// Whether this test can run here; prints why not.
-fn can_run() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        eprintln!("skipped: not root (network namespaces and XDP need root)");
-        return false;
-    }
-    if let Err(e) = probe() {
-        eprintln!("skipped: AF_XDP unavailable: {e}");
-        return false;
-    }
-    if Command::new("ip").arg("-V").output().is_err() {
-        eprintln!("skipped: no `ip` command (iproute2)");
-        return false;
-    }
-    true
 }
 
 // ---- a raw AF_PACKET socket in B --------------------------------------------------
@@ -443,8 +365,8 @@ fn is_echo4_reply(f: &[u8], id: u16) -> bool {
     f.len() >= 42 && f[12..14] == [0x08, 0x00] && f[23] == 1 && f[34] == 0 && f[38..40] == id.to_be_bytes()
 }
 
-fn xdp_shown(ns: &str) -> String {
-    ip(&["-n", ns, "-d", "link", "show", DEV_A])
+fn xdp_shown(ns: &Netns) -> String {
+    ns.ip(&["-d", "link", "show", DEV_A])
 }
 
 /// Whether `ip -d link show` output shows an XDP program (" xdp " or " xdpgeneric "
@@ -457,12 +379,9 @@ fn has_xdp(shown: &str) -> bool {
 
 fn scenario(tag: &str, mode: XdpMode) {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    if !can_run() {
-        return;
-    }
     let before = resources();
-    let n = Netns::new(tag, 1);
-    let (att, mut port) = in_netns(&n.a, || {
+    let n = Net::new(tag, 1);
+    let (att, mut port) = n.a.run(|| {
         let att = XdpAttachment::attach_mode(DEV_A, &[a6()], &[A4], mode).expect("attach");
         let mut spec = PortSpec::new(DEV_A, 3, 0, 1);
         spec.ring_frames = 256;
@@ -481,9 +400,9 @@ fn scenario(tag: &str, mode: XdpMode) {
     let spec1 = PortSpec::new(DEV_A, 3, 1, 2);
     assert!(att.open_port(&spec1).is_err());
     // The queue is taken.
-    assert!(in_netns(&n.a, || att.open_port(&PortSpec::new(DEV_A, 3, 0, 1))).is_err());
+    assert!(n.a.run(|| att.open_port(&PortSpec::new(DEV_A, 3, 0, 1))).is_err());
 
-    let raw = in_netns(&n.b, || Raw::open(DEV_B));
+    let raw = n.b.run(|| Raw::open(DEV_B));
 
     // -- what must reach sr6, interleaved with what must not.
     let mut steered = Vec::new();
@@ -596,8 +515,8 @@ fn scenario(tag: &str, mode: XdpMode) {
     // says so in XDP_STATISTICS, which the port reports as rx_ring_full. (Generic mode
     // only: with native XDP, veth refuses an MTU that large.)
     if mode == XdpMode::Generic {
-        ip(&["-n", &n.a, "link", "set", DEV_A, "mtu", "9000"]);
-        ip(&["-n", &n.b, "link", "set", DEV_B, "mtu", "9000"]);
+        n.a.ip(&["link", "set", DEV_A, "mtu", "9000"]);
+        n.b.ip(&["link", "set", DEV_B, "mtu", "9000"]);
         let before = port.stats().rx_ring_full;
         let jumbo = ether(MAC_A, MAC_B, 0x86dd, &udp6(b6(), far6(), &[0x5a; 5000]));
         raw.send(&jumbo);
@@ -619,11 +538,13 @@ fn scenario(tag: &str, mode: XdpMode) {
 }
 
 #[test]
+#[ignore = "needs root and network namespaces"]
 fn native_mode_on_veth() {
     scenario("nat", XdpMode::Native);
 }
 
 #[test]
+#[ignore = "needs root and network namespaces"]
 fn generic_mode_on_veth() {
     scenario("gen", XdpMode::Generic);
 }
@@ -631,13 +552,11 @@ fn generic_mode_on_veth() {
 /// Auto mode picks native on veth; with two queues, two workers share the traffic and
 /// together see every frame exactly once; the program goes away with the attachment.
 #[test]
+#[ignore = "needs root and network namespaces"]
 fn two_queues_two_workers() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    if !can_run() {
-        return;
-    }
-    let n = Netns::new("mq", 2);
-    let (att, ports) = in_netns(&n.a, || {
+    let n = Net::new("mq", 2);
+    let (att, ports) = n.a.run(|| {
         let att = XdpAttachment::attach(DEV_A, &[a6()], &[A4]).expect("attach");
         let ports: Vec<XskPort> = (0..att.rx_queues())
             .map(|w| {
@@ -658,7 +577,7 @@ fn two_queues_two_workers() {
     // Many flows from several sockets in B (each socket may pick its own TX queue).
     let mut sent = Vec::new();
     for s in 0..4u16 {
-        let raw = in_netns(&n.b, || Raw::open(DEV_B));
+        let raw = n.b.run(|| Raw::open(DEV_B));
         for i in 0..50u16 {
             let u = udp6_from(b6(), far6(), 1000 + s * 100 + i, format!("mq {s} {i}").as_bytes());
             let f = ether(MAC_A, MAC_B, 0x86dd, &u);

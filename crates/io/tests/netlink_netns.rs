@@ -4,19 +4,18 @@
 //! 2001:db8:5e6::1/64 and 192.0.2.1/24, B's `sr6b` ::2 and .2), runs the code under
 //! test in a thread that has entered A, and compares with what `ip` reports. Nothing
 //! leaves the two namespaces, which a guard removes even when a test fails. Needs
-//! root (CAP_NET_ADMIN + CAP_SYS_ADMIN); otherwise each test says so and passes.
+//! root (CAP_NET_ADMIN + CAP_SYS_ADMIN): the tests are `#[ignore]`d; run them with
+//! `--include-ignored`.
 
 use std::collections::BTreeSet;
-use std::fs::File;
 use std::io::Write;
 use std::net::IpAddr;
-use std::os::fd::AsRawFd;
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use sr6_io::netlink::{self, nud, KernelError, LinkInfo, NeighEvent, NeighMonitor, Neighbour};
+use sr6_testnet::{ip, Netns};
 
 const DEV_A: &str = "sr6a";
 const DEV_B: &str = "sr6b";
@@ -24,13 +23,6 @@ const A6: &str = "2001:db8:5e6::1";
 const B6: &str = "2001:db8:5e6::2";
 const A4: &str = "192.0.2.1";
 const B4: &str = "192.0.2.2";
-
-/// Runs `ip ARGS`, panicking with its stderr if it fails; returns its stdout.
-fn ip(args: &[&str]) -> String {
-    let out = Command::new("ip").args(args).output().expect("running ip");
-    assert!(out.status.success(), "ip {}: {}", args.join(" "), String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout).expect("ip prints UTF-8")
-}
 
 fn ip_json(args: &[&str]) -> Value {
     let mut all = vec!["-j"];
@@ -44,67 +36,36 @@ fn parse_mac(s: &str) -> [u8; 6] {
 }
 
 /// Two namespaces joined by a veth pair; removed on drop.
-struct Netns {
-    a: String,
-    b: String,
+struct Net {
+    a: Netns,
+    b: Netns,
 }
 
-impl Netns {
-    /// `None` (after saying why) when the test cannot run here.
-    fn new() -> Option<Netns> {
-        // SAFETY: geteuid has no preconditions and cannot fail.
-        if unsafe { libc::geteuid() } != 0 {
-            eprintln!("skipped: making network namespaces needs root");
-            return None;
-        }
-        static N: AtomicU32 = AtomicU32::new(0);
-        let n = N.fetch_add(1, Ordering::Relaxed);
-        let pid = std::process::id();
-        let ns = Netns { a: format!("sr6nl-{pid}-{n}-a"), b: format!("sr6nl-{pid}-{n}-b") };
-        ip(&["netns", "add", &ns.a]);
-        ip(&["netns", "add", &ns.b]);
-        let (a, b) = (ns.a.as_str(), ns.b.as_str());
-        ip(&["-n", a, "link", "add", DEV_A, "type", "veth", "peer", "name", DEV_B, "netns", b]);
-        ip(&["-n", a, "addr", "add", &format!("{A6}/64"), "dev", DEV_A, "nodad"]);
-        ip(&["-n", b, "addr", "add", &format!("{B6}/64"), "dev", DEV_B, "nodad"]);
-        ip(&["-n", a, "addr", "add", &format!("{A4}/24"), "dev", DEV_A]);
-        ip(&["-n", b, "addr", "add", &format!("{B4}/24"), "dev", DEV_B]);
-        ip(&["-n", a, "link", "set", DEV_A, "up"]);
-        ip(&["-n", b, "link", "set", DEV_B, "up"]);
-        Some(ns)
+impl Net {
+    /// Sets up the namespaces (panics without root).
+    fn new() -> Net {
+        let ns = Net { a: Netns::new("nl-a"), b: Netns::new("nl-b") };
+        let (a, b) = (&ns.a, &ns.b);
+        a.add_veth(DEV_A, b, DEV_B, None);
+        a.ip(&["addr", "add", &format!("{A6}/64"), "dev", DEV_A, "nodad"]);
+        b.ip(&["addr", "add", &format!("{B6}/64"), "dev", DEV_B, "nodad"]);
+        a.ip(&["addr", "add", &format!("{A4}/24"), "dev", DEV_A]);
+        b.ip(&["addr", "add", &format!("{B4}/24"), "dev", DEV_B]);
+        a.up(DEV_A);
+        b.up(DEV_B);
+        ns
     }
 
     /// Runs `f` in a thread that has entered namespace A, and returns its result (or
     /// resumes its panic). Netlink sockets opened by `f` belong to A.
     fn in_a<T: Send>(&self, f: impl FnOnce() -> T + Send) -> T {
-        let path = format!("/var/run/netns/{}", self.a);
-        std::thread::scope(|s| {
-            s.spawn(|| {
-                let file = File::open(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-                // SAFETY: `file` is an open namespace file for the whole call; setns
-                // moves only the calling thread, which this test owns.
-                let r = unsafe { libc::setns(file.as_raw_fd(), libc::CLONE_NEWNET) };
-                assert_eq!(r, 0, "setns {path}: {}", std::io::Error::last_os_error());
-                f()
-            })
-            .join()
-            .unwrap_or_else(|p| std::panic::resume_unwind(p))
-        })
+        self.a.run(f)
     }
 
     /// The MAC of `dev` in namespace `ns`, as `ip -j link show` reports it.
-    fn mac(ns: &str, dev: &str) -> [u8; 6] {
-        let j = ip_json(&["-n", ns, "link", "show", "dev", dev]);
+    fn mac(ns: &Netns, dev: &str) -> [u8; 6] {
+        let j = ip_json(&["-n", ns.name(), "link", "show", "dev", dev]);
         parse_mac(j[0]["address"].as_str().expect("an address"))
-    }
-}
-
-impl Drop for Netns {
-    fn drop(&mut self) {
-        // Deleting a namespace destroys its end of the veth pair, and so the pair.
-        for ns in [&self.a, &self.b] {
-            let _ = Command::new("ip").args(["netns", "del", ns]).stderr(Stdio::null()).status();
-        }
     }
 }
 
@@ -129,8 +90,9 @@ fn wait_events(mon: &mut NeighMonitor, what: &str, mut done: impl FnMut(&NeighEv
 }
 
 #[test]
+#[ignore = "needs root and network namespaces"]
 fn links_match_ip() {
-    let Some(ns) = Netns::new() else { return };
+    let ns = Net::new();
     let (sr6a, lo, all, missing, too_long) = ns.in_a(|| {
         (
             netlink::link_by_name(DEV_A).unwrap(),
@@ -141,7 +103,7 @@ fn links_match_ip() {
         )
     });
 
-    let j = &ip_json(&["-n", &ns.a, "link", "show", "dev", DEV_A])[0];
+    let j = &ip_json(&["-n", ns.a.name(), "link", "show", "dev", DEV_A])[0];
     let flags: Vec<&str> = j["flags"].as_array().unwrap().iter().map(|f| f.as_str().unwrap()).collect();
     assert_eq!(
         sr6a,
@@ -159,7 +121,7 @@ fn links_match_ip() {
     // Loopback: down in a new namespace, an all-zero address, ARPHRD_LOOPBACK.
     assert_eq!((lo.name.as_str(), lo.up, lo.mac, lo.link_type), ("lo", false, [0; 6], 772));
 
-    let want: BTreeSet<(u32, String)> = ip_json(&["-n", &ns.a, "link", "show"])
+    let want: BTreeSet<(u32, String)> = ip_json(&["-n", ns.a.name(), "link", "show"])
         .as_array()
         .unwrap()
         .iter()
@@ -176,10 +138,11 @@ fn links_match_ip() {
 }
 
 #[test]
+#[ignore = "needs root and network namespaces"]
 fn static_neighbours_are_dumped_and_left_alone() {
-    let Some(ns) = Netns::new() else { return };
-    ip(&["-n", &ns.a, "neigh", "add", "2001:db8:5e6::99", "lladdr", "02:00:5e:00:00:99", "dev", DEV_A]);
-    ip(&["-n", &ns.a, "neigh", "add", "192.0.2.99", "lladdr", "02:00:5e:00:00:98", "dev", DEV_A]);
+    let ns = Net::new();
+    ip(&["-n", ns.a.name(), "neigh", "add", "2001:db8:5e6::99", "lladdr", "02:00:5e:00:00:99", "dev", DEV_A]);
+    ip(&["-n", ns.a.name(), "neigh", "add", "192.0.2.99", "lladdr", "02:00:5e:00:00:98", "dev", DEV_A]);
     let (before, after, one, none) = ns.in_a(|| {
         let mut rtnl = netlink::Rtnl::open().unwrap();
         let before = rtnl.neighbours().unwrap();
@@ -203,7 +166,7 @@ fn static_neighbours_are_dumped_and_left_alone() {
     }
     assert_eq!(none, None);
     // Every entry `ip neigh show` lists (it hides NONE entries) is in the dump.
-    for e in ip_json(&["-n", &ns.a, "neigh", "show"]).as_array().unwrap() {
+    for e in ip_json(&["-n", ns.a.name(), "neigh", "show"]).as_array().unwrap() {
         let addr: IpAddr = e["dst"].as_str().unwrap().parse().unwrap();
         let n = after.iter().find(|n| n.addr == addr).unwrap_or_else(|| panic!("{e} not dumped"));
         assert_eq!(n.mac, e["lladdr"].as_str().map(parse_mac), "{e}");
@@ -211,18 +174,19 @@ fn static_neighbours_are_dumped_and_left_alone() {
 }
 
 /// A's `sr6a` index, from `ip`.
-fn netlink_ifindex(ns: &Netns) -> u32 {
-    ip_json(&["-n", &ns.a, "link", "show", "dev", DEV_A])[0]["ifindex"].as_u64().unwrap() as u32
+fn netlink_ifindex(ns: &Net) -> u32 {
+    ip_json(&["-n", ns.a.name(), "link", "show", "dev", DEV_A])[0]["ifindex"].as_u64().unwrap() as u32
 }
 
 #[test]
+#[ignore = "needs root and network namespaces"]
 fn resolution_events_and_deletion() {
-    let Some(ns) = Netns::new() else { return };
-    let peer_mac = Netns::mac(&ns.b, DEV_B);
+    let ns = Net::new();
+    let peer_mac = Net::mac(&ns.b, DEV_B);
     let ifindex = netlink_ifindex(&ns);
     let b6: IpAddr = B6.parse().unwrap();
     let b4: IpAddr = B4.parse().unwrap();
-    let a = ns.a.clone();
+    let a = ns.a.name().to_string();
     let (events, dumped, deletions) = ns.in_a(move || {
         let mut mon = NeighMonitor::open().unwrap();
         assert!(mon.fd() >= 0);
@@ -259,14 +223,15 @@ fn resolution_events_and_deletion() {
         assert!(n.usable() && n.mac == Some(peer_mac) && n.ifindex == ifindex, "{n:?}");
     }
     // And `ip` agrees with what was dumped.
-    let shown = ip_json(&["-n", &ns.a, "neigh", "show", "dev", DEV_A]);
+    let shown = ip_json(&["-n", ns.a.name(), "neigh", "show", "dev", DEV_A]);
     assert!(shown.as_array().unwrap().iter().all(|e| e["dst"] != B6 && e["dst"] != B4), "{shown}");
     assert!(deletions.iter().any(|e| matches!(e, NeighEvent::Del(n) if n.addr == b6)));
 }
 
 #[test]
+#[ignore = "needs root and network namespaces"]
 fn unanswered_resolution_fails() {
-    let Some(ns) = Netns::new() else { return };
+    let ns = Net::new();
     let ifindex = netlink_ifindex(&ns);
     let nobody: IpAddr = "2001:db8:5e6::77".parse().unwrap();
     let events = ns.in_a(move || {
@@ -292,8 +257,9 @@ fn unanswered_resolution_fails() {
 }
 
 #[test]
+#[ignore = "needs root and network namespaces"]
 fn resolution_errors_come_from_the_kernel() {
-    let Some(ns) = Netns::new() else { return };
+    let ns = Net::new();
     let (bad_index, no_index) = ns.in_a(|| {
         let addr: IpAddr = B6.parse().unwrap();
         (netlink::request_resolution(999_999, addr).unwrap_err(), netlink::request_resolution(0, addr).unwrap_err())
@@ -307,9 +273,10 @@ fn resolution_errors_come_from_the_kernel() {
 }
 
 #[test]
+#[ignore = "needs root and network namespaces"]
 fn overrun_is_reported_and_the_monitor_goes_on() {
-    let Some(ns) = Netns::new() else { return };
-    let a = ns.a.clone();
+    let ns = Net::new();
+    let a = ns.a.name().to_string();
     let (overrun, after) = ns.in_a(move || {
         let mut mon = NeighMonitor::open().unwrap();
         // 10,000 events that nobody reads meanwhile: more than the socket can queue.

@@ -17,6 +17,11 @@
 //! [`traffic`] (the tester's frames, generator, receiver and trial), [`bpf`] (the tester's
 //! eBPF programs: the generator and counter that run in the kernel), [`tester`] (them on
 //! a testbed).
+//!
+//! No `unsafe` code: system calls go through `sr6_io`'s safe APIs (`sr6_io::bpf`,
+//! `sr6_io::interrupt`, `sr6_io::live`) and `rustix`.
+
+#![forbid(unsafe_code)]
 
 pub mod bpf;
 pub mod driver;

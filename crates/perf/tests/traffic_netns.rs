@@ -3,10 +3,10 @@
 //! * `templates_decode_with_scapy` (no privilege): the generator stamps every template
 //!   into a capturing port; the frames go to a pcap file that scapy (an independent
 //!   decoder) reads back: lengths, checksums, SRH fields, telemetry.
-//! * The `veth_*` tests (root): one network namespace per test (named with the pid,
-//!   removed on drop, also when the test fails) holding a veth pair `tg0 <-> tg1`
-//!   looped back: the generator sends on tg0, the receiver counts on tg1. No traffic
-//!   leaves the namespace. Without root they print why and pass.
+//! * The `veth_*` tests (root, `#[ignore]`d: run them with `--include-ignored`): one
+//!   network namespace per test (`sr6_testnet`: a unique name, removed on drop, also
+//!   when the test fails) holding a veth pair `tg0 <-> tg1` looped back: the generator
+//!   sends on tg0, the receiver counts on tg1. No traffic leaves the namespace.
 //! * `veth_xdp_live_frames` (root): the live-frame generator (an XDP program paced in
 //!   the kernel) through the same looped pair: exact counts and sequence numbers for
 //!   every behaviour, and its frames captured on tg1 and decoded by scapy (checksums,
@@ -17,9 +17,7 @@
 //!
 //! No assertion depends on wall-clock speed.
 
-use std::ffi::CString;
 use std::io::Write;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -32,6 +30,7 @@ use sr6_perf::traffic::{
     build, frame_len, open_port, run_trial_report, Addressing, Backend, GenConfig, Generator, Idle, LiveGenerator,
     Receiver, RecvConfig, Sink, Source, Template, TrialReport, XdpReceiver,
 };
+use sr6_testnet::{in_netns, Netns};
 
 // ---- a port that keeps what it is given --------------------------------------------
 
@@ -248,87 +247,16 @@ fn templates_decode_with_scapy() {
 const TG0_MAC: [u8; 6] = [0x02, 0x53, 0x36, 0, 0x10, 0x01];
 const TG1_MAC: [u8; 6] = [0x02, 0x53, 0x36, 0, 0x10, 0x04];
 
-fn ip(args: &[&str]) {
-    let out = Command::new("ip").args(args).output().expect("run ip");
-    assert!(out.status.success(), "ip {}: {}", args.join(" "), String::from_utf8_lossy(&out.stderr));
-}
-
 /// One namespace holding `tg0 <-> tg1`; deleted on drop (also when the test fails).
-struct Netns {
-    name: String,
-}
-
-impl Netns {
-    fn new(tag: &str) -> Netns {
-        remove_orphans();
-        let n = Netns { name: format!("sr6pt-{tag}-{}", std::process::id()) };
-        ip(&["netns", "add", &n.name]);
-        ip(&["-n", &n.name, "link", "add", "tg0", "type", "veth", "peer", "name", "tg1"]);
-        ip(&["-n", &n.name, "link", "set", "tg0", "address", &mac(&TG0_MAC)]);
-        ip(&["-n", &n.name, "link", "set", "tg1", "address", &mac(&TG1_MAC)]);
-        for d in ["lo", "tg0", "tg1"] {
-            ip(&["-n", &n.name, "link", "set", d, "up"]);
-        }
-        n
+fn loop_net(tag: &str) -> Netns {
+    let ns = Netns::new(&format!("pt-{tag}"));
+    ns.add_veth("tg0", &ns, "tg1", None);
+    ns.set_mac("tg0", TG0_MAC);
+    ns.set_mac("tg1", TG1_MAC);
+    for d in ["lo", "tg0", "tg1"] {
+        ns.up(d);
     }
-}
-
-/// Deletes the namespaces of earlier runs of these tests that were killed before their
-/// guards could run (named `sr6pt-<tag>-<pid>` with a pid no longer alive).
-fn remove_orphans() {
-    let Ok(out) = Command::new("ip").args(["netns", "list"]).output() else {
-        return;
-    };
-    for line in String::from_utf8_lossy(&out.stdout).lines() {
-        let name = line.split_whitespace().next().unwrap_or("");
-        let Some(pid) = name.strip_prefix("sr6pt-").and_then(|r| r.rsplit('-').next()) else {
-            continue;
-        };
-        let alive = std::path::Path::new(&format!("/proc/{pid}")).exists();
-        if pid.parse::<u32>().is_ok() && !alive {
-            let _ = Command::new("ip").args(["netns", "del", name]).status();
-        }
-    }
-}
-
-impl Drop for Netns {
-    fn drop(&mut self) {
-        let _ = Command::new("ip").args(["netns", "del", &self.name]).status();
-    }
-}
-
-/// Runs `f` on a thread that joined namespace `ns`: ports opened there stay bound to
-/// its devices and can be used from any thread.
-fn in_netns<T: Send>(ns: &str, f: impl FnOnce() -> T + Send) -> T {
-    std::thread::scope(|s| {
-        s.spawn(|| {
-            let path = CString::new(format!("/var/run/netns/{ns}")).unwrap();
-            // SAFETY: a valid NUL-terminated path; the result is checked.
-            let fd = unsafe { libc::open(path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
-            assert!(fd >= 0, "open {ns}: {}", std::io::Error::last_os_error());
-            // SAFETY: `fd` is a new descriptor nothing else owns.
-            let fd = unsafe { OwnedFd::from_raw_fd(fd) };
-            // SAFETY: joins the network namespace of `fd` on this thread only.
-            let r = unsafe { libc::setns(fd.as_raw_fd(), libc::CLONE_NEWNET) };
-            assert_eq!(r, 0, "setns {ns}: {}", std::io::Error::last_os_error());
-            f()
-        })
-        .join()
-        .unwrap()
-    })
-}
-
-fn can_run() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        eprintln!("skipped: not root (network namespaces, veth and XDP need root)");
-        return false;
-    }
-    if Command::new("ip").arg("-V").output().is_err() {
-        eprintln!("skipped: no `ip` command (iproute2)");
-        return false;
-    }
-    true
+    ns
 }
 
 /// The tests share the machine's two cores: one at a time.
@@ -378,17 +306,14 @@ fn check_exact(r: &TrialReport, what: &str) {
 }
 
 fn every_behaviour_exactly(tag: &str, backend: Backend) {
-    if !can_run() {
-        return;
-    }
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let ns = Netns::new(tag);
+    let ns = loop_net(tag);
     let a = loop_addressing();
     for b in Behavior::ALL {
         let templates =
             if b == Behavior::EndDt46 { vec![build(b, &a, 0), build(b, &a, 1)] } else { vec![build(b, &a, 0)] };
         let (mut gen, recv, what) =
-            open_pair(&ns.name, (backend, backend), templates, GenConfig::default(), RecvConfig::default());
+            open_pair(ns.name(), (backend, backend), templates, GenConfig::default(), RecvConfig::default());
         // Two trials per port pair: the second must not see the first's packets.
         for k in 0..2 {
             let r = run_trial_report(&mut gen, &recv, 20_000.0, Duration::from_millis(100), Duration::from_millis(50))
@@ -406,11 +331,13 @@ fn every_behaviour_exactly(tag: &str, backend: Backend) {
 }
 
 #[test]
+#[ignore = "needs root and network namespaces"]
 fn veth_every_behaviour_af_xdp() {
     every_behaviour_exactly("xdp", Backend::AfXdp);
 }
 
 #[test]
+#[ignore = "needs root and network namespaces"]
 fn veth_every_behaviour_af_packet() {
     every_behaviour_exactly("pkt", Backend::AfPacket);
 }
@@ -424,22 +351,20 @@ fn gro_on(ns: &str, dev: &str) -> bool {
 }
 
 #[test]
+#[ignore = "needs root and network namespaces"]
 fn veth_xdp_live_frames() {
-    if !can_run() {
-        return;
-    }
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let ns = Netns::new("live");
+    let ns = loop_net("live");
     // scripts/setup.sh installs ethtool; without it the live generator cannot work in
     // `sr6 perf` either, so this is a failure, not a skip.
-    assert!(gro_on(&ns.name, "tg1"), "cannot enable GRO (NAPI) on tg1: is ethtool installed?");
+    assert!(gro_on(ns.name(), "tg1"), "cannot enable GRO (NAPI) on tg1: is ethtool installed?");
     let a = loop_addressing();
     for b in Behavior::ALL {
         let templates =
             if b == Behavior::EndDt46 { vec![build(b, &a, 0), build(b, &a, 1)] } else { vec![build(b, &a, 0)] };
         // The generator is used on a thread in the namespace: live frames go out of the
         // device with their ifindex there (it refuses to run from elsewhere).
-        in_netns(&ns.name, || {
+        in_netns(ns.name(), || {
             let mut gen = match LiveGenerator::new("tg0", &templates, None) {
                 Ok(g) => g,
                 Err(e) => panic!("XDP live frames on tg0 ({}): {e}", b.name()),
@@ -476,7 +401,7 @@ fn veth_xdp_live_frames() {
     }
     // From outside the namespace it refuses to send (the device index means another
     // device here).
-    let mut gen = in_netns(&ns.name, || LiveGenerator::new("tg0", &[build(Behavior::Ipv6, &a, 0)], None).unwrap());
+    let mut gen = in_netns(ns.name(), || LiveGenerator::new("tg0", &[build(Behavior::Ipv6, &a, 0)], None).unwrap());
     let r = gen.run(1000.0, Duration::from_millis(10));
     assert_eq!(r.sent, 0);
     assert!(r.first_error.as_deref().is_some_and(|e| e.contains("network namespace")), "{r:?}");
@@ -491,7 +416,7 @@ fn veth_xdp_live_frames() {
     const PER: usize = 5;
     let mut frames: Vec<(Behavior, Vec<u8>)> = Vec::new();
     for b in Behavior::ALL {
-        let (r, mut cap) = in_netns(&ns.name, || {
+        let (r, mut cap) = in_netns(ns.name(), || {
             let mut g = LiveGenerator::new("tg0", &[build(b, &a, 3)], None).unwrap();
             let c = open_port("tg1", Backend::AfPacket, 256, &[], &[]).expect("open tg1");
             (g.run(10_000.0, Duration::from_micros(500)), c)
@@ -552,19 +477,17 @@ fn veth_xdp_live_frames() {
 /// exactly — the generator's own per-stream counts are the oracle — with the latency
 /// histogram full; and a packet stamped before the trial is stale, not counted.
 #[test]
+#[ignore = "needs root and network namespaces"]
 fn veth_counted_in_the_kernel() {
-    if !can_run() {
-        return;
-    }
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let ns = Netns::new("count");
-    assert!(gro_on(&ns.name, "tg1"), "cannot enable GRO (NAPI) on tg1: is ethtool installed?");
+    let ns = loop_net("count");
+    assert!(gro_on(ns.name(), "tg1"), "cannot enable GRO (NAPI) on tg1: is ethtool installed?");
     let a = loop_addressing();
     for hook in [CountHook::Xdp, CountHook::TcxIngress] {
         for b in Behavior::ALL {
             let templates =
                 if b == Behavior::EndDt46 { vec![build(b, &a, 0), build(b, &a, 1)] } else { vec![build(b, &a, 0)] };
-            in_netns(&ns.name, || {
+            in_netns(ns.name(), || {
                 let mut gen = LiveGenerator::new("tg0", &templates, None).expect("live frames on tg0");
                 let recv = XdpReceiver::attach("tg1", 2, hook).expect("attach the counter to tg1");
                 for k in 0..2 {
@@ -598,16 +521,14 @@ fn veth_counted_in_the_kernel() {
 }
 
 #[test]
+#[ignore = "needs root and network namespaces"]
 fn veth_tx_dropped_at_an_absurd_rate() {
-    if !can_run() {
-        return;
-    }
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let ns = Netns::new("drop");
+    let ns = loop_net("drop");
     let a = loop_addressing();
     for backend in [Backend::AfXdp, Backend::AfPacket] {
         let (mut gen, recv, what) = open_pair(
-            &ns.name,
+            ns.name(),
             (backend, backend),
             vec![build(Behavior::Ipv6, &a, 0)],
             GenConfig::default(),
@@ -672,11 +593,8 @@ fn link_counters(ns: &str, dev: &str) -> [u64; 4] {
 /// `1`), `SR6_PERF_MAX_RATE_RPS` (a CPU mask for tg1's receive
 /// processing, e.g. `2`: without it the kernel receives on the sender's CPU).
 #[test]
-#[ignore]
+#[ignore = "a benchmark, not a check (needs root; prints figures)"]
 fn veth_max_rate() {
-    if !can_run() {
-        return;
-    }
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let env = |k: &str| std::env::var(k).ok();
     let secs: f64 = env("SR6_PERF_MAX_RATE_SECS").and_then(|s| s.parse().ok()).unwrap_or(2.0);
@@ -706,11 +624,11 @@ fn veth_max_rate() {
         Some("af_packet") => Some(Backend::AfPacket),
         _ => None,
     };
-    let ns = Netns::new("max");
+    let ns = loop_net("max");
     if let Some(mask) = env("SR6_PERF_MAX_RATE_RPS") {
         // Receive processing of tg1 on these CPUs (hex mask), not on the sender's.
         let cmd = format!("echo {mask} > /sys/class/net/tg1/queues/rx-0/rps_cpus");
-        let ok = Command::new("ip").args(["netns", "exec", &ns.name, "sh", "-c", &cmd]).status();
+        let ok = Command::new("ip").args(["netns", "exec", ns.name(), "sh", "-c", &cmd]).status();
         assert!(ok.map(|s| s.success()).unwrap_or(false), "{cmd}");
     }
     let a = loop_addressing();
@@ -719,13 +637,13 @@ fn veth_max_rate() {
             for (&batch, &offered) in batches.iter().flat_map(|b| offered.iter().map(move |o| (b, o))) {
                 let cfg = GenConfig { batch, cpu, ..GenConfig::default() };
                 let t = vec![build(b, &a, 0)];
-                let rx0 = link_counters(&ns.name, "tg1");
-                let tx0 = link_counters(&ns.name, "tg0");
+                let rx0 = link_counters(ns.name(), "tg1");
+                let tx0 = link_counters(ns.name(), "tg0");
                 let (line, rx_line) = if with_rx {
                     let (mut gen, recv, what) =
-                        open_pair(&ns.name, (backend, rx_backend.unwrap_or(backend)), t, cfg, rcfg.clone());
+                        open_pair(ns.name(), (backend, rx_backend.unwrap_or(backend)), t, cfg, rcfg.clone());
                     if let Some(cpus) = &napi_cpus {
-                        threaded_napi(&ns.name, "tg1", cpus);
+                        threaded_napi(ns.name(), "tg1", cpus);
                     }
                     let r = run_trial_report(
                         &mut gen,
@@ -757,7 +675,7 @@ fn veth_max_rate() {
                         ),
                     )
                 } else {
-                    let g = in_netns(&ns.name, || open_port("tg0", backend, 2048, &[], &[]).expect("open tg0"));
+                    let g = in_netns(ns.name(), || open_port("tg0", backend, 2048, &[], &[]).expect("open tg0"));
                     let what = format!("tx {}, rx kernel", g.backend);
                     let mut gen = Generator::new(g.port, t, cfg).unwrap();
                     let r = gen.run(offered, Duration::from_secs_f64(secs));
@@ -775,8 +693,8 @@ fn veth_max_rate() {
                         String::new(),
                     )
                 };
-                let rx1 = link_counters(&ns.name, "tg1");
-                let tx1 = link_counters(&ns.name, "tg0");
+                let rx1 = link_counters(ns.name(), "tg1");
+                let tx1 = link_counters(ns.name(), "tg0");
                 println!(
                     "max rate, {} ({} B frames), batch {batch}, offered {offered:.0} pps: {line}; tg0 tx {} dropped {}, tg1 rx {} dropped {}; {rx_line}",
                     b.name(),
