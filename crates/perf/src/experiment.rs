@@ -138,7 +138,7 @@ impl Experiment {
             .iter()
             .map(|b| {
                 Behavior::parse(b).ok_or_else(|| {
-                    let names: Vec<&str> = Behavior::ALL.iter().map(|b| b.name()).collect();
+                    let names: Vec<&str> = Behavior::all().iter().map(|b| b.name()).collect();
                     format!("unknown behaviour `{b}` (known: {})", names.join(", "))
                 })
             })

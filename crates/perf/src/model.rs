@@ -1,65 +1,114 @@
 //! What an experiment measures and produces. Every other module of the crate speaks
 //! these types; `results.json` is a list of [`BehaviorResult`] serialized with serde.
 
-use serde::{Deserialize, Serialize};
+use std::cmp::Ordering;
+use std::hash::{Hash, Hasher};
+use std::sync::LazyLock;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use sr6_core::behaviour::{Behaviour, Inner, Takes, TABLE};
 
 /// The behaviours the framework measures, named as the SRPerf paper names them
-/// (Table I): transit behaviours with their `T.` names, endpoint behaviours as in
-/// RFC 8986.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+/// (Table I): the head-end scenarios with their `T.` names (modes of `encap seg6`, and
+/// plain forwarding as the baseline), and every endpoint behaviour of sr6-core's
+/// behaviour table ([`TABLE`], what `sr6 behaviours` lists) by its RFC 8986 keyword.
+///
+/// Ordered as [`Behavior::all`] lists them; written to files and read back by
+/// [`Behavior::name`] and [`Behavior::parse`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Behavior {
     /// Plain IPv6 forwarding (the baseline).
-    #[serde(rename = "ipv6")]
     Ipv6,
     /// Plain IPv4 forwarding.
-    #[serde(rename = "ipv4")]
     Ipv4,
     /// H.Insert (`encap seg6 mode inline`).
-    #[serde(rename = "T.Insert")]
     TInsert,
     /// H.Encaps (`encap seg6 mode encap`).
-    #[serde(rename = "T.Encaps")]
     TEncaps,
     /// H.Encaps.L2 (`encap seg6 mode l2encap`).
-    #[serde(rename = "T.Encaps.L2")]
     TEncapsL2,
-    #[serde(rename = "End")]
-    End,
-    #[serde(rename = "End.T")]
-    EndT,
-    #[serde(rename = "End.X")]
-    EndX,
-    #[serde(rename = "End.DX2")]
-    EndDx2,
-    #[serde(rename = "End.DX4")]
-    EndDx4,
-    #[serde(rename = "End.DX6")]
-    EndDx6,
-    #[serde(rename = "End.DT4")]
-    EndDt4,
-    #[serde(rename = "End.DT6")]
-    EndDt6,
-    #[serde(rename = "End.DT46")]
-    EndDt46,
+    /// An endpoint behaviour: a row of the behaviour table. Its SUT configuration, SID
+    /// and traffic are derived from the row (`plan.rs`, `traffic/template.rs`).
+    Endpoint(Endpoint),
 }
 
+/// A row of sr6-core's behaviour table ([`TABLE`]), compared and hashed by its keyword
+/// and ordered as the table is. Made only from the table's rows.
+#[derive(Clone, Copy)]
+pub struct Endpoint(&'static Behaviour);
+
+impl Endpoint {
+    /// The row of `keyword` (case-sensitive, as the table's lookup is).
+    pub fn by_keyword(keyword: &str) -> Option<Endpoint> {
+        sr6_core::behaviour::by_keyword(keyword).map(Endpoint)
+    }
+
+    /// Every row, in table order.
+    pub fn all() -> impl Iterator<Item = Endpoint> {
+        TABLE.iter().copied().map(Endpoint)
+    }
+
+    /// The row.
+    pub fn row(self) -> &'static Behaviour {
+        self.0
+    }
+
+    /// The iproute2 keyword (`End.DX4`).
+    pub fn keyword(self) -> &'static str {
+        self.0.keyword
+    }
+
+    /// The row's position in [`TABLE`].
+    pub fn index(self) -> usize {
+        TABLE.iter().position(|r| r.keyword == self.0.keyword).expect("an Endpoint is a row of the table")
+    }
+}
+
+impl PartialEq for Endpoint {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.keyword == other.0.keyword
+    }
+}
+
+impl Eq for Endpoint {}
+
+impl Hash for Endpoint {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        self.0.keyword.hash(h);
+    }
+}
+
+impl PartialOrd for Endpoint {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Endpoint {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.index().cmp(&other.index())
+    }
+}
+
+impl std::fmt::Debug for Endpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0.keyword)
+    }
+}
+
+/// The head-end scenarios, in their order.
+const TRANSIT: [Behavior; 5] =
+    [Behavior::Ipv6, Behavior::Ipv4, Behavior::TInsert, Behavior::TEncaps, Behavior::TEncapsL2];
+
+static ALL: LazyLock<Vec<Behavior>> =
+    LazyLock::new(|| TRANSIT.into_iter().chain(Endpoint::all().map(Behavior::Endpoint)).collect());
+
 impl Behavior {
-    pub const ALL: [Behavior; 14] = [
-        Behavior::Ipv6,
-        Behavior::Ipv4,
-        Behavior::TInsert,
-        Behavior::TEncaps,
-        Behavior::TEncapsL2,
-        Behavior::End,
-        Behavior::EndT,
-        Behavior::EndX,
-        Behavior::EndDx2,
-        Behavior::EndDx4,
-        Behavior::EndDx6,
-        Behavior::EndDt4,
-        Behavior::EndDt6,
-        Behavior::EndDt46,
-    ];
+    /// Every behaviour, in the order of reports: the head-end scenarios, then every row
+    /// of the behaviour table in table order.
+    pub fn all() -> &'static [Behavior] {
+        &ALL
+    }
 
     /// The name used in files, on the command line and in reports.
     pub fn name(self) -> &'static str {
@@ -69,15 +118,7 @@ impl Behavior {
             Behavior::TInsert => "T.Insert",
             Behavior::TEncaps => "T.Encaps",
             Behavior::TEncapsL2 => "T.Encaps.L2",
-            Behavior::End => "End",
-            Behavior::EndT => "End.T",
-            Behavior::EndX => "End.X",
-            Behavior::EndDx2 => "End.DX2",
-            Behavior::EndDx4 => "End.DX4",
-            Behavior::EndDx6 => "End.DX6",
-            Behavior::EndDt4 => "End.DT4",
-            Behavior::EndDt6 => "End.DT6",
-            Behavior::EndDt46 => "End.DT46",
+            Behavior::Endpoint(e) => e.keyword(),
         }
     }
 
@@ -92,7 +133,86 @@ impl Behavior {
             "ipv4-forward" => "ipv4",
             x => x,
         };
-        Behavior::ALL.into_iter().find(|b| b.name().to_ascii_lowercase() == alias)
+        Behavior::all().iter().copied().find(|b| b.name().eq_ignore_ascii_case(alias))
+    }
+
+    /// The behaviour-table row of an endpoint behaviour (`None`: a head-end scenario).
+    pub fn endpoint(self) -> Option<&'static Behaviour> {
+        match self {
+            Behavior::Endpoint(e) => Some(e.row()),
+            _ => None,
+        }
+    }
+
+    /// Whether this is a head-end scenario (plain packets to a destination the SUT
+    /// forwards or steers), not an endpoint behaviour (packets to the SUT's SID).
+    pub fn is_transit(self) -> bool {
+        self.endpoint().is_none()
+    }
+
+    /// What traffic an endpoint behaviour takes (`None`: a head-end scenario).
+    pub fn takes(self) -> Option<Takes> {
+        self.endpoint().map(|r| r.takes)
+    }
+
+    /// Whether its traffic is mixed: IPv6 on even streams, IPv4 on odd ones (a
+    /// behaviour decapsulating either, End.DT46).
+    pub fn mixed(self) -> bool {
+        self.takes() == Some(Takes::Inner(Inner::Ip))
+    }
+
+    /// How many streams its traffic has: two for [`mixed`](Self::mixed) traffic (0 and
+    /// 1), else one (0).
+    pub fn streams(self) -> u16 {
+        if self.mixed() {
+            2
+        } else {
+            1
+        }
+    }
+
+    /// Whether the innermost packet of `stream` is IPv4 (else IPv6).
+    pub fn inner_ipv4(self, stream: u16) -> bool {
+        match self.takes() {
+            None => self == Behavior::Ipv4,
+            Some(Takes::Inner(Inner::Ipv4)) => true,
+            Some(Takes::Inner(Inner::Ip)) => stream & 1 == 1,
+            Some(_) => false,
+        }
+    }
+
+    /// Position in [`Behavior::all`].
+    fn rank(self) -> usize {
+        match self {
+            Behavior::Endpoint(e) => TRANSIT.len() + e.index(),
+            t => TRANSIT.iter().position(|x| *x == t).expect("every other variant is a head-end scenario"),
+        }
+    }
+}
+
+impl PartialOrd for Behavior {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Behavior {
+    /// The order of [`Behavior::all`].
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.rank().cmp(&other.rank())
+    }
+}
+
+impl Serialize for Behavior {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for Behavior {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Behavior, D::Error> {
+        let s = String::deserialize(d)?;
+        Behavior::parse(&s).ok_or_else(|| serde::de::Error::custom(format!("unknown behaviour `{s}`")))
     }
 }
 
@@ -300,7 +420,7 @@ mod tests {
     fn results_without_max_load_read_back() {
         let r = BehaviorResult {
             forwarder: "sr6".into(),
-            behavior: Behavior::End,
+            behavior: Behavior::parse("End").unwrap(),
             frame_bytes: 158,
             ndr_pps: 1.0,
             pdr_pps: 2.0,
@@ -315,5 +435,74 @@ mod tests {
         v.as_object_mut().unwrap().remove("max_load");
         let back: BehaviorResult = serde_json::from_value(v).unwrap();
         assert_eq!(back, r);
+    }
+
+    #[test]
+    fn every_table_row_is_a_behaviour() {
+        let all = Behavior::all();
+        for row in TABLE {
+            let b = Behavior::parse(row.keyword).unwrap_or_else(|| panic!("{} is missing", row.keyword));
+            assert!(all.contains(&b), "{}", row.keyword);
+            assert_eq!(b.endpoint().map(|r| r.keyword), Some(row.keyword));
+        }
+        assert_eq!(all.len(), TRANSIT.len() + TABLE.len());
+        for (i, b) in all.iter().enumerate() {
+            assert_eq!(b.rank(), i, "{}", b.name());
+            assert_eq!(b.is_transit(), i < TRANSIT.len(), "{}", b.name());
+        }
+    }
+
+    #[test]
+    fn names_round_trip() {
+        for &b in Behavior::all() {
+            assert_eq!(Behavior::parse(b.name()), Some(b), "{}", b.name());
+            assert_eq!(Behavior::parse(&b.name().to_ascii_uppercase()), Some(b), "{}", b.name());
+            let json = serde_json::to_string(&b).unwrap();
+            assert_eq!(json, format!("\"{}\"", b.name()));
+            assert_eq!(serde_json::from_str::<Behavior>(&json).unwrap(), b);
+            let yaml: Behavior = serde_yaml::from_str(b.name()).unwrap();
+            assert_eq!(yaml, b);
+        }
+        // The names of results files.
+        for (name, b) in
+            [("ipv6", Behavior::Ipv6), ("T.Encaps", Behavior::TEncaps), ("T.Encaps.L2", Behavior::TEncapsL2)]
+        {
+            assert_eq!(serde_json::to_string(&b).unwrap(), format!("\"{name}\""));
+        }
+        assert_eq!(serde_json::to_string(&Behavior::parse("end.dx4").unwrap()).unwrap(), "\"End.DX4\"");
+        assert_eq!(Behavior::parse("H.Encaps"), Some(Behavior::TEncaps));
+        assert_eq!(Behavior::parse("ipv4-forward"), Some(Behavior::Ipv4));
+        assert_eq!(Behavior::parse("End.Q"), None);
+        assert!(serde_json::from_str::<Behavior>("\"End.Q\"").unwrap_err().to_string().contains("End.Q"));
+    }
+
+    #[test]
+    fn order_eq_and_hash_follow_the_table() {
+        use std::collections::HashSet;
+        let mut sorted = Behavior::all().to_vec();
+        sorted.reverse();
+        sorted.sort();
+        assert_eq!(sorted, Behavior::all());
+        let end = Behavior::parse("End").unwrap();
+        assert!(Behavior::TEncapsL2 < end && Behavior::Ipv6 < Behavior::Ipv4);
+        assert!(end < Behavior::parse("End.DT46").unwrap());
+        let set: HashSet<Behavior> = Behavior::all().iter().chain(Behavior::all()).copied().collect();
+        assert_eq!(set.len(), Behavior::all().len());
+        assert_eq!(Endpoint::by_keyword("End.X"), Endpoint::by_keyword("End.X"));
+        assert_ne!(Endpoint::by_keyword("End.X"), Endpoint::by_keyword("End.T"));
+        assert_eq!(format!("{:?}", Behavior::parse("End.B6").unwrap()), "Endpoint(End.B6)");
+    }
+
+    #[test]
+    fn traffic_shape_follows_takes() {
+        let b = |n: &str| Behavior::parse(n).unwrap();
+        assert!(b("End.DT46").mixed() && b("End.DT46").streams() == 2);
+        assert!(!b("End.DT46").inner_ipv4(0) && b("End.DT46").inner_ipv4(1));
+        assert!(b("End.DX4").inner_ipv4(0) && b("End.DT4").inner_ipv4(0) && Behavior::Ipv4.inner_ipv4(0));
+        for n in ["ipv6", "T.Insert", "End", "End.B6.Encaps", "End.DX6", "End.DT6", "End.DX2"] {
+            assert!(!b(n).inner_ipv4(0) && !b(n).inner_ipv4(1) && b(n).streams() == 1, "{n}");
+        }
+        assert_eq!(b("End.B6").takes(), Some(Takes::Segment));
+        assert_eq!(Behavior::TEncaps.takes(), None);
     }
 }

@@ -10,10 +10,17 @@
 //! tg1: plain destinations and next segments are routed via fc00:b::2 / 10.0.2.2, whose
 //! MAC the SUT knows from a static `neigh` line (no neighbour discovery during a trial).
 //! [`config`] gives, per behaviour, the iproute2 lines of the SUT — the same lines for
-//! the Linux kernel and for sr6 (the kernel lacks End.DT4/End.DT46 without VRF
-//! devices; those are sr6 only).
+//! the Linux kernel and for sr6 ([`unsupported`]: what the kernel cannot run here).
+//!
+//! An endpoint behaviour's lines, SID and traffic all come from its row of the behaviour
+//! table (`sr6_core::behaviour::TABLE`), whatever the behaviour: one SID per row, its
+//! required parameters given values from this address plan ([`sid_params`]). A new row
+//! is measured without a change here.
 
+use std::fmt::Write;
 use std::net::{Ipv4Addr, Ipv6Addr};
+
+use sr6_core::behaviour::{Behaviour, Param, Takes};
 
 use crate::model::Behavior;
 
@@ -37,8 +44,8 @@ pub struct Flow {
     /// Destination of the (outer) packet the tester sends: a plain destination for the
     /// transit behaviours, the SUT's SID for the endpoint behaviours.
     pub dst6: Option<Ipv6Addr>,
-    /// For endpoint behaviours with Segments Left 1 (End, End.T, End.X): the next
-    /// segment (routed back to the tester).
+    /// For endpoint behaviours that consume a segment (Segments Left 1: End, End.X,
+    /// End.B6, ...): the next segment (routed back to the tester).
     pub next_sid: Option<Ipv6Addr>,
     /// Destination of the inner IPv6 packet (decapsulating behaviours) or of the plain
     /// IPv6 packet (transit).
@@ -58,10 +65,12 @@ pub const DST4: Ipv4Addr = Ipv4Addr::new(10, 100, 0, 1);
 pub const SEG1: Ipv6Addr = a6([0xfc00, 0x200, 0, 0, 0, 0, 0, 1]);
 pub const SEG2: Ipv6Addr = a6([0xfc00, 0x200, 0, 0, 0, 0, 0, 2]);
 
-/// The SUT's SID of each endpoint behaviour, and the steered prefix of each transit
-/// behaviour.
+/// The table the lookup behaviours' routes are in (`table 100`, `vrftable 100`).
+pub const TABLE_ID: u32 = 100;
+
+/// The SUT's SID of each endpoint behaviour (`fc00:2::1:<row index>`: one per row of
+/// the behaviour table), and the steered prefix of each transit behaviour.
 pub fn flow(b: Behavior) -> Flow {
-    let sid = |last: u16| Some(a6([0xfc00, 0x2, 0, 0, 0, 0, 0, last]));
     let steered = |n: u16| Some(a6([0xfc00, 0x100 + n, 0, 0, 0, 0, 0, 1]));
     let f = |dst6, next_sid| Flow { dst6, next_sid, inner6: DST6, inner4: DST4 };
     match b {
@@ -70,26 +79,52 @@ pub fn flow(b: Behavior) -> Flow {
         Behavior::TEncaps => f(steered(1), None),
         Behavior::TInsert => f(steered(2), None),
         Behavior::TEncapsL2 => f(steered(3), None),
-        Behavior::End => f(sid(0xe), Some(SEG1)),
-        Behavior::EndT => f(sid(0x7), Some(SEG1)),
-        Behavior::EndX => f(sid(0x10), Some(SEG1)),
-        Behavior::EndDx2 => f(sid(0xd2), None),
-        Behavior::EndDx4 => f(sid(0xd4), None),
-        Behavior::EndDx6 => f(sid(0xd6), None),
-        Behavior::EndDt4 => f(sid(0xd5), None),
-        Behavior::EndDt6 => f(sid(0xd7), None),
-        Behavior::EndDt46 => f(sid(0xd8), None),
+        Behavior::Endpoint(e) => {
+            let index = u16::try_from(e.index()).expect("fewer than 65536 behaviours");
+            let sid = a6([0xfc00, 0x2, 0, 0, 0, 0, 1, index]);
+            f(Some(sid), (e.row().takes == Takes::Segment).then_some(SEG1))
+        }
     }
 }
 
 /// Why a forwarder cannot run a behaviour (`None`: it can).
-pub fn unsupported(forwarder: &str, b: Behavior) -> Option<&'static str> {
-    match (forwarder, b) {
-        ("linux", Behavior::EndDt4 | Behavior::EndDt46) => {
-            Some("the kernel's End.DT4/End.DT46 need a VRF device, which this testbed does not create")
+pub fn unsupported(forwarder: &str, b: Behavior) -> Option<String> {
+    let row = b.endpoint()?;
+    match forwarder {
+        "linux" if !row.in_kernel => Some(format!("the kernel has no {}", row.keyword)),
+        "linux" if row.required.contains(&Param::VrfTable) => {
+            Some(format!("the kernel's {} needs a VRF device, which this testbed does not create", row.keyword))
         }
         _ => None,
     }
+}
+
+/// The parameters a SID of `row` is configured with, as written after its keyword
+/// (`nh6 fc00:b::2`): each required one, with a value from the address plan. Next hops
+/// are tg1, the output device dut1, tables [`TABLE_ID`] (where [`config`] puts routes
+/// towards tg1), a binding SID's policy the one segment [`SEG1`]. A lookup whose table
+/// is optional (End.DT6: sr6 defaults to the main table, the kernel insists on `table`
+/// or `vrftable`) gets the main table, 254, where the plain routes are.
+pub fn sid_params(row: &Behaviour) -> Vec<(Param, String)> {
+    let mut out: Vec<(Param, String)> = row
+        .required
+        .iter()
+        .map(|&p| {
+            let v = match p {
+                Param::Nh6 => TG1_6.to_string(),
+                Param::Nh4 => TG1_4.to_string(),
+                Param::Oif => DUT1.to_string(),
+                Param::Table | Param::VrfTable => TABLE_ID.to_string(),
+                Param::Srh => format!("segs {SEG1}"),
+            };
+            (p, v)
+        })
+        .collect();
+    let looks_up = |p: &Param| matches!(p, Param::Table | Param::VrfTable);
+    if !row.required.iter().any(looks_up) && row.optional.contains(&Param::Table) {
+        out.push((Param::Table, "254".into()));
+    }
+    out
 }
 
 /// The SUT's configuration for behaviour `b` (iproute2 lines; the leading `ip` kept so
@@ -119,37 +154,38 @@ pub fn config(b: Behavior, tg1_mac: &str) -> String {
         Behavior::TEncapsL2 => {
             format!("ip -6 route add {dst}/128 encap seg6 mode l2encap segs {SEG1},{SEG2} dev {DUT1}\n")
         }
-        Behavior::End => format!("ip -6 route add {dst}/128 encap seg6local action End dev {DUT0}\n"),
-        Behavior::EndT => format!(
-            "ip -6 route add fc00:200::/64 via {TG1_6} dev {DUT1} table 100\n\
-             ip -6 route add {dst}/128 encap seg6local action End.T table 100 dev {DUT0}\n"
-        ),
-        Behavior::EndX => format!("ip -6 route add {dst}/128 encap seg6local action End.X nh6 {TG1_6} dev {DUT0}\n"),
-        Behavior::EndDx2 => format!("ip -6 route add {dst}/128 encap seg6local action End.DX2 oif {DUT1} dev {DUT0}\n"),
+        Behavior::Endpoint(e) => endpoint_lines(e.row(), &dst, tg1_mac),
+    };
+    c.push_str(&line);
+    c
+}
+
+/// The lines of an endpoint behaviour: what its parameters need, then its SID `dst`.
+fn endpoint_lines(row: &Behaviour, dst: &str, tg1_mac: &str) -> String {
+    let params = sid_params(row);
+    let mut o = String::new();
+    if params.iter().any(|(p, _)| *p == Param::Nh4) {
         // The kernel looks nh4 up as a route and, nh4 being on-link, resolves the
         // *inner destination* on dut1 rather than nh4 (seg6_local.c looks up nh4 with
         // ip_route_input and a connected route has no gateway): give it that neighbour.
         // sr6 sends to nh4's MAC (RFC 8986 §4.5's adjacency) and does not need it.
-        Behavior::EndDx4 => format!(
-            "ip neigh add {DST4} lladdr {tg1_mac} dev {DUT1}\n\
-             ip -6 route add {dst}/128 encap seg6local action End.DX4 nh4 {TG1_4} dev {DUT0}\n"
-        ),
-        Behavior::EndDx6 => {
-            format!("ip -6 route add {dst}/128 encap seg6local action End.DX6 nh6 {TG1_6} dev {DUT0}\n")
-        }
-        Behavior::EndDt6 => format!("ip -6 route add {dst}/128 encap seg6local action End.DT6 table 254 dev {DUT0}\n"),
-        Behavior::EndDt4 => format!(
-            "ip route add 10.100.0.0/24 via {TG1_4} dev {DUT1} table 100\n\
-             ip -6 route add {dst}/128 encap seg6local action End.DT4 vrftable 100 dev {DUT0}\n"
-        ),
-        Behavior::EndDt46 => format!(
-            "ip route add 10.100.0.0/24 via {TG1_4} dev {DUT1} table 100\n\
-             ip -6 route add fc00:100::/64 via {TG1_6} dev {DUT1} table 100\n\
-             ip -6 route add {dst}/128 encap seg6local action End.DT46 vrftable 100 dev {DUT0}\n"
-        ),
-    };
-    c.push_str(&line);
-    c
+        let _ = writeln!(o, "ip neigh add {DST4} lladdr {tg1_mac} dev {DUT1}");
+    }
+    if row.required.iter().any(|p| matches!(p, Param::Table | Param::VrfTable)) {
+        // The table the SID looks up in: next segments and plain destinations via tg1.
+        let _ = write!(
+            o,
+            "ip -6 route add fc00:200::/64 via {TG1_6} dev {DUT1} table {TABLE_ID}\n\
+             ip -6 route add fc00:100::/64 via {TG1_6} dev {DUT1} table {TABLE_ID}\n\
+             ip route add 10.100.0.0/24 via {TG1_4} dev {DUT1} table {TABLE_ID}\n"
+        );
+    }
+    let _ = write!(o, "ip -6 route add {dst}/128 encap seg6local action {}", row.keyword);
+    for (p, v) in &params {
+        let _ = write!(o, " {} {v}", p.keyword());
+    }
+    let _ = writeln!(o, " dev {DUT0}");
+    o
 }
 
 #[cfg(test)]
@@ -158,7 +194,7 @@ mod tests {
 
     #[test]
     fn every_behaviour_configures_sr6() {
-        for b in Behavior::ALL {
+        for &b in Behavior::all() {
             let text = config(b, "02:00:00:00:00:02");
             let spec = sr6_config::parse_str(&text, b.name()).unwrap_or_else(|e| panic!("{}: {e}", b.name()));
             sr6_core::tables::Tables::build(&spec).unwrap_or_else(|e| panic!("{}: {}", b.name(), e.message));
@@ -167,11 +203,71 @@ mod tests {
 
     #[test]
     fn sids_are_distinct() {
-        let mut d: Vec<_> = Behavior::ALL.iter().filter_map(|b| flow(*b).dst6).collect();
+        let mut d: Vec<_> = Behavior::all().iter().filter_map(|b| flow(*b).dst6).collect();
         let n = d.len();
         d.sort();
         d.dedup();
         assert_eq!(d.len(), n, "one destination per behaviour (ipv4 has none)");
-        assert_eq!(n, Behavior::ALL.len() - 1);
+        assert_eq!(n, Behavior::all().len() - 1);
+    }
+
+    fn line_of(b: &str) -> String {
+        let b = Behavior::parse(b).unwrap();
+        let c = config(b, "02:00:00:00:00:02");
+        let base = config(Behavior::Ipv6, "02:00:00:00:00:02");
+        let sid = flow(b).dst6.unwrap().to_string();
+        c.strip_prefix(&base).unwrap().replace(&sid, "SID")
+    }
+
+    #[test]
+    fn endpoint_lines_come_from_the_table() {
+        assert_eq!(line_of("End"), "ip -6 route add SID/128 encap seg6local action End dev dut0\n");
+        assert_eq!(line_of("End.X"), "ip -6 route add SID/128 encap seg6local action End.X nh6 fc00:b::2 dev dut0\n");
+        assert_eq!(
+            line_of("End.DX6"),
+            "ip -6 route add SID/128 encap seg6local action End.DX6 nh6 fc00:b::2 dev dut0\n"
+        );
+        assert_eq!(line_of("End.DX2"), "ip -6 route add SID/128 encap seg6local action End.DX2 oif dut1 dev dut0\n");
+        assert_eq!(line_of("End.DT6"), "ip -6 route add SID/128 encap seg6local action End.DT6 table 254 dev dut0\n");
+        assert_eq!(
+            line_of("End.DX4"),
+            "ip neigh add 10.100.0.1 lladdr 02:00:00:00:00:02 dev dut1\n\
+             ip -6 route add SID/128 encap seg6local action End.DX4 nh4 10.0.2.2 dev dut0\n"
+        );
+        let table100 = "ip -6 route add fc00:200::/64 via fc00:b::2 dev dut1 table 100\n\
+                        ip -6 route add fc00:100::/64 via fc00:b::2 dev dut1 table 100\n\
+                        ip route add 10.100.0.0/24 via 10.0.2.2 dev dut1 table 100\n";
+        for (b, p) in [("End.T", "table 100"), ("End.DT4", "vrftable 100"), ("End.DT46", "vrftable 100")] {
+            let want = format!("{table100}ip -6 route add SID/128 encap seg6local action {b} {p} dev dut0\n");
+            assert_eq!(line_of(b), want);
+        }
+        for b in ["End.B6", "End.B6.Encaps", "End.B6.Encaps.Red"] {
+            let want = format!("ip -6 route add SID/128 encap seg6local action {b} srh segs fc00:200::1 dev dut0\n");
+            assert_eq!(line_of(b), want);
+        }
+    }
+
+    #[test]
+    fn sids_and_next_segments_follow_the_table() {
+        for (i, row) in sr6_core::behaviour::TABLE.iter().enumerate() {
+            let f = flow(Behavior::parse(row.keyword).unwrap());
+            assert_eq!(f.dst6, Some(a6([0xfc00, 2, 0, 0, 0, 0, 1, i as u16])), "{}", row.keyword);
+            let segment = row.takes == Takes::Segment;
+            assert_eq!(f.next_sid, segment.then_some(SEG1), "{}", row.keyword);
+        }
+        assert_eq!(flow(Behavior::parse("End").unwrap()).dst6.unwrap().to_string(), "fc00:2::1:0");
+    }
+
+    #[test]
+    fn what_the_kernel_cannot_run() {
+        let no: Vec<&str> =
+            Behavior::all().iter().filter(|b| unsupported("linux", **b).is_some()).map(|b| b.name()).collect();
+        assert_eq!(no, ["End.DT4", "End.DT46", "End.B6.Encaps.Red"]);
+        assert!(unsupported("linux", Behavior::parse("End.DT4").unwrap()).unwrap().contains("VRF device"));
+        assert_eq!(
+            unsupported("linux", Behavior::parse("End.B6.Encaps.Red").unwrap()).unwrap(),
+            "the kernel has no End.B6.Encaps.Red"
+        );
+        assert!(Behavior::all().iter().all(|b| unsupported("sr6", *b).is_none()));
     }
 }

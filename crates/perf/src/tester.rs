@@ -58,8 +58,7 @@ fn mac(s: &str) -> Result<[u8; 6], String> {
 /// The template addresses of behaviour `b` on testbed `tb`.
 pub fn addressing(tb: &Testbed, b: Behavior) -> Result<Addressing, String> {
     let f = plan::flow(b);
-    let transit =
-        matches!(b, Behavior::Ipv6 | Behavior::Ipv4 | Behavior::TInsert | Behavior::TEncaps | Behavior::TEncapsL2);
+    let transit = b.is_transit();
     Ok(Addressing {
         tg0_mac: mac(&tb.tg0_mac)?,
         dut0_mac: mac(&tb.dut0_mac)?,
@@ -138,11 +137,9 @@ fn setup(
     rx_kind: &str,
 ) -> Result<(Box<dyn Source>, RxSide, usize), String> {
     sr6_io::live::enter_netns(tg).map_err(|e| e.to_string())?;
-    let mut templates = vec![traffic::build(b, a, 0)];
-    if b == Behavior::EndDt46 {
-        // Even streams carry IPv6, odd ones IPv4: the behaviour's mixed traffic.
-        templates.push(traffic::build(b, a, 1));
-    }
+    // One template per stream: two where the traffic is mixed (even streams carry IPv6,
+    // odd ones IPv4: End.DT46's).
+    let templates = traffic::templates(b, a);
     let frame_bytes = templates[0].frame.len();
     let templates_n = templates.len() as u16;
     let gen = generator(kind, templates, cpu)?;

@@ -101,7 +101,7 @@ fn synth(fws: &[(&str, f64, f64)], behs: &[(Behavior, f64)], reps: usize, seed: 
                 (0..reps).map(|_| search(capacity * (1.0 + spread * (rng.unit() - 0.5)))).collect();
             let ndr = summary(&repetitions.iter().map(|s| s.ndr_pps).collect::<Vec<_>>());
             let pdr = summary(&repetitions.iter().map(|s| s.pdr_pps).collect::<Vec<_>>());
-            let latency = (b != Behavior::End).then(|| Latency {
+            let latency = (b != beh("End")).then(|| Latency {
                 rate_pps: ndr.mean * 0.5,
                 samples: 10_000,
                 min_us: 8.0 + rng.unit(),
@@ -112,7 +112,7 @@ fn synth(fws: &[(&str, f64, f64)], behs: &[(Behavior, f64)], reps: usize, seed: 
             });
             // At maximum load: the slow behaviours overdriven (saturated), the others
             // not (what the tester could send); none for End.X.
-            let max_load = (b != Behavior::EndX).then(|| {
+            let max_load = (b != beh("End.X")).then(|| {
                 let saturated = factor < 0.8;
                 let offered = (capacity * if saturated { 1.5 } else { 0.9 }).floor();
                 let forwarded = if saturated { (capacity * 0.97).floor() } else { offered };
@@ -168,13 +168,14 @@ fn meta() -> RunMeta {
     }
 }
 
-const BEHS: [(Behavior, f64); 5] = [
-    (Behavior::Ipv6, 1.0),
-    (Behavior::TEncaps, 0.82),
-    (Behavior::End, 0.78),
-    (Behavior::EndX, 0.13),
-    (Behavior::EndDt6, 0.84),
-];
+/// A behaviour by name.
+fn beh(name: &str) -> Behavior {
+    Behavior::parse(name).unwrap()
+}
+
+fn behs() -> [(Behavior, f64); 5] {
+    [(Behavior::Ipv6, 1.0), (Behavior::TEncaps, 0.82), (beh("End"), 0.78), (beh("End.X"), 0.13), (beh("End.DT6"), 0.84)]
+}
 
 fn out_dir(name: &str) -> PathBuf {
     let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join("report_files").join(name);
@@ -221,7 +222,7 @@ fn a_font_is_available() {
 
 #[test]
 fn two_forwarders_every_file() {
-    let results = synth(&[("linux", 1_119_250.0, 1.0), ("sr6", 2_600_000.0, 0.5)], &BEHS, 10, 7);
+    let results = synth(&[("linux", 1_119_250.0, 1.0), ("sr6", 2_600_000.0, 0.5)], &behs(), 10, 7);
     let meta = meta();
     let dir = out_dir("two");
     let written = write_all(&results, &meta, &dir).unwrap();
@@ -231,7 +232,7 @@ fn two_forwarders_every_file() {
         ["results.json", "meta.json", "results.csv", "trials.csv", "report.md"].map(String::from).to_vec();
     for stem in ["pdr-boxplot".to_string(), "ndr-boxplot".to_string()]
         .into_iter()
-        .chain(BEHS.iter().map(|(b, _)| sweep_stem(*b)))
+        .chain(behs().iter().map(|(b, _)| sweep_stem(*b)))
     {
         expected.push(format!("{stem}.png"));
         expected.push(format!("{stem}.svg"));
@@ -324,7 +325,7 @@ fn two_forwarders_every_file() {
     // report.md: Table I per forwarder, the sr6/linux ratio per behaviour, latency, run.
     let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
     let lines: Vec<&str> = md.lines().collect();
-    let names: Vec<&str> = BEHS.iter().map(|(b, _)| b.name()).collect();
+    let names: Vec<&str> = behs().iter().map(|(b, _)| b.name()).collect();
     assert!(lines.contains(&format!("| kpps | {} |", names.join(" | ")).as_str()), "{md}");
     assert!(md.contains("### linux") && md.contains("### sr6"));
     let kpps = |pps: f64| format!("{:.2}", pps / 1000.0);
@@ -348,19 +349,19 @@ fn two_forwarders_every_file() {
     };
     assert!(md.contains("## sr6 / linux"), "{md}");
     let mut logs = 0.0;
-    for (b, _) in BEHS {
+    for (b, _) in behs() {
         let (s, l) = (mean_pdr("sr6", b), mean_pdr("linux", b));
         logs += (s / l).ln();
         let want = format!("| {} | {} | {} | **{:.2}** |", b.name(), kpps(s), kpps(l), s / l);
         assert!(lines.iter().any(|x| x.starts_with(&want)), "{want}\n{md}");
     }
-    let geo = (logs / BEHS.len() as f64).exp();
+    let geo = (logs / behs().len() as f64).exp();
     assert!(md.contains(&format!("**sr6 / linux (PDR): {geo:.2}×**")), "{md}");
     assert!(md.contains("| linux | ipv6 |") && md.contains("| 30.25 |"), "latency table\n{md}");
     // At maximum load: End overdriven (saturated, its forwarded rate a measure), ipv6
     // not (a bound, marked), End.X not measured.
     assert!(md.contains("## Forwarding rate at maximum offered load"), "{md}");
-    for (fw, b, sat) in [("sr6", Behavior::End, true), ("linux", Behavior::Ipv6, false)] {
+    for (fw, b, sat) in [("sr6", beh("End"), true), ("linux", Behavior::Ipv6, false)] {
         let r = results.iter().find(|r| r.forwarder == fw && r.behavior == b).unwrap();
         let m = r.max_load.as_ref().unwrap();
         let want = if sat {
@@ -395,7 +396,7 @@ fn two_forwarders_every_file() {
         let rgb = check_png(&dir.join(format!("{stem}.png")), (740, 600));
         assert!(has_color(&rgb, blue) && has_color(&rgb, orange), "{stem}: boxes of both forwarders");
     }
-    for (b, _) in BEHS {
+    for (b, _) in behs() {
         let rgb = check_png(&dir.join(format!("{}.png", sweep_stem(b))), (1520, 580));
         assert!(has_color(&rgb, blue) && has_color(&rgb, orange), "{}: both panels", b.name());
     }
@@ -405,7 +406,7 @@ fn two_forwarders_every_file() {
     for n in names.iter().chain(&["linux", "sr6", "PDR (kpps)"]) {
         assert!(t.contains(n), "pdr-boxplot.svg lacks {n}:\n{t}");
     }
-    for (b, _) in BEHS {
+    for (b, _) in behs() {
         let t = svg_texts(&dir.join(format!("{}.svg", sweep_stem(b))));
         for n in [b.name(), "linux", "sr6", "offered rate (kpps)", "delivery ratio (%)"] {
             assert!(t.contains(n), "sweep of {} lacks {n}:\n{t}", b.name());
@@ -442,15 +443,15 @@ fn no_results() {
 
 #[test]
 fn a_pdr_the_tester_bounded_is_marked_as_a_lower_bound() {
-    let mut results = synth(&[("linux", 1_000_000.0, 1.0), ("sr6", 1_500_000.0, 1.0)], &BEHS[..2], 3, 5);
+    let mut results = synth(&[("linux", 1_000_000.0, 1.0), ("sr6", 1_500_000.0, 1.0)], &behs()[..2], 3, 5);
     // sr6's first behaviour: two of three searches stopped at the generator's ceiling.
-    let sr6 = results.iter_mut().find(|r| r.forwarder == "sr6" && r.behavior == BEHS[0].0).unwrap();
+    let sr6 = results.iter_mut().find(|r| r.forwarder == "sr6" && r.behavior == behs()[0].0).unwrap();
     sr6.repetitions[0].pdr_limit = Limit::MaxRate;
     sr6.repetitions[2].pdr_limit = Limit::Generator;
     let (dir, md) = write_ok(&results, "tester_bound");
     let lines: Vec<&str> = md.lines().collect();
-    let b0 = BEHS[0].0.name();
-    let b1 = BEHS[1].0.name();
+    let b0 = behs()[0].0.name();
+    let b1 = behs()[1].0.name();
     // Its PDR and ratio carry the mark; the other behaviour's do not.
     assert!(lines.iter().any(|l| l.starts_with(&format!("| {b0} | ≥ ")) && l.contains("| **≥ ")), "{md}");
     assert!(lines.iter().any(|l| l.starts_with(&format!("| {b1} | ")) && !l.contains('≥')), "{md}");
@@ -470,7 +471,7 @@ fn a_pdr_the_tester_bounded_is_marked_as_a_lower_bound() {
 
 #[test]
 fn single_repetition_single_forwarder() {
-    let results = synth(&[("linux", 1_000_000.0, 1.0)], &BEHS[..1], 1, 3);
+    let results = synth(&[("linux", 1_000_000.0, 1.0)], &behs()[..1], 1, 3);
     let (dir, md) = write_ok(&results, "single");
     assert!(!md.contains("## sr6 / linux") && !md.contains("(PDR):"));
     check_png(&dir.join("pdr-boxplot.png"), boxplot_size(1, 1));
@@ -482,7 +483,7 @@ fn single_repetition_single_forwarder() {
 
 #[test]
 fn zeros_nan_and_infinities() {
-    let mut results = synth(&[("linux", 1_000_000.0, 1.0), ("sr6", 2_000_000.0, 1.0)], &BEHS[..3], 3, 5);
+    let mut results = synth(&[("linux", 1_000_000.0, 1.0), ("sr6", 2_000_000.0, 1.0)], &behs()[..3], 3, 5);
     // linux ipv6: everything zero.
     let z = &mut results[0];
     z.ndr_pps = 0.0;
@@ -542,14 +543,14 @@ fn zeros_nan_and_infinities() {
 #[test]
 fn every_behaviour_three_forwarders() {
     let behs: Vec<(Behavior, f64)> =
-        Behavior::ALL.iter().enumerate().map(|(i, b)| (*b, 1.0 - 0.05 * i as f64)).collect();
+        Behavior::all().iter().enumerate().map(|(i, b)| (*b, 1.0 - 0.05 * i as f64)).collect();
     let results =
         synth(&[("linux", 1_100_000.0, 1.0), ("sr6", 2_500_000.0, 0.5), ("vpp|test", 4_000_000.0, 0.2)], &behs, 4, 11);
     let (dir, md) = write_ok(&results, "all");
-    check_png(&dir.join("pdr-boxplot.png"), boxplot_size(14, 3));
+    check_png(&dir.join("pdr-boxplot.png"), boxplot_size(Behavior::all().len(), 3));
     check_png(&dir.join("sweep-End.DT46.png"), sweep_size(3));
     let t = svg_texts(&dir.join("pdr-boxplot.svg"));
-    for b in Behavior::ALL {
+    for b in Behavior::all() {
         assert!(t.contains(b.name()), "{}", b.name());
     }
     // A pipe in a forwarder's name does not break the tables.

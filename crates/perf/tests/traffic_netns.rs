@@ -139,8 +139,8 @@ fn templates_decode_with_scapy() {
         return;
     }
     let a = Addressing::default();
-    let mut cases: Vec<(Behavior, u16)> = Behavior::ALL.iter().map(|&b| (b, 0u16)).collect();
-    cases.push((Behavior::EndDt46, 1));
+    let mut cases: Vec<(Behavior, u16)> = Behavior::all().iter().map(|&b| (b, 0u16)).collect();
+    cases.extend(Behavior::all().iter().filter(|b| b.mixed()).map(|&b| (b, 1)));
     const PER: usize = 5;
     let mut frames = Vec::new();
     for &(b, stream) in &cases {
@@ -170,8 +170,7 @@ fn templates_decode_with_scapy() {
         assert_eq!(d["len"], frame_len(b) as u64, "{what}");
         assert_eq!(d["dst"], mac(&a.dut0_mac), "{what}");
         assert_eq!(d["src"], mac(&a.tg0_mac), "{what}");
-        let v4_inner = matches!(b, Behavior::Ipv4 | Behavior::EndDx4 | Behavior::EndDt4)
-            || (b == Behavior::EndDt46 && stream == 1);
+        let v4_inner = b.inner_ipv4(stream);
         let ip = &d["ip"];
         assert_eq!(ip["size"], 64, "the innermost IP packet is 64 bytes: {what}");
         assert_eq!(ip["udp_ok"], true, "UDP checksum: {what}");
@@ -196,8 +195,7 @@ fn templates_decode_with_scapy() {
         assert_eq!(u64::from_str_radix(&tail[8..16], 16).unwrap(), seq, "{what}");
         assert_ne!(&tail[16..], "0000000000000000", "{what}");
 
-        let encap =
-            !matches!(b, Behavior::Ipv6 | Behavior::Ipv4 | Behavior::TInsert | Behavior::TEncaps | Behavior::TEncapsL2);
+        let encap = !b.is_transit();
         if !encap {
             assert!(d.get("srh").is_none(), "{what}");
             assert_eq!(d["type"], if b == Behavior::Ipv4 { 0x0800 } else { 0x86dd }, "{what}");
@@ -216,14 +214,15 @@ fn templates_decode_with_scapy() {
         );
         assert_eq!((s["flags"].as_u64(), s["tag"].as_u64()), (Some(0), Some(0)), "{what}");
         let (sid, next) = (a.sid.to_string(), a.next_sid.to_string());
-        if matches!(b, Behavior::End | Behavior::EndT | Behavior::EndX) {
+        if b.takes() == Some(sr6_core::behaviour::Takes::Segment) {
             assert_eq!(s["segleft"], 1, "{what}");
             assert_eq!(s["segs"], serde_json::json!([next, sid]), "{what}");
         } else {
             assert_eq!(s["segleft"], 0, "{what}");
             assert_eq!(s["segs"], serde_json::json!([sid, next]), "{what}");
         }
-        let nh = if b == Behavior::EndDx2 {
+        let inner_eth = b.takes() == Some(sr6_core::behaviour::Takes::Inner(sr6_core::behaviour::Inner::Ethernet));
+        let nh = if inner_eth {
             143
         } else if v4_inner {
             4
@@ -231,7 +230,7 @@ fn templates_decode_with_scapy() {
             41
         };
         assert_eq!(s["nh"], nh, "{what}");
-        if b == Behavior::EndDx2 {
+        if inner_eth {
             let ie = &d["inner_eth"];
             assert_eq!(
                 (ie["dst"].as_str(), ie["type"].as_u64()),
@@ -309,9 +308,8 @@ fn every_behaviour_exactly(tag: &str, backend: Backend) {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let ns = loop_net(tag);
     let a = loop_addressing();
-    for b in Behavior::ALL {
-        let templates =
-            if b == Behavior::EndDt46 { vec![build(b, &a, 0), build(b, &a, 1)] } else { vec![build(b, &a, 0)] };
+    for &b in Behavior::all() {
+        let templates = if b.mixed() { vec![build(b, &a, 0), build(b, &a, 1)] } else { vec![build(b, &a, 0)] };
         let (mut gen, recv, what) =
             open_pair(ns.name(), (backend, backend), templates, GenConfig::default(), RecvConfig::default());
         // Two trials per port pair: the second must not see the first's packets.
@@ -359,9 +357,8 @@ fn veth_xdp_live_frames() {
     // `sr6 perf` either, so this is a failure, not a skip.
     assert!(gro_on(ns.name(), "tg1"), "cannot enable GRO (NAPI) on tg1: is ethtool installed?");
     let a = loop_addressing();
-    for b in Behavior::ALL {
-        let templates =
-            if b == Behavior::EndDt46 { vec![build(b, &a, 0), build(b, &a, 1)] } else { vec![build(b, &a, 0)] };
+    for &b in Behavior::all() {
+        let templates = if b.mixed() { vec![build(b, &a, 0), build(b, &a, 1)] } else { vec![build(b, &a, 0)] };
         // The generator is used on a thread in the namespace: live frames go out of the
         // device with their ifindex there (it refuses to run from elsewhere).
         in_netns(ns.name(), || {
@@ -383,7 +380,7 @@ fn veth_xdp_live_frames() {
                 assert!(r.gen.sent > 0, "{what}: {:?}", r.gen);
                 let per: Vec<u64> = r.gen.per_stream.iter().map(|&(_, n)| n).collect();
                 assert_eq!(per.iter().sum::<u64>(), r.gen.sent, "{what}: {:?}", r.gen);
-                if b == Behavior::EndDt46 {
+                if b.mixed() {
                     // Two streams in turn, by packet sent: 1000 each when nothing was late.
                     assert_eq!(r.gen.per_stream.iter().map(|&(s, _)| s).collect::<Vec<_>>(), vec![0, 1], "{what}");
                     assert!(per[0].abs_diff(per[1]) <= 1, "{what}: {:?}", r.gen);
@@ -415,7 +412,7 @@ fn veth_xdp_live_frames() {
     }
     const PER: usize = 5;
     let mut frames: Vec<(Behavior, Vec<u8>)> = Vec::new();
-    for b in Behavior::ALL {
+    for &b in Behavior::all() {
         let (r, mut cap) = in_netns(ns.name(), || {
             let mut g = LiveGenerator::new("tg0", &[build(b, &a, 3)], None).unwrap();
             let c = open_port("tg1", Backend::AfPacket, 256, &[], &[]).expect("open tg1");
@@ -484,9 +481,8 @@ fn veth_counted_in_the_kernel() {
     assert!(gro_on(ns.name(), "tg1"), "cannot enable GRO (NAPI) on tg1: is ethtool installed?");
     let a = loop_addressing();
     for hook in [CountHook::Xdp, CountHook::TcxIngress] {
-        for b in Behavior::ALL {
-            let templates =
-                if b == Behavior::EndDt46 { vec![build(b, &a, 0), build(b, &a, 1)] } else { vec![build(b, &a, 0)] };
+        for &b in Behavior::all() {
+            let templates = if b.mixed() { vec![build(b, &a, 0), build(b, &a, 1)] } else { vec![build(b, &a, 0)] };
             in_netns(ns.name(), || {
                 let mut gen = LiveGenerator::new("tg0", &templates, None).expect("live frames on tg0");
                 let recv = XdpReceiver::attach("tg1", 2, hook).expect("attach the counter to tg1");
@@ -633,7 +629,7 @@ fn veth_max_rate() {
     }
     let a = loop_addressing();
     for &backend in &backends {
-        for b in [Behavior::Ipv6, Behavior::End] {
+        for b in [Behavior::Ipv6, Behavior::parse("End").unwrap()] {
             for (&batch, &offered) in batches.iter().flat_map(|b| offered.iter().map(move |o| (b, o))) {
                 let cfg = GenConfig { batch, cpu, ..GenConfig::default() };
                 let t = vec![build(b, &a, 0)];

@@ -156,9 +156,10 @@ pub(crate) fn forwarders(results: &[BehaviorResult]) -> Vec<&str> {
     out
 }
 
-/// The behaviours present, in the paper's order ([`Behavior::ALL`]).
+/// The behaviours present, in the order of [`Behavior::all`] (the head-end scenarios,
+/// then the behaviour table's).
 pub(crate) fn behaviors(results: &[BehaviorResult]) -> Vec<Behavior> {
-    Behavior::ALL.into_iter().filter(|b| results.iter().any(|r| r.behavior == *b)).collect()
+    Behavior::all().iter().copied().filter(|b| results.iter().any(|r| r.behavior == *b)).collect()
 }
 
 /// The (first) result of one forwarder for one behaviour.

@@ -13,16 +13,20 @@
 //! the wire without the 4-byte FCS (add 4 for RFC 2544's "frame size", 20 more for the
 //! preamble and inter-frame gap of line-rate arithmetic).
 //!
-//! | behaviour                          | frame = headers                                   | bytes |
-//! |------------------------------------|---------------------------------------------------|------:|
-//! | ipv6, T.Insert, T.Encaps           | Eth 14 + IPv6/UDP 64                              |    78 |
-//! | ipv4                               | Eth 14 + IPv4/UDP 64                              |    78 |
-//! | T.Encaps.L2                        | Eth 14 + IPv6/UDP 64 (the SUT carries it whole)   |    78 |
-//! | End, End.T, End.X                  | Eth 14 + IPv6 40 + SRH(2 SIDs, SL 1) 40 + IPv6 64 |   158 |
-//! | End.DX6, End.DT6                   | Eth 14 + IPv6 40 + SRH(2 SIDs, SL 0) 40 + IPv6 64 |   158 |
-//! | End.DX4, End.DT4                   | Eth 14 + IPv6 40 + SRH(2 SIDs, SL 0) 40 + IPv4 64 |   158 |
-//! | End.DT46 (even stream / odd)       | as End.DT6 / as End.DT4                           |   158 |
-//! | End.DX2                            | Eth 14 + IPv6 40 + SRH(SL 0) 40 + Eth 14 + IPv6 64|   172 |
+//! Endpoint behaviours are the rows of the behaviour table; what a row `takes` decides
+//! its frame, so a new row gets one without a change here (End.B6\* is End.B6,
+//! End.B6.Encaps and End.B6.Encaps.Red):
+//!
+//! | behaviour (what it takes)              | frame = headers                                    | bytes |
+//! |----------------------------------------|----------------------------------------------------|------:|
+//! | ipv6, T.Insert, T.Encaps               | Eth 14 + IPv6/UDP 64                               |    78 |
+//! | ipv4                                   | Eth 14 + IPv4/UDP 64                               |    78 |
+//! | T.Encaps.L2                            | Eth 14 + IPv6/UDP 64 (the SUT carries it whole)    |    78 |
+//! | a segment: End, End.X, End.T, End.B6*  | Eth 14 + IPv6 40 + SRH(2 SIDs, SL 1) 40 + IPv6 64  |   158 |
+//! | inner IPv6: End.DX6, End.DT6           | Eth 14 + IPv6 40 + SRH(2 SIDs, SL 0) 40 + IPv6 64  |   158 |
+//! | inner IPv4: End.DX4, End.DT4           | Eth 14 + IPv6 40 + SRH(2 SIDs, SL 0) 40 + IPv4 64  |   158 |
+//! | inner IP: End.DT46 (even stream / odd) | as inner IPv6 / as inner IPv4                      |   158 |
+//! | inner Ethernet: End.DX2                | Eth 14 + IPv6 40 + SRH(SL 0) 40 + Eth 14 + IPv6 64 |   172 |
 //!
 //! # The frames
 //!
@@ -37,17 +41,20 @@
 //!   `src6 -> sid`, hop limit 64, Next Header 43; SRH: Hdr Ext Len 4, Routing Type 4,
 //!   Last Entry 1, flags 0, tag 0, Next Header 41 (inner IPv6), 4 (inner IPv4) or 143
 //!   (inner Ethernet, RFC 8986 §10.1).
-//!   * End, End.T, End.X: Segments Left 1, Segment List `[next_sid, sid]`: the active
-//!     SID (list\[1\], = the destination) is the SUT's, the next and last one is routed
+//!   * Behaviours that take a segment (`Takes::Segment`: End, End.T, End.X, the
+//!     End.B6 family): Segments Left 1, Segment List `[next_sid, sid]`: the active SID
+//!     (list\[1\], = the destination) is the SUT's, the next and last one is routed
 //!     back to the tester (the paper: at least two SIDs, the active one not the last).
-//!   * End.DX*/End.DT*: Segments Left 0, Segment List `[sid, next_sid]`: the SUT's SID
-//!     is the last segment (list\[0\], = the destination); `next_sid` stands for the
-//!     segment visited before.
-//!   * End.DX2's inner frame: `tg0_mac -> tg1_mac`, EtherType IPv6, then the 64-byte
-//!     IPv6 packet: once decapsulated it goes out of dut1 as it is, and tg1 accepts it
-//!     as addressed to itself (an AF_PACKET receiver only sees frames for its MAC).
-//!   * End.DT46: the inner family follows the stream id's parity (even: IPv6, odd:
-//!     IPv4), so streams 0 and 1 make the behaviour's mixed traffic.
+//!   * Decapsulating behaviours (`Takes::Inner`: End.DX*/End.DT*): Segments Left 0,
+//!     Segment List `[sid, next_sid]`: the SUT's SID is the last segment (list\[0\],
+//!     = the destination); `next_sid` stands for the segment visited before.
+//!   * An inner Ethernet frame (End.DX2): `tg0_mac -> tg1_mac`, EtherType IPv6, then
+//!     the 64-byte IPv6 packet: once decapsulated it goes out of dut1 as it is, and tg1
+//!     accepts it as addressed to itself (an AF_PACKET receiver only sees frames for
+//!     its MAC).
+//!   * An inner IPv4-or-IPv6 packet (End.DT46, [`Behavior::mixed`]): the inner family
+//!     follows the stream id's parity (even: IPv6, odd: IPv4), so streams 0 and 1
+//!     make the behaviour's mixed traffic ([`templates`]).
 //!
 //! The orchestrator owns the address plan and passes it in [`Addressing`];
 //! [`Addressing::default`] is the proposed plan (fc00::/16 for IPv6, the RFC 2544
@@ -75,6 +82,8 @@ use std::net::{Ipv4Addr, Ipv6Addr};
 use sr6_wire::checksum;
 use sr6_wire::proto::{IPPROTO_ETHERNET, IPPROTO_IPV4, IPPROTO_IPV6, IPPROTO_ROUTING, IPPROTO_UDP};
 use sr6_wire::{ETHERTYPE_IPV4, ETHERTYPE_IPV6};
+
+use sr6_core::behaviour::{self as table, Takes};
 
 use super::telemetry::{Telemetry, TELEMETRY_LEN};
 use crate::model::Behavior;
@@ -117,8 +126,9 @@ pub struct Addressing {
     pub dst4: Ipv4Addr,
     /// The SUT's SID for the behaviour under test: the outer destination.
     pub sid: Ipv6Addr,
-    /// The other SID of the SRH: the next (and final) segment for End/End.T/End.X,
-    /// routed by the SUT to tg1; the segment visited before for the decap behaviours.
+    /// The other SID of the SRH: the next (and final) segment for the behaviours that
+    /// take a segment, routed by the SUT to tg1; the segment visited before for the
+    /// decapsulating ones.
     pub next_sid: Ipv6Addr,
 }
 
@@ -166,19 +176,27 @@ pub fn template(b: Behavior, a: &Addressing, stream: u16) -> Vec<u8> {
     build(b, a, stream).frame
 }
 
+/// The templates of behaviour `b`: one per stream of its traffic (streams 0 and 1 for
+/// [mixed](Behavior::mixed) traffic, else stream 0).
+pub fn templates(b: Behavior, a: &Addressing) -> Vec<Template> {
+    (0..b.streams()).map(|s| build(b, a, s)).collect()
+}
+
+/// (encapsulation: `None`, or `Some(segments left)`), innermost packet of behaviour `b`'s
+/// stream `stream`: what its row of the behaviour table takes.
+fn shape(b: Behavior, stream: u16) -> (Option<u8>, Inner) {
+    let ip = |v4: bool| if v4 { Inner::V4 } else { Inner::V6 };
+    match b.takes() {
+        None => (None, ip(b.inner_ipv4(stream))),
+        Some(Takes::Segment) => (Some(1), Inner::V6),
+        Some(Takes::Inner(table::Inner::Ethernet)) => (Some(0), Inner::Eth),
+        Some(Takes::Inner(_)) => (Some(0), ip(b.inner_ipv4(stream))),
+    }
+}
+
 /// [`template`] with the offsets the generator patches.
 pub fn build(b: Behavior, a: &Addressing, stream: u16) -> Template {
-    use Behavior::*;
-    // (encapsulation: None, or Some(segments left)), inner family.
-    let (encap, inner) = match b {
-        Ipv6 | TInsert | TEncaps | TEncapsL2 => (None, Inner::V6),
-        Ipv4 => (None, Inner::V4),
-        End | EndT | EndX => (Some(1u8), Inner::V6),
-        EndDx6 | EndDt6 => (Some(0), Inner::V6),
-        EndDx4 | EndDt4 => (Some(0), Inner::V4),
-        EndDt46 => (Some(0), if stream & 1 == 0 { Inner::V6 } else { Inner::V4 }),
-        EndDx2 => (Some(0), Inner::Eth),
-    };
+    let (encap, inner) = shape(b, stream);
     let (inner_bytes, inner_csum_at) = match inner {
         Inner::V6 => ipv6_udp(a, stream),
         Inner::V4 => ipv4_udp(a, stream),
@@ -215,12 +233,10 @@ pub fn build(b: Behavior, a: &Addressing, stream: u16) -> Template {
 
 /// The frame size of behaviour `b`'s template (bytes without FCS).
 pub fn frame_len(b: Behavior) -> usize {
-    match b {
-        Behavior::Ipv6 | Behavior::Ipv4 | Behavior::TInsert | Behavior::TEncaps | Behavior::TEncapsL2 => {
-            ETH_LEN + INNER_IP_LEN
-        }
-        Behavior::EndDx2 => ETH_LEN + ENCAP_LEN + ETH_LEN + INNER_IP_LEN,
-        _ => ETH_LEN + ENCAP_LEN + INNER_IP_LEN,
+    match shape(b, 0) {
+        (None, _) => ETH_LEN + INNER_IP_LEN,
+        (Some(_), Inner::Eth) => ETH_LEN + ENCAP_LEN + ETH_LEN + INNER_IP_LEN,
+        (Some(_), _) => ETH_LEN + ENCAP_LEN + INNER_IP_LEN,
     }
 }
 
@@ -299,7 +315,7 @@ mod tests {
     #[test]
     fn sizes_follow_the_table() {
         let a = Addressing::default();
-        for b in Behavior::ALL {
+        for &b in Behavior::all() {
             for stream in [0u16, 1] {
                 let t = build(b, &a, stream);
                 assert_eq!(t.frame.len(), frame_len(b), "{}", b.name());
@@ -313,15 +329,40 @@ mod tests {
                 assert_eq!(u + udp_len, t.frame.len());
             }
         }
-        assert_eq!(frame_len(Behavior::Ipv6), 78);
-        assert_eq!(frame_len(Behavior::End), 158);
-        assert_eq!(frame_len(Behavior::EndDx2), 172);
+        let b = |n: &str| Behavior::parse(n).unwrap();
+        for (n, len) in [
+            ("ipv6", 78),
+            ("ipv4", 78),
+            ("T.Insert", 78),
+            ("T.Encaps", 78),
+            ("T.Encaps.L2", 78),
+            ("End", 158),
+            ("End.T", 158),
+            ("End.X", 158),
+            ("End.B6", 158),
+            ("End.B6.Encaps", 158),
+            ("End.B6.Encaps.Red", 158),
+            ("End.DX6", 158),
+            ("End.DX4", 158),
+            ("End.DT6", 158),
+            ("End.DT4", 158),
+            ("End.DT46", 158),
+            ("End.DX2", 172),
+        ] {
+            assert_eq!(frame_len(b(n)), len, "{n}");
+        }
+        for &b in Behavior::all() {
+            let t = templates(b, &a);
+            assert_eq!(t.len(), if b.name() == "End.DT46" { 2 } else { 1 }, "{}", b.name());
+            assert!(t.iter().enumerate().all(|(i, t)| t.stream == i as u16 && t.frame == template(b, &a, t.stream)));
+        }
     }
 
     #[test]
     fn end_srh_fields() {
         let a = Addressing::default();
-        let f = template(Behavior::End, &a, 0);
+        let b = |n: &str| Behavior::parse(n).unwrap();
+        let f = template(b("End"), &a, 0);
         assert_eq!(&f[12..14], &[0x86, 0xdd]);
         assert_eq!(f[14 + 6], IPPROTO_ROUTING);
         assert_eq!(&f[14 + 24..14 + 40], &a.sid.octets());
@@ -329,12 +370,21 @@ mod tests {
         assert_eq!(&srh[..8], &[IPPROTO_IPV6, 4, 4, 1, 1, 0, 0, 0]);
         assert_eq!(&srh[8..24], &a.next_sid.octets());
         assert_eq!(&srh[24..40], &a.sid.octets());
-        let d = template(Behavior::EndDx4, &a, 0);
+        // Every behaviour that takes a segment gets End's frame.
+        for n in ["End.T", "End.X", "End.B6", "End.B6.Encaps", "End.B6.Encaps.Red"] {
+            assert_eq!(template(b(n), &a, 0), f, "{n}");
+        }
+        let d = template(b("End.DX4"), &a, 0);
         assert_eq!(&d[54..62], &[IPPROTO_IPV4, 4, 4, 0, 1, 0, 0, 0]);
         assert_eq!(&d[62..78], &a.sid.octets());
-        assert_eq!(template(Behavior::EndDx2, &a, 0)[54], IPPROTO_ETHERNET);
-        assert_eq!(template(Behavior::EndDt46, &a, 0)[54], IPPROTO_IPV6);
-        assert_eq!(template(Behavior::EndDt46, &a, 1)[54], IPPROTO_IPV4);
+        assert_eq!(template(b("End.DT4"), &a, 0), d);
+        assert_eq!(template(b("End.DX6"), &a, 0), template(b("End.DT6"), &a, 0));
+        assert_eq!(template(b("End.DX6"), &a, 0)[54], IPPROTO_IPV6);
+        assert_eq!(template(b("End.DX2"), &a, 0)[54], IPPROTO_ETHERNET);
+        assert_eq!(template(b("End.DT46"), &a, 0)[54], IPPROTO_IPV6);
+        assert_eq!(template(b("End.DT46"), &a, 1)[54], IPPROTO_IPV4);
+        assert_eq!(template(b("End.DT46"), &a, 0), template(b("End.DT6"), &a, 0));
+        assert_eq!(template(b("End.DT46"), &a, 1), template(b("End.DT4"), &a, 1));
     }
 
     #[test]

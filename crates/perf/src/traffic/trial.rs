@@ -133,7 +133,9 @@ mod tests {
             }
         });
         let a = Addressing::default();
-        let templates = vec![build(Behavior::EndDt46, &a, 0), build(Behavior::EndDt46, &a, 1)];
+        // Mixed traffic: two streams, IPv6 and IPv4.
+        let b = Behavior::parse("End.DT46").unwrap();
+        let templates = vec![build(b, &a, 0), build(b, &a, 1)];
         let gen = Generator::new(Box::new(gport), templates, GenConfig::default()).unwrap();
         let recv = Receiver::spawn(Box::new(rport), RecvConfig::default()).unwrap();
         (gen, recv, Relay { stop, handle: Some(relay) })
