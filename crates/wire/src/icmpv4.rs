@@ -14,6 +14,10 @@ pub const DST_UNREACH: u8 = 3;
 /// Time Exceeded (RFC 792).
 pub const TIME_EXCEEDED: u8 = 11;
 
+/// Destination Unreachable code 0: net unreachable (RFC 792; no route, RFC 1812
+/// §5.2.7.1).
+pub const DU_NET_UNREACH: u8 = 0;
+
 mod field {
     //! RFC 792 (Destination Unreachable, Time Exceeded, Parameter Problem, ...):
     //! ```text
@@ -130,7 +134,7 @@ impl Icmpv4Repr {
         Icmpv4Repr { msg_type: TIME_EXCEEDED, code: 0, param: 0 }
     }
 
-    /// Destination Unreachable with `code` (RFC 792; 0 is net unreachable).
+    /// Destination Unreachable with `code` (RFC 792; e.g. [`DU_NET_UNREACH`]).
     pub const fn dst_unreachable(code: u8) -> Self {
         Icmpv4Repr { msg_type: DST_UNREACH, code, param: 0 }
     }
@@ -191,7 +195,9 @@ mod tests {
         let mut buf = TIME_EXCEEDED_BYTES;
         buf[..8].fill(0xFF);
         let repr = Icmpv4Repr::ttl_exceeded();
+        assert_eq!(repr, Icmpv4Repr { msg_type: TIME_EXCEEDED, code: 0, param: 0 });
         assert_eq!(repr.buffer_len(), 8);
+        assert_eq!(Icmpv4Repr::dst_unreachable(DU_NET_UNREACH), Icmpv4Repr { msg_type: 3, code: 0, param: 0 });
         repr.emit_in_place(&mut Icmpv4Packet::new_unchecked(&mut buf[..]));
         assert_eq!(buf, TIME_EXCEEDED_BYTES);
         // scapy: bytes(ICMP(type=3, code=4, nexthopmtu=1400) / b"\x01\x02\x03\x04")
