@@ -53,7 +53,7 @@ fn udp_icmp(upper: &[u8], src: &Ipv6Addr, dst: &Ipv6Addr) {
     sink(UdpRepr::parse(&u));
     let i = Icmpv6Packet::new_unchecked(upper);
     sink((i.check_len(), i.msg_type(), i.code(), i.checksum(), i.param()));
-    sink((i.echo_ident(), i.echo_seq(), i.payload(), i.verify_checksum(src, dst)));
+    sink((i.echo_ident(), i.echo_seq(), i.payload(), i.verify_checksum(src, dst), i.is_error()));
     sink(Icmpv6Repr::parse(&i));
 }
 
@@ -92,6 +92,8 @@ fn ipv4(bytes: &[u8]) {
     sink((p.dont_frag(), p.more_frags(), p.frag_offset()));
     sink(Ipv4Repr::parse(&p));
     if let Ok(p) = Ipv4Packet::new_checked(bytes) {
+        let i = Icmpv4Packet::new_unchecked(p.payload());
+        sink((i.check_len(), i.msg_type(), i.is_error()));
         let u = UdpPacket::new_unchecked(p.payload());
         let (s, d): (Ipv4Addr, Ipv4Addr) = (p.src_addr(), p.dst_addr());
         sink((u.check_len(), u.verify_checksum_v4(&s, &d)));

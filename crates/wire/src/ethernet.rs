@@ -89,6 +89,12 @@ impl<T: AsRef<[u8]>> EthernetFrame<T> {
         array(self.buffer.as_ref(), field::SRC)
     }
 
+    /// Destination and source MAC addresses as one 12-byte block (the
+    /// counterpart of [`set_addrs`](Self::set_addrs)).
+    pub fn addrs(&self) -> [u8; 12] {
+        array(self.buffer.as_ref(), field::DST)
+    }
+
     /// Outer EtherType, as on the wire (0x8100 for a tagged frame).
     pub fn ethertype(&self) -> u16 {
         u16_at(self.buffer.as_ref(), field::ETHERTYPE)
@@ -228,6 +234,7 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    // scapy: bytes(Ether(dst="02:00:00:00:00:02", src="02:00:00:00:00:01") / IPv6())[:14]
     static BYTES: [u8; 14] = [
         0x02, 0x00, 0x00, 0x00, 0x00, 0x02, // dst
         0x02, 0x00, 0x00, 0x00, 0x00, 0x01, // src
@@ -257,6 +264,7 @@ mod tests {
         assert_eq!(f.vlan(), None);
         assert_eq!(f.header_len(), 14);
         assert_eq!(f.payload(), &[] as &[u8]);
+        assert_eq!(f.addrs(), [2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1]);
         assert_eq!(EthernetRepr::parse(&f).unwrap(), REPR);
     }
 
@@ -313,6 +321,20 @@ mod tests {
         let f = f.into_inner();
         assert_eq!(&f[..6], &[3; 6]);
         assert_eq!(&f[6..12], &[1; 6]);
+        // Both addresses from one block, as a neighbour's Ethernet header holds them.
+        let mut buf = [0xFFu8; 14];
+        let mut f = EthernetFrame::new_unchecked(&mut buf[..]);
+        f.set_addrs(&EthernetFrame::new_unchecked(&BYTES[..]).addrs());
+        f.set_ethertype(ETHERTYPE_IPV6);
+        assert_eq!(buf, BYTES);
+        // On a 12-byte block alone, with no EtherType.
+        let mut block = [0u8; 12];
+        let mut f = EthernetFrame::new_unchecked(&mut block[..]);
+        f.set_dst_addr([2, 0, 0, 0, 0, 2]);
+        f.set_src_addr([2, 0, 0, 0, 0, 1]);
+        f.set_ethertype(ETHERTYPE_IPV6); // dropped: outside the block
+        assert_eq!(block, BYTES[..12]);
+        assert_eq!(EthernetFrame::new_unchecked(&block[..]).addrs(), block);
     }
 
     proptest! {

@@ -45,6 +45,10 @@ mod field {
 
 /// Length of the Fragment header (RFC 8200 §4.5).
 pub const FRAGMENT_HEADER_LEN: usize = 8;
+/// Offset of Routing Type within a Routing header (RFC 8200 §4.4): added to
+/// the header's offset, the pointer of the Parameter Problem about a Routing
+/// Type that is not recognised while Segments Left is not 0.
+pub const ROUTING_TYPE_OFFSET: usize = field::ROUTING_TYPE;
 
 /// Zero-copy view of a generic extension header (Hop-by-Hop, Routing,
 /// Destination Options): `Next Header`, `Hdr Ext Len`, length `(len + 1) * 8`.
@@ -412,6 +416,22 @@ mod tests {
         let r = info.routing.unwrap();
         assert_eq!((r.offset, r.nh_field, r.routing_type, r.segments_left), (40, 6, 0, 3));
         assert_eq!((info.upper, info.upper_proto, info.upper_nh_field), (56, 59, 48));
+    }
+
+    #[test]
+    fn routing_type_offset() {
+        // scapy: bytes(IPv6ExtHdrRouting(type=0, segleft=2, addresses=["2001:db8::1"]))
+        let mut rh: [u8; 24] = [
+            0x3b, 0x02, 0x00, 0x02, 0x00, 0x00, 0x00, 0x00, 0x20, 0x01, 0x0d, 0xb8, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+            0x00, 0x00, 0x00, 0x00, 0x00, 0x01,
+        ];
+        assert_eq!(ROUTING_TYPE_OFFSET, 2);
+        rh[ROUTING_TYPE_OFFSET] = 253;
+        let h = ExtHeader::new_checked(&rh[..]).unwrap();
+        assert_eq!((h.routing_type(), h.segments_left(), h.header_len()), (253, 2, 24));
+        let p = packet(IPPROTO_ROUTING, &rh);
+        let r = walk_chain(&p).unwrap().routing.unwrap();
+        assert_eq!(p[r.offset + ROUTING_TYPE_OFFSET], r.routing_type);
     }
 
     #[test]

@@ -59,8 +59,10 @@ fn exercise(data: &[u8]) {
 
     let i = Icmpv6Packet::new_unchecked(data);
     let _ = (i.msg_type(), i.code(), i.checksum(), i.param(), i.payload().len());
-    let _ = (i.verify_checksum(&a6, &a6), i.echo_ident(), i.echo_seq());
+    let _ = (i.verify_checksum(&a6, &a6), i.echo_ident(), i.echo_seq(), i.is_error());
     let _ = Icmpv6Repr::parse(&i);
+    let i4 = Icmpv4Packet::new_unchecked(data);
+    let _ = (i4.check_len(), i4.msg_type(), i4.is_error());
 
     let e = ExtHeader::new_unchecked(data);
     let _ = (e.check_len(), e.next_header(), e.header_len(), e.routing_type(), e.data().len());
@@ -77,6 +79,8 @@ fn exercise(data: &[u8]) {
     p4.decrement_ttl();
     p4.fill_checksum();
     let _ = p4.payload_mut().len();
+    Icmpv4Repr::ttl_exceeded().emit_in_place(&mut Icmpv4Packet::new_unchecked(&mut m[..]));
+    Icmpv6Repr::hop_limit_exceeded().emit_in_place(&a6, &a6, &mut Icmpv6Packet::new_unchecked(&mut m[..]));
     let mut p6 = Ipv6Packet::new_unchecked(&mut m[..]);
     p6.set_flow_label(u32::MAX);
     let _ = p6.payload_mut().len();

@@ -148,6 +148,12 @@ impl<T: AsRef<[u8]>> Icmpv6Packet<T> {
         u16_at(self.buffer.as_ref(), field::PARAM + 2)
     }
 
+    /// True for the error messages, Types 0 to 127 (RFC 4443 §2.1); no error
+    /// is sent about one (RFC 4443 §2.4 (e.1)).
+    pub fn is_error(&self) -> bool {
+        self.msg_type() < 128
+    }
+
     /// Bytes after the 8-byte header: the invoking packet of an error, the
     /// data of an Echo, the target and options of ND.
     pub fn payload(&self) -> &[u8] {
@@ -285,6 +291,23 @@ impl Icmpv6Repr {
         put_u16(b, field::CHECKSUM, c);
         n
     }
+
+    /// Writes the header into the first 8 bytes of `packet`, whose body (the
+    /// invoking packet) is already in place after them, then the checksum over
+    /// the pseudo-header and the whole buffer: an error built in place, with no
+    /// copy of the invoking packet. The caller keeps the buffer within
+    /// [`MAX_INVOKING_LEN`] + 8 bytes.
+    pub fn emit_in_place<T: AsRef<[u8]> + AsMut<[u8]>>(
+        &self,
+        src: &Ipv6Addr,
+        dst: &Ipv6Addr,
+        packet: &mut Icmpv6Packet<T>,
+    ) {
+        packet.set_msg_type(self.msg_type);
+        packet.set_code(self.code);
+        packet.set_param(self.param);
+        packet.fill_checksum(src, dst);
+    }
 }
 
 #[cfg(test)]
@@ -367,6 +390,33 @@ mod tests {
         assert!(repr.is_error());
         assert_eq!(Icmpv6Repr::packet_too_big(1280).param, 1280);
         assert_eq!(Icmpv6Repr::dst_unreachable(DU_NO_ROUTE).msg_type, DST_UNREACH);
+    }
+
+    #[test]
+    fn emit_in_place() {
+        // scapy: bytes(IPv6(src="fc00:1::1", dst="2001:db8::1")
+        //              / ICMPv6TimeExceeded(code=0) / bytes(range(16)))[40:]
+        let want: [u8; 24] =
+            [0x03, 0x00, 0x9a, 0xb0, 0x00, 0x00, 0x00, 0x00, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15];
+        let mut buf = want;
+        buf[..8].fill(0xFF);
+        let (src, dst) = (a("fc00:1::1"), a("2001:db8::1"));
+        Icmpv6Repr::hop_limit_exceeded().emit_in_place(&src, &dst, &mut Icmpv6Packet::new_unchecked(&mut buf[..]));
+        assert_eq!(buf, want);
+        // The Parameter Problem of BYTES, built over its invoking packet.
+        let mut b = BYTES;
+        b[..8].fill(0xFF);
+        REPR.emit_in_place(&src, &dst, &mut Icmpv6Packet::new_unchecked(&mut b[..]));
+        assert_eq!(&b[8..], &BYTES[8..]);
+        assert_eq!((b[0], b[1], u16::from_be_bytes([b[2], b[3]]), &b[4..8]), (4, 0, CSUM, &[0, 0, 0, 43][..]));
+    }
+
+    #[test]
+    fn is_error() {
+        assert!(Icmpv6Packet::new_unchecked(&BYTES[..]).is_error());
+        // scapy: bytes(ICMPv6EchoRequest(id=0x1234, seq=7))[:1]
+        assert!(!Icmpv6Packet::new_unchecked(&[ECHO_REQUEST][..]).is_error());
+        assert!(Icmpv6Packet::new_unchecked(&[127u8][..]).is_error());
     }
 
     #[test]

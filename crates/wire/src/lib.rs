@@ -24,6 +24,7 @@
 //! - [`tlv`]: SRH TLVs, Pad1/PadN/HMAC (RFC 8754 §2.1).
 //! - [`udp`]: UDP (RFC 768) with the IPv6 pseudo-header (RFC 8200 §8.1).
 //! - [`icmpv6`]: ICMPv6 (RFC 4443), incl. the SRv6 error codes (RFC 8754, RFC 8986).
+//! - [`icmpv4`]: the ICMP (IPv4) error header (RFC 792, RFC 1812 §4.3.2).
 //! - [`checksum`]: the Internet checksum (RFC 1071, RFC 1624).
 //! - [`proto`]: IP protocol numbers (IANA).
 #![forbid(unsafe_code)]
@@ -37,6 +38,7 @@ pub mod checksum;
 mod error;
 pub mod ethernet;
 pub mod ext;
+pub mod icmpv4;
 pub mod icmpv6;
 pub mod ipv4;
 pub mod ipv6;
@@ -48,6 +50,7 @@ pub mod udp;
 pub use error::{Error, Result};
 pub use ethernet::{EthernetFrame, EthernetRepr, ETHERTYPE_ARP, ETHERTYPE_IPV4, ETHERTYPE_IPV6, ETHERTYPE_VLAN};
 pub use ext::{walk_chain, ChainInfo, ExtHeader, FragmentHeader, RoutingInfo};
+pub use icmpv4::{Icmpv4Packet, Icmpv4Repr};
 pub use icmpv6::{Icmpv6Packet, Icmpv6Repr};
 pub use ipv4::{Ipv4Packet, Ipv4Repr};
 pub use ipv6::{Ipv6Packet, Ipv6Repr};

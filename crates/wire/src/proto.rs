@@ -4,6 +4,8 @@
 
 /// IPv6 Hop-by-Hop Options (RFC 8200 §4.3).
 pub const IPPROTO_HOPOPTS: u8 = 0;
+/// ICMP for IPv4 (RFC 792).
+pub const IPPROTO_ICMP: u8 = 1;
 /// IPv4 encapsulation (RFC 2003), the payload of End.DX4/End.DT4.
 pub const IPPROTO_IPV4: u8 = 4;
 /// TCP (RFC 9293).

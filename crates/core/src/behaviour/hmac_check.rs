@@ -5,7 +5,7 @@
 
 use crate::packet::PacketBuf;
 use crate::tables::Tables;
-use sr6_wire::{find_hmac, RoutingInfo};
+use sr6_wire::{find_hmac, Ipv6Packet, RoutingInfo, SrhPacket};
 
 /// True when the packet passes the HMAC policy of its ingress device.
 pub fn verify(t: &Tables, p: &PacketBuf, r: &RoutingInfo) -> bool {
@@ -17,18 +17,11 @@ pub fn verify(t: &Tables, p: &PacketBuf, r: &RoutingInfo) -> bool {
     let Some(srh) = d.get(r.offset..r.offset + r.len) else {
         return false;
     };
-    let le = srh[4] as usize;
-    let tlv_start = 8 + 16 * (le + 1);
-    if tlv_start == srh.len() {
-        // No TLV area: no HMAC TLV.
-        return require == 0;
-    }
-    let Some(tlvs) = srh.get(tlv_start..) else {
-        // The Segment List overruns the header (the SRH checks answer that with a
-        // Parameter Problem): no TLV can be found, so only "required" fails here.
-        return require == 0;
-    };
-    match find_hmac(tlvs) {
+    let srh = SrhPacket::new_unchecked(srh);
+    // No TLV area, or a Segment List that overruns the header (the SRH checks answer
+    // that with a Parameter Problem): the area is empty, no HMAC TLV is found, and only
+    // "required" fails here.
+    match find_hmac(srh.tlv_area()) {
         Ok(None) => require == 0,
         Err(_) => false,
         Ok(Some((_, tlv))) => {
@@ -36,9 +29,8 @@ pub fn verify(t: &Tables, p: &PacketBuf, r: &RoutingInfo) -> bool {
             let Some(key) = t.hmac.keys.get(&key_id) else {
                 return false;
             };
-            let mut src = [0u8; 16];
-            src.copy_from_slice(&d[8..24]);
-            key.verify(&src, srh[4], srh[5], key_id, &srh[8..tlv_start], tlv.hmac())
+            let src = Ipv6Packet::new_unchecked(d).src_addr().octets();
+            key.verify(&src, srh.last_entry(), srh.flags(), key_id, srh.segment_list(), tlv.hmac())
         }
     }
 }

@@ -7,19 +7,21 @@ use crate::drop::DropReason;
 use crate::packet::Verdict;
 use crate::packet::{DevId, PacketBuf};
 use crate::tables::{NextHop, Route, Tables};
+use sr6_wire::ext::ROUTING_TYPE_OFFSET;
+use sr6_wire::icmpv6::PP_ERRONEOUS_HEADER;
+use sr6_wire::srh::{ROUTING_TYPE_SRH, SEGMENTS_LEFT_OFFSET};
 use sr6_wire::{walk_chain, Ipv4Packet, Ipv6Packet, ETHERTYPE_IPV4, ETHERTYPE_IPV6};
 
 /// Validates a received IPv6 packet (the buffer starts at the IPv6 header), trims
 /// Ethernet padding, and sends it to the main FIB.
 pub fn ipv6_input(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Next {
-    let total = match Ipv6Packet::new_checked(p.data()) {
-        Ok(ip) => ip.total_len(),
+    let (total, dst) = match Ipv6Packet::new_checked(p.data()) {
+        Ok(ip) => (ip.total_len(), ip.dst_addr()),
         Err(_) => return Next::drop(DropReason::Malformed),
     };
     p.truncate(total);
-    let d = p.data();
     // Multicast and link-local destinations are the host's (neighbour discovery, MLD).
-    if d[24] == 0xff || (d[24] == 0xfe && d[25] & 0xc0 == 0x80) {
+    if dst.is_multicast() || dst.is_unicast_link_local() {
         return Next::Done(output::local(p, &w.rx_macs, ETHERTYPE_IPV6));
     }
     route6(t, w, p, Tables::MAIN, true)
@@ -28,13 +30,12 @@ pub fn ipv6_input(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Next {
 /// Validates a received IPv4 packet (header checksum included, RFC 1812 §5.2.2) and
 /// sends it to the main FIB.
 pub fn ipv4_input(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Next {
-    let total = match Ipv4Packet::new_checked(p.data()) {
-        Ok(ip) if ip.verify_checksum() => ip.total_len() as usize,
+    let (total, dst) = match Ipv4Packet::new_checked(p.data()) {
+        Ok(ip) if ip.verify_checksum() => (ip.total_len() as usize, ip.dst_addr()),
         _ => return Next::drop(DropReason::Malformed),
     };
     p.truncate(total);
-    let d = p.data();
-    if d[16] >= 224 {
+    if icmp::multicast_or_above4(dst) {
         return Next::Done(output::local(p, &w.rx_macs, ETHERTYPE_IPV4));
     }
     route4(t, w, p, Tables::MAIN, true)
@@ -42,16 +43,12 @@ pub fn ipv4_input(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Next {
 
 #[inline]
 fn dst6(p: &PacketBuf) -> [u8; 16] {
-    let mut a = [0u8; 16];
-    if let Some(s) = p.data().get(24..40) {
-        a.copy_from_slice(s);
-    }
-    a
+    Ipv6Packet::new_unchecked(p.data()).dst_addr().octets()
 }
 
 /// Looks the IPv6 destination up in FIB `table` and dispatches on the result.
 pub fn route6(t: &Tables, w: &mut Worker, p: &mut PacketBuf, table: u32, forward: bool) -> Next {
-    if p.len() < 40 {
+    if p.len() < Ipv6Packet::<&[u8]>::HEADER_LEN {
         return Next::drop(DropReason::Malformed);
     }
     let dst = dst6(p);
@@ -138,11 +135,12 @@ pub fn forward6(t: &Tables, w: &mut Worker, p: &mut PacketBuf, nh: NextHop, forw
         if !t.devices.get(p.in_dev as usize).is_some_and(|d| d.forwarding6) {
             return Next::drop(DropReason::ForwardingDisabled);
         }
-        let d = p.data_mut();
-        if d[7] <= 1 {
+        let mut ip = Ipv6Packet::new_unchecked(p.data_mut());
+        let hl = ip.hop_limit();
+        if hl <= 1 {
             return icmp::time_exceeded6(t, w, p);
         }
-        d[7] -= 1;
+        ip.set_hop_limit(hl - 1);
     }
     let dst = u128::from_be_bytes(dst6(p));
     Next::Done(output::emit(t, p, nh, dst, ETHERTYPE_IPV6))
@@ -155,7 +153,7 @@ fn local6(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Next {
         Err(_) => return Next::drop(DropReason::Malformed),
     };
     if let Some(r) = chain.routing {
-        if r.routing_type == sr6_wire::srh::ROUTING_TYPE_SRH {
+        if r.routing_type == ROUTING_TYPE_SRH {
             // Linux: an SRH is only accepted where seg6_enabled (all and device) is set.
             if !t.devices.get(p.in_dev as usize).is_some_and(|d| d.seg6_enabled) {
                 return Next::drop(DropReason::Seg6Disabled);
@@ -165,11 +163,11 @@ fn local6(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Next {
             }
             if r.segments_left > 0 {
                 // RFC 8754 §4.3.2: a local address that is not a SID.
-                return icmp::param_problem6(t, w, p, 0, r.offset + 3);
+                return icmp::param_problem6(t, w, p, PP_ERRONEOUS_HEADER, r.offset + SEGMENTS_LEFT_OFFSET);
             }
         } else if r.segments_left > 0 {
             // RFC 8200 §4.4: unrecognised Routing Type with Segments Left != 0.
-            return icmp::param_problem6(t, w, p, 0, r.offset + 2);
+            return icmp::param_problem6(t, w, p, PP_ERRONEOUS_HEADER, r.offset + ROUTING_TYPE_OFFSET);
         }
     }
     Next::Done(output::local(p, &w.rx_macs, ETHERTYPE_IPV6))
@@ -177,11 +175,10 @@ fn local6(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Next {
 
 /// Looks the IPv4 destination up in FIB `table` and dispatches on the result.
 pub fn route4(t: &Tables, w: &mut Worker, p: &mut PacketBuf, table: u32, forward: bool) -> Next {
-    let d = p.data();
-    if d.len() < 20 {
+    if p.len() < Ipv4Packet::<&[u8]>::HEADER_LEN {
         return Next::drop(DropReason::Malformed);
     }
-    let dst = [d[16], d[17], d[18], d[19]];
+    let dst = Ipv4Packet::new_unchecked(p.data()).dst_addr().octets();
     let Some(fib) = t.fibs.get(table as usize) else {
         return Next::drop(DropReason::NoRoute);
     };
@@ -208,8 +205,7 @@ pub fn forward4(t: &Tables, w: &mut Worker, p: &mut PacketBuf, nh: NextHop, forw
         }
         ip.decrement_ttl();
     }
-    let d = p.data();
-    let dst = u128::from(std::net::Ipv4Addr::new(d[16], d[17], d[18], d[19]).to_ipv6_mapped());
+    let dst = u128::from(Ipv4Packet::new_unchecked(p.data()).dst_addr().to_ipv6_mapped());
     Next::Done(output::emit(t, p, nh, dst, ETHERTYPE_IPV4))
 }
 

@@ -1,59 +1,59 @@
 //! ICMP error messages built in place: the invoking packet becomes the quoted payload
 //! (RFC 4443 §2.4(c): as much as fits in the minimum MTU of 1280 bytes; RFC 792 / Linux
 //! for IPv4: as much as fits in 576 bytes), and an IPv6 + ICMPv6 (or IPv4 + ICMP) header
-//! is pushed in front — a pointer move and two header writes.
+//! is pushed in front — a pointer move and two header writes (wire's `Ipv6Repr` and
+//! `Icmpv6Repr::emit_in_place`, or `Ipv4Repr` and `Icmpv4Repr::emit_in_place`).
 
-use std::net::{Ipv4Addr, Ipv6Addr};
+use std::net::Ipv4Addr;
 
 use super::{Next, Worker};
 use crate::behaviour::Icmp6Error;
 use crate::drop::DropReason;
 use crate::packet::PacketBuf;
 use crate::tables::Tables;
-use sr6_wire::checksum;
-use sr6_wire::icmpv6::{DST_UNREACH, PARAM_PROBLEM, PKT_TOO_BIG, TIME_EXCEEDED};
-use sr6_wire::{walk_chain, IPPROTO_ICMPV6};
+use sr6_wire::icmpv4::DU_NET_UNREACH;
+use sr6_wire::icmpv6::{DU_NO_ROUTE, MAX_INVOKING_LEN, PARAM_PROBLEM, PKT_TOO_BIG, PP_UNRECOGNIZED_OPTION};
+use sr6_wire::{
+    walk_chain, Icmpv4Packet, Icmpv4Repr, Icmpv6Packet, Icmpv6Repr, Ipv4Packet, Ipv4Repr, Ipv6Packet, Ipv6Repr,
+    IPPROTO_ICMP, IPPROTO_ICMPV6,
+};
 
-/// The minimum IPv6 MTU (RFC 8200 §5), the size limit of an ICMPv6 error.
-const MIN_MTU6: usize = 1280;
 /// Linux's limit for ICMPv4 errors (576, RFC 1812 §4.3.2.3).
 const MAX_ICMP4: usize = 576;
 /// Hop limit / TTL of locally originated errors (Linux default).
 const ERROR_TTL: u8 = 64;
+/// TOS of ICMPv4 errors: DSCP CS6 (network control), as Linux sends them.
+const ERROR_TOS4: u8 = 0xc0;
+/// The lowest address of 224.0.0.0/4 (multicast); the addresses from it up (240.0.0.0/4,
+/// the limited broadcast included) are no unicast destination either.
+const FIRST_MULTICAST4: Ipv4Addr = Ipv4Addr::new(224, 0, 0, 0);
 
-/// Replaces the IPv6 packet in `p` by an ICMPv6 error about it, counting `reason` as
-/// the drop of the original, and hands the error to the FIB (main table). When RFC 4443
-/// §2.4(e) forbids the error or the rate limiter refuses it, the packet is dropped with
-/// `reason` and the refusal counted apart.
-pub fn error6(
-    t: &Tables,
-    w: &mut Worker,
-    p: &mut PacketBuf,
-    reason: DropReason,
-    typ: u8,
-    code: u8,
-    param: u32,
-) -> Next {
+/// Replaces the IPv6 packet in `p` by the ICMPv6 error `icmp` about it, counting
+/// `reason` as the drop of the original, and hands the error to the FIB (main table).
+/// When RFC 4443 §2.4(e) forbids the error or the rate limiter refuses it, the packet
+/// is dropped with `reason` and the refusal counted apart.
+pub fn error6(t: &Tables, w: &mut Worker, p: &mut PacketBuf, reason: DropReason, icmp: Icmpv6Repr) -> Next {
     let d = p.data();
-    if d.len() < 40 {
+    if d.len() < Ipv6Packet::<&[u8]>::HEADER_LEN {
         return Next::drop(reason);
     }
-    let src: [u8; 16] = d[8..24].try_into().unwrap_or([0; 16]);
-    let dst: [u8; 16] = d[24..40].try_into().unwrap_or([0; 16]);
+    let ip = Ipv6Packet::new_unchecked(d);
+    let (src, dst) = (ip.src_addr(), ip.dst_addr());
     // RFC 4443 §2.4(e): not to multicast or unspecified sources, not for multicast
     // destinations (except Packet Too Big / Parameter Problem code 2), not for errors.
-    let src_a = Ipv6Addr::from(src);
-    if src_a.is_multicast() || src_a.is_unspecified() {
+    if src.is_multicast() || src.is_unspecified() {
         return w.suppressed(reason);
     }
-    if dst[0] == 0xff && !(typ == PKT_TOO_BIG || (typ == PARAM_PROBLEM && code == 2)) {
+    let multicast_ok =
+        icmp.msg_type == PKT_TOO_BIG || (icmp.msg_type == PARAM_PROBLEM && icmp.code == PP_UNRECOGNIZED_OPTION);
+    if dst.is_multicast() && !multicast_ok {
         return w.suppressed(reason);
     }
     if let Ok(c) = walk_chain(d) {
         if c.upper_proto == IPPROTO_ICMPV6 && c.fragment.is_none() {
-            match d.get(c.upper) {
-                Some(ty) if *ty < 128 => return w.suppressed(reason),
-                _ => {}
+            let msg = d.get(c.upper..).unwrap_or_default();
+            if !msg.is_empty() && Icmpv6Packet::new_unchecked(msg).is_error() {
+                return w.suppressed(reason);
             }
         }
     }
@@ -64,29 +64,27 @@ pub fn error6(
     w.counters.drop(reason);
     // The error leaves by the route back to the source; its source address is the
     // offending destination if that is ours, else an address of that device.
-    let out_dev = super::forward::out_dev6(t, &src);
-    let from = if t.is_local6(&dst) { dst } else { t.icmp6_source(out_dev.unwrap_or(p.in_dev)).octets() };
-    let quote = d.len().min(MIN_MTU6 - 48);
+    let out_dev = super::forward::out_dev6(t, &src.octets());
+    let from = if t.is_local6(&dst.octets()) { dst } else { t.icmp6_source(out_dev.unwrap_or(p.in_dev)) };
+    // RFC 4443 §2.4(c): as much of the invoking packet as fits in the minimum MTU.
+    let quote = d.len().min(MAX_INVOKING_LEN);
+    let head = Ipv6Packet::<&[u8]>::HEADER_LEN + Icmpv6Packet::<&[u8]>::HEADER_LEN;
     p.truncate(quote);
-    if !p.push_front(48) {
+    if !p.push_front(head) {
         return Next::drop(DropReason::NoHeadroom);
     }
-    let d = p.data_mut();
-    let plen = (8 + quote) as u16;
-    d[0..4].copy_from_slice(&[0x60, 0, 0, 0]);
-    d[4..6].copy_from_slice(&plen.to_be_bytes());
-    d[6] = IPPROTO_ICMPV6;
-    d[7] = ERROR_TTL;
-    d[8..24].copy_from_slice(&from);
-    d[24..40].copy_from_slice(&src);
-    d[40] = typ;
-    d[41] = code;
-    d[42..44].copy_from_slice(&[0, 0]);
-    d[44..48].copy_from_slice(&param.to_be_bytes());
-    let sum = checksum::pseudo_header_v6(&Ipv6Addr::from(from), &src_a, u32::from(plen), IPPROTO_ICMPV6)
-        + checksum::sum(&d[40..]);
-    let c = checksum::fold(sum);
-    d[42..44].copy_from_slice(&c.to_be_bytes());
+    let mut ip = Ipv6Packet::new_unchecked(p.data_mut());
+    let repr = Ipv6Repr {
+        src_addr: from,
+        dst_addr: src,
+        next_header: IPPROTO_ICMPV6,
+        payload_len: (Icmpv6Packet::<&[u8]>::HEADER_LEN + quote) as u16,
+        hop_limit: ERROR_TTL,
+        traffic_class: 0,
+        flow_label: 0,
+    };
+    repr.emit(&mut ip);
+    icmp.emit_in_place(&from, &src, &mut Icmpv6Packet::new_unchecked(ip.payload_mut()));
     w.counters.icmp_sent += 1;
     Next::Lookup6 { table: Tables::MAIN, forward: false }
 }
@@ -101,37 +99,47 @@ pub fn answer6(t: &Tables, w: &mut Worker, p: &mut PacketBuf, e: Icmp6Error) -> 
 
 /// ICMPv6 Time Exceeded, code 0 (hop limit exceeded in transit).
 pub fn time_exceeded6(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Next {
-    error6(t, w, p, DropReason::HopLimit, TIME_EXCEEDED, 0, 0)
+    error6(t, w, p, DropReason::HopLimit, Icmpv6Repr::hop_limit_exceeded())
 }
 
 /// ICMPv6 Parameter Problem with `code` and `pointer` (RFC 4443 §3.4).
 pub fn param_problem6(t: &Tables, w: &mut Worker, p: &mut PacketBuf, code: u8, pointer: usize) -> Next {
-    error6(t, w, p, DropReason::ParamProblem, PARAM_PROBLEM, code, pointer as u32)
+    error6(t, w, p, DropReason::ParamProblem, Icmpv6Repr::param_problem(code, pointer as u32))
 }
 
 /// ICMPv6 Destination Unreachable, code 0 (no route).
 pub fn no_route6(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Next {
-    error6(t, w, p, DropReason::NoRoute, DST_UNREACH, 0, 0)
+    error6(t, w, p, DropReason::NoRoute, Icmpv6Repr::dst_unreachable(DU_NO_ROUTE))
 }
 
-/// ICMPv4 types used here (RFC 792).
-const ICMP4_DST_UNREACH: u8 = 3;
-const ICMP4_TIME_EXCEEDED: u8 = 11;
+/// True for an IPv4 destination in 224.0.0.0/4 or above: multicast, reserved, broadcast.
+#[inline]
+pub fn multicast_or_above4(a: Ipv4Addr) -> bool {
+    a >= FIRST_MULTICAST4
+}
 
-/// Replaces the IPv4 packet in `p` by an ICMP error about it (RFC 792, RFC 1812
+/// Replaces the IPv4 packet in `p` by the ICMP error `icmp` about it (RFC 792, RFC 1812
 /// §4.3.2), as Linux builds it: TOS 0xc0, TTL 64, DF clear, id 0.
-pub fn error4(t: &Tables, w: &mut Worker, p: &mut PacketBuf, reason: DropReason, typ: u8, code: u8) -> Next {
+pub fn error4(t: &Tables, w: &mut Worker, p: &mut PacketBuf, reason: DropReason, icmp: Icmpv4Repr) -> Next {
     let d = p.data();
-    if d.len() < 20 {
+    if d.len() < Ipv4Packet::<&[u8]>::HEADER_LEN {
         return Next::drop(reason);
     }
-    let ihl = usize::from(d[0] & 0x0f) * 4;
-    let src = Ipv4Addr::new(d[12], d[13], d[14], d[15]);
-    let frag_off = u16::from_be_bytes([d[6], d[7]]) & 0x1fff;
+    let ip = Ipv4Packet::new_unchecked(d);
+    let (src, dst) = (ip.src_addr(), ip.dst_addr());
     // RFC 1812 §4.3.2.7: no errors about errors, non-first fragments, broadcast or
     // multicast, or unspecified sources.
-    let is_error = d[9] == 1 && d.get(ihl).is_some_and(|ty| !matches!(*ty, 0 | 8 | 13 | 14 | 15 | 16 | 17 | 18));
-    if is_error || frag_off != 0 || src.is_multicast() || src.is_broadcast() || src.is_unspecified() || d[16] >= 224 {
+    let about_error = ip.protocol() == IPPROTO_ICMP && {
+        let msg = d.get(ip.header_len()..).unwrap_or_default();
+        !msg.is_empty() && Icmpv4Packet::new_unchecked(msg).is_error()
+    };
+    if about_error
+        || ip.frag_offset() != 0
+        || src.is_multicast()
+        || src.is_broadcast()
+        || src.is_unspecified()
+        || multicast_or_above4(dst)
+    {
         return w.suppressed(reason);
     }
     if !w.icmp_limit.take(w.now_ns) {
@@ -141,39 +149,37 @@ pub fn error4(t: &Tables, w: &mut Worker, p: &mut PacketBuf, reason: DropReason,
     w.counters.drop(reason);
     let out_dev = super::forward::out_dev4(t, &src.octets());
     let from = t.icmp4_source(out_dev.unwrap_or(p.in_dev));
-    let quote = d.len().min(MAX_ICMP4 - 28);
+    let head = Ipv4Packet::<&[u8]>::HEADER_LEN + icmp.buffer_len();
+    let quote = d.len().min(MAX_ICMP4 - head);
     p.truncate(quote);
-    if !p.push_front(28) {
+    if !p.push_front(head) {
         return Next::drop(DropReason::NoHeadroom);
     }
-    let d = p.data_mut();
-    let total = (28 + quote) as u16;
-    d[0] = 0x45;
-    d[1] = 0xc0;
-    d[2..4].copy_from_slice(&total.to_be_bytes());
-    d[4..8].copy_from_slice(&[0, 0, 0, 0]);
-    d[8] = ERROR_TTL;
-    d[9] = 1; // ICMP
-    d[10..12].copy_from_slice(&[0, 0]);
-    d[12..16].copy_from_slice(&from.octets());
-    d[16..20].copy_from_slice(&src.octets());
-    let c = checksum::fold(checksum::sum(&d[..20]));
-    d[10..12].copy_from_slice(&c.to_be_bytes());
-    d[20] = typ;
-    d[21] = code;
-    d[22..28].copy_from_slice(&[0; 6]);
-    let c = checksum::fold(checksum::sum(&d[20..]));
-    d[22..24].copy_from_slice(&c.to_be_bytes());
+    let mut ip = Ipv4Packet::new_unchecked(p.data_mut());
+    let repr = Ipv4Repr {
+        src_addr: from,
+        dst_addr: src,
+        protocol: IPPROTO_ICMP,
+        payload_len: (icmp.buffer_len() + quote) as u16,
+        ttl: ERROR_TTL,
+        dscp_ecn: ERROR_TOS4,
+        ident: 0,
+        flags_frag: 0,
+    };
+    repr.emit(&mut ip);
+    icmp.emit_in_place(&mut Icmpv4Packet::new_unchecked(ip.payload_mut()));
     w.counters.icmp_sent += 1;
     Next::Lookup4 { table: Tables::MAIN, forward: false }
 }
 
+/// ICMP Time Exceeded, code 0 (TTL exceeded in transit).
 pub fn time_exceeded4(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Next {
-    error4(t, w, p, DropReason::HopLimit, ICMP4_TIME_EXCEEDED, 0)
+    error4(t, w, p, DropReason::HopLimit, Icmpv4Repr::ttl_exceeded())
 }
 
+/// ICMP Destination Unreachable, code 0 (net unreachable).
 pub fn no_route4(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Next {
-    error4(t, w, p, DropReason::NoRoute, ICMP4_DST_UNREACH, 0)
+    error4(t, w, p, DropReason::NoRoute, Icmpv4Repr::dst_unreachable(DU_NET_UNREACH))
 }
 
 impl Worker {

@@ -24,10 +24,10 @@ use crate::drop::DropReason;
 use crate::packet::{DevId, PacketBuf, Verdict};
 use crate::tables::{FastDevs, FastSid, Tables};
 use fast::Fast;
-use sr6_wire::{ETHERTYPE_IPV4, ETHERTYPE_IPV6};
+use sr6_wire::{EthernetFrame, ETHERTYPE_IPV4, ETHERTYPE_IPV6};
 
 /// Ethernet header length of the frames sr6 routes (untagged).
-pub const ETH_LEN: usize = 14;
+pub const ETH_LEN: usize = EthernetFrame::<&[u8]>::HEADER_LEN;
 /// How many times one packet may go through the FIB (End then End.T then ...).
 pub const MAX_PASSES: u8 = 8;
 
@@ -220,8 +220,9 @@ impl Worker {
         if d.len() < ETH_LEN {
             return Verdict::Drop(DropReason::Malformed);
         }
-        let ethertype = u16::from_be_bytes([d[12], d[13]]);
-        self.rx_macs.copy_from_slice(&d[..12]);
+        let f = EthernetFrame::new_unchecked(d);
+        let ethertype = f.ethertype();
+        self.rx_macs = f.addrs();
         let mut next = match ethertype {
             ETHERTYPE_IPV6 => {
                 let _ = p.pull_front(ETH_LEN);

@@ -4,6 +4,7 @@ use super::ETH_LEN;
 use crate::drop::DropReason;
 use crate::packet::{PacketBuf, Verdict};
 use crate::tables::{neigh_key, NextHop, Tables};
+use sr6_wire::EthernetFrame;
 
 /// Prepends the Ethernet header towards `nh` to the L3 packet in `p`. `dst` is the
 /// neighbour key of the packet's destination (used for on-link routes).
@@ -28,9 +29,9 @@ pub fn emit(t: &Tables, p: &mut PacketBuf, nh: NextHop, dst: u128, ethertype: u1
     if !p.push_front(ETH_LEN) {
         return Verdict::Drop(DropReason::NoHeadroom);
     }
-    let d = p.data_mut();
-    d[..12].copy_from_slice(&eth);
-    d[12..14].copy_from_slice(&ethertype.to_be_bytes());
+    let mut f = EthernetFrame::new_unchecked(p.data_mut());
+    f.set_addrs(&eth);
+    f.set_ethertype(ethertype);
     Verdict::Tx(dev)
 }
 
@@ -41,8 +42,8 @@ pub fn local(p: &mut PacketBuf, rx_macs: &[u8; 12], ethertype: u16) -> Verdict {
     if !p.push_front(ETH_LEN) {
         return Verdict::Drop(DropReason::NoHeadroom);
     }
-    let d = p.data_mut();
-    d[..12].copy_from_slice(rx_macs);
-    d[12..14].copy_from_slice(&ethertype.to_be_bytes());
+    let mut f = EthernetFrame::new_unchecked(p.data_mut());
+    f.set_addrs(rx_macs);
+    f.set_ethertype(ethertype);
     Verdict::Local
 }
