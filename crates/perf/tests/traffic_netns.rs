@@ -11,9 +11,9 @@
 //!   the kernel) through the same looped pair: exact counts and sequence numbers for
 //!   every behaviour, and its frames captured on tg1 and decoded by scapy (checksums,
 //!   telemetry).
-//! * `veth_max_rate` (ignored): the generator's maximum rate on a veth pair, printed;
-//!   run it with
-//!   `cargo test --release -p sr6-perf --test traffic_netns -- --ignored --nocapture`.
+//! * `veth_max_rate` (ignored, a benchmark): the generator's maximum rate on a veth pair,
+//!   printed; run it with `cargo test --release -p sr6-perf --test traffic_netns --
+//!   --ignored --nocapture veth_max_rate`.
 //!
 //! No assertion depends on wall-clock speed.
 

@@ -149,7 +149,7 @@ mod tests {
     #[test]
     fn the_program_buckets_latency_as_the_histogram_does() {
         // Same layout on both sides (the bucket function itself is checked against an
-        // independent one in sr6-io's tests/xdp_counter.rs).
+        // independent one in tests/xdp_counter.rs).
         assert_eq!(LAT_BUCKETS, crate::traffic::latency::BUCKET_COUNT);
     }
 
