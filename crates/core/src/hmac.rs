@@ -13,13 +13,13 @@ use subtle::ConstantTimeEq;
 use crate::spec::HmacAlg;
 
 /// Length of the HMAC field sr6 emits and accepts (RFC 8754 §2.1.2: a multiple of 8
-/// up to 32; Linux uses 32).
-pub const HMAC_FIELD_LEN: usize = 32;
+/// up to 32; Linux uses 32, the largest).
+pub const HMAC_FIELD_LEN: usize = sr6_wire::tlv::HMAC_MAX_LEN;
 /// Length of the whole HMAC TLV: type, length, D/reserved, key id, HMAC.
-pub const HMAC_TLV_LEN: usize = 8 + HMAC_FIELD_LEN;
+pub const HMAC_TLV_LEN: usize = sr6_wire::HmacTlv::<&[u8]>::HEADER_LEN + HMAC_FIELD_LEN;
 /// SRH flag bit the Linux kernel requires before it looks for an HMAC TLV
 /// (`SR6_FLAG1_HMAC`, from the SRH draft RFC 8754 replaced; see conformance.md).
-pub const SRH_FLAG_HMAC: u8 = 0x08;
+pub const SRH_FLAG_HMAC: u8 = sr6_wire::srh::FLAG_H;
 
 /// A keyed HMAC state: the inner and outer pads are hashed once, at build time, and the
 /// state is copied (not re-keyed) for each packet.

@@ -7,8 +7,8 @@ use std::net::{IpAddr, Ipv6Addr};
 use rustc_hash::FxHashMap;
 
 use super::{
-    neigh_key, Adjacency, Device, FastDevs, FastSid, Fib, HmacKeys, NextHop, Policy, Rewrite, Route, Sid, SidBuilder,
-    Tables,
+    eth_addrs, neigh_key, Adjacency, Device, FastDevs, FastSid, Fib, HmacKeys, NextHop, Policy, Rewrite, Route, Sid,
+    SidBuilder, Tables,
 };
 use crate::exact::ExactMap;
 use crate::hmac::HmacKey;
@@ -230,12 +230,7 @@ impl<'a> Builder<'a> {
         if let Some(i) = self.adj_index.get(&key) {
             return *i;
         }
-        let eth = self.neighbours.get(&key).map(|mac| {
-            let mut e = [0u8; 12];
-            e[..6].copy_from_slice(mac);
-            e[6..].copy_from_slice(&self.devices[dev as usize].mac);
-            e
-        });
+        let eth = self.neighbours.get(&key).map(|mac| eth_addrs(*mac, self.devices[dev as usize].mac));
         self.adjacencies.push(Adjacency { dev, nh, eth });
         let i = (self.adjacencies.len() - 1) as u32;
         self.adj_index.insert(key, i);

@@ -25,6 +25,8 @@ use crate::lpm::Lpm;
 use crate::packet::DevId;
 use crate::spec::{Prefix, SidAction};
 use crate::words::WordMap;
+use sr6_wire::ethernet::MacAddr;
+use sr6_wire::EthernetFrame;
 
 /// A network device sr6 receives on or transmits to.
 #[derive(Debug, Clone)]
@@ -308,6 +310,17 @@ pub struct Tables {
     pub resolve_neighbours: bool,
 }
 
+/// The 12 bytes of Ethernet addresses a frame to `dst` from `src` starts with (the
+/// destination first), as adjacencies keep them.
+#[inline(always)]
+pub(crate) fn eth_addrs(dst: MacAddr, src: MacAddr) -> [u8; 12] {
+    let mut e = [0u8; 12];
+    let mut f = EthernetFrame::new_unchecked(&mut e[..]);
+    f.set_dst_addr(dst);
+    f.set_src_addr(src);
+    e
+}
+
 /// Key of the neighbour map for an address (IPv4 as IPv4-mapped IPv6).
 #[inline]
 pub fn neigh_key(a: IpAddr) -> u128 {
@@ -326,10 +339,7 @@ impl Tables {
     pub fn neighbour_eth(&self, dev: DevId, nh: u128) -> Option<[u8; 12]> {
         let mac = self.neighbours.get(&(dev, nh))?;
         let src = self.devices.get(dev as usize)?.mac;
-        let mut e = [0u8; 12];
-        e[..6].copy_from_slice(mac);
-        e[6..].copy_from_slice(&src);
-        Some(e)
+        Some(eth_addrs(*mac, src))
     }
 
     /// Resolves a next hop to its device and Ethernet header; `dst` is the packet's

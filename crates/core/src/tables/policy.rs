@@ -6,9 +6,7 @@ use std::net::Ipv6Addr;
 
 use crate::hmac::{HmacKey, HMAC_FIELD_LEN, HMAC_TLV_LEN, SRH_FLAG_HMAC};
 use crate::spec::Seg6Mode;
-
-/// Routing type of the SRH (RFC 8754 §2).
-pub const ROUTING_TYPE_SRH: u8 = 4;
+use sr6_wire::{HmacTlv, HmacTlvRepr, SrhPacket, SrhRepr};
 
 /// A head-end policy ready to apply.
 #[derive(Debug, Clone)]
@@ -90,28 +88,31 @@ impl Policy {
                 line,
             });
         }
-        let le = list.len() - 1;
-        let len = 8 + 16 * list.len() + if hmac.is_some() { HMAC_TLV_LEN } else { 0 };
-        let mut srh = vec![0u8; len];
-        srh[1] = (len / 8 - 1) as u8; // Hdr Ext Len
-        srh[2] = ROUTING_TYPE_SRH;
-        srh[3] = sl as u8;
-        srh[4] = le as u8;
-        srh[5] = if hmac.is_some() { SRH_FLAG_HMAC } else { 0 };
-        for (i, s) in list.iter().enumerate() {
-            if let Some(s) = s {
-                srh[8 + 16 * i..24 + 16 * i].copy_from_slice(&s.octets());
-            }
+        // The Segment List bytes; the placeholder is zeros.
+        let segments: Vec<u8> = list.iter().flat_map(|s| s.map_or([0; 16], |a| a.octets())).collect();
+        // The HMAC TLV closes the SRH (RFC 8754 §2.1.2), its HMAC zero until computed.
+        let mut tlv = [0u8; HMAC_TLV_LEN];
+        if let Some((key_id, _)) = hmac {
+            let repr = HmacTlvRepr { d_flag: false, key_id, hmac_len: HMAC_FIELD_LEN as u8 };
+            repr.emit(&mut HmacTlv::new_unchecked(&mut tlv[..]));
         }
+        let repr = SrhRepr {
+            next_header: 0, // patched per packet
+            segments_left: sl as u8,
+            last_entry: (list.len() - 1) as u8,
+            flags: if hmac.is_some() { SRH_FLAG_HMAC } else { 0 },
+            tag: 0,
+            segments: &segments,
+            tlvs: if hmac.is_some() { &tlv } else { &[] },
+        };
+        let mut srh = vec![0u8; repr.buffer_len()];
+        let mut view = SrhPacket::new_unchecked(&mut srh[..]);
+        repr.emit(&mut view);
         let mut hmac_ready = false;
         if let Some((key_id, key)) = hmac {
-            let t = len - HMAC_TLV_LEN;
-            srh[t] = 5; // HMAC TLV type (RFC 8754 §2.1.2)
-            srh[t + 1] = (HMAC_TLV_LEN - 2) as u8;
-            srh[t + 4..t + 8].copy_from_slice(&key_id.to_be_bytes());
             if !matches!(mode, Seg6Mode::Inline | Seg6Mode::InlineRed) {
-                let mac = key.compute(&src.octets(), le as u8, srh[5], key_id, &srh[8..8 + 16 * list.len()]);
-                srh[t + 8..t + 8 + HMAC_FIELD_LEN].copy_from_slice(&mac);
+                let mac = key.compute(&src.octets(), repr.last_entry, repr.flags, key_id, repr.segments);
+                HmacTlv::new_unchecked(view.tlv_area_mut()).hmac_mut().copy_from_slice(&mac);
                 hmac_ready = true;
             }
         }
