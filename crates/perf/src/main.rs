@@ -43,7 +43,8 @@ enum Cmd {
         /// Forwarders, overriding the file (e.g. `linux,sr6`).
         #[arg(long, value_delimiter = ',')]
         forwarder: Vec<String>,
-        /// Behaviours, overriding the file (e.g. `ipv6,End,T.Encaps`).
+        /// Behaviours, overriding the file (e.g. `ipv6,End,T.Encaps`): ipv6, ipv4, T.Insert,
+        /// T.Encaps, T.Encaps.L2 and every endpoint behaviour of `sr6 behaviours`.
         #[arg(long, value_delimiter = ',')]
         behavior: Vec<String>,
         /// Seconds per trial, overriding the file.
