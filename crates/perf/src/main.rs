@@ -210,8 +210,10 @@ fn is_root() -> bool {
 /// The summary table on stdout: one line per forwarder and behaviour. A PDR the tester
 /// bounded in some repetition (not the SUT's loss) is marked `>=`: a lower bound.
 fn print_table(results: &[sr6_perf::model::BehaviorResult]) {
+    // Wide enough for the longest name (End.B6.Encaps.Red).
+    let w = results.iter().map(|r| r.behavior.name().len()).max().unwrap_or(0).max(12);
     println!(
-        "{:<8} {:<12} {:>12} {:>8} {:>14} {:>8} {:>10} {:>16}",
+        "{:<8} {:<w$} {:>12} {:>8} {:>14} {:>8} {:>10} {:>16}",
         "fwd", "behaviour", "NDR kpps", "CV%", "PDR kpps", "CV%", "p50 us", "at max load"
     );
     let (mut marked, mut loaded) = (false, false);
@@ -220,7 +222,7 @@ fn print_table(results: &[sr6_perf::model::BehaviorResult]) {
         marked |= bound;
         loaded |= r.max_load.is_some();
         println!(
-            "{:<8} {:<12} {:>12.1} {:>8.2} {:>14} {:>8.2} {:>10} {:>16}",
+            "{:<8} {:<w$} {:>12.1} {:>8.2} {:>14} {:>8.2} {:>10} {:>16}",
             r.forwarder,
             r.behavior.name(),
             r.ndr.mean / 1e3,
