@@ -5,7 +5,7 @@
 //! 4-byte tag and its payload EtherType at offset 16. The FCS is not part of
 //! the buffer.
 
-use crate::bytes::{array, need, put, put_u16, slice, slice_mut, u16_at};
+use crate::bytes::{array, need, put, put_u16, slice, u16_at};
 use crate::Result;
 
 /// Internet Protocol version 4 (RFC 894).
@@ -72,11 +72,6 @@ impl<T: AsRef<[u8]>> EthernetFrame<T> {
         let have = self.buffer.as_ref().len();
         need(Self::HEADER_LEN, have)?;
         need(self.header_len(), have)
-    }
-
-    /// Gives the buffer back.
-    pub fn into_inner(self) -> T {
-        self.buffer
     }
 
     /// Destination MAC address.
@@ -164,68 +159,11 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> EthernetFrame<T> {
         let at = if self.ethertype() == ETHERTYPE_VLAN { field::INNER_ETHERTYPE } else { field::ETHERTYPE };
         put_u16(self.buffer.as_mut(), at, ethertype);
     }
-
-    /// Mutable bytes after the (tagged) header.
-    pub fn payload_mut(&mut self) -> &mut [u8] {
-        let start = self.header_len();
-        let b = self.buffer.as_mut();
-        let end = b.len();
-        slice_mut(b, start, end)
-    }
 }
 
 impl<T: AsRef<[u8]>> AsRef<[u8]> for EthernetFrame<T> {
     fn as_ref(&self) -> &[u8] {
         self.buffer.as_ref()
-    }
-}
-
-/// High-level representation of an Ethernet header.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct EthernetRepr {
-    /// Destination MAC address.
-    pub dst: MacAddr,
-    /// Source MAC address.
-    pub src: MacAddr,
-    /// 802.1Q TCI, when tagged.
-    pub vlan: Option<u16>,
-    /// Payload EtherType (the inner one when tagged).
-    pub ethertype: u16,
-}
-
-impl EthernetRepr {
-    /// Parses a frame header (runs `check_len`).
-    pub fn parse<T: AsRef<[u8]>>(frame: &EthernetFrame<T>) -> Result<Self> {
-        frame.check_len()?;
-        Ok(EthernetRepr {
-            dst: frame.dst_addr(),
-            src: frame.src_addr(),
-            vlan: frame.vlan(),
-            ethertype: frame.payload_ethertype(),
-        })
-    }
-
-    /// Header length this repr emits: 14, or 18 with a tag.
-    pub const fn buffer_len(&self) -> usize {
-        if self.vlan.is_some() {
-            18
-        } else {
-            14
-        }
-    }
-
-    /// Writes the header into the first `buffer_len()` bytes of `frame`.
-    pub fn emit<T: AsRef<[u8]> + AsMut<[u8]>>(&self, frame: &mut EthernetFrame<T>) {
-        frame.set_dst_addr(self.dst);
-        frame.set_src_addr(self.src);
-        match self.vlan {
-            Some(tci) => {
-                frame.set_ethertype(ETHERTYPE_VLAN);
-                frame.set_vlan_tci(tci);
-            }
-            None => frame.set_ethertype(self.ethertype),
-        }
-        frame.set_payload_ethertype(self.ethertype);
     }
 }
 
@@ -240,9 +178,9 @@ mod tests {
         0x02, 0x00, 0x00, 0x00, 0x00, 0x01, // src
         0x86, 0xDD, // IPv6
     ];
-    static REPR: EthernetRepr =
-        EthernetRepr { dst: [2, 0, 0, 0, 0, 2], src: [2, 0, 0, 0, 0, 1], vlan: None, ethertype: ETHERTYPE_IPV6 };
 
+    // scapy: bytes(Ether(dst="02:00:00:00:00:02", src="02:00:00:00:00:01")
+    //              / Dot1Q(prio=3, vlan=100) / IP())[:18]
     static VLAN_BYTES: [u8; 18] = [
         0x02, 0x00, 0x00, 0x00, 0x00, 0x02, // dst
         0x02, 0x00, 0x00, 0x00, 0x00, 0x01, // src
@@ -250,12 +188,6 @@ mod tests {
         0x60, 0x64, // PCP 3, VID 100
         0x08, 0x00, // IPv4
     ];
-    static VLAN_REPR: EthernetRepr = EthernetRepr {
-        dst: [2, 0, 0, 0, 0, 2],
-        src: [2, 0, 0, 0, 0, 1],
-        vlan: Some(0x6064),
-        ethertype: ETHERTYPE_IPV4,
-    };
 
     #[test]
     fn parse_untagged() {
@@ -265,7 +197,10 @@ mod tests {
         assert_eq!(f.header_len(), 14);
         assert_eq!(f.payload(), &[] as &[u8]);
         assert_eq!(f.addrs(), [2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1]);
-        assert_eq!(EthernetRepr::parse(&f).unwrap(), REPR);
+        assert_eq!(
+            (f.dst_addr(), f.src_addr(), f.payload_ethertype()),
+            ([2, 0, 0, 0, 0, 2], [2, 0, 0, 0, 0, 1], 0x86dd)
+        );
     }
 
     #[test]
@@ -279,17 +214,22 @@ mod tests {
         assert_eq!(f.header_len(), 18);
         assert_eq!(f.payload_ethertype(), ETHERTYPE_IPV4);
         assert_eq!(f.payload(), &[0x45, 0]);
-        assert_eq!(EthernetRepr::parse(&f).unwrap(), VLAN_REPR);
     }
 
     #[test]
     fn emit() {
         let mut buf = [0xFFu8; 14];
-        REPR.emit(&mut EthernetFrame::new_unchecked(&mut buf[..]));
+        let mut f = EthernetFrame::new_unchecked(&mut buf[..]);
+        f.set_dst_addr([2, 0, 0, 0, 0, 2]);
+        f.set_src_addr([2, 0, 0, 0, 0, 1]);
+        f.set_ethertype(ETHERTYPE_IPV6);
         assert_eq!(buf, BYTES);
         let mut buf = [0xFFu8; 18];
-        assert_eq!(VLAN_REPR.buffer_len(), 18);
-        VLAN_REPR.emit(&mut EthernetFrame::new_unchecked(&mut buf[..]));
+        let mut f = EthernetFrame::new_unchecked(&mut buf[..]);
+        f.set_addrs(&[2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1]);
+        f.set_ethertype(ETHERTYPE_VLAN);
+        f.set_vlan_tci(0x6064);
+        f.set_payload_ethertype(ETHERTYPE_IPV4);
         assert_eq!(buf, VLAN_BYTES);
     }
 
@@ -317,10 +257,7 @@ mod tests {
         f.set_dst_addr([3; 6]);
         assert_eq!(f.payload_ethertype(), ETHERTYPE_IPV6);
         assert_eq!(f.vlan(), Some(7));
-        assert_eq!(f.payload_mut().len(), 0);
-        let f = f.into_inner();
-        assert_eq!(&f[..6], &[3; 6]);
-        assert_eq!(&f[6..12], &[1; 6]);
+        assert_eq!((f.dst_addr(), f.src_addr()), ([3; 6], [1; 6]));
         // Both addresses from one block, as a neighbour's Ethernet header holds them.
         let mut buf = [0xFFu8; 14];
         let mut f = EthernetFrame::new_unchecked(&mut buf[..]);
@@ -343,11 +280,21 @@ mod tests {
                       vlan in proptest::option::of(any::<u16>()), ethertype in any::<u16>()) {
             // An untagged frame whose EtherType is 0x8100 reads back as tagged.
             prop_assume!(vlan.is_some() || ethertype != ETHERTYPE_VLAN);
-            let repr = EthernetRepr { dst, src, vlan, ethertype };
-            let mut buf = vec![0xFFu8; repr.buffer_len()];
-            repr.emit(&mut EthernetFrame::new_unchecked(&mut buf[..]));
+            let mut buf = vec![0xFFu8; if vlan.is_some() { 18 } else { 14 }];
+            let mut f = EthernetFrame::new_unchecked(&mut buf[..]);
+            f.set_dst_addr(dst);
+            f.set_src_addr(src);
+            match vlan {
+                Some(tci) => {
+                    f.set_ethertype(ETHERTYPE_VLAN);
+                    f.set_vlan_tci(tci);
+                }
+                None => f.set_ethertype(ethertype),
+            }
+            f.set_payload_ethertype(ethertype);
             let f = EthernetFrame::new_checked(&buf[..]).unwrap();
-            prop_assert_eq!(EthernetRepr::parse(&f).unwrap(), repr);
+            prop_assert_eq!((f.dst_addr(), f.src_addr(), f.vlan(), f.payload_ethertype()), (dst, src, vlan, ethertype));
+            prop_assert_eq!(f.header_len(), buf.len());
         }
     }
 }

@@ -77,11 +77,6 @@ impl<T: AsRef<[u8]>> ExtHeader<T> {
         need(self.header_len(), have)
     }
 
-    /// Gives the buffer back.
-    pub fn into_inner(self) -> T {
-        self.buffer
-    }
-
     /// Next Header.
     pub fn next_header(&self) -> u8 {
         u8_at(self.buffer.as_ref(), field::NEXT_HEADER)
@@ -105,11 +100,6 @@ impl<T: AsRef<[u8]>> ExtHeader<T> {
     /// Segments Left (byte 3), meaningful for a Routing header.
     pub fn segments_left(&self) -> u8 {
         u8_at(self.buffer.as_ref(), field::SEGMENTS_LEFT)
-    }
-
-    /// The header's bytes after Next Header and Hdr Ext Len.
-    pub fn data(&self) -> &[u8] {
-        slice(self.buffer.as_ref(), 2, self.header_len())
     }
 }
 
@@ -152,11 +142,6 @@ impl<T: AsRef<[u8]>> FragmentHeader<T> {
     /// Checks that the 8 bytes are in the buffer.
     pub fn check_len(&self) -> Result<()> {
         need(FRAGMENT_HEADER_LEN, self.buffer.as_ref().len())
-    }
-
-    /// Gives the buffer back.
-    pub fn into_inner(self) -> T {
-        self.buffer
     }
 
     /// Next Header.
@@ -444,8 +429,8 @@ mod tests {
         h.set_segments_left(0);
         h.set_next_header(17);
         h.set_hdr_ext_len(0);
-        assert_eq!(h.data(), &[4, 0, 0, 0, 0, 0]);
-        assert_eq!(h.into_inner(), &[17, 0, 4, 0, 0, 0, 0, 0]);
+        assert_eq!((h.next_header(), h.hdr_ext_len(), h.segments_left()), (17, 0, 0));
+        assert_eq!(b, [17, 0, 4, 0, 0, 0, 0, 0]);
         let mut f = [0u8; 8];
         let mut fh = FragmentHeader::new_checked(&mut f[..]).unwrap();
         fh.set_next_header(17);

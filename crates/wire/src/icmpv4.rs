@@ -148,7 +148,7 @@ impl Icmpv4Repr {
     /// quoted invoking datagram) is already in place after them, then the
     /// checksum over the whole buffer: an error built in place, with no copy
     /// of the quote.
-    pub fn emit_in_place<T: AsRef<[u8]> + AsMut<[u8]>>(&self, packet: &mut Icmpv4Packet<T>) {
+    pub fn emit<T: AsRef<[u8]> + AsMut<[u8]>>(&self, packet: &mut Icmpv4Packet<T>) {
         packet.set_msg_type(self.msg_type);
         packet.set_code(self.code);
         packet.set_param(self.param);
@@ -191,20 +191,20 @@ mod tests {
     }
 
     #[test]
-    fn emit_in_place() {
+    fn emit() {
         let mut buf = TIME_EXCEEDED_BYTES;
         buf[..8].fill(0xFF);
         let repr = Icmpv4Repr::ttl_exceeded();
         assert_eq!(repr, Icmpv4Repr { msg_type: TIME_EXCEEDED, code: 0, param: 0 });
         assert_eq!(repr.buffer_len(), 8);
         assert_eq!(Icmpv4Repr::dst_unreachable(DU_NET_UNREACH), Icmpv4Repr { msg_type: 3, code: 0, param: 0 });
-        repr.emit_in_place(&mut Icmpv4Packet::new_unchecked(&mut buf[..]));
+        repr.emit(&mut Icmpv4Packet::new_unchecked(&mut buf[..]));
         assert_eq!(buf, TIME_EXCEEDED_BYTES);
         // scapy: bytes(ICMP(type=3, code=4, nexthopmtu=1400) / b"\x01\x02\x03\x04")
         let mut c = [0u8; 12];
         c[8..].copy_from_slice(&[1, 2, 3, 4]);
         let repr = Icmpv4Repr { param: 1400, ..Icmpv4Repr::dst_unreachable(4) };
-        repr.emit_in_place(&mut Icmpv4Packet::new_unchecked(&mut c[..]));
+        repr.emit(&mut Icmpv4Packet::new_unchecked(&mut c[..]));
         assert_eq!(c, [0x03, 0x04, 0xf3, 0x7d, 0x00, 0x00, 0x05, 0x78, 1, 2, 3, 4]);
     }
 
@@ -216,7 +216,7 @@ mod tests {
         }
         // Writes past a short buffer are dropped.
         let mut b = [0u8; 3];
-        Icmpv4Repr::ttl_exceeded().emit_in_place(&mut Icmpv4Packet::new_unchecked(&mut b[..]));
+        Icmpv4Repr::ttl_exceeded().emit(&mut Icmpv4Packet::new_unchecked(&mut b[..]));
         assert_eq!(b[..2], [TIME_EXCEEDED, 0]);
     }
 }

@@ -41,10 +41,6 @@ mod field {
     pub const DST: usize = 16;
 }
 
-/// Don't Fragment flag within `flags_frag` (RFC 791 §3.1).
-pub const FLAG_DF: u16 = 0x4000;
-/// More Fragments flag within `flags_frag` (RFC 791 §3.1).
-pub const FLAG_MF: u16 = 0x2000;
 /// Fragment Offset mask within `flags_frag`, in 8-byte units.
 pub const FRAG_OFFSET_MASK: u16 = 0x1FFF;
 
@@ -91,11 +87,6 @@ impl<T: AsRef<[u8]>> Ipv4Packet<T> {
         need(total, have)
     }
 
-    /// Gives the buffer back.
-    pub fn into_inner(self) -> T {
-        self.buffer
-    }
-
     /// Version field (4).
     pub fn version(&self) -> u8 {
         u8_at(self.buffer.as_ref(), field::VER_IHL) >> 4
@@ -121,20 +112,10 @@ impl<T: AsRef<[u8]>> Ipv4Packet<T> {
         u16_at(self.buffer.as_ref(), field::IDENT)
     }
 
-    /// Flags (3 bits) and Fragment Offset (13 bits) as one word; see
-    /// [`FLAG_DF`], [`FLAG_MF`], [`FRAG_OFFSET_MASK`].
+    /// Flags (3 bits: reserved, DF 0x4000, MF 0x2000) and Fragment Offset
+    /// (13 bits, [`FRAG_OFFSET_MASK`]) as one word.
     pub fn flags_frag(&self) -> u16 {
         u16_at(self.buffer.as_ref(), field::FLAGS_FRAG)
-    }
-
-    /// Don't Fragment flag.
-    pub fn dont_frag(&self) -> bool {
-        self.flags_frag() & FLAG_DF != 0
-    }
-
-    /// More Fragments flag.
-    pub fn more_frags(&self) -> bool {
-        self.flags_frag() & FLAG_MF != 0
     }
 
     /// Fragment offset in bytes.
@@ -367,7 +348,7 @@ mod tests {
         ttl: 64,
         dscp_ecn: 0xb8,
         ident: 0x1234,
-        flags_frag: FLAG_DF,
+        flags_frag: 0x4000, // DF
     };
 
     #[test]
@@ -376,8 +357,6 @@ mod tests {
         assert_eq!(p.version(), 4);
         assert_eq!(p.header_len(), 20);
         assert_eq!(p.total_len(), 24);
-        assert!(p.dont_frag());
-        assert!(!p.more_frags());
         assert_eq!(p.frag_offset(), 0);
         assert!(p.verify_checksum());
         assert_eq!(p.payload(), &[0xde, 0xad, 0xbe, 0xef]);

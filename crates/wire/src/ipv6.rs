@@ -83,11 +83,6 @@ impl<T: AsRef<[u8]>> Ipv6Packet<T> {
         need(self.total_len(), have)
     }
 
-    /// Gives the buffer back.
-    pub fn into_inner(self) -> T {
-        self.buffer
-    }
-
     /// Version (6).
     pub fn version(&self) -> u8 {
         u8_at(self.buffer.as_ref(), field::VER_TC_FLOW) >> 4

@@ -22,7 +22,7 @@
 //! - [`ext`]: the extension-header chain (RFC 8200 §4).
 //! - [`srh`]: the Segment Routing Header (RFC 8754 §2).
 //! - [`tlv`]: SRH TLVs, Pad1/PadN/HMAC (RFC 8754 §2.1).
-//! - [`udp`]: UDP (RFC 768) with the IPv6 pseudo-header (RFC 8200 §8.1).
+//! - [`udp`]: the UDP header (RFC 768).
 //! - [`icmpv6`]: ICMPv6 (RFC 4443), incl. the SRv6 error codes (RFC 8754, RFC 8986).
 //! - [`icmpv4`]: the ICMP (IPv4) error header (RFC 792, RFC 1812 §4.3.2).
 //! - [`checksum`]: the Internet checksum (RFC 1071, RFC 1624).
@@ -48,16 +48,16 @@ pub mod tlv;
 pub mod udp;
 
 pub use error::{Error, Result};
-pub use ethernet::{EthernetFrame, EthernetRepr, ETHERTYPE_ARP, ETHERTYPE_IPV4, ETHERTYPE_IPV6, ETHERTYPE_VLAN};
+pub use ethernet::{EthernetFrame, ETHERTYPE_ARP, ETHERTYPE_IPV4, ETHERTYPE_IPV6, ETHERTYPE_VLAN};
 pub use ext::{walk_chain, ChainInfo, ExtHeader, FragmentHeader, RoutingInfo};
 pub use icmpv4::{Icmpv4Packet, Icmpv4Repr};
 pub use icmpv6::{Icmpv6Packet, Icmpv6Repr};
 pub use ipv4::{Ipv4Packet, Ipv4Repr};
 pub use ipv6::{Ipv6Packet, Ipv6Repr};
 pub use proto::*;
-pub use srh::{final_destination, SrhPacket, SrhRepr};
+pub use srh::{SrhPacket, SrhRepr};
 pub use tlv::{find_hmac, HmacAt, HmacTlv, HmacTlvRepr, Tlv, TlvIter, TLV_HMAC, TLV_PAD1, TLV_PADN};
-pub use udp::{UdpPacket, UdpRepr};
+pub use udp::UdpPacket;
 
 #[cfg(test)]
 mod fuzz_tests;

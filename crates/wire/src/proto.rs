@@ -8,8 +8,6 @@ pub const IPPROTO_HOPOPTS: u8 = 0;
 pub const IPPROTO_ICMP: u8 = 1;
 /// IPv4 encapsulation (RFC 2003), the payload of End.DX4/End.DT4.
 pub const IPPROTO_IPV4: u8 = 4;
-/// TCP (RFC 9293).
-pub const IPPROTO_TCP: u8 = 6;
 /// UDP (RFC 768).
 pub const IPPROTO_UDP: u8 = 17;
 /// IPv6 encapsulation (RFC 2473), the payload of End.DX6/End.DT6.
@@ -18,8 +16,6 @@ pub const IPPROTO_IPV6: u8 = 41;
 pub const IPPROTO_ROUTING: u8 = 43;
 /// Fragment header (RFC 8200 §4.5).
 pub const IPPROTO_FRAGMENT: u8 = 44;
-/// Encapsulating Security Payload (RFC 4303).
-pub const IPPROTO_ESP: u8 = 50;
 /// Authentication Header (RFC 4302).
 pub const IPPROTO_AH: u8 = 51;
 /// ICMPv6 (RFC 4443).

@@ -19,14 +19,6 @@ use crate::{Error, Result};
 /// Routing Type of the SRH (RFC 8754 §2).
 pub const ROUTING_TYPE_SRH: u8 = 4;
 
-/// Flags bit `O` (OAM, RFC 9259 §2.1; bit 2, also Linux `SR6_FLAG1_OAM`).
-pub const FLAG_O: u8 = 0x20;
-/// Legacy `P` (protected) bit of draft SRH versions; Linux `SR6_FLAG1_PROTECTED`.
-/// Unassigned in RFC 8754 §2; for display only.
-pub const FLAG_P: u8 = 0x40;
-/// Legacy `A` (alert) bit of draft SRH versions; Linux `SR6_FLAG1_ALERT`.
-/// Unassigned in RFC 8754 §2; for display only.
-pub const FLAG_A: u8 = 0x10;
 /// Legacy `H` (HMAC present) bit of draft SRH versions; Linux
 /// `SR6_FLAG1_HMAC = 1 << 3`, still set by the kernel when it adds an HMAC
 /// TLV. Unassigned in RFC 8754 §2.
@@ -36,9 +28,6 @@ pub const FLAG_H: u8 = 0x08;
 pub const FIXED_LEN: usize = field::SEGMENTS;
 /// Length of one segment.
 pub const SEGMENT_LEN: usize = 16;
-/// Largest Last Entry whose segment list fits in an SRH (Hdr Ext Len 255:
-/// 8 + 16 * 127 <= 2048).
-pub const MAX_LAST_ENTRY: u8 = 126;
 
 mod field {
     //! RFC 8754 §2:
@@ -130,11 +119,6 @@ impl<T: AsRef<[u8]>> SrhPacket<T> {
         }
     }
 
-    /// Gives the buffer back.
-    pub fn into_inner(self) -> T {
-        self.buffer
-    }
-
     /// Next Header.
     pub fn next_header(&self) -> u8 {
         u8_at(self.buffer.as_ref(), field::NEXT_HEADER)
@@ -170,7 +154,8 @@ impl<T: AsRef<[u8]>> SrhPacket<T> {
         usize::from(self.last_entry()) + 1
     }
 
-    /// Flags (see [`FLAG_O`]; the others are unassigned in RFC 8754).
+    /// Flags (RFC 8754 §2 assigns none; RFC 9259 the O bit, 0x20; Linux sets
+    /// [`FLAG_H`] with an HMAC TLV).
     pub fn flags(&self) -> u8 {
         u8_at(self.buffer.as_ref(), field::FLAGS)
     }
@@ -224,17 +209,6 @@ impl<T: AsRef<[u8]>> SrhPacket<T> {
     /// Iterator over the TLVs (RFC 8754 §2.1).
     pub fn tlvs(&self) -> TlvIter<'_> {
         TlvIter::new(self.tlv_area())
-    }
-
-    /// The header's bytes, `header_len()` of them.
-    pub fn header(&self) -> &[u8] {
-        slice(self.buffer.as_ref(), 0, self.header_len())
-    }
-
-    /// The bytes after the header, to the end of the buffer.
-    pub fn payload(&self) -> &[u8] {
-        let b = self.buffer.as_ref();
-        slice(b, self.header_len(), b.len())
     }
 }
 
@@ -295,14 +269,6 @@ impl<T: AsRef<[u8]>> AsRef<[u8]> for SrhPacket<T> {
     }
 }
 
-/// The final destination of a packet carrying this SRH: Segment List\[0\].
-/// It is the destination address of the upper-layer pseudo-header
-/// (RFC 8200 §8.1). Returns `::` if the segment list does not fit (impossible
-/// after `new_checked`).
-pub fn final_destination<T: AsRef<[u8]>>(srh: &SrhPacket<T>) -> Ipv6Addr {
-    srh.segment(0).unwrap_or(Ipv6Addr::UNSPECIFIED)
-}
-
 /// High-level representation of an SRH, borrowing its segment list and TLVs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct SrhRepr<'a> {
@@ -344,18 +310,6 @@ impl<'a> SrhRepr<'a> {
             segments,
             tlvs,
         })
-    }
-
-    /// Number of segments in `segments`.
-    pub fn segment_count(&self) -> usize {
-        self.segments.len() / SEGMENT_LEN
-    }
-
-    /// Segment List\[i\] of this repr.
-    pub fn segment(&self, i: usize) -> Option<Ipv6Addr> {
-        let at = i.checked_mul(SEGMENT_LEN)?;
-        let s = self.segments.get(at..at.checked_add(SEGMENT_LEN)?)?;
-        Some(Ipv6Addr::from(array::<16>(s, 0)))
     }
 
     /// Header length this repr emits: `8 + segments.len()` plus the TLVs
@@ -447,7 +401,6 @@ mod tests {
         assert_eq!(p.tlv_offset(), 56);
         assert_eq!(p.tlvs().count(), 0);
         assert_eq!(p.segments().collect::<Vec<_>>(), vec![a("fc00:3::1"), a("fc00:2::1"), a("fc00:1::1")]);
-        assert_eq!(final_destination(&p), a("fc00:3::1"));
         assert!(p.check_segments_left().is_ok());
         assert_eq!(SrhRepr::parse(&p).unwrap(), REPR);
     }
@@ -469,9 +422,7 @@ mod tests {
         assert_eq!(off, 0);
         assert_eq!((h.d_flag(), h.key_id(), h.hmac().len()), (false, 7, 32));
         let repr = SrhRepr::parse(&p).unwrap();
-        assert_eq!(repr.segment_count(), 2);
-        assert_eq!(repr.segment(1), Some(a("fc00:2::1")));
-        assert_eq!(repr.segment(2), None);
+        assert_eq!(repr.segments, &HMAC_BYTES[8..40]);
         assert_eq!(repr.tlvs.len(), 40);
 
         // Build the same header from parts: repr with a zero HMAC TLV, then fill it.
@@ -525,12 +476,12 @@ mod tests {
         assert_eq!(p.check_segments_left(), Err(Error::SegmentsLeftTooBig { sl: 4, last_entry: 2 }));
         b[3] = 3;
         assert!(SrhPacket::new_checked(&b[..]).unwrap().check_segments_left().is_ok());
-        // hdr ext len 0: no room for a segment; final_destination must not panic.
+        // hdr ext len 0: no room for a segment; reading one must not panic.
         let b = [59u8, 0, 4, 0, 0, 0, 0, 0];
         let p = SrhPacket::new_unchecked(&b[..]);
         assert!(p.check_len().is_ok());
         assert_eq!(p.check_segments(), Err(Error::BadLastEntry { last_entry: 0, hdr_ext_len: 0 }));
-        assert_eq!(final_destination(&p), Ipv6Addr::UNSPECIFIED);
+        assert_eq!(p.segment(0), None);
         // A malformed TLV area fails SrhRepr::parse but not the view.
         let mut b = [0u8; 32];
         b[..4].copy_from_slice(&[59, 3, 4, 0]);
@@ -545,19 +496,19 @@ mod tests {
         let mut b = BYTES;
         let mut p = SrhPacket::new_checked(&mut b[..]).unwrap();
         p.set_segments_left(0);
-        p.set_flags(FLAG_O);
+        p.set_flags(0x20); // O (RFC 9259)
         p.set_tag(7);
         p.set_segment(1, &a("2001:db8::5"));
         p.set_segment(200, &a("2001:db8::5")); // out of buffer: dropped
         p.set_next_header(59);
         assert_eq!(p.segment(1), Some(a("2001:db8::5")));
-        assert_eq!((p.segments_left(), p.flags(), p.tag(), p.next_header()), (0, FLAG_O, 7, 59));
+        assert_eq!((p.segments_left(), p.flags(), p.tag(), p.next_header()), (0, 0x20, 7, 59));
         p.set_last_entry(0);
         p.set_hdr_ext_len(2);
         p.set_routing_type(4);
         assert_eq!(p.segment(1), None);
         assert_eq!(p.tlv_area().len(), 0);
-        assert_eq!(p.payload().len(), 32);
+        assert_eq!(p.header_len(), 24);
     }
 
     /// Serialises TLVs (kind 0 = Pad1) and pads them to a multiple of 8.

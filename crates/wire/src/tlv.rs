@@ -154,11 +154,6 @@ impl<T: AsRef<[u8]>> HmacTlv<T> {
         need(2 + len, have)
     }
 
-    /// Gives the buffer back.
-    pub fn into_inner(self) -> T {
-        self.buffer
-    }
-
     /// Type (5).
     pub fn kind(&self) -> u8 {
         u8_at(self.buffer.as_ref(), field::TYPE)

@@ -2,7 +2,7 @@
 //! (RFC 4443 §2.4(c): as much as fits in the minimum MTU of 1280 bytes; RFC 792 / Linux
 //! for IPv4: as much as fits in 576 bytes), and an IPv6 + ICMPv6 (or IPv4 + ICMP) header
 //! is pushed in front — a pointer move and two header writes (wire's `Ipv6Repr` and
-//! `Icmpv6Repr::emit_in_place`, or `Ipv4Repr` and `Icmpv4Repr::emit_in_place`).
+//! `Icmpv6Repr::emit`, or `Ipv4Repr` and `Icmpv4Repr::emit`).
 
 use std::net::Ipv4Addr;
 
@@ -68,23 +68,22 @@ pub fn error6(t: &Tables, w: &mut Worker, p: &mut PacketBuf, reason: DropReason,
     let from = if t.is_local6(&dst.octets()) { dst } else { t.icmp6_source(out_dev.unwrap_or(p.in_dev)) };
     // RFC 4443 §2.4(c): as much of the invoking packet as fits in the minimum MTU.
     let quote = d.len().min(MAX_INVOKING_LEN);
-    let head = Ipv6Packet::<&[u8]>::HEADER_LEN + Icmpv6Packet::<&[u8]>::HEADER_LEN;
-    p.truncate(quote);
-    if !p.push_front(head) {
-        return Next::drop(DropReason::NoHeadroom);
-    }
-    let mut ip = Ipv6Packet::new_unchecked(p.data_mut());
     let repr = Ipv6Repr {
         src_addr: from,
         dst_addr: src,
         next_header: IPPROTO_ICMPV6,
-        payload_len: (Icmpv6Packet::<&[u8]>::HEADER_LEN + quote) as u16,
+        payload_len: (icmp.buffer_len() + quote) as u16,
         hop_limit: ERROR_TTL,
         traffic_class: 0,
         flow_label: 0,
     };
+    p.truncate(quote);
+    if !p.push_front(repr.buffer_len() + icmp.buffer_len()) {
+        return Next::drop(DropReason::NoHeadroom);
+    }
+    let mut ip = Ipv6Packet::new_unchecked(p.data_mut());
     repr.emit(&mut ip);
-    icmp.emit_in_place(&from, &src, &mut Icmpv6Packet::new_unchecked(ip.payload_mut()));
+    icmp.emit(&from, &src, &mut Icmpv6Packet::new_unchecked(ip.payload_mut()));
     w.counters.icmp_sent += 1;
     Next::Lookup6 { table: Tables::MAIN, forward: false }
 }
@@ -149,25 +148,26 @@ pub fn error4(t: &Tables, w: &mut Worker, p: &mut PacketBuf, reason: DropReason,
     w.counters.drop(reason);
     let out_dev = super::forward::out_dev4(t, &src.octets());
     let from = t.icmp4_source(out_dev.unwrap_or(p.in_dev));
-    let head = Ipv4Packet::<&[u8]>::HEADER_LEN + icmp.buffer_len();
-    let quote = d.len().min(MAX_ICMP4 - head);
-    p.truncate(quote);
-    if !p.push_front(head) {
-        return Next::drop(DropReason::NoHeadroom);
-    }
-    let mut ip = Ipv4Packet::new_unchecked(p.data_mut());
-    let repr = Ipv4Repr {
+    let mut repr = Ipv4Repr {
         src_addr: from,
         dst_addr: src,
         protocol: IPPROTO_ICMP,
-        payload_len: (icmp.buffer_len() + quote) as u16,
+        payload_len: 0,
         ttl: ERROR_TTL,
         dscp_ecn: ERROR_TOS4,
         ident: 0,
         flags_frag: 0,
     };
+    let head = repr.buffer_len() + icmp.buffer_len();
+    let quote = d.len().min(MAX_ICMP4 - head);
+    repr.payload_len = (icmp.buffer_len() + quote) as u16;
+    p.truncate(quote);
+    if !p.push_front(head) {
+        return Next::drop(DropReason::NoHeadroom);
+    }
+    let mut ip = Ipv4Packet::new_unchecked(p.data_mut());
     repr.emit(&mut ip);
-    icmp.emit_in_place(&mut Icmpv4Packet::new_unchecked(ip.payload_mut()));
+    icmp.emit(&mut Icmpv4Packet::new_unchecked(ip.payload_mut()));
     w.counters.icmp_sent += 1;
     Next::Lookup4 { table: Tables::MAIN, forward: false }
 }
