@@ -7,9 +7,11 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 use sr6_io::pcap::PcapFile;
+use sr6_wire::icmpv6::{DST_UNREACH, PARAM_PROBLEM, PKT_TOO_BIG, TIME_EXCEEDED};
 use sr6_wire::{
-    walk_chain, EthernetFrame, Ipv4Packet, Ipv6Packet, SrhPacket, ETHERTYPE_ARP, ETHERTYPE_IPV4, ETHERTYPE_IPV6,
-    IPPROTO_ETHERNET, IPPROTO_ICMPV6, IPPROTO_UDP, TLV_HMAC, TLV_PAD1, TLV_PADN,
+    walk_chain, EthernetFrame, HmacTlv, Icmpv6Packet, Ipv4Packet, Ipv6Packet, SrhPacket, UdpPacket, ETHERTYPE_ARP,
+    ETHERTYPE_IPV4, ETHERTYPE_IPV6, IPPROTO_ETHERNET, IPPROTO_ICMPV6, IPPROTO_IPV4, IPPROTO_IPV6, IPPROTO_NONE,
+    IPPROTO_UDP, TLV_HMAC,
 };
 
 pub fn run(path: &Path, verbose: bool) -> Result<()> {
@@ -45,7 +47,7 @@ pub fn frame(d: &[u8], verbose: bool) -> String {
     };
     let mut s = String::new();
     if verbose {
-        let _ = write!(s, "{} > {} ", mac(&d[6..12]), mac(&d[0..6]));
+        let _ = write!(s, "{} > {} ", mac(&eth.src_addr()), mac(&eth.dst_addr()));
     }
     if let Some(v) = eth.vlan() {
         let _ = write!(s, "vlan {} ", v & 0x0fff);
@@ -104,36 +106,34 @@ fn ipv6(d: &[u8], verbose: bool, depth: usize) -> String {
     }
     let up = &d[chain.upper.min(d.len())..ip.total_len().min(d.len())];
     match chain.upper_proto {
-        41 if depth < 3 => {
+        IPPROTO_IPV6 if depth < 3 => {
             let _ = write!(s, " | {}", ipv6(up, verbose, depth + 1));
         }
-        4 => {
+        IPPROTO_IPV4 => {
             let _ = write!(s, " | {}", ipv4(up));
         }
         IPPROTO_ETHERNET if depth < 3 => {
             let _ = write!(s, " | {}", frame(up, verbose));
         }
-        IPPROTO_UDP if up.len() >= 8 => {
-            let _ = write!(
-                s,
-                " UDP {} > {} len {}",
-                u16::from_be_bytes([up[0], up[1]]),
-                u16::from_be_bytes([up[2], up[3]]),
-                up.len() - 8
-            );
+        IPPROTO_UDP if up.len() >= UdpPacket::<&[u8]>::HEADER_LEN => {
+            let u = UdpPacket::new_unchecked(up);
+            let data = up.len() - UdpPacket::<&[u8]>::HEADER_LEN;
+            let _ = write!(s, " UDP {} > {} len {data}", u.src_port(), u.dst_port());
         }
         IPPROTO_ICMPV6 if up.len() >= 4 => {
-            let _ = write!(s, " ICMP6 type {} code {}", up[0], up[1]);
-            if matches!(up[0], 1..=4) && up.len() >= 8 {
-                if up[0] == 4 {
-                    let _ = write!(s, " pointer {}", u32::from_be_bytes([up[4], up[5], up[6], up[7]]));
+            let m = Icmpv6Packet::new_unchecked(up);
+            let _ = write!(s, " ICMP6 type {} code {}", m.msg_type(), m.code());
+            let error = matches!(m.msg_type(), DST_UNREACH | PKT_TOO_BIG | TIME_EXCEEDED | PARAM_PROBLEM);
+            if error && m.check_len().is_ok() {
+                if m.msg_type() == PARAM_PROBLEM {
+                    let _ = write!(s, " pointer {}", m.param());
                 }
                 if verbose {
-                    let _ = write!(s, " [ {} ]", ipv6(&up[8..], false, depth + 1));
+                    let _ = write!(s, " [ {} ]", ipv6(m.payload(), false, depth + 1));
                 }
             }
         }
-        59 => s.push_str(" no next header"),
+        IPPROTO_NONE => s.push_str(" no next header"),
         p => {
             let _ = write!(s, " proto {p} len {}", up.len());
         }
@@ -159,15 +159,17 @@ fn srh(d: &[u8], verbose: bool) -> String {
     for t in h.tlvs() {
         match t {
             Ok(t) if t.kind == TLV_HMAC && t.value.len() >= 6 => {
-                let key = u32::from_be_bytes([t.value[2], t.value[3], t.value[4], t.value[5]]);
-                let mut x = format!("HMAC key {key}");
+                // Read as an HMAC TLV whatever its length (a malformed one is shown too).
+                let bytes = h.tlv_area().get(t.offset..t.offset + t.total_len()).unwrap_or_default();
+                let tlv = HmacTlv::new_unchecked(bytes);
+                let mut x = format!("HMAC key {}", tlv.key_id());
                 if verbose {
-                    let hex: String = t.value[6..].iter().map(|b| format!("{b:02x}")).collect();
+                    let hex: String = tlv.hmac().iter().map(|b| format!("{b:02x}")).collect();
                     let _ = write!(x, " {hex}");
                 }
                 tl.push(x);
             }
-            Ok(t) if t.kind == TLV_PAD1 || t.kind == TLV_PADN => {
+            Ok(t) if t.is_padding() => {
                 if verbose {
                     tl.push(format!("Pad({})", t.total_len()));
                 }

@@ -61,4 +61,4 @@ pub enum Icmp6Error {
 }
 
 /// The ICMPv6 Parameter Problem code for "SR Upper-layer Header Error" (RFC 8986 §4.1.1).
-pub const PP_SR_UPPER_LAYER: u8 = 4;
+pub use sr6_wire::icmpv6::PP_SR_UPPER_LAYER;
