@@ -26,6 +26,7 @@
 //! - [`icmpv6`]: ICMPv6 (RFC 4443), incl. the SRv6 error codes (RFC 8754, RFC 8986).
 //! - [`icmpv4`]: the ICMP (IPv4) error header (RFC 792, RFC 1812 §4.3.2).
 //! - [`checksum`]: the Internet checksum (RFC 1071, RFC 1624).
+//! - [`fixed`]: the same headers as fixed-size arrays, for the fast path.
 //! - [`proto`]: IP protocol numbers (IANA).
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
@@ -38,6 +39,7 @@ pub mod checksum;
 mod error;
 pub mod ethernet;
 pub mod ext;
+pub mod fixed;
 pub mod icmpv4;
 pub mod icmpv6;
 pub mod ipv4;

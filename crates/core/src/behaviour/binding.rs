@@ -2,11 +2,14 @@
 //! policy's SRH), End.B6.Encaps and End.B6.Encaps.Red (consume a segment, then
 //! encapsulate with the policy). The policy itself is applied by [`headend`].
 
-use super::{end, headend, segment, Arrival, Behaviour, Next, Param, Takes};
+use super::{end, endpoint, headend, segment, Arrival, Behaviour, Next, Param, Takes};
 use crate::drop::DropReason;
 use crate::packet::PacketBuf;
 use crate::spec::{Seg6Mode, SidAction};
-use crate::tables::{BuildError, FastKind, FastSid, Sid, SidBuilder, SidState, Tables};
+use crate::tables::{
+    BuildError, Device, FastKind, FastSid, Out, Rewrite, RewriteKind, Sid, SidBuilder, SidState, Tables,
+};
+use sr6_wire::fixed::{Ipv6Fixed, SrhFixed, ETH_IPV6_LEN};
 use sr6_wire::{Ipv6Packet, IPPROTO_IPV6};
 
 pub static END_B6: Behaviour = Behaviour {
@@ -121,4 +124,63 @@ fn last(p: &mut PacketBuf, sid: &Sid, a: &Arrival) -> Next {
         return Next::drop(DropReason::Fragment);
     }
     end::upper_layer(p, sid, chain, srh.as_ref(), end::Deliver::Lookup(Tables::MAIN))
+}
+
+/// The fast form of a binding SID's policy, if the fast path applies it with a rewrite
+/// of `kind`.
+#[inline(always)]
+fn fast_rewrite(t: &Tables, policy: u32, kind: RewriteKind) -> Option<&Rewrite> {
+    t.rewrites.get(policy as usize).filter(|fp| fp.kind == kind)
+}
+
+/// The fast step of End.B6.Encaps(.Red) (kind B6Encaps; RFC 8986 §4.14) with policy
+/// `policy` on a frame received on `dev` ([`endpoint::fast_srh_frame`]), as
+/// [`input_b6_encaps`] does it: S10-S12 on the received packet (Segments Left minus
+/// one, the destination from the Segment List), then S13-S16, the policy's headers in
+/// front, the outer hop limit the inner's after its decrement, towards the device and
+/// neighbour the policy's first segment is routed to (S17, precomputed). The frame is
+/// untouched when this returns `None`.
+#[inline(always)]
+pub(crate) fn fast_encaps(t: &Tables, dev: &Device, p: &mut PacketBuf, policy: u32) -> Option<Out> {
+    let fp = fast_rewrite(t, policy, RewriteKind::Encap)?;
+    let (h, srh, tail) = endpoint::fast_srh_frame(dev, p.data_mut())?;
+    let sl = srh.segments_left();
+    let nda = segment::fast_segment(tail, srh.next_index()?)?;
+    let sid = h.dst_bytes();
+    srh.set_segments_left(sl - 1);
+    h.set_dst_bytes(&nda);
+    // The rewrite sets the outer hop limit to the packet's minus one: what the inner
+    // one is about to become.
+    if (fp.apply)(fp, p).is_none() {
+        // Put the packet back as it was (the rewrite itself changed nothing).
+        if let Some((h, rest)) = p.data_mut().split_first_chunk_mut::<ETH_IPV6_LEN>() {
+            if let Some(srh) = rest.first_chunk_mut::<8>() {
+                srh.set_segments_left(sl);
+            }
+            h.set_dst_bytes(&sid);
+        }
+        return None;
+    }
+    // The inner hop limit, now behind the policy's headers (`fp.len` bytes, Ethernet
+    // included, in place of the Ethernet header).
+    if let Some(ih) = p.data_mut().get_mut(usize::from(fp.len)..).and_then(|b| b.first_chunk_mut::<40>()) {
+        ih.decrement_hop_limit();
+    }
+    Some(fp.out.into())
+}
+
+/// The fast step of End.B6 (kind B6Insert) with policy `policy`, as [`input_b6`] does
+/// it (kernel `input_action_end_b6`): the received SRH is left as it is (after the
+/// checks of RFC 8754 §4.3.1: Segments Left between 1 and Last Entry + 1); the
+/// policy's SRH goes in front of it, Segment List[0] the current destination, the
+/// destination the policy's first segment, hop limit minus one — what H.Insert's
+/// rewrite does — towards the first segment's precomputed adjacency. The frame is
+/// untouched when this returns `None`.
+#[inline(never)]
+pub(crate) fn fast_insert(t: &Tables, dev: &Device, p: &mut PacketBuf, policy: u32) -> Option<Out> {
+    let fp = fast_rewrite(t, policy, RewriteKind::Insert)?;
+    let (_, srh, _) = endpoint::fast_srh_frame(dev, p.data_mut())?;
+    srh.next_index()?;
+    (fp.apply)(fp, p)?;
+    Some(fp.out.into())
 }

@@ -1,14 +1,17 @@
 //! Decapsulation, shared by End.DX2/DX4/DX6, End.DT4/DT6/DT46 and the USD flavour:
 //! RFC 8986 §4.4 S01-S05 (the packet must be at its last segment and carry an inner
 //! packet of the behaviour's type; the outer IPv6 header and its extension headers go),
-//! and handing the inner packet on.
+//! and handing the inner packet on; and the same on the fast path, for the kinds
+//! whose SRH has no TLVs and directly follows the IPv6 header ([`fast6`], [`fast4`]).
 
-use super::next::PP_SR_UPPER_LAYER;
+use super::next::{FastNext, PP_SR_UPPER_LAYER};
 use super::{Arrival, Next};
 use crate::drop::DropReason;
 use crate::packet::PacketBuf;
-use crate::tables::NextHop;
-use sr6_wire::{ChainInfo, Ipv4Packet, Ipv6Packet};
+use crate::tables::fast_route::{adjacency, mapped, on_link, resolve, route4_to, route_to};
+use crate::tables::{FastKind, FastSid, NextHop};
+use sr6_wire::fixed::{Ipv4Fixed, Ipv6Fixed, ETH_LEN};
+use sr6_wire::{ChainInfo, Ipv4Packet, Ipv6Packet, ETHERTYPE_IPV4, ETHERTYPE_IPV6};
 
 /// IPv6 in IPv6 (RFC 2473).
 pub const IPV6: u8 = sr6_wire::IPPROTO_IPV6;
@@ -80,4 +83,74 @@ pub fn lookup(up: u8, table: u32) -> Next {
     } else {
         Next::Lookup4 { table, forward: true }
     }
+}
+
+/// The fast step of End.DX6 and End.DT6 (RFC 8986 §4.4, §4.6; `s` of kind Dx6 or Dt6),
+/// and of End.DT46 with an inner IPv6 packet, on an SRH of `srh_len` bytes (Segments
+/// Left 0, Next Header 41: checked by the caller) followed, from byte 8 of `tail`, by
+/// an IPv6 packet: to the SID's next hop (Dx6) or to what FIB `s.arg` says of the
+/// inner destination (Dt6), the inner hop limit decremented, the new Ethernet header
+/// written in front of the inner packet.
+#[inline(always)]
+pub(crate) fn fast6(t: &crate::tables::Tables, tail: &mut [u8], srh_len: usize, s: FastSid) -> Option<FastNext> {
+    let inner = tail.get_mut(srh_len - 8..)?;
+    let ilen = inner.len();
+    let (ih, _) = inner.split_first_chunk_mut::<40>()?;
+    if !ih.is_version6() || !ih.payload_len_is(ilen - 40) || ih.hop_limit() <= 1 {
+        return None;
+    }
+    // The inner destination is read only where it is needed (End.DX6 to an adjacency
+    // does not look at it).
+    let (out, eth) = if s.is(FastKind::Dt6) {
+        route_to(t, s.arg, ih.dst())?
+    } else {
+        match s.next_hop() {
+            NextHop::Adj(a) => adjacency(t, a)?,
+            NextHop::OnLink(d) => on_link(t, d, ih.dst())?,
+        }
+    };
+    // The new Ethernet header goes in the 14 bytes just before the inner packet, the end
+    // of the SRH (at least 24 bytes long).
+    let (before, inner) = tail.split_at_mut(srh_len - 8);
+    let eh = before.last_chunk_mut::<ETH_LEN>()?;
+    if let Some(ih) = inner.first_chunk_mut::<40>() {
+        ih.decrement_hop_limit();
+    }
+    eth.write_header(eh, ETHERTYPE_IPV6);
+    Some(FastNext::Pull(out, 40 + srh_len))
+}
+
+/// The fast step of End.DX4 (RFC 8986 §4.5; to its next hop), End.DT4 and End.DT46
+/// (§4.7, §4.8; to what FIB `s.arg` says) on an SRH of `srh_len` bytes followed, from
+/// byte 8 of `tail`, by an IPv4 packet without options, on a device that forwards IPv4
+/// (`forwarding4`): TTL decremented, the new Ethernet header written in front of the
+/// inner packet. Multicast, broadcast and class E destinations of a lookup are left to
+/// the general path, as for IPv4 forwarding.
+#[inline(always)]
+pub(crate) fn fast4(
+    t: &crate::tables::Tables,
+    tail: &mut [u8],
+    srh_len: usize,
+    s: FastSid,
+    forwarding4: bool,
+) -> Option<FastNext> {
+    if !forwarding4 {
+        return None;
+    }
+    let (before, inner) = tail.split_at_mut_checked(srh_len - 8)?;
+    let ilen = inner.len();
+    let ip = inner.first_chunk_mut::<20>()?;
+    let dst = ip.forwardable_dst(ilen)?;
+    let (out, eth) = if s.is(FastKind::Dx4) {
+        resolve(t, s.next_hop(), mapped(dst))?
+    } else {
+        if dst >= 0xe000_0000 {
+            return None;
+        }
+        route4_to(t, s.arg, dst)?
+    };
+    let eh = before.last_chunk_mut::<ETH_LEN>()?;
+    ip.decrement_ttl();
+    eth.write_header(eh, ETHERTYPE_IPV4);
+    Some(FastNext::Pull(out, 40 + srh_len))
 }

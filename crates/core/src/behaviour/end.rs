@@ -2,10 +2,13 @@
 //! (§4.16): consume a segment and forward by the main table (End), to a next hop (End.X)
 //! or by another table (End.T); at the last segment, the upper-layer rules of §4.1.1.
 
-use super::{decap, segment, Arrival, Behaviour, Flavor, Next, Param, Takes, PSP_USP_USD};
+use super::next::FastNext;
+use super::{decap, endpoint, segment, Arrival, Behaviour, Flavor, Next, Param, Takes, PSP_USP_USD};
 use crate::packet::PacketBuf;
 use crate::spec::SidAction;
-use crate::tables::{BuildError, FastKind, FastSid, NextHop, Sid, SidBuilder, SidState, Tables};
+use crate::tables::fast_route::{resolve, route_into, route_to};
+use crate::tables::{BuildError, Device, FastKind, FastSid, Fib, NextHop, Out, Sid, SidBuilder, SidState, Tables};
+use sr6_wire::fixed::{FrameFixed, Ipv6Fixed, SrhFixed, ETH_IPV6_LEN};
 use sr6_wire::{ChainInfo, RoutingInfo, IPPROTO_ICMPV6};
 
 pub static END: Behaviour = Behaviour {
@@ -48,7 +51,7 @@ pub static END_T: Behaviour = Behaviour {
 };
 
 fn build_end(_: &mut SidBuilder, a: &SidAction) -> Result<SidState, BuildError> {
-    Ok(SidState { table: Tables::MAIN, fast: fast_end(a, Tables::MAIN), ..SidState::default() })
+    Ok(SidState { table: Tables::MAIN, fast: fast_kind(a, Tables::MAIN), ..SidState::default() })
 }
 
 fn build_end_x(b: &mut SidBuilder, a: &SidAction) -> Result<SidState, BuildError> {
@@ -59,11 +62,11 @@ fn build_end_x(b: &mut SidBuilder, a: &SidAction) -> Result<SidState, BuildError
 
 fn build_end_t(b: &mut SidBuilder, a: &SidAction) -> Result<SidState, BuildError> {
     let table = b.table_of(a);
-    Ok(SidState { table, fast: fast_end(a, table), ..SidState::default() })
+    Ok(SidState { table, fast: fast_kind(a, table), ..SidState::default() })
 }
 
-/// End, and End.T of `table`, on the fast path: End.T of the main table is End.
-fn fast_end(a: &SidAction, table: u32) -> FastSid {
+/// The fast step of End, and End.T of `table`: End.T of the main table is End.
+fn fast_kind(a: &SidAction, table: u32) -> FastSid {
     if a.flavors.psp {
         FastSid::new(FastKind::EndPsp, table)
     } else if table == Tables::MAIN {
@@ -151,4 +154,66 @@ pub(super) fn upper_layer(
         return Next::Local6;
     }
     Next::param_problem(super::next::PP_SR_UPPER_LAYER, chain.upper)
+}
+
+/// The fast step of End (RFC 8986 §4.1) and End.T (§4.3) without PSP (kinds End and
+/// EndT): the next segment looked up in `fib` (the main FIB for End, which the fast
+/// path has at hand; End.T's table), the packet rewritten once it is routed. `h` is the
+/// Ethernet + IPv6 header, `srh` the SRH's first 8 bytes, `tail` what follows them.
+#[inline(always)]
+pub(crate) fn fast(t: &Tables, fib: &Fib, h: &mut [u8; ETH_IPV6_LEN], srh: &mut [u8; 8], tail: &[u8]) -> Option<Out> {
+    let seg = segment::fast_next(srh, tail)?;
+    let (eth, _) = h.split_first_chunk_mut::<12>()?;
+    let out = route_into(t, fib, u128::from_be_bytes(seg), eth)?;
+    segment::fast_advance(h, srh, &seg);
+    Some(out)
+}
+
+/// The fast step of End.X (RFC 8986 §4.2) without PSP (kind EndX), to next hop `nh`:
+/// as [`fast`].
+#[inline(always)]
+pub(crate) fn fast_x(
+    t: &Tables,
+    nh: NextHop,
+    h: &mut [u8; ETH_IPV6_LEN],
+    srh: &mut [u8; 8],
+    tail: &[u8],
+) -> Option<Out> {
+    let seg = segment::fast_next(srh, tail)?;
+    let (out, eth) = resolve(t, nh, u128::from_be_bytes(seg))?;
+    h.set_addrs(eth);
+    segment::fast_advance(h, srh, &seg);
+    Some(out)
+}
+
+/// The fast step of End, End.T and End.X with PSP (kinds EndPsp, EndXPsp; RFC 8986
+/// §4.1-§4.3 S12-S15, §4.16.1) on a frame received on `dev`
+/// ([`endpoint::fast_srh_frame`]), as the general path does it ([`segment::consume`]):
+/// hop limit and Segments Left minus one, the destination from the Segment List; when
+/// Segments Left reaches 0, the SRH removed (S14.1-S14.4: its Next Header to the IPv6
+/// header, the Payload Length shortened, the Ethernet + IPv6 headers moved up over it).
+/// All lookups before the frame is touched.
+#[inline(never)]
+pub(crate) fn fast_psp(t: &Tables, dev: &Device, f: &mut [u8], s: FastSid) -> Option<FastNext> {
+    let len = f.len();
+    let (h, srh, tail) = endpoint::fast_srh_frame(dev, f)?;
+    let sl = srh.segments_left();
+    let slm1 = srh.next_index()?;
+    let srh_len = srh.len_without_tlvs();
+    let nda = u128::from_be_bytes(segment::fast_segment(tail, slm1)?);
+    let (out, eth) = if s.is(FastKind::EndPsp) { route_to(t, s.arg, nda)? } else { resolve(t, s.next_hop(), nda)? };
+    h.set_hop_limit(h.hop_limit() - 1);
+    h.set_dst_bytes(&nda.to_be_bytes());
+    h.set_addrs(eth);
+    if sl > 1 {
+        srh.set_segments_left(sl - 1);
+        return Some(FastNext::Tx(out));
+    }
+    // PSP: the new Payload Length is the frame's length less the headers (no Ethernet
+    // padding: `fast_srh_frame` checked).
+    h.set_next_header(srh.next_header());
+    h.set_payload_len((len - ETH_IPV6_LEN - srh_len) as u16);
+    let moved = *h;
+    f.get_mut(srh_len..srh_len + ETH_IPV6_LEN)?.copy_from_slice(&moved);
+    Some(FastNext::Pull(out, srh_len))
 }

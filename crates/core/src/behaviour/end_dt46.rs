@@ -1,6 +1,7 @@
 //! End.DT46 (RFC 8986 §4.8): decapsulate and look the inner IPv4 or IPv6 packet up in a
 //! table.
 
+use super::next::FastNext;
 use super::{decap, Arrival, Behaviour, Inner, Next, Param, Takes};
 use crate::packet::PacketBuf;
 use crate::spec::SidAction;
@@ -29,4 +30,12 @@ fn input(_: &Tables, p: &mut PacketBuf, sid: &Sid, a: &Arrival) -> Next {
         Ok(up) => decap::lookup(up, sid.state.table),
         Err(n) => n,
     }
+}
+
+/// The fast step of End.DT46 (kind Dt46) with an inner IPv6 packet: End.DT6's
+/// ([`decap::fast6`]) with FIB `table`. Out of line, so that its registers do not cost
+/// the IPv4 cases spills. (With an inner IPv4 packet it is End.DT4's, [`decap::fast4`].)
+#[inline(never)]
+pub(crate) fn fast_ipv6(t: &Tables, tail: &mut [u8], srh_len: usize, table: u32) -> Option<FastNext> {
+    decap::fast6(t, tail, srh_len, FastSid::new(FastKind::Dt6, table))
 }

@@ -1,11 +1,13 @@
 //! End.DX2 (RFC 8986 §4.9): decapsulate and send the inner Ethernet frame, unchanged, out
 //! of an interface.
 
+use super::next::FastNext;
 use super::{decap, Arrival, Behaviour, Inner, Next, Param, Takes};
 use crate::drop::DropReason;
-use crate::packet::{PacketBuf, Verdict};
+use crate::packet::{DevId, PacketBuf, Verdict};
 use crate::spec::SidAction;
 use crate::tables::{BuildError, FastKind, FastSid, Sid, SidBuilder, SidState, Tables};
+use sr6_wire::fixed::{ETH_IPV6_LEN, ETH_LEN};
 use sr6_wire::{EthernetFrame, IPPROTO_ETHERNET};
 
 pub static END_DX2: Behaviour = Behaviour {
@@ -33,4 +35,16 @@ fn input(_: &Tables, p: &mut PacketBuf, sid: &Sid, a: &Arrival) -> Next {
         Ok(_) => Next::drop(DropReason::Malformed),
         Err(n) => n,
     }
+}
+
+/// The fast step of End.DX2 (kind Dx2, device `s.arg`) on an SRH of `srh_len` bytes
+/// (Segments Left 0, Next Header 143: checked by the caller) followed, from byte 8 of
+/// `tail`, by the inner frame: it leaves unchanged once the outer Ethernet + IPv6
+/// headers and the SRH are pulled, if it holds at least an Ethernet header.
+#[inline(always)]
+pub(crate) fn fast(tail: &[u8], srh_len: usize, s: FastSid) -> Option<FastNext> {
+    if tail.len() < srh_len - 8 + ETH_LEN {
+        return None;
+    }
+    Some(FastNext::Pull(usize::from(s.arg as DevId), ETH_IPV6_LEN + srh_len))
 }

@@ -5,7 +5,8 @@
 use super::{hmac_check, Next};
 use crate::drop::DropReason;
 use crate::packet::PacketBuf;
-use crate::tables::Tables;
+use crate::tables::{Device, Tables};
+use sr6_wire::fixed::{Ipv6Fixed, SrhFixed, ETH_IPV6_LEN};
 use sr6_wire::{walk_chain, ChainInfo, Ipv6Packet, RoutingInfo, SrhPacket};
 
 /// How a packet for a local SID arrived.
@@ -36,7 +37,9 @@ pub fn arrival(t: &Tables, p: &PacketBuf) -> Result<Arrival, Next> {
     let srh = match chain.routing {
         Some(r) if r.routing_type == sr6_wire::srh::ROUTING_TYPE_SRH => Some(r),
         // RFC 8200 §4.4: an unrecognised Routing Type with Segments Left != 0.
-        Some(r) if r.segments_left > 0 => return Err(Next::param_problem(0, r.offset + 2)),
+        Some(r) if r.segments_left > 0 => {
+            return Err(Next::param_problem(0, r.offset + sr6_wire::srh::SEGMENTS_LEFT_OFFSET))
+        }
         _ => None,
     };
     if let Some(r) = &srh {
@@ -69,4 +72,31 @@ fn srh_after_ipv6(d: &[u8]) -> Option<RoutingInfo> {
         segments_left: srh.segments_left(),
         len: srh.header_len(),
     })
+}
+
+/// The fast path's view of a frame for a SID with Segments Left to consume or a last
+/// segment to decapsulate, on device `dev`: an IPv6 frame with the SRH right after the
+/// IPv6 header, no Ethernet padding, a hop limit that survives forwarding, an SRH
+/// without TLVs (so no HMAC) that fits, on a device that forwards IPv6 and requires no
+/// HMAC. Returns the Ethernet + IPv6 headers, the SRH's first 8 bytes and what follows
+/// them; `None` leaves the frame to the general path.
+#[inline(always)]
+#[allow(clippy::type_complexity)]
+pub(crate) fn fast_srh_frame<'a>(
+    dev: &Device,
+    f: &'a mut [u8],
+) -> Option<(&'a mut [u8; ETH_IPV6_LEN], &'a mut [u8; 8], &'a mut [u8])> {
+    let (h, rest) = f.split_first_chunk_mut::<ETH_IPV6_LEN>()?;
+    if !h.is_version6()
+        || !h.payload_len_is(rest.len())
+        || h.next_header() != sr6_wire::IPPROTO_ROUTING
+        || h.hop_limit() <= 1
+        || dev.require_hmac > 0
+        || !dev.forwarding6
+    {
+        return None;
+    }
+    let (srh, tail) = rest.split_first_chunk_mut::<8>()?;
+    srh.plain_segments_len(tail.len())?;
+    Some((h, srh, tail))
 }

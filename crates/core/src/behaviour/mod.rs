@@ -18,8 +18,10 @@
 //! [`Arrival`]), [`segment`] (consuming a segment, RFC 8754 §4.3.1), [`decap`]
 //! (removing the outer header, RFC 8986 §4.4 S01-S05), [`next`] (what a behaviour asks
 //! the pipeline to do, [`Next`]). [`headend`] applies SR policies (§5), for routes and
-//! for the binding SIDs. A behaviour's fast step, where it has one, is called from
-//! `pipeline/fast.rs` for the [`FastKind`](crate::tables::FastKind) its build chose.
+//! for the binding SIDs. A behaviour's fast step, where it has one, is a `fast..`
+//! function of its module (over `sr6_wire::fixed` views and `tables::fast_route`
+//! lookups), called from `pipeline/fast.rs` for the
+//! [`FastKind`](crate::tables::FastKind) its build chose.
 //!
 //! docs/architecture.md, "Adding a behaviour", walks through adding one.
 

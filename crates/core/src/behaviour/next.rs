@@ -4,7 +4,7 @@
 
 use crate::drop::DropReason;
 use crate::packet::Verdict;
-use crate::tables::NextHop;
+use crate::tables::{NextHop, Out};
 
 /// The next step for a packet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,6 +48,18 @@ impl Next {
     pub fn time_exceeded() -> Next {
         Next::Icmp6(Icmp6Error::TimeExceeded)
     }
+}
+
+/// What a behaviour's fast step did with a frame (it declines with `None`, the frame
+/// untouched): the frame is ready to transmit out of a device, as it is or, once
+/// decapsulated, starting further on (its new Ethernet header written in front of the
+/// inner packet).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum FastNext {
+    /// Transmit the frame out of this device.
+    Tx(Out),
+    /// Transmit out of this device once the frame's first `pull` bytes are removed.
+    Pull(Out, usize),
 }
 
 /// The ICMPv6 errors a behaviour may answer with.

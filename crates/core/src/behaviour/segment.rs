@@ -5,6 +5,7 @@
 use super::Next;
 use crate::drop::DropReason;
 use crate::packet::PacketBuf;
+use sr6_wire::fixed::{Ipv6Fixed, SrhFixed, ETH_IPV6_LEN};
 use sr6_wire::{Ipv6Packet, RoutingInfo, SrhPacket};
 
 /// RFC 8986 §4.1 S03-S09 for a packet with Segments Left > 0 in the SRH `r`: the hop
@@ -75,4 +76,35 @@ pub fn remove(p: &mut PacketBuf, r: &RoutingInfo) -> bool {
     let plen = ip.payload_len().wrapping_sub(r.len as u16);
     ip.set_payload_len(plen);
     p.close_gap(r.offset, r.len)
+}
+
+/// The fast path's S13 (RFC 8986 §4.1): the next segment of an SRH without TLVs
+/// ([`SrhFixed::plain_segments_len`]; `srh` its first 8 bytes, `tail` what follows)
+/// with 1 <= Segments Left <= Last Entry + 1, where it lies in `tail`.
+#[inline(always)]
+pub(crate) fn fast_next(srh: &[u8; 8], tail: &[u8]) -> Option<[u8; 16]> {
+    let segs_len = srh.plain_segments_len(tail.len())?;
+    // Segment Segments Left - 1, which ends at `end`, lies within the Segment List.
+    let sl = srh.segments_left();
+    let end = 16 * usize::from(sl);
+    if sl == 0 || end > segs_len {
+        return None;
+    }
+    tail.get(end - 16..end)?.try_into().ok()
+}
+
+/// Segment List[`i`] of an SRH whose list starts `tail`, on the fast path.
+#[inline(always)]
+pub(crate) fn fast_segment(tail: &[u8], i: usize) -> Option<[u8; 16]> {
+    tail.get(16 * i..16 * i + 16)?.try_into().ok()
+}
+
+/// The fast path's S12-S14 (RFC 8986 §4.1) once the next segment `seg`
+/// ([`fast_next`]) is known to be routed: hop limit and Segments Left minus one, the
+/// destination `seg`. `h` is the Ethernet + IPv6 header.
+#[inline(always)]
+pub(crate) fn fast_advance(h: &mut [u8; ETH_IPV6_LEN], srh: &mut [u8; 8], seg: &[u8; 16]) {
+    h.decrement_hop_limit();
+    srh.decrement_segments_left();
+    h.set_dst_bytes(seg);
 }

@@ -3,12 +3,14 @@
 //! [`Tables::build`] and never modified. A change builds new tables and swaps them in.
 
 mod build;
+pub(crate) mod fast_route;
 mod fast_sid;
 mod policy;
 mod rewrite;
 mod sid_builder;
 
 pub use build::BuildError;
+pub use fast_route::Out;
 pub(crate) use fast_sid::{FastKind, FastSid};
 pub use policy::Policy;
 pub(crate) use rewrite::{Rewrite, RewriteKind};

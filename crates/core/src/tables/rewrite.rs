@@ -5,14 +5,14 @@
 //! applies them, chosen for the policy's kind and header length. The fields that depend
 //! on the packet are patched after the copy.
 
+use std::net::Ipv6Addr;
+
 use super::Policy;
 use crate::packet::{copy_block, DevId, PacketBuf, BUF_LEN};
 use crate::spec::Seg6Mode;
-
-/// Ethernet header length.
-const E: usize = 14;
-/// Ethernet + IPv6 header length.
-const S: usize = E + 40;
+use sr6_wire::fixed::{Ipv6Fixed, SrhFixed, ETH_IPV6_LEN as S, ETH_LEN as E};
+use sr6_wire::srh::FIXED_LEN as SRH_FIXED;
+use sr6_wire::{EthernetFrame, Ipv6Packet, ETHERTYPE_IPV6, IPPROTO_ETHERNET, IPPROTO_IPV6, IPPROTO_ROUTING};
 
 /// How a [`Rewrite`] applies its block.
 #[repr(u8)]
@@ -73,23 +73,26 @@ impl Rewrite {
         if len > Self::BLOCK {
             return none;
         }
-        let mut h = vec![0u8; len];
-        h[..12].copy_from_slice(&eth);
-        h[12..14].copy_from_slice(&[0x86, 0xdd]);
-        h[14] = 0x60;
-        let encap = kind != RewriteKind::Insert;
-        let payload = if kind == RewriteKind::EncapL2 { sr6_wire::IPPROTO_ETHERNET } else { 41 };
-        h[14 + 6] = if pol.srh.is_empty() { payload } else { sr6_wire::IPPROTO_ROUTING };
-        if encap {
-            h[14 + 8..14 + 24].copy_from_slice(&pol.src);
-        }
-        h[14 + 24..14 + 40].copy_from_slice(&pol.first);
-        h[S..].copy_from_slice(&pol.srh);
-        if encap && !pol.srh.is_empty() {
-            h[S] = payload;
-        }
+        // The headers, right-aligned in the block: Ethernet, IPv6, the policy's SRH.
         let mut block = [0u8; Self::BLOCK];
-        block[Self::BLOCK - len..].copy_from_slice(&h);
+        let Some(h) = block.get_mut(Self::BLOCK - len..) else { return none };
+        let (eh, rest) = h.split_at_mut(E);
+        eh[..12].copy_from_slice(&eth);
+        EthernetFrame::new_unchecked(eh).set_ethertype(ETHERTYPE_IPV6);
+        let (ih, srh) = rest.split_at_mut(40);
+        let encap = kind != RewriteKind::Insert;
+        let payload = if kind == RewriteKind::EncapL2 { IPPROTO_ETHERNET } else { IPPROTO_IPV6 };
+        let mut ip = Ipv6Packet::new_unchecked(ih);
+        ip.set_version(6);
+        ip.set_next_header(if pol.srh.is_empty() { payload } else { IPPROTO_ROUTING });
+        if encap {
+            ip.set_src_addr(&Ipv6Addr::from(pol.src));
+        }
+        ip.set_dst_addr(&Ipv6Addr::from(pol.first));
+        srh.copy_from_slice(&pol.srh);
+        if encap && !pol.srh.is_empty() {
+            sr6_wire::SrhPacket::new_unchecked(srh).set_next_header(payload);
+        }
         Rewrite { kind, out: dev, len: len as u8, apply: rewrite_for(kind, len), block }
     }
 }
@@ -150,13 +153,14 @@ fn encap<const N: usize, const K: usize, const W: usize, const L: usize>(
     // The view ends after the inner IPv6 header; the frame will start N bytes before
     // what is kept of the received frame.
     let d = p.rewrite_front::<W>(S, N + L + 40)?;
-    let vtf: [u8; 4] = d[K + L..K + L + 4].try_into().ok()?;
-    let hl = d[K + L + 7];
+    let inner = d.last_chunk::<40>()?;
+    let (vtf, hl) = (inner.vtf(), inner.hop_limit());
     copy_block(d.first_chunk_mut::<K>()?, block);
-    let o = K - N + E;
-    d[o..o + 4].copy_from_slice(&vtf);
-    d[o + 4..o + 6].copy_from_slice(&plen.to_be_bytes());
-    d[o + 7] = hl.wrapping_sub(1);
+    // The new Ethernet + IPv6 header starts K - N bytes into the view.
+    let o = d.get_mut(K - N..)?.first_chunk_mut::<S>()?;
+    o.set_vtf(vtf);
+    o.set_payload_len(plen);
+    o.set_hop_limit(hl.wrapping_sub(1));
     Some(())
 }
 
@@ -175,21 +179,29 @@ fn insert<const N: usize, const K: usize>(fp: &Rewrite, p: &mut PacketBuf) -> Op
     let plen = (len - S + (N - S)) as u16;
     let block = fp.block.last_chunk::<K>()?;
     let d = p.rewrite_front::<K>(S, N)?;
-    // The old headers, read before the block covers them.
-    let h = K - S;
-    let vtf: [u8; 4] = d[h + E..h + E + 4].try_into().ok()?;
-    let nh = d[h + E + 6];
-    let hl = d[h + E + 7];
-    let src = u128::from_ne_bytes(d[h + E + 8..h + E + 24].try_into().ok()?);
-    let dst = u128::from_ne_bytes(d[h + S - 16..h + S].try_into().ok()?);
+    // The old headers (the view's last S bytes), read before the block covers them.
+    let old = d.last_chunk::<S>()?;
+    let (vtf, nh, hl) = (old.vtf(), old.next_header(), old.hop_limit());
+    // (As integers: kept in registers across the block copy.)
+    let (src, dst) = (u128::from_ne_bytes(old.src_bytes()), u128::from_ne_bytes(old.dst_bytes()));
     copy_block(d, block);
-    let o = K - N;
-    d[o + E..o + E + 4].copy_from_slice(&vtf);
-    d[o + E + 4..o + E + 6].copy_from_slice(&plen.to_be_bytes());
-    d[o + E + 7] = hl.wrapping_sub(1);
-    d[o + E + 8..o + E + 24].copy_from_slice(&src.to_ne_bytes());
-    d[o + S] = nh;
-    d[o + S + 8..o + S + 24].copy_from_slice(&dst.to_ne_bytes());
+    // The new Ethernet + IPv6 header starts K - N bytes into the view, the SRH after it.
+    let (o, srh) = d.get_mut(K - N..)?.split_first_chunk_mut::<S>()?;
+    o.set_vtf(vtf);
+    o.set_payload_len(plen);
+    o.set_hop_limit(hl.wrapping_sub(1));
+    o.set_src_bytes(&src.to_ne_bytes());
+    insert_srh_fields(srh, nh, &dst.to_ne_bytes())
+}
+
+/// The fields of an inserted SRH (at the start of `srh`) that come from the packet:
+/// Next Header `nh` (the old IPv6 header's) and Segment List[0] `dst` (the old
+/// destination; RFC 8986 §5.2).
+#[inline(always)]
+fn insert_srh_fields(srh: &mut [u8], nh: u8, dst: &[u8; 16]) -> Option<()> {
+    let (fixed, segs) = srh.split_first_chunk_mut::<SRH_FIXED>()?;
+    fixed.set_next_header(nh);
+    segs.first_chunk_mut::<16>()?.copy_from_slice(dst);
     Some(())
 }
 
@@ -200,8 +212,7 @@ fn any_policy(fp: &Rewrite, p: &mut PacketBuf) -> Option<()> {
     let inner_len = f.len() - E;
     let n = usize::from(fp.len);
     // What the rewrite keeps of the packet's headers, read before they are overwritten.
-    let vtf: [u8; 4] = h[E..E + 4].try_into().ok()?;
-    let hl = h[E + 7];
+    let (vtf, hl) = (h.vtf(), h.hop_limit());
     // (A policy the fast path does not apply has no headers: declined here.)
     let srh_len = n.checked_sub(S)?;
     if srh_len + inner_len > usize::from(u16::MAX) {
@@ -213,26 +224,24 @@ fn any_policy(fp: &Rewrite, p: &mut PacketBuf) -> Option<()> {
         }
         // The frame now starts with the n >= S bytes of headers.
         let o = p.data_mut().first_chunk_mut::<S>()?;
-        o[E..E + 4].copy_from_slice(&vtf);
-        o[E + 4..E + 6].copy_from_slice(&((srh_len + inner_len) as u16).to_be_bytes());
-        o[E + 7] = hl - 1;
+        o.set_vtf(vtf);
+        o.set_payload_len((srh_len + inner_len) as u16);
+        o.set_hop_limit(hl - 1);
     } else if fp.kind == RewriteKind::Insert {
-        let nh = h[E + 6];
-        let plen = u16::from_be_bytes([h[E + 4], h[E + 5]]) + srh_len as u16;
-        let src: [u8; 16] = h[E + 8..E + 24].try_into().ok()?;
-        let dst: [u8; 16] = h[E + 24..E + 40].try_into().ok()?;
+        let nh = h.next_header();
+        let plen = h.payload_len() + srh_len as u16;
+        let (src, dst) = (h.src_bytes(), h.dst_bytes());
         if !p.put_front(&fp.block, n, S) {
             return None;
         }
         // The frame now starts with the n >= S + 24 bytes of headers (an SRH with at
         // least one segment).
-        let o = p.data_mut().first_chunk_mut::<{ S + 24 }>()?;
-        o[E..E + 4].copy_from_slice(&vtf);
-        o[E + 4..E + 6].copy_from_slice(&plen.to_be_bytes());
-        o[E + 7] = hl - 1;
-        o[E + 8..E + 24].copy_from_slice(&src);
-        o[S] = nh;
-        o[S + 8..S + 24].copy_from_slice(&dst);
+        let (o, srh) = p.data_mut().split_first_chunk_mut::<S>()?;
+        o.set_vtf(vtf);
+        o.set_payload_len(plen);
+        o.set_hop_limit(hl - 1);
+        o.set_src_bytes(&src);
+        insert_srh_fields(srh, nh, &dst)?;
     } else {
         return None;
     }
