@@ -2,7 +2,7 @@
 //! RFC 8986 §4.4 S01-S05 (the packet must be at its last segment and carry an inner
 //! packet of the behaviour's type; the outer IPv6 header and its extension headers go),
 //! and handing the inner packet on; and the same on the fast path, for the kinds
-//! whose SRH has no TLVs and directly follows the IPv6 header ([`fast6`], [`fast4`]).
+//! whose SRH has no TLVs and directly follows the IPv6 header (`fast6`, `fast4`).
 
 use super::next::{FastNext, PP_SR_UPPER_LAYER};
 use super::{Arrival, Next};

@@ -21,7 +21,7 @@
 //! for the binding SIDs. A behaviour's fast step, where it has one, is a `fast..`
 //! function of its module (over `sr6_wire::fixed` views and `tables::fast_route`
 //! lookups), called from `pipeline/fast.rs` for the
-//! [`FastKind`](crate::tables::FastKind) its build chose.
+//! `FastKind` its build chose.
 //!
 //! docs/architecture.md, "Adding a behaviour", walks through adding one.
 
