@@ -196,6 +196,10 @@ fn seg6local_errors() {
     assert_eq!(e.message, "End.DX6 does not take `table`; it takes: nh6 (required), oif");
     let e = err_at("route add fc00::9/128 encap seg6local action End vrftable 1", "vrftable");
     assert!(e.message.contains("it takes: no parameters"), "{e}");
+    let e = err_at("route add fc00::9/128 encap seg6local action End.X nh6 fc00::1 map fc00::2", "map");
+    assert_eq!(e.message, "End.X does not take `map`; it takes: nh6 (required), oif");
+    let e = err_at("route add fc00::9/128 encap seg6local action End map fc00::2 dev eth0", "map");
+    assert!(e.message.contains("does not take `map`"), "{e}");
 
     let src = "ip -6 route add fc00::9/128 encap seg6local action End.DX6 dev eth2";
     let e = err_at(src, "End.DX6");
