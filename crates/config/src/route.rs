@@ -357,6 +357,7 @@ fn parse_seg6local<'a>(p: &mut P<'a>, kw: &Tok) -> Result<Encap<'a>, PErr> {
                 Param::Table => params.table = Some(value::table_of(p.value(w, hint)?)?),
                 Param::VrfTable => params.vrftable = Some(value::table_of(p.value(w, hint)?)?),
                 Param::Srh => params.srh = Some(parse_srh(p, w)?),
+                Param::Map => params.map = Some(value::v6_of(p.value(w, hint)?)?),
             }
             continue;
         }

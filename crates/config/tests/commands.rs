@@ -210,6 +210,14 @@ fn seg6local_every_behaviour() {
     assert_eq!(a.params.srh, Some(SrhParam { segs: vec![v6("fc00:b::1")], hmac: Some(7) }));
     let a = sid("route add fc00::c/128 encap seg6local action End.B6.Encaps.Red srh hmac 8 segs fc00:b::1");
     assert_eq!(a.params.srh, Some(SrhParam { segs: vec![v6("fc00:b::1")], hmac: Some(8) }));
+
+    let a = sid("ip -6 route add fc00::d/128 encap seg6local action End.MAP map fc00:2::99 dev eth0");
+    assert_eq!((a.behaviour.keyword, a.params.map), ("End.MAP", Some(v6("fc00:2::99"))));
+    assert_eq!(a.params, SidParams { map: Some(v6("fc00:2::99")), ..SidParams::default() });
+    // `show` writes it back as it was given, and that parses to the same action.
+    assert_eq!(a.to_string(), "End.MAP map fc00:2::99");
+    let again = format!("route add fc00::d/128 encap seg6local action {a} count dev eth0");
+    assert_eq!(sid(&again).params, a.params);
 }
 
 #[test]

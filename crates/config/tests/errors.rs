@@ -196,6 +196,10 @@ fn seg6local_errors() {
     assert_eq!(e.message, "End.DX6 does not take `table`; it takes: nh6 (required), oif");
     let e = err_at("route add fc00::9/128 encap seg6local action End vrftable 1", "vrftable");
     assert!(e.message.contains("it takes: no parameters"), "{e}");
+    let e = err_at("route add fc00::9/128 encap seg6local action End.X nh6 fc00::1 map fc00::2", "map");
+    assert_eq!(e.message, "End.X does not take `map`; it takes: nh6 (required), oif");
+    let e = err_at("route add fc00::9/128 encap seg6local action End map fc00::2 dev eth0", "map");
+    assert!(e.message.contains("does not take `map`"), "{e}");
 
     let src = "ip -6 route add fc00::9/128 encap seg6local action End.DX6 dev eth2";
     let e = err_at(src, "End.DX6");
@@ -205,6 +209,23 @@ fn seg6local_errors() {
     assert!(e.message.starts_with("End.B6 requires srh"), "{e}");
     let e = err_at("route add fc00::9/128 encap seg6local action End.DT4 dev vrf0", "End.DT4");
     assert!(e.message.contains("vrftable"), "{e}");
+
+    let e = err_at("ip -6 route add fc00::9/128 encap seg6local action End.MAP dev eth0", "End.MAP");
+    assert_eq!(e.message, "End.MAP requires map SID");
+    assert_eq!(expected(&e), "map SID");
+    let e = err_at("route add fc00::9/128 encap seg6local action End.MAP map fc00::zz dev eth0", "fc00::zz");
+    assert_eq!(e.message, "invalid IPv6 address `fc00::zz`");
+    let e = err_at("route add fc00::9/128 encap seg6local action End.MAP map 10.0.0.1", "10.0.0.1");
+    assert_eq!(expected(&e), "an IPv6 address");
+    err_eol("route add fc00::9/128 encap seg6local action End.MAP map");
+    err_at("route add fc00::9/128 encap seg6local action End.MAP map fc00::1 map fc00::2", "map fc00::2");
+    let e = err_at("route add fc00::9/128 encap seg6local action End.MAP map fc00::1 nh6 fc00::2", "nh6");
+    assert_eq!(e.message, "End.MAP does not take `nh6`; it takes: map (required)");
+    let e = err_at("route add fc00::9/128 encap seg6local action End.MAP map fc00::1 flavors psp", "psp");
+    assert_eq!(expected(&e), "End.MAP allows no flavours");
+    // The file and the line, as for every error.
+    let e = err("ip -6 addr add fc00:1::1/64 dev eth0\nroute add fc00::9/128 encap seg6local action End.MAP");
+    assert_eq!(e.to_string(), "t.conf:2:46: End.MAP requires map SID (expected map SID)");
 
     err_at("route add fc00::9/128 encap seg6local action End.X nh6 10.0.0.1", "10.0.0.1");
     err_at("route add fc00::9/128 encap seg6local action End.DX4 nh4 fc00::1", "fc00::1");

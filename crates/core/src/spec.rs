@@ -223,6 +223,8 @@ pub struct SidParams {
     pub vrftable: Option<u32>,
     /// `srh segs S1,...,Sn [hmac KEYID]` — the policy of End.B6 / End.B6.Encaps(.Red).
     pub srh: Option<SrhParam>,
+    /// `map SID` — the mapped SID of End.MAP (RFC 9433 §6.2).
+    pub map: Option<Ipv6Addr>,
 }
 
 /// One local SID: `encap seg6local action BEHAVIOUR PARAMS [flavors ...] [count]`.

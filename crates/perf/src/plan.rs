@@ -102,7 +102,8 @@ pub fn unsupported(forwarder: &str, b: Behavior) -> Option<String> {
 /// The parameters a SID of `row` is configured with, as written after its keyword
 /// (`nh6 fc00:b::2`): each required one, with a value from the address plan. Next hops
 /// are tg1, the output device dut1, tables [`TABLE_ID`] (where [`config`] puts routes
-/// towards tg1), a binding SID's policy the one segment [`SEG1`]. A lookup whose table
+/// towards tg1), a binding SID's policy the one segment [`SEG1`], a mapped SID (End.MAP)
+/// [`SEG2`], routed to tg1 like the next segments. A lookup whose table
 /// is optional (End.DT6: sr6 defaults to the main table, the kernel insists on `table`
 /// or `vrftable`) gets the main table, 254, where the plain routes are.
 pub fn sid_params(row: &Behaviour) -> Vec<(Param, String)> {
@@ -116,6 +117,7 @@ pub fn sid_params(row: &Behaviour) -> Vec<(Param, String)> {
                 Param::Oif => DUT1.to_string(),
                 Param::Table | Param::VrfTable => TABLE_ID.to_string(),
                 Param::Srh => format!("segs {SEG1}"),
+                Param::Map => SEG2.to_string(),
             };
             (p, v)
         })
@@ -262,12 +264,21 @@ mod tests {
     fn what_the_kernel_cannot_run() {
         let no: Vec<&str> =
             Behavior::all().iter().filter(|b| unsupported("linux", **b).is_some()).map(|b| b.name()).collect();
-        assert_eq!(no, ["End.DT4", "End.DT46", "End.B6.Encaps.Red"]);
+        // The kernel's rows that need a VRF, then the sr6 extensions, whatever rows are
+        // added after these.
+        let extensions: Vec<&str> =
+            sr6_core::behaviour::TABLE.iter().filter(|r| !r.in_kernel).map(|r| r.keyword).collect();
+        assert!(extensions.contains(&"End.B6.Encaps.Red"), "{extensions:?}");
+        let vrf_or_extension = |n: &&str| ["End.DT4", "End.DT46"].contains(n) || extensions.contains(n);
+        assert!(no.iter().all(vrf_or_extension), "{no:?}");
+        assert_eq!(no.len(), 2 + extensions.len(), "{no:?}");
+        for b in ["ipv6", "ipv4", "T.Encaps", "End", "End.X", "End.T", "End.DX6", "End.DT6", "End.B6"] {
+            assert_eq!(unsupported("linux", Behavior::parse(b).unwrap()), None, "{b}");
+        }
         assert!(unsupported("linux", Behavior::parse("End.DT4").unwrap()).unwrap().contains("VRF device"));
-        assert_eq!(
-            unsupported("linux", Behavior::parse("End.B6.Encaps.Red").unwrap()).unwrap(),
-            "the kernel has no End.B6.Encaps.Red"
-        );
+        for kw in extensions {
+            assert_eq!(unsupported("linux", Behavior::parse(kw).unwrap()).unwrap(), format!("the kernel has no {kw}"));
+        }
         assert!(Behavior::all().iter().all(|b| unsupported("sr6", *b).is_none()));
     }
 }

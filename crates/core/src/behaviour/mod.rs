@@ -34,6 +34,7 @@ pub mod end_dt6;
 pub mod end_dx2;
 pub mod end_dx4;
 pub mod end_dx6;
+pub mod end_map;
 pub mod endpoint;
 pub mod headend;
 pub mod hmac_check;
@@ -137,6 +138,7 @@ pub static TABLE: &[&Behaviour] = &[
     &binding::END_B6,
     &binding::END_B6_ENCAPS,
     &binding::END_B6_ENCAPS_RED,
+    &end_map::END_MAP,
 ];
 
 /// Looks a behaviour up by its iproute2 keyword (case-sensitive, as iproute2 is).

@@ -21,11 +21,14 @@ pub enum Param {
     VrfTable,
     /// `srh segs S1,..,Sn [hmac K]`: the SR policy a binding SID applies.
     Srh,
+    /// `map SID`: the mapped SID End.MAP replaces the destination with (RFC 9433 §6.2).
+    Map,
 }
 
 impl Param {
     /// Every kind, in the order they are displayed.
-    pub const ALL: [Param; 6] = [Param::Nh6, Param::Nh4, Param::Oif, Param::Table, Param::VrfTable, Param::Srh];
+    pub const ALL: [Param; 7] =
+        [Param::Nh6, Param::Nh4, Param::Oif, Param::Table, Param::VrfTable, Param::Srh, Param::Map];
 
     /// The keyword introducing the parameter.
     pub fn keyword(self) -> &'static str {
@@ -36,6 +39,7 @@ impl Param {
             Param::Table => "table",
             Param::VrfTable => "vrftable",
             Param::Srh => "srh",
+            Param::Map => "map",
         }
     }
 
@@ -47,6 +51,7 @@ impl Param {
             Param::Oif => "a device name",
             Param::Table | Param::VrfTable => "a table id (number, or main/local)",
             Param::Srh => "`segs S1,S2,... [hmac KEYID]`",
+            Param::Map => "an IPv6 address (the mapped SID)",
         }
     }
 
@@ -57,6 +62,7 @@ impl Param {
             Param::Oif => "DEV",
             Param::Table | Param::VrfTable => "TABLE",
             Param::Srh => "segs S1,...,Sn",
+            Param::Map => "SID",
         }
     }
 
@@ -73,6 +79,7 @@ impl Param {
             Param::Table => p.table.is_some(),
             Param::VrfTable => p.vrftable.is_some(),
             Param::Srh => p.srh.is_some(),
+            Param::Map => p.map.is_some(),
         }
     }
 
@@ -92,6 +99,7 @@ impl Param {
                     None => Ok(()),
                 }
             }),
+            Param::Map => p.map.map(|x| write!(o, " map {x}")),
         };
     }
 }
@@ -169,6 +177,10 @@ mod tests {
         let b6 = a("End.B6.Encaps", b, Flavors::default());
         assert_eq!(b6.to_string(), "End.B6.Encaps srh segs fc00::2,fc00::3 hmac 7");
         assert_eq!(b6.params_text(), "srh segs fc00::2,fc00::3 hmac 7");
+        let m = SidParams { map: Some("fc00:2::99".parse().unwrap()), ..SidParams::default() };
+        assert!(Param::Map.is_set(&m) && !Param::Nh6.is_set(&m));
+        assert_eq!(a("End", m, Flavors::default()).params_text(), "map fc00:2::99");
+        assert_eq!((Param::Map.keyword(), Param::Map.placeholder()), ("map", "SID"));
         for p in Param::ALL {
             assert_eq!(Param::from_keyword(p.keyword()), Some(p));
         }

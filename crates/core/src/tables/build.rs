@@ -340,6 +340,7 @@ impl<'a> Builder<'a> {
                         onlink: &onlink,
                         policies: &mut policy_specs,
                         route_dev: dev,
+                        prefix: r.prefix,
                         line: r.line,
                     };
                     let state = (b.build)(&mut sb, action)?;

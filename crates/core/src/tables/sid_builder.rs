@@ -7,7 +7,7 @@ use std::net::IpAddr;
 use super::build::{Builder, OnLinkIndex, PolicySpec};
 use super::{BuildError, NextHop};
 use crate::packet::DevId;
-use crate::spec::{Line, Seg6Encap, Seg6Mode, SidAction, MAIN_TABLE};
+use crate::spec::{Line, Prefix, Seg6Encap, Seg6Mode, SidAction, MAIN_TABLE};
 
 /// The table builder, as one local SID's `build` uses it.
 pub struct SidBuilder<'b, 'a> {
@@ -17,10 +17,18 @@ pub struct SidBuilder<'b, 'a> {
     /// The `dev` of the SID's route (the device a binding SID's policy takes its
     /// source address from).
     pub(super) route_dev: Option<DevId>,
+    /// The SID's own prefix (the route's destination).
+    pub(super) prefix: Prefix,
     pub(super) line: Line,
 }
 
 impl SidBuilder<'_, '_> {
+    /// The SID itself: the prefix of its route (a behaviour that rewrites the
+    /// destination checks it does not send a packet back to itself).
+    pub fn prefix(&self) -> Prefix {
+        self.prefix
+    }
+
     /// A build error at the SID's line.
     pub fn error(&self, message: impl Into<String>) -> BuildError {
         BuildError { line: self.line, message: message.into() }
