@@ -259,45 +259,63 @@ fn mode_list() -> String {
     Seg6Mode::ALL.iter().map(|m| m.keyword()).collect::<Vec<_>>().join(", ")
 }
 
-/// `mode M segs S1,...,Sn [hmac K]` (`segs` after `mode`, as iproute2 requires).
-fn parse_seg6<'a>(p: &mut P<'a>, kw: &'a Tok) -> Result<Encap<'a>, PErr> {
-    let mut mode: Option<(Seg6Mode, &Tok)> = None;
-    let mut segs = None;
-    let mut hmac = None;
-    let mut seen = Vec::new();
-    while let Some(w) = p.peek() {
+/// The `segs S1,...,Sn` and `hmac K` words of a segment list, in any order, each at most
+/// once: shared by `encap seg6` and a binding SID's `srh`.
+#[derive(Default)]
+struct SegList {
+    segs: Option<Vec<std::net::Ipv6Addr>>,
+    hmac: Option<u32>,
+}
+
+impl SegList {
+    /// Takes word `w` (with its value) if it is `segs` or `hmac`; `false` otherwise.
+    fn take(&mut self, p: &mut P, w: &Tok, seen: &mut Vec<String>) -> Result<bool, PErr> {
         match w.text.as_str() {
-            "mode" => {
-                p.next();
-                once(&mut seen, w)?;
-                let v = p.value(w, &mode_list())?;
-                let m = Seg6Mode::from_keyword(&v.text)
-                    .ok_or_else(|| PErr::at(v, format!("unknown seg6 mode `{}`", v.text)).exp(mode_list()))?;
-                mode = Some((m, v));
-            }
             "segs" => {
                 p.next();
-                once(&mut seen, w)?;
-                if mode.is_none() {
-                    return Err(PErr::at(w, "`segs` given before `mode`").exp("mode MODE segs S1,S2,..."));
-                }
-                segs = Some(value::segs_of(p.value(w, "S1,S2,...,Sn")?)?);
+                once(seen, w)?;
+                self.segs = Some(value::segs_of(p.value(w, "S1,S2,...,Sn")?)?);
             }
             "hmac" => {
                 p.next();
-                once(&mut seen, w)?;
-                hmac = Some(value::hmac_id_of(p.value(w, "an HMAC key id")?)?);
+                once(seen, w)?;
+                self.hmac = Some(value::hmac_id_of(p.value(w, "an HMAC key id")?)?);
             }
-            _ => break,
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+}
+
+/// `mode M segs S1,...,Sn [hmac K]` (`segs` after `mode`, as iproute2 requires).
+fn parse_seg6<'a>(p: &mut P<'a>, kw: &'a Tok) -> Result<Encap<'a>, PErr> {
+    let mut mode: Option<(Seg6Mode, &Tok)> = None;
+    let mut list = SegList::default();
+    let mut seen = Vec::new();
+    while let Some(w) = p.peek() {
+        if w.text == "mode" {
+            p.next();
+            once(&mut seen, w)?;
+            let v = p.value(w, &mode_list())?;
+            let m = Seg6Mode::from_keyword(&v.text)
+                .ok_or_else(|| PErr::at(v, format!("unknown seg6 mode `{}`", v.text)).exp(mode_list()))?;
+            mode = Some((m, v));
+            continue;
+        }
+        if w.text == "segs" && mode.is_none() {
+            return Err(PErr::at(w, "`segs` given before `mode`").exp("mode MODE segs S1,S2,..."));
+        }
+        if !list.take(p, w, &mut seen)? {
+            break;
         }
     }
     let Some((mode, mode_tok)) = mode else {
         return Err(PErr::at(kw, "`encap seg6` needs a mode").exp(format!("mode {}", mode_list().replace(", ", "|"))));
     };
-    let Some(segs) = segs else {
+    let Some(segs) = list.segs else {
         return Err(PErr::at(kw, "`encap seg6` needs a segment list").exp("segs S1,S2,...,Sn"));
     };
-    Ok(Encap::Seg6 { encap: Seg6Encap { mode, segs, hmac }, mode_tok })
+    Ok(Encap::Seg6 { encap: Seg6Encap { mode, segs, hmac: list.hmac }, mode_tok })
 }
 
 fn keyword_list() -> String {
@@ -392,28 +410,17 @@ fn parse_seg6local<'a>(p: &mut P<'a>, kw: &Tok) -> Result<Encap<'a>, PErr> {
 
 /// `srh segs S1,...,Sn [hmac K]` (`segs` and `hmac` in any order).
 fn parse_srh(p: &mut P, kw: &Tok) -> Result<SrhParam, PErr> {
-    let mut segs = None;
-    let mut hmac = None;
+    let mut list = SegList::default();
     let mut seen = Vec::new();
     while let Some(w) = p.peek() {
-        match w.text.as_str() {
-            "segs" => {
-                p.next();
-                once(&mut seen, w)?;
-                segs = Some(value::segs_of(p.value(w, "S1,S2,...,Sn")?)?);
-            }
-            "hmac" => {
-                p.next();
-                once(&mut seen, w)?;
-                hmac = Some(value::hmac_id_of(p.value(w, "an HMAC key id")?)?);
-            }
-            _ => break,
+        if !list.take(p, w, &mut seen)? {
+            break;
         }
     }
-    let Some(segs) = segs else {
+    let Some(segs) = list.segs else {
         return Err(PErr::at(kw, "`srh` needs a segment list").exp("srh segs S1,S2,...,Sn [hmac KEYID]"));
     };
-    Ok(SrhParam { segs, hmac })
+    Ok(SrhParam { segs, hmac: list.hmac })
 }
 
 fn parse_flavors(t: &Tok, d: &Behaviour) -> Result<Flavors, PErr> {

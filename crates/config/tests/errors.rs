@@ -170,6 +170,14 @@ fn seg6_errors() {
     assert!(expected(&e).contains("16"), "{e}");
     err_last("route add fc00::/16 encap seg6 mode encap segs fc00::1 hmac 0", "0");
     err_at("route add fc00::/16 encap seg6 mode encap mode inline segs fc00::1", "mode inline");
+    err_last("route add fc00::/16 encap seg6 mode encap segs fc00::1 hmac 1 hmac 2", "hmac");
+    err_last("route add fc00::/16 encap seg6 mode encap segs fc00::1 segs fc00::2", "segs");
+    // A binding SID's `srh` reads its list the same way, in any order.
+    let b6 = "route add fc00::9/128 encap seg6local action End.B6.Encaps srh";
+    err_last(&format!("{b6} segs fc00::1 hmac 1 segs fc00::2 dev eth0"), "segs");
+    err_last(&format!("{b6} hmac 1 segs fc00::1 hmac 2 dev eth0"), "hmac");
+    err_last(&format!("{b6} hmac 1 dev eth0"), "srh");
+    parse_str(&format!("{b6} hmac 1 segs fc00::1 dev eth0"), "t.conf").unwrap();
     let e = err_at("ip route add 10.0.0.0/8 encap seg6 mode inline segs fc00::1 dev eth0", "inline");
     assert!(e.message.contains("IPv4"), "{e}");
     err_at("ip route add 10.0.0.0/8 encap seg6 mode inline.red segs fc00::1 dev eth0", "inline.red");
