@@ -12,7 +12,8 @@
 //! - [`end_dx2`], [`end_dx4`], [`end_dx6`], [`end_dt4`], [`end_dt6`], [`end_dt46`]: the
 //!   decapsulating behaviours (§4.4-§4.9);
 //! - [`binding`]: End.B6 (Linux's insertion), End.B6.Encaps, End.B6.Encaps.Red (§4.13,
-//!   §4.14).
+//!   §4.14);
+//! - [`end_map`]: End.MAP (RFC 9433 §6.2).
 //!
 //! What they share: [`endpoint`] (the steps before any behaviour: the SRH, its HMAC,
 //! [`Arrival`]), [`segment`] (consuming a segment, RFC 8754 §4.3.1), [`decap`]
