@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::net::IpAddr;
 
-use sr6_core::spec::{LinkSpec, Prefix, RouterSpec};
+use sr6_core::spec::{LinkSpec, MtuSpec, Prefix, RouterSpec};
 
 use crate::cmd::{Cmd, Item};
 use crate::route::Verb;
@@ -87,13 +87,23 @@ pub(crate) fn commit(spec: &mut RouterSpec, idx: &mut Index, cmd: Cmd) -> Result
     }
     match cmd.item {
         Item::Nothing => {}
-        Item::Link { line, dev, mac } => match spec.links.iter_mut().find(|l| l.dev == dev) {
-            Some(l) => {
-                l.mac = mac;
-                l.line = line;
+        Item::Link { line, dev, mac, mtu } => {
+            if let Some(mac) = mac {
+                match spec.links.iter_mut().find(|l| l.dev == dev) {
+                    Some(l) => {
+                        l.mac = mac;
+                        l.line = line;
+                    }
+                    None => spec.links.push(LinkSpec { line, dev: dev.clone(), mac }),
+                }
             }
-            None => spec.links.push(LinkSpec { line, dev, mac }),
-        },
+            if let Some(mtu) = mtu {
+                match spec.mtus.iter_mut().find(|m| m.dev == dev) {
+                    Some(m) => *m = MtuSpec { line, dev, mtu },
+                    None => spec.mtus.push(MtuSpec { line, dev, mtu }),
+                }
+            }
+        }
         Item::Addr { spec: a, .. } => match idx.addrs.get(&(a.dev.clone(), a.addr)).copied() {
             Some(i) => spec.addrs[i] = a,
             None => {

@@ -4,7 +4,9 @@
 
 use std::net::{IpAddr, Ipv6Addr};
 
-use sr6_core::spec::{AddrSpec, DevSel, HmacAlg, HmacKeySpec, NeighSpec, Prefix, RouteSpec, SysctlSpec};
+use sr6_core::spec::{
+    AddrSpec, DevSel, HmacAlg, HmacKeySpec, NeighSpec, Prefix, RouteSpec, SysctlSpec, MAX_MTU, MIN_MTU,
+};
 
 use crate::lex::Tok;
 use crate::route::{self, Verb};
@@ -25,10 +27,12 @@ pub(crate) struct Cmd {
 pub(crate) enum Item {
     /// Only names devices (`link set DEV up`, an ignored sysctl).
     Nothing,
+    /// `link set DEV address MAC` and/or `mtu N`.
     Link {
         line: usize,
         dev: String,
-        mac: [u8; 6],
+        mac: Option<[u8; 6]>,
+        mtu: Option<u16>,
     },
     Addr {
         spec: AddrSpec,
@@ -202,9 +206,9 @@ pub(crate) fn parse_command(toks: &[Tok]) -> Result<Cmd, PErr> {
     Ok(Cmd { item, devs: p.devs })
 }
 
-/// `link set [dev] DEV [up|down] [address MAC]`.
+/// `link set [dev] DEV [up|down] [address MAC] [mtu N]`.
 fn parse_link(p: &mut P, obj: &Tok, line: usize) -> Result<Item, PErr> {
-    const WORDS: &str = "up, down or address MAC";
+    const WORDS: &str = "up, down, address MAC or mtu N";
     let v = p.value(obj, "set")?;
     if !(matches(&v.text, "set") || matches(&v.text, "change")) {
         return Err(PErr::at(v, format!("unsupported link command `{}`", v.text)).exp("set"));
@@ -216,6 +220,7 @@ fn parse_link(p: &mut P, obj: &Tok, line: usize) -> Result<Item, PErr> {
     let dev = value::dev_of(d)?;
     p.note_dev(&dev);
     let mut mac = None;
+    let mut mtu = None;
     let mut state: Option<&Tok> = None;
     let mut any = false;
     while let Some(w) = p.next() {
@@ -241,16 +246,39 @@ fn parse_link(p: &mut P, obj: &Tok, line: usize) -> Result<Item, PErr> {
                 }
                 mac = Some(a);
             }
+            "mtu" => {
+                if mtu.is_some() {
+                    return Err(PErr::at(w, "duplicate `mtu`").exp("`mtu` at most once"));
+                }
+                mtu = Some(mtu_of(p.value(w, "an MTU")?)?);
+            }
             _ => return Err(PErr::at(w, format!("unsupported link attribute `{}`", w.text)).exp(WORDS)),
         }
     }
     if !any {
         return Err(p.eol("`link set` needs something to set").exp(WORDS));
     }
-    Ok(match mac {
-        Some(mac) => Item::Link { line, dev, mac },
-        None => Item::Nothing,
-    })
+    Ok(if mac.is_none() && mtu.is_none() { Item::Nothing } else { Item::Link { line, dev, mac, mtu } })
+}
+
+/// The value of `mtu`: the kernel's meaning (the largest IP packet, Ethernet header
+/// excluded), in the range sr6 can carry. The kernel takes less than 1280 but then turns
+/// IPv6 off on the device; sr6 routes IPv6 on every device, so it refuses it.
+fn mtu_of(t: &Tok) -> Result<u16, PErr> {
+    let range = || format!("an MTU from {MIN_MTU} to {MAX_MTU}");
+    let v = value::u32_of(t, "MTU").map_err(|e| e.exp(range()))?;
+    if v < u32::from(MIN_MTU) {
+        return Err(PErr::at(
+            t,
+            format!("MTU {v} is below IPv6's minimum of {MIN_MTU} (RFC 8200 §5; the kernel would turn IPv6 off on the device)"),
+        )
+        .exp(range()));
+    }
+    if v > u32::from(MAX_MTU) {
+        return Err(PErr::at(t, format!("MTU {v} is more than sr6's buffers carry ({MAX_MTU} + the Ethernet header)"))
+            .exp(range()));
+    }
+    Ok(v as u16)
 }
 
 /// The verb after `addr` or `neigh` (`what`): false for `add`, true for `replace`.

@@ -54,6 +54,21 @@ fn link_set() {
 }
 
 #[test]
+fn link_set_mtu() {
+    let s = ok("ip link set dev eth0 mtu 1400");
+    assert_eq!(s.mtus, vec![MtuSpec { line: 1, dev: "eth0".into(), mtu: 1400 }]);
+    assert_eq!((s.devices, s.links), (vec!["eth0".to_string()], vec![]));
+    // With an address on the same line, the range's ends, and the last line winning.
+    let s = ok("link set eth1 address 02:00:00:00:00:01 mtu 1280 up\n\
+                link set eth2 mtu 9202\nlink set eth1 mtu 1500\nip link change eth1 mtu 0x5dc");
+    assert_eq!(s.links.len(), 1);
+    assert_eq!(
+        s.mtus,
+        vec![MtuSpec { line: 4, dev: "eth1".into(), mtu: 1500 }, MtuSpec { line: 2, dev: "eth2".into(), mtu: 9202 }]
+    );
+}
+
+#[test]
 fn addr_add() {
     let s =
         ok("ip -6 addr add fc00:1::1/64 dev eth0\nip address add 10.0.0.1/24 dev eth1\na a dev eth2 fc00:2::1 nodad");

@@ -271,7 +271,17 @@ fn link_addr_neigh_errors() {
     assert!(expected(&e).contains("MAC"), "{e}");
     err_at("link set eth0 address 01:00:5e:00:00:01", "01:00");
     err_at("link set eth0 address 00:00:00:00:00:00", "00:00");
-    err_at("link set eth0 mtu 9000", "mtu");
+    // MTU: IPv6's minimum to what a buffer carries, once per line.
+    let e = err_at("link set eth0 mtu 1279", "1279");
+    assert!(e.to_string().contains("1280") && expected(&e) == "an MTU from 1280 to 9202", "{e}");
+    let e = err_at("link set eth0 mtu 9203", "9203");
+    assert_eq!(expected(&e), "an MTU from 1280 to 9202");
+    err_last("link set eth0 mtu 0", "0");
+    err_at("link set eth0 mtu 1500x", "1500x");
+    err_at("link set eth0 mtu 01500", "01500");
+    err_at("link set eth0 mtu 1500 mtu 1400", "mtu 1400");
+    err_eol("link set eth0 mtu");
+    err_at("link set eth0 mtu 1500 txqueuelen 5", "txqueuelen");
     err_at("link set eth0 up down", "down");
     err_eol("link set eth0");
     err_eol("link set");

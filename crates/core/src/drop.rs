@@ -43,6 +43,8 @@ drop_reasons! {
     NoHeadroom => "no_headroom", "no headroom left to push headers";
     WrongNextHeader => "wrong_next_header", "the payload type does not fit the behaviour";
     Fragment => "fragment", "non-first fragment cannot be processed by the behaviour";
+    MtuExceeded => "mtu_exceeded", "larger than the egress device's MTU (ICMP Packet Too Big / Fragmentation Needed sent)";
+    NeedsFragmentation => "needs_fragmentation", "IPv4 without DF larger than the egress MTU: sr6 does not fragment";
 }
 
 #[cfg(test)]

@@ -76,6 +76,12 @@ pub struct PacketBuf {
     /// With [`Verdict::Resolve`]: the neighbour to resolve, as
     /// [`crate::tables::neigh_key`] makes it (IPv4 as IPv4-mapped IPv6).
     pub nh_key: u128,
+    /// Where in the buffer the packet an encapsulation (H.Encaps, End.B6.Encaps) carries
+    /// starts, set when the outer headers are pushed: if the result is too big for its
+    /// egress device, the ICMP error is about that packet, to its source (RFC 2473
+    /// §7.1). 0 (a start no frame has) when nothing was encapsulated; the general path
+    /// clears it for each frame.
+    pub inner_at: u16,
 }
 
 impl Default for PacketBuf {
@@ -107,6 +113,7 @@ impl PacketBuf {
             verdict: Verdict::Pending,
             ts_ns: 0,
             nh_key: 0,
+            inner_at: 0,
         }
     }
 

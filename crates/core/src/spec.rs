@@ -25,6 +25,8 @@ pub struct RouterSpec {
     pub devices: Vec<String>,
     /// `ip link set DEV address MAC`.
     pub links: Vec<LinkSpec>,
+    /// `ip link set DEV mtu N`: the last one for a device wins.
+    pub mtus: Vec<MtuSpec>,
     /// `ip [-6] addr add ADDR/LEN dev DEV`.
     pub addrs: Vec<AddrSpec>,
     /// `ip [-6] neigh add ADDR lladdr MAC dev DEV`.
@@ -45,6 +47,24 @@ pub struct LinkSpec {
     pub dev: String,
     pub mac: [u8; 6],
 }
+
+/// A device's MTU (`ip link set DEV mtu N`): the largest IPv6 or IPv4 packet it sends,
+/// Ethernet header excluded (the kernel's meaning).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MtuSpec {
+    pub line: Line,
+    pub dev: String,
+    pub mtu: u16,
+}
+
+/// A device's MTU when no line sets it (Ethernet's, as the kernel's veth and most NICs).
+pub const DEFAULT_MTU: u16 = 1500;
+/// The smallest MTU sr6 accepts: IPv6's minimum link MTU (RFC 8200 §5). The kernel
+/// accepts less but then turns IPv6 off on the device.
+pub const MIN_MTU: u16 = 1280;
+/// The largest MTU sr6 accepts: its packet buffers hold frames of up to
+/// [`crate::packet::MAX_FRAME`] bytes, Ethernet header included.
+pub const MAX_MTU: u16 = (crate::packet::MAX_FRAME - 14) as u16;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AddrSpec {

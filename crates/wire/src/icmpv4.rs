@@ -17,6 +17,8 @@ pub const TIME_EXCEEDED: u8 = 11;
 /// Destination Unreachable code 0: net unreachable (RFC 792; no route, RFC 1812
 /// §5.2.7.1).
 pub const DU_NET_UNREACH: u8 = 0;
+/// Destination Unreachable code 4: fragmentation needed and DF set (RFC 792, RFC 1191 §4).
+pub const DU_FRAG_NEEDED: u8 = 4;
 
 mod field {
     //! RFC 792 (Destination Unreachable, Time Exceeded, Parameter Problem, ...):
@@ -137,6 +139,12 @@ impl Icmpv4Repr {
     /// Destination Unreachable with `code` (RFC 792; e.g. [`DU_NET_UNREACH`]).
     pub const fn dst_unreachable(code: u8) -> Self {
         Icmpv4Repr { msg_type: DST_UNREACH, code, param: 0 }
+    }
+
+    /// Destination Unreachable, code 4 (fragmentation needed and DF set), with the
+    /// next-hop MTU in the low 16 bits of the second word (RFC 1191 §4).
+    pub const fn frag_needed(mtu: u16) -> Self {
+        Icmpv4Repr { msg_type: DST_UNREACH, code: DU_FRAG_NEEDED, param: mtu as u32 }
     }
 
     /// Header length this repr emits: 8.

@@ -188,6 +188,11 @@ impl Icmpv6Repr {
         Icmpv6Repr { msg_type: TIME_EXCEEDED, code: TE_HOP_LIMIT, param: 0 }
     }
 
+    /// Packet Too Big with the MTU of the next-hop link (RFC 4443 §3.2).
+    pub const fn packet_too_big(mtu: u32) -> Self {
+        Icmpv6Repr { msg_type: PKT_TOO_BIG, code: 0, param: mtu }
+    }
+
     /// Destination Unreachable with `code` (RFC 4443 §3.1).
     pub const fn dst_unreachable(code: u8) -> Self {
         Icmpv6Repr { msg_type: DST_UNREACH, code, param: 0 }

@@ -28,10 +28,14 @@ fn build(b: &mut SidBuilder, a: &SidAction) -> Result<SidState, BuildError> {
     Ok(SidState { oif, fast: FastSid::new(FastKind::Dx2, u32::from(oif)), ..SidState::default() })
 }
 
-fn input(_: &Tables, p: &mut PacketBuf, sid: &Sid, a: &Arrival) -> Next {
+fn input(t: &Tables, p: &mut PacketBuf, sid: &Sid, a: &Arrival) -> Next {
+    const ETH: usize = EthernetFrame::<&[u8]>::HEADER_LEN;
     match decap::last_segment(p, a, |up| up == IPPROTO_ETHERNET) {
+        // A frame over the device's MTU cannot be sent (and has no IP packet to answer
+        // about: the kernel's device drops it too).
+        Ok(_) if p.len() > ETH + t.mtu(sid.state.oif) => Next::drop(DropReason::MtuExceeded),
         // The inner frame leaves unchanged (RFC 8986 §4.9 S03).
-        Ok(_) if p.len() >= EthernetFrame::<&[u8]>::HEADER_LEN => Next::Done(Verdict::Tx(sid.state.oif)),
+        Ok(_) if p.len() >= ETH => Next::Done(Verdict::Tx(sid.state.oif)),
         Ok(_) => Next::drop(DropReason::Malformed),
         Err(n) => n,
     }

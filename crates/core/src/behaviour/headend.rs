@@ -94,9 +94,12 @@ pub fn push_encap(
     if plen > usize::from(u16::MAX) {
         return Err(DropReason::TooBig);
     }
+    // Where the carried packet starts, for an ICMP error about it (`pipeline::mtu`).
+    let inner_at = p.headroom() as u16;
     if !p.push_front(Ipv6Packet::<&[u8]>::HEADER_LEN + srh_len) {
         return Err(DropReason::NoHeadroom);
     }
+    p.inner_at = inner_at;
     let outer = Ipv6Repr {
         src_addr: pol.src.into(),
         dst_addr: pol.first.into(),

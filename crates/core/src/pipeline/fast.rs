@@ -16,7 +16,9 @@
 //! End.DT4, End.DT46 and End.DX2 (RFC 8986 §4.5, §4.7-§4.9), End.B6.Encaps(.Red) without
 //! flavours (§4.14), End.B6 (Linux's insertion) and End, End.T, End.X with PSP
 //! (§4.16.1), the SID handed over by `try6`. Everything else — errors, ICMP,
-//! local delivery, on-the-wire oddities — goes to the general path.
+//! local delivery, on-the-wire oddities — goes to the general path, and so does every
+//! frame longer than [`Tables::fast_max_len`](crate::tables::Tables): what no rewrite
+//! can take past the smallest MTU, so that the fast path never checks an MTU.
 //!
 //! Transit forwarding and the head-end policies are here; each SID's step lives in its
 //! behaviour's module (`behaviour::end::fast`, `decap::fast6`, ...), chosen by the
@@ -77,6 +79,11 @@ pub struct Ingress<'t> {
 pub fn try6<const REQUIRE_HMAC: bool>(t: &Tables, c: &mut Counters, from: Ingress, p: &mut PacketBuf) -> Fast {
     let (f, front) = p.data_and_front();
     let len = f.len();
+    // A frame that a rewrite could take past an MTU is the general path's, which checks
+    // the MTU of the device it leaves by (`pipeline::mtu`).
+    if len > t.fast_max_len {
+        return Fast::General;
+    }
     // Fixed-size views: every constant-offset access below is check-free. The first
     // covers an SRH's first 8 bytes too, so the frames taken here are at least 62 bytes
     // long: a shorter IPv6 frame (a payload under 8 bytes) is padded to 60 on the wire,
@@ -256,6 +263,10 @@ fn sid(
 #[inline(never)]
 pub fn try_cold(t: &Tables, c: &mut Counters, p: &mut PacketBuf, w: u64) -> Option<Out> {
     let (i, s) = FastSid::unpack(w);
+    // As in `try6`: a frame that could exceed an MTU is the general path's.
+    if p.len() > t.fast_max_len {
+        return None;
+    }
     let dev = t.devices.get(p.in_dev as usize)?;
     let f = p.data_mut();
     let ethertype = u16::from_be_bytes(*f.get(12..14)?.first_chunk::<2>()?);

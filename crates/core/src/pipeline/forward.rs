@@ -1,7 +1,7 @@
 //! IPv6 and IPv4 input, FIB dispatch and plain forwarding (RFC 8200 §3, RFC 1812 §5.3),
 //! and local delivery of IPv6 packets carrying an SRH (RFC 8754 §4.3.2).
 
-use super::{icmp, output, Next, Worker};
+use super::{icmp, mtu, output, Next, Worker};
 use crate::behaviour::{endpoint, headend, hmac_check};
 use crate::drop::DropReason;
 use crate::packet::Verdict;
@@ -135,12 +135,18 @@ pub fn forward6(t: &Tables, w: &mut Worker, p: &mut PacketBuf, nh: NextHop, forw
         if !t.devices.get(p.in_dev as usize).is_some_and(|d| d.forwarding6) {
             return Next::drop(DropReason::ForwardingDisabled);
         }
-        let mut ip = Ipv6Packet::new_unchecked(p.data_mut());
-        let hl = ip.hop_limit();
+        let hl = Ipv6Packet::new_unchecked(p.data()).hop_limit();
         if hl <= 1 {
             return icmp::time_exceeded6(t, w, p);
         }
-        ip.set_hop_limit(hl - 1);
+        // The MTU before the decrement, so that the error quotes the packet as
+        // received, as Linux's ip6_forward does.
+        if let Some(m) = mtu::exceeded(t, p, nh) {
+            return mtu::too_big(t, w, p, m);
+        }
+        Ipv6Packet::new_unchecked(p.data_mut()).set_hop_limit(hl - 1);
+    } else if let Some(m) = mtu::exceeded(t, p, nh) {
+        return mtu::too_big(t, w, p, m);
     }
     let dst = u128::from_be_bytes(dst6(p));
     Next::Done(output::emit(t, p, nh, dst, ETHERTYPE_IPV6))
@@ -199,11 +205,15 @@ pub fn forward4(t: &Tables, w: &mut Worker, p: &mut PacketBuf, nh: NextHop, forw
         if !t.devices.get(p.in_dev as usize).is_some_and(|d| d.forwarding4) {
             return Next::drop(DropReason::ForwardingDisabled);
         }
-        let mut ip = Ipv4Packet::new_unchecked(p.data_mut());
-        if ip.ttl() <= 1 {
+        if Ipv4Packet::new_unchecked(p.data()).ttl() <= 1 {
             return icmp::time_exceeded4(t, w, p);
         }
-        ip.decrement_ttl();
+        if let Some(m) = mtu::exceeded(t, p, nh) {
+            return mtu::too_big(t, w, p, m);
+        }
+        Ipv4Packet::new_unchecked(p.data_mut()).decrement_ttl();
+    } else if let Some(m) = mtu::exceeded(t, p, nh) {
+        return mtu::too_big(t, w, p, m);
     }
     let dst = u128::from(Ipv4Packet::new_unchecked(p.data()).dst_addr().to_ipv6_mapped());
     Next::Done(output::emit(t, p, nh, dst, ETHERTYPE_IPV4))

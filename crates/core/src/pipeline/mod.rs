@@ -13,6 +13,7 @@
 pub(crate) mod fast;
 pub(crate) mod forward;
 pub(crate) mod icmp;
+pub(crate) mod mtu;
 pub(crate) mod output;
 mod ratelimit;
 
@@ -216,6 +217,7 @@ impl Worker {
     /// The general path: the reference implementation of every behaviour.
     #[inline]
     fn classify_general(&mut self, t: &Tables, p: &mut PacketBuf) -> Verdict {
+        p.inner_at = 0;
         let d = p.data();
         if d.len() < ETH_LEN {
             return Verdict::Drop(DropReason::Malformed);

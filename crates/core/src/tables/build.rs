@@ -14,7 +14,9 @@ use crate::exact::ExactMap;
 use crate::hmac::HmacKey;
 use crate::lpm::{Lpm, Lpm4, Lpm6};
 use crate::packet::DevId;
-use crate::spec::{DevSel, Line, Prefix, RouteKind, RouterSpec, Seg6Encap, Seg6Mode, SysctlSpec, MAIN_TABLE};
+use crate::spec::{
+    DevSel, Line, Prefix, RouteKind, RouterSpec, Seg6Encap, Seg6Mode, SysctlSpec, DEFAULT_MTU, MAIN_TABLE,
+};
 
 /// A configuration that cannot be built, with the line it came from.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -106,6 +108,7 @@ impl<'a> Builder<'a> {
         }
         for (i, name) in names.iter().enumerate() {
             let mac = self.spec.links.iter().rev().find(|l| l.dev == *name).map_or(default_mac(i), |l| l.mac);
+            let mtu = self.spec.mtus.iter().rev().find(|m| m.dev == *name).map_or(DEFAULT_MTU, |m| m.mtu);
             self.devices.push(Device {
                 name: name.to_string(),
                 mac,
@@ -113,6 +116,7 @@ impl<'a> Builder<'a> {
                 require_hmac: 0,
                 forwarding6: true,
                 forwarding4: true,
+                mtu,
                 addrs6: Vec::new(),
                 addrs4: Vec::new(),
             });
@@ -374,6 +378,7 @@ impl<'a> Builder<'a> {
 
         let mut tables = Tables {
             fast_devs: FastDevs::of(&self.devices),
+            fast_max_len: 0,
             devices: std::mem::take(&mut self.devices),
             fibs,
             table_ids: self.table_ids.clone(),
@@ -435,6 +440,7 @@ impl<'a> Builder<'a> {
             });
         }
         tables.rewrites = tables.policies.iter().zip(&tables.policy_out).map(|(p, o)| Rewrite::of(p, *o)).collect();
+        tables.fast_max_len = super::fast_max_len(&tables.devices, &tables.policies);
         Ok(tables)
     }
 }

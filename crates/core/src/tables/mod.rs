@@ -41,6 +41,9 @@ pub struct Device {
     pub require_hmac: i8,
     pub forwarding6: bool,
     pub forwarding4: bool,
+    /// The largest IPv6 or IPv4 packet the device sends (`ip link set DEV mtu N`,
+    /// [`DEFAULT_MTU`](crate::spec::DEFAULT_MTU) otherwise; the kernel's under `sr6 run`).
+    pub mtu: u16,
     /// Addresses in configuration order.
     pub addrs6: Vec<Ipv6Addr>,
     pub addrs4: Vec<Ipv4Addr>,
@@ -246,6 +249,26 @@ impl std::fmt::Debug for FastDevs {
     }
 }
 
+/// The longest frame that, grown by the largest rewrite a policy of `policies` makes
+/// (encapsulation: outer IPv6 header + SRH, and the inner Ethernet header for the L2
+/// modes; insertion: the SRH), still fits the smallest MTU of `devices` (Ethernet
+/// header included).
+pub(crate) fn fast_max_len(devices: &[Device], policies: &[Policy]) -> usize {
+    let min_frame = devices.iter().map(|d| usize::from(d.mtu) + ETH_HEADER_LEN).min().unwrap_or(0);
+    let growth = policies
+        .iter()
+        .map(|p| {
+            let l2 = matches!(p.mode, crate::spec::Seg6Mode::L2Encap | crate::spec::Seg6Mode::L2EncapRed);
+            let outer = if p.encapsulates() { 40 + if l2 { ETH_HEADER_LEN } else { 0 } } else { 0 };
+            p.srh.len() + outer
+        })
+        .max()
+        .unwrap_or(0);
+    min_frame.saturating_sub(growth)
+}
+
+const ETH_HEADER_LEN: usize = EthernetFrame::<&[u8]>::HEADER_LEN;
+
 /// One local SID: its behaviour's row, the action as configured, and what the
 /// behaviour's `build` resolved it to.
 #[derive(Debug, Clone)]
@@ -292,6 +315,10 @@ pub struct Tables {
     pub(crate) fast_sids: Vec<FastSid>,
     /// By receiving device: what the fast path checks.
     pub(crate) fast_devs: FastDevs,
+    /// The longest frame the fast path takes ([`fast_max_len`]): no step of it can make
+    /// a frame of this length exceed any device's MTU. Longer frames take the general
+    /// path, which checks the MTU of the device each one leaves by.
+    pub(crate) fast_max_len: usize,
     pub policies: Vec<Policy>,
     /// By policy: the device and Ethernet header towards its first segment when the main
     /// FIB forwards it (`None`: not a plain route or no neighbour; the general path
@@ -355,6 +382,12 @@ impl Tables {
             }
             NextHop::OnLink(d) => Some((d, self.neighbour_eth(d, dst)?)),
         }
+    }
+
+    /// The MTU of device `dev` (0 for a device that does not exist: nothing fits).
+    #[inline]
+    pub fn mtu(&self, dev: DevId) -> usize {
+        self.devices.get(usize::from(dev)).map_or(0, |d| usize::from(d.mtu))
     }
 
     /// Index of the device named `name`.
