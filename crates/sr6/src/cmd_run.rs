@@ -58,6 +58,7 @@ pub fn run(o: RunOpts) -> Result<()> {
     // The devices must exist; their real MACs are the ones sr6 sends with.
     let mut devs: DevMap = HashMap::new();
     let mut dev_macs = BTreeMap::new();
+    let mut dev_mtus = BTreeMap::new();
     for (i, d) in t0.devices.iter().enumerate() {
         let l = netlink::link_by_name(&d.name)
             .with_context(|| format!("device {} (named in {}) is not usable", d.name, o.config.display()))?;
@@ -76,6 +77,8 @@ pub fn run(o: RunOpts) -> Result<()> {
             }
         }
         dev_macs.insert(d.name.clone(), l.mac);
+        // The kernel's MTU is the one frames can leave with (sr6's buffers cap it).
+        dev_mtus.insert(d.name.clone(), l.mtu.min(u32::from(sr6_core::spec::MAX_MTU)) as u16);
         devs.insert(l.ifindex, (i as u16, d.name.clone()));
     }
 
@@ -84,7 +87,8 @@ pub fn run(o: RunOpts) -> Result<()> {
         signal_hook::flag::register(sig, stop.clone()).context("installing the signal handlers")?;
     }
     let shared = Arc::new(Shared::new(t0, o.workers as usize, stop.clone()));
-    let mut control = Control { spec, shared: shared.clone(), dev_macs, learned: BTreeMap::new(), commands: 0 };
+    let mut control =
+        Control { spec, shared: shared.clone(), dev_macs, dev_mtus, learned: BTreeMap::new(), commands: 0 };
     match neigh::load_all(&mut control, &devs) {
         Ok(n) if o.verbose => eprintln!("sr6: {n} neighbour(s) from the kernel"),
         Ok(_) => {}

@@ -11,7 +11,7 @@ use std::net::IpAddr;
 use std::path::Path;
 use std::sync::Arc;
 
-use sr6_core::spec::{NeighSpec, RouterSpec};
+use sr6_core::spec::{MtuSpec, NeighSpec, RouterSpec};
 use sr6_core::tables::Tables;
 
 use super::state::Shared;
@@ -23,6 +23,10 @@ pub struct Control {
     /// Device MACs of the real Linux devices, by name (they override `link set ...
     /// address`: the kernel answers neighbour discovery with the real one).
     pub dev_macs: BTreeMap<String, [u8; 6]>,
+    /// Device MTUs of the real Linux devices, by name (capped at what sr6's buffers
+    /// carry): the MTU sr6 checks. An `mtu` line that disagrees is refused (sr6 does
+    /// not change the kernel's devices, and could not send past their MTU anyway).
+    pub dev_mtus: BTreeMap<String, u16>,
     /// Neighbours learned at run time: (device, address) -> MAC.
     pub learned: BTreeMap<(String, IpAddr), [u8; 6]>,
     /// Number of `ctl` commands applied (their "line numbers" in error messages).
@@ -43,6 +47,22 @@ impl Control {
         for (dev, mac) in &self.dev_macs {
             if s.devices.contains(dev) && !s.links.iter().any(|l| &l.dev == dev) {
                 s.links.push(sr6_core::spec::LinkSpec { line: 0, dev: dev.clone(), mac: *mac });
+            }
+        }
+        for (dev, mtu) in &self.dev_mtus {
+            match s.mtus.iter_mut().find(|m| &m.dev == dev) {
+                Some(m) if m.mtu != *mtu => {
+                    return Err(format!(
+                        "line {}: {dev} has MTU {mtu} in the kernel, not {}; sr6 does not change a device's MTU \
+                         (set it with `ip link set dev {dev} mtu {}` first, or drop the line)",
+                        m.line, m.mtu, m.mtu
+                    ))
+                }
+                Some(_) => {}
+                None if s.devices.contains(dev) => {
+                    s.mtus.push(MtuSpec { line: 0, dev: dev.clone(), mtu: *mtu });
+                }
+                None => {}
             }
         }
         for ((dev, addr), mac) in &self.learned {
@@ -131,7 +151,14 @@ mod tests {
         let spec = sr6_config::parse_str(src, "t").unwrap();
         let t = Tables::build(&spec).unwrap().0;
         let shared = Arc::new(Shared::new(t, 1, Arc::new(AtomicBool::new(false))));
-        Control { spec, shared, dev_macs: BTreeMap::new(), learned: BTreeMap::new(), commands: 0 }
+        Control {
+            spec,
+            shared,
+            dev_macs: BTreeMap::new(),
+            learned: BTreeMap::new(),
+            dev_mtus: BTreeMap::new(),
+            commands: 0,
+        }
     }
 
     const CONF: &str = "addr add fc00::1/64 dev eth0\nroute add fc00:1::/64 via fc00::2 dev eth0\n";
@@ -163,6 +190,26 @@ mod tests {
         c.apply_line("route del fc00:2::/64").unwrap();
         let g = c.shared.gen.load();
         assert!(g.tables.fibs[0].lookup6(&"fc00:2::5".parse::<std::net::Ipv6Addr>().unwrap().octets()).is_none());
+    }
+
+    /// The kernel's MTU is the one checked; a line that agrees is fine, one that
+    /// disagrees (at start or by `ctl`) is refused and changes nothing.
+    #[test]
+    fn device_mtus_come_from_the_kernel() {
+        let mut c = control(CONF);
+        c.dev_mtus.insert("eth0".into(), 1400);
+        c.republish().unwrap();
+        assert_eq!(c.shared.gen.load().tables.devices[0].mtu, 1400);
+        let out = c.apply_line("link set dev eth0 mtu 1400").unwrap();
+        assert!(out.starts_with("applied"), "{out}");
+        let gen = c.shared.gen.load().id;
+        let e = c.apply_line("link set dev eth0 mtu 1500").unwrap_err();
+        assert!(e.contains("eth0 has MTU 1400 in the kernel, not 1500"), "{e}");
+        assert_eq!(c.shared.gen.load().id, gen);
+        let mut c = control(&format!("{CONF}link set eth0 mtu 9000\n"));
+        c.dev_mtus.insert("eth0".into(), 1500);
+        let e = c.republish().unwrap_err();
+        assert!(e.contains("has MTU 1500 in the kernel, not 9000"), "{e}");
     }
 
     #[test]

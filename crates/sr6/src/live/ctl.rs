@@ -175,6 +175,10 @@ fn show_cmd(what: &str, json: bool, c: &Control, status: &Status) -> Result<Stri
             let v = show::counters(shared, t);
             Ok(if json { pretty(&v) } else { show::counters_text(&v) })
         }
+        "devices" | "device" | "links" | "link" => {
+            let v = show::devices(t);
+            Ok(if json { pretty(&v) } else { show::devices_text(&v) })
+        }
         "neighbours" | "neighbors" | "neigh" => {
             let n = show::neighbours(t);
             Ok(if json {
@@ -209,7 +213,7 @@ fn show_cmd(what: &str, json: bool, c: &Control, status: &Status) -> Result<Stri
                 )
             })
         }
-        other => Err(format!("show {other}: unknown (sids, routes, counters, neighbours or status)")),
+        other => Err(format!("show {other}: unknown (sids, routes, counters, devices, neighbours or status)")),
     }
 }
 
@@ -237,7 +241,14 @@ mod tests {
         let spec = sr6_config::parse_str(src, "t").unwrap();
         let t = sr6_core::tables::Tables::build(&spec).unwrap().0;
         let shared = Arc::new(Shared::new(t, 2, Arc::new(AtomicBool::new(false))));
-        let c = Control { spec, shared, dev_macs: BTreeMap::new(), learned: BTreeMap::new(), commands: 0 };
+        let c = Control {
+            spec,
+            shared,
+            dev_macs: BTreeMap::new(),
+            learned: BTreeMap::new(),
+            dev_mtus: BTreeMap::new(),
+            commands: 0,
+        };
         let st =
             Status { backend: "test".into(), workers: 2, devices: vec!["eth0".into()], config: "t".into(), pid: 1 };
         (Arc::new(Mutex::new(c)), st)
@@ -287,6 +298,19 @@ mod tests {
         let r = request(&path, &["show".into(), "routes".into()]).unwrap();
         assert!(r.output.contains("fc00:9::/64 via fc00::2 dev eth0"), "{}", r.output);
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// `show devices` lists each device with its MTU (the configured one here; the
+    /// kernel's under `sr6 run`), as text and JSON.
+    #[test]
+    fn show_devices_lists_the_mtu() {
+        let (c, st) = setup();
+        assert!(run(&c, &st, "link set dev eth0 mtu 1400").ok);
+        let r = run(&c, &st, "show devices");
+        assert!(r.ok && r.output.contains("eth0 address 02:00:00:00:00:01 mtu 1400"), "{}", r.output);
+        let r = run(&c, &st, "show devices --json");
+        let v: serde_json::Value = serde_json::from_str(&r.output).unwrap();
+        assert_eq!(v[0]["mtu"], 1400);
     }
 
     #[test]

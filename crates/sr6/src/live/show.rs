@@ -1,4 +1,4 @@
-//! `sr6 ctl show ...`: SIDs, routes, counters and neighbours of a running router, as
+//! `sr6 ctl show ...`: SIDs, routes, counters, devices and neighbours of a running router, as
 //! text for humans or JSON (schema in docs/cli.md).
 
 use std::fmt::Write;
@@ -162,6 +162,34 @@ pub fn counters_text(v: &Value) -> String {
 }
 
 /// The neighbours the tables hold (static and learned).
+/// Per device: name, MAC, MTU (the kernel's) and forwarding.
+pub fn devices(t: &Tables) -> Value {
+    Value::Array(
+        t.devices
+            .iter()
+            .map(|d| {
+                let mac = d.mac.iter().map(|b| format!("{b:02x}")).collect::<Vec<_>>().join(":");
+                json!({"name": d.name, "mac": mac, "mtu": d.mtu, "forwarding6": d.forwarding6,
+                       "forwarding4": d.forwarding4})
+            })
+            .collect(),
+    )
+}
+
+pub fn devices_text(v: &Value) -> String {
+    let mut o = String::new();
+    for d in v.as_array().into_iter().flatten() {
+        let _ = writeln!(
+            o,
+            "{} address {} mtu {}",
+            d["name"].as_str().unwrap_or(""),
+            d["mac"].as_str().unwrap_or(""),
+            d["mtu"]
+        );
+    }
+    o
+}
+
 pub fn neighbours(t: &Tables) -> Vec<(String, IpAddr, String)> {
     let mut v: Vec<(String, IpAddr, String)> = t
         .neighbours

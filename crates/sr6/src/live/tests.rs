@@ -43,8 +43,14 @@ impl Rig {
         let stop = Arc::new(AtomicBool::new(false));
         let t0 = sr6_core::tables::Tables::build(&spec).unwrap().0;
         let shared = Arc::new(Shared::new(t0, 1, stop.clone()));
-        let mut c =
-            Control { spec, shared: shared.clone(), dev_macs: BTreeMap::new(), learned: BTreeMap::new(), commands: 0 };
+        let mut c = Control {
+            spec,
+            shared: shared.clone(),
+            dev_macs: BTreeMap::new(),
+            learned: BTreeMap::new(),
+            dev_mtus: BTreeMap::new(),
+            commands: 0,
+        };
         c.republish().map(|_| ()).unwrap_or_else(|e| panic!("{e}"));
         let (p0, w0) = SocketPairPort::pair("eth0", 0).unwrap();
         let (p1, w1) = SocketPairPort::pair("eth1", 1).unwrap();
