@@ -161,3 +161,12 @@ def test_end_b6_over_mtu(kernel):
     for who, h in ((r.expect_kernel, 64), (r.expect_sr6, 63)):
         made = IPv6(src=HOST_A, dst=SEG_C, hlim=h) / srh([SID, SEG_C], 1, NH_ROUTING) / tail
         who(1, eth0=[too_big6(made, MTU)])
+
+
+@scenario(IDENTICAL)
+def test_l2encap_over_mtu(kernel):
+    """H.Encaps.L2 (1 SID: 78 bytes added, the frame's Ethernet header included): over -> dropped, no ICMP"""
+    cfg = config(SET_MTU, f"ip sr tunsrc set {TUNSRC}",
+                 f"ip -6 route add fc00:9::/64 encap seg6 mode l2encap segs {S1} dev eth1")
+    frames = [rx(v6(DST6, MTU - 78)), rx(v6(DST6, MTU - 78 + 1))]
+    kernel.run(cfg, frames).assert_identical(silent=[1])
