@@ -4,7 +4,7 @@
 
 use std::net::{IpAddr, Ipv6Addr};
 
-use sr6_core::spec::{AddrSpec, DevSel, HmacAlg, HmacKeySpec, NeighSpec, Prefix, RouteSpec, SysctlSpec};
+use sr6_core::spec::{AddrSpec, DevSel, HmacAlg, HmacKeySpec, NeighSpec, NexthopSpec, Prefix, RouteSpec, SysctlSpec};
 
 use crate::lex::Tok;
 use crate::route::{self, Verb};
@@ -13,7 +13,7 @@ use crate::PErr;
 
 /// What the top level accepts, for errors.
 pub(crate) const COMMANDS: &str = "a command: [ip [-4|-6]] link set | addr add | neigh add | \
-route add|replace|append | sr tunsrc set | sr hmac set, or sysctl -w KEY=VALUE";
+route add|replace|append | nexthop add | sr tunsrc set | sr hmac set, or sysctl -w KEY=VALUE";
 
 /// A parsed command, not yet applied.
 pub(crate) struct Cmd {
@@ -62,6 +62,12 @@ pub(crate) enum Item {
         at: Tok,
     },
     Sysctls(Vec<SysctlSpec>),
+    /// `nexthop add|replace id N ...`.
+    Nexthop {
+        spec: NexthopSpec,
+        replace: bool,
+        at: Tok,
+    },
 }
 
 /// A cursor over the words of one command.
@@ -146,7 +152,7 @@ pub(crate) fn parse_command(toks: &[Tok]) -> Result<Cmd, PErr> {
     }
     let with_ip = w.text == "ip";
     if with_ip {
-        w = p.need("an ip object: link, addr, neigh, route or sr")?;
+        w = p.need("an ip object: link, addr, neigh, route, nexthop or sr")?;
         while w.text.starts_with('-') {
             let f = match w.text.as_str() {
                 "-6" => Fam::V6,
@@ -165,7 +171,7 @@ pub(crate) fn parse_command(toks: &[Tok]) -> Result<Cmd, PErr> {
                 return Err(PErr::at(w, "both -4 and -6 given").exp("one address family"));
             }
             p.fam = Some(f);
-            w = p.need("an ip object: link, addr, neigh, route or sr")?;
+            w = p.need("an ip object: link, addr, neigh, route, nexthop or sr")?;
         }
     }
     let o = w.text.as_str();
@@ -194,8 +200,13 @@ pub(crate) fn parse_command(toks: &[Tok]) -> Result<Cmd, PErr> {
         route::parse_route(&mut p, verb, line)?
     } else if o == "sr" {
         parse_sr(&mut p, w, line)?
+    } else if o.len() >= 3 && matches(o, "nexthop") {
+        crate::nexthop::parse_nexthop(&mut p, w, line)?
+    } else if matches(o, "rule") {
+        return Err(PErr::at(w, "policy routing (`ip rule`) is not supported by sr6: every packet is looked up in the main table (then in the tables End.T/End.DT* name)")
+            .exp("link, addr, neigh, route, nexthop or sr"));
     } else if with_ip {
-        return Err(PErr::at(w, format!("unknown ip object `{o}`")).exp("link, addr, neigh, route or sr"));
+        return Err(PErr::at(w, format!("unknown ip object `{o}`")).exp("link, addr, neigh, route, nexthop or sr"));
     } else {
         return Err(PErr::at(w, format!("unknown command `{o}`")).exp(COMMANDS));
     };
@@ -401,7 +412,7 @@ fn parse_sr(p: &mut P, obj: &Tok, line: usize) -> Result<Item, PErr> {
 }
 
 pub(crate) const SYSCTL_KEYS: &str = "net.ipv6.conf.{all,default,DEV}.{seg6_enabled,seg6_require_hmac,forwarding}, \
-net.ipv4.ip_forward, net.ipv4.conf.{all,default,DEV}.forwarding; ignored: net.ipv6.conf.*.{accept_dad,accept_ra}, \
+net.ipv4.ip_forward, net.ipv4.conf.{all,default,DEV}.forwarding, net.ipv{6,4}.fib_multipath_hash_policy; ignored: net.ipv6.conf.*.{accept_dad,accept_ra}, \
 net.ipv4.conf.*.rp_filter";
 
 /// `sysctl [-w] [-q] KEY=VALUE...`.
@@ -469,6 +480,13 @@ fn sysctl_one(p: &mut P, t: &Tok, key: &str, val: &str, vcol: usize) -> Result<O
         })
     };
     Ok(match parts.as_slice() {
+        ["net", ipv @ ("ipv6" | "ipv4"), "fib_multipath_hash_policy"] => {
+            if matches!(val, "2" | "3") {
+                return Err(PErr::at_pos(line, vcol, format!("{key}={val} is not supported by sr6: it hashes L3 (0) or L4 (1) fields, not inner headers (2) or a custom field set (3)"))
+                    .exp("0 or 1"));
+            }
+            Some(SysctlSpec::MultipathHash { line, v6: *ipv == "ipv6", policy: int(0, 1)? as u8 })
+        }
         ["net", "ipv4", "ip_forward"] => {
             Some(SysctlSpec::Forwarding4 { line, dev: DevSel::All, value: int(0, 1)? == 1 })
         }

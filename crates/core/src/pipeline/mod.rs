@@ -13,6 +13,7 @@
 pub(crate) mod fast;
 pub(crate) mod forward;
 pub(crate) mod icmp;
+pub(crate) mod multipath;
 pub(crate) mod output;
 mod ratelimit;
 
