@@ -192,6 +192,9 @@ pub(crate) fn parse_command(toks: &[Tok]) -> Result<Cmd, PErr> {
             Verb::Replace
         } else if matches(&v.text, "append") {
             Verb::Append
+        } else if matches(&v.text, "flush") {
+            return Err(PErr::at(v, "`route flush` is not supported by sr6: a configuration starts with no routes, and `route del PREFIX` removes one")
+                .exp("add, replace, append or del"));
         } else {
             return Err(
                 PErr::at(v, format!("unsupported route command `{}`", v.text)).exp("add, replace, append or del")
@@ -276,12 +279,14 @@ fn add_or_replace(p: &mut P, obj: &Tok, what: &str) -> Result<bool, PErr> {
     }
 }
 
-/// `addr add ADDR[/LEN] dev DEV [nodad]` (words in any order; `local ADDR` too).
+/// `addr add ADDR[/LEN] dev DEV [nodad] [brd +] [scope global]` (words in any order;
+/// `local ADDR` too).
 fn parse_addr(p: &mut P, obj: &Tok, line: usize) -> Result<Item, PErr> {
-    const WORDS: &str = "ADDR/LEN, dev DEV or nodad";
+    const WORDS: &str = "ADDR/LEN, dev DEV, nodad, brd + or scope global";
     let replace = add_or_replace(p, obj, "addr")?;
     let mut addr: Option<(IpAddr, u8, &Tok)> = None;
     let mut dev = None;
+    let mut brd: Option<&Tok> = None;
     let mut seen = Vec::new();
     while let Some(w) = p.next() {
         match w.text.as_str() {
@@ -292,6 +297,18 @@ fn parse_addr(p: &mut P, obj: &Tok, line: usize) -> Result<Item, PErr> {
                 dev = Some(d);
             }
             "nodad" => once(&mut seen, w)?,
+            "brd" | "broadcast" => {
+                once(&mut seen, w)?;
+                brd = Some(p.value(w, "+ (the subnet's all-ones address)")?);
+            }
+            "scope" => {
+                once(&mut seen, w)?;
+                let v = p.value(w, "global")?;
+                if !matches!(v.text.as_str(), "global" | "universe" | "0") {
+                    return Err(PErr::at(v, format!("address scope `{}` is not supported by sr6: it treats every address as global (the kernel's default), and does not model which sources a scope allows", v.text))
+                        .exp("global"));
+                }
+            }
             _ => {
                 let t = if w.text == "local" { p.value(w, "ADDR/LEN")? } else { w };
                 if addr.is_some() {
@@ -309,6 +326,20 @@ fn parse_addr(p: &mut P, obj: &Tok, line: usize) -> Result<Item, PErr> {
     let Some(dev) = dev else {
         return Err(p.eol("`addr add` needs a device").exp("dev DEV"));
     };
+    if let Some(b) = brd {
+        // The kernel adds the subnet's all-ones broadcast route itself; `brd +` names
+        // that same address. Any other broadcast address is not modelled.
+        let IpAddr::V4(a) = addr else {
+            return Err(PErr::at(b, "`brd` is for IPv4 addresses (IPv6 has no broadcast)").exp("no brd"));
+        };
+        let ones = u32::MAX.checked_shr(u32::from(prefix_len)).unwrap_or(0);
+        let subnet = std::net::Ipv4Addr::from(u32::from(a) | ones);
+        let ok = b.text == "+" || (prefix_len < 31 && b.text.parse::<std::net::Ipv4Addr>() == Ok(subnet));
+        if !ok {
+            return Err(PErr::at(b, format!("broadcast address `{}` is not supported by sr6: it knows only the subnet's all-ones address ({subnet}), which the kernel adds by itself", b.text))
+                .exp(format!("brd + (or brd {subnet})")));
+        }
+    }
     Ok(Item::Addr { spec: AddrSpec { line, dev, addr, prefix_len }, replace, at: at.clone() })
 }
 

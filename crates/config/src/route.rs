@@ -57,8 +57,12 @@ pub(crate) fn parse_route(p: &mut P, verb: Verb, line: usize) -> Result<Item, PE
             };
             t = p.value(t, "a prefix: ADDR[/LEN] or default")?;
         }
-        "local" | "broadcast" | "anycast" | "multicast" | "throw" | "prohibit" | "nat" | "xresolve" => {
-            return Err(PErr::at(t, format!("route type `{}` is not supported by sr6", t.text))
+        "local" => {
+            return Err(PErr::at(t, "route type `local` is not supported by sr6: its local addresses are those of `addr add` (the kernel consults a local route before every other table, which sr6's single lookup would not)")
+                .exp("unicast, blackhole or unreachable, or `addr add ADDR/128 dev DEV` for a local address"));
+        }
+        "broadcast" | "anycast" | "multicast" | "throw" | "prohibit" | "nat" | "xresolve" => {
+            return Err(PErr::at(t, format!("route type `{}` is not supported by sr6 (not modelled)", t.text))
                 .exp("unicast, blackhole or unreachable"));
         }
         _ => {}

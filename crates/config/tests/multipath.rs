@@ -133,4 +133,18 @@ fn refused_with_a_reason() {
     assert!(e.message.contains("age"), "{e}");
     ok("ip -6 route add fc00::/16 dev eth0 pref high");
     err_at("ip -6 route add fc00::/16 dev eth0 pref urgent", "urgent");
+    let e = err_at("ip -6 route add local fc00::/64 dev eth0", "local");
+    assert!(e.message.contains("addr add"), "{e}");
+    let e = err_at("ip -6 route flush table main", "flush");
+    assert!(e.message.contains("route del"), "{e}");
+    // brd: only the subnet's all-ones address, which the kernel adds by itself.
+    let s = ok(
+        "ip addr add 10.0.1.1/24 brd + dev eth0 scope global\nip addr add 10.0.2.1/24 dev eth0 broadcast 10.0.2.255",
+    );
+    assert_eq!(s.addrs.len(), 2);
+    let e = err_at("ip addr add 10.0.1.1/24 brd 10.0.1.128 dev eth0", "10.0.1.128");
+    assert!(e.expected.as_deref().unwrap_or("").contains("10.0.1.255"), "{e}");
+    err_at("ip -6 addr add fc00::1/64 brd + dev eth0", "+");
+    let e = err_at("ip addr add 10.0.1.1/24 dev eth0 scope link", "link");
+    assert!(e.message.contains("global"), "{e}");
 }
