@@ -53,9 +53,31 @@ pub(crate) fn commit(spec: &mut RouterSpec, idx: &mut Index, cmd: Cmd) -> Result
     let mut cmd = cmd;
     if let Item::Route { spec: r, at, .. } = &cmd.item {
         if let RouteKind::Nhid { id } = r.kind {
-            if !spec.nexthops.iter().any(|n| n.id == id) {
+            let find = |id: u32| spec.nexthops.iter().find(|n| n.id == id).map(|n| &n.kind);
+            let Some(k) = find(id) else {
                 return Err(PErr::at(at, format!("nexthop id {id} does not exist"))
                     .exp("an id given to `ip nexthop add` on an earlier line"));
+            };
+            // The family of a single or blackhole nexthop, or of a group's members.
+            let fam = |k: &NexthopKind| match k {
+                NexthopKind::Single { v6, .. } | NexthopKind::Blackhole { v6 } => Some(*v6),
+                NexthopKind::Group { .. } => None,
+            };
+            let fams: Vec<bool> = match k {
+                NexthopKind::Group { members } => members.iter().filter_map(|m| find(m.0).and_then(fam)).collect(),
+                _ => fam(k).into_iter().collect(),
+            };
+            let v6 = matches!(r.prefix, Prefix::V6(..));
+            if fams.iter().any(|f| *f != v6) {
+                let (rf, nf) = if v6 { ("an IPv6", "IPv4") } else { ("an IPv4", "IPv6") };
+                return Err(PErr::at(
+                    at,
+                    format!("{rf} route cannot use nexthop {id}: it is (or holds) an {nf} nexthop"),
+                )
+                .exp(format!(
+                    "a nexthop of the route's family (ip {} nexthop add ...)",
+                    if v6 { "-6" } else { "-4" }
+                )));
             }
         }
     }
@@ -115,7 +137,7 @@ pub(crate) fn commit(spec: &mut RouterSpec, idx: &mut Index, cmd: Cmd) -> Result
                             return Err(PErr::at(at, format!("nexthop {m} is a group; groups do not nest"))
                                 .exp("single nexthops as members"))
                         }
-                        Some(NexthopKind::Blackhole) if members.len() > 1 => {
+                        Some(NexthopKind::Blackhole { .. }) if members.len() > 1 => {
                             return Err(PErr::at(
                                 at,
                                 format!(

@@ -104,7 +104,7 @@ pub(crate) fn parse_nexthop(p: &mut P, obj: &Tok, line: usize) -> Result<Item, P
                 }
                 NexthopKind::Group { members }
             }
-            None => NexthopKind::Blackhole,
+            None => NexthopKind::Blackhole { v6: p.fam == Some(Fam::V6) },
         }
     } else {
         let Some(dev) = dev else {

@@ -82,7 +82,7 @@ fn nexthop_objects() {
     assert_eq!(s.nexthops.len(), 4);
     assert_eq!(s.nexthops[3].kind, NexthopKind::Group { members: vec![(1, 1), (2, 3)] });
     assert_eq!(s.nexthops[1].kind, NexthopKind::Single { via: ip("fc00:13::2"), dev: "eth2".into(), v6: true });
-    assert_eq!(s.nexthops[2].kind, NexthopKind::Blackhole);
+    assert_eq!(s.nexthops[2].kind, NexthopKind::Blackhole { v6: false });
     assert_eq!(s.routes[0].kind, RouteKind::Nhid { id: 10 });
 }
 
@@ -105,6 +105,13 @@ fn nexthop_errors() {
     let e = err_at("ip -6 route add fc00::/16 nhid 7", "fc00::/16");
     assert!(e.message.contains("does not exist"), "{e}");
     err_at("ip -6 nexthop add id 7 dev eth0\nip -6 route add fc00::/16 nhid 7 dev eth0", "dev");
+    let e = err_at("ip nexthop add id 7 blackhole\nip -6 route add fc00::/16 nhid 7", "fc00::/16");
+    assert!(e.message.contains("IPv4"), "{e}");
+    err_at(
+        "ip -4 nexthop add id 1 dev eth0\nip nexthop add id 7 group 1\nip -6 route add fc00::/16 nhid 7",
+        "fc00::/16",
+    );
+    err_at("ip nexthop add id 1 via fc00::1 dev eth0\nip route add 10.0.0.0/8 nhid 1", "10.0.0.0/8");
 }
 
 #[test]

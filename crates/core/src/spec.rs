@@ -121,8 +121,9 @@ pub struct NexthopSpec {
 pub enum NexthopKind {
     /// `via A dev D` or `dev D`; `v6` is the family (of `via`, or `-6`/`-4`).
     Single { via: Option<IpAddr>, dev: String, v6: bool },
-    /// `blackhole`: routes through it discard silently.
-    Blackhole,
+    /// `blackhole`: routes through it discard silently. Its family is `-6`'s, else
+    /// IPv4 (as the kernel's).
+    Blackhole { v6: bool },
     /// `group N1[,W1]/N2[,W2]/...`: members (single nexthops) with weights 1 to 256.
     Group { members: Vec<(u32, u16)> },
 }

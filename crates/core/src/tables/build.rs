@@ -332,12 +332,18 @@ impl<'a> Builder<'a> {
                     }
                     b.path(prefix, *via, Some(dev), onlink, line)
                 }
-                NexthopKind::Blackhole => err(line, format!("nexthop {what} is a blackhole; a group cannot hold it")),
+                NexthopKind::Blackhole { .. } => {
+                    err(line, format!("nexthop {what} is a blackhole; a group cannot hold it"))
+                }
                 NexthopKind::Group { .. } => err(line, format!("nexthop {what} is a group; groups do not nest")),
             }
         };
         match &nh.kind {
-            NexthopKind::Blackhole => Ok(Route::Blackhole),
+            NexthopKind::Blackhole { v6 } if *v6 != v6_route => err(
+                line,
+                format!("nexthop {id} is an {} blackhole; the route is not", if *v6 { "IPv6" } else { "IPv4" }),
+            ),
+            NexthopKind::Blackhole { .. } => Ok(Route::Blackhole),
             k @ NexthopKind::Single { .. } => Ok(Route::Forward(single(self, k, id)?)),
             NexthopKind::Group { members } => {
                 if let Some(g) = self.group_of_id.get(&(id, v6_route)) {

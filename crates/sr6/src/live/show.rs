@@ -83,7 +83,7 @@ fn nexthop_paths(spec: &RouterSpec, id: u32) -> String {
             paths(&mut o, &single(id, 1).into_iter().collect::<Vec<_>>());
             o = o.replace(" weight 1", "");
         }
-        Some(NexthopKind::Blackhole) => o.push_str(" blackhole"),
+        Some(NexthopKind::Blackhole { .. }) => o.push_str(" blackhole"),
         None => {}
     }
     o
