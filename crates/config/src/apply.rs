@@ -86,6 +86,19 @@ pub(crate) fn commit(spec: &mut RouterSpec, idx: &mut Index, cmd: Cmd) -> Result
         if let Some(old) = idx.routes.get(&(r.table, r.prefix)).and_then(|i| spec.routes.get(*i)) {
             match (paths_of(&old.kind), paths_of(&r.kind), r.prefix) {
                 (Some(mut a), Some(b), Prefix::V6(..)) => {
+                    if let Some(x) = b.iter().find(|x| a.iter().any(|y| y.via == x.via && y.dev == x.dev)) {
+                        let via = x.via.map_or(String::new(), |v| format!(" via {v}"));
+                        let dev = x.dev.as_ref().map_or(String::new(), |d| format!(" dev {d}"));
+                        return Err(PErr::at(
+                            at,
+                            format!(
+                                "route {} already has the path{via}{dev} (line {})",
+                                fmt_prefix(&r.prefix),
+                                old.line
+                            ),
+                        )
+                        .exp("a path the route does not have"));
+                    }
                     a.extend(b);
                     r.kind = RouteKind::Multipath { paths: a };
                     r.line = old.line;

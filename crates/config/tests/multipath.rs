@@ -53,6 +53,8 @@ fn multipath_routes() {
         RouteKind::Multipath { paths: vec![path("fc00::1", "eth0", 1), path("fc00::2", "eth1", 1)] }
     );
     assert_eq!(s.routes.len(), 1);
+    // Appending a path the route has is an error (the kernel's `File exists`).
+    err_at("route add fc00::/16 via fc00::1 dev eth0\nroute append fc00::/16 via fc00::1 dev eth0 onlink", "fc00::/16");
     // `append` of a new prefix is an `add`.
     ok("route append fc00::/16 dev eth0");
 }
