@@ -231,3 +231,31 @@ pub fn neighbours(t: &Tables) -> Vec<(String, IpAddr, String)> {
     v.sort();
     v
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `show routes` lists multipath routes and routes through nexthop objects in
+    /// configuration syntax: the listing parses back to the same routes.
+    #[test]
+    fn multipath_routes_list_as_config() {
+        let nh = "ip nexthop add id 1 via fc00:12::2 dev eth1\nip nexthop add id 2 via fc00:13::2 dev eth2\n\
+                  ip nexthop add id 9 group 1/2,3\n";
+        let conf = format!(
+            "{nh}ip -6 route add fc00:50::/48 nexthop via fc00:12::2 dev eth1 weight 2 nexthop dev eth2\n\
+             ip -6 route add fc00:60::/48 nhid 9 table 7\n"
+        );
+        let spec = sr6_config::parse_str(&conf, "t").unwrap();
+        let lines = routes(&spec);
+        assert_eq!(lines[0], "fc00:50::/48 nexthop via fc00:12::2 dev eth1 weight 2 nexthop dev eth2 weight 1");
+        assert_eq!(
+            lines[1],
+            "fc00:60::/48 nhid 9 table 7   # nexthop via fc00:12::2 dev eth1 weight 1 nexthop via fc00:13::2 dev eth2 weight 3"
+        );
+        let again: String = lines.iter().map(|l| format!("ip -6 route add {l}\n")).collect();
+        let back = sr6_config::parse_str(&format!("{nh}{again}"), "t").unwrap();
+        let kinds = |s: &RouterSpec| s.routes.iter().map(|r| (r.table, r.prefix, r.kind.clone())).collect::<Vec<_>>();
+        assert_eq!(kinds(&back), kinds(&spec));
+    }
+}
