@@ -3,7 +3,7 @@
 * ``kernel`` -- a :class:`kharness.Harness`: ``kernel.run(config, [(dev, frame), ...])``.
   At teardown it removes any namespace still alive and checks that the test asserted what
   its ``@scenario`` mark says (IDENTICAL -> only ``assert_identical``; DIFFERENCE -> at
-  least one ``expect_kernel``/``expect_sr6``).
+  least one ``expect_kernel``/``expect_sr6``; PER_FLOW -> the per-flow checks).
 * Needs root and network namespaces: without them every test is SKIPPED. The sr6 binary
   is ``$SR6_BIN``, else target/release/sr6 (tests/sr6test.py); missing, the tests fail.
 """
@@ -45,7 +45,9 @@ def kernel(sr6_bin, tmp_path, request):
     asserted = {a for r in h.runs for a in r.asserted}
     if mark is None:
         return
-    if mark.kind in ("identical", "sr6-bug"):
+    if mark.kind == "per-flow":
+        assert asserted == {"per-flow"}, f"PER_FLOW scenario must assert per flow only (did: {asserted})"
+    elif mark.kind in ("identical", "sr6-bug"):
         assert asserted == {"identical"}, f"IDENTICAL scenario must call assert_identical() only (did: {asserted})"
     else:
         assert "difference" in asserted, "DIFFERENCE scenario must assert the kernel's and sr6's outputs"

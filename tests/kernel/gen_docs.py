@@ -37,7 +37,9 @@ def scenarios_block() -> str:
     n_id = sum(1 for _, m, _ in rows.values() if m.kind == "identical")
     n_diff = sum(1 for _, m, _ in rows.values() if m.kind == "difference")
     n_bug = sum(1 for _, m, _ in rows.values() if m.kind == "sr6-bug")
-    out = [f"{len(rows)} scenarios: {n_id} identical, {n_diff} documented differences, {n_bug} sr6 bug(s).", "",
+    n_flow = sum(1 for _, m, _ in rows.values() if m.kind == "per-flow")
+    out = [f"{len(rows)} scenarios: {n_id} identical, {n_flow} same per flow, {n_diff} documented differences, "
+           f"{n_bug} sr6 bug(s).", "",
            "| scenario | what is sent | kernel vs sr6 |", "|---|---|---|"]
     for name, (fname, mark, what) in rows.items():
         out.append(f"| `{fname}::{name}` | {what} | {mark.docs_cell()} |")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from kharness import DIFFERENCE, IDENTICAL, O, SR6_BUG, scenario  # noqa: E402,F401
+from kharness import DIFFERENCE, IDENTICAL, O, PER_FLOW, SR6_BUG, scenario  # noqa: E402,F401
 from sr6_oracle import (  # noqa: E402,F401
     ADDR6, ADDR4, GW6, GW4_MAC, HOST_A, HOST_A4, HOST_B, HOST_B4, HOST_C, ICMP, IP, MAC, NH_ETHERNET, NH_ICMPV6,
     NH_IPV4, NH_IPV6, NH_UDP, OFF_SRH_SL, SEG_B, SEG_B2, SEG_C, SEG_C2, SRHTLVHMAC, UDP, Ether,

@@ -52,6 +52,8 @@ class Mark:
             return "identical"
         if self.kind == "sr6-bug":
             return f"**sr6 bug** (strict xfail): {self.reason}"
+        if self.kind == "per-flow":
+            return f"same per flow: {self.reason}"
         return f"difference: {self.reason} ({self.rfc})"
 
 
@@ -67,6 +69,15 @@ def SR6_BUG(description: str) -> Mark:  # noqa: N802
     """The kernel defines the output, sr6 claims to produce the same bytes and does not:
     the scenario asserts identity and is a strict xfail until sr6 is fixed."""
     return Mark("sr6-bug", description, "")
+
+
+def PER_FLOW(reason: str) -> Mark:  # noqa: N802
+    """The kernel's choice is one of several valid outputs (a multipath route's path,
+    picked by a hash with a seed chosen at boot): the scenario asserts what is fixed --
+    per flow the same bytes up to the path, which fields choose the path, the split --
+    with ``Run.asserted`` holding "per-flow"."""
+    assert reason
+    return Mark("per-flow", reason, "")
 
 
 SCENARIOS: dict[str, tuple[Mark, str]] = {}

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::net::IpAddr;
 
-use sr6_core::spec::{LinkSpec, MtuSpec, Prefix, RouterSpec};
+use sr6_core::spec::{LinkSpec, MtuSpec, NexthopKind, PathSpec, Prefix, RouteKind, RouterSpec};
 
 use crate::cmd::{Cmd, Item};
 use crate::route::Verb;
@@ -39,18 +39,129 @@ impl Index {
     }
 }
 
+/// The paths of a plain or multipath route, for `append`.
+fn paths_of(k: &RouteKind) -> Option<Vec<PathSpec>> {
+    match k {
+        RouteKind::Forward { via, dev } => Some(vec![PathSpec { via: *via, dev: dev.clone(), weight: 1 }]),
+        RouteKind::Multipath { paths } => Some(paths.clone()),
+        _ => None,
+    }
+}
+
 pub(crate) fn commit(spec: &mut RouterSpec, idx: &mut Index, cmd: Cmd) -> Result<(), PErr> {
     // Checks: nothing below may fail once the first change is made.
+    let mut cmd = cmd;
+    if let Item::Route { spec: r, at, .. } = &cmd.item {
+        if let RouteKind::Nhid { id } = r.kind {
+            let find = |id: u32| spec.nexthops.iter().find(|n| n.id == id).map(|n| &n.kind);
+            let Some(k) = find(id) else {
+                return Err(PErr::at(at, format!("nexthop id {id} does not exist"))
+                    .exp("an id given to `ip nexthop add` on an earlier line"));
+            };
+            // The family of a single or blackhole nexthop, or of a group's members.
+            let fam = |k: &NexthopKind| match k {
+                NexthopKind::Single { v6, .. } | NexthopKind::Blackhole { v6 } => Some(*v6),
+                NexthopKind::Group { .. } => None,
+            };
+            let fams: Vec<bool> = match k {
+                NexthopKind::Group { members } => members.iter().filter_map(|m| find(m.0).and_then(fam)).collect(),
+                _ => fam(k).into_iter().collect(),
+            };
+            let v6 = matches!(r.prefix, Prefix::V6(..));
+            if fams.iter().any(|f| *f != v6) {
+                let (rf, nf) = if v6 { ("an IPv6", "IPv4") } else { ("an IPv4", "IPv6") };
+                return Err(PErr::at(
+                    at,
+                    format!("{rf} route cannot use nexthop {id}: it is (or holds) an {nf} nexthop"),
+                )
+                .exp(format!(
+                    "a nexthop of the route's family (ip {} nexthop add ...)",
+                    if v6 { "-6" } else { "-4" }
+                )));
+            }
+        }
+    }
+    if let Item::Route { spec: r, verb: Verb::Append, at } = &mut cmd.item {
+        // IPv6 (as the kernel): appending a path to a route makes it multipath.
+        if let Some(old) = idx.routes.get(&(r.table, r.prefix)).and_then(|i| spec.routes.get(*i)) {
+            match (paths_of(&old.kind), paths_of(&r.kind), r.prefix) {
+                (Some(mut a), Some(b), Prefix::V6(..)) => {
+                    if let Some(x) = b.iter().find(|x| a.iter().any(|y| y.via == x.via && y.dev == x.dev)) {
+                        let via = x.via.map_or(String::new(), |v| format!(" via {v}"));
+                        let dev = x.dev.as_ref().map_or(String::new(), |d| format!(" dev {d}"));
+                        return Err(PErr::at(
+                            at,
+                            format!(
+                                "route {} already has the path{via}{dev} (line {})",
+                                fmt_prefix(&r.prefix),
+                                old.line
+                            ),
+                        )
+                        .exp("a path the route does not have"));
+                    }
+                    a.extend(b);
+                    r.kind = RouteKind::Multipath { paths: a };
+                    r.line = old.line;
+                }
+                _ => {
+                    let what = format!(
+                        "route {} in table {} already exists (line {})",
+                        fmt_prefix(&r.prefix),
+                        r.table,
+                        old.line
+                    );
+                    return Err(PErr::at(
+                        at,
+                        format!(
+                            "{what}; `append` adds a path only to a plain IPv6 route (an IPv4 route appended \
+                             in the kernel is a second route it never uses)"
+                        ),
+                    )
+                    .exp("`route replace`, or one route with `nexthop ... nexthop ...`"));
+                }
+            }
+            // Now a replacement of the route it extends.
+            if let Item::Route { verb, .. } = &mut cmd.item {
+                *verb = Verb::Replace;
+            }
+        }
+    }
     match &cmd.item {
         Item::Route { spec: r, verb, at } if *verb != Verb::Replace => {
             if let Some(old) = idx.routes.get(&(r.table, r.prefix)).and_then(|i| spec.routes.get(*i)) {
                 let what =
                     format!("route {} in table {} already exists (line {})", fmt_prefix(&r.prefix), r.table, old.line);
-                return Err(if *verb == Verb::Append {
-                    PErr::at(at, format!("{what}; sr6 has no multipath routes")).exp("`route replace` to change it")
-                } else {
-                    PErr::at(at, what).exp("`route replace` to change it")
-                });
+                return Err(PErr::at(at, what).exp("`route replace` to change it, or `route append` to add a path"));
+            }
+        }
+        Item::Nexthop { spec: n, replace, at } => {
+            if let (false, Some(old)) = (*replace, spec.nexthops.iter().find(|x| x.id == n.id)) {
+                return Err(PErr::at(at, format!("nexthop id {} already exists (line {})", n.id, old.line))
+                    .exp("`nexthop replace` to change it"));
+            }
+            if let NexthopKind::Group { members } = &n.kind {
+                for (m, _) in members {
+                    match spec.nexthops.iter().find(|x| x.id == *m).map(|x| &x.kind) {
+                        None => {
+                            return Err(PErr::at(at, format!("nexthop {m}, a member of the group, does not exist"))
+                                .exp("members added by `ip nexthop add` on earlier lines"))
+                        }
+                        Some(NexthopKind::Group { .. }) => {
+                            return Err(PErr::at(at, format!("nexthop {m} is a group; groups do not nest"))
+                                .exp("single nexthops as members"))
+                        }
+                        Some(NexthopKind::Blackhole { .. }) if members.len() > 1 => {
+                            return Err(PErr::at(
+                                at,
+                                format!(
+                                "nexthop {m} is a blackhole; as in the kernel, it can only be a group's sole member"
+                            ),
+                            )
+                            .exp("single nexthops as members"))
+                        }
+                        _ => {}
+                    }
+                }
             }
         }
         Item::Addr { spec: a, replace: false, at } => {
@@ -143,6 +254,10 @@ pub(crate) fn commit(spec: &mut RouterSpec, idx: &mut Index, cmd: Cmd) -> Result
             }
         }
         Item::Sysctls(s) => spec.sysctls.extend(s),
+        Item::Nexthop { spec: n, .. } => match spec.nexthops.iter_mut().find(|x| x.id == n.id) {
+            Some(x) => *x = n,
+            None => spec.nexthops.push(n),
+        },
     }
     Ok(())
 }

@@ -5,7 +5,7 @@
 use std::net::{IpAddr, Ipv6Addr};
 
 use sr6_core::spec::{
-    AddrSpec, DevSel, HmacAlg, HmacKeySpec, NeighSpec, Prefix, RouteSpec, SysctlSpec, MAX_MTU, MIN_MTU,
+    AddrSpec, DevSel, HmacAlg, HmacKeySpec, NeighSpec, NexthopSpec, Prefix, RouteSpec, SysctlSpec, MAX_MTU, MIN_MTU,
 };
 
 use crate::lex::Tok;
@@ -15,7 +15,7 @@ use crate::PErr;
 
 /// What the top level accepts, for errors.
 pub(crate) const COMMANDS: &str = "a command: [ip [-4|-6]] link set | addr add | neigh add | \
-route add|replace|append | sr tunsrc set | sr hmac set, or sysctl -w KEY=VALUE";
+route add|replace|append | nexthop add | sr tunsrc set | sr hmac set, or sysctl -w KEY=VALUE";
 
 /// A parsed command, not yet applied.
 pub(crate) struct Cmd {
@@ -66,6 +66,12 @@ pub(crate) enum Item {
         at: Tok,
     },
     Sysctls(Vec<SysctlSpec>),
+    /// `nexthop add|replace id N ...`.
+    Nexthop {
+        spec: NexthopSpec,
+        replace: bool,
+        at: Tok,
+    },
 }
 
 /// A cursor over the words of one command.
@@ -150,7 +156,7 @@ pub(crate) fn parse_command(toks: &[Tok]) -> Result<Cmd, PErr> {
     }
     let with_ip = w.text == "ip";
     if with_ip {
-        w = p.need("an ip object: link, addr, neigh, route or sr")?;
+        w = p.need("an ip object: link, addr, neigh, route, nexthop or sr")?;
         while w.text.starts_with('-') {
             let f = match w.text.as_str() {
                 "-6" => Fam::V6,
@@ -169,7 +175,7 @@ pub(crate) fn parse_command(toks: &[Tok]) -> Result<Cmd, PErr> {
                 return Err(PErr::at(w, "both -4 and -6 given").exp("one address family"));
             }
             p.fam = Some(f);
-            w = p.need("an ip object: link, addr, neigh, route or sr")?;
+            w = p.need("an ip object: link, addr, neigh, route, nexthop or sr")?;
         }
     }
     let o = w.text.as_str();
@@ -190,6 +196,9 @@ pub(crate) fn parse_command(toks: &[Tok]) -> Result<Cmd, PErr> {
             Verb::Replace
         } else if matches(&v.text, "append") {
             Verb::Append
+        } else if matches(&v.text, "flush") {
+            return Err(PErr::at(v, "`route flush` is not supported by sr6: a configuration starts with no routes, and `route del PREFIX` removes one")
+                .exp("add, replace, append or del"));
         } else {
             return Err(
                 PErr::at(v, format!("unsupported route command `{}`", v.text)).exp("add, replace, append or del")
@@ -198,8 +207,13 @@ pub(crate) fn parse_command(toks: &[Tok]) -> Result<Cmd, PErr> {
         route::parse_route(&mut p, verb, line)?
     } else if o == "sr" {
         parse_sr(&mut p, w, line)?
+    } else if o.len() >= 3 && matches(o, "nexthop") {
+        crate::nexthop::parse_nexthop(&mut p, w, line)?
+    } else if matches(o, "rule") {
+        return Err(PErr::at(w, "policy routing (`ip rule`) is not supported by sr6: every packet is looked up in the main table (then in the tables End.T/End.DT* name)")
+            .exp("link, addr, neigh, route, nexthop or sr"));
     } else if with_ip {
-        return Err(PErr::at(w, format!("unknown ip object `{o}`")).exp("link, addr, neigh, route or sr"));
+        return Err(PErr::at(w, format!("unknown ip object `{o}`")).exp("link, addr, neigh, route, nexthop or sr"));
     } else {
         return Err(PErr::at(w, format!("unknown command `{o}`")).exp(COMMANDS));
     };
@@ -293,12 +307,14 @@ fn add_or_replace(p: &mut P, obj: &Tok, what: &str) -> Result<bool, PErr> {
     }
 }
 
-/// `addr add ADDR[/LEN] dev DEV [nodad]` (words in any order; `local ADDR` too).
+/// `addr add ADDR[/LEN] dev DEV [nodad] [brd +] [scope global]` (words in any order;
+/// `local ADDR` too).
 fn parse_addr(p: &mut P, obj: &Tok, line: usize) -> Result<Item, PErr> {
-    const WORDS: &str = "ADDR/LEN, dev DEV or nodad";
+    const WORDS: &str = "ADDR/LEN, dev DEV, nodad, brd + or scope global";
     let replace = add_or_replace(p, obj, "addr")?;
     let mut addr: Option<(IpAddr, u8, &Tok)> = None;
     let mut dev = None;
+    let mut brd: Option<&Tok> = None;
     let mut seen = Vec::new();
     while let Some(w) = p.next() {
         match w.text.as_str() {
@@ -309,6 +325,18 @@ fn parse_addr(p: &mut P, obj: &Tok, line: usize) -> Result<Item, PErr> {
                 dev = Some(d);
             }
             "nodad" => once(&mut seen, w)?,
+            "brd" | "broadcast" => {
+                once(&mut seen, w)?;
+                brd = Some(p.value(w, "+ (the subnet's all-ones address)")?);
+            }
+            "scope" => {
+                once(&mut seen, w)?;
+                let v = p.value(w, "global")?;
+                if !matches!(v.text.as_str(), "global" | "universe" | "0") {
+                    return Err(PErr::at(v, format!("address scope `{}` is not supported by sr6: it treats every address as global (the kernel's default), and does not model which sources a scope allows", v.text))
+                        .exp("global"));
+                }
+            }
             _ => {
                 let t = if w.text == "local" { p.value(w, "ADDR/LEN")? } else { w };
                 if addr.is_some() {
@@ -326,6 +354,20 @@ fn parse_addr(p: &mut P, obj: &Tok, line: usize) -> Result<Item, PErr> {
     let Some(dev) = dev else {
         return Err(p.eol("`addr add` needs a device").exp("dev DEV"));
     };
+    if let Some(b) = brd {
+        // The kernel adds the subnet's all-ones broadcast route itself; `brd +` names
+        // that same address. Any other broadcast address is not modelled.
+        let IpAddr::V4(a) = addr else {
+            return Err(PErr::at(b, "`brd` is for IPv4 addresses (IPv6 has no broadcast)").exp("no brd"));
+        };
+        let ones = u32::MAX.checked_shr(u32::from(prefix_len)).unwrap_or(0);
+        let subnet = std::net::Ipv4Addr::from(u32::from(a) | ones);
+        let ok = b.text == "+" || (prefix_len < 31 && b.text.parse::<std::net::Ipv4Addr>() == Ok(subnet));
+        if !ok {
+            return Err(PErr::at(b, format!("broadcast address `{}` is not supported by sr6: it knows only the subnet's all-ones address ({subnet}), which the kernel adds by itself", b.text))
+                .exp(format!("brd + (or brd {subnet})")));
+        }
+    }
     Ok(Item::Addr { spec: AddrSpec { line, dev, addr, prefix_len }, replace, at: at.clone() })
 }
 
@@ -429,7 +471,7 @@ fn parse_sr(p: &mut P, obj: &Tok, line: usize) -> Result<Item, PErr> {
 }
 
 pub(crate) const SYSCTL_KEYS: &str = "net.ipv6.conf.{all,default,DEV}.{seg6_enabled,seg6_require_hmac,forwarding}, \
-net.ipv4.ip_forward, net.ipv4.conf.{all,default,DEV}.forwarding; ignored: net.ipv6.conf.*.{accept_dad,accept_ra}, \
+net.ipv4.ip_forward, net.ipv4.conf.{all,default,DEV}.forwarding, net.ipv{6,4}.fib_multipath_hash_policy; ignored: net.ipv6.conf.*.{accept_dad,accept_ra}, \
 net.ipv4.conf.*.rp_filter";
 
 /// `sysctl [-w] [-q] KEY=VALUE...`.
@@ -497,6 +539,13 @@ fn sysctl_one(p: &mut P, t: &Tok, key: &str, val: &str, vcol: usize) -> Result<O
         })
     };
     Ok(match parts.as_slice() {
+        ["net", ipv @ ("ipv6" | "ipv4"), "fib_multipath_hash_policy"] => {
+            if matches!(val, "2" | "3") {
+                return Err(PErr::at_pos(line, vcol, format!("{key}={val} is not supported by sr6: it hashes L3 (0) or L4 (1) fields, not inner headers (2) or a custom field set (3)"))
+                    .exp("0 or 1"));
+            }
+            Some(SysctlSpec::MultipathHash { line, v6: *ipv == "ipv6", policy: int(0, 1)? as u8 })
+        }
         ["net", "ipv4", "ip_forward"] => {
             Some(SysctlSpec::Forwarding4 { line, dev: DevSel::All, value: int(0, 1)? == 1 })
         }

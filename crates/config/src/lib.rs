@@ -19,6 +19,7 @@
 mod apply;
 mod cmd;
 mod lex;
+mod nexthop;
 mod route;
 mod value;
 

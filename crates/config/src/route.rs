@@ -10,7 +10,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use sr6_core::behaviour::{by_keyword, Behaviour, Flavor, Param, TABLE};
 use sr6_core::spec::{
-    Flavors, Prefix, RouteKind, RouteSpec, Seg6Encap, Seg6Mode, SidAction, SidParams, SrhParam, MAIN_TABLE,
+    Flavors, PathSpec, Prefix, RouteKind, RouteSpec, Seg6Encap, Seg6Mode, SidAction, SidParams, SrhParam, MAIN_TABLE,
 };
 
 use crate::cmd::{once, Item, P};
@@ -25,8 +25,11 @@ pub(crate) enum Verb {
     Append,
 }
 
-const OPTIONS: &str = "via NH, dev DEV, table TABLE, encap seg6 ..., encap seg6local ..., metric N, proto P, \
-onlink, mtu N or scope link|global";
+const OPTIONS: &str = "via NH, dev DEV, nexthop ..., nhid N, table TABLE, encap seg6 ..., encap seg6local ..., \
+metric N, proto P, onlink, mtu N, pref P or scope link|global";
+
+/// The paths of a multipath route, each with its `via` word (for family errors).
+type Paths<'a> = Vec<(PathSpec, Option<&'a Tok>)>;
 
 enum Encap<'a> {
     Seg6 { encap: Seg6Encap, mode_tok: &'a Tok },
@@ -54,8 +57,12 @@ pub(crate) fn parse_route(p: &mut P, verb: Verb, line: usize) -> Result<Item, PE
             };
             t = p.value(t, "a prefix: ADDR[/LEN] or default")?;
         }
-        "local" | "broadcast" | "anycast" | "multicast" | "throw" | "prohibit" | "nat" | "xresolve" => {
-            return Err(PErr::at(t, format!("route type `{}` is not supported by sr6", t.text))
+        "local" => {
+            return Err(PErr::at(t, "route type `local` is not supported by sr6: its local addresses are those of `addr add` (the kernel consults a local route before every other table, which sr6's single lookup would not)")
+                .exp("unicast, blackhole or unreachable, or `addr add ADDR/128 dev DEV` for a local address"));
+        }
+        "broadcast" | "anycast" | "multicast" | "throw" | "prohibit" | "nat" | "xresolve" => {
+            return Err(PErr::at(t, format!("route type `{}` is not supported by sr6 (not modelled)", t.text))
                 .exp("unicast, blackhole or unreachable"));
         }
         _ => {}
@@ -67,33 +74,19 @@ pub(crate) fn parse_route(p: &mut P, verb: Verb, line: usize) -> Result<Item, PE
     let mut dev: Option<(String, &Tok)> = None;
     let mut table = None;
     let mut encap: Option<(Encap, &Tok)> = None;
+    let mut paths: Option<(Paths, &Tok)> = None;
+    let mut nhid: Option<(u32, &Tok)> = None;
     let mut seen = Vec::new();
     // `via`, `dev` and `encap` keywords, for blackhole/unreachable errors.
     let mut forwarding_words: Vec<&Tok> = Vec::new();
     while let Some(w) = p.next() {
-        if matches!(w.text.as_str(), "via" | "dev" | "oif" | "encap") {
+        if matches!(w.text.as_str(), "via" | "dev" | "oif" | "encap" | "nexthop" | "nhid") {
             forwarding_words.push(w);
         }
         match w.text.as_str() {
             "via" => {
                 once(&mut seen, w)?;
-                let mut v = p.value(w, "a next-hop address")?;
-                let fam_kw = match v.text.as_str() {
-                    "inet6" => Some(Fam::V6),
-                    "inet" => Some(Fam::V4),
-                    _ => None,
-                };
-                if fam_kw.is_some() {
-                    v = p.value(v, "a next-hop address")?;
-                }
-                let a = value::ip_of(v)?;
-                if let Some(f) = fam_kw {
-                    if f != Fam::of(&a) {
-                        return Err(PErr::at(v, format!("`{}` is not an {} address", v.text, f.name()))
-                            .exp(format!("an {} address", f.name())));
-                    }
-                }
-                via = Some((a, v));
+                via = Some(parse_via(p, w)?);
             }
             "dev" | "oif" => {
                 if dev.is_some() {
@@ -145,7 +138,38 @@ pub(crate) fn parse_route(p: &mut P, verb: Verb, line: usize) -> Result<Item, PE
                 encap = Some((e, w));
             }
             "nexthop" => {
-                return Err(PErr::at(w, "multipath routes are not supported by sr6").exp("a single via/dev"));
+                if let Some(x) = forwarding_words.iter().find(|t| t.text != "nexthop") {
+                    return Err(PErr::at(
+                        x,
+                        format!(
+                            "`{}` before `nexthop`: a multipath route's next hops are all in its `nexthop` clauses",
+                            x.text
+                        ),
+                    )
+                    .exp("nexthop via NH dev DEV [weight W] nexthop ..."));
+                }
+                paths = Some((parse_nexthops(p, w)?, w));
+            }
+            "nhid" => {
+                once(&mut seen, w)?;
+                nhid = Some((value::u32_of(p.value(w, "a nexthop id")?, "nexthop id")?, w));
+            }
+            "pref" => {
+                once(&mut seen, w)?;
+                let v = p.value(w, "low, medium or high")?;
+                if !matches!(v.text.as_str(), "low" | "medium" | "high") {
+                    return Err(
+                        PErr::at(v, format!("unknown route preference `{}`", v.text)).exp("low, medium or high")
+                    );
+                }
+            }
+            "src" => {
+                return Err(PErr::at(w, "`src` (a preferred source address) is not supported by sr6: it originates only ICMP errors, whose source it chooses as docs/behaviours.md says")
+                    .exp(OPTIONS));
+            }
+            "expires" => {
+                return Err(PErr::at(w, "`expires` is not supported by sr6: its routes do not age, and the route would outlive the given lifetime")
+                    .exp(OPTIONS));
             }
             "mode" | "segs" | "hmac" => {
                 return Err(PErr::at(w, format!("`{}` belongs to `encap seg6` and must follow it directly", w.text))
@@ -166,7 +190,8 @@ pub(crate) fn parse_route(p: &mut P, verb: Verb, line: usize) -> Result<Item, PE
             p.check_fam(pfx_tok, f)?;
             f
         }
-        None => match (p.fam, via) {
+        None => match (p.fam, via.or_else(|| paths.as_ref().and_then(|ps| ps.0.iter().find_map(|x| x.0.via.zip(x.1)))))
+        {
             (Some(f), _) => f,
             (None, Some((a, _))) => Fam::of(&a),
             (None, None) => {
@@ -179,7 +204,8 @@ pub(crate) fn parse_route(p: &mut P, verb: Verb, line: usize) -> Result<Item, PE
         Fam::V6 => Prefix::V6(Ipv6Addr::UNSPECIFIED, 0),
         Fam::V4 => Prefix::V4(Ipv4Addr::UNSPECIFIED, 0),
     });
-    if let Some((a, v)) = via {
+    let path_vias = paths.iter().flat_map(|ps| ps.0.iter().filter_map(|x| x.0.via.zip(x.1)));
+    for (a, v) in via.into_iter().chain(path_vias) {
         if Fam::of(&a) != fam {
             return Err(PErr::at(
                 v,
@@ -201,6 +227,24 @@ pub(crate) fn parse_route(p: &mut P, verb: Verb, line: usize) -> Result<Item, PE
                 RouteKind::Blackhole
             } else {
                 RouteKind::Unreachable
+            }
+        }
+        Type::Unicast if paths.is_some() || nhid.is_some() => {
+            let others: Vec<&&Tok> =
+                forwarding_words.iter().filter(|t| !matches!(t.text.as_str(), "nexthop")).collect();
+            if let (Some((_, n)), true) = (nhid, paths.is_some()) {
+                return Err(PErr::at(n, "`nhid` and `nexthop` both given").exp("one of nhid N or nexthop ..."));
+            }
+            if let (Some(_), Some(x)) = (nhid, others.iter().find(|t| t.text != "nhid")) {
+                return Err(PErr::at(
+                    x,
+                    format!("a route with `nhid` takes no `{}`: the nexthop object says where", x.text),
+                )
+                .exp("table, metric or proto"));
+            }
+            match paths {
+                Some((ps, _)) => RouteKind::Multipath { paths: ps.into_iter().map(|x| x.0).collect() },
+                None => RouteKind::Nhid { id: nhid.map_or(0, |n| n.0) },
             }
         }
         Type::Unicast => {
@@ -244,6 +288,95 @@ pub(crate) fn parse_route(p: &mut P, verb: Verb, line: usize) -> Result<Item, PE
     };
     let spec = RouteSpec { line, table: table.unwrap_or(MAIN_TABLE), prefix, kind };
     Ok(Item::Route { spec, verb, at: pfx_tok.clone() })
+}
+
+/// `via [inet6|inet] ADDR`, after the `via` word `w`; the address and its word.
+fn parse_via<'a>(p: &mut P<'a>, w: &Tok) -> Result<(IpAddr, &'a Tok), PErr> {
+    let mut v = p.value(w, "a next-hop address")?;
+    let fam_kw = match v.text.as_str() {
+        "inet6" => Some(Fam::V6),
+        "inet" => Some(Fam::V4),
+        _ => None,
+    };
+    if fam_kw.is_some() {
+        v = p.value(v, "a next-hop address")?;
+    }
+    let a = value::ip_of(v)?;
+    if let Some(f) = fam_kw {
+        if f != Fam::of(&a) {
+            return Err(PErr::at(v, format!("`{}` is not an {} address", v.text, f.name()))
+                .exp(format!("an {} address", f.name())));
+        }
+    }
+    Ok((a, v))
+}
+
+/// `nexthop [via NH] [dev DEV] [weight W] [onlink] nexthop ...` to the end of the line
+/// (as in iproute2, route options come before the first `nexthop`), after the first
+/// `nexthop` word `first`. Each path with its `via` word, for family errors.
+fn parse_nexthops<'a>(p: &mut P<'a>, first: &Tok) -> Result<Paths<'a>, PErr> {
+    const NH_WORDS: &str = "via NH, dev DEV, weight W, onlink, or the next `nexthop`";
+    let mut out = Vec::new();
+    let mut kw = first.clone();
+    loop {
+        let mut path = PathSpec { via: None, dev: None, weight: 1 };
+        let mut via_tok = None;
+        let mut seen = Vec::new();
+        let mut more = false;
+        while let Some(w) = p.next() {
+            match w.text.as_str() {
+                "nexthop" => {
+                    kw = w.clone();
+                    more = true;
+                    break;
+                }
+                "via" => {
+                    once(&mut seen, w)?;
+                    let (a, v) = parse_via(p, w)?;
+                    path.via = Some(a);
+                    via_tok = Some(v);
+                }
+                "dev" | "oif" => {
+                    once(&mut seen, w)?;
+                    let d = value::dev_of(p.value(w, "a device name")?)?;
+                    p.note_dev(&d);
+                    path.dev = Some(d);
+                }
+                "weight" => {
+                    once(&mut seen, w)?;
+                    let v = p.value(w, "a weight from 1 to 256")?;
+                    let n = value::u32_of(v, "weight")?;
+                    if !(1..=256).contains(&n) {
+                        return Err(PErr::at(v, format!("weight {n} is out of range")).exp("a weight from 1 to 256"));
+                    }
+                    path.weight = n as u16;
+                }
+                "onlink" => once(&mut seen, w)?,
+                "encap" => {
+                    return Err(PErr::at(
+                        w,
+                        "a per-path `encap` is not supported by sr6: a head-end policy has one next hop",
+                    )
+                    .exp(NH_WORDS))
+                }
+                _ => {
+                    return Err(PErr::at(
+                        w,
+                        format!("unknown nexthop option `{}` (route options go before the first `nexthop`)", w.text),
+                    )
+                    .exp(NH_WORDS))
+                }
+            }
+        }
+        if path.via.is_none() && path.dev.is_none() {
+            return Err(PErr::at(&kw, "a `nexthop` needs a gateway or a device")
+                .exp("nexthop via NH [dev DEV], or nexthop dev DEV"));
+        }
+        out.push((path, via_tok));
+        if !more {
+            return Ok(out);
+        }
+    }
 }
 
 fn parse_encap<'a>(p: &mut P<'a>, kw: &Tok) -> Result<Encap<'a>, PErr> {

@@ -133,7 +133,8 @@ fn route_option_errors() {
     assert!(e.message.contains("octal"), "{e}");
     err_at("route add fc00::/16 dev eth0 metric 99999999999", "99999999999");
     err_at("route add fc00::/16 dev eth0 scope host", "host");
-    err_at("route add fc00::/16 nexthop via fc00::1", "nexthop");
+    err_at("route add fc00::/16 dev eth0 nexthop via fc00::1", "dev");
+    err_at("route add fc00::/16 nexthop via fc00::1 table 9", "table");
     let e = err_eol("ip -6 route add fc00::/16 table 10");
     assert_eq!(expected(&e), "via NH or dev DEV");
     let e = err_at("ip -6 route add fc00::/16 via 10.0.0.1", "10.0.0.1");
@@ -351,8 +352,9 @@ fn duplicates_across_lines() {
     assert_eq!((e.line, e.col), (2, col("ip -6 route add fc00::/16 via fc00::1", "fc00::/16")));
     assert!(e.message.contains("line 1"), "{e}");
     assert!(expected(&e).contains("replace"), "{e}");
-    let e = err("route add fc00::/16 dev eth0\nroute append fc00::/16 dev eth1");
-    assert!(e.message.contains("multipath"), "{e}");
+    let e = err("route add 10.0.0.0/8 dev eth0\nroute append 10.0.0.0/8 dev eth1");
+    assert!(e.message.contains("IPv4"), "{e}");
+    assert_eq!(e.line, 2);
     // a different table is a different route
     parse_str("route add fc00::/16 dev eth0\nroute add fc00::/16 dev eth0 table 9", "t").unwrap();
     let e = err("addr add fc00::1/64 dev eth0\naddr add fc00::1/64 dev eth0");

@@ -39,6 +39,8 @@ pub struct RouterSpec {
     pub hmac_keys: Vec<HmacKeySpec>,
     /// `sysctl -w KEY=VALUE` for the keys sr6 understands.
     pub sysctls: Vec<SysctlSpec>,
+    /// `ip nexthop add id N ...`: nexthop objects, for routes with `nhid N`.
+    pub nexthops: Vec<NexthopSpec>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -111,6 +113,39 @@ pub enum RouteKind {
     Seg6 { encap: Seg6Encap, via: Option<IpAddr>, dev: Option<String> },
     /// `encap seg6local action B ... dev DEV` (RFC 8986 §4).
     Seg6Local { action: SidAction, dev: Option<String> },
+    /// `nexthop via A dev D weight W nexthop ...`: equal- or weighted-cost multipath
+    /// (one path per `nexthop`).
+    Multipath { paths: Vec<PathSpec> },
+    /// `nhid N`: through nexthop object N (`ip nexthop add id N ...`).
+    Nhid { id: u32 },
+}
+
+/// One path of a multipath route or of a nexthop object.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PathSpec {
+    pub via: Option<IpAddr>,
+    pub dev: Option<String>,
+    /// 1 to 256, as the kernel's (`rtnh_hops` + 1).
+    pub weight: u16,
+}
+
+/// `ip nexthop add id N ...`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NexthopSpec {
+    pub line: Line,
+    pub id: u32,
+    pub kind: NexthopKind,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NexthopKind {
+    /// `via A dev D` or `dev D`; `v6` is the family (of `via`, or `-6`/`-4`).
+    Single { via: Option<IpAddr>, dev: String, v6: bool },
+    /// `blackhole`: routes through it discard silently. Its family is `-6`'s, else
+    /// IPv4 (as the kernel's).
+    Blackhole { v6: bool },
+    /// `group N1[,W1]/N2[,W2]/...`: members (single nexthops) with weights 1 to 256.
+    Group { members: Vec<(u32, u16)> },
 }
 
 /// The head-end modes of `encap seg6 mode ...`.
@@ -293,4 +328,7 @@ pub enum SysctlSpec {
     Forwarding6 { line: Line, dev: DevSel, value: bool },
     /// `net.ipv4.ip_forward=N` or `net.ipv4.conf.X.forwarding=N`
     Forwarding4 { line: Line, dev: DevSel, value: bool },
+    /// `net.ipv6.fib_multipath_hash_policy=0|1` (`v6`) or
+    /// `net.ipv4.fib_multipath_hash_policy=0|1`: 0 hashes L3 fields, 1 the 5-tuple.
+    MultipathHash { line: Line, v6: bool, policy: u8 },
 }

@@ -88,6 +88,11 @@ fn frames() -> Vec<Vec<u8>> {
         v.push(frame("fc00:a::2", "fc00:2::9", hl, None, udp));
         v.push(frame("fc00:a::2", "fc00:3::9", hl, None, udp));
         v.push(frame("fc00:a::2", "fc00:23::77", hl, None, udp));
+        for d in ["fc00:40::9", "fc00:40::a", "fc00:40::1:b", "fc00:41::1"] {
+            v.push(frame("fc00:a::2", d, hl, None, udp));
+        }
+        v.push(frame("fc00:9::1", "fc00:1::e", hl, Some((&["fc00:40::5", "fc00:1::e"], 1, 17)), udp));
+        v.push(frame4(&ip4([30, 1, 2, 3], hl, 0, false, udp)));
         // Head-end policies: encap, inline and l2encap with 1 to 5 segments (every
         // header length `fast::rewrite_for` has code for, and others).
         for d in [

@@ -1,7 +1,7 @@
 //! IPv6 and IPv4 input, FIB dispatch and plain forwarding (RFC 8200 §3, RFC 1812 §5.3),
 //! and local delivery of IPv6 packets carrying an SRH (RFC 8754 §4.3.2).
 
-use super::{icmp, mtu, output, Next, Worker};
+use super::{icmp, mtu, multipath, output, Next, Worker};
 use crate::behaviour::{endpoint, headend, hmac_check};
 use crate::drop::DropReason;
 use crate::packet::Verdict;
@@ -57,6 +57,10 @@ pub fn route6(t: &Tables, w: &mut Worker, p: &mut PacketBuf, table: u32, forward
     };
     match fib.lookup6(&dst) {
         Some(Route::Forward(nh)) => forward6(t, w, p, nh, forward),
+        Some(Route::Multipath(g)) => match select(t, g, multipath::hash6(p.data(), t.multipath_hash6)) {
+            Some(nh) => forward6(t, w, p, nh, forward),
+            None => Next::drop(DropReason::NoRoute),
+        },
         Some(Route::Local) => local6(t, w, p),
         Some(Route::Sid(i)) => local_sid(t, w, p, i),
         Some(Route::Policy(i)) => policy6(t, w, p, i, forward),
@@ -128,6 +132,11 @@ fn count_policy(w: &mut Worker, i: u32) {
     }
 }
 
+/// The next hop of multipath group `g` for a packet whose flow hash is `hash`.
+fn select(t: &Tables, g: u32, hash: u32) -> Option<NextHop> {
+    t.groups.get(g as usize)?.select(hash)
+}
+
 /// Forwards an IPv6 packet to `nh`: RFC 8200 §3 hop-limit processing when `forward`.
 #[inline]
 pub fn forward6(t: &Tables, w: &mut Worker, p: &mut PacketBuf, nh: NextHop, forward: bool) -> Next {
@@ -190,6 +199,10 @@ pub fn route4(t: &Tables, w: &mut Worker, p: &mut PacketBuf, table: u32, forward
     };
     match fib.lookup4(&dst) {
         Some(Route::Forward(nh)) => forward4(t, w, p, nh, forward),
+        Some(Route::Multipath(g)) => match select(t, g, multipath::hash4(p.data(), t.multipath_hash4)) {
+            Some(nh) => forward4(t, w, p, nh, forward),
+            None => Next::drop(DropReason::NoRoute),
+        },
         Some(Route::Local) => Next::Done(output::local(p, &w.rx_macs, ETHERTYPE_IPV4)),
         Some(Route::Policy(i)) => policy4(t, w, p, i, forward),
         Some(Route::Blackhole) => Next::drop(DropReason::Blackhole),
@@ -231,6 +244,8 @@ pub fn out_dev4(t: &Tables, a: &[u8; 4]) -> Option<DevId> {
 
 fn nh_dev(t: &Tables, r: Route) -> Option<DevId> {
     match r {
+        // A multipath route: its first next hop's device (the packet is not at hand).
+        Route::Multipath(g) => nh_dev(t, Route::Forward(*t.groups.get(g as usize)?.hops.first()?)),
         Route::Forward(NextHop::OnLink(d)) => Some(d),
         Route::Forward(NextHop::Adj(i)) => t.adjacencies.get(i as usize).map(|a| a.dev),
         _ => None,

@@ -14,6 +14,7 @@ pub(crate) mod fast;
 pub(crate) mod forward;
 pub(crate) mod icmp;
 pub(crate) mod mtu;
+pub(crate) mod multipath;
 pub(crate) mod output;
 mod ratelimit;
 

@@ -7,15 +7,16 @@ use std::net::{IpAddr, Ipv6Addr};
 use rustc_hash::FxHashMap;
 
 use super::{
-    eth_addrs, neigh_key, Adjacency, Device, FastDevs, FastSid, Fib, HmacKeys, NextHop, Policy, Rewrite, Route, Sid,
-    SidBuilder, Tables,
+    eth_addrs, neigh_key, Adjacency, Device, FastDevs, FastSid, Fib, Group, HmacKeys, NextHop, Policy, Rewrite, Route,
+    Sid, SidBuilder, Tables,
 };
 use crate::exact::ExactMap;
 use crate::hmac::HmacKey;
 use crate::lpm::{Lpm, Lpm4, Lpm6};
 use crate::packet::DevId;
 use crate::spec::{
-    DevSel, Line, Prefix, RouteKind, RouterSpec, Seg6Encap, Seg6Mode, SysctlSpec, DEFAULT_MTU, MAIN_TABLE,
+    DevSel, Line, NexthopKind, PathSpec, Prefix, RouteKind, RouterSpec, Seg6Encap, Seg6Mode, SysctlSpec, DEFAULT_MTU,
+    MAIN_TABLE,
 };
 
 /// A configuration that cannot be built, with the line it came from.
@@ -47,6 +48,10 @@ pub(super) struct Builder<'a> {
     neighbours: FxHashMap<(DevId, u128), [u8; 6]>,
     hmac: HmacKeys,
     warnings: Vec<String>,
+    groups: Vec<Group>,
+    /// Group index of each nexthop-object group already built, by id.
+    group_of_id: FxHashMap<(u32, bool), u32>,
+    multipath_hash: (u8, u8),
 }
 
 impl Tables {
@@ -64,6 +69,9 @@ impl Tables {
             neighbours: FxHashMap::default(),
             hmac: HmacKeys::default(),
             warnings: Vec::new(),
+            groups: Vec::new(),
+            group_of_id: FxHashMap::default(),
+            multipath_hash: (0, 0),
         };
         b.devices()?;
         b.sysctls()?;
@@ -160,6 +168,8 @@ impl<'a> Builder<'a> {
                     DevSel::Default => {}
                     DevSel::Dev(d) => dev_fwd4[self.dev(d, *line)? as usize] = Some(*value),
                 },
+                SysctlSpec::MultipathHash { v6: true, policy, .. } => self.multipath_hash.0 = *policy,
+                SysctlSpec::MultipathHash { v6: false, policy, .. } => self.multipath_hash.1 = *policy,
             }
         }
         for (i, d) in self.devices.iter_mut().enumerate() {
@@ -259,6 +269,108 @@ impl<'a> Builder<'a> {
         }
     }
 
+    /// One path of a multipath route or nexthop object: a gateway or a device.
+    fn path(
+        &mut self,
+        prefix: Prefix,
+        via: Option<IpAddr>,
+        dev: Option<&str>,
+        onlink: &OnLinkIndex,
+        line: Line,
+    ) -> Result<NextHop, BuildError> {
+        let dev = match dev {
+            Some(d) => Some(self.dev(d, line)?),
+            None => None,
+        };
+        match (via, dev) {
+            (Some(v), d) => {
+                check_family(prefix, v, line)?;
+                self.gateway(v, d, onlink, line)
+            }
+            (None, Some(d)) => Ok(NextHop::OnLink(d)),
+            (None, None) => err(line, "a next hop needs `via NH` or `dev DEV`"),
+        }
+    }
+
+    /// A route's group of next hops: [`Route::Forward`] for one path.
+    fn group(&mut self, hops: Vec<NextHop>, weights: Vec<u16>) -> Route {
+        if hops.len() == 1 {
+            return Route::Forward(hops[0]);
+        }
+        self.groups.push(Group::new(hops, weights));
+        Route::Multipath((self.groups.len() - 1) as u32)
+    }
+
+    /// `nexthop via A dev D weight W nexthop ...`.
+    fn multipath(
+        &mut self,
+        prefix: Prefix,
+        paths: &[PathSpec],
+        onlink: &OnLinkIndex,
+        line: Line,
+    ) -> Result<Route, BuildError> {
+        if paths.is_empty() {
+            return err(line, "a multipath route needs at least one `nexthop`");
+        }
+        let mut hops = Vec::new();
+        for p in paths {
+            hops.push(self.path(prefix, p.via, p.dev.as_deref(), onlink, line)?);
+        }
+        Ok(self.group(hops, paths.iter().map(|p| p.weight.clamp(1, 256)).collect()))
+    }
+
+    /// `nhid N`: nexthop object N, a single next hop, a blackhole or a group (as the
+    /// kernel: members are single next hops of the route's family).
+    fn nhid(&mut self, prefix: Prefix, id: u32, onlink: &OnLinkIndex, line: Line) -> Result<Route, BuildError> {
+        let spec = self.spec;
+        let find = |id: u32| spec.nexthops.iter().find(|n| n.id == id);
+        let Some(nh) = find(id) else { return err(line, format!("nexthop id {id} does not exist")) };
+        let v6_route = matches!(prefix, Prefix::V6(..));
+        let single = |b: &mut Self, k: &NexthopKind, what: u32| -> Result<NextHop, BuildError> {
+            match k {
+                NexthopKind::Single { via, dev, v6 } => {
+                    if *v6 != v6_route {
+                        let (r, n) = if v6_route { ("an IPv6", "IPv4") } else { ("an IPv4", "IPv6") };
+                        return err(line, format!("{r} route cannot use nexthop {what}, an {n} nexthop"));
+                    }
+                    b.path(prefix, *via, Some(dev), onlink, line)
+                }
+                NexthopKind::Blackhole { .. } => {
+                    err(line, format!("nexthop {what} is a blackhole; a group cannot hold it"))
+                }
+                NexthopKind::Group { .. } => err(line, format!("nexthop {what} is a group; groups do not nest")),
+            }
+        };
+        match &nh.kind {
+            NexthopKind::Blackhole { v6 } if *v6 != v6_route => err(
+                line,
+                format!("nexthop {id} is an {} blackhole; the route is not", if *v6 { "IPv6" } else { "IPv4" }),
+            ),
+            NexthopKind::Blackhole { .. } => Ok(Route::Blackhole),
+            k @ NexthopKind::Single { .. } => Ok(Route::Forward(single(self, k, id)?)),
+            NexthopKind::Group { members } => {
+                if let Some(g) = self.group_of_id.get(&(id, v6_route)) {
+                    return Ok(Route::Multipath(*g));
+                }
+                let mut hops = Vec::new();
+                for (m, _) in members {
+                    let Some(mn) = find(*m) else {
+                        return err(line, format!("nexthop {m}, a member of group {id}, does not exist"));
+                    };
+                    hops.push(single(self, &mn.kind, *m)?);
+                }
+                if hops.is_empty() {
+                    return err(line, format!("nexthop group {id} is empty"));
+                }
+                let r = self.group(hops, members.iter().map(|m| m.1.clamp(1, 256)).collect());
+                if let Route::Multipath(g) = r {
+                    self.group_of_id.insert((id, v6_route), g);
+                }
+                Ok(r)
+            }
+        }
+    }
+
     fn finish(&mut self) -> Result<Tables, BuildError> {
         let spec = self.spec;
         // Device routes of the main table, to resolve gateways given without a device.
@@ -310,6 +422,8 @@ impl<'a> Builder<'a> {
                 .into(),
                 RouteKind::Blackhole => Route::Blackhole,
                 RouteKind::Unreachable => Route::Unreachable,
+                RouteKind::Multipath { paths } => self.multipath(r.prefix, paths, &onlink, r.line)?,
+                RouteKind::Nhid { id } => self.nhid(r.prefix, *id, &onlink, r.line)?,
                 RouteKind::Seg6 { encap, dev, .. } => {
                     let dev = match dev {
                         Some(d) => Some(self.dev(d, r.line)?),
@@ -393,6 +507,9 @@ impl<'a> Builder<'a> {
             policy_out: Vec::new(),
             rewrites: Vec::new(),
             adjacencies: std::mem::take(&mut self.adjacencies),
+            groups: std::mem::take(&mut self.groups),
+            multipath_hash6: self.multipath_hash.0,
+            multipath_hash4: self.multipath_hash.1,
             neighbours: std::mem::take(&mut self.neighbours),
             hmac: std::mem::take(&mut self.hmac),
             tunsrc: spec.tunsrc.map(|t| t.0),

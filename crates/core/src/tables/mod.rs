@@ -5,6 +5,7 @@
 mod build;
 pub(crate) mod fast_route;
 mod fast_sid;
+mod multipath;
 mod policy;
 mod rewrite;
 mod sid_builder;
@@ -12,6 +13,7 @@ mod sid_builder;
 pub use build::BuildError;
 pub use fast_route::Out;
 pub(crate) use fast_sid::{FastKind, FastSid};
+pub use multipath::Group;
 pub use policy::Policy;
 pub(crate) use rewrite::{Rewrite, RewriteKind};
 pub use sid_builder::SidBuilder;
@@ -81,6 +83,9 @@ pub enum Route {
     Policy(u32),
     Blackhole,
     Unreachable,
+    /// A multipath route: index into [`Tables::groups`]; the general path picks the
+    /// next hop by the packet's flow hash.
+    Multipath(u32),
 }
 
 /// What the fast path finds next to a FIB value (the aux record of [`Fib::lpm6`] and
@@ -327,6 +332,11 @@ pub struct Tables {
     /// By policy: its rewrite as the fast path applies it.
     pub(crate) rewrites: Vec<Rewrite>,
     pub adjacencies: Vec<Adjacency>,
+    /// The next hops of multipath routes ([`Route::Multipath`]).
+    pub groups: Vec<Group>,
+    /// `net.ipv6.fib_multipath_hash_policy` and `net.ipv4.fib_multipath_hash_policy`.
+    pub multipath_hash6: u8,
+    pub multipath_hash4: u8,
     /// Neighbours: (device, address as IPv6 or IPv4-mapped) -> MAC.
     pub neighbours: FxHashMap<(DevId, u128), [u8; 6]>,
     pub hmac: HmacKeys,

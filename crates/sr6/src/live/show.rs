@@ -5,7 +5,7 @@ use std::fmt::Write;
 use std::net::IpAddr;
 
 use serde_json::{json, Value};
-use sr6_core::spec::{RouteKind, RouteSpec, RouterSpec};
+use sr6_core::spec::{NexthopKind, PathSpec, RouteKind, RouteSpec, RouterSpec};
 use sr6_core::tables::Tables;
 
 use super::state::{PrefixKey, Retired, Shared};
@@ -50,10 +50,46 @@ fn n(v: &Value) -> u64 {
 
 /// The routes, in configuration syntax (what `ip -6 route show` would list).
 pub fn routes(spec: &RouterSpec) -> Vec<String> {
-    spec.routes.iter().map(route_line).collect()
+    spec.routes.iter().map(|r| route_line(spec, r)).collect()
 }
 
-fn route_line(r: &RouteSpec) -> String {
+/// ` nexthop via A dev D weight W` per path, as `ip route` lists a multipath route.
+fn paths(o: &mut String, paths: &[PathSpec]) {
+    for p in paths {
+        o.push_str(" nexthop");
+        if let Some(v) = p.via {
+            let _ = write!(o, " via {v}");
+        }
+        if let Some(d) = &p.dev {
+            let _ = write!(o, " dev {d}");
+        }
+        let _ = write!(o, " weight {}", p.weight);
+    }
+}
+
+/// The paths of nexthop object `id`, as a comment (what `ip route` lists under a
+/// route with `nhid`).
+fn nexthop_paths(spec: &RouterSpec, id: u32) -> String {
+    let single = |id: u32, weight: u16| match spec.nexthops.iter().find(|n| n.id == id).map(|n| &n.kind) {
+        Some(NexthopKind::Single { via, dev, .. }) => Some(PathSpec { via: *via, dev: Some(dev.clone()), weight }),
+        _ => None,
+    };
+    let mut o = String::new();
+    match spec.nexthops.iter().find(|n| n.id == id).map(|n| &n.kind) {
+        Some(NexthopKind::Group { members }) => {
+            paths(&mut o, &members.iter().filter_map(|(m, w)| single(*m, *w)).collect::<Vec<_>>())
+        }
+        Some(NexthopKind::Single { .. }) => {
+            paths(&mut o, &single(id, 1).into_iter().collect::<Vec<_>>());
+            o = o.replace(" weight 1", "");
+        }
+        Some(NexthopKind::Blackhole { .. }) => o.push_str(" blackhole"),
+        None => {}
+    }
+    o
+}
+
+fn route_line(spec: &RouterSpec, r: &RouteSpec) -> String {
     let mut o = prefix(&r.prefix);
     let via_dev = |o: &mut String, via: &Option<IpAddr>, dev: &Option<String>| {
         if let Some(v) = via {
@@ -74,6 +110,21 @@ fn route_line(r: &RouteSpec) -> String {
         RouteKind::Seg6Local { action, dev } => {
             let _ = write!(o, " encap seg6local action {action}");
             via_dev(&mut o, &None, dev);
+        }
+        RouteKind::Multipath { paths: ps } => {
+            if r.table != sr6_core::spec::MAIN_TABLE {
+                let _ = write!(o, " table {}", r.table);
+            }
+            paths(&mut o, ps);
+            return o;
+        }
+        RouteKind::Nhid { id } => {
+            let _ = write!(o, " nhid {id}");
+            if r.table != sr6_core::spec::MAIN_TABLE {
+                let _ = write!(o, " table {}", r.table);
+            }
+            let _ = write!(o, "   #{}", nexthop_paths(spec, *id));
+            return o;
         }
     }
     if r.table != sr6_core::spec::MAIN_TABLE {
@@ -207,4 +258,32 @@ pub fn neighbours(t: &Tables) -> Vec<(String, IpAddr, String)> {
         .collect();
     v.sort();
     v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `show routes` lists multipath routes and routes through nexthop objects in
+    /// configuration syntax: the listing parses back to the same routes.
+    #[test]
+    fn multipath_routes_list_as_config() {
+        let nh = "ip nexthop add id 1 via fc00:12::2 dev eth1\nip nexthop add id 2 via fc00:13::2 dev eth2\n\
+                  ip nexthop add id 9 group 1/2,3\n";
+        let conf = format!(
+            "{nh}ip -6 route add fc00:50::/48 nexthop via fc00:12::2 dev eth1 weight 2 nexthop dev eth2\n\
+             ip -6 route add fc00:60::/48 nhid 9 table 7\n"
+        );
+        let spec = sr6_config::parse_str(&conf, "t").unwrap();
+        let lines = routes(&spec);
+        assert_eq!(lines[0], "fc00:50::/48 nexthop via fc00:12::2 dev eth1 weight 2 nexthop dev eth2 weight 1");
+        assert_eq!(
+            lines[1],
+            "fc00:60::/48 nhid 9 table 7   # nexthop via fc00:12::2 dev eth1 weight 1 nexthop via fc00:13::2 dev eth2 weight 3"
+        );
+        let again: String = lines.iter().map(|l| format!("ip -6 route add {l}\n")).collect();
+        let back = sr6_config::parse_str(&format!("{nh}{again}"), "t").unwrap();
+        let kinds = |s: &RouterSpec| s.routes.iter().map(|r| (r.table, r.prefix, r.kind.clone())).collect::<Vec<_>>();
+        assert_eq!(kinds(&back), kinds(&spec));
+    }
 }
