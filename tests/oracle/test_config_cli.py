@@ -73,13 +73,15 @@ def test_missing_input_file(sr6_cli):
     r = sr6_cli(GOOD, [], write_input=False)
     assert r.returncode != 0
     assert "in.pcap" in r.stderr, f"the message should name the missing file:\n{r.stderr}"
+    assert r.stderr.count("No such file or directory") == 1, f"the reason, said once:\n{r.stderr}"
     assert _no_outputs(r)
 
 
 def test_missing_config_file(sr6_cli):
     r = sr6_cli(None, [rx(udp6())], config_name="does-not-exist.conf")
     assert r.returncode != 0
-    assert "does-not-exist.conf" in r.stderr, r.stderr
+    assert "does-not-exist.conf: cannot read" in r.stderr, r.stderr
+    assert r.stderr.count("No such file or directory") == 1, f"the reason, said once:\n{r.stderr}"
 
 
 def test_input_not_a_pcap(sr6_bin, tmp_path):
@@ -92,6 +94,52 @@ def test_input_not_a_pcap(sr6_bin, tmp_path):
                         "--out-dir", str(tmp_path / "out"), "--json"], capture_output=True, text=True, timeout=60)
     assert p.returncode != 0, "a non-pcap input must be an error"
     assert p.stderr.strip(), "with a message"
+
+
+def _pcap_outputs(out):
+    return {f.name: f.read_bytes() for f in sorted(out.glob("*.pcap"))}
+
+
+@pytest.mark.parametrize("writer", ["scapy", "editcap"])
+def test_pcapng_input_is_read_like_pcap(sr6_bin, tmp_path, writer):
+    """Wireshark's default format: the same frames as pcapng (written by scapy's
+    wrpcapng, or converted by Wireshark's editcap -F pcapng) give the
+    same outputs, timestamps included, as the pcap that scapy writes."""
+    import shutil
+    import subprocess
+
+    from scapy.all import wrpcap, wrpcapng
+    frames = [rx(udp6()), rx(with_hlim(udp6(), 1)), rx(udp6(dst="fc00:9::1"))]
+    for i, f in enumerate(frames):
+        f.time = 1700000000 + i * 0.25
+    pcap, ng = tmp_path / "in.pcap", tmp_path / "in.pcapng"
+    wrpcap(str(pcap), frames)
+    if writer == "scapy":
+        wrpcapng(str(ng), frames)
+    else:
+        editcap = shutil.which("editcap")
+        if editcap is None:
+            pytest.fail("editcap (package tshark/wireshark-common) is needed", pytrace=False)
+        subprocess.run([editcap, "-F", "pcapng", str(pcap), str(ng)], check=True, capture_output=True)
+    cfg = tmp_path / "sr6.conf"
+    cfg.write_text(GOOD)
+    outs = []
+    for name, inp in (("pcap", pcap), ("ng", ng)):
+        out = tmp_path / name
+        p = subprocess.run([str(sr6_bin), "pcap", "--config", str(cfg), "--in", str(inp), "--out-dir", str(out)],
+                           capture_output=True, text=True, timeout=60)
+        assert p.returncode == 0, p.stderr
+        outs.append(_pcap_outputs(out))
+    assert outs[0] == outs[1]
+    assert sum(len(b) for b in outs[0].values()) > 24 * len(outs[0]), "some frames went out"
+
+
+def test_not_a_capture_says_which_formats(sr6_bin, tmp_path):
+    import subprocess
+    bad = tmp_path / "x.cap"
+    bad.write_bytes(b"\x00" * 64)
+    p = subprocess.run([str(sr6_bin), "dump", str(bad)], capture_output=True, text=True, timeout=60)
+    assert p.returncode != 0 and "pcap and pcapng" in p.stderr, p.stderr
 
 
 def test_unknown_in_dev_is_an_error(sr6_cli):

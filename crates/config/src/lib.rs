@@ -33,9 +33,9 @@ pub use apply::note_dev;
 ///
 /// Displayed as `FILE:LINE:COL: MESSAGE (expected EXPECTED)`; the parenthesis is left
 /// out when there is no `expected`. `line` and `col` are 1-based; an I/O error has
-/// line 0 and column 0.
+/// line 0 and column 0, and is displayed as `FILE: MESSAGE`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{file}:{line}:{col}: {message}{}", ExpectedSuffix(.expected))]
+#[error("{}{message}{}", Place(file, *line, *col), ExpectedSuffix(.expected))]
 pub struct ConfigError {
     pub file: String,
     pub line: usize,
@@ -44,6 +44,18 @@ pub struct ConfigError {
     pub col: usize,
     pub message: String,
     pub expected: Option<String>,
+}
+
+/// `FILE:LINE:COL: `, or `FILE: ` for an error about the whole file (line 0).
+struct Place<'a>(&'a str, usize, usize);
+
+impl fmt::Display for Place<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Place(file, 0, _) => write!(f, "{file}: "),
+            Place(file, line, col) => write!(f, "{file}:{line}:{col}: "),
+        }
+    }
 }
 
 struct ExpectedSuffix<'a>(&'a Option<String>);

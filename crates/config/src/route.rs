@@ -323,13 +323,15 @@ fn keyword_list() -> String {
 }
 
 /// What an action takes, for messages: `nh6 (required), oif`.
+/// What may follow `action B` instead of a parameter B does not take: the `expected`
+/// part of the error (the message names the word only, so the list is said once).
 fn takes(d: &Behaviour) -> String {
     let mut v: Vec<String> = d.required.iter().map(|p| format!("{} (required)", p.keyword())).collect();
     v.extend(d.optional.iter().map(|p| p.keyword().to_string()));
     if v.is_empty() {
-        "no parameters".to_string()
+        format!("no parameter: {} takes none", d.keyword)
     } else {
-        v.join(", ")
+        format!("a parameter of {}: {}", d.keyword, v.join(", "))
     }
 }
 
@@ -353,11 +355,7 @@ fn parse_seg6local<'a>(p: &mut P<'a>, kw: &Tok) -> Result<Encap<'a>, PErr> {
         if let Some(param) = Param::from_keyword(&w.text) {
             p.next();
             if !d.accepts(param) {
-                return Err(PErr::at(
-                    w,
-                    format!("{} does not take `{}`; it takes: {}", d.keyword, param.keyword(), takes(d)),
-                )
-                .exp(takes(d)));
+                return Err(PErr::at(w, format!("{} does not take `{}`", d.keyword, param.keyword())).exp(takes(d)));
             }
             if given.contains(&param) {
                 return Err(PErr::at(w, format!("duplicate `{}`", w.text)).exp(format!("`{}` at most once", w.text)));

@@ -49,6 +49,11 @@ fn display_format() {
     let no_exp = ConfigError { file: "f".into(), line: 2, col: 3, message: "m".into(), expected: None };
     assert_eq!(no_exp.to_string(), "f:2:3: m");
     let _: &dyn std::error::Error = &no_exp;
+    // A file that cannot be read: no line, and the io error said once.
+    let e = sr6_config::parse_file(std::path::Path::new("/nonexistent/sr6.conf")).unwrap_err();
+    let s = e.to_string();
+    assert!(s.starts_with("/nonexistent/sr6.conf: cannot read the configuration: "), "{s}");
+    assert_eq!(s.matches("os error 2").count(), 1, "{s}");
 }
 
 #[test]
@@ -201,11 +206,18 @@ fn seg6local_errors() {
     err_eol("route add fc00::1/128 encap seg6local action");
 
     let e = err_at("ip -6 route add fc00::9/128 encap seg6local action End.DX6 nh6 fc00::2 table 100", "table");
-    assert_eq!(e.message, "End.DX6 does not take `table`; it takes: nh6 (required), oif");
+    assert_eq!(e.message, "End.DX6 does not take `table`");
+    assert_eq!(expected(&e), "a parameter of End.DX6: nh6 (required), oif");
+    // What it takes is said once, in the parenthesis.
+    assert!(
+        e.to_string().ends_with("End.DX6 does not take `table` (expected a parameter of End.DX6: nh6 (required), oif)"),
+        "{e}"
+    );
     let e = err_at("route add fc00::9/128 encap seg6local action End vrftable 1", "vrftable");
-    assert!(e.message.contains("it takes: no parameters"), "{e}");
+    assert_eq!(expected(&e), "no parameter: End takes none");
     let e = err_at("route add fc00::9/128 encap seg6local action End.X nh6 fc00::1 map fc00::2", "map");
-    assert_eq!(e.message, "End.X does not take `map`; it takes: nh6 (required), oif");
+    assert_eq!(e.message, "End.X does not take `map`");
+    assert_eq!(expected(&e), "a parameter of End.X: nh6 (required), oif");
     let e = err_at("route add fc00::9/128 encap seg6local action End map fc00::2 dev eth0", "map");
     assert!(e.message.contains("does not take `map`"), "{e}");
 
@@ -228,7 +240,8 @@ fn seg6local_errors() {
     err_eol("route add fc00::9/128 encap seg6local action End.MAP map");
     err_at("route add fc00::9/128 encap seg6local action End.MAP map fc00::1 map fc00::2", "map fc00::2");
     let e = err_at("route add fc00::9/128 encap seg6local action End.MAP map fc00::1 nh6 fc00::2", "nh6");
-    assert_eq!(e.message, "End.MAP does not take `nh6`; it takes: map (required)");
+    assert_eq!(e.message, "End.MAP does not take `nh6`");
+    assert_eq!(expected(&e), "a parameter of End.MAP: map (required)");
     let e = err_at("route add fc00::9/128 encap seg6local action End.MAP map fc00::1 flavors psp", "psp");
     assert_eq!(expected(&e), "End.MAP allows no flavours");
     // The file and the line, as for every error.
