@@ -20,6 +20,10 @@ BAD_LINES = {
     "flavour_not_allowed": ("ip -6 route add fc00:e::1/128 encap seg6local action End.DX6 nh6 fc00:13::2 "
                             "flavors psp dev eth0", "flavors psp"),
     "bad_require_hmac": ("sysctl -w net.ipv6.conf.eth0.seg6_require_hmac=7", "7"),
+    # A device no line declares (a typo): the kernel says "Cannot find device".
+    "undeclared_device": ("ip -6 route add fc00:9::/64 via fc00:12::2 dev eht1", "eht1"),
+    "undeclared_oif": ("ip -6 route add fc00:e::1/128 encap seg6local action End.X nh6 fc00:12::2 oif eth7 "
+                       "dev eth0", "eth7"),
 }
 
 # Lines that only a whole-config validation can reject (behaviours "Tables::build"): the

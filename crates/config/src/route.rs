@@ -101,7 +101,7 @@ pub(crate) fn parse_route(p: &mut P, verb: Verb, line: usize) -> Result<Item, PE
                 }
                 let v = p.value(w, "a device name")?;
                 let d = value::dev_of(v)?;
-                p.note_dev(&d);
+                p.note_route_dev(&d, v);
                 dev = Some((d, v));
             }
             "table" => {
@@ -366,8 +366,9 @@ fn parse_seg6local<'a>(p: &mut P<'a>, kw: &Tok) -> Result<Encap<'a>, PErr> {
                 Param::Nh6 => params.nh6 = Some(value::v6_of(p.value(w, hint)?)?),
                 Param::Nh4 => params.nh4 = Some(value::v4_of(p.value(w, hint)?)?),
                 Param::Oif => {
-                    let dev = value::dev_of(p.value(w, hint)?)?;
-                    p.note_dev(&dev);
+                    let t = p.value(w, hint)?;
+                    let dev = value::dev_of(t)?;
+                    p.note_route_dev(&dev, t);
                     params.oif = Some(dev);
                 }
                 Param::Table => params.table = Some(value::table_of(p.value(w, hint)?)?),

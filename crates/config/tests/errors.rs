@@ -367,9 +367,9 @@ fn duplicates_across_lines() {
 
 #[test]
 fn parse_line_is_all_or_nothing() {
-    let mut s = parse_str("ip -6 route add fc00::/16 dev eth0", "t").unwrap();
+    let mut s = parse_str("ip -6 route add fc00::/16 dev eth0\nlink set eth9 up", "t").unwrap();
     let before = s.clone();
-    // fails after naming a new device
+    // fails after naming a device
     let e = parse_line("route add fc00:1::/32 dev eth9 encap seg6local action End.X", "ctl", 3, &mut s).unwrap_err();
     assert_eq!((e.file.as_str(), e.line), ("ctl", 3));
     assert_eq!(s, before);
@@ -402,7 +402,7 @@ fn parse_file_reads() {
     let e = parse_file(&p).unwrap_err();
     assert_eq!(e.line, 2);
     assert!(e.to_string().starts_with(&format!("{}:2:1: ", p.display())));
-    std::fs::write(&p, "ip -6 route add fc00::/16 dev eth0\n").unwrap();
+    std::fs::write(&p, "ip -6 route add fc00::/16 dev eth0\nlink set eth0 up\n").unwrap();
     let s: RouterSpec = parse_file(&p).unwrap();
     assert_eq!(s.routes.len(), 1);
     std::fs::remove_dir_all(&dir).unwrap();
@@ -428,4 +428,33 @@ fn documented_examples() {
         n += 1;
     }
     assert_eq!(n, 6);
+}
+
+#[test]
+fn a_device_only_routes_name_is_refused_in_a_file() {
+    use sr6_config::parse_config;
+    // Declared by an address, a link line, a neighbour or a sysctl: accepted, in any order.
+    for decl in [
+        "ip -6 addr add fc00:12::1/64 dev eth1",
+        "ip link set eth1 up",
+        "ip -6 neigh add fc00:12::2 lladdr 02:00:00:00:12:02 dev eth1",
+        "sysctl -w net.ipv6.conf.eth1.seg6_enabled=1",
+    ] {
+        let src = format!("ip -6 route add fc00:2::/32 dev eth1\n{decl}\n");
+        parse_config(&src, "r.conf").unwrap_or_else(|e| panic!("{decl}: {e}"));
+    }
+    // A typo in a `dev` (here eht1): the kernel would say `Cannot find device`.
+    let src = "ip -6 addr add fc00:12::1/64 dev eth1\nip -6 route add fc00:2::/32 via fc00:12::2 dev eht1\n\
+               ip -6 route add fc00:3::/32 dev eht1\n";
+    let e = parse_config(src, "r.conf").unwrap_err();
+    assert_eq!((e.line, e.col), (2, 48), "{e}");
+    assert_eq!(e.message, "device `eht1` is only named by routes");
+    assert!(expected(&e).contains("ip link set eht1 up"), "{e}");
+    // End.X's oif too.
+    let src = "ip -6 addr add fc00:12::1/64 dev eth1\n\
+               ip -6 route add fc00:1::c/128 encap seg6local action End.X nh6 fc00:12::2 oif eth2 dev eth1\n";
+    let e = parse_config(src, "r.conf").unwrap_err();
+    assert_eq!((e.line, e.col, e.message.as_str()), (2, 79, "device `eth2` is only named by routes"), "{e}");
+    // parse_str takes fragments: accepted there.
+    assert!(sr6_config::parse_str(src, "r.conf").is_ok());
 }
