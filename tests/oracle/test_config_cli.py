@@ -173,6 +173,25 @@ def test_without_json_flag_still_writes_outputs(sr6_cli):
     assert len(rdpcap(str(r.out_dir / "eth1.pcap"))) == 1
 
 
+def test_text_report_relates_frames_in_to_frames_out(sr6_cli):
+    """The first line of the text report: N frames in -> M out (K of them ICMP errors),
+    L local, D dropped: reasons. The oracle: the frames scapy wrote and the frames
+    scapy reads back from the output files."""
+    from scapy.all import rdpcap
+
+    from sr6_oracle import ADDR6
+
+    frames = [rx(udp6()), rx(udp6()), rx(with_hlim(udp6(), 1)), rx(udp6(dst=ADDR6["eth0"]))]
+    r = sr6_cli(GOOD, frames, json_flag=False)
+    assert r.returncode == 0, r.stderr
+    out = sum(len(rdpcap(str(f))) for f in r.out_dir.glob("*.pcap") if f.name != "local.pcap")
+    local = len(rdpcap(str(r.out_dir / "local.pcap")))
+    assert (out, local) == (3, 1)
+    first = r.stdout.splitlines()[0]
+    assert first == f"4 frames in -> {out} out (1 of them ICMP errors), {local} local, 1 dropped: hop_limit 1", first
+    assert "packets in:" not in r.stdout, "the counters once"
+
+
 def test_default_in_dev_is_first_device_named(run_sr6):
     # require_hmac=1 on eth0 only: without --in-dev the frame is received on eth0 (the
     # first device named) and an SRv6 packet without HMAC is dropped; with --in-dev eth2
