@@ -14,12 +14,14 @@
 pub mod af_packet;
 pub mod af_xdp;
 pub mod bpf;
+pub mod ethtool;
 pub mod interrupt;
 pub mod live;
 pub mod memory;
 pub mod netlink;
 pub mod pcap;
 pub mod socketpair;
+pub mod veth;
 
 use sr6_core::packet::PacketBuf;
 
