@@ -41,12 +41,31 @@ root=0
 step "cargo fmt --all --check" cargo fmt --all --check
 step "cargo clippy (warnings are errors)" cargo clippy --workspace --all-targets --quiet -- -D warnings
 step "build release binaries" cargo build --release --workspace --bins --quiet
+# cargo test, one line per test binary saying whose it is ("crates/io/tests/x.rs",
+# "sr6_io unit tests", "sr6_io doc tests") and its result; the whole output is kept in
+# target/cargo-test.log and its failures are printed when one fails.
+cargo_test() {
+  local log=$ROOT/target/cargo-test.log rc=0
+  mkdir -p "$ROOT/target"
+  cargo test --workspace --release "$@" >"$log" 2>&1 || rc=$?
+  awk -v tests="$(ls crates/*/tests/*.rs | tr '\n' ' ')" '
+    BEGIN { n = split(tests, t, " "); for (i = 1; i <= n; i++) { f = t[i]; sub(/^crates\/[^\/]*\//, "", f); where[f] = t[i] } }
+    /^ +Running unittests / { d = $NF; sub(/.*\/deps\//, "", d); sub(/-[0-9a-f]+\)$/, "", d); name = d " unit tests (" $3 ")"; next }
+    /^ +Running / { name = ($2 in where) ? where[$2] : $2; next }
+    /^ +Doc-tests / { name = $2 " doc tests"; next }
+    /^test result:/ { r = $0; sub(/^test result: /, "", r); sub(/; [0-9]+ measured.*finished in/, "; in", r); printf "   %-48s %s\n", name, r }
+  ' "$log"
+  if [ $rc != 0 ]; then
+    echo "--- the failures (the whole output: $log)"
+    awk '/^failures:$/ { on = 1 } on { print } /^test result:/ { on = 0 }' "$log" | tail -n 150
+    grep -E "^error(\[|:)" -A12 "$log" | head -n 60 || true
+  fi
+  return $rc
+}
 if [ $root = 1 ]; then
-  step "cargo test (workspace, release, root-only tests included)" \
-    cargo test --workspace --release --quiet -- --include-ignored
+  step "cargo test (workspace, release, root-only tests included)" cargo_test -- --include-ignored
 else
-  step "cargo test (workspace, release; not root: root-only tests left out)" \
-    cargo test --workspace --release --quiet
+  step "cargo test (workspace, release; not root: root-only tests left out)" cargo_test
 fi
 
 export SR6_BIN=$ROOT/target/release/sr6

@@ -17,6 +17,8 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 P=sr6demo-
 SOCK=/run/sr6demo.sock
+# sr6 run's own output (start line, warnings, the counters again when it stops).
+LOG=/tmp/sr6demo-run.log
 SR6=${SR6_BIN:-$PWD/target/release/sr6}
 
 down() {
@@ -72,10 +74,11 @@ ns r3 ip -6 route add fc00:3::d6/128 encap seg6local action End.DT6 table 254 de
 ns r2 sysctl -qw net.ipv6.conf.all.forwarding=0
 ns r2 ip -6 addr add fc00:12::2/64 dev r2-r1 nodad
 ns r2 ip -6 addr add fc00:23::2/64 dev r2-r3 nodad
-echo "== sr6 run --config examples/live/r2.conf (in namespace ${P}r2)"
-ip netns exec "${P}r2" "$SR6" run --config examples/live/r2.conf --socket "$SOCK" &
+echo "== sr6 run --config examples/live/r2.conf (in namespace ${P}r2; its log: $LOG)"
+ip netns exec "${P}r2" "$SR6" run --config examples/live/r2.conf --socket "$SOCK" >"$LOG" 2>&1 &
 echo $! > /run/sr6demo.pid
 for _ in $(seq 100); do "$SR6" ctl --socket "$SOCK" show status >/dev/null 2>&1 && break; sleep 0.1; done
+cat "$LOG"
 "$SR6" ctl --socket "$SOCK" show status
 
 echo
@@ -97,5 +100,5 @@ echo
 echo "== sr6 ctl show counters"
 "$SR6" ctl --socket "$SOCK" show counters
 if [ "${KEEP:-0}" = 1 ]; then
-  echo "left running; remove with: bash examples/live/demo.sh down"
+  echo "left running; remove with: bash examples/live/demo.sh down (sr6's log: $LOG)"
 fi

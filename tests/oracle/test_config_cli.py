@@ -20,6 +20,10 @@ BAD_LINES = {
     "flavour_not_allowed": ("ip -6 route add fc00:e::1/128 encap seg6local action End.DX6 nh6 fc00:13::2 "
                             "flavors psp dev eth0", "flavors psp"),
     "bad_require_hmac": ("sysctl -w net.ipv6.conf.eth0.seg6_require_hmac=7", "7"),
+    # A device no line declares (a typo): the kernel says "Cannot find device".
+    "undeclared_device": ("ip -6 route add fc00:9::/64 via fc00:12::2 dev eht1", "eht1"),
+    "undeclared_oif": ("ip -6 route add fc00:e::1/128 encap seg6local action End.X nh6 fc00:12::2 oif eth7 "
+                       "dev eth0", "eth7"),
 }
 
 # Lines that only a whole-config validation can reject (behaviours "Tables::build"): the
@@ -73,13 +77,15 @@ def test_missing_input_file(sr6_cli):
     r = sr6_cli(GOOD, [], write_input=False)
     assert r.returncode != 0
     assert "in.pcap" in r.stderr, f"the message should name the missing file:\n{r.stderr}"
+    assert r.stderr.count("No such file or directory") == 1, f"the reason, said once:\n{r.stderr}"
     assert _no_outputs(r)
 
 
 def test_missing_config_file(sr6_cli):
     r = sr6_cli(None, [rx(udp6())], config_name="does-not-exist.conf")
     assert r.returncode != 0
-    assert "does-not-exist.conf" in r.stderr, r.stderr
+    assert "does-not-exist.conf: cannot read" in r.stderr, r.stderr
+    assert r.stderr.count("No such file or directory") == 1, f"the reason, said once:\n{r.stderr}"
 
 
 def test_input_not_a_pcap(sr6_bin, tmp_path):
@@ -92,6 +98,52 @@ def test_input_not_a_pcap(sr6_bin, tmp_path):
                         "--out-dir", str(tmp_path / "out"), "--json"], capture_output=True, text=True, timeout=60)
     assert p.returncode != 0, "a non-pcap input must be an error"
     assert p.stderr.strip(), "with a message"
+
+
+def _pcap_outputs(out):
+    return {f.name: f.read_bytes() for f in sorted(out.glob("*.pcap"))}
+
+
+@pytest.mark.parametrize("writer", ["scapy", "editcap"])
+def test_pcapng_input_is_read_like_pcap(sr6_bin, tmp_path, writer):
+    """Wireshark's default format: the same frames as pcapng (written by scapy's
+    wrpcapng, or converted by Wireshark's editcap -F pcapng) give the
+    same outputs, timestamps included, as the pcap that scapy writes."""
+    import shutil
+    import subprocess
+
+    from scapy.all import wrpcap, wrpcapng
+    frames = [rx(udp6()), rx(with_hlim(udp6(), 1)), rx(udp6(dst="fc00:9::1"))]
+    for i, f in enumerate(frames):
+        f.time = 1700000000 + i * 0.25
+    pcap, ng = tmp_path / "in.pcap", tmp_path / "in.pcapng"
+    wrpcap(str(pcap), frames)
+    if writer == "scapy":
+        wrpcapng(str(ng), frames)
+    else:
+        editcap = shutil.which("editcap")
+        if editcap is None:
+            pytest.fail("editcap (package tshark/wireshark-common) is needed", pytrace=False)
+        subprocess.run([editcap, "-F", "pcapng", str(pcap), str(ng)], check=True, capture_output=True)
+    cfg = tmp_path / "sr6.conf"
+    cfg.write_text(GOOD)
+    outs = []
+    for name, inp in (("pcap", pcap), ("ng", ng)):
+        out = tmp_path / name
+        p = subprocess.run([str(sr6_bin), "pcap", "--config", str(cfg), "--in", str(inp), "--out-dir", str(out)],
+                           capture_output=True, text=True, timeout=60)
+        assert p.returncode == 0, p.stderr
+        outs.append(_pcap_outputs(out))
+    assert outs[0] == outs[1]
+    assert sum(len(b) for b in outs[0].values()) > 24 * len(outs[0]), "some frames went out"
+
+
+def test_not_a_capture_says_which_formats(sr6_bin, tmp_path):
+    import subprocess
+    bad = tmp_path / "x.cap"
+    bad.write_bytes(b"\x00" * 64)
+    p = subprocess.run([str(sr6_bin), "dump", str(bad)], capture_output=True, text=True, timeout=60)
+    assert p.returncode != 0 and "pcap and pcapng" in p.stderr, p.stderr
 
 
 def test_unknown_in_dev_is_an_error(sr6_cli):
@@ -119,6 +171,25 @@ def test_without_json_flag_still_writes_outputs(sr6_cli):
     r = sr6_cli(GOOD, [rx(udp6())], json_flag=False)
     assert r.returncode == 0, r.stderr
     assert len(rdpcap(str(r.out_dir / "eth1.pcap"))) == 1
+
+
+def test_text_report_relates_frames_in_to_frames_out(sr6_cli):
+    """The first line of the text report: N frames in -> M out (K of them ICMP errors),
+    L local, D dropped: reasons. The oracle: the frames scapy wrote and the frames
+    scapy reads back from the output files."""
+    from scapy.all import rdpcap
+
+    from sr6_oracle import ADDR6
+
+    frames = [rx(udp6()), rx(udp6()), rx(with_hlim(udp6(), 1)), rx(udp6(dst=ADDR6["eth0"]))]
+    r = sr6_cli(GOOD, frames, json_flag=False)
+    assert r.returncode == 0, r.stderr
+    out = sum(len(rdpcap(str(f))) for f in r.out_dir.glob("*.pcap") if f.name != "local.pcap")
+    local = len(rdpcap(str(r.out_dir / "local.pcap")))
+    assert (out, local) == (3, 1)
+    first = r.stdout.splitlines()[0]
+    assert first == f"4 frames in -> {out} out (1 of them ICMP errors), {local} local, 1 dropped: hop_limit 1", first
+    assert "packets in:" not in r.stdout, "the counters once"
 
 
 def test_default_in_dev_is_first_device_named(run_sr6):

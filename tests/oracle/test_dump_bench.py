@@ -128,3 +128,46 @@ def test_captures_libpcap_reads_are_read(sr6_bin, tshark_bin, tmp_path):
                         "--out-dir", str(tmp_path / "out"), "--json"], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["packets_in"] == 3
+
+
+def test_dump_names_icmp_messages(sr6_bin, tshark_bin, tmp_path):
+    """ICMP messages are named, not only numbered: for ICMPv6 the type and code names
+    are scapy's (the RFC 4443 wording), and the numbers printed with them are those
+    tshark decodes; ICMPv4 numbers against tshark, and the RFC 792 names of the two
+    errors a router sends most."""
+    from scapy.all import ICMP, IP, ICMPv6DestUnreach, ICMPv6EchoRequest, ICMPv6ParamProblem, ICMPv6TimeExceeded
+    from scapy.layers.inet6 import icmp6types
+
+    eth = Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")
+    quoted = IPv6(src="fc00:a::2", dst="fc00:b::2") / UDP(sport=1, dport=2)
+    v6, expect = [], []
+    for cls in (ICMPv6DestUnreach, ICMPv6TimeExceeded, ICMPv6ParamProblem):
+        codes = cls.fields_desc[1].i2s
+        for code, cname in sorted(codes.items()):
+            v6.append(eth / IPv6(src="fc00:12::1", dst="fc00:a::2") / cls(code=code) / quoted)
+            expect.append((icmp6types[cls().type], cname))
+    v6.append(eth / IPv6(src="fc00:a::2", dst="fc00:b::2") / ICMPv6EchoRequest())
+    expect.append((icmp6types[128], None))
+    v4 = [eth / IP(src="10.0.0.1", dst="10.0.0.2") / ICMP(type=11, code=0) / IP(src="10.0.0.2", dst="10.9.9.9") / UDP(),
+          eth / IP(src="10.0.0.1", dst="10.0.0.2") / ICMP(type=3, code=1) / IP(src="10.0.0.2", dst="10.9.9.9") / UDP()]
+    pcap = tmp_path / "icmp.pcap"
+    wrpcap(str(pcap), v6 + v4)
+    out = subprocess.run([str(sr6_bin), "dump", str(pcap)], capture_output=True, text=True, check=True).stdout
+    lines = out.strip().splitlines()
+    assert len(lines) == len(v6) + len(v4)
+    r = subprocess.run([tshark_bin, "-r", str(pcap), "-T", "fields", "-E", "separator=|", "-e", "icmpv6.type",
+                        "-e", "icmpv6.code", "-e", "icmp.type", "-e", "icmp.code"],
+                       capture_output=True, text=True, check=True)
+    ts = [ln.split("|") for ln in r.stdout.strip().splitlines()]
+    for i, line in enumerate(lines):
+        low = line.lower()
+        t6, c6, t4, c4 = (v.split(",")[0] for v in ts[i])
+        t, c = (t6, c6) if t6 else (t4, c4)
+        assert f"(type {t} code {c})" in line, (line, ts[i])
+        if i < len(v6):
+            tname, cname = expect[i]
+            assert f"icmp6 {tname.lower()}" in low, (line, tname)
+            if cname is not None:
+                assert f": {cname.lower()} (" in low, (line, cname)
+    assert "ICMP time exceeded: time to live exceeded in transit" in lines[len(v6)]
+    assert "ICMP destination unreachable: host unreachable" in lines[len(v6) + 1]

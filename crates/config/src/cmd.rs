@@ -22,6 +22,9 @@ pub(crate) struct Cmd {
     pub item: Item,
     /// Devices named by the command, in order of mention.
     pub devs: Vec<String>,
+    /// The words of `devs` that a route names to send through: such a mention does not
+    /// declare a device (`link set`, `addr add`, `neigh add` and a device's sysctl do).
+    pub route_devs: Vec<Tok>,
 }
 
 pub(crate) enum Item {
@@ -81,11 +84,13 @@ pub(crate) struct P<'a> {
     /// `-4` / `-6` given after `ip`.
     pub fam: Option<Fam>,
     pub devs: Vec<String>,
+    /// The words naming a device in a route's `dev`/`oif` (which do not declare it).
+    pub route_devs: Vec<Tok>,
 }
 
 impl<'a> P<'a> {
     pub fn new(toks: &'a [Tok]) -> P<'a> {
-        P { toks, i: 0, fam: None, devs: Vec::new() }
+        P { toks, i: 0, fam: None, devs: Vec::new(), route_devs: Vec::new() }
     }
     pub fn peek(&self) -> Option<&'a Tok> {
         self.toks.get(self.i)
@@ -122,6 +127,11 @@ impl<'a> P<'a> {
             self.devs.push(dev.to_string());
         }
     }
+    /// A device a route sends through (`dev`, `oif`): it must be declared elsewhere.
+    pub fn note_route_dev(&mut self, dev: &str, at: &Tok) {
+        self.note_dev(dev);
+        self.route_devs.push(at.clone());
+    }
     /// An address given on a line with `-4`/`-6` must be of that family.
     pub fn check_fam(&self, t: &Tok, f: Fam) -> Result<(), PErr> {
         match self.fam {
@@ -152,7 +162,7 @@ pub(crate) fn parse_command(toks: &[Tok]) -> Result<Cmd, PErr> {
     }
     if w.text == "sysctl" {
         let item = parse_sysctl(&mut p, w)?;
-        return Ok(Cmd { item, devs: p.devs });
+        return Ok(Cmd { item, devs: p.devs, route_devs: p.route_devs });
     }
     let with_ip = w.text == "ip";
     if with_ip {
@@ -188,7 +198,7 @@ pub(crate) fn parse_command(toks: &[Tok]) -> Result<Cmd, PErr> {
     } else if matches(o, "route") {
         let v = p.value(w, "add, replace, append or del")?;
         if matches(&v.text, "delete") || v.text == "del" {
-            return Ok(Cmd { item: route::parse_route_del(&mut p)?, devs: Vec::new() });
+            return Ok(Cmd { item: route::parse_route_del(&mut p)?, devs: Vec::new(), route_devs: Vec::new() });
         }
         let verb = if matches(&v.text, "add") {
             Verb::Add
@@ -217,7 +227,7 @@ pub(crate) fn parse_command(toks: &[Tok]) -> Result<Cmd, PErr> {
     } else {
         return Err(PErr::at(w, format!("unknown command `{o}`")).exp(COMMANDS));
     };
-    Ok(Cmd { item, devs: p.devs })
+    Ok(Cmd { item, devs: p.devs, route_devs: p.route_devs })
 }
 
 /// `link set [dev] DEV [up|down] [address MAC] [mtu N]`.

@@ -34,9 +34,9 @@ pub use apply::note_dev;
 ///
 /// Displayed as `FILE:LINE:COL: MESSAGE (expected EXPECTED)`; the parenthesis is left
 /// out when there is no `expected`. `line` and `col` are 1-based; an I/O error has
-/// line 0 and column 0.
+/// line 0 and column 0, and is displayed as `FILE: MESSAGE`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{file}:{line}:{col}: {message}{}", ExpectedSuffix(.expected))]
+#[error("{}{message}{}", Place(file, *line, *col), ExpectedSuffix(.expected))]
 pub struct ConfigError {
     pub file: String,
     pub line: usize,
@@ -45,6 +45,18 @@ pub struct ConfigError {
     pub col: usize,
     pub message: String,
     pub expected: Option<String>,
+}
+
+/// `FILE:LINE:COL: `, or `FILE: ` for an error about the whole file (line 0).
+struct Place<'a>(&'a str, usize, usize);
+
+impl fmt::Display for Place<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Place(file, 0, _) => write!(f, "{file}: "),
+            Place(file, line, col) => write!(f, "{file}:{line}:{col}: "),
+        }
+    }
 }
 
 struct ExpectedSuffix<'a>(&'a Option<String>);
@@ -89,14 +101,28 @@ impl PErr {
     }
 }
 
-/// Parse a whole configuration. `file` is only used in error messages.
+/// Parse configuration lines, a whole file or a fragment of one: a device that only
+/// routes name is accepted (it may be declared in a part not given; [`parse_config`]
+/// refuses it). `file` is only used in error messages.
 pub fn parse_str(src: &str, file: &str) -> Result<RouterSpec, ConfigError> {
     let mut spec = RouterSpec::default();
     parse_into(src, 1, &mut spec, false).map_err(|e| e.in_file(file))?;
     Ok(spec)
 }
 
-/// Read and parse a configuration file. An I/O error is a [`ConfigError`] at line 0.
+/// [`parse_str`] of a complete configuration: also refuses a device that only routes
+/// name (`dev`, `oif`), at its first such word. What [`parse_file`] does.
+pub fn parse_config(src: &str, file: &str) -> Result<RouterSpec, ConfigError> {
+    let mut spec = RouterSpec::default();
+    let undeclared = parse_into(src, 1, &mut spec, false).map_err(|e| e.in_file(file))?;
+    match undeclared.first() {
+        Some(t) => Err(undeclared_device(t).in_file(file)),
+        None => Ok(spec),
+    }
+}
+
+/// Read and parse a configuration file ([`parse_config`]). An I/O error is a
+/// [`ConfigError`] at line 0.
 pub fn parse_file(path: &Path) -> Result<RouterSpec, ConfigError> {
     let file = path.display().to_string();
     let src = std::fs::read_to_string(path).map_err(|e| ConfigError {
@@ -106,7 +132,7 @@ pub fn parse_file(path: &Path) -> Result<RouterSpec, ConfigError> {
         message: format!("cannot read the configuration: {e}"),
         expected: None,
     })?;
-    parse_str(&src, &file)
+    parse_config(&src, &file)
 }
 
 /// Parse one command (for instance a `route add` line from the control socket) and apply
@@ -115,17 +141,23 @@ pub fn parse_file(path: &Path) -> Result<RouterSpec, ConfigError> {
 /// is left unchanged. The line may be continued with `\` + newline, but must hold
 /// exactly one command.
 pub fn parse_line(line: &str, file: &str, line_no: usize, spec: &mut RouterSpec) -> Result<(), ConfigError> {
-    parse_into(line, line_no, spec, true).map_err(|e| e.in_file(file))
+    parse_into(line, line_no, spec, true).map(|_| ()).map_err(|e| e.in_file(file))
 }
 
 /// Tokenize `src` line by line (joining `\` continuations) and apply each command to
-/// `spec`. Each command is applied all-or-nothing.
-fn parse_into(src: &str, first_line: usize, spec: &mut RouterSpec, single: bool) -> Result<(), PErr> {
+/// `spec`. Each command is applied all-or-nothing. Returns, for a whole file, the first
+/// word of each device that routes send through and no line declares (`link set`,
+/// `addr add`, `neigh add`, a device's sysctl); none for one command (`single`: a
+/// running router checks its devices itself).
+fn parse_into(src: &str, first_line: usize, spec: &mut RouterSpec, single: bool) -> Result<Vec<lex::Tok>, PErr> {
     let src = src.strip_prefix('\u{feff}').unwrap_or(src);
     let mut pending: Vec<lex::Tok> = Vec::new();
     let mut continued: Option<(usize, usize)> = None;
     let mut stashed: Option<cmd::Cmd> = None;
     let mut idx = apply::Index::of(spec);
+    // Devices declared by the file, and the first route word naming each other device.
+    let mut declared: Vec<String> = Vec::new();
+    let mut undeclared: Vec<lex::Tok> = Vec::new();
     for (i, raw) in src.lines().enumerate() {
         let line_no = first_line + i;
         let lexed = lex::lex_line(raw, line_no)?;
@@ -147,6 +179,14 @@ fn parse_into(src: &str, first_line: usize, spec: &mut RouterSpec, single: bool)
             // Applied only once the whole input is known to hold one good command.
             stashed = Some(cmd);
         } else {
+            if cmd.route_devs.is_empty() {
+                declared.extend(cmd.devs.iter().cloned());
+            }
+            for t in &cmd.route_devs {
+                if !undeclared.iter().any(|u| u.text == t.text) {
+                    undeclared.push(t.clone());
+                }
+            }
             apply::commit(spec, &mut idx, cmd)?;
         }
         pending.clear();
@@ -158,5 +198,16 @@ fn parse_into(src: &str, first_line: usize, spec: &mut RouterSpec, single: bool)
     if let Some(cmd) = stashed {
         apply::commit(spec, &mut idx, cmd)?;
     }
-    Ok(())
+    undeclared.retain(|t| !declared.contains(&t.text));
+    Ok(undeclared)
+}
+
+/// A device that routes send through but no line of the file declares: the kernel
+/// refuses such a route (`Cannot find device`); in a file it is most likely a typo,
+/// which would otherwise make a new device.
+fn undeclared_device(t: &lex::Tok) -> PErr {
+    PErr::at(t, format!("device `{}` is only named by routes", t.text)).exp(format!(
+        "a device declared by an `ip link set {0} up`, `ip addr add ... dev {0}` or `ip neigh add ... dev {0}` line",
+        t.text
+    ))
 }

@@ -57,8 +57,9 @@ pub(crate) fn parse_nexthop(p: &mut P, obj: &Tok, line: usize) -> Result<Item, P
             "dev" => {
                 once(&mut seen, w)?;
                 kinds.push(w);
-                let d = value::dev_of(p.value(w, "a device name")?)?;
-                p.note_dev(&d);
+                let v = p.value(w, "a device name")?;
+                let d = value::dev_of(v)?;
+                p.note_route_dev(&d, v);
                 dev = Some(d);
             }
             "onlink" => once(&mut seen, w)?,

@@ -94,7 +94,7 @@ pub(crate) fn parse_route(p: &mut P, verb: Verb, line: usize) -> Result<Item, PE
                 }
                 let v = p.value(w, "a device name")?;
                 let d = value::dev_of(v)?;
-                p.note_dev(&d);
+                p.note_route_dev(&d, v);
                 dev = Some((d, v));
             }
             "table" => {
@@ -338,8 +338,9 @@ fn parse_nexthops<'a>(p: &mut P<'a>, first: &Tok) -> Result<Paths<'a>, PErr> {
                 }
                 "dev" | "oif" => {
                     once(&mut seen, w)?;
-                    let d = value::dev_of(p.value(w, "a device name")?)?;
-                    p.note_dev(&d);
+                    let v = p.value(w, "a device name")?;
+                    let d = value::dev_of(v)?;
+                    p.note_route_dev(&d, v);
                     path.dev = Some(d);
                 }
                 "weight" => {
@@ -456,13 +457,15 @@ fn keyword_list() -> String {
 }
 
 /// What an action takes, for messages: `nh6 (required), oif`.
+/// What may follow `action B` instead of a parameter B does not take: the `expected`
+/// part of the error (the message names the word only, so the list is said once).
 fn takes(d: &Behaviour) -> String {
     let mut v: Vec<String> = d.required.iter().map(|p| format!("{} (required)", p.keyword())).collect();
     v.extend(d.optional.iter().map(|p| p.keyword().to_string()));
     if v.is_empty() {
-        "no parameters".to_string()
+        format!("no parameter: {} takes none", d.keyword)
     } else {
-        v.join(", ")
+        format!("a parameter of {}: {}", d.keyword, v.join(", "))
     }
 }
 
@@ -486,11 +489,7 @@ fn parse_seg6local<'a>(p: &mut P<'a>, kw: &Tok) -> Result<Encap<'a>, PErr> {
         if let Some(param) = Param::from_keyword(&w.text) {
             p.next();
             if !d.accepts(param) {
-                return Err(PErr::at(
-                    w,
-                    format!("{} does not take `{}`; it takes: {}", d.keyword, param.keyword(), takes(d)),
-                )
-                .exp(takes(d)));
+                return Err(PErr::at(w, format!("{} does not take `{}`", d.keyword, param.keyword())).exp(takes(d)));
             }
             if given.contains(&param) {
                 return Err(PErr::at(w, format!("duplicate `{}`", w.text)).exp(format!("`{}` at most once", w.text)));
@@ -501,8 +500,9 @@ fn parse_seg6local<'a>(p: &mut P<'a>, kw: &Tok) -> Result<Encap<'a>, PErr> {
                 Param::Nh6 => params.nh6 = Some(value::v6_of(p.value(w, hint)?)?),
                 Param::Nh4 => params.nh4 = Some(value::v4_of(p.value(w, hint)?)?),
                 Param::Oif => {
-                    let dev = value::dev_of(p.value(w, hint)?)?;
-                    p.note_dev(&dev);
+                    let t = p.value(w, hint)?;
+                    let dev = value::dev_of(t)?;
+                    p.note_route_dev(&dev, t);
                     params.oif = Some(dev);
                 }
                 Param::Table => params.table = Some(value::table_of(p.value(w, hint)?)?),

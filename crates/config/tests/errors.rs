@@ -49,6 +49,11 @@ fn display_format() {
     let no_exp = ConfigError { file: "f".into(), line: 2, col: 3, message: "m".into(), expected: None };
     assert_eq!(no_exp.to_string(), "f:2:3: m");
     let _: &dyn std::error::Error = &no_exp;
+    // A file that cannot be read: no line, and the io error said once.
+    let e = sr6_config::parse_file(std::path::Path::new("/nonexistent/sr6.conf")).unwrap_err();
+    let s = e.to_string();
+    assert!(s.starts_with("/nonexistent/sr6.conf: cannot read the configuration: "), "{s}");
+    assert_eq!(s.matches("os error 2").count(), 1, "{s}");
 }
 
 #[test]
@@ -202,11 +207,18 @@ fn seg6local_errors() {
     err_eol("route add fc00::1/128 encap seg6local action");
 
     let e = err_at("ip -6 route add fc00::9/128 encap seg6local action End.DX6 nh6 fc00::2 table 100", "table");
-    assert_eq!(e.message, "End.DX6 does not take `table`; it takes: nh6 (required), oif");
+    assert_eq!(e.message, "End.DX6 does not take `table`");
+    assert_eq!(expected(&e), "a parameter of End.DX6: nh6 (required), oif");
+    // What it takes is said once, in the parenthesis.
+    assert!(
+        e.to_string().ends_with("End.DX6 does not take `table` (expected a parameter of End.DX6: nh6 (required), oif)"),
+        "{e}"
+    );
     let e = err_at("route add fc00::9/128 encap seg6local action End vrftable 1", "vrftable");
-    assert!(e.message.contains("it takes: no parameters"), "{e}");
+    assert_eq!(expected(&e), "no parameter: End takes none");
     let e = err_at("route add fc00::9/128 encap seg6local action End.X nh6 fc00::1 map fc00::2", "map");
-    assert_eq!(e.message, "End.X does not take `map`; it takes: nh6 (required), oif");
+    assert_eq!(e.message, "End.X does not take `map`");
+    assert_eq!(expected(&e), "a parameter of End.X: nh6 (required), oif");
     let e = err_at("route add fc00::9/128 encap seg6local action End map fc00::2 dev eth0", "map");
     assert!(e.message.contains("does not take `map`"), "{e}");
 
@@ -229,7 +241,8 @@ fn seg6local_errors() {
     err_eol("route add fc00::9/128 encap seg6local action End.MAP map");
     err_at("route add fc00::9/128 encap seg6local action End.MAP map fc00::1 map fc00::2", "map fc00::2");
     let e = err_at("route add fc00::9/128 encap seg6local action End.MAP map fc00::1 nh6 fc00::2", "nh6");
-    assert_eq!(e.message, "End.MAP does not take `nh6`; it takes: map (required)");
+    assert_eq!(e.message, "End.MAP does not take `nh6`");
+    assert_eq!(expected(&e), "a parameter of End.MAP: map (required)");
     let e = err_at("route add fc00::9/128 encap seg6local action End.MAP map fc00::1 flavors psp", "psp");
     assert_eq!(expected(&e), "End.MAP allows no flavours");
     // The file and the line, as for every error.
@@ -366,9 +379,9 @@ fn duplicates_across_lines() {
 
 #[test]
 fn parse_line_is_all_or_nothing() {
-    let mut s = parse_str("ip -6 route add fc00::/16 dev eth0", "t").unwrap();
+    let mut s = parse_str("ip -6 route add fc00::/16 dev eth0\nlink set eth9 up", "t").unwrap();
     let before = s.clone();
-    // fails after naming a new device
+    // fails after naming a device
     let e = parse_line("route add fc00:1::/32 dev eth9 encap seg6local action End.X", "ctl", 3, &mut s).unwrap_err();
     assert_eq!((e.file.as_str(), e.line), ("ctl", 3));
     assert_eq!(s, before);
@@ -401,7 +414,7 @@ fn parse_file_reads() {
     let e = parse_file(&p).unwrap_err();
     assert_eq!(e.line, 2);
     assert!(e.to_string().starts_with(&format!("{}:2:1: ", p.display())));
-    std::fs::write(&p, "ip -6 route add fc00::/16 dev eth0\n").unwrap();
+    std::fs::write(&p, "ip -6 route add fc00::/16 dev eth0\nlink set eth0 up\n").unwrap();
     let s: RouterSpec = parse_file(&p).unwrap();
     assert_eq!(s.routes.len(), 1);
     std::fs::remove_dir_all(&dir).unwrap();
@@ -427,4 +440,33 @@ fn documented_examples() {
         n += 1;
     }
     assert_eq!(n, 6);
+}
+
+#[test]
+fn a_device_only_routes_name_is_refused_in_a_file() {
+    use sr6_config::parse_config;
+    // Declared by an address, a link line, a neighbour or a sysctl: accepted, in any order.
+    for decl in [
+        "ip -6 addr add fc00:12::1/64 dev eth1",
+        "ip link set eth1 up",
+        "ip -6 neigh add fc00:12::2 lladdr 02:00:00:00:12:02 dev eth1",
+        "sysctl -w net.ipv6.conf.eth1.seg6_enabled=1",
+    ] {
+        let src = format!("ip -6 route add fc00:2::/32 dev eth1\n{decl}\n");
+        parse_config(&src, "r.conf").unwrap_or_else(|e| panic!("{decl}: {e}"));
+    }
+    // A typo in a `dev` (here eht1): the kernel would say `Cannot find device`.
+    let src = "ip -6 addr add fc00:12::1/64 dev eth1\nip -6 route add fc00:2::/32 via fc00:12::2 dev eht1\n\
+               ip -6 route add fc00:3::/32 dev eht1\n";
+    let e = parse_config(src, "r.conf").unwrap_err();
+    assert_eq!((e.line, e.col), (2, 48), "{e}");
+    assert_eq!(e.message, "device `eht1` is only named by routes");
+    assert!(expected(&e).contains("ip link set eht1 up"), "{e}");
+    // End.X's oif too.
+    let src = "ip -6 addr add fc00:12::1/64 dev eth1\n\
+               ip -6 route add fc00:1::c/128 encap seg6local action End.X nh6 fc00:12::2 oif eth2 dev eth1\n";
+    let e = parse_config(src, "r.conf").unwrap_err();
+    assert_eq!((e.line, e.col, e.message.as_str()), (2, 79, "device `eth2` is only named by routes"), "{e}");
+    // parse_str takes fragments: accepted there.
+    assert!(sr6_config::parse_str(src, "r.conf").is_ok());
 }

@@ -14,20 +14,24 @@
 pub mod af_packet;
 pub mod af_xdp;
 pub mod bpf;
+pub mod ethtool;
 pub mod interrupt;
 pub mod live;
 pub mod memory;
 pub mod netlink;
 pub mod pcap;
 pub mod socketpair;
+pub mod veth;
 
 use sr6_core::packet::PacketBuf;
 
 /// Errors of the I/O backends.
 #[derive(Debug, thiserror::Error)]
 pub enum IoError {
-    #[error("{path}: {source}")]
-    File { path: String, source: std::io::Error },
+    /// The io error is part of the message, not a `source`: anyhow's `{:#}` would print
+    /// it a second time.
+    #[error("{path}: {error}")]
+    File { path: String, error: std::io::Error },
     #[error("{path}: not a readable pcap file: {message}")]
     Pcap { path: String, message: String },
     #[error("{path}: link type {linktype} is not Ethernet; sr6 reads Ethernet captures")]

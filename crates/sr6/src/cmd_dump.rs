@@ -7,11 +7,13 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 use sr6_io::pcap::PcapFile;
+
+use crate::icmp_names;
 use sr6_wire::icmpv6::{DST_UNREACH, PARAM_PROBLEM, PKT_TOO_BIG, TIME_EXCEEDED};
 use sr6_wire::{
     walk_chain, EthernetFrame, HmacTlv, Icmpv6Packet, Ipv4Packet, Ipv6Packet, SrhPacket, UdpPacket, ETHERTYPE_ARP,
-    ETHERTYPE_IPV4, ETHERTYPE_IPV6, IPPROTO_ETHERNET, IPPROTO_ICMPV6, IPPROTO_IPV4, IPPROTO_IPV6, IPPROTO_NONE,
-    IPPROTO_UDP, TLV_HMAC,
+    ETHERTYPE_IPV4, ETHERTYPE_IPV6, IPPROTO_ETHERNET, IPPROTO_ICMP, IPPROTO_ICMPV6, IPPROTO_IPV4, IPPROTO_IPV6,
+    IPPROTO_NONE, IPPROTO_UDP, TLV_HMAC,
 };
 
 pub fn run(path: &Path, verbose: bool) -> Result<()> {
@@ -78,6 +80,10 @@ fn ipv4(d: &[u8]) -> String {
             if !ip.verify_checksum() {
                 s.push_str(" [bad checksum]");
             }
+            let hl = ip.header_len();
+            if ip.protocol() == IPPROTO_ICMP && d.len() >= hl + 4 {
+                let _ = write!(s, " {}", icmp_names::icmpv4(d[hl], d[hl + 1]));
+            }
             s
         }
         Err(e) => format!("IP [malformed: {e}]"),
@@ -122,11 +128,14 @@ fn ipv6(d: &[u8], verbose: bool, depth: usize) -> String {
         }
         IPPROTO_ICMPV6 if up.len() >= 4 => {
             let m = Icmpv6Packet::new_unchecked(up);
-            let _ = write!(s, " ICMP6 type {} code {}", m.msg_type(), m.code());
+            let _ = write!(s, " {}", icmp_names::icmpv6(m.msg_type(), m.code()));
             let error = matches!(m.msg_type(), DST_UNREACH | PKT_TOO_BIG | TIME_EXCEEDED | PARAM_PROBLEM);
             if error && m.check_len().is_ok() {
                 if m.msg_type() == PARAM_PROBLEM {
                     let _ = write!(s, " pointer {}", m.param());
+                }
+                if m.msg_type() == PKT_TOO_BIG {
+                    let _ = write!(s, " mtu {}", m.param());
                 }
                 if verbose {
                     let _ = write!(s, " [ {} ]", ipv6(m.payload(), false, depth + 1));

@@ -81,6 +81,11 @@ pub fn run(o: RunOpts) -> Result<()> {
         dev_mtus.insert(d.name.clone(), l.mtu.min(u32::from(sr6_core::spec::MAX_MTU)) as u16);
         devs.insert(l.ifindex, (i as u16, d.name.clone()));
     }
+    // A veth peer with transmit checksum offload on: said now and by `show status`.
+    let dev_warnings: Vec<String> = t0.devices.iter().filter_map(|d| sr6_io::veth::checksum_warning(&d.name)).collect();
+    for w in &dev_warnings {
+        eprintln!("sr6: warning: {w}");
+    }
 
     let stop = Arc::new(AtomicBool::new(false));
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
@@ -145,6 +150,7 @@ pub fn run(o: RunOpts) -> Result<()> {
         devices: tables.tables.devices.iter().map(|d| d.name.clone()).collect(),
         config: o.config.display().to_string(),
         pid: std::process::id(),
+        warnings: dev_warnings,
     };
     {
         let c = control.clone();

@@ -11,6 +11,7 @@ mod cmd_dump;
 mod cmd_pcap;
 mod cmd_perf;
 mod cmd_run;
+mod icmp_names;
 mod live;
 mod load;
 mod report;

@@ -58,17 +58,29 @@ pub fn json(t: &Tables, c: &Counters) -> Value {
     })
 }
 
+/// One line relating what came in to what went out: `N frames in -> M out (K of them
+/// ICMP errors), L local, D dropped: REASON n, ...`. Each frame in is forwarded, local
+/// or dropped; the frames out are the forwarded ones plus the ICMP errors sent.
+pub fn summary(rx: u64, out: u64, icmp: u64, local: u64, drops: &[(String, u64)]) -> String {
+    let mut s = format!("{rx} frames in -> {out} out");
+    if icmp > 0 {
+        s += &format!(" ({icmp} of them ICMP errors)");
+    }
+    let dropped: u64 = drops.iter().map(|(_, n)| n).sum();
+    s += &format!(", {local} local, {dropped} dropped");
+    if !drops.is_empty() {
+        let r: Vec<String> = drops.iter().map(|(k, n)| format!("{k} {n}")).collect();
+        s += &format!(": {}", r.join(", "));
+    }
+    s
+}
+
 /// The counters as text.
 pub fn print(t: &Tables, c: &Counters) {
-    println!(
-        "packets in: {}   local: {}   dropped: {}   icmp errors sent: {}",
-        c.rx,
-        c.local,
-        c.dropped(),
-        c.icmp_sent
-    );
+    let drops: Vec<(String, u64)> = c.drop_reasons().map(|(r, n)| (r.name().to_string(), n)).collect();
+    println!("{}", summary(c.rx, c.tx.iter().sum(), c.icmp_sent, c.local, &drops));
     let tx: Vec<String> = t.devices.iter().zip(&c.tx).map(|(d, n)| format!("{}={n}", d.name)).collect();
-    println!("tx: {}", tx.join(" "));
+    println!("out by device: {}", tx.join(" "));
     if !t.sids.is_empty() {
         println!("{:<28} {:<18} {:>10} {:>12} {:>8}", "SID", "action", "packets", "bytes", "errors");
         for (s, k) in t.sids.iter().zip(c.sids.iter()) {

@@ -55,6 +55,7 @@
 
 mod decode;
 mod monitor;
+mod peer;
 mod socket;
 
 use std::fmt;
@@ -63,6 +64,7 @@ use std::net::IpAddr;
 use std::time::Duration;
 
 pub use monitor::NeighMonitor;
+pub use peer::LinkPeer;
 pub use socket::Rtnl;
 
 /// How long a request waits for the kernel's answer (between two datagrams of a dump).
@@ -183,6 +185,12 @@ impl KernelError {
 /// kind [`io::ErrorKind::NotFound`] saying `no such device NAME`.
 pub fn link_by_name(name: &str) -> io::Result<LinkInfo> {
     Rtnl::open()?.link_by_name(name)
+}
+
+/// Every device of the namespace with its kind and, for a veth, where its peer is
+/// (`ip -d link show`).
+pub fn link_peers() -> io::Result<Vec<LinkPeer>> {
+    Rtnl::open()?.link_peers()
 }
 
 /// Every device of the namespace (`ip link show`).

@@ -188,6 +188,33 @@ impl Rtnl {
         self.dump(RouteNetlinkMessage::GetLink(m), "listing devices", RTM_NEWLINK, decode::link)
     }
 
+    /// See [`super::link_peers`].
+    pub fn link_peers(&mut self) -> io::Result<Vec<super::LinkPeer>> {
+        let mut m = LinkMessage::default();
+        m.attributes = vec![LinkAttribute::ExtMask(vec![LinkExtentMask::SkipStats])];
+        self.dump(RouteNetlinkMessage::GetLink(m), "listing devices", RTM_NEWLINK, super::peer::decode)
+    }
+
+    /// The id this namespace gives the network namespace of `fd` (`ip netns list-id`),
+    /// `None` when it has none.
+    pub fn nsid_of(&mut self, fd: RawFd) -> io::Result<Option<i32>> {
+        use netlink_packet_route::nsid::{NsidAttribute, NsidMessage};
+        let mut m = NsidMessage::default();
+        m.attributes = vec![NsidAttribute::Fd(fd as u32)];
+        let what = "looking up a namespace id";
+        let seq = self.send(RouteNetlinkMessage::GetNsId(m), NLM_F_REQUEST, what)?;
+        let mut id = None;
+        self.answers(seq, what, |f| match f.ty {
+            super::peer::RTM_NEWNSID => {
+                id = super::peer::nsid(f.payload);
+                Ok(ControlFlow::Break(()))
+            }
+            NLMSG_ERROR => kernel_error(&f, what).map(|()| ControlFlow::Break(())),
+            _ => Ok(ControlFlow::Continue(())),
+        })?;
+        Ok(id.filter(|i| *i >= 0))
+    }
+
     /// See [`super::neighbours`].
     pub fn neighbours(&mut self) -> io::Result<Vec<Neighbour>> {
         let m = RouteNetlinkMessage::GetNeighbour(NeighbourMessage::default());

@@ -43,7 +43,7 @@ commands:
                                      any other configuration line (neigh, sr hmac, sysctl...) too
   show sids [--json]                 local SIDs with packets, bytes, errors
   show routes [--json]               routes, in configuration syntax
-  show counters [--json]             packets in, drops by reason, ICMP, neighbour queue, devices
+  show counters [--json]             frames in -> out, drops by reason, ICMP, neighbour queue, devices
   show neighbours [--json]           neighbours in use (static and learned from the kernel)
   show status [--json]               backend, workers, devices, tables generation
   clear-counters                     zero every counter
@@ -58,6 +58,9 @@ pub struct Status {
     pub devices: Vec<String>,
     pub config: String,
     pub pid: u32,
+    /// Warnings about the devices that hold while sr6 runs (a veth peer's transmit
+    /// checksum offload, `sr6_io::veth`), repeated by `show status`.
+    pub warnings: Vec<String>,
 }
 
 /// Binds the control socket at `path`. A stale socket file (no daemon answering) is
@@ -195,7 +198,7 @@ fn show_cmd(what: &str, json: bool, c: &Control, status: &Status) -> Result<Stri
             let v = serde_json::json!({
                 "backend": status.backend, "workers": status.workers, "devices": status.devices,
                 "config": status.config, "pid": status.pid, "generation": g.id,
-                "sids": t.sids.len(), "routes": c.spec.routes.len(),
+                "sids": t.sids.len(), "routes": c.spec.routes.len(), "warnings": status.warnings,
             });
             Ok(if json {
                 pretty(&v)
@@ -210,7 +213,7 @@ fn show_cmd(what: &str, json: bool, c: &Control, status: &Status) -> Result<Stri
                     g.id,
                     c.spec.routes.len(),
                     t.sids.len()
-                )
+                ) + &status.warnings.iter().map(|w| format!("\nwarning: {w}")).collect::<String>()
             })
         }
         other => Err(format!("show {other}: unknown (sids, routes, counters, devices, neighbours or status)")),
@@ -249,8 +252,14 @@ mod tests {
             dev_mtus: BTreeMap::new(),
             commands: 0,
         };
-        let st =
-            Status { backend: "test".into(), workers: 2, devices: vec!["eth0".into()], config: "t".into(), pid: 1 };
+        let st = Status {
+            backend: "test".into(),
+            workers: 2,
+            devices: vec!["eth0".into()],
+            config: "t".into(),
+            pid: 1,
+            warnings: vec![],
+        };
         (Arc::new(Mutex::new(c)), st)
     }
 

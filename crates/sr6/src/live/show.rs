@@ -173,18 +173,11 @@ pub fn counters(shared: &Shared, t: &Tables) -> Value {
 
 pub fn counters_text(v: &Value) -> String {
     let mut o = String::new();
-    let _ = writeln!(o, "packets in: {}   local: {}   dropped: {}", v["packets_in"], v["local"], v["dropped"]);
-    let _ = writeln!(o, "drops by reason:");
-    match v["drops"].as_object() {
-        Some(m) if !m.is_empty() => {
-            for (k, n) in m {
-                let _ = writeln!(o, "  {k:<22} {n}");
-            }
-        }
-        _ => {
-            let _ = writeln!(o, "  (none)");
-        }
-    }
+    let drops: Vec<(String, u64)> =
+        v["drops"].as_object().map_or(Vec::new(), |m| m.iter().map(|(k, c)| (k.clone(), n(c))).collect());
+    let out = v["devices"].as_object().map_or(0, |m| m.values().map(|p| n(&p["tx"])).sum());
+    let line = crate::report::summary(n(&v["packets_in"]), out, n(&v["icmp"]["sent"]), n(&v["local"]), &drops);
+    let _ = writeln!(o, "{line}");
     let i = &v["icmp"];
     let _ =
         writeln!(o, "icmp errors: sent {} ratelimited {} suppressed {}", i["sent"], i["ratelimited"], i["suppressed"]);
