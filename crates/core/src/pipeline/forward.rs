@@ -1,7 +1,8 @@
 //! IPv6 and IPv4 input, FIB dispatch and plain forwarding (RFC 8200 §3, RFC 1812 §5.3),
-//! and local delivery of IPv6 packets carrying an SRH (RFC 8754 §4.3.2).
+//! and local delivery of IPv6 packets carrying an SRH (RFC 8754 §4.3.2). Received
+//! packets are validated first ([`validate`]).
 
-use super::{icmp, output, Next, Worker};
+use super::{icmp, output, validate, Next, Worker};
 use crate::behaviour::{endpoint, headend, hmac_check};
 use crate::drop::DropReason;
 use crate::packet::Verdict;
@@ -15,11 +16,14 @@ use sr6_wire::{walk_chain, Ipv4Packet, Ipv6Packet, ETHERTYPE_IPV4, ETHERTYPE_IPV
 /// Validates a received IPv6 packet (the buffer starts at the IPv6 header), trims
 /// Ethernet padding, and sends it to the main FIB.
 pub fn ipv6_input(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Next {
-    let (total, dst) = match Ipv6Packet::new_checked(p.data()) {
-        Ok(ip) => (ip.total_len(), ip.dst_addr()),
+    let (total, src, dst) = match Ipv6Packet::new_checked(p.data()) {
+        Ok(ip) => (ip.total_len(), ip.src_addr(), ip.dst_addr()),
         Err(_) => return Next::drop(DropReason::Malformed),
     };
     p.truncate(total);
+    if let Some(reason) = validate::input6(src, dst) {
+        return Next::drop(reason);
+    }
     // Multicast and link-local destinations are the host's (neighbour discovery, MLD).
     if dst.is_multicast() || dst.is_unicast_link_local() {
         return Next::Done(output::local(p, &w.rx_macs, ETHERTYPE_IPV6));
@@ -30,13 +34,26 @@ pub fn ipv6_input(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Next {
 /// Validates a received IPv4 packet (header checksum included, RFC 1812 §5.2.2) and
 /// sends it to the main FIB.
 pub fn ipv4_input(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Next {
-    let (total, dst) = match Ipv4Packet::new_checked(p.data()) {
-        Ok(ip) if ip.verify_checksum() => (ip.total_len() as usize, ip.dst_addr()),
+    let (total, src, dst) = match Ipv4Packet::new_checked(p.data()) {
+        Ok(ip) if ip.verify_checksum() => (ip.total_len() as usize, u32::from(ip.src_addr()), u32::from(ip.dst_addr())),
         _ => return Next::drop(DropReason::Malformed),
     };
     p.truncate(total);
-    if icmp::multicast_or_above4(dst) {
+    if validate::host_dst4(dst) {
         return Next::Done(output::local(p, &w.rx_macs, ETHERTYPE_IPV4));
+    }
+    if let Some(reason) = validate::input4(t, src, dst) {
+        return Next::drop(reason);
+    }
+    // The kernel's local table holds the directed broadcasts of the connected subnets.
+    if t.is_bcast4(dst) {
+        return Next::Done(output::local(p, &w.rx_macs, ETHERTYPE_IPV4));
+    }
+    // Routed back out of the device it came from: the source checked in full.
+    if out_dev4(t, &dst.to_be_bytes()) == Some(p.in_dev) {
+        if let Some(reason) = validate::same_dev4(t, src) {
+            return Next::drop(reason);
+        }
     }
     route4(t, w, p, Tables::MAIN, true)
 }
@@ -135,11 +152,15 @@ pub fn forward6(t: &Tables, w: &mut Worker, p: &mut PacketBuf, nh: NextHop, forw
         if !t.devices.get(p.in_dev as usize).is_some_and(|d| d.forwarding6) {
             return Next::drop(DropReason::ForwardingDisabled);
         }
-        let mut ip = Ipv6Packet::new_unchecked(p.data_mut());
-        let hl = ip.hop_limit();
+        let ip = Ipv6Packet::new_unchecked(p.data());
+        let (hl, src) = (ip.hop_limit(), ip.src_addr());
         if hl <= 1 {
             return icmp::time_exceeded6(t, w, p);
         }
+        if let Some(reason) = nh_dev(t, Route::Forward(nh)).and_then(|o| validate::forward6(src, p.in_dev, o)) {
+            return Next::drop(reason);
+        }
+        let mut ip = Ipv6Packet::new_unchecked(p.data_mut());
         ip.set_hop_limit(hl - 1);
     }
     let dst = u128::from_be_bytes(dst6(p));

@@ -15,6 +15,7 @@ pub(crate) mod forward;
 pub(crate) mod icmp;
 pub(crate) mod output;
 mod ratelimit;
+pub mod validate;
 
 pub use ratelimit::TokenBucket;
 

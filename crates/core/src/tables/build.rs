@@ -395,6 +395,11 @@ impl<'a> Builder<'a> {
                 IpAddr::V6(x) => Some(x),
                 IpAddr::V4(_) => None,
             }),
+            bcast4: self.spec.addrs.iter().filter_map(bcast4).collect(),
+            local4_filter: self.spec.addrs.iter().fold(0, |f, a| match a.addr {
+                IpAddr::V4(x) => f | super::local4_bit(u32::from(x)),
+                IpAddr::V6(_) => f,
+            }),
             resolve_neighbours: false,
         };
         for (enc, dev, line) in policy_specs {
@@ -511,12 +516,13 @@ pub(crate) fn mask4(mut a: [u8; 4], len: u8) -> [u8; 4] {
 }
 
 /// What the fast path does with SID `s`: what its behaviour's build chose, unless the
-/// SID could match a multicast or link-local destination. The general path delivers
-/// those to the host before any lookup; the fast path tests that only for destinations
-/// that are not SIDs, so such a SID stays off it.
+/// SID could match a multicast or link-local destination or ::1. The general path
+/// delivers the first two to the host and drops the last before any lookup; the fast
+/// path tests that only for destinations that are not SIDs, so such a SID stays off it.
 fn fast_sid_of(s: &Sid) -> FastSid {
     if let Prefix::V6(a, len) = s.prefix {
-        if meets(u128::from(a), len, 0xfe80 << 112, 10) || meets(u128::from(a), len, 0xff << 120, 8) {
+        let a = u128::from(a);
+        if meets(a, len, 0xfe80 << 112, 10) || meets(a, len, 0xff << 120, 8) || meets(a, len, 1, 128) {
             return FastSid::NO;
         }
     }
@@ -528,6 +534,15 @@ fn fast_sid_of(s: &Sid) -> FastSid {
 fn meets(a: u128, la: u8, b: u128, lb: u8) -> bool {
     let l = u32::from(la.min(lb)).min(128);
     l == 0 || (a ^ b) >> (128 - l) == 0
+}
+
+/// The directed broadcast address of an IPv4 address's subnet, for prefixes shorter
+/// than /31 (the kernel's `fib_add_ifaddr`).
+fn bcast4(a: &crate::spec::AddrSpec) -> Option<u32> {
+    match a.addr {
+        IpAddr::V4(x) if a.prefix_len < 31 => Some(u32::from(x) | (u32::MAX >> a.prefix_len)),
+        _ => None,
+    }
 }
 
 #[cfg(test)]

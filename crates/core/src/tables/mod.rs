@@ -306,6 +306,12 @@ pub struct Tables {
     pub tunsrc: Option<Ipv6Addr>,
     /// The first IPv6 address of the configuration file (the last-resort source).
     pub first_addr6: Option<Ipv6Addr>,
+    /// The directed broadcast address of each connected IPv4 subnet shorter than /31,
+    /// as the kernel adds it to its local table (`fib_add_ifaddr`).
+    pub bcast4: Vec<u32>,
+    /// One bit per own IPv4 address ([`local4_bit`]): the fast path's test of a source
+    /// that may be the router's own (a set bit sends it to the general path).
+    pub(crate) local4_filter: u64,
     /// Live routers set this after building: a packet whose next hop has no known
     /// link-layer address gets [`Verdict::Resolve`](crate::packet::Verdict::Resolve)
     /// and waits for resolution, rather than being dropped as `no_neighbour`.
@@ -383,10 +389,26 @@ impl Tables {
             .unwrap_or(Ipv4Addr::UNSPECIFIED)
     }
 
+    /// Is `a` one of the router's own IPv4 addresses?
+    pub fn is_local4(&self, a: u32) -> bool {
+        matches!(self.fibs.first().and_then(|f| f.exact4.get(u128::from(a))), Some(Route::Local))
+    }
+
+    /// Is `a` the directed broadcast address of a connected subnet?
+    pub fn is_bcast4(&self, a: u32) -> bool {
+        self.bcast4.contains(&a)
+    }
+
     /// Is `a` one of the router's own IPv6 addresses?
     pub fn is_local6(&self, a: &[u8; 16]) -> bool {
         matches!(self.fibs.first().and_then(|f| f.exact6.get(u128::from_be_bytes(*a))), Some(Route::Local))
     }
+}
+
+/// The bit of [`Tables::local4_filter`] an IPv4 address sets (a multiplicative hash).
+#[inline(always)]
+pub(crate) fn local4_bit(a: u32) -> u64 {
+    1 << (a.wrapping_mul(0x9e37_79b9) >> 26)
 }
 
 pub(crate) fn is_link_local(a: &Ipv6Addr) -> bool {
