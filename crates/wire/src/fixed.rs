@@ -91,8 +91,8 @@ pub trait Ipv6Fixed {
     fn src_bytes(&self) -> [u8; 16];
     /// Sets Source Address.
     fn set_src_bytes(&mut self, a: &[u8; 16]);
-    /// The first 16 bits of Source Address (its range: link-local, multicast, ::/16).
-    fn src_top(&self) -> u16;
+    /// The first byte of Source Address (its range: ::/8, fe00::/7).
+    fn src_first(&self) -> u8;
     /// Destination Address as a big-endian `u128` (one load, kept in a register).
     fn dst(&self) -> u128;
     /// Destination Address, as its 16 bytes.
@@ -160,8 +160,8 @@ macro_rules! ipv6_fixed {
                 put(self, $o + 8, a);
             }
             #[inline(always)]
-            fn src_top(&self) -> u16 {
-                u16::from_be_bytes([self[$o + 8], self[$o + 9]])
+            fn src_first(&self) -> u8 {
+                self[$o + 8]
             }
             #[inline(always)]
             fn dst(&self) -> u128 {

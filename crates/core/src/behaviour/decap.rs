@@ -99,10 +99,6 @@ pub(crate) fn fast6(t: &crate::tables::Tables, tail: &mut [u8], srh_len: usize, 
     if !ih.is_version6() || !ih.payload_len_is(ilen - 40) || ih.hop_limit() <= 1 {
         return None;
     }
-    // A link-local or unspecified inner source is the general path's to validate.
-    if crate::pipeline::validate::screen_src6(ih.src_top()) {
-        return None;
-    }
     // The inner destination is read only where it is needed (End.DX6 to an adjacency
     // does not look at it).
     let (out, eth) = if s.is(FastKind::Dt6) {

@@ -96,9 +96,9 @@ pub fn try6<const REQUIRE_HMAC: bool>(t: &Tables, c: &mut Counters, from: Ingres
     if hl <= 1 {
         return Fast::General;
     }
-    // Loopback, unspecified, link-local and multicast sources (and the rest of ::/16,
-    // rare) are the general path's to validate: one compare.
-    if super::validate::screen_src6(h.src_top()) {
+    // Loopback, unspecified, link-local and multicast sources (and the rest of ::/8 and
+    // fe00::/7, rare) are the general path's to validate: one compare.
+    if super::validate::screen_src6(h.src_first()) {
         return Fast::General;
     }
     // A packet carrying an SRH is most likely for one of our SIDs (/128s): probe those

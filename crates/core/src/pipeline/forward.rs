@@ -24,6 +24,18 @@ pub fn ipv6_input(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Next {
     if let Some(reason) = validate::input6(src, dst) {
         return Next::drop(reason);
     }
+    if validate::scoped6(src) {
+        // ip6_forward's check, after its hop-limit check: forwarded toward another link.
+        let hl = Ipv6Packet::new_unchecked(p.data()).hop_limit();
+        let forwards = t.devices.get(p.in_dev as usize).is_some_and(|d| d.forwarding6) && hl > 1;
+        if let Some(Route::Forward(nh)) = t.fibs.first().and_then(|f| f.lookup6(&dst.octets())) {
+            if let Some(reason) = nh_dev(t, Route::Forward(nh)).and_then(|o| validate::forward6(src, p.in_dev, o)) {
+                if forwards {
+                    return Next::drop(reason);
+                }
+            }
+        }
+    }
     // Multicast and link-local destinations are the host's (neighbour discovery, MLD).
     if dst.is_multicast() || dst.is_unicast_link_local() {
         return Next::Done(output::local(p, &w.rx_macs, ETHERTYPE_IPV6));
@@ -152,15 +164,11 @@ pub fn forward6(t: &Tables, w: &mut Worker, p: &mut PacketBuf, nh: NextHop, forw
         if !t.devices.get(p.in_dev as usize).is_some_and(|d| d.forwarding6) {
             return Next::drop(DropReason::ForwardingDisabled);
         }
-        let ip = Ipv6Packet::new_unchecked(p.data());
-        let (hl, src) = (ip.hop_limit(), ip.src_addr());
+        let mut ip = Ipv6Packet::new_unchecked(p.data_mut());
+        let hl = ip.hop_limit();
         if hl <= 1 {
             return icmp::time_exceeded6(t, w, p);
         }
-        if let Some(reason) = nh_dev(t, Route::Forward(nh)).and_then(|o| validate::forward6(src, p.in_dev, o)) {
-            return Next::drop(reason);
-        }
-        let mut ip = Ipv6Packet::new_unchecked(p.data_mut());
         ip.set_hop_limit(hl - 1);
     }
     let dst = u128::from_be_bytes(dst6(p));

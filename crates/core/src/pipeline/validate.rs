@@ -7,7 +7,9 @@
 //! (interface-local; RFC 4291 §2.7 and its erratum 3480); once routed toward another
 //! link, a link-local or unspecified source (RFC 4291 §2.5.6; the kernel's Destination
 //! Unreachable "beyond scope" about it goes to a link-local address, which sr6 cannot
-//! reach: it is not sent).
+//! reach: it is not sent). Checked on received transit packets; the kernel also checks
+//! the inner packet an End.DX6/End.DT6 forwards, sr6 does not (it would cost the fast
+//! path a compare per decapsulated packet).
 //!
 //! IPv4 (`ip_route_input_slow`, `fib_validate_source`; RFC 1812 §5.3.7): a source in
 //! 224.0.0.0/4, 255.255.255.255, 0.0.0.0, 127.0.0.0/8 or one of the router's own
@@ -34,12 +36,17 @@ pub fn input6(src: Ipv6Addr, dst: Ipv6Addr) -> Option<DropReason> {
     None
 }
 
+/// A link-local or unspecified source: one [`forward6`] checks.
+#[inline]
+pub fn scoped6(src: Ipv6Addr) -> bool {
+    src.is_unspecified() || crate::tables::is_link_local(&src)
+}
+
 /// `ip6_forward`'s check of a packet forwarded from `in_dev` out of `out_dev`: a
 /// link-local or unspecified source must not leave its link (RFC 4291 §2.5.6).
 #[inline]
 pub fn forward6(src: Ipv6Addr, in_dev: DevId, out_dev: DevId) -> Option<DropReason> {
-    let scoped = src.is_unspecified() || crate::tables::is_link_local(&src);
-    (scoped && in_dev != out_dev).then_some(DropReason::ScopeSource)
+    (scoped6(src) && in_dev != out_dev).then_some(DropReason::ScopeSource)
 }
 
 /// IPv4 destinations delivered to the host before any check: multicast and the
@@ -71,13 +78,13 @@ pub fn same_dev4(t: &Tables, src: u32) -> Option<DropReason> {
     t.is_bcast4(src).then_some(DropReason::MartianSource)
 }
 
-/// The fast path's screen of an IPv6 source by its first 16 bits `top`: true for
-/// ::/16 (loopback and unspecified among them) and fe80::/16 and above (link-local,
-/// multicast), which it leaves to the general path and [`input6`] / [`forward6`].
-/// One compare.
+/// The fast path's screen of an IPv6 source by its first byte `b0`: true for ::/8
+/// (loopback and unspecified among them) and fe00::/7 (link-local, multicast), which it
+/// leaves to the general path and [`input6`] / [`forward6`]. One compare: the
+/// subtraction wraps 0 to the top.
 #[inline(always)]
-pub(crate) fn screen_src6(top: u16) -> bool {
-    top.wrapping_sub(1) >= 0xfe7f
+pub(crate) fn screen_src6(b0: u8) -> bool {
+    b0.wrapping_sub(1) >= 0xfd
 }
 
 /// The fast path's screen of an IPv4 address: true for 0.0.0.0/8, 127.0.0.0/8 and
@@ -114,11 +121,11 @@ mod tests {
 
     #[test]
     fn screens_cover_what_they_leave_to_the_general_path() {
-        for top in [0u16, 0xfe80, 0xfebf, 0xff00, 0xffff] {
-            assert!(screen_src6(top), "{top:x}");
+        for b0 in [0u8, 0xfe, 0xff] {
+            assert!(screen_src6(b0), "{b0:x}");
         }
-        for top in [1u16, 0x2001, 0xfc00, 0xfe7f] {
-            assert!(!screen_src6(top), "{top:x}");
+        for b0 in [1u8, 0x20, 0xfc, 0xfd] {
+            assert!(!screen_src6(b0), "{b0:x}");
         }
         for a in [0u32, 0x00ff_ffff, 0x7f00_0001, 0x7fff_ffff, 0xe000_0000, 0xf000_0001, u32::MAX] {
             assert!(screen4(a), "{a:x}");
