@@ -17,6 +17,9 @@ pub const TIME_EXCEEDED: u8 = 11;
 /// Destination Unreachable code 0: net unreachable (RFC 792; no route, RFC 1812
 /// §5.2.7.1).
 pub const DU_NET_UNREACH: u8 = 0;
+/// Destination Unreachable code 1: host unreachable (RFC 792; what Linux answers for an
+/// `unreachable` route, RFC 1812 §5.2.7.1).
+pub const DU_HOST_UNREACH: u8 = 1;
 
 mod field {
     //! RFC 792 (Destination Unreachable, Time Exceeded, Parameter Problem, ...):

@@ -217,7 +217,8 @@ pub fn route4(t: &Tables, w: &mut Worker, p: &mut PacketBuf, table: u32, forward
         Some(Route::Policy(i)) => policy4(t, w, p, i, forward),
         Some(Route::Blackhole) => Next::drop(DropReason::Blackhole),
         Some(Route::Sid(_)) => Next::drop(DropReason::NoRoute),
-        Some(Route::Unreachable) | None => icmp::no_route4(t, w, p),
+        Some(Route::Unreachable) => icmp::unreachable4(t, w, p),
+        None => icmp::no_route4(t, w, p),
     }
 }
 

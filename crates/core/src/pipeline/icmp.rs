@@ -9,7 +9,7 @@ use crate::behaviour::Icmp6Error;
 use crate::drop::DropReason;
 use crate::packet::PacketBuf;
 use crate::tables::Tables;
-use sr6_wire::icmpv4::DU_NET_UNREACH;
+use sr6_wire::icmpv4::{DU_HOST_UNREACH, DU_NET_UNREACH};
 use sr6_wire::icmpv6::{DU_NO_ROUTE, MAX_INVOKING_LEN, PARAM_PROBLEM, PKT_TOO_BIG, PP_UNRECOGNIZED_OPTION};
 use sr6_wire::{
     walk_chain, Icmpv4Packet, Icmpv4Repr, Icmpv6Packet, Icmpv6Repr, Ipv4Packet, Ipv4Repr, Ipv6Packet, Ipv6Repr,
@@ -172,9 +172,15 @@ pub fn time_exceeded4(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Next {
     error4(t, w, p, DropReason::HopLimit, Icmpv4Repr::ttl_exceeded())
 }
 
-/// ICMP Destination Unreachable, code 0 (net unreachable).
+/// ICMP Destination Unreachable, code 0 (net unreachable): no route.
 pub fn no_route4(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Next {
     error4(t, w, p, DropReason::NoRoute, Icmpv4Repr::dst_unreachable(DU_NET_UNREACH))
+}
+
+/// ICMP Destination Unreachable, code 1 (host unreachable): an `unreachable` route, as
+/// Linux answers it (its error -EHOSTUNREACH; IPv6 answers code 0 for both).
+pub fn unreachable4(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Next {
+    error4(t, w, p, DropReason::NoRoute, Icmpv4Repr::dst_unreachable(DU_HOST_UNREACH))
 }
 
 impl Worker {
