@@ -240,13 +240,24 @@ pub fn forward4(t: &Tables, w: &mut Worker, p: &mut PacketBuf, nh: NextHop, forw
 }
 
 /// The device the main FIB sends packets for `a` out of.
-pub fn out_dev6(t: &Tables, a: &[u8; 16]) -> Option<DevId> {
-    nh_dev(t, t.fibs.first()?.lookup6(a)?)
-}
-
-/// The device the main FIB sends packets for `a` out of.
 pub fn out_dev4(t: &Tables, a: &[u8; 4]) -> Option<DevId> {
     nh_dev(t, t.fibs.first()?.lookup4(a)?)
+}
+
+/// The device and next hop (the gateway, or `a` itself on-link) by which the main FIB
+/// reaches `a`.
+pub fn route_back4(t: &Tables, a: std::net::Ipv4Addr) -> Option<(DevId, std::net::Ipv4Addr)> {
+    match t.fibs.first()?.lookup4(&a.octets())? {
+        Route::Forward(NextHop::OnLink(d)) => Some((d, a)),
+        Route::Forward(NextHop::Adj(i)) => {
+            let adj = t.adjacencies.get(i as usize)?;
+            match adj.nh {
+                std::net::IpAddr::V4(g) => Some((adj.dev, g)),
+                std::net::IpAddr::V6(_) => Some((adj.dev, a)),
+            }
+        }
+        _ => None,
+    }
 }
 
 fn nh_dev(t: &Tables, r: Route) -> Option<DevId> {

@@ -63,10 +63,10 @@ pub fn error6(t: &Tables, w: &mut Worker, p: &mut PacketBuf, reason: DropReason,
         return Next::drop(reason);
     }
     w.counters.drop(reason);
-    // The error leaves by the route back to the source; its source address is the
-    // offending destination if that is ours, else an address of that device.
-    let out_dev = super::forward::out_dev6(t, &src.octets());
-    let from = if t.is_local6(&dst.octets()) { dst } else { t.icmp6_source(out_dev.unwrap_or(p.in_dev)) };
+    // Its source address is the offending destination if that is ours, else chosen as
+    // Linux's icmp6_send does: RFC 6724 source selection toward the offending source,
+    // the device the packet arrived on preferred (rule 5).
+    let from = if t.is_local6(&dst.octets()) { dst } else { t.icmp6_source(p.in_dev, &src) };
     // RFC 4443 §2.4(c): as much of the invoking packet as fits in the minimum MTU.
     let quote = d.len().min(MAX_INVOKING_LEN);
     let repr = Ipv6Repr {
@@ -141,8 +141,8 @@ pub fn error4(t: &Tables, w: &mut Worker, p: &mut PacketBuf, reason: DropReason,
         return Next::drop(reason);
     }
     w.counters.drop(reason);
-    let out_dev = super::forward::out_dev4(t, &src.octets());
-    let from = t.icmp4_source(out_dev.unwrap_or(p.in_dev));
+    let (out_dev, nh) = super::forward::route_back4(t, src).unwrap_or((p.in_dev, src));
+    let from = t.icmp4_source(out_dev, nh);
     let mut repr = Ipv4Repr {
         src_addr: from,
         dst_addr: src,

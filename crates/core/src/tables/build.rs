@@ -115,6 +115,8 @@ impl<'a> Builder<'a> {
                 forwarding4: true,
                 addrs6: Vec::new(),
                 addrs4: Vec::new(),
+                plens6: Vec::new(),
+                plens4: Vec::new(),
             });
         }
         Ok(())
@@ -189,6 +191,7 @@ impl<'a> Builder<'a> {
                         return err(a.line, "IPv6 prefix length must be at most 128");
                     }
                     self.devices[d as usize].addrs6.push(x);
+                    self.devices[d as usize].plens6.push(a.prefix_len);
                     self.routes6[0].push((x.octets(), 128, Route::Local));
                     if a.prefix_len < 128 {
                         let p = mask6(x.octets(), a.prefix_len);
@@ -200,6 +203,7 @@ impl<'a> Builder<'a> {
                         return err(a.line, "IPv4 prefix length must be at most 32");
                     }
                     self.devices[d as usize].addrs4.push(x);
+                    self.devices[d as usize].plens4.push(a.prefix_len);
                     self.routes4[0].push((x.octets(), 32, Route::Local));
                     if a.prefix_len < 32 {
                         let p = mask4(x.octets(), a.prefix_len);
