@@ -125,14 +125,24 @@ impl<'a> Builder<'a> {
     /// Sysctls, combined as Linux combines them (see docs/config.md).
     fn sysctls(&mut self) -> Result<(), BuildError> {
         let n = self.devices.len();
-        let (mut all_seg6, mut def_seg6, mut dev_seg6) = (false, None, vec![None; n]);
-        let (mut def_hmac, mut dev_hmac) = (None, vec![None; n]);
+        let (mut all_seg6, mut dev_seg6) = (false, vec![None; n]);
+        let mut dev_hmac = vec![None; n];
+        // Linux copies `conf.default` into a device when the device is created: every
+        // device sr6 knows exists before its configuration is read (a live router's are
+        // the kernel's; offline, a device is created where the file first names it, and
+        // the kernel harness creates them all first), so it applies to none.
+        let default_ignored = |line: usize, key: &str| {
+            format!(
+                "line {line}: net.ipv6.conf.default.{key} applies only to devices created afterwards \
+                 (as in Linux); every device already exists: set it per device"
+            )
+        };
         let (mut fwd6, mut fwd4, mut dev_fwd4) = (true, true, vec![None; n]);
         for s in &self.spec.sysctls {
             match s {
                 SysctlSpec::Seg6Enabled { line, dev, value } => match dev {
                     DevSel::All => all_seg6 = *value,
-                    DevSel::Default => def_seg6 = Some(*value),
+                    DevSel::Default => self.warnings.push(default_ignored(*line, "seg6_enabled")),
                     DevSel::Dev(d) => dev_seg6[self.dev(d, *line)? as usize] = Some(*value),
                 },
                 SysctlSpec::RequireHmac { line, dev, value } => match dev {
@@ -140,7 +150,7 @@ impl<'a> Builder<'a> {
                         "line {line}: net.ipv6.conf.all.seg6_require_hmac does not apply to devices \
                          (as in Linux); set it per device"
                     )),
-                    DevSel::Default => def_hmac = Some(*value),
+                    DevSel::Default => self.warnings.push(default_ignored(*line, "seg6_require_hmac")),
                     DevSel::Dev(d) => dev_hmac[self.dev(d, *line)? as usize] = Some(*value),
                 },
                 SysctlSpec::Forwarding6 { line, dev, value } => match dev {
@@ -161,8 +171,8 @@ impl<'a> Builder<'a> {
             }
         }
         for (i, d) in self.devices.iter_mut().enumerate() {
-            d.seg6_enabled = all_seg6 && dev_seg6[i].or(def_seg6).unwrap_or(false);
-            d.require_hmac = dev_hmac[i].or(def_hmac).unwrap_or(0);
+            d.seg6_enabled = all_seg6 && dev_seg6[i].unwrap_or(false);
+            d.require_hmac = dev_hmac[i].unwrap_or(0);
             d.forwarding6 = fwd6;
             d.forwarding4 = dev_fwd4[i].unwrap_or(fwd4);
         }
