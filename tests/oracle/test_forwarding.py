@@ -35,11 +35,13 @@ def test_ipv6_hop_limit_exhausted_sends_time_exceeded(run_sr6, hlim):
 
 
 def test_time_exceeded_leaves_by_route_to_source_not_ingress(run_sr6):
-    # Source fc00:3::50 is behind eth2 although the packet came in on eth0.
+    # Source fc00:3::50 is behind eth2 although the packet came in on eth0: the error
+    # leaves by eth2, from eth0's address (RFC 6724 rule 5 with the arrival device, as
+    # Linux's icmp6_send; tests/kernel/test_k_icmp.py).
     pkt = udp6(src="fc00:3::50", hlim=1)
     frame = rx(pkt, "eth0")
     res = run_sr6(config(), [frame])
-    err = icmp6_error("time_exceeded", l3(frame), src=ADDR6["eth2"], dst="fc00:3::50")
+    err = icmp6_error("time_exceeded", l3(frame), src=ADDR6["eth0"], dst="fc00:3::50")
     res.expect(eth2=[tx(err, "eth2")])
 
 

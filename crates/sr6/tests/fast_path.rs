@@ -74,6 +74,19 @@ fn ip4(dst: [u8; 4], ttl: u8, opts: usize, bad_sum: bool, payload: &[u8]) -> Vec
     h
 }
 
+/// [`ip4`] from `src`, a plain TTL-64 packet with a valid checksum.
+fn ip4_from(src: [u8; 4], dst: [u8; 4], payload: &[u8]) -> Vec<u8> {
+    let mut h = ip4(dst, 64, 0, false, payload);
+    h[12..16].copy_from_slice(&src);
+    h[10..12].fill(0);
+    let mut sum: u32 = h[..20].chunks(2).map(|w| u32::from(u16::from_be_bytes([w[0], w[1]]))).sum();
+    while sum > 0xffff {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    h[10..12].copy_from_slice(&(!(sum as u16)).to_be_bytes());
+    h
+}
+
 /// Ethernet (IPv4) + `l3`.
 fn frame4(l3: &[u8]) -> Vec<u8> {
     let mut f = vec![0x02, 0, 0, 0, 0, 0xa0, 0x02, 0, 0, 0, 0x0a, 0x02, 0x08, 0x00];
@@ -186,6 +199,31 @@ fn frames() -> Vec<Vec<u8>> {
                 &ip4([20, 5, 5, 5], 9, 0, false, udp),
             ));
             v.push(frame("fc00:9::1", sid, hl, Some((&[sid], 0, 41)), &inner6("fc00:3::4", 9)));
+        }
+    }
+    // Source and destination validation (pipeline::validate): martian and scoped
+    // sources in transit, at SIDs, at head-ends and inside decapsulated packets; martian
+    // destinations; and the unicast neighbours of those ranges.
+    for src in ["::1", "::", "fe80::5", "ff02::1", "ff0e::1", "::ffff:10.0.0.1", "fec0::1", "fe7f::1", "1::1"] {
+        for d in ["fc00:2::9", "fc00:a::9", "fc00:5::1", "fc00:7::1", "2a00:1:2::9"] {
+            v.push(frame(src, d, 64, None, udp));
+        }
+        v.push(frame(src, "fc00:1::e", 64, Some((&["fc00:3::1", "fc00:1::e"], 1, 17)), udp));
+        v.push(frame(src, "fc00:1::c3", 64, Some((&["fc00:3::1", "fc00:1::c3"], 1, 17)), udp));
+        let mut inner = inner6("fc00:3::4", 9);
+        inner[8..24].copy_from_slice(&a(src));
+        for sid in ["fc00:1::d6", "fc00:1::d7", "fc00:1::a6"] {
+            v.push(frame("fc00:9::1", sid, 64, Some((&[sid], 0, 41)), &inner));
+        }
+    }
+    for dst in ["::1", "::", "::2", "ff00::1", "ff01::1", "ff02::1", "::ffff:10.0.0.1", "1::1"] {
+        v.push(frame("fc00:a::2", dst, 64, None, udp));
+    }
+    let martians4 = [[0, 0, 0, 0], [0, 1, 2, 3], [127, 0, 0, 1], [224, 0, 0, 5], [240, 0, 0, 1], [255, 255, 255, 255]];
+    let others4 = [[10, 0, 12, 1], [10, 0, 12, 255], [10, 0, 23, 255], [10, 0, 12, 0], [20, 5, 5, 5], [169, 254, 0, 1]];
+    for src in martians4.iter().chain(&others4) {
+        for dst in martians4.iter().chain(&others4).chain(&[[20, 1, 9, 9], [10, 0, 12, 2], [10, 0, 23, 9]]) {
+            v.push(frame4(&ip4_from(*src, *dst, udp)));
         }
     }
     for dst in [
@@ -617,4 +655,39 @@ fn frames_around_the_mtu_agree_and_never_exceed_it() {
     }
     assert!(fast_hits >= 100, "the fast path handled only {fast_hits} frames");
     assert!(answered >= 100, "only {answered} ICMP errors for {over} frames over the MTU");
+}
+
+#[test]
+fn martian_frames_are_dropped_with_their_reason_on_both_paths() {
+    use sr6_core::drop::DropReason::{MartianDestination, MartianSource, ScopeSource};
+    use sr6_core::packet::Verdict;
+    let t = tables();
+    let udp: &[u8] = &[0, 1, 0, 2, 0, 12, 0, 0, 9, 9, 9, 9];
+    let cases = [
+        (frame("::1", "fc00:2::9", 64, None, udp), MartianSource),
+        (frame("ff02::1", "2a00:1:2::9", 64, None, udp), MartianSource),
+        (frame("::1", "fc00:1::e", 64, Some((&["fc00:3::1", "fc00:1::e"], 1, 17)), udp), MartianSource),
+        (frame("fc00:a::2", "::1", 64, None, udp), MartianDestination),
+        (frame("fc00:a::2", "ff01::1", 64, None, udp), MartianDestination),
+        (frame("fe80::5", "fc00:2::9", 64, None, udp), ScopeSource),
+        (frame("::", "2a00:1:2::9", 64, None, udp), ScopeSource),
+        (frame4(&ip4_from([127, 0, 0, 1], [20, 5, 5, 5], udp)), MartianSource),
+        (frame4(&ip4_from([10, 0, 23, 1], [20, 5, 5, 5], udp)), MartianSource),
+        (frame4(&ip4_from([0, 0, 0, 0], [20, 5, 5, 5], udp)), MartianSource),
+        (frame4(&ip4_from([20, 5, 5, 5], [127, 0, 0, 1], udp)), MartianDestination),
+        (frame4(&ip4_from([20, 5, 5, 5], [0, 0, 0, 0], udp)), MartianDestination),
+    ];
+    for (f, why) in &cases {
+        for fast in [true, false] {
+            let (b, w) = run(&t, fast, f, 0);
+            assert_eq!(b.verdict, Verdict::Drop(*why), "fast {fast}: {f:02x?}");
+            assert_eq!(w.counters.icmp_sent, 0);
+        }
+    }
+    // Back out of its own device: a link-local source stays on its link; an IPv4
+    // source that is the subnet's broadcast does not come back.
+    let (b, _) = run(&t, true, &frame("fe80::5", "fc00:a::2", 64, None, udp), 0);
+    assert!(matches!(b.verdict, Verdict::Tx(0)), "{:?}", b.verdict);
+    let (b, _) = run(&t, true, &frame4(&ip4_from([10, 0, 12, 255], [20, 5, 5, 5], udp)), 1);
+    assert_eq!(b.verdict, Verdict::Drop(MartianSource));
 }

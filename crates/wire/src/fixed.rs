@@ -91,6 +91,8 @@ pub trait Ipv6Fixed {
     fn src_bytes(&self) -> [u8; 16];
     /// Sets Source Address.
     fn set_src_bytes(&mut self, a: &[u8; 16]);
+    /// The first byte of Source Address (its range: ::/8, fe00::/7).
+    fn src_first(&self) -> u8;
     /// Destination Address as a big-endian `u128` (one load, kept in a register).
     fn dst(&self) -> u128;
     /// Destination Address, as its 16 bytes.
@@ -156,6 +158,10 @@ macro_rules! ipv6_fixed {
             #[inline(always)]
             fn set_src_bytes(&mut self, a: &[u8; 16]) {
                 put(self, $o + 8, a);
+            }
+            #[inline(always)]
+            fn src_first(&self) -> u8 {
+                self[$o + 8]
             }
             #[inline(always)]
             fn dst(&self) -> u128 {
@@ -319,6 +325,8 @@ pub trait Ipv4Fixed {
     /// (no options), Total Length `len`, a TTL that survives forwarding (over 1), a
     /// valid header checksum (RFC 1812 §5.2.2).
     fn forwardable_dst(&self, len: usize) -> Option<u32>;
+    /// Source Address.
+    fn src(&self) -> u32;
     /// TTL - 1 with the checksum updated incrementally (RFC 1812 §5.3.1, RFC 1624),
     /// once a TTL over 1 was checked.
     fn decrement_ttl(&mut self);
@@ -334,6 +342,10 @@ impl Ipv4Fixed for [u8; 20] {
             return None;
         }
         Some(u32::from_be_bytes(take(self, 16)))
+    }
+    #[inline(always)]
+    fn src(&self) -> u32 {
+        u32::from_be_bytes(take(self, 12))
     }
     #[inline(always)]
     fn decrement_ttl(&mut self) {

@@ -19,6 +19,9 @@ pub const TIME_EXCEEDED: u8 = 11;
 pub const DU_NET_UNREACH: u8 = 0;
 /// Destination Unreachable code 4: fragmentation needed and DF set (RFC 792, RFC 1191 §4).
 pub const DU_FRAG_NEEDED: u8 = 4;
+/// Destination Unreachable code 1: host unreachable (RFC 792; what Linux answers for an
+/// `unreachable` route, RFC 1812 §5.2.7.1).
+pub const DU_HOST_UNREACH: u8 = 1;
 
 mod field {
     //! RFC 792 (Destination Unreachable, Time Exceeded, Parameter Problem, ...):

@@ -103,6 +103,11 @@ pub fn try6<const REQUIRE_HMAC: bool>(t: &Tables, c: &mut Counters, from: Ingres
     if hl <= 1 {
         return Fast::General;
     }
+    // Loopback, unspecified, link-local and multicast sources (and the rest of ::/8 and
+    // fe00::/7, rare) are the general path's to validate: one compare.
+    if super::validate::screen_src6(h.src_first()) {
+        return Fast::General;
+    }
     // A packet carrying an SRH is most likely for one of our SIDs (/128s): probe those
     // first; anything else (transit, head-end) walks the trie first. Same result.
     let main = from.main;
@@ -190,18 +195,19 @@ pub fn try6<const REQUIRE_HMAC: bool>(t: &Tables, c: &mut Counters, from: Ingres
 }
 
 /// Multicast (ff00::/8) and link-local (fe80::/10) destinations, which the general path
-/// delivers to the host. Tested only for destinations that are not SIDs: a SID that
-/// could match one has no fast kind (the table build sees to it). Both ranges lie at or above
-/// fe80::, as only fec0::/10 (forwarded normally) besides: one compare for the usual
-/// destinations.
+/// delivers to the host, and ::/16, where the loopback address lies, which it drops
+/// ([`super::validate::input6`]). Tested only for destinations that are not SIDs: a SID
+/// that could match one has no fast kind (the table build sees to it). The first two
+/// lie at or above fe80::, as only fec0::/10 (forwarded normally) besides, and the
+/// subtraction of 1 wraps ::/16 to the top: one compare for the usual destinations.
 #[inline(always)]
 fn host_dst(dst: u128) -> bool {
     let top = (dst >> 112) as u16;
-    top >= 0xfe80 && not_fec0(top)
+    top.wrapping_sub(1) >= 0xfe7f && not_fec0(top)
 }
 
-/// For a destination at or above fe80::, true unless it is in fec0::/10. Out of line
-/// and cold, so that the usual destination costs a single compare.
+/// For a destination in ::/16 or at or above fe80::, true unless it is in fec0::/10.
+/// Out of line and cold, so that the usual destination costs a single compare.
 #[cold]
 #[inline(never)]
 fn not_fec0(top: u16) -> bool {
@@ -267,12 +273,13 @@ pub fn try_cold(t: &Tables, c: &mut Counters, p: &mut PacketBuf, w: u64) -> Opti
     if p.len() > t.fast_max_len {
         return None;
     }
-    let dev = t.devices.get(p.in_dev as usize)?;
+    let in_dev = p.in_dev;
+    let dev = t.devices.get(in_dev as usize)?;
     let f = p.data_mut();
     let ethertype = u16::from_be_bytes(*f.get(12..14)?.first_chunk::<2>()?);
     if ethertype == ETHERTYPE_IPV4 {
         // (No SID was left for an IPv4 frame: `try6` leaves one only for IPv6.)
-        return ipv4(t, dev, f);
+        return ipv4(t, dev, in_dev, f);
     }
     // An IPv6 frame is worth a look only if `try6` found it is for such a SID.
     if s.is(FastKind::None) {
@@ -326,18 +333,29 @@ fn last_segment(t: &Tables, dev: &Device, f: &mut [u8], s: FastSid) -> Option<Fa
 
 /// IPv4 forwarding on the fast path (RFC 1812 §5.2.2, §5.3.1): an IPv4 header without
 /// options, a destination below 224.0.0.0 that the main FIB sends to a gateway or an
-/// on-link neighbour (no /32 of the exact table).
+/// on-link neighbour (no /32 of the exact table) other than the device `in_dev` it
+/// came from; source and destination outside the ranges [`validate`] checks, the
+/// source none of the router's addresses.
+///
+/// [`validate`]: super::validate
 #[inline(always)]
-fn ipv4(t: &Tables, dev: &Device, f: &mut [u8]) -> Option<Out> {
+fn ipv4(t: &Tables, dev: &Device, in_dev: crate::packet::DevId, f: &mut [u8]) -> Option<Out> {
+    use super::validate::screen4;
     let len = f.len();
     let (eth, ip) = f.split_first_chunk_mut::<E>()?;
     let ip = ip.first_chunk_mut::<20>()?;
-    // No Ethernet padding; multicast, broadcast and class E are the host's.
+    // No Ethernet padding; multicast, broadcast, class E, 0/8 and 127/8 are the
+    // general path's.
     let dst = ip.forwardable_dst(len - E)?;
-    if !dev.forwarding4 || dst >= 0xe000_0000 {
+    let src = ip.src();
+    if !dev.forwarding4 || screen4(dst) || screen4(src) || t.local4_filter & crate::tables::local4_bit(src) != 0 {
         return None;
     }
     let (out, addrs) = route4_to(t, Tables::MAIN, dst)?;
+    // Back out of its device: the kernel checks the source in full.
+    if out == usize::from(in_dev) {
+        return None;
+    }
     ip.decrement_ttl();
     addrs.write(eth);
     Some(out)

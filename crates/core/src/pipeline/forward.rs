@@ -1,7 +1,8 @@
 //! IPv6 and IPv4 input, FIB dispatch and plain forwarding (RFC 8200 §3, RFC 1812 §5.3),
-//! and local delivery of IPv6 packets carrying an SRH (RFC 8754 §4.3.2).
+//! and local delivery of IPv6 packets carrying an SRH (RFC 8754 §4.3.2). Received
+//! packets are validated first ([`validate`]).
 
-use super::{icmp, mtu, multipath, output, Next, Worker};
+use super::{icmp, mtu, multipath, output, validate, Next, Worker};
 use crate::behaviour::{endpoint, headend, hmac_check};
 use crate::drop::DropReason;
 use crate::packet::Verdict;
@@ -15,11 +16,31 @@ use sr6_wire::{walk_chain, Ipv4Packet, Ipv6Packet, ETHERTYPE_IPV4, ETHERTYPE_IPV
 /// Validates a received IPv6 packet (the buffer starts at the IPv6 header), trims
 /// Ethernet padding, and sends it to the main FIB.
 pub fn ipv6_input(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Next {
-    let (total, dst) = match Ipv6Packet::new_checked(p.data()) {
-        Ok(ip) => (ip.total_len(), ip.dst_addr()),
+    let (total, src, dst) = match Ipv6Packet::new_checked(p.data()) {
+        Ok(ip) => (ip.total_len(), ip.src_addr(), ip.dst_addr()),
         Err(_) => return Next::drop(DropReason::Malformed),
     };
     p.truncate(total);
+    if let Some(reason) = validate::input6(src, dst) {
+        return Next::drop(reason);
+    }
+    if validate::scoped6(src) {
+        // ip6_forward's check, after its hop-limit check: forwarded toward another link.
+        let hl = Ipv6Packet::new_unchecked(p.data()).hop_limit();
+        let forwards = t.devices.get(p.in_dev as usize).is_some_and(|d| d.forwarding6) && hl > 1;
+        let nh = match t.fibs.first().and_then(|f| f.lookup6(&dst.octets())) {
+            Some(Route::Forward(nh)) => Some(nh),
+            Some(Route::Multipath(g)) => select(t, g, multipath::hash6(p.data(), t.multipath_hash6)),
+            _ => None,
+        };
+        if let Some(nh) = nh {
+            if let Some(reason) = nh_dev(t, Route::Forward(nh)).and_then(|o| validate::forward6(src, p.in_dev, o)) {
+                if forwards {
+                    return Next::drop(reason);
+                }
+            }
+        }
+    }
     // Multicast and link-local destinations are the host's (neighbour discovery, MLD).
     if dst.is_multicast() || dst.is_unicast_link_local() {
         return Next::Done(output::local(p, &w.rx_macs, ETHERTYPE_IPV6));
@@ -30,13 +51,26 @@ pub fn ipv6_input(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Next {
 /// Validates a received IPv4 packet (header checksum included, RFC 1812 §5.2.2) and
 /// sends it to the main FIB.
 pub fn ipv4_input(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Next {
-    let (total, dst) = match Ipv4Packet::new_checked(p.data()) {
-        Ok(ip) if ip.verify_checksum() => (ip.total_len() as usize, ip.dst_addr()),
+    let (total, src, dst) = match Ipv4Packet::new_checked(p.data()) {
+        Ok(ip) if ip.verify_checksum() => (ip.total_len() as usize, u32::from(ip.src_addr()), u32::from(ip.dst_addr())),
         _ => return Next::drop(DropReason::Malformed),
     };
     p.truncate(total);
-    if icmp::multicast_or_above4(dst) {
+    if validate::host_dst4(dst) {
         return Next::Done(output::local(p, &w.rx_macs, ETHERTYPE_IPV4));
+    }
+    if let Some(reason) = validate::input4(t, src, dst) {
+        return Next::drop(reason);
+    }
+    // The kernel's local table holds the directed broadcasts of the connected subnets.
+    if t.is_bcast4(dst) {
+        return Next::Done(output::local(p, &w.rx_macs, ETHERTYPE_IPV4));
+    }
+    // Routed back out of the device it came from: the source checked in full.
+    if out_dev4(t, &dst.to_be_bytes()) == Some(p.in_dev) {
+        if let Some(reason) = validate::same_dev4(t, src) {
+            return Next::drop(reason);
+        }
     }
     route4(t, w, p, Tables::MAIN, true)
 }
@@ -207,7 +241,8 @@ pub fn route4(t: &Tables, w: &mut Worker, p: &mut PacketBuf, table: u32, forward
         Some(Route::Policy(i)) => policy4(t, w, p, i, forward),
         Some(Route::Blackhole) => Next::drop(DropReason::Blackhole),
         Some(Route::Sid(_)) => Next::drop(DropReason::NoRoute),
-        Some(Route::Unreachable) | None => icmp::no_route4(t, w, p),
+        Some(Route::Unreachable) => icmp::unreachable4(t, w, p),
+        None => icmp::no_route4(t, w, p),
     }
 }
 
@@ -233,13 +268,24 @@ pub fn forward4(t: &Tables, w: &mut Worker, p: &mut PacketBuf, nh: NextHop, forw
 }
 
 /// The device the main FIB sends packets for `a` out of.
-pub fn out_dev6(t: &Tables, a: &[u8; 16]) -> Option<DevId> {
-    nh_dev(t, t.fibs.first()?.lookup6(a)?)
-}
-
-/// The device the main FIB sends packets for `a` out of.
 pub fn out_dev4(t: &Tables, a: &[u8; 4]) -> Option<DevId> {
     nh_dev(t, t.fibs.first()?.lookup4(a)?)
+}
+
+/// The device and next hop (the gateway, or `a` itself on-link) by which the main FIB
+/// reaches `a`.
+pub fn route_back4(t: &Tables, a: std::net::Ipv4Addr) -> Option<(DevId, std::net::Ipv4Addr)> {
+    match t.fibs.first()?.lookup4(&a.octets())? {
+        Route::Forward(NextHop::OnLink(d)) => Some((d, a)),
+        Route::Forward(NextHop::Adj(i)) => {
+            let adj = t.adjacencies.get(i as usize)?;
+            match adj.nh {
+                std::net::IpAddr::V4(g) => Some((adj.dev, g)),
+                std::net::IpAddr::V6(_) => Some((adj.dev, a)),
+            }
+        }
+        _ => None,
+    }
 }
 
 fn nh_dev(t: &Tables, r: Route) -> Option<DevId> {

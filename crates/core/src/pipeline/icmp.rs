@@ -4,14 +4,12 @@
 //! is pushed in front — a pointer move and two header writes (wire's `Ipv6Repr` and
 //! `Icmpv6Repr::emit`, or `Ipv4Repr` and `Icmpv4Repr::emit`).
 
-use std::net::Ipv4Addr;
-
 use super::{Next, Worker};
 use crate::behaviour::Icmp6Error;
 use crate::drop::DropReason;
 use crate::packet::PacketBuf;
 use crate::tables::Tables;
-use sr6_wire::icmpv4::DU_NET_UNREACH;
+use sr6_wire::icmpv4::{DU_HOST_UNREACH, DU_NET_UNREACH};
 use sr6_wire::icmpv6::{DU_NO_ROUTE, MAX_INVOKING_LEN, PARAM_PROBLEM, PKT_TOO_BIG, PP_UNRECOGNIZED_OPTION};
 use sr6_wire::{
     walk_chain, Icmpv4Packet, Icmpv4Repr, Icmpv6Packet, Icmpv6Repr, Ipv4Packet, Ipv4Repr, Ipv6Packet, Ipv6Repr,
@@ -24,9 +22,6 @@ const MAX_ICMP4: usize = 576;
 const ERROR_TTL: u8 = 64;
 /// TOS of ICMPv4 errors: DSCP CS6 (network control), as Linux sends them.
 const ERROR_TOS4: u8 = 0xc0;
-/// The lowest address of 224.0.0.0/4 (multicast); the addresses from it up (240.0.0.0/4,
-/// the limited broadcast included) are no unicast destination either.
-const FIRST_MULTICAST4: Ipv4Addr = Ipv4Addr::new(224, 0, 0, 0);
 
 /// Replaces the IPv6 packet in `p` by the ICMPv6 error `icmp` about it, counting
 /// `reason` as the drop of the original, and hands the error to the FIB (main table).
@@ -42,6 +37,12 @@ pub fn error6(t: &Tables, w: &mut Worker, p: &mut PacketBuf, reason: DropReason,
     // RFC 4443 §2.4(e): not to multicast or unspecified sources, not for multicast
     // destinations (except Packet Too Big / Parameter Problem code 2), not for errors.
     if src.is_multicast() || src.is_unspecified() {
+        return w.suppressed(reason);
+    }
+    // A link-local source is reachable only on the link it came from, where sr6 has no
+    // link-local address to answer from (the kernel's error about it is not seen on the
+    // wire either).
+    if crate::tables::is_link_local(&src) {
         return w.suppressed(reason);
     }
     let multicast_ok =
@@ -62,10 +63,10 @@ pub fn error6(t: &Tables, w: &mut Worker, p: &mut PacketBuf, reason: DropReason,
         return Next::drop(reason);
     }
     w.counters.drop(reason);
-    // The error leaves by the route back to the source; its source address is the
-    // offending destination if that is ours, else an address of that device.
-    let out_dev = super::forward::out_dev6(t, &src.octets());
-    let from = if t.is_local6(&dst.octets()) { dst } else { t.icmp6_source(out_dev.unwrap_or(p.in_dev)) };
+    // Its source address is the offending destination if that is ours, else chosen as
+    // Linux's icmp6_send does: RFC 6724 source selection toward the offending source,
+    // the device the packet arrived on preferred (rule 5).
+    let from = if t.is_local6(&dst.octets()) { dst } else { t.icmp6_source(p.in_dev, &src) };
     // RFC 4443 §2.4(c): as much of the invoking packet as fits in the minimum MTU.
     let quote = d.len().min(MAX_INVOKING_LEN);
     let repr = Ipv6Repr {
@@ -111,12 +112,6 @@ pub fn no_route6(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Next {
     error6(t, w, p, DropReason::NoRoute, Icmpv6Repr::dst_unreachable(DU_NO_ROUTE))
 }
 
-/// True for an IPv4 destination in 224.0.0.0/4 or above: multicast, reserved, broadcast.
-#[inline]
-pub fn multicast_or_above4(a: Ipv4Addr) -> bool {
-    a >= FIRST_MULTICAST4
-}
-
 /// Replaces the IPv4 packet in `p` by the ICMP error `icmp` about it (RFC 792, RFC 1812
 /// §4.3.2), as Linux builds it: TOS 0xc0, TTL 64, DF clear, id 0.
 pub fn error4(t: &Tables, w: &mut Worker, p: &mut PacketBuf, reason: DropReason, icmp: Icmpv4Repr) -> Next {
@@ -137,7 +132,7 @@ pub fn error4(t: &Tables, w: &mut Worker, p: &mut PacketBuf, reason: DropReason,
         || src.is_multicast()
         || src.is_broadcast()
         || src.is_unspecified()
-        || multicast_or_above4(dst)
+        || super::validate::host_dst4(u32::from(dst))
     {
         return w.suppressed(reason);
     }
@@ -146,8 +141,8 @@ pub fn error4(t: &Tables, w: &mut Worker, p: &mut PacketBuf, reason: DropReason,
         return Next::drop(reason);
     }
     w.counters.drop(reason);
-    let out_dev = super::forward::out_dev4(t, &src.octets());
-    let from = t.icmp4_source(out_dev.unwrap_or(p.in_dev));
+    let (out_dev, nh) = super::forward::route_back4(t, src).unwrap_or((p.in_dev, src));
+    let from = t.icmp4_source(out_dev, nh);
     let mut repr = Ipv4Repr {
         src_addr: from,
         dst_addr: src,
@@ -177,9 +172,15 @@ pub fn time_exceeded4(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Next {
     error4(t, w, p, DropReason::HopLimit, Icmpv4Repr::ttl_exceeded())
 }
 
-/// ICMP Destination Unreachable, code 0 (net unreachable).
+/// ICMP Destination Unreachable, code 0 (net unreachable): no route.
 pub fn no_route4(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Next {
     error4(t, w, p, DropReason::NoRoute, Icmpv4Repr::dst_unreachable(DU_NET_UNREACH))
+}
+
+/// ICMP Destination Unreachable, code 1 (host unreachable): an `unreachable` route, as
+/// Linux answers it (its error -EHOSTUNREACH; IPv6 answers code 0 for both).
+pub fn unreachable4(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Next {
+    error4(t, w, p, DropReason::NoRoute, Icmpv4Repr::dst_unreachable(DU_HOST_UNREACH))
 }
 
 impl Worker {

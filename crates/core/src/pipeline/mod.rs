@@ -17,6 +17,7 @@ pub(crate) mod mtu;
 pub(crate) mod multipath;
 pub(crate) mod output;
 mod ratelimit;
+pub mod validate;
 
 pub use ratelimit::TokenBucket;
 

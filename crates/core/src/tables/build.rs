@@ -127,6 +127,8 @@ impl<'a> Builder<'a> {
                 mtu,
                 addrs6: Vec::new(),
                 addrs4: Vec::new(),
+                plens6: Vec::new(),
+                plens4: Vec::new(),
             });
         }
         Ok(())
@@ -135,14 +137,24 @@ impl<'a> Builder<'a> {
     /// Sysctls, combined as Linux combines them (see docs/config.md).
     fn sysctls(&mut self) -> Result<(), BuildError> {
         let n = self.devices.len();
-        let (mut all_seg6, mut def_seg6, mut dev_seg6) = (false, None, vec![None; n]);
-        let (mut def_hmac, mut dev_hmac) = (None, vec![None; n]);
+        let (mut all_seg6, mut dev_seg6) = (false, vec![None; n]);
+        let mut dev_hmac = vec![None; n];
+        // Linux copies `conf.default` into a device when the device is created: every
+        // device sr6 knows exists before its configuration is read (a live router's are
+        // the kernel's; offline, a device is created where the file first names it, and
+        // the kernel harness creates them all first), so it applies to none.
+        let default_ignored = |line: usize, key: &str| {
+            format!(
+                "line {line}: net.ipv6.conf.default.{key} applies only to devices created afterwards \
+                 (as in Linux); every device already exists: set it per device"
+            )
+        };
         let (mut fwd6, mut fwd4, mut dev_fwd4) = (true, true, vec![None; n]);
         for s in &self.spec.sysctls {
             match s {
                 SysctlSpec::Seg6Enabled { line, dev, value } => match dev {
                     DevSel::All => all_seg6 = *value,
-                    DevSel::Default => def_seg6 = Some(*value),
+                    DevSel::Default => self.warnings.push(default_ignored(*line, "seg6_enabled")),
                     DevSel::Dev(d) => dev_seg6[self.dev(d, *line)? as usize] = Some(*value),
                 },
                 SysctlSpec::RequireHmac { line, dev, value } => match dev {
@@ -150,7 +162,7 @@ impl<'a> Builder<'a> {
                         "line {line}: net.ipv6.conf.all.seg6_require_hmac does not apply to devices \
                          (as in Linux); set it per device"
                     )),
-                    DevSel::Default => def_hmac = Some(*value),
+                    DevSel::Default => self.warnings.push(default_ignored(*line, "seg6_require_hmac")),
                     DevSel::Dev(d) => dev_hmac[self.dev(d, *line)? as usize] = Some(*value),
                 },
                 SysctlSpec::Forwarding6 { line, dev, value } => match dev {
@@ -173,8 +185,8 @@ impl<'a> Builder<'a> {
             }
         }
         for (i, d) in self.devices.iter_mut().enumerate() {
-            d.seg6_enabled = all_seg6 && dev_seg6[i].or(def_seg6).unwrap_or(false);
-            d.require_hmac = dev_hmac[i].or(def_hmac).unwrap_or(0);
+            d.seg6_enabled = all_seg6 && dev_seg6[i].unwrap_or(false);
+            d.require_hmac = dev_hmac[i].unwrap_or(0);
             d.forwarding6 = fwd6;
             d.forwarding4 = dev_fwd4[i].unwrap_or(fwd4);
         }
@@ -203,6 +215,7 @@ impl<'a> Builder<'a> {
                         return err(a.line, "IPv6 prefix length must be at most 128");
                     }
                     self.devices[d as usize].addrs6.push(x);
+                    self.devices[d as usize].plens6.push(a.prefix_len);
                     self.routes6[0].push((x.octets(), 128, Route::Local));
                     if a.prefix_len < 128 {
                         let p = mask6(x.octets(), a.prefix_len);
@@ -214,6 +227,7 @@ impl<'a> Builder<'a> {
                         return err(a.line, "IPv4 prefix length must be at most 32");
                     }
                     self.devices[d as usize].addrs4.push(x);
+                    self.devices[d as usize].plens4.push(a.prefix_len);
                     self.routes4[0].push((x.octets(), 32, Route::Local));
                     if a.prefix_len < 32 {
                         let p = mask4(x.octets(), a.prefix_len);
@@ -517,6 +531,11 @@ impl<'a> Builder<'a> {
                 IpAddr::V6(x) => Some(x),
                 IpAddr::V4(_) => None,
             }),
+            bcast4: self.spec.addrs.iter().filter_map(bcast4).collect(),
+            local4_filter: self.spec.addrs.iter().fold(0, |f, a| match a.addr {
+                IpAddr::V4(x) => f | super::local4_bit(u32::from(x)),
+                IpAddr::V6(_) => f,
+            }),
             resolve_neighbours: false,
         };
         for (enc, dev, line) in policy_specs {
@@ -634,12 +653,13 @@ pub(crate) fn mask4(mut a: [u8; 4], len: u8) -> [u8; 4] {
 }
 
 /// What the fast path does with SID `s`: what its behaviour's build chose, unless the
-/// SID could match a multicast or link-local destination. The general path delivers
-/// those to the host before any lookup; the fast path tests that only for destinations
-/// that are not SIDs, so such a SID stays off it.
+/// SID could match a multicast or link-local destination or ::1. The general path
+/// delivers the first two to the host and drops the last before any lookup; the fast
+/// path tests that only for destinations that are not SIDs, so such a SID stays off it.
 fn fast_sid_of(s: &Sid) -> FastSid {
     if let Prefix::V6(a, len) = s.prefix {
-        if meets(u128::from(a), len, 0xfe80 << 112, 10) || meets(u128::from(a), len, 0xff << 120, 8) {
+        let a = u128::from(a);
+        if meets(a, len, 0xfe80 << 112, 10) || meets(a, len, 0xff << 120, 8) || meets(a, len, 1, 128) {
             return FastSid::NO;
         }
     }
@@ -651,6 +671,15 @@ fn fast_sid_of(s: &Sid) -> FastSid {
 fn meets(a: u128, la: u8, b: u128, lb: u8) -> bool {
     let l = u32::from(la.min(lb)).min(128);
     l == 0 || (a ^ b) >> (128 - l) == 0
+}
+
+/// The directed broadcast address of an IPv4 address's subnet, for prefixes shorter
+/// than /31 (the kernel's `fib_add_ifaddr`).
+fn bcast4(a: &crate::spec::AddrSpec) -> Option<u32> {
+    match a.addr {
+        IpAddr::V4(x) if a.prefix_len < 31 => Some(u32::from(x) | (u32::MAX >> a.prefix_len)),
+        _ => None,
+    }
 }
 
 #[cfg(test)]

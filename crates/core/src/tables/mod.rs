@@ -49,6 +49,9 @@ pub struct Device {
     /// Addresses in configuration order.
     pub addrs6: Vec<Ipv6Addr>,
     pub addrs4: Vec<Ipv4Addr>,
+    /// The prefix length of each of `addrs6` / `addrs4`.
+    pub plens6: Vec<u8>,
+    pub plens4: Vec<u8>,
 }
 
 /// A resolved L2 adjacency: where a next hop is and the Ethernet header to reach it.
@@ -343,6 +346,12 @@ pub struct Tables {
     pub tunsrc: Option<Ipv6Addr>,
     /// The first IPv6 address of the configuration file (the last-resort source).
     pub first_addr6: Option<Ipv6Addr>,
+    /// The directed broadcast address of each connected IPv4 subnet shorter than /31,
+    /// as the kernel adds it to its local table (`fib_add_ifaddr`).
+    pub bcast4: Vec<u32>,
+    /// One bit per own IPv4 address ([`local4_bit`]): the fast path's test of a source
+    /// that may be the router's own (a set bit sends it to the general path).
+    pub(crate) local4_filter: u64,
     /// Live routers set this after building: a packet whose next hop has no known
     /// link-layer address gets [`Verdict::Resolve`](crate::packet::Verdict::Resolve)
     /// and waits for resolution, rather than being dropped as `no_neighbour`.
@@ -405,10 +414,32 @@ impl Tables {
         self.devices.iter().position(|d| d.name == name).map(|i| i as DevId)
     }
 
-    /// The address an ICMPv6 error leaving `dev` is sent from (docs/behaviours.md).
-    pub fn icmp6_source(&self, dev: DevId) -> Ipv6Addr {
-        if let Some(a) = self.devices.get(dev as usize).and_then(|d| d.addrs6.iter().find(|a| !is_link_local(a))) {
-            return *a;
+    /// The address an ICMPv6 error to `dst` about a packet received on `dev` is sent
+    /// from, chosen as Linux's `icmp6_send` does with `ipv6_dev_get_saddr` (RFC 6724 §5)
+    /// among the router's addresses that are not link-local: rule 5, an address of `dev`
+    /// (the kernel's "more meaningful saddr from input if"); rule 8, the longest prefix in
+    /// common with `dst`, counted up to the address's prefix length; on a tie, the
+    /// address configured last on its device (the kernel lists a device's addresses
+    /// newest first), devices in order. (Rules 1-4, 6 and 7 do not separate the
+    /// addresses sr6 has: all global, none deprecated, home or temporary; label
+    /// differences are not modelled.) Without any: `tunsrc`, else the first address.
+    pub fn icmp6_source(&self, dev: DevId, dst: &Ipv6Addr) -> Ipv6Addr {
+        let d = u128::from(*dst);
+        let mut best: Option<((bool, u32), Ipv6Addr)> = None;
+        for (i, device) in self.devices.iter().enumerate() {
+            for (a, plen) in device.addrs6.iter().zip(&device.plens6).rev() {
+                if is_link_local(a) {
+                    continue;
+                }
+                let common = (u128::from(*a) ^ d).leading_zeros().min(u32::from(*plen));
+                let score = (i == usize::from(dev), common);
+                if best.is_none_or(|(b, _)| score > b) {
+                    best = Some((score, *a));
+                }
+            }
+        }
+        if let Some((_, a)) = best {
+            return a;
         }
         if let Some(t) = self.tunsrc {
             return t;
@@ -416,20 +447,46 @@ impl Tables {
         self.first_addr6.unwrap_or(Ipv6Addr::UNSPECIFIED)
     }
 
-    /// The address an ICMPv4 error leaving `dev` is sent from.
-    pub fn icmp4_source(&self, dev: DevId) -> Ipv4Addr {
-        self.devices
-            .get(dev as usize)
-            .and_then(|d| d.addrs4.first())
+    /// The address an ICMPv4 error leaving `dev` toward the next hop `nh` (the gateway,
+    /// or the destination itself on-link) is sent from, as Linux's `inet_select_addr`
+    /// chooses the route's source: the first address of `dev` whose subnet holds `nh`,
+    /// else the first of `dev`, else the first of any device.
+    pub fn icmp4_source(&self, dev: DevId, nh: Ipv4Addr) -> Ipv4Addr {
+        let on_subnet = self.devices.get(dev as usize).and_then(|d| {
+            d.addrs4.iter().zip(&d.plens4).find(|(a, l)| mask4_u32(**a, **l) == mask4_u32(nh, **l)).map(|(a, _)| a)
+        });
+        on_subnet
+            .or_else(|| self.devices.get(dev as usize).and_then(|d| d.addrs4.first()))
             .or_else(|| self.devices.iter().flat_map(|d| d.addrs4.iter()).next())
             .copied()
             .unwrap_or(Ipv4Addr::UNSPECIFIED)
+    }
+
+    /// Is `a` one of the router's own IPv4 addresses?
+    pub fn is_local4(&self, a: u32) -> bool {
+        matches!(self.fibs.first().and_then(|f| f.exact4.get(u128::from(a))), Some(Route::Local))
+    }
+
+    /// Is `a` the directed broadcast address of a connected subnet?
+    pub fn is_bcast4(&self, a: u32) -> bool {
+        self.bcast4.contains(&a)
     }
 
     /// Is `a` one of the router's own IPv6 addresses?
     pub fn is_local6(&self, a: &[u8; 16]) -> bool {
         matches!(self.fibs.first().and_then(|f| f.exact6.get(u128::from_be_bytes(*a))), Some(Route::Local))
     }
+}
+
+/// `a` with the bits past the first `len` cleared.
+fn mask4_u32(a: Ipv4Addr, len: u8) -> u32 {
+    u32::from(a) & u32::MAX.checked_shl(32 - u32::from(len.min(32))).unwrap_or(0)
+}
+
+/// The bit of [`Tables::local4_filter`] an IPv4 address sets (a multiplicative hash).
+#[inline(always)]
+pub(crate) fn local4_bit(a: u32) -> u64 {
+    1 << (a.wrapping_mul(0x9e37_79b9) >> 26)
 }
 
 pub(crate) fn is_link_local(a: &Ipv6Addr) -> bool {
