@@ -63,3 +63,78 @@ fn any_next_hop(t: &Tables, p: &mut PacketBuf) -> Next {
     p.truncate(n);
     Next::Lookup6 { table: Tables::MAIN, forward: true }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::behaviour::by_keyword;
+    use crate::packet::Verdict;
+    use crate::pipeline::Worker;
+    use crate::spec::{AddrSpec, Flavors, NeighSpec, Prefix, RouteKind, RouteSpec, RouterSpec, SidParams, MAIN_TABLE};
+    use std::net::IpAddr;
+
+    fn v6(s: &str) -> Ipv6Addr {
+        s.parse().unwrap()
+    }
+
+    /// eth0 on fc00:1::/64 with neighbour fc00:1::2; End.DX6 `nh6 ::` at fc00:f::1.
+    fn tables() -> Tables {
+        let action = SidAction {
+            behaviour: by_keyword("End.DX6").unwrap(),
+            params: SidParams { nh6: Some(Ipv6Addr::UNSPECIFIED), ..SidParams::default() },
+            flavors: Flavors::default(),
+            count: false,
+        };
+        let spec = RouterSpec {
+            devices: vec!["eth0".into()],
+            addrs: vec![AddrSpec { line: 1, dev: "eth0".into(), addr: IpAddr::V6(v6("fc00:1::1")), prefix_len: 64 }],
+            neighs: vec![NeighSpec {
+                line: 2,
+                dev: "eth0".into(),
+                addr: IpAddr::V6(v6("fc00:1::2")),
+                mac: [2, 0xaa, 0, 0, 0, 1],
+            }],
+            routes: vec![RouteSpec {
+                line: 3,
+                table: MAIN_TABLE,
+                prefix: Prefix::V6(v6("fc00:f::1"), 128),
+                kind: RouteKind::Seg6Local { action, dev: Some("eth0".into()) },
+            }],
+            ..RouterSpec::default()
+        };
+        Tables::build(&spec).unwrap_or_else(|e| panic!("{e}")).0
+    }
+
+    /// An IPv6-in-IPv6 packet (no SRH) to the SID, the inner one to `inner_dst`.
+    fn frame(inner_dst: &str) -> Vec<u8> {
+        let mut inner = vec![0x60, 0, 0, 0, 0, 8, 59, 30];
+        inner.extend_from_slice(&v6("fc00:1::2").octets());
+        inner.extend_from_slice(&v6(inner_dst).octets());
+        inner.extend_from_slice(&[0xa5; 8]);
+        let mut f = vec![2, 0, 0, 0, 0, 1, 2, 0xaa, 0, 0, 0, 1, 0x86, 0xdd, 0x60, 0, 0, 0];
+        f.extend_from_slice(&(inner.len() as u16).to_be_bytes());
+        f.extend_from_slice(&[41, 64]);
+        f.extend_from_slice(&v6("fc00:1::2").octets());
+        f.extend_from_slice(&v6("fc00:f::1").octets());
+        f.extend_from_slice(&inner);
+        f
+    }
+
+    fn verdict(t: &Tables, f: &[u8]) -> Verdict {
+        let mut w = Worker::new(t);
+        let mut p = PacketBuf::new();
+        assert!(p.load(f, 0));
+        w.process(t, &mut p);
+        p.verdict
+    }
+
+    #[test]
+    fn nh6_any_forwards_by_the_inner_destination() {
+        assert_eq!(verdict(&tables(), &frame("fc00:1::2")), Verdict::Tx(0));
+    }
+
+    #[test]
+    fn nh6_any_drops_a_local_inner_destination() {
+        assert_eq!(verdict(&tables(), &frame("fc00:1::1")), Verdict::Drop(DropReason::NoRoute));
+    }
+}
