@@ -134,6 +134,7 @@ fn frames() -> Vec<Vec<u8>> {
             "fc00:1::c3",
             "fc00:1::c4",
             "fc00:1::c5",
+            "fc00:1::c6",
             "fc00:1::7",
             "fc00:1::70",
             "fc00:1::78",
@@ -171,7 +172,7 @@ fn frames() -> Vec<Vec<u8>> {
         for sid in ["fe80::e", "ff0e::e", "fe80::1", "fec0::1", "fe01::1"] {
             v.push(frame("fc00:9::1", sid, hl, Some((&["fc00:3::1", sid], 1, 17)), udp));
         }
-        for sid in ["fc00:1::d6", "fc00:1::d7"] {
+        for sid in ["fc00:1::d6", "fc00:1::d7", "fc00:1::d8", "fc00:1::d9"] {
             v.push(frame("fc00:9::1", sid, hl, Some((&[sid], 0, 41)), &inner6("fc00:3::4", 9)));
             v.push(frame("fc00:9::1", sid, hl, Some((&[sid], 0, 41)), &inner6("fc00:3::4", 1)));
             v.push(frame("fc00:9::1", sid, hl, Some((&[sid, "fc00:2::1"], 1, 41)), &inner6("fc00:3::4", 9)));

@@ -37,7 +37,7 @@ pub fn default_mac(i: usize) -> [u8; 6] {
 }
 
 pub(super) struct Builder<'a> {
-    spec: &'a RouterSpec,
+    pub(super) spec: &'a RouterSpec,
     devices: Vec<Device>,
     table_ids: Vec<u32>,
     /// Per dense table: IPv6 and IPv4 entries before the LPMs are built.
@@ -628,7 +628,7 @@ impl OnLinkIndex {
         self.lpm4 = Lpm4::build(std::mem::take(&mut self.v4));
         self
     }
-    fn lookup(&self, a: IpAddr) -> Option<DevId> {
+    pub(super) fn lookup(&self, a: IpAddr) -> Option<DevId> {
         match a {
             IpAddr::V6(a) => self.lpm6.lookup(&a.octets()).copied(),
             IpAddr::V4(a) => self.lpm4.lookup(&a.octets()).copied(),

@@ -4,10 +4,10 @@
 
 use std::net::IpAddr;
 
-use super::build::{Builder, OnLinkIndex, PolicySpec};
+use super::build::{mask6, Builder, OnLinkIndex, PolicySpec};
 use super::{BuildError, NextHop};
 use crate::packet::DevId;
-use crate::spec::{Line, Prefix, Seg6Encap, Seg6Mode, SidAction, MAIN_TABLE};
+use crate::spec::{Line, Prefix, RouteKind, Seg6Encap, Seg6Mode, SidAction, MAIN_TABLE};
 
 /// The table builder, as one local SID's `build` uses it.
 pub struct SidBuilder<'b, 'a> {
@@ -53,7 +53,49 @@ impl SidBuilder<'_, '_> {
                 let d = self.b.dev(o, self.line)?;
                 Ok(NextHop::Adj(self.b.adjacency(d, nh)))
             }
-            None => self.b.gateway(nh, None, self.onlink, self.line),
+            None if self.onlink.lookup(nh).is_some() => self.b.gateway(nh, None, self.onlink, self.line),
+            None => self.behind_gateway(a, nh),
+        }
+    }
+
+    /// A next hop that is not on a connected network, reached as the kernel reaches
+    /// it: through the route of the main table that holds it (Linux resolves `nh6` by
+    /// a route lookup, `seg6_lookup_nexthop` in net/ipv6/seg6_local.c). The tables are
+    /// rebuilt on every route change, so resolving here follows the routes. Only a
+    /// route through one gateway is supported.
+    fn behind_gateway(&mut self, a: &SidAction, nh: IpAddr) -> Result<NextHop, BuildError> {
+        let kw = a.behaviour.keyword;
+        let IpAddr::V6(nh6) = nh else {
+            return Err(self.error(format!("{kw}: next hop {nh} is not on a connected network; add `oif DEV`")));
+        };
+        let spec = self.b.spec;
+        let best = spec
+            .routes
+            .iter()
+            .filter(|r| r.table == MAIN_TABLE)
+            .filter_map(|r| match r.prefix {
+                Prefix::V6(p, l) if mask6(p.octets(), l) == mask6(nh6.octets(), l) => Some((l, r)),
+                _ => None,
+            })
+            .max_by_key(|(l, _)| *l);
+        match best {
+            Some((_, r)) => match &r.kind {
+                RouteKind::Forward { via: Some(v), dev } => {
+                    let d = match dev {
+                        Some(d) => Some(self.b.dev(d, r.line)?),
+                        None => None,
+                    };
+                    self.b.gateway(*v, d, self.onlink, self.line)
+                }
+                _ => Err(self.error(format!(
+                    "{kw}: nh6 {nh} is reached through the route at line {}, which is not a route via one \
+                     gateway; sr6 resolves nh6 only on a connected network or through a `via` route \
+                     (or give `oif DEV`)",
+                    r.line
+                ))),
+            },
+            None => Err(self
+                .error(format!("{kw}: nh6 {nh} has no route in the main table; add a route to it or give `oif DEV`"))),
         }
     }
 
