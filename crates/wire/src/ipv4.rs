@@ -43,6 +43,17 @@ mod field {
 
 /// Fragment Offset mask within `flags_frag`, in 8-byte units.
 pub const FRAG_OFFSET_MASK: u16 = 0x1FFF;
+/// Don't Fragment, in `flags_frag` (RFC 791 §3.1).
+pub const FLAG_DF: u16 = 0x4000;
+/// More Fragments, in `flags_frag` (RFC 791 §3.1).
+pub const FLAG_MF: u16 = 0x2000;
+
+/// Option type End of Option List (RFC 791 §3.1).
+const OPT_END: u8 = 0;
+/// Option type No Operation (RFC 791 §3.1).
+const OPT_NOP: u8 = 1;
+/// The copied flag of an option type: copied into all fragments (RFC 791 §3.1).
+const OPT_COPIED: u8 = 0x80;
 
 /// Zero-copy view of an IPv4 packet.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -251,6 +262,31 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Ipv4Packet<T> {
         ttl - 1
     }
 
+    /// Overwrites with No Operation options every option whose copied flag is clear,
+    /// for the fragments after the first (RFC 791 §3.2: only options with the copied
+    /// flag appear in them). The header keeps its length, as Linux's
+    /// `ip_options_fragment` leaves it: the walk stops at End of Option List or at an
+    /// option whose length is below 2 or runs past the header.
+    pub fn nop_uncopied_options(&mut self) {
+        let hlen = self.header_len().max(Self::HEADER_LEN);
+        let opts = slice_mut(self.buffer.as_mut(), Self::HEADER_LEN, hlen);
+        let mut i = 0;
+        while let Some(&kind) = opts.get(i) {
+            match kind {
+                OPT_END => return,
+                OPT_NOP => i += 1,
+                _ => {
+                    let len = opts.get(i + 1).map_or(0, |&l| usize::from(l));
+                    let Some(opt) = opts.get_mut(i..i + len).filter(|_| len >= 2) else { return };
+                    if kind & OPT_COPIED == 0 {
+                        opt.fill(OPT_NOP);
+                    }
+                    i += len;
+                }
+            }
+        }
+    }
+
     /// Mutable bytes from the end of the header to Total Length.
     pub fn payload_mut(&mut self) -> &mut [u8] {
         let (start, end) = (self.header_len(), usize::from(self.total_len()));
@@ -332,6 +368,34 @@ impl Ipv4Repr {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    /// A header of 20 bytes + `opts`, IHL set.
+    fn with_options(opts: &[u8]) -> Vec<u8> {
+        let mut b = vec![0x40 | ((20 + opts.len()) / 4) as u8];
+        b.resize(20, 0);
+        b.extend_from_slice(opts);
+        b
+    }
+
+    #[test]
+    fn nop_uncopied_options_keeps_copied_ones_and_stops_where_the_list_does() {
+        // NOP, not copied (0x1e, len 4), copied (0x88, len 4), End, then bytes after End.
+        let mut b = with_options(&[1, 0x1e, 4, 0xaa, 0xbb, 0x88, 4, 0x12, 0x34, 0, 0x1e, 2]);
+        Ipv4Packet::new_unchecked(&mut b[..]).nop_uncopied_options();
+        assert_eq!(&b[20..], &[1, 1, 1, 1, 1, 0x88, 4, 0x12, 0x34, 0, 0x1e, 2]);
+        // A length below 2 or past the header ends the walk; what was before is done.
+        for bad in [[0x1e, 2, 0x44, 1], [0x1e, 2, 0x44, 9]] {
+            let mut b = with_options(&bad);
+            Ipv4Packet::new_unchecked(&mut b[..]).nop_uncopied_options();
+            assert_eq!(&b[20..], &[1, 1, 0x44, bad[3]]);
+        }
+        // IHL 5: nothing to do; a truncated buffer: no panic.
+        let mut b = with_options(&[]);
+        Ipv4Packet::new_unchecked(&mut b[..]).nop_uncopied_options();
+        let mut b = with_options(&[0x1e, 4, 0, 0]);
+        b.truncate(22);
+        Ipv4Packet::new_unchecked(&mut b[..]).nop_uncopied_options();
+    }
 
     // scapy: bytes(IP(src="192.0.2.1", dst="198.51.100.2", ttl=64, id=0x1234,
     //                 flags="DF", tos=0xb8, proto=17, len=24))
