@@ -44,7 +44,7 @@ drop_reasons! {
     WrongNextHeader => "wrong_next_header", "the payload type does not fit the behaviour";
     Fragment => "fragment", "non-first fragment cannot be processed by the behaviour";
     MtuExceeded => "mtu_exceeded", "larger than the egress device's MTU (ICMP Packet Too Big / Fragmentation Needed sent)";
-    NeedsFragmentation => "needs_fragmentation", "IPv4 without DF larger than the egress MTU: sr6 does not fragment";
+    NeedsFragmentation => "needs_fragmentation", "IPv4 without DF larger than the egress MTU that is not fragmented: carried in an encapsulation this router added (as Linux), or an MTU below its header + 8 bytes";
     MartianSource => "martian_source", "source no router accepts: loopback, multicast, unspecified, IPv4 limited broadcast or one of the router's own IPv4 addresses (RFC 4291 §2.5.3, §2.7; RFC 1812 §5.3.7)";
     MartianDestination => "martian_destination", "destination no router accepts from a link: loopback, IPv6 multicast of scope 0 or 1, IPv4 0.0.0.0 (RFC 4291 §2.5.3, §2.7; RFC 1812 §5.3.7)";
     ScopeSource => "scope_source", "link-local or unspecified IPv6 source toward another link (RFC 4291 §2.5.6)";

@@ -57,6 +57,9 @@ pub enum Verdict {
     /// for run-time resolution ([`crate::tables::Tables::resolve_neighbours`]); offline,
     /// a missing neighbour is a drop.
     Resolve(DevId),
+    /// Not sent itself: replaced by its IPv4 fragments, which the worker holds
+    /// ([`crate::pipeline::extra::ExtraFrames`]), each with its own verdict.
+    Fragmented,
 }
 
 /// One packet buffer. See the module docs.

@@ -16,6 +16,7 @@ use pcap_file::{DataLink, TsResolution};
 use super::{IoError, RxBackend, TxBackend};
 use sr6_core::drop::DropReason;
 use sr6_core::packet::{DevId, PacketBuf, Verdict};
+use sr6_core::pipeline::extra::Out;
 
 /// The frames of a capture file: classic pcap (tcpdump's format) or pcapng (Wireshark's
 /// and tshark's default), told apart by the first four bytes.
@@ -264,18 +265,35 @@ impl PcapSinks {
     }
 }
 
+impl PcapSinks {
+    /// Writes every frame a processed batch leaves, the fragments of a fragmented
+    /// packet included ([`ExtraFrames::outputs`](sr6_core::pipeline::extra::ExtraFrames::outputs)).
+    pub fn tx_outputs<'a>(&mut self, outs: impl Iterator<Item = Out<'a>>) -> Result<(), IoError> {
+        for o in outs {
+            self.tx_one(o.verdict, o.ts_ns, o.data)?;
+        }
+        Ok(())
+    }
+
+    fn tx_one(&mut self, verdict: Verdict, ts_ns: u64, data: &[u8]) -> Result<(), IoError> {
+        match verdict {
+            Verdict::Tx(d) => {
+                if let Some((p, w)) = self.devs.get_mut(d as usize) {
+                    Self::write(p, w, ts_ns, data)?;
+                }
+            }
+            Verdict::Local => Self::write(&self.local.0, &mut self.local.1, ts_ns, data)?,
+            // A fragmented packet's fragments are in its worker ([`Self::tx_outputs`]).
+            Verdict::Drop(_) | Verdict::Pending | Verdict::Resolve(_) | Verdict::Fragmented => {}
+        }
+        Ok(())
+    }
+}
+
 impl TxBackend for PcapSinks {
     fn tx_batch(&mut self, batch: &[PacketBuf]) -> Result<(), IoError> {
         for b in batch {
-            match b.verdict {
-                Verdict::Tx(d) => {
-                    if let Some((p, w)) = self.devs.get_mut(d as usize) {
-                        Self::write(p, w, b.ts_ns, b.data())?;
-                    }
-                }
-                Verdict::Local => Self::write(&self.local.0, &mut self.local.1, b.ts_ns, b.data())?,
-                Verdict::Drop(_) | Verdict::Pending | Verdict::Resolve(_) => {}
-            }
+            self.tx_one(b.verdict, b.ts_ns, b.data())?;
         }
         Ok(())
     }

@@ -6,7 +6,7 @@ use anyhow::Result;
 use sr6_core::packet::PacketBuf;
 use sr6_core::pipeline::Worker;
 use sr6_io::pcap::{PcapSinks, PcapSource};
-use sr6_io::{RxBackend, TxBackend};
+use sr6_io::RxBackend;
 
 use crate::{load, report};
 
@@ -26,7 +26,7 @@ pub fn run(config: &Path, input: &Path, in_dev: Option<&str>, out_dir: &Path, js
             break;
         }
         w.process_batch(&t, dev, &mut batch[..n]);
-        sinks.tx_batch(&batch[..n])?;
+        sinks.tx_outputs(w.extra.outputs(&batch[..n]))?;
     }
     sinks.finish()?;
     if json {

@@ -53,6 +53,7 @@ pub fn json(t: &Tables, c: &Counters) -> Value {
         "dropped": c.dropped(),
         "drops": drops,
         "icmp": {"sent": c.icmp_sent, "ratelimited": c.icmp_ratelimited, "suppressed": c.icmp_suppressed},
+        "fragmentation": {"packets": c.fragmented, "fragments": c.fragments},
         "sids": sids,
         "policies": policies,
     })
@@ -81,6 +82,9 @@ pub fn print(t: &Tables, c: &Counters) {
     println!("{}", summary(c.rx, c.tx.iter().sum(), c.icmp_sent, c.local, &drops));
     let tx: Vec<String> = t.devices.iter().zip(&c.tx).map(|(d, n)| format!("{}={n}", d.name)).collect();
     println!("out by device: {}", tx.join(" "));
+    if c.fragmented > 0 {
+        println!("ipv4 fragmentation: {} packets sent as {} fragments", c.fragmented, c.fragments);
+    }
     if !t.sids.is_empty() {
         println!("{:<28} {:<18} {:>10} {:>12} {:>8}", "SID", "action", "packets", "bytes", "errors");
         for (s, k) in t.sids.iter().zip(c.sids.iter()) {

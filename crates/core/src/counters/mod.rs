@@ -52,6 +52,10 @@ pub struct Counters {
     pub icmp_ratelimited: u64,
     /// ICMP errors not sent because RFC 4443 §2.4(e) forbids them.
     pub icmp_suppressed: u64,
+    /// IPv4 packets sent as fragments (RFC 791 §3.2; Linux's `FragOKs`).
+    pub fragmented: u64,
+    /// The fragments made of them (Linux's `FragCreates`), also counted in `tx`.
+    pub fragments: u64,
     pub drops: [u64; DropReason::COUNT],
     /// By SID index.
     pub sids: SidCounters,
@@ -72,6 +76,8 @@ impl Clone for Counters {
             icmp_sent,
             icmp_ratelimited,
             icmp_suppressed,
+            fragmented,
+            fragments,
             drops,
             ref sids,
             ref policies,
@@ -79,6 +85,7 @@ impl Clone for Counters {
         (self.rx, self.local, self.unresolved) = (rx, local, unresolved);
         (self.icmp_sent, self.icmp_ratelimited, self.icmp_suppressed, self.drops) =
             (icmp_sent, icmp_ratelimited, icmp_suppressed, drops);
+        (self.fragmented, self.fragments) = (fragmented, fragments);
         self.tx.clone_from(tx);
         self.sids.clone_from(sids);
         self.policies.clone_from(policies);
@@ -95,6 +102,8 @@ impl Counters {
             icmp_sent: 0,
             icmp_ratelimited: 0,
             icmp_suppressed: 0,
+            fragmented: 0,
+            fragments: 0,
             drops: [0; DropReason::COUNT],
             sids: SidCounters::new(sids),
             policies: vec![0; policies],
@@ -118,6 +127,8 @@ impl Counters {
         self.icmp_sent += other.icmp_sent;
         self.icmp_ratelimited += other.icmp_ratelimited;
         self.icmp_suppressed += other.icmp_suppressed;
+        self.fragmented += other.fragmented;
+        self.fragments += other.fragments;
         for (a, b) in self.tx.iter_mut().zip(other.tx.iter()) {
             *a += b;
         }
@@ -134,9 +145,21 @@ impl Counters {
 
     /// Zeroes everything, keeping the shape (and the memory).
     pub fn clear(&mut self) {
-        let Counters { rx, local, unresolved, tx, icmp_sent, icmp_ratelimited, icmp_suppressed, drops, sids, policies } =
-            self;
-        for n in [rx, local, unresolved, icmp_sent, icmp_ratelimited, icmp_suppressed] {
+        let Counters {
+            rx,
+            local,
+            unresolved,
+            tx,
+            icmp_sent,
+            icmp_ratelimited,
+            icmp_suppressed,
+            fragmented,
+            fragments,
+            drops,
+            sids,
+            policies,
+        } = self;
+        for n in [rx, local, unresolved, icmp_sent, icmp_ratelimited, icmp_suppressed, fragmented, fragments] {
             *n = 0;
         }
         tx.clear();
@@ -161,11 +184,13 @@ mod tests {
         let mut b = Counters::new(2, 1, 1);
         a.rx = 1;
         b.rx = 2;
+        (b.fragmented, b.fragments) = (1, 3);
         *b.tx.get_mut(1).unwrap() = 5;
         b.sids.count(0, 7);
         b.drop(DropReason::NoRoute);
         a.merge(&b);
         assert_eq!(a.rx, 3);
+        assert_eq!((a.fragmented, a.fragments), (1, 3));
         assert_eq!(a.tx.iter().copied().collect::<Vec<_>>(), vec![0, 5]);
         assert_eq!(a.sids.get(0).map(|s| (s.packets, s.bytes())), Some((1, 7)));
         assert_eq!(a.dropped(), 1);

@@ -2,7 +2,7 @@
 //! and local delivery of IPv6 packets carrying an SRH (RFC 8754 §4.3.2). Received
 //! packets are validated first ([`validate`]).
 
-use super::{icmp, mtu, multipath, output, validate, Next, Worker};
+use super::{fragment, icmp, mtu, multipath, output, validate, Next, Worker};
 use crate::behaviour::{endpoint, headend, hmac_check};
 use crate::drop::DropReason;
 use crate::packet::Verdict;
@@ -247,7 +247,9 @@ pub fn route4(t: &Tables, w: &mut Worker, p: &mut PacketBuf, table: u32, forward
 }
 
 /// Forwards an IPv4 packet: TTL check and decrement with an incremental checksum
-/// update (RFC 1812 §5.3.1, RFC 1624).
+/// update (RFC 1812 §5.3.1, RFC 1624). Over the egress MTU, a packet with DF is
+/// answered as received (as `ip_forward`), one without is fragmented after the
+/// decrement ([`fragment`], as `ip_finish_output`).
 pub fn forward4(t: &Tables, w: &mut Worker, p: &mut PacketBuf, nh: NextHop, forward: bool) -> Next {
     if forward {
         if !t.devices.get(p.in_dev as usize).is_some_and(|d| d.forwarding4) {
@@ -257,11 +259,15 @@ pub fn forward4(t: &Tables, w: &mut Worker, p: &mut PacketBuf, nh: NextHop, forw
             return icmp::time_exceeded4(t, w, p);
         }
         if let Some(m) = mtu::exceeded(t, p, nh) {
-            return mtu::too_big(t, w, p, m);
+            if !fragment::allowed(p) {
+                return mtu::too_big(t, w, p, m);
+            }
+            Ipv4Packet::new_unchecked(p.data_mut()).decrement_ttl();
+            return fragment::send(t, w, p, nh, m);
         }
         Ipv4Packet::new_unchecked(p.data_mut()).decrement_ttl();
     } else if let Some(m) = mtu::exceeded(t, p, nh) {
-        return mtu::too_big(t, w, p, m);
+        return if fragment::allowed(p) { fragment::send(t, w, p, nh, m) } else { mtu::too_big(t, w, p, m) };
     }
     let dst = u128::from(Ipv4Packet::new_unchecked(p.data()).dst_addr().to_ipv6_mapped());
     Next::Done(output::emit(t, p, nh, dst, ETHERTYPE_IPV4))

@@ -8,10 +8,15 @@
 //! take the general path). On the general path a behaviour never forwards or answers
 //! itself: it returns a [`Next`], which [`Worker`] carries out. A packet handed back to
 //! the FIB (RFC 8986 "submit the packet to the egress IPv6 FIB lookup",
-//! [`Next::Lookup6`]) is looked up again, at most [`MAX_PASSES`] times.
+//! [`Next::Lookup6`]) is looked up again, at most [`MAX_PASSES`] times. A packet the
+//! general path fragments ([`fragment`]) leaves as several frames: the buffer says
+//! [`Verdict::Fragmented`] and the frames are in [`Worker::extra`]; the batch's caller
+//! sends what [`ExtraFrames::outputs`] yields.
 
+pub mod extra;
 pub(crate) mod fast;
 pub(crate) mod forward;
+pub(crate) mod fragment;
 pub(crate) mod icmp;
 pub(crate) mod mtu;
 pub(crate) mod multipath;
@@ -26,6 +31,7 @@ use crate::counters::Counters;
 use crate::drop::DropReason;
 use crate::packet::{DevId, PacketBuf, Verdict};
 use crate::tables::{FastDevs, FastSid, Tables};
+use extra::ExtraFrames;
 use fast::Fast;
 use sr6_wire::{EthernetFrame, ETHERTYPE_IPV4, ETHERTYPE_IPV6};
 
@@ -52,6 +58,9 @@ pub struct Worker {
     pub fast_path: bool,
     /// Packets the fast path handled (for tests and `sr6 bench`).
     pub fast_hits: u64,
+    /// The frames of the last batch beyond one per received frame (IPv4 fragments):
+    /// cleared when a batch starts.
+    pub extra: ExtraFrames,
     /// Packets that took the general path ([`process_batch`](Self::process_batch)
     /// derives its fast-path hits from this count, off the per-packet path).
     general: u64,
@@ -69,6 +78,7 @@ impl Worker {
             rx_macs: [0; 12],
             fast_path: true,
             fast_hits: 0,
+            extra: ExtraFrames::default(),
             general: 0,
             from: 0,
         }
@@ -85,8 +95,9 @@ impl Worker {
     /// with a fresh worker each, such as the fuzz targets.
     pub fn reset(&mut self) {
         // Every field named, so that a new one cannot be forgotten here.
-        let Worker { counters, icmp_limit, now_ns, rx_macs, fast_path, fast_hits, general, from } = self;
+        let Worker { counters, icmp_limit, now_ns, rx_macs, fast_path, fast_hits, extra, general, from } = self;
         counters.clear();
+        extra.clear();
         *icmp_limit = Self::icmp_limit();
         (*now_ns, *rx_macs, *fast_path, *fast_hits) = (0, [0; 12], true, 0);
         (*general, *from) = (0, 0);
@@ -107,6 +118,7 @@ impl Worker {
         let general = self.general;
         self.counters.rx += n;
         self.from = from;
+        self.clear_extra();
         // The fast-path switch and the device tested once per batch, not per packet.
         match self.fast_device(t, from) {
             Some((ingress, false)) => {
@@ -134,6 +146,7 @@ impl Worker {
         let general = self.general;
         let from = p.in_dev;
         self.from = from;
+        self.clear_extra();
         match self.fast_device(t, from) {
             Some((ingress, false)) => self.process_one::<false>(t, ingress, p),
             Some((ingress, true)) => self.process_one::<true>(t, ingress, p),
@@ -141,6 +154,15 @@ impl Worker {
         }
         if self.general == general {
             self.fast_hits += 1;
+        }
+    }
+
+    /// Forgets the extra frames of the last batch: one test per batch when there are
+    /// none.
+    #[inline(always)]
+    fn clear_extra(&mut self) {
+        if !self.extra.is_empty() {
+            self.extra.clear();
         }
     }
 
@@ -211,7 +233,8 @@ impl Worker {
             Verdict::Local => self.counters.local += 1,
             Verdict::Resolve(_) => self.counters.unresolved += 1,
             Verdict::Drop(r) => self.counters.drop(r),
-            Verdict::Pending => {}
+            // Its fragments were counted as they were made.
+            Verdict::Fragmented | Verdict::Pending => {}
         }
         p.verdict = v;
     }

@@ -1,15 +1,19 @@
 //! The MTU check of the general path: a packet about to leave by a device whose MTU it
 //! exceeds is not sent (RFC 8200 §5: no fragmentation in transit; RFC 791 §3.2). IPv6 gets an ICMPv6
 //! Packet Too Big with the device's MTU (RFC 4443 §3.2), an IPv4 packet with DF set a
-//! Destination Unreachable, Fragmentation Needed, with the next-hop MTU (RFC 1191 §4);
-//! an IPv4 packet without DF is dropped (`needs_fragmentation`): sr6 does not fragment.
+//! Destination Unreachable, Fragmentation Needed, with the next-hop MTU (RFC 1191 §4).
+//! A forwarded IPv4 packet without DF is fragmented instead ([`super::fragment`], chosen
+//! by `forward4` before it gets here).
 //!
 //! A packet this router just encapsulated (H.Encaps, End.B6.Encaps: [`PacketBuf::inner_at`])
 //! is answered about the packet it carries, to that packet's source, with the MTU less
 //! the headers the encapsulation adds (RFC 2473 §7.1; RFC 4459 §3.2). Linux's seg6
 //! tunnel does not: it sends the error about the outer packet to its own tunnel source,
-//! so nothing reaches the sender (docs/conformance.md). An encapsulated Ethernet frame
-//! (H.Encaps.L2) is dropped (`mtu_exceeded`): there is no packet to answer about.
+//! so nothing reaches the sender (docs/conformance.md). A carried IPv4 packet without DF
+//! is dropped (`needs_fragmentation`), as Linux drops it: the outer IPv6 packet may not
+//! be fragmented in transit and the carried one is no longer at hand to fragment. An
+//! encapsulated Ethernet frame (H.Encaps.L2) is dropped (`mtu_exceeded`): there is no
+//! packet to answer about.
 //!
 //! The fast path never reaches this: it takes only frames that fit every device after
 //! its largest rewrite ([`Tables::fast_max_len`](crate::tables::Tables)).
@@ -18,10 +22,8 @@ use super::{icmp, Next, Worker};
 use crate::drop::DropReason;
 use crate::packet::PacketBuf;
 use crate::tables::{NextHop, Tables};
+use sr6_wire::ipv4::FLAG_DF;
 use sr6_wire::{walk_chain, Icmpv4Repr, Icmpv6Repr, Ipv4Packet, Ipv6Packet, IPPROTO_IPV4, IPPROTO_IPV6};
-
-/// IPv4's Don't Fragment flag in the flags + fragment offset field (RFC 791 §3.1).
-const DF: u16 = 0x4000;
 
 /// The MTU of the device `nh` leaves by, if the L3 packet in `p` exceeds it.
 #[inline]
@@ -62,7 +64,7 @@ fn plain(t: &Tables, w: &mut Worker, p: &mut PacketBuf, mtu: usize) -> Next {
             icmp::error6(t, w, p, DropReason::MtuExceeded, Icmpv6Repr::packet_too_big(mtu as u32))
         }
         Some(4) if d.len() >= Ipv4Packet::<&[u8]>::HEADER_LEN => {
-            if Ipv4Packet::new_unchecked(d).flags_frag() & DF == 0 {
+            if Ipv4Packet::new_unchecked(d).flags_frag() & FLAG_DF == 0 {
                 return Next::drop(DropReason::NeedsFragmentation);
             }
             let mtu = u16::try_from(mtu).unwrap_or(u16::MAX);

@@ -2,7 +2,7 @@
 
 use super::ETH_LEN;
 use crate::drop::DropReason;
-use crate::packet::{PacketBuf, Verdict};
+use crate::packet::{DevId, PacketBuf, Verdict};
 use crate::tables::{neigh_key, NextHop, Tables};
 use sr6_wire::EthernetFrame;
 
@@ -10,12 +10,9 @@ use sr6_wire::EthernetFrame;
 /// neighbour key of the packet's destination (used for on-link routes).
 #[inline]
 pub fn emit(t: &Tables, p: &mut PacketBuf, nh: NextHop, dst: u128, ethertype: u16) -> Verdict {
-    let (dev, eth, key) = match nh {
-        NextHop::Adj(i) => match t.adjacencies.get(i as usize) {
-            Some(a) => (a.dev, a.eth, neigh_key(a.nh)),
-            None => return Verdict::Drop(DropReason::NoNeighbour),
-        },
-        NextHop::OnLink(d) => (d, t.neighbour_eth(d, dst), dst),
+    let (dev, eth, key) = match link(t, nh, dst) {
+        Ok(l) => l,
+        Err(r) => return Verdict::Drop(r),
     };
     let Some(eth) = eth else {
         if t.resolve_neighbours {
@@ -33,6 +30,20 @@ pub fn emit(t: &Tables, p: &mut PacketBuf, nh: NextHop, dst: u128, ethertype: u1
     f.set_addrs(&eth);
     f.set_ethertype(ethertype);
     Verdict::Tx(dev)
+}
+
+/// The device towards `nh`, its Ethernet addresses if known, and the neighbour key to
+/// resolve them by. `dst` is the neighbour key of the packet's destination (used for
+/// on-link routes).
+#[inline]
+pub fn link(t: &Tables, nh: NextHop, dst: u128) -> Result<(DevId, Option<[u8; 12]>, u128), DropReason> {
+    Ok(match nh {
+        NextHop::Adj(i) => match t.adjacencies.get(i as usize) {
+            Some(a) => (a.dev, a.eth, neigh_key(a.nh)),
+            None => return Err(DropReason::NoNeighbour),
+        },
+        NextHop::OnLink(d) => (d, t.neighbour_eth(d, dst), dst),
+    })
 }
 
 /// Delivers the L3 packet in `p` to the host: an Ethernet header with the MAC addresses

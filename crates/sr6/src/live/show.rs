@@ -164,6 +164,7 @@ pub fn counters(shared: &Shared, t: &Tables) -> Value {
         "dropped": c.dropped(),
         "drops": drops,
         "icmp": {"sent": c.icmp_sent, "ratelimited": c.icmp_ratelimited, "suppressed": c.icmp_suppressed},
+        "fragmentation": {"packets": c.fragmented, "fragments": c.fragments},
         "neighbour_queue": {"queued": pend.queued, "sent": pend.sent, "overflow": pend.overflow, "timeout": pend.timeout},
         "tx_no_port": no_port,
         "overload": {"raised": ovl.raised, "raised_ms": ovl.raised_ns / 1_000_000},
@@ -181,6 +182,8 @@ pub fn counters_text(v: &Value) -> String {
     let i = &v["icmp"];
     let _ =
         writeln!(o, "icmp errors: sent {} ratelimited {} suppressed {}", i["sent"], i["ratelimited"], i["suppressed"]);
+    let f = &v["fragmentation"];
+    let _ = writeln!(o, "ipv4 fragmentation: {} packets sent as {} fragments", n(&f["packets"]), n(&f["fragments"]));
     let q = &v["neighbour_queue"];
     let _ = writeln!(
         o,

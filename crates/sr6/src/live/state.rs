@@ -64,6 +64,8 @@ pub struct Retired {
     pub icmp_sent: u64,
     pub icmp_ratelimited: u64,
     pub icmp_suppressed: u64,
+    pub fragmented: u64,
+    pub fragments: u64,
     pub tx: BTreeMap<String, u64>,
     pub drops: [u64; DropReason::COUNT],
     pub sids: BTreeMap<SidKey, SidCounter>,
@@ -94,6 +96,8 @@ impl Retired {
         self.icmp_sent += c.icmp_sent;
         self.icmp_ratelimited += c.icmp_ratelimited;
         self.icmp_suppressed += c.icmp_suppressed;
+        self.fragmented += c.fragmented;
+        self.fragments += c.fragments;
         for (d, n) in t.devices.iter().zip(&c.tx) {
             *self.tx.entry(d.name.clone()).or_default() += n;
         }

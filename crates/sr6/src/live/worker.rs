@@ -115,17 +115,18 @@ pub fn run(ctx: WorkerCtx, mut ports: Vec<Box<dyn Port>>) {
             busy = true;
             // `ports[i]` is device i's port.
             w.process_batch(&gen.tables, i as DevId, &mut bufs[..n]);
-            for b in &bufs[..n] {
-                match b.verdict {
-                    Verdict::Tx(d) => send(&mut ports, d, b.data(), &mut tx_no_port),
+            // Each frame the batch leaves, a fragmented packet's fragments in its place.
+            for o in w.extra.outputs(&bufs[..n]) {
+                match o.verdict {
+                    Verdict::Tx(d) => send(&mut ports, d, o.data, &mut tx_no_port),
                     Verdict::Resolve(d) => {
-                        if pending.push(d, b.nh_key, b.data(), w.now_ns) {
-                            let _ = ctx.resolve.try_send((d, b.nh_key));
+                        if pending.push(d, o.nh_key, o.data, w.now_ns) {
+                            let _ = ctx.resolve.try_send((d, o.nh_key));
                         }
                     }
                     // Local: the kernel has its own copy (AF_PACKET) or the XDP program
                     // passed host traffic to it (AF_XDP); counted by the pipeline.
-                    Verdict::Local | Verdict::Drop(_) | Verdict::Pending => {}
+                    Verdict::Local | Verdict::Drop(_) | Verdict::Pending | Verdict::Fragmented => {}
                 }
             }
         }
