@@ -266,6 +266,11 @@ fn same(t: &Tables, f: &[u8], dev: u16) -> Result<(), TestCaseError> {
     prop_assert_eq!(b1.verdict, b2.verdict, "verdict for {:02x?}", f);
     prop_assert_eq!(b1.data(), b2.data(), "bytes for {:02x?}", f);
     prop_assert_eq!(&w1.counters, &w2.counters, "counters for {:02x?}", f);
+    // IPv4 fragments (the general path's; the fast path declines what it would fragment).
+    let outs = |b: &PacketBuf, w: &Worker| -> Vec<(sr6_core::packet::Verdict, Vec<u8>)> {
+        w.extra.outputs(std::slice::from_ref(b)).map(|o| (o.verdict, o.data.to_vec())).collect()
+    };
+    prop_assert_eq!(outs(&b1, &w1), outs(&b2, &w2), "frames out for {:02x?}", f);
     Ok(())
 }
 
@@ -634,21 +639,30 @@ fn grown(f: &[u8], to: usize) -> Option<Vec<u8>> {
 /// counters on both paths; the fast path takes some of them (those no rewrite can take
 /// past the MTU), no frame ever leaves longer than its device's MTU + the Ethernet
 /// header, and the frames that would are answered (ICMP Packet Too Big / Fragmentation
-/// Needed) rather than sent.
+/// Needed) or, IPv4 without DF, fragmented rather than sent.
 #[test]
 fn frames_around_the_mtu_agree_and_never_exceed_it() {
     let cfg = format!("{CONFIG}ip link set dev eth1 mtu 1280\nip link set dev eth2 mtu 1280\n");
     let t = Tables::build(&sr6_config::parse_str(&cfg, "mtu.conf").unwrap()).unwrap().0;
     assert_eq!(t.devices.iter().map(|d| d.mtu).collect::<Vec<_>>()[..3], [1500, 1280, 1280]);
-    let (mut fast_hits, mut answered, mut over) = (0, 0, 0);
-    for f in frames() {
+    let (mut fast_hits, mut answered, mut over, mut fragmented) = (0, 0, 0, 0);
+    // The crafted IPv4 packets have DF; each also without it (grown() fixes the checksum).
+    let no_df = frames().into_iter().filter(|f| f.len() >= 34 && f[12..14] == [8, 0]).map(|mut f| {
+        f[20] &= !0x40;
+        f
+    });
+    for f in frames().into_iter().chain(no_df) {
         for to in [1000, 1180, 1200, 1226, 1240, 1254, 1270, 1294, 1295, 1320, 1400, 1514] {
             let Some(g) = grown(&f, to) else { continue };
             same(&t, &g, 0).unwrap();
             let (b, w) = run(&t, true, &g, 0);
-            if let sr6_core::packet::Verdict::Tx(d) = b.verdict {
-                assert!(b.len() <= usize::from(t.devices[usize::from(d)].mtu) + 14, "{} bytes out of {d}", b.len());
+            for o in w.extra.outputs(std::slice::from_ref(&b)) {
+                if let sr6_core::packet::Verdict::Tx(d) = o.verdict {
+                    let mtu = usize::from(t.devices[usize::from(d)].mtu);
+                    assert!(o.data.len() <= mtu + 14, "{} bytes out of {d}", o.data.len());
+                }
             }
+            fragmented += w.counters.fragmented;
             fast_hits += w.fast_hits;
             over += u64::from(to > 1294);
             answered += w.counters.icmp_sent;
@@ -656,6 +670,7 @@ fn frames_around_the_mtu_agree_and_never_exceed_it() {
     }
     assert!(fast_hits >= 100, "the fast path handled only {fast_hits} frames");
     assert!(answered >= 100, "only {answered} ICMP errors for {over} frames over the MTU");
+    assert!(fragmented >= 10, "only {fragmented} IPv4 packets fragmented");
 }
 
 #[test]

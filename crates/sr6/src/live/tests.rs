@@ -39,7 +39,11 @@ struct Rig {
 
 impl Rig {
     fn new() -> Rig {
-        let spec = sr6_config::parse_str(CONF, "t").unwrap();
+        Rig::with(CONF)
+    }
+
+    fn with(conf: &str) -> Rig {
+        let spec = sr6_config::parse_str(conf, "t").unwrap();
         let stop = Arc::new(AtomicBool::new(false));
         let t0 = sr6_core::tables::Tables::build(&spec).unwrap().0;
         let shared = Arc::new(Shared::new(t0, 1, stop.clone()));
@@ -169,4 +173,70 @@ fn a_route_change_under_traffic_loses_nothing() {
     let totals = rig.control.lock().unwrap().shared.totals();
     assert_eq!(totals.rx, u64::from(N));
     assert_eq!(totals.dropped(), 0);
+}
+
+/// IPv4: eth1 at MTU 1280, one gateway known and one not.
+const CONF4: &str = "\
+link set eth0 address 02:00:00:00:00:a0
+link set eth1 address 02:00:00:00:00:a1
+link set eth1 mtu 1280
+addr add 10.0.1.1/24 dev eth0
+addr add 10.0.2.1/24 dev eth1
+neigh add 10.0.2.2 lladdr 02:00:00:00:02:02 dev eth1
+route add 10.9.0.0/16 via 10.0.2.2 dev eth1
+route add 10.8.0.0/16 via 10.0.2.3 dev eth1
+";
+
+/// Ethernet (to eth0's MAC) + an IPv4/UDP packet of `total` bytes to `dst`, DF clear.
+fn frame4(dst: [u8; 4], total: usize) -> Vec<u8> {
+    let mut f = vec![2, 0, 0, 0, 0, 0xa0, 2, 0, 0, 0, 1, 2, 8, 0];
+    f.extend_from_slice(&[0x45, 0, 0, 0, 0xab, 0xcd, 0, 0, 64, 17, 0, 0, 10, 0, 1, 2]);
+    f.extend_from_slice(&dst);
+    f.extend((0..total - 20).map(|i| i as u8));
+    let mut ip = sr6_wire::Ipv4Packet::new_unchecked(&mut f[14..]);
+    ip.set_total_len(total as u16);
+    ip.fill_checksum();
+    f
+}
+
+/// (length, flags + offset word) of the IPv4 packet in an Ethernet frame.
+fn frag_of(f: &[u8]) -> (usize, u16) {
+    let ip = sr6_wire::Ipv4Packet::new_checked(&f[14..]).unwrap();
+    assert!(ip.verify_checksum());
+    (usize::from(ip.total_len()), ip.flags_frag())
+}
+
+#[test]
+fn ipv4_fragments_leave_in_order_also_after_resolution() {
+    let rig = Rig::with(CONF4);
+    // 1400 bytes over MTU 1280: 1276 (1256 bytes of data) + 144 (the other 124), TTL - 1.
+    rig.wires[0].to_port.send(&frame4([10, 9, 0, 5], 1400)).unwrap();
+    let a = rig.recv(1).expect("first fragment");
+    let b = rig.recv(1).expect("second fragment");
+    assert_eq!((frag_of(&a), frag_of(&b)), ((1276, 0x2000), (144, 1256 / 8)));
+    assert_eq!((a[14 + 8], &a[..6]), (63, &[2, 0, 0, 0, 2, 2][..]));
+    // Towards a gateway not resolved yet: each fragment waits, then both leave, in order.
+    rig.wires[0].to_port.send(&frame4([10, 8, 0, 5], 1400)).unwrap();
+    let req = rig.resolve.recv_timeout(Duration::from_secs(2)).expect("a resolution request");
+    assert_eq!(req, (1, neigh_key("10.0.2.3".parse().unwrap())));
+    assert!(rig.recv(1).is_none(), "nothing leaves before the neighbour is known");
+    {
+        let mut c = rig.control.lock().unwrap();
+        assert!(c.learn("eth1", "10.0.2.3".parse().unwrap(), Some([2, 0, 0, 0, 2, 3])));
+        c.republish().unwrap();
+    }
+    let a = rig.recv(1).expect("first queued fragment");
+    let b = rig.recv(1).expect("second queued fragment");
+    assert_eq!((frag_of(&a), frag_of(&b)), ((1276, 0x2000), (144, 1256 / 8)));
+    assert_eq!((&a[..6], &b[..6]), (&[2, 0, 0, 0, 2, 3][..], &[2, 0, 0, 0, 2, 3][..]));
+    // Counters are published when the worker falls idle.
+    let deadline = Instant::now() + Duration::from_secs(2);
+    loop {
+        let t = rig.control.lock().unwrap().shared.totals();
+        if (t.fragmented, t.fragments) == (2, 4) || Instant::now() > deadline {
+            assert_eq!((t.fragmented, t.fragments, t.unresolved), (2, 4, 2));
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
 }
