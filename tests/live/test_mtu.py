@@ -65,3 +65,30 @@ def test_a_config_mtu_that_disagrees_with_the_kernel_is_refused(sr6_bin, tmp_pat
             n.sr6(q, "ip -6 addr add fc00:c::1/64 dev q-p\nip link set dev q-p mtu 1500\n", backend="af_packet")
     finally:
         n.close()
+
+
+def test_ipv4_over_the_mtu_without_df_is_fragmented_and_reassembled(sr6_bin, tmp_path):
+    """IPv4 without DF over r-b's MTU of 1400: sr6 fragments it (RFC 791 §3.2) and the
+    kernel of b, an independent reassembler, answers the ping -- also when b's address is
+    not resolved yet (the fragments wait for ARP) and when what arrives is itself a
+    fragment (a's kernel fragments 2028 bytes at its MTU of 1500 first)."""
+    n = Net(sr6_bin, tmp_path, tag="f")
+    try:
+        a, r, b = n.ns("a"), n.ns("r"), n.ns("b")
+        n.link(a, "a-r", r, "r-a")
+        n.link(r, "r-b", b, "b-r")
+        # Both ends of the link (a veth drops what exceeds its receiver's MTU).
+        sh(["ip", "-n", r, "link", "set", "r-b", "mtu", str(MTU)])
+        sh(["ip", "-n", b, "link", "set", "b-r", "mtu", str(MTU)])
+        n.kernel(a, "ip addr add 10.0.1.2/24 dev a-r\nip route add default via 10.0.1.1 dev a-r", forwarding=False)
+        n.kernel(b, "ip addr add 10.0.2.2/24 dev b-r\nip route add default via 10.0.2.1 dev b-r", forwarding=False)
+        sr6 = n.sr6(r, "ip addr add 10.0.1.1/24 dev r-a\nip addr add 10.0.2.1/24 dev r-b\n", backend="af_packet")
+        for size in (MTU - 28 + 1, 2000):
+            p = subprocess.run(["ip", "netns", "exec", a, "ping", "-c", "2", "-i", "0.3", "-W", "2", "-M", "dont",
+                                "-s", str(size), "10.0.2.2"], capture_output=True, text=True)
+            assert p.returncode == 0, f"ping -s {size}: {p.stdout}{p.stderr}{sr6.ctl_json('show', 'counters')}"
+        c = sr6.ctl_json("show", "counters")
+        assert c["fragmentation"]["packets"] >= 4 and c["fragmentation"]["fragments"] >= 8, c
+        assert "needs_fragmentation" not in c["drops"], c
+    finally:
+        n.close()
