@@ -1,5 +1,5 @@
 //! Frames the pipeline sends beyond one per received frame: the fragments of an IPv4
-//! packet the general path fragmented ([`fragment`](super::fragment)). A received
+//! packet the general path fragmented (`pipeline/fragment.rs`). A received
 //! buffer whose verdict is [`Verdict::Fragmented`] is not sent itself; its fragments
 //! are, in order, from the worker's [`ExtraFrames`] — one byte store, cleared at the
 //! start of each batch and grown only when a batch needs more than any before it (at
@@ -37,7 +37,7 @@ pub struct ExtraFrames {
     groups: Vec<u32>,
 }
 
-/// Where the store stood before a group was started ([`ExtraFrames::mark`]).
+/// Where the store stood before a group was started (`ExtraFrames::mark`).
 #[derive(Debug, Clone, Copy)]
 pub struct Mark {
     bytes: usize,

@@ -9,7 +9,7 @@
 //! itself: it returns a [`Next`], which [`Worker`] carries out. A packet handed back to
 //! the FIB (RFC 8986 "submit the packet to the egress IPv6 FIB lookup",
 //! [`Next::Lookup6`]) is looked up again, at most [`MAX_PASSES`] times. A packet the
-//! general path fragments ([`fragment`]) leaves as several frames: the buffer says
+//! general path fragments (`fragment.rs`) leaves as several frames: the buffer says
 //! [`Verdict::Fragmented`] and the frames are in [`Worker::extra`]; the batch's caller
 //! sends what [`ExtraFrames::outputs`] yields.
 
