@@ -2,6 +2,7 @@
 //! and local delivery of IPv6 packets carrying an SRH (RFC 8754 §4.3.2). Received
 //! packets are validated first ([`validate`]).
 
+use super::hbh::{self, Hbh};
 use super::{icmp, mtu, multipath, output, validate, Next, Worker};
 use crate::behaviour::{endpoint, headend, hmac_check};
 use crate::drop::DropReason;
@@ -11,18 +12,29 @@ use crate::tables::{NextHop, Route, Tables};
 use sr6_wire::ext::ROUTING_TYPE_OFFSET;
 use sr6_wire::icmpv6::PP_ERRONEOUS_HEADER;
 use sr6_wire::srh::{ROUTING_TYPE_SRH, SEGMENTS_LEFT_OFFSET};
-use sr6_wire::{walk_chain, Ipv4Packet, Ipv6Packet, ETHERTYPE_IPV4, ETHERTYPE_IPV6};
+use sr6_wire::{walk_chain, Icmpv6Repr, Ipv4Packet, Ipv6Packet, ETHERTYPE_IPV4, ETHERTYPE_IPV6, IPPROTO_HOPOPTS};
 
 /// Validates a received IPv6 packet (the buffer starts at the IPv6 header), trims
-/// Ethernet padding, and sends it to the main FIB.
+/// Ethernet padding, examines its Hop-by-Hop Options header, and sends it to the main
+/// FIB.
 pub fn ipv6_input(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Next {
-    let (total, src, dst) = match Ipv6Packet::new_checked(p.data()) {
-        Ok(ip) => (ip.total_len(), ip.src_addr(), ip.dst_addr()),
+    let (total, src, dst, nh) = match Ipv6Packet::new_checked(p.data()) {
+        Ok(ip) => (ip.total_len(), ip.src_addr(), ip.dst_addr(), ip.next_header()),
         Err(_) => return Next::drop(DropReason::Malformed),
     };
     p.truncate(total);
     if let Some(reason) = validate::input6(src, dst) {
         return Next::drop(reason);
+    }
+    // RFC 8200 §4.3: examined by every node on the path, before routing (Linux's ipv6_rcv).
+    if nh == IPPROTO_HOPOPTS {
+        match hbh::input(p.data()) {
+            Hbh::Accept => {}
+            Hbh::Drop(reason) => return Next::drop(reason),
+            Hbh::ParamProblem { code, pointer, reason } => {
+                return icmp::error6(t, w, p, reason, Icmpv6Repr::param_problem(code, pointer))
+            }
+        }
     }
     if validate::scoped6(src) {
         // ip6_forward's check, after its hop-limit check: forwarded toward another link.

@@ -12,6 +12,7 @@
 
 pub(crate) mod fast;
 pub(crate) mod forward;
+pub mod hbh;
 pub(crate) mod icmp;
 pub(crate) mod mtu;
 pub(crate) mod multipath;
