@@ -767,6 +767,19 @@ fn hop_by_hop_frames_take_the_general_path_and_are_judged_by_their_options() {
             }
         }
     }
+    // Payload Length 0 (RFC 2675 §3): with no Jumbo Payload option, Parameter Problem
+    // about the frame as received, Ethernet padding included.
+    let mut g = with_hbh(&transit, HBH_OPTS[0]);
+    g[18..20].copy_from_slice(&[0, 0]);
+    g.extend_from_slice(&[0xee; 6]);
+    for fast in [true, false] {
+        let (b, w) = run(&t, fast, &g, 0);
+        assert_eq!((b.verdict, w.counters.icmp_sent), (Verdict::Tx(0), 1), "fast {fast}");
+        // Ethernet + IPv6 + ICMPv6 headers, then the quote: all of it.
+        assert_eq!(&b.data()[14 + 48..], &g[14..]);
+        let icmp = &b.data()[14 + 40..14 + 48];
+        assert_eq!((&icmp[..2], &icmp[4..]), (&[4, 0][..], &[0, 0, 0, 4][..]), "type, code, pointer");
+    }
     // Without the header the same frames are the fast path's: the test sees both ways.
     for f in [&transit, &end, &encap] {
         assert_eq!(run(&t, true, f, 0).1.fast_hits, 1);

@@ -11,6 +11,7 @@ use crate::packet::{DevId, PacketBuf};
 use crate::tables::{NextHop, Route, Tables};
 use sr6_wire::ext::ROUTING_TYPE_OFFSET;
 use sr6_wire::icmpv6::PP_ERRONEOUS_HEADER;
+use sr6_wire::ipv6::PAYLOAD_LEN_OFFSET;
 use sr6_wire::srh::{ROUTING_TYPE_SRH, SEGMENTS_LEFT_OFFSET};
 use sr6_wire::{walk_chain, Icmpv6Repr, Ipv4Packet, Ipv6Packet, ETHERTYPE_IPV4, ETHERTYPE_IPV6, IPPROTO_HOPOPTS};
 
@@ -18,17 +19,28 @@ use sr6_wire::{walk_chain, Icmpv6Repr, Ipv4Packet, Ipv6Packet, ETHERTYPE_IPV4, E
 /// Ethernet padding, examines its Hop-by-Hop Options header, and sends it to the main
 /// FIB.
 pub fn ipv6_input(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Next {
-    let (total, src, dst, nh) = match Ipv6Packet::new_checked(p.data()) {
-        Ok(ip) => (ip.total_len(), ip.src_addr(), ip.dst_addr(), ip.next_header()),
+    let (total, src, dst, nh, plen) = match Ipv6Packet::new_checked(p.data()) {
+        Ok(ip) => (ip.total_len(), ip.src_addr(), ip.dst_addr(), ip.next_header(), ip.payload_len()),
         Err(_) => return Next::drop(DropReason::Malformed),
     };
-    p.truncate(total);
+    // Payload Length 0 before a Hop-by-Hop header announces a jumbogram (RFC 2675 §3): its
+    // options are examined over the whole frame, as the kernel does.
+    let jumbogram = plen == 0 && nh == IPPROTO_HOPOPTS;
+    if !jumbogram {
+        p.truncate(total);
+    }
     if let Some(reason) = validate::input6(src, dst) {
         return Next::drop(reason);
     }
     // RFC 8200 §4.3: examined by every node on the path, before routing (Linux's ipv6_rcv).
     if nh == IPPROTO_HOPOPTS {
         match hbh::input(p.data()) {
+            // RFC 2675 §3: Payload Length 0 and no Jumbo Payload option (the kernel
+            // forwards the frame as it is).
+            Hbh::Accept if jumbogram => {
+                let pp = Icmpv6Repr::param_problem(PP_ERRONEOUS_HEADER, PAYLOAD_LEN_OFFSET as u32);
+                return icmp::error6(t, w, p, DropReason::HbhJumbo, pp);
+            }
             Hbh::Accept => {}
             Hbh::Drop(reason) => return Next::drop(reason),
             Hbh::ParamProblem { code, pointer, reason } => {

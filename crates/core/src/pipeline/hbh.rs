@@ -15,7 +15,9 @@
 //! - Jumbo Payload (RFC 2675): a 4-byte value at an offset of 4n+2, then, as RFC 2675 §3
 //!   and the kernel ask, Parameter Problem code 0 for a jumbo length under 65,536
 //!   (pointer at the length) or a Payload Length that is not 0 (pointer at the option).
-//!   sr6's buffers hold no jumbogram, so any other Jumbo option is dropped.
+//!   sr6's buffers hold no jumbogram, so any other Jumbo option is dropped. (A Payload
+//!   Length of 0 with no Jumbo option is answered by `forward::ipv6_input`: Parameter
+//!   Problem code 0 at the Payload Length, RFC 2675 §3, where the kernel forwards.)
 //! - CALIPSO (RFC 5570): dropped — no domain of interpretation is configured, so none
 //!   validates (as in a kernel with NetLabel and no CALIPSO DOI).
 //! - Any other type: by its two high-order bits ([`Action`]): 00 skip, 01 drop, 10 drop
@@ -51,7 +53,8 @@ pub enum Hbh {
 }
 
 /// The Hop-by-Hop Options header of `packet`, an IPv6 packet (from its fixed header on,
-/// as long as its Payload Length says) whose Next Header is 0.
+/// as long as its Payload Length says, or the whole frame when that is 0) whose Next
+/// Header is 0.
 pub fn input(packet: &[u8]) -> Hbh {
     let ip = Ipv6Packet::new_unchecked(packet);
     let fixed = Ipv6Packet::<&[u8]>::HEADER_LEN;
