@@ -156,12 +156,12 @@ pub fn try6<const REQUIRE_HMAC: bool>(t: &Tables, c: &mut Counters, from: Ingres
             }
             r
         } else {
+            if host_dst(dst) {
+                return Fast::General;
+            }
             // A Hop-by-Hop Options header is the general path's to examine (`hbh`), for
             // transit and head-end alike: one compare.
             if h.next_header() == IPPROTO_HOPOPTS {
-                return Fast::General;
-            }
-            if host_dst(dst) {
                 return Fast::General;
             }
             // One hash probe for the usual prefix; the whole lookup otherwise.
