@@ -1,6 +1,7 @@
 //! IPv6 and IPv4 input, FIB dispatch and plain forwarding (RFC 8200 §3, RFC 1812 §5.3),
 //! and local delivery of IPv6 packets carrying an SRH (RFC 8754 §4.3.2). Received
-//! packets are validated first ([`validate`]).
+//! packets are validated first ([`validate`]), then their Hop-by-Hop Options header
+//! examined ([`hbh`]).
 
 use super::hbh::{self, Hbh};
 use super::{icmp, mtu, multipath, output, validate, Next, Worker};
