@@ -48,6 +48,11 @@ drop_reasons! {
     MartianSource => "martian_source", "source no router accepts: loopback, multicast, unspecified, IPv4 limited broadcast or one of the router's own IPv4 addresses (RFC 4291 §2.5.3, §2.7; RFC 1812 §5.3.7)";
     MartianDestination => "martian_destination", "destination no router accepts from a link: loopback, IPv6 multicast of scope 0 or 1, IPv4 0.0.0.0 (RFC 4291 §2.5.3, §2.7; RFC 1812 §5.3.7)";
     ScopeSource => "scope_source", "link-local or unspecified IPv6 source toward another link (RFC 4291 §2.5.6)";
+    HbhMalformed => "hbh_malformed", "Hop-by-Hop Options header truncated, an option overrunning it, over 7 bytes of padding in a row or non-zero PadN, Router Alert / IOAM / Jumbo Payload of the wrong length or alignment (RFC 8200 §4.2, §4.3; as Linux)";
+    HbhTooManyOptions => "hbh_too_many_options", "more than 8 non-padding Hop-by-Hop options (Linux's net.ipv6.max_hbh_opts_number)";
+    HbhUnknownOption => "hbh_unknown_option", "Hop-by-Hop option of an unknown type whose action bits say discard: 01, 10, 11 (ICMP Parameter Problem code 2 sent for 10, and for 11 unless the destination is multicast; RFC 8200 §4.2)";
+    HbhJumbo => "hbh_jumbo", "Jumbo Payload option, or Payload Length 0 before a Hop-by-Hop header: sr6 carries no jumbograms (ICMP Parameter Problem code 0 sent where RFC 2675 §3 asks for one)";
+    HbhCalipso => "hbh_calipso", "CALIPSO option: no CALIPSO domain of interpretation is configured, so none is valid (RFC 5570; as Linux without one)";
 }
 
 #[cfg(test)]

@@ -2,8 +2,8 @@
 //! the general path and the fast path produce the same verdict, the same bytes and the
 //! same counters. Frames: the bundled example's, variants built to hit each fast case
 //! (End/End.X/End.T/End.DX6/End.DT6/End.DX4/End.DT4/End.DT46/End.DX2/End.B6/End.B6.Encaps(.Red),
-//! H.Encaps/.Red, H.Insert/.Red, IPv6 and IPv4 transit), and random mutations of all of
-//! them.
+//! H.Encaps/.Red, H.Insert/.Red, IPv6 and IPv4 transit), the same with a Hop-by-Hop
+//! Options header, and random mutations of all of them.
 
 mod common;
 
@@ -49,6 +49,32 @@ fn frame(src: &str, dst: &str, hl: u8, srh: Option<(&[&str], u8, u8)>, payload: 
     f.extend_from_slice(payload);
     f
 }
+
+/// `f` (Ethernet + IPv6) with a Hop-by-Hop Options header of 8 bytes holding `opts`
+/// (6 bytes) inserted after the IPv6 header.
+fn with_hbh(f: &[u8], opts: [u8; 6]) -> Vec<u8> {
+    let mut g = f[..54].to_vec();
+    let plen = u16::from_be_bytes([g[18], g[19]]) + 8;
+    g[18..20].copy_from_slice(&plen.to_be_bytes());
+    g.extend_from_slice(&[g[20], 0]);
+    g[20] = 0;
+    g.extend_from_slice(&opts);
+    g.extend_from_slice(&f[54..]);
+    g
+}
+
+/// Hop-by-Hop options of each kind `pipeline::hbh` tells apart: PadN, Router Alert,
+/// unknown types of action 00, 01, 10 and 11, a PadN with data, an overrun.
+const HBH_OPTS: [[u8; 6]; 8] = [
+    [1, 4, 0, 0, 0, 0],
+    [5, 2, 0, 0, 1, 0],
+    [0x1e, 0, 1, 2, 0, 0],
+    [0x7e, 0, 1, 2, 0, 0],
+    [0x9e, 0, 1, 2, 0, 0],
+    [0xde, 0, 1, 2, 0, 0],
+    [1, 4, 0, 9, 0, 0],
+    [0x1e, 5, 0, 0, 0, 0],
+];
 
 fn inner6(dst: &str, hl: u8) -> Vec<u8> {
     let f = frame("fc00:b::5", dst, hl, None, &[0, 1, 0, 2, 0, 12, 0, 0, 1, 2, 3, 4]);
@@ -200,6 +226,22 @@ fn frames() -> Vec<Vec<u8>> {
                 &ip4([20, 5, 5, 5], 9, 0, false, udp),
             ));
             v.push(frame("fc00:9::1", sid, hl, Some((&[sid], 0, 41)), &inner6("fc00:3::4", 9)));
+        }
+    }
+    // A Hop-by-Hop Options header (pipeline::hbh) on transit, head-end, SID and
+    // multicast frames: the fast path leaves them all to the general path.
+    let plain = [
+        frame("fc00:a::2", "fc00:2::9", 64, None, udp),
+        frame("fc00:a::2", "2a00:1:2::9", 64, None, udp),
+        frame("fc00:a::2", "fc00:5::1", 64, None, udp),
+        frame("fc00:a::2", "fc00:7::1", 64, None, udp),
+        frame("fc00:a::2", "ff0e::1", 64, None, udp),
+        frame("fc00:9::1", "fc00:1::e", 64, Some((&["fc00:3::1", "fc00:1::e"], 1, 17)), udp),
+        frame("fc00:9::1", "fc00:1::d6", 64, Some((&["fc00:1::d6"], 0, 41)), &inner6("fc00:3::4", 9)),
+    ];
+    for f in &plain {
+        for o in HBH_OPTS {
+            v.push(with_hbh(f, o));
         }
     }
     // Source and destination validation (pipeline::validate): martian and scoped
@@ -706,4 +748,55 @@ fn martian_frames_are_dropped_with_their_reason_on_both_paths() {
     assert!(matches!(b.verdict, Verdict::Tx(0)), "{:?}", b.verdict);
     let (b, _) = run(&t, true, &frame4(&ip4_from([10, 0, 12, 255], [20, 5, 5, 5], udp)), 1);
     assert_eq!(b.verdict, Verdict::Drop(MartianSource));
+}
+
+#[test]
+fn hop_by_hop_frames_take_the_general_path_and_are_judged_by_their_options() {
+    use sr6_core::drop::DropReason::{HbhMalformed, HbhUnknownOption};
+    use sr6_core::packet::Verdict;
+    let t = tables();
+    let udp: &[u8] = &[0, 1, 0, 2, 0, 12, 0, 0, 9, 9, 9, 9];
+    let transit = frame("fc00:a::2", "fc00:2::9", 64, None, udp);
+    let end = frame("fc00:9::1", "fc00:1::e", 64, Some((&["fc00:3::1", "fc00:1::e"], 1, 17)), udp);
+    let encap = frame("fc00:a::2", "fc00:5::1", 64, None, udp);
+    // (frame, the device it leaves by when accepted, the one its ICMP errors leave by:
+    // toward fc00:9::1, a head-end policy's prefix, they are encapsulated toward eth2)
+    for (f, out, back) in [(&transit, 1, 0), (&end, 2, 2), (&encap, 1, 0)] {
+        // (options, verdict, ICMP errors sent)
+        let cases = [
+            (HBH_OPTS[0], Verdict::Tx(out), 0),
+            (HBH_OPTS[1], Verdict::Tx(out), 0),
+            (HBH_OPTS[2], Verdict::Tx(out), 0),
+            (HBH_OPTS[3], Verdict::Drop(HbhUnknownOption), 0),
+            (HBH_OPTS[4], Verdict::Tx(back), 1),
+            (HBH_OPTS[5], Verdict::Tx(back), 1),
+            (HBH_OPTS[6], Verdict::Drop(HbhMalformed), 0),
+            (HBH_OPTS[7], Verdict::Drop(HbhMalformed), 0),
+        ];
+        for (o, verdict, icmp) in cases {
+            let g = with_hbh(f, o);
+            for fast in [true, false] {
+                let (b, w) = run(&t, fast, &g, 0);
+                assert_eq!((b.verdict, w.counters.icmp_sent), (verdict, icmp), "fast {fast}: {g:02x?}");
+                assert_eq!(w.fast_hits, 0, "{g:02x?}");
+            }
+        }
+    }
+    // Payload Length 0 (RFC 2675 §3): with no Jumbo Payload option, Parameter Problem
+    // about the frame as received, Ethernet padding included.
+    let mut g = with_hbh(&transit, HBH_OPTS[0]);
+    g[18..20].copy_from_slice(&[0, 0]);
+    g.extend_from_slice(&[0xee; 6]);
+    for fast in [true, false] {
+        let (b, w) = run(&t, fast, &g, 0);
+        assert_eq!((b.verdict, w.counters.icmp_sent), (Verdict::Tx(0), 1), "fast {fast}");
+        // Ethernet + IPv6 + ICMPv6 headers, then the quote: all of it.
+        assert_eq!(&b.data()[14 + 48..], &g[14..]);
+        let icmp = &b.data()[14 + 40..14 + 48];
+        assert_eq!((&icmp[..2], &icmp[4..]), (&[4, 0][..], &[0, 0, 0, 4][..]), "type, code, pointer");
+    }
+    // Without the header the same frames are the fast path's: the test sees both ways.
+    for f in [&transit, &end, &encap] {
+        assert_eq!(run(&t, true, f, 0).1.fast_hits, 1);
+    }
 }

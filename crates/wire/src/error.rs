@@ -58,6 +58,13 @@ pub enum Error {
         /// Offset of the TLV's Type byte from the start of the TLV area.
         offset: usize,
     },
+    /// The IPv6 option at `offset` (from the start of its Hop-by-Hop or
+    /// Destination Options header) runs past the end of the header
+    /// (RFC 8200 §4.2).
+    BadOption {
+        /// Offset of the Option Type byte from the start of the header.
+        offset: usize,
+    },
     /// A Hop-by-Hop Options header that is not directly after the IPv6 header
     /// (RFC 8200 §4.1). `nh_field` is the offset, from the IPv6 header, of the
     /// Next Header byte that names it: the pointer of an ICMPv6 Parameter
@@ -94,6 +101,7 @@ impl fmt::Display for Error {
                 write!(f, "last entry {last_entry} does not fit in hdr ext len {hdr_ext_len}")
             }
             Error::BadTlv { offset } => write!(f, "malformed SRH TLV at offset {offset}"),
+            Error::BadOption { offset } => write!(f, "IPv6 option at offset {offset} overruns its header"),
             Error::HopByHopNotFirst { nh_field } => {
                 write!(f, "hop-by-hop options header not first (named at offset {nh_field})")
             }

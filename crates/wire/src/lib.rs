@@ -20,6 +20,7 @@
 //! - [`ipv4`]: IPv4 header (RFC 791 §3.1), incremental checksum (RFC 1624).
 //! - [`ipv6`]: IPv6 header (RFC 8200 §3).
 //! - [`ext`]: the extension-header chain (RFC 8200 §4).
+//! - [`opt`]: IPv6 options of Hop-by-Hop / Destination Options headers (RFC 8200 §4.2).
 //! - [`srh`]: the Segment Routing Header (RFC 8754 §2).
 //! - [`tlv`]: SRH TLVs, Pad1/PadN/HMAC (RFC 8754 §2.1).
 //! - [`udp`]: the UDP header (RFC 768).
@@ -44,6 +45,7 @@ pub mod icmpv4;
 pub mod icmpv6;
 pub mod ipv4;
 pub mod ipv6;
+pub mod opt;
 pub mod proto;
 pub mod srh;
 pub mod tlv;

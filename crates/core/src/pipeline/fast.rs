@@ -16,7 +16,8 @@
 //! End.DT4, End.DT46 and End.DX2 (RFC 8986 §4.5, §4.7-§4.9), End.B6.Encaps(.Red) without
 //! flavours (§4.14), End.B6 (Linux's insertion) and End, End.T, End.X with PSP
 //! (§4.16.1), the SID handed over by `try6`. Everything else — errors, ICMP,
-//! local delivery, on-the-wire oddities — goes to the general path, and so does every
+//! local delivery, on-the-wire oddities, a Hop-by-Hop Options header (examined by
+//! [`super::hbh`]) — goes to the general path, and so does every
 //! frame longer than [`Tables::fast_max_len`](crate::tables::Tables): what no rewrite
 //! can take past the smallest MTU, so that the fast path never checks an MTU.
 //!
@@ -33,7 +34,9 @@ use crate::tables::fast_route::{resolve, route4_to};
 use crate::tables::{Device, FastKind, FastSid, Fib, Route, Tables};
 use crate::words::WordMap;
 use sr6_wire::fixed::{FrameFixed, Ipv4Fixed, Ipv6Fixed, SrhFixed, ETH_IPV6_LEN as S, ETH_LEN as E};
-use sr6_wire::{ETHERTYPE_IPV4, ETHERTYPE_IPV6, IPPROTO_ETHERNET, IPPROTO_IPV4, IPPROTO_IPV6, IPPROTO_ROUTING};
+use sr6_wire::{
+    ETHERTYPE_IPV4, ETHERTYPE_IPV6, IPPROTO_ETHERNET, IPPROTO_HOPOPTS, IPPROTO_IPV4, IPPROTO_IPV6, IPPROTO_ROUTING,
+};
 
 pub use crate::tables::Out;
 
@@ -154,6 +157,11 @@ pub fn try6<const REQUIRE_HMAC: bool>(t: &Tables, c: &mut Counters, from: Ingres
             r
         } else {
             if host_dst(dst) {
+                return Fast::General;
+            }
+            // A Hop-by-Hop Options header is the general path's to examine (`hbh`), for
+            // transit and head-end alike: one compare.
+            if h.next_header() == IPPROTO_HOPOPTS {
                 return Fast::General;
             }
             // One hash probe for the usual prefix; the whole lookup otherwise.

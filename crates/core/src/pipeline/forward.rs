@@ -1,7 +1,9 @@
 //! IPv6 and IPv4 input, FIB dispatch and plain forwarding (RFC 8200 §3, RFC 1812 §5.3),
 //! and local delivery of IPv6 packets carrying an SRH (RFC 8754 §4.3.2). Received
-//! packets are validated first ([`validate`]).
+//! packets are validated first ([`validate`]), then their Hop-by-Hop Options header
+//! examined ([`hbh`]).
 
+use super::hbh::{self, Hbh};
 use super::{fragment, icmp, mtu, multipath, output, validate, Next, Worker};
 use crate::behaviour::{endpoint, headend, hmac_check};
 use crate::drop::DropReason;
@@ -10,19 +12,42 @@ use crate::packet::{DevId, PacketBuf};
 use crate::tables::{NextHop, Route, Tables};
 use sr6_wire::ext::ROUTING_TYPE_OFFSET;
 use sr6_wire::icmpv6::PP_ERRONEOUS_HEADER;
+use sr6_wire::ipv6::PAYLOAD_LEN_OFFSET;
 use sr6_wire::srh::{ROUTING_TYPE_SRH, SEGMENTS_LEFT_OFFSET};
-use sr6_wire::{walk_chain, Ipv4Packet, Ipv6Packet, ETHERTYPE_IPV4, ETHERTYPE_IPV6};
+use sr6_wire::{walk_chain, Icmpv6Repr, Ipv4Packet, Ipv6Packet, ETHERTYPE_IPV4, ETHERTYPE_IPV6, IPPROTO_HOPOPTS};
 
 /// Validates a received IPv6 packet (the buffer starts at the IPv6 header), trims
-/// Ethernet padding, and sends it to the main FIB.
+/// Ethernet padding, examines its Hop-by-Hop Options header, and sends it to the main
+/// FIB.
 pub fn ipv6_input(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Next {
-    let (total, src, dst) = match Ipv6Packet::new_checked(p.data()) {
-        Ok(ip) => (ip.total_len(), ip.src_addr(), ip.dst_addr()),
+    let (total, src, dst, nh, plen) = match Ipv6Packet::new_checked(p.data()) {
+        Ok(ip) => (ip.total_len(), ip.src_addr(), ip.dst_addr(), ip.next_header(), ip.payload_len()),
         Err(_) => return Next::drop(DropReason::Malformed),
     };
-    p.truncate(total);
+    // Payload Length 0 before a Hop-by-Hop header announces a jumbogram (RFC 2675 §3): its
+    // options are examined over the whole frame, as the kernel does.
+    let jumbogram = plen == 0 && nh == IPPROTO_HOPOPTS;
+    if !jumbogram {
+        p.truncate(total);
+    }
     if let Some(reason) = validate::input6(src, dst) {
         return Next::drop(reason);
+    }
+    // RFC 8200 §4.3: examined by every node on the path, before routing (Linux's ipv6_rcv).
+    if nh == IPPROTO_HOPOPTS {
+        match hbh::input(p.data()) {
+            // RFC 2675 §3: Payload Length 0 and no Jumbo Payload option (the kernel
+            // forwards the frame as it is).
+            Hbh::Accept if jumbogram => {
+                let pp = Icmpv6Repr::param_problem(PP_ERRONEOUS_HEADER, PAYLOAD_LEN_OFFSET as u32);
+                return icmp::error6(t, w, p, DropReason::HbhJumbo, pp);
+            }
+            Hbh::Accept => {}
+            Hbh::Drop(reason) => return Next::drop(reason),
+            Hbh::ParamProblem { code, pointer, reason } => {
+                return icmp::error6(t, w, p, reason, Icmpv6Repr::param_problem(code, pointer))
+            }
+        }
     }
     if validate::scoped6(src) {
         // ip6_forward's check, after its hop-limit check: forwarded toward another link.

@@ -17,6 +17,7 @@ pub mod extra;
 pub(crate) mod fast;
 pub(crate) mod forward;
 pub(crate) mod fragment;
+pub mod hbh;
 pub(crate) mod icmp;
 pub(crate) mod mtu;
 pub(crate) mod multipath;
