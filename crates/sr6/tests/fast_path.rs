@@ -63,6 +63,21 @@ fn with_hbh(f: &[u8], opts: [u8; 6]) -> Vec<u8> {
     g
 }
 
+/// `f` (an IPv6 frame of [`frame`]) with a Hop-by-Hop Options header of `units` * 8
+/// bytes (PadN only) in front of what followed the IPv6 header.
+fn with_padn_hbh(f: &[u8], units: usize) -> Vec<u8> {
+    let len = units * 8;
+    let mut hbh = vec![f[20], (units - 1) as u8, 1, (len - 4) as u8];
+    hbh.resize(len, 0);
+    let mut g = f[..54].to_vec();
+    g[20] = 0;
+    let plen = u16::from_be_bytes([g[18], g[19]]) + len as u16;
+    g[18..20].copy_from_slice(&plen.to_be_bytes());
+    g.extend_from_slice(&hbh);
+    g.extend_from_slice(&f[54..]);
+    g
+}
+
 /// Hop-by-Hop options of each kind `pipeline::hbh` tells apart: PadN, Router Alert,
 /// unknown types of action 00, 01, 10 and 11, a PadN with data, an overrun.
 const HBH_OPTS: [[u8; 6]; 8] = [
@@ -153,6 +168,16 @@ fn frames() -> Vec<Vec<u8>> {
         ] {
             v.push(frame("fc00:a::2", d, hl, None, udp));
         }
+        // H.Insert(.Red) of packets with a Hop-by-Hop header (the SRH goes after it,
+        // on the general path), with and without an SRH already; End.B6 on an SRH
+        // behind a Hop-by-Hop header.
+        for d in ["fc00:7::1", "fc00:8::1", "fc00:d::1", "fc00:10::1"] {
+            for units in [1, 3] {
+                v.push(with_padn_hbh(&frame("fc00:a::2", d, hl, None, udp), units));
+                v.push(with_padn_hbh(&frame("fc00:a::2", d, hl, Some((&["fc00:3::1", d], 1, 17)), udp), units));
+            }
+        }
+        v.push(with_padn_hbh(&frame("fc00:9::1", "fc00:1::b1", hl, Some((&["fc00:3::1", "fc00:1::b1"], 1, 17)), udp), 1));
         for sid in [
             "fc00:1::e",
             "fc00:1::e7",
@@ -529,6 +554,41 @@ fn end_b6_encaps_and_end_b6_fast_paths_are_taken() {
     for f in [b6("fc00:1::b6", 1), b6("fc00:1::b7", 1), b6("fc00:1::b6", 2)] {
         same(&t, &f, 0).unwrap();
     }
+}
+
+/// H.Insert(.Red) and End.B6 leave a packet with a Hop-by-Hop header to the general
+/// path, which puts the SRH after it (RFC 8200 §4.1): IPv6, Hop-by-Hop (now naming the
+/// SRH, 43), SRH (naming what the Hop-by-Hop header named), the rest unchanged.
+#[test]
+fn insertion_with_hop_by_hop_takes_the_general_path() {
+    let t = tables();
+    let udp: &[u8] = &[0, 1, 0, 2, 0, 12, 0, 0, 9, 9, 9, 9];
+    // (fc00:e::1's headers exceed the rewrite block: general path either way.)
+    for (d, srh_len, fast) in [("fc00:7::1", 56, 1), ("fc00:8::1", 24, 1), ("fc00:d::1", 72, 1), ("fc00:e::1", 88, 0)] {
+        let plain = frame("fc00:a::2", d, 64, None, udp);
+        assert_eq!(run(&t, true, &plain, 0).1.fast_hits, fast, "{d}: without Hop-by-Hop");
+        for units in [1, 2, 5] {
+            let f = with_padn_hbh(&plain, units);
+            let (b, w) = run(&t, true, &f, 0);
+            assert_eq!(w.fast_hits, 0, "{d}");
+            same(&t, &f, 0).unwrap();
+            let o = b.data();
+            let hbh = units * 8;
+            assert_eq!(o.len(), f.len() + srh_len, "{d}");
+            assert_eq!(o[20], 0, "{d}: Hop-by-Hop first");
+            assert_eq!(o[54], 43, "{d}: then the SRH");
+            assert_eq!(&o[55..54 + hbh], &f[55..54 + hbh], "{d}: Hop-by-Hop unchanged");
+            assert_eq!(o[54 + hbh], 17, "{d}: the SRH names UDP");
+            assert_eq!(&o[54 + hbh + 8..54 + hbh + 24], &a(d), "{d}: Segment List[0]");
+            assert_eq!(&o[54 + hbh + srh_len..], udp, "{d}");
+        }
+    }
+    let b6 = frame("fc00:9::1", "fc00:1::b1", 64, Some((&["fc00:3::1", "fc00:1::b1"], 1, 17)), udp);
+    let f = with_padn_hbh(&b6, 1);
+    assert_eq!(run(&t, true, &f, 0).1.fast_hits, 0);
+    same(&t, &f, 0).unwrap();
+    let o = run(&t, true, &f, 0).0.data().to_vec();
+    assert_eq!((o[20], o[54], o[62], o[64]), (0, 43, 43, 4), "IPv6, HBH, the policy's SRH, the received SRH");
 }
 
 /// End, End.X and End.T with PSP (tried out of the batch loop) are really taken, with

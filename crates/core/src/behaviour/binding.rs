@@ -82,8 +82,8 @@ fn input_b6(t: &Tables, p: &mut PacketBuf, sid: &Sid, a: &Arrival) -> Next {
             let Some(pol) = t.policies.get(sid.state.policy as usize) else {
                 return Next::drop(DropReason::NoRoute);
             };
-            if !headend::insert_srh(t, p, pol) {
-                return Next::drop(DropReason::NoHeadroom);
+            if let Err(r) = headend::insert_srh(t, p, pol) {
+                return Next::drop(r);
             }
             let mut ip = Ipv6Packet::new_unchecked(p.data_mut());
             let hl = ip.hop_limit();

@@ -36,9 +36,11 @@ pub fn arrival(t: &Tables, p: &PacketBuf) -> Result<Arrival, Next> {
     let chain = walk_chain(p.data()).map_err(|_| Next::drop(DropReason::Malformed))?;
     let srh = match chain.routing {
         Some(r) if r.routing_type == sr6_wire::srh::ROUTING_TYPE_SRH => Some(r),
-        // RFC 8200 §4.4: an unrecognised Routing Type with Segments Left != 0.
+        // RFC 8200 §4.4: an unrecognised Routing Type (Type 0 included, RFC 5095 §3)
+        // with Segments Left != 0: Parameter Problem pointing to the Routing Type.
+        // (Linux drops it silently at a SID: docs/conformance.md.)
         Some(r) if r.segments_left > 0 => {
-            return Err(Next::param_problem(0, r.offset + sr6_wire::srh::SEGMENTS_LEFT_OFFSET))
+            return Err(Next::param_problem(0, r.offset + sr6_wire::ext::ROUTING_TYPE_OFFSET))
         }
         _ => None,
     };

@@ -10,8 +10,8 @@ use crate::packet::PacketBuf;
 use crate::spec::Seg6Mode;
 use crate::tables::{Policy, Tables};
 use sr6_wire::{
-    EthernetFrame, HmacTlv, Ipv6Packet, Ipv6Repr, SrhPacket, ETHERTYPE_IPV4, ETHERTYPE_IPV6, IPPROTO_ETHERNET,
-    IPPROTO_IPV4, IPPROTO_IPV6, IPPROTO_ROUTING,
+    EthernetFrame, ExtHeader, HmacTlv, Ipv6Packet, Ipv6Repr, SrhPacket, ETHERTYPE_IPV4, ETHERTYPE_IPV6,
+    IPPROTO_ETHERNET, IPPROTO_HOPOPTS, IPPROTO_IPV4, IPPROTO_IPV6, IPPROTO_ROUTING,
 };
 
 /// Outer hop limit for an IPv4 payload: Linux's default route hop limit.
@@ -23,8 +23,8 @@ pub const IPV4_OUTER_HOP_LIMIT: u8 = 64;
 pub fn apply6(t: &Tables, p: &mut PacketBuf, pol: &Policy, hl: u8, rx_macs: &[u8; 12]) -> Next {
     match pol.mode {
         Seg6Mode::Inline | Seg6Mode::InlineRed => {
-            if !insert_srh(t, p, pol) {
-                return Next::drop(DropReason::NoHeadroom);
+            if let Err(r) = insert_srh(t, p, pol) {
+                return Next::drop(r);
             }
             Ipv6Packet::new_unchecked(p.data_mut()).set_hop_limit(hl);
             Next::Lookup6 { table: Tables::MAIN, forward: false }
@@ -118,52 +118,78 @@ pub fn push_encap(
         }
         SrhPacket::new_unchecked(&mut *srh).set_next_header(proto);
         if !pol.hmac_ready {
-            sign(t, p.data_mut(), pol);
+            sign(t, p.data_mut(), Ipv6Packet::<&[u8]>::HEADER_LEN, pol);
         }
     }
     Ok(())
 }
 
-/// Inserts the policy's SRH right after the IPv6 header (H.Insert; Linux
-/// `seg6_do_srh_inline`): Segment List[0] = the original destination, destination =
-/// first segment, payload length grown, the HMAC computed over the packet's source.
-/// Only the 40-byte IPv6 header moves.
-pub fn insert_srh(t: &Tables, p: &mut PacketBuf, pol: &Policy) -> bool {
+/// Inserts the policy's SRH (H.Insert, RFC 8986 §5.2; Linux `seg6_do_srh_inline`):
+/// Segment List[0] = the original destination, destination = first segment, payload
+/// length grown, the HMAC computed over the packet's source. The SRH goes right after
+/// the IPv6 header, or after a Hop-by-Hop Options header, which RFC 8200 §4.1 keeps
+/// immediately after the IPv6 header (Linux puts the SRH in front of it:
+/// docs/conformance.md); the header that named what follows (IPv6 or Hop-by-Hop) then
+/// names the SRH, and the SRH what it named. Only the headers in front of the SRH move.
+pub fn insert_srh(t: &Tables, p: &mut PacketBuf, pol: &Policy) -> Result<(), DropReason> {
     const H: usize = Ipv6Packet::<&[u8]>::HEADER_LEN;
     let srh_len = pol.srh.len();
-    if srh_len == 0 || p.len() < H || p.len() - H + srh_len > usize::from(u16::MAX) {
-        return false;
+    if srh_len == 0 {
+        return Err(DropReason::NoHeadroom);
     }
-    if !p.open_gap(H, srh_len) {
-        return false;
+    let d = p.data();
+    if d.len() < H {
+        return Err(DropReason::Malformed);
     }
-    let mut ip = Ipv6Packet::new_unchecked(p.data_mut());
-    let (nh, dst, plen) = (ip.next_header(), ip.dst_addr(), ip.payload_len());
-    ip.set_next_header(IPPROTO_ROUTING);
+    // Where the SRH goes: after the Hop-by-Hop header if there is one.
+    let ip = Ipv6Packet::new_unchecked(d);
+    let hbh = ip.next_header() == IPPROTO_HOPOPTS;
+    let at =
+        if hbh { H + ExtHeader::new_checked(ip.payload()).map_err(|_| DropReason::Malformed)?.header_len() } else { H };
+    if d.len() - H + srh_len > usize::from(u16::MAX) {
+        return Err(DropReason::TooBig);
+    }
+    if !p.open_gap(at, srh_len) {
+        return Err(DropReason::NoHeadroom);
+    }
+    let d = p.data_mut();
+    let mut ip = Ipv6Packet::new_unchecked(&mut *d);
+    let (dst, plen) = (ip.dst_addr(), ip.payload_len());
     ip.set_payload_len(plen + srh_len as u16);
     ip.set_dst_addr(&pol.first.into());
-    let srh = ip.payload_mut();
-    if let Some(s) = srh.get_mut(..srh_len) {
-        s.copy_from_slice(&pol.srh);
-    }
+    // The header that named what follows now names the SRH.
+    let nh = if hbh {
+        let mut h = ExtHeader::new_unchecked(ip.payload_mut());
+        let nh = h.next_header();
+        h.set_next_header(IPPROTO_ROUTING);
+        nh
+    } else {
+        let nh = ip.next_header();
+        ip.set_next_header(IPPROTO_ROUTING);
+        nh
+    };
+    let Some(srh) = d.get_mut(at..at + srh_len) else { return Err(DropReason::Malformed) };
+    srh.copy_from_slice(&pol.srh);
     let mut srh = SrhPacket::new_unchecked(srh);
     srh.set_next_header(nh);
     srh.set_segment(0, &dst);
     if pol.hmac_key_id.is_some() {
-        sign(t, p.data_mut(), pol);
+        sign(t, d, at, pol);
     }
-    true
+    Ok(())
 }
 
-/// Computes the HMAC of the SRH that follows the IPv6 header of packet `d` into its
-/// HMAC TLV, the only TLV of a policy's SRH (RFC 8754 §2.1.2.1).
-fn sign(t: &Tables, d: &mut [u8], pol: &Policy) {
+/// Computes the HMAC of the SRH at offset `at` of packet `d` (after the IPv6 header,
+/// or a Hop-by-Hop header) into its HMAC TLV, the only TLV of a policy's SRH (RFC 8754
+/// §2.1.2.1: the text is the source address, Last Entry, flags, key id and Segment
+/// List, none of which depends on where the SRH lies).
+fn sign(t: &Tables, d: &mut [u8], at: usize, pol: &Policy) {
     let Some(key) = pol.hmac_key_id.and_then(|id| t.hmac.keys.get(&id).map(|k| (id, k))) else {
         return;
     };
-    let mut ip = Ipv6Packet::new_unchecked(d);
-    let src = ip.src_addr().octets();
-    let mut srh = SrhPacket::new_unchecked(ip.payload_mut());
+    let src = Ipv6Packet::new_unchecked(&*d).src_addr().octets();
+    let Some(srh) = d.get_mut(at..) else { return };
+    let mut srh = SrhPacket::new_unchecked(srh);
     let mac = key.1.compute(&src, srh.last_entry(), srh.flags(), key.0, srh.segment_list());
     let mut tlv = HmacTlv::new_unchecked(srh.tlv_area_mut());
     if let Some(f) = tlv.hmac_mut().get_mut(..mac.len()) {
