@@ -105,8 +105,9 @@ mod port;
 mod rx_ring;
 mod sys;
 mod tx_ring;
+mod vnet;
 
-pub use open::{fanout_group_id, open, open_with_tx};
+pub use open::{fanout_group_id, open, open_with, open_with_tx};
 pub use port::AfPacketPort;
 pub use tx_ring::TxVersion;
 
