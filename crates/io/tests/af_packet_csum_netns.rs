@@ -203,3 +203,58 @@ fn segmentation_offload_super_frames_are_dropped_and_counted() {
     assert!(st.rx_csum_completed > 0, "the small segments (SYN, ACKs) were completed: {st:?}");
     assert_eq!(st.rx_bad_vnet, 0);
 }
+
+/// What the AF_PACKET warning tells the user to do: TCP segmentation offload off on
+/// the peer (checksum offload still on). A bulk TCP stream then crosses whole: every
+/// segment's checksum completed by the port, D's TCP verifying each one.
+#[test]
+#[ignore = "needs root (network namespaces)"]
+fn with_tso_off_on_the_peer_a_tcp_stream_crosses_whole() {
+    const BYTES: usize = 512 * 1024;
+    let l = lab("tso");
+    l.s.sh("ethtool -K s-r tso off");
+    assert!(l.s.sh("ethtool -k s-r").lines().any(|x| x == "tx-checksumming: on"));
+    let mut ps = open(&l.r, "r-s", 0, true);
+    let mut pd = open(&l.r, "r-d", 1, true);
+    let listener = l.d.run(|| TcpListener::bind("10.9.1.2:9997").unwrap());
+    let done = AtomicBool::new(false);
+    let (st, received) = std::thread::scope(|sc| {
+        let server = sc.spawn(|| {
+            let mut total = 0;
+            if let Ok((mut c, _)) = listener.accept() {
+                c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+                let mut buf = vec![0u8; 65536];
+                while let Ok(n @ 1..) = c.read(&mut buf) {
+                    assert!(buf[..n].iter().all(|&b| b == 0xa5));
+                    total += n;
+                }
+            }
+            done.store(true, Ordering::Relaxed);
+            total
+        });
+        sc.spawn(|| {
+            let stream = l.s.run(|| {
+                let addr: SocketAddr = "10.9.1.2:9997".parse().unwrap();
+                TcpStream::connect_timeout(&addr, Duration::from_secs(5))
+            });
+            if let Ok(mut s) = stream {
+                s.set_write_timeout(Some(Duration::from_secs(5))).unwrap();
+                let _ = s.write_all(&vec![0xa5; BYTES]);
+                let _ = s.shutdown(std::net::Shutdown::Write);
+                // Stay open until D has read everything (its ACKs come back through R).
+                while !done.load(Ordering::Relaxed) {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+            }
+        });
+        let st = forward(&mut ps, &mut pd, |_| done.load(Ordering::Relaxed));
+        // If the handshake never crossed, the server still waits in accept: end it.
+        if !done.load(Ordering::Relaxed) {
+            let _ = l.d.run(|| TcpStream::connect("10.9.1.2:9997"));
+        }
+        (st, server.join().unwrap())
+    });
+    assert_eq!(received, BYTES, "{st:?}");
+    assert_eq!((st.rx_gso, st.rx_bad_vnet), (0, 0), "{st:?}");
+    assert!(st.rx_csum_completed >= (BYTES / 1500) as u64, "every data segment completed: {st:?}");
+}
