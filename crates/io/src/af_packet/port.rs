@@ -98,10 +98,11 @@ impl AfPacketPort {
 /// (counted in `st`). Frames with a virtio-net header that asks for work take
 /// [`load_offloaded`]: one branch on the common path.
 fn load_frame(buf: &mut PacketBuf, f: &RxFrame<'_>, dev: DevId, st: &mut PortStats) -> bool {
-    if f.vnet.needs_work() {
+    if f.vnet_work() {
         return load_offloaded(buf, f, dev, st);
     }
-    if !fits(f) || !buf.load(f.data, dev) {
+    let tag = if f.vlan.is_some() { VLAN_HLEN } else { 0 };
+    if f.data.len() < f.wire_len || f.wire_len + tag > MAX_FRAME || !buf.load(f.data, dev) {
         st.rx_oversized += 1;
         return false;
     }
@@ -120,8 +121,9 @@ fn fits(f: &RxFrame<'_>) -> bool {
 /// that points outside the frame drops it (`rx_bad_vnet`). See `vnet.rs`.
 #[cold]
 fn load_offloaded(buf: &mut PacketBuf, f: &RxFrame<'_>, dev: DevId, st: &mut PortStats) -> bool {
+    let h = f.vnet_hdr();
     // First: a super-frame is usually too large too, and is counted as what it is.
-    if f.vnet.gso_type != 0 {
+    if h.gso_type != 0 {
         st.rx_gso += 1;
         return false;
     }
@@ -130,7 +132,7 @@ fn load_offloaded(buf: &mut PacketBuf, f: &RxFrame<'_>, dev: DevId, st: &mut Por
         return false;
     }
     // Before the tag goes back: csum_start counts from the untagged frame.
-    match vnet::complete(buf.data_mut(), f.vnet) {
+    match vnet::complete(buf.data_mut(), h) {
         Ok(true) => st.rx_csum_completed += 1,
         Ok(false) => {}
         Err(VnetDrop::Gso) => {
@@ -147,6 +149,7 @@ fn load_offloaded(buf: &mut PacketBuf, f: &RxFrame<'_>, dev: DevId, st: &mut Por
 }
 
 /// Puts back the 802.1Q tag the kernel stripped into metadata.
+#[inline(always)]
 fn put_back_vlan(buf: &mut PacketBuf, f: &RxFrame<'_>) {
     if let Some((tpid, tci)) = f.vlan {
         if f.data.len() >= 12 && buf.open_gap(12, VLAN_HLEN) {
@@ -281,7 +284,7 @@ mod tests {
     }
 
     fn frame<'a>(data: &'a [u8], wire_len: usize, vlan: Option<(u16, u16)>) -> RxFrame<'a> {
-        RxFrame { data, wire_len, vlan, vnet: VnetHdr::default() }
+        RxFrame { data, wire_len, vlan, vnet: None }
     }
 
     #[test]
@@ -322,9 +325,14 @@ mod tests {
         let mut data = vec![0u8; 24];
         data[14..22].copy_from_slice(&[0x12, 0x34, 0x56, 0x78, 0x00, 0x0a, 0x00, 0x00]);
         let needs = VnetHdr { flags: 1, gso_type: 0, csum_start: 14, csum_offset: 6 };
+        let (h_needs, h_gso, h_bad) = (
+            needs.to_bytes(),
+            VnetHdr { gso_type: 1, ..needs }.to_bytes(),
+            VnetHdr { csum_offset: 9, ..needs }.to_bytes(),
+        );
         let mut st = PortStats::default();
         let mut buf = PacketBuf::new();
-        let f = RxFrame { data: &data, wire_len: 24, vlan: Some((0x8100, 5)), vnet: needs };
+        let f = RxFrame { data: &data, wire_len: 24, vlan: Some((0x8100, 5)), vnet: Some(&h_needs) };
         assert!(load_frame(&mut buf, &f, 0, &mut st));
         let d = buf.data();
         assert_eq!(d.len(), 28);
@@ -333,9 +341,9 @@ mod tests {
         assert_eq!(&d[24..26], &[0x97, 0x49]);
         assert_eq!(st.rx_csum_completed, 1);
 
-        let gso = RxFrame { vnet: VnetHdr { gso_type: 1, ..needs }, ..f };
+        let gso = RxFrame { vnet: Some(&h_gso), ..f };
         assert!(!load_frame(&mut buf, &gso, 0, &mut st));
-        let bad = RxFrame { vnet: VnetHdr { csum_offset: 9, ..needs }, ..f };
+        let bad = RxFrame { vnet: Some(&h_bad), ..f };
         assert!(!load_frame(&mut buf, &bad, 0, &mut st));
         assert_eq!((st.rx, st.rx_csum_completed, st.rx_gso, st.rx_bad_vnet, st.rx_oversized), (0, 1, 1, 1, 0));
     }

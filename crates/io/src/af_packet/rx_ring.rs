@@ -5,7 +5,7 @@
 use std::ptr::{addr_of, addr_of_mut, NonNull};
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use super::vnet::{VnetHdr, VNET_HDR_LEN};
+use super::vnet::{needs_work, VnetHdr, VNET_HDR_LEN};
 
 /// One frame in a user-owned block, valid until [`RxRing::consume`].
 pub(super) struct RxFrame<'a> {
@@ -15,8 +15,22 @@ pub(super) struct RxFrame<'a> {
     pub wire_len: usize,
     /// The 802.1Q tag the kernel stripped into metadata (TPID, TCI), to be put back.
     pub vlan: Option<(u16, u16)>,
-    /// The virtio-net header before the frame (all zero without `PACKET_VNET_HDR`).
-    pub vnet: VnetHdr,
+    /// The virtio-net header right before the frame in the ring (with `PACKET_VNET_HDR`).
+    pub vnet: Option<&'a [u8; VNET_HDR_LEN]>,
+}
+
+impl RxFrame<'_> {
+    /// Whether the virtio-net header asks for anything: one test of two bytes, one
+    /// branch when there is no header.
+    #[inline(always)]
+    pub(super) fn vnet_work(&self) -> bool {
+        self.vnet.is_some_and(needs_work)
+    }
+
+    /// The virtio-net header decoded (all zero without one).
+    pub(super) fn vnet_hdr(&self) -> VnetHdr {
+        self.vnet.map_or_else(VnetHdr::default, |h| VnetHdr::parse(*h))
+    }
 }
 
 /// Reader of the receive ring. See the module docs.
@@ -70,6 +84,7 @@ impl RxRing {
 
     /// The next received frame, or `None` when the kernel has handed over nothing more.
     /// Never blocks; a block whose headers do not make sense is handed back whole.
+    #[inline(always)]
     pub(super) fn peek(&mut self) -> Option<RxFrame<'_>> {
         // At most one pass over the ring: released blocks belong to the kernel again.
         for _ in 0..=self.block_nr {
@@ -96,8 +111,13 @@ impl RxRing {
                     let (start, len, wire_len, vlan, vnet) = f;
                     // SAFETY: `start..start + len` was checked inside the current block,
                     // which stays ours until `consume` hands it back (that needs `&mut
-                    // self`, which the returned borrow prevents).
-                    let data = unsafe { std::slice::from_raw_parts(self.base.as_ptr().add(start), len) };
+                    // self`, which the returned borrow prevents); with `vnet`, so were
+                    // the VNET_HDR_LEN bytes before `start` (after the frame's header).
+                    let (data, vnet) = unsafe {
+                        let p = self.base.as_ptr().add(start);
+                        let h = if vnet { Some(&*p.sub(VNET_HDR_LEN).cast::<[u8; VNET_HDR_LEN]>()) } else { None };
+                        (std::slice::from_raw_parts(p, len), h)
+                    };
                     return Some(RxFrame { data, wire_len, vlan, vnet });
                 }
                 None => self.release(),
@@ -107,9 +127,10 @@ impl RxRing {
     }
 
     /// Validates the frame header at `offset` of the current block: (ring offset of the
-    /// data, captured length, wire length, VLAN tag, virtio-net header).
+    /// data, captured length, wire length, VLAN tag, whether a virtio-net header precedes
+    /// the data).
     #[allow(clippy::type_complexity)]
-    fn frame_at(&self, offset: usize) -> Option<(usize, usize, usize, Option<(u16, u16)>, VnetHdr)> {
+    fn frame_at(&self, offset: usize) -> Option<(usize, usize, usize, Option<(u16, u16)>, bool)> {
         if offset & 3 != 0 || offset + std::mem::size_of::<libc::tpacket3_hdr>() > self.block_size {
             return None;
         }
@@ -126,22 +147,10 @@ impl RxRing {
             (tpid, h.hv1.tp_vlan_tci as u16)
         });
         // With PACKET_VNET_HDR the kernel writes the virtio-net header right before the
-        // frame (at tp_mac - 10, after the tpacket3_hdr and the sockaddr_ll); a frame
-        // without room for it gets a header that makes the port drop it.
-        let vnet = if !self.vnet {
-            VnetHdr::default()
-        } else if usize::from(h.tp_mac) >= std::mem::size_of::<libc::tpacket3_hdr>() + VNET_HDR_LEN {
-            let mut b = [0u8; VNET_HDR_LEN];
-            // SAFETY: `start - VNET_HDR_LEN >= offset + 48`, inside the current,
-            // user-owned block (`start + len` was checked against it above).
-            unsafe {
-                let src = self.block_desc().cast::<u8>().add(start - VNET_HDR_LEN);
-                std::ptr::copy_nonoverlapping(src, b.as_mut_ptr(), VNET_HDR_LEN);
-            }
-            VnetHdr::parse(b)
-        } else {
-            VnetHdr::BAD
-        };
+        // frame (at tp_mac - 10, after the tpacket3_hdr and the sockaddr_ll). It always
+        // leaves that room; a frame without it (none the kernel makes) is taken as
+        // having no header.
+        let vnet = self.vnet && usize::from(h.tp_mac) >= std::mem::size_of::<libc::tpacket3_hdr>() + VNET_HDR_LEN;
         Some((self.block * self.block_size + start, len, h.tp_len as usize, vlan, vnet))
     }
 
@@ -233,7 +242,7 @@ mod tests {
     }
 
     /// With `PACKET_VNET_HDR` the header is read from the 10 bytes before the frame; a
-    /// frame with no room for it (tp_mac too small) gets the header that drops it.
+    /// frame with no room for it (tp_mac too small) has none.
     #[test]
     fn reads_the_virtio_net_header_before_the_frame() {
         const BS: usize = 4096;
@@ -261,9 +270,11 @@ mod tests {
         // SAFETY: `ring` is one block of BS bytes laid out as above and outlives `rx`.
         let mut rx = unsafe { RxRing::new(base, BS, 1, true) };
         let f = rx.peek().unwrap();
-        assert_eq!(f.vnet, VnetHdr { flags: 1, gso_type: 0, csum_start: 54, csum_offset: 6 });
+        assert_eq!(f.vnet_hdr(), VnetHdr { flags: 1, gso_type: 0, csum_start: 54, csum_offset: 6 });
+        assert!(f.vnet_work());
         rx.consume();
-        assert_eq!(rx.peek().unwrap().vnet, VnetHdr::BAD);
+        let f = rx.peek().unwrap();
+        assert_eq!((f.vnet, f.vnet_work(), f.vnet_hdr()), (None, false, VnetHdr::default()));
         rx.consume();
         assert!(rx.peek().is_none());
     }

@@ -55,10 +55,28 @@ pub(super) enum VnetDrop {
     Bad,
 }
 
+/// Whether the raw header `h` asks for anything (see [`VnetHdr::needs_work`]): its first
+/// two bytes only, so the common case costs one test.
+#[inline(always)]
+pub(super) fn needs_work(h: &[u8; VNET_HDR_LEN]) -> bool {
+    (h[0] & F_NEEDS_CSUM) | h[1] != 0
+}
+
 impl VnetHdr {
-    /// A header that cannot be right (it asks for a checksum outside any frame): what a
-    /// frame whose header the ring has no room for is given, so it is dropped.
+    /// A header that cannot be right (it asks for a checksum outside any frame).
+    #[cfg(test)]
     pub(super) const BAD: VnetHdr = VnetHdr { flags: F_NEEDS_CSUM, gso_type: 0, csum_start: u16::MAX, csum_offset: 0 };
+
+    /// The 10 bytes the kernel writes for this header.
+    #[cfg(test)]
+    pub(super) fn to_bytes(self) -> [u8; VNET_HDR_LEN] {
+        let mut b = [0u8; VNET_HDR_LEN];
+        b[0] = self.flags;
+        b[1] = self.gso_type;
+        b[6..8].copy_from_slice(&self.csum_start.to_ne_bytes());
+        b[8..10].copy_from_slice(&self.csum_offset.to_ne_bytes());
+        b
+    }
 
     /// Decodes the 10 bytes: flags, gso_type, hdr_len, gso_size, csum_start, csum_offset.
     pub(super) fn parse(b: [u8; VNET_HDR_LEN]) -> VnetHdr {
@@ -72,7 +90,7 @@ impl VnetHdr {
 
     /// Whether the frame needs anything done: a checksum to complete or a super-frame
     /// to drop. `DATA_VALID` (the checksum was verified) needs nothing.
-    #[inline]
+    #[cfg(test)]
     pub(super) fn needs_work(&self) -> bool {
         (self.flags & F_NEEDS_CSUM) | self.gso_type != 0
     }
@@ -173,6 +191,9 @@ mod tests {
         b[6..8].copy_from_slice(&54u16.to_ne_bytes());
         b[8..10].copy_from_slice(&16u16.to_ne_bytes());
         assert_eq!(VnetHdr::parse(b), VnetHdr { flags: 1, gso_type: 4, csum_start: 54, csum_offset: 16 });
+        assert_eq!(VnetHdr::parse(b).to_bytes(), b);
+        assert!(needs_work(&b));
+        assert!(!needs_work(&[2, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]));
         // DATA_VALID alone asks for nothing.
         assert!(!VnetHdr { flags: 2, ..VnetHdr::default() }.needs_work());
         assert!(!VnetHdr::default().needs_work());
