@@ -1,13 +1,18 @@
-//! The one ethtool setting sr6 reads: a device's transmit checksum offload
-//! (`ethtool -k DEV` "tx-checksumming", `ETHTOOL_GTXCSUM` through the `SIOCETHTOOL`
-//! ioctl, linux/ethtool.h). A veth peer with it on hands UDP and TCP to its other end
-//! with a partial checksum (CHECKSUM_PARTIAL) that only the kernel's metadata knows.
+//! The two ethtool settings sr6 reads, through the `SIOCETHTOOL` ioctl
+//! (linux/ethtool.h): a device's transmit checksum offload (`ethtool -k DEV`
+//! "tx-checksumming", `ETHTOOL_GTXCSUM`) and its TCP segmentation offload
+//! ("tcp-segmentation-offload", `ETHTOOL_GTSO`). A veth peer with the first on hands UDP
+//! and TCP to its other end with a partial checksum (CHECKSUM_PARTIAL) that only the
+//! kernel's metadata knows; with the second on, TCP in bulk as super-frames of several
+//! segments that the "hardware" was to cut.
 
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
 /// `ETHTOOL_GTXCSUM` (linux/ethtool.h).
 const ETHTOOL_GTXCSUM: u32 = 0x16;
+/// `ETHTOOL_GTSO` (linux/ethtool.h).
+const ETHTOOL_GTSO: u32 = 0x1e;
 /// `SIOCETHTOOL` (linux/sockios.h).
 const SIOCETHTOOL: libc::c_ulong = 0x8946;
 
@@ -28,6 +33,16 @@ struct IfreqData {
 
 /// Whether `dev` (in the calling thread's namespace) has transmit checksum offload on.
 pub fn tx_checksum_offload(dev: &str) -> io::Result<bool> {
+    get_value(dev, ETHTOOL_GTXCSUM)
+}
+
+/// Whether `dev` (in the calling thread's namespace) has TCP segmentation offload on.
+pub fn tcp_segmentation_offload(dev: &str) -> io::Result<bool> {
+    get_value(dev, ETHTOOL_GTSO)
+}
+
+/// An `ETHTOOL_G*` command answered with a `struct ethtool_value`: whether it is on.
+fn get_value(dev: &str, cmd: u32) -> io::Result<bool> {
     if dev.is_empty() || dev.len() >= libc::IFNAMSIZ || dev.contains('\0') {
         return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("bad device name {dev:?}")));
     }
@@ -38,7 +53,7 @@ pub fn tx_checksum_offload(dev: &str) -> io::Result<bool> {
     }
     // SAFETY: `fd` is a fresh descriptor nobody else owns.
     let sock = unsafe { OwnedFd::from_raw_fd(fd) };
-    let mut value = EthtoolValue { cmd: ETHTOOL_GTXCSUM, data: 0 };
+    let mut value = EthtoolValue { cmd, data: 0 };
     let mut req = IfreqData { name: [0; libc::IFNAMSIZ], data: &mut value, _pad: [0; 16] };
     for (d, s) in req.name.iter_mut().zip(dev.bytes()) {
         *d = s as libc::c_char;

@@ -26,6 +26,43 @@ pub struct PortStats {
     pub tx: u64,
     /// Frames that found the transmit ring full and were dropped.
     pub tx_ring_full: u64,
+    /// Received frames whose partial checksum (a sender's transmit checksum offload)
+    /// the port completed (AF_PACKET, from the kernel's virtio-net header).
+    pub rx_csum_completed: u64,
+    /// Segmentation offload super-frames (several segments in one, from a sender's
+    /// TSO/USO), dropped on receive (AF_PACKET).
+    pub rx_gso: u64,
+    /// Frames whose virtio-net header points outside them, dropped on receive
+    /// (AF_PACKET; the kernel never writes one).
+    pub rx_bad_vnet: u64,
+}
+
+impl PortStats {
+    /// Adds `o`'s counters to these.
+    pub fn add(&mut self, o: &PortStats) {
+        self.rx += o.rx;
+        self.rx_ring_full += o.rx_ring_full;
+        self.rx_oversized += o.rx_oversized;
+        self.tx += o.tx;
+        self.tx_ring_full += o.tx_ring_full;
+        self.rx_csum_completed += o.rx_csum_completed;
+        self.rx_gso += o.rx_gso;
+        self.rx_bad_vnet += o.rx_bad_vnet;
+    }
+
+    /// What was counted since `before` (each counter at least 0).
+    pub fn since(&self, before: &PortStats) -> PortStats {
+        PortStats {
+            rx: self.rx.saturating_sub(before.rx),
+            rx_ring_full: self.rx_ring_full.saturating_sub(before.rx_ring_full),
+            rx_oversized: self.rx_oversized.saturating_sub(before.rx_oversized),
+            tx: self.tx.saturating_sub(before.tx),
+            tx_ring_full: self.tx_ring_full.saturating_sub(before.tx_ring_full),
+            rx_csum_completed: self.rx_csum_completed.saturating_sub(before.rx_csum_completed),
+            rx_gso: self.rx_gso.saturating_sub(before.rx_gso),
+            rx_bad_vnet: self.rx_bad_vnet.saturating_sub(before.rx_bad_vnet),
+        }
+    }
 }
 
 /// One worker's queue pair on one device. See the module docs.

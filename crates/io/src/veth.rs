@@ -1,23 +1,34 @@
-//! The veth peer of a device and its transmit checksum offload, wherever the peer is:
-//! in this network namespace, or in one of the named ones (`/run/netns/*`, `ip netns
-//! add`), found as the device whose `IFLA_LINK` points back at ours. `sr6 run` warns with
-//! it: a veth peer with tx checksum offload on sends UDP and TCP with a partial checksum
-//! (CHECKSUM_PARTIAL) that only the kernel's metadata completes, so the bytes sr6
-//! forwards carry a wrong checksum and the far host drops them.
+//! The veth peer of a device and its transmit offloads, wherever the peer is: in this
+//! network namespace, or in one of the named ones (`/run/netns/*`, `ip netns add`),
+//! found as the device whose `IFLA_LINK` points back at ours. `sr6 run` warns with it:
+//!
+//! * a veth peer with tx checksum offload on sends UDP and TCP with a partial checksum
+//!   (CHECKSUM_PARTIAL) that only the kernel's metadata completes. AF_XDP receives the
+//!   bytes alone: sr6 forwards a wrong checksum and the far host drops the packet. The
+//!   AF_PACKET backend reads the metadata (`PACKET_VNET_HDR`) and completes them.
+//! * a veth peer with TCP segmentation offload on sends TCP in bulk as super-frames of
+//!   several segments (up to 64 KiB): the AF_PACKET backend drops them (`rx_gso`; sr6
+//!   does not segment). Under AF_XDP they do not arrive at all (too large for a frame).
 
 use std::io;
 use std::os::fd::AsRawFd;
 
-use crate::ethtool::tx_checksum_offload;
+use crate::ethtool::{tcp_segmentation_offload, tx_checksum_offload};
 use crate::netlink::{self, LinkPeer};
 
-/// A veth peer and whether its transmit checksum offload is on.
+/// A veth peer and whether its transmit checksum and TCP segmentation offloads are on.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct VethPeer {
     pub name: String,
     /// The named namespace it is in; `None`: this one.
     pub netns: Option<String>,
     pub tx_csum: bool,
+    pub tso: bool,
+}
+
+/// The offloads of `dev` in the calling thread's namespace: (tx checksum, TSO).
+fn offloads(dev: &str) -> io::Result<(bool, bool)> {
+    Ok((tx_checksum_offload(dev)?, tcp_segmentation_offload(dev)?))
 }
 
 /// What is known of `dev`'s peer: `Ok(None)` when `dev` is not a veth; an error when it
@@ -38,7 +49,8 @@ pub fn peer(dev: &str) -> io::Result<Option<VethPeer>> {
             .iter()
             .find(|l| l.ifindex == peer_ifindex)
             .ok_or_else(|| io::Error::other(format!("{dev}: its veth peer {peer_ifindex} is not listed")))?;
-        return Ok(Some(VethPeer { name: p.name.clone(), netns: None, tx_csum: tx_checksum_offload(&p.name)? }));
+        let (tx_csum, tso) = offloads(&p.name)?;
+        return Ok(Some(VethPeer { name: p.name.clone(), netns: None, tx_csum, tso }));
     }
     // In another namespace: the named one to which this one gives the peer's netnsid.
     let want = me.peer_netnsid;
@@ -50,7 +62,7 @@ pub fn peer(dev: &str) -> io::Result<Option<VethPeer>> {
             continue;
         }
         let ns = e.file_name().to_string_lossy().to_string();
-        let found = std::thread::spawn(move || -> io::Result<Option<(String, bool)>> {
+        let found = std::thread::spawn(move || -> io::Result<Option<(String, (bool, bool))>> {
             // SAFETY: setns(2) on a namespace file we hold open; it moves this thread
             // only, which ends right after.
             if unsafe { libc::setns(f.as_raw_fd(), libc::CLONE_NEWNET) } != 0 {
@@ -58,14 +70,14 @@ pub fn peer(dev: &str) -> io::Result<Option<VethPeer>> {
             }
             let links = netlink::link_peers()?;
             match links.iter().find(|l: &&LinkPeer| l.ifindex == peer_ifindex) {
-                Some(l) => Ok(Some((l.name.clone(), tx_checksum_offload(&l.name)?))),
+                Some(l) => Ok(Some((l.name.clone(), offloads(&l.name)?))),
                 None => Ok(None),
             }
         })
         .join()
         .map_err(|_| io::Error::other("a namespace lookup thread panicked"))??;
-        if let Some((name, tx_csum)) = found {
-            return Ok(Some(VethPeer { name, netns: Some(ns), tx_csum }));
+        if let Some((name, (tx_csum, tso))) = found {
+            return Ok(Some(VethPeer { name, netns: Some(ns), tx_csum, tso }));
         }
     }
     Err(io::Error::other(format!(
@@ -73,22 +85,39 @@ pub fn peer(dev: &str) -> io::Result<Option<VethPeer>> {
     )))
 }
 
-/// A warning for `dev` when its veth peer has transmit checksum offload on, or may
-/// have it (a peer sr6 cannot see); `None` when all is well or `dev` is no veth.
-pub fn checksum_warning(dev: &str) -> Option<String> {
-    let cmd = |p: &VethPeer| match &p.netns {
-        Some(ns) => format!("ip netns exec {ns} ethtool -K {} tx off", p.name),
-        None => format!("ethtool -K {} tx off", p.name),
+/// A warning for `dev` when its veth peer sends what sr6 cannot forward right, or may (a
+/// peer sr6 cannot see); `None` when all is well or `dev` is no veth. `completes`: the
+/// backend completes partial checksums (AF_PACKET); then only the peer's TCP
+/// segmentation offload matters (which works only with checksum offload on: the
+/// kernel segments in software without it, whatever `ethtool -k` says), else its
+/// transmit checksum offload.
+pub fn offload_warning(dev: &str, completes: bool) -> Option<String> {
+    let cmd = |p: &VethPeer, what: &str| match &p.netns {
+        Some(ns) => format!("ip netns exec {ns} ethtool -K {} {what} off", p.name),
+        None => format!("ethtool -K {} {what} off", p.name),
     };
+    let peer_name =
+        |p: &VethPeer| format!("{}{}", p.name, p.netns.as_ref().map_or(String::new(), |n| format!(" (namespace {n})")));
     match peer(dev) {
-        Ok(Some(p)) if p.tx_csum => Some(format!(
-            "{dev}: its veth peer {}{} has transmit checksum offload on: UDP and TCP it sends arrive with \
-             partial checksums, which sr6 forwards as they are and the far host drops; turn it off: {}",
-            p.name,
-            p.netns.as_ref().map_or(String::new(), |n| format!(" (namespace {n})")),
-            cmd(&p)
+        Ok(Some(p)) if completes && p.tx_csum && p.tso => Some(format!(
+            "{dev}: its veth peer {} has TCP segmentation offload on: TCP it sends in bulk arrives as \
+             super-frames of several segments, which sr6 drops (counted rx_gso; the partial checksums it \
+             sends, sr6 completes); turn it off: {}",
+            peer_name(&p),
+            cmd(&p, "tso")
+        )),
+        Ok(Some(p)) if !completes && p.tx_csum => Some(format!(
+            "{dev}: its veth peer {} has transmit checksum offload on: UDP and TCP it sends arrive with \
+             partial checksums, which sr6 forwards as they are (AF_XDP has no checksum metadata; the \
+             AF_PACKET backend completes them) and the far host drops; turn it off: {}",
+            peer_name(&p),
+            cmd(&p, "tx")
         )),
         Ok(_) => None,
+        Err(e) if completes => Some(format!(
+            "{e}: if the peer has TCP segmentation offload on (a veth's default), TCP it sends in bulk \
+             arrives as super-frames, which sr6 drops (counted rx_gso); turn it off there (ethtool -K PEER tso off)"
+        )),
         Err(e) => Some(format!(
             "{e}: if the peer has transmit checksum offload on (a veth's default), UDP and TCP it sends \
              arrive with partial checksums that sr6 forwards as they are; turn it off there (ethtool -K PEER tx off)"

@@ -81,11 +81,6 @@ pub fn run(o: RunOpts) -> Result<()> {
         dev_mtus.insert(d.name.clone(), l.mtu.min(u32::from(sr6_core::spec::MAX_MTU)) as u16);
         devs.insert(l.ifindex, (i as u16, d.name.clone()));
     }
-    // A veth peer with transmit checksum offload on: said now and by `show status`.
-    let dev_warnings: Vec<String> = t0.devices.iter().filter_map(|d| sr6_io::veth::checksum_warning(&d.name)).collect();
-    for w in &dev_warnings {
-        eprintln!("sr6: warning: {w}");
-    }
 
     let stop = Arc::new(AtomicBool::new(false));
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
@@ -104,6 +99,15 @@ pub fn run(o: RunOpts) -> Result<()> {
 
     let opened =
         backend::open(o.backend, o.xdp_mode, &tables.tables, o.workers, o.ring_frames).map_err(|e| anyhow!(e))?;
+    // A veth peer whose offloads make it send what this backend cannot forward right
+    // (AF_XDP: partial checksums; AF_PACKET completes those, but not TSO super-frames):
+    // said now and by `show status`.
+    let completes = opened.name == "af_packet";
+    let dev_warnings: Vec<String> =
+        tables.tables.devices.iter().filter_map(|d| sr6_io::veth::offload_warning(&d.name, completes)).collect();
+    for w in &dev_warnings {
+        eprintln!("sr6: warning: {w}");
+    }
     if opened.name == "af_packet" {
         check_kernel_forwarding();
         if o.overload_priority.is_some() {

@@ -23,9 +23,10 @@
 //!  | first offset     |         |       |         |       |
 //!  +------------------+---------+-------+---------+-------+----
 //!
+//!  RX frame: tpacket3_hdr | sockaddr_ll | virtio_net_hdr (10) | frame (at tp_mac)
 //!  TX slot (a fixed size, whole slots per block): header (status, len) | frame
-//!  V3: tpacket3_hdr, frame at 48. V2 fallback: a mapping of its own on the transmit
-//!  socket, tpacket2_hdr, frame at 32.
+//!  V3: tpacket3_hdr, zeroed virtio_net_hdr at 48, frame at 58. V2 fallback: a mapping
+//!  of its own on the transmit socket, tpacket2_hdr, frame at 32.
 //! ```
 //!
 //! **Receive (TPACKET_V3).** The kernel packs frames of any size back to back into a
@@ -63,6 +64,24 @@
 //! An 802.1Q tag the kernel stripped into metadata (`TP_STATUS_VLAN_VALID`) is put
 //! back, so the pipeline sees the frame as it was on the wire.
 //!
+//! # Partial checksums (`PACKET_VNET_HDR`)
+//!
+//! A local sender with transmit checksum offload (a veth or tap peer: a veth's default)
+//! hands over UDP and TCP whose checksum only the kernel's metadata completes
+//! (`TP_STATUS_CSUMNOTREADY`). The receiving socket sets `PACKET_VNET_HDR` (before its
+//! rings: the kernel refuses it after), so the kernel writes a `struct virtio_net_hdr`
+//! right before every frame (`tp_mac - 10`; `tp_mac` and `tp_net` already leave room for
+//! it) and the port completes the checksum from it (`vnet.rs`), counted in
+//! [`PortStats::rx_csum_completed`]; segmentation offload super-frames (`gso_type` set)
+//! are dropped and counted in [`PortStats::rx_gso`], a header pointing outside its frame
+//! in [`PortStats::rx_bad_vnet`]. A super-frame whose segmentation the header cannot
+//! express (tunnel or SCTP GSO) the kernel drops itself, counted with the ring's drops
+//! (`rx_ring_full`). A frame whose header asks for nothing costs one branch.
+//! The option applies to the socket's transmit ring as well: each V3 transmit slot
+//! starts with a zeroed header (no offload; the kernel then skips its own MTU check,
+//! which `tx_queue` makes). The V2 fallback's transmit socket has no header.
+//! [`open_with`] opens a port without it (tests compare the two).
+//!
 //! # Errors at run time
 //!
 //! When the device goes down the kernel flags the socket (`ENETDOWN`), and the
@@ -83,9 +102,9 @@
 //! * The kernel taps frames after GRO/LRO: a coalesced super-frame larger than
 //!   [`MAX_FRAME`] is dropped and counted in `rx_oversized`. Turn GRO/LRO off on the
 //!   devices (`ethtool -K DEV gro off lro off`).
-//! * Frames from a local stack with checksum offload (veth/tap peers) may arrive with a
-//!   partial checksum (`TP_STATUS_CSUMNOTREADY`); they are forwarded as they are. Turn
-//!   transmit checksum offload off on such peers.
+//! * Segmentation offload super-frames from a local sender with TSO (veth/tap peers)
+//!   are dropped and counted in `rx_gso` (see below): turn TSO off on such peers
+//!   (`ethtool -K PEER tso off`).
 //! * Frames longer than the device takes (MTU + 14, + 18 with an 802.1Q tag, read at
 //!   open) are refused by `tx_queue` and counted in [`AfPacketPort::tx_oversized`]:
 //!   [`PortStats`] has no field for them. The MTU is read at open: reopen the port after
@@ -98,6 +117,9 @@
 //! [`Port::tx_queue`]: crate::live::Port::tx_queue
 //! [`Port::tx_flush`]: crate::live::Port::tx_flush
 //! [`PortStats`]: crate::live::PortStats
+//! [`PortStats::rx_csum_completed`]: crate::live::PortStats::rx_csum_completed
+//! [`PortStats::rx_gso`]: crate::live::PortStats::rx_gso
+//! [`PortStats::rx_bad_vnet`]: crate::live::PortStats::rx_bad_vnet
 
 mod filter;
 mod open;
@@ -105,8 +127,9 @@ mod port;
 mod rx_ring;
 mod sys;
 mod tx_ring;
+mod vnet;
 
-pub use open::{fanout_group_id, open, open_with_tx};
+pub use open::{fanout_group_id, open, open_with, open_with_tx};
 pub use port::AfPacketPort;
 pub use tx_ring::TxVersion;
 

@@ -10,6 +10,7 @@ use super::port::AfPacketPort;
 use super::rx_ring::RxRing;
 use super::sys::{self, Mapping};
 use super::tx_ring::{TxGeometry, TxRing, TxVersion};
+use super::vnet::VNET_HDR_LEN;
 use super::{filter, ETH_HLEN, ETH_P_ALL, RX_BLOCK_SIZE, RX_FRAME_NOMINAL, RX_MIN_BLOCKS, RX_RETIRE_MS};
 use super::{TX_BLOCK_SIZE, TX_MIN_SLOT, VLAN_HLEN};
 use crate::live::{PortSpec, PortStats};
@@ -24,6 +25,13 @@ pub fn open(spec: &PortSpec) -> io::Result<AfPacketPort> {
 /// [`open`], asking for a transmit ring format: [`TxVersion::V2`] forces the fallback
 /// (tests use it to keep that path exercised); [`TxVersion::V3`] falls back by itself.
 pub fn open_with_tx(spec: &PortSpec, tx_version: TxVersion) -> io::Result<AfPacketPort> {
+    open_with(spec, tx_version, true)
+}
+
+/// [`open_with_tx`], choosing whether the socket takes the kernel's virtio-net header
+/// (`PACKET_VNET_HDR`) and so completes partial checksums (see the module docs); without
+/// it (tests compare), frames go on as the kernel tapped them.
+pub fn open_with(spec: &PortSpec, tx_version: TxVersion, vnet_hdr: bool) -> io::Result<AfPacketPort> {
     let ifname = spec.ifname.as_str();
     if spec.workers == 0 || spec.worker >= spec.workers || spec.ring_frames == 0 {
         return Err(io::Error::new(
@@ -46,11 +54,15 @@ pub fn open_with_tx(spec: &PortSpec, tx_version: TxVersion) -> io::Result<AfPack
     let page = sys::page_size();
     let one: libc::c_int = 1;
 
-    // Receive socket: version, loss mode and filter before any ring (the kernel refuses
-    // them after), rings before bind (nothing is received before bind).
+    // Receive socket: version, loss mode, virtio-net header and filter before any ring
+    // (the kernel refuses them after, EBUSY), rings before bind (nothing is received
+    // before bind).
     let v3 = TxVersion::V3.sockopt();
     sys::set_opt(&sock, libc::SOL_PACKET, libc::PACKET_VERSION, &v3, ifname, "PACKET_VERSION V3")?;
     sys::set_opt(&sock, libc::SOL_PACKET, libc::PACKET_LOSS, &one, ifname, "PACKET_LOSS")?;
+    if vnet_hdr {
+        sys::set_opt(&sock, libc::SOL_PACKET, libc::PACKET_VNET_HDR, &one, ifname, "PACKET_VNET_HDR")?;
+    }
     filter::attach(&sock, ifname)?;
 
     let rx_block = RX_BLOCK_SIZE.max(page);
@@ -68,8 +80,10 @@ pub fn open_with_tx(spec: &PortSpec, tx_version: TxVersion) -> io::Result<AfPack
     let rx_bytes = rx_block * rx_blocks;
 
     let tx_max = info.mtu + ETH_HLEN;
+    // A transmit ring on the receiving socket (V3) carries the virtio-net header too.
     let geometry = |v: TxVersion| {
-        let need = v.data_offset() + (tx_max + VLAN_HLEN).min(MAX_FRAME);
+        let vnet = if v == TxVersion::V3 && vnet_hdr { VNET_HDR_LEN } else { 0 };
+        let need = v.data_offset() + vnet + (tx_max + VLAN_HLEN).min(MAX_FRAME);
         let frame_size = need.next_power_of_two().max(TX_MIN_SLOT);
         let block_size = TX_BLOCK_SIZE.max(page).max(frame_size);
         let per_block = block_size / frame_size;
@@ -105,7 +119,7 @@ pub fn open_with_tx(spec: &PortSpec, tx_version: TxVersion) -> io::Result<AfPack
             // in the port next to the rings and outlives them.
             let (rx, tx) = unsafe {
                 let tx_base = std::ptr::NonNull::new_unchecked(base.as_ptr().add(rx_bytes));
-                (RxRing::new(base, rx_block, rx_blocks), TxRing::new(tx_base, geo, TxVersion::V3))
+                (RxRing::new(base, rx_block, rx_blocks, vnet_hdr), TxRing::new(tx_base, geo, TxVersion::V3, vnet_hdr))
             };
             (map, None, None, rx, tx)
         }
@@ -125,12 +139,16 @@ pub fn open_with_tx(spec: &PortSpec, tx_version: TxVersion) -> io::Result<AfPack
             sys::set_opt(&tx_sock, libc::SOL_PACKET, libc::PACKET_TX_RING, &req, ifname, "PACKET_TX_RING V2")?;
             let tx_map = Mapping::new(&tx_sock, geo.bytes(), ifname)?;
             sys::set_opt(&tx_sock, libc::SOL_PACKET, libc::PACKET_QDISC_BYPASS, &one, ifname, "PACKET_QDISC_BYPASS")?;
-            // Protocol 0: the transmit socket never receives.
+            // Protocol 0: the transmit socket never receives. No PACKET_VNET_HDR on it:
+            // its frames need no header.
             sys::bind(&tx_sock, ifindex, 0, ifname)?;
             // SAFETY: each mapping holds exactly the ring requested on its socket; both
             // are stored in the port next to the rings and outlive them.
             let (rx, tx) = unsafe {
-                (RxRing::new(map.base(), rx_block, rx_blocks), TxRing::new(tx_map.base(), geo, TxVersion::V2))
+                (
+                    RxRing::new(map.base(), rx_block, rx_blocks, vnet_hdr),
+                    TxRing::new(tx_map.base(), geo, TxVersion::V2, false),
+                )
             };
             (map, Some(tx_map), Some(tx_sock), rx, tx)
         }
@@ -167,6 +185,7 @@ pub fn open_with_tx(spec: &PortSpec, tx_version: TxVersion) -> io::Result<AfPack
         dev: spec.dev,
         ifindex,
         fanout_group,
+        vnet_hdr,
         rx,
         tx,
         tx_max,

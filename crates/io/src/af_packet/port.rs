@@ -9,6 +9,9 @@ use sr6_core::packet::{DevId, PacketBuf, MAX_FRAME};
 use super::rx_ring::{RxFrame, RxRing};
 use super::sys::{self, Mapping};
 use super::tx_ring::{TxRing, TxVersion};
+#[cfg(test)]
+use super::vnet::VnetHdr;
+use super::vnet::{self, VnetDrop};
 use super::{ERR_CHECK_NS, ETH_HLEN, VLAN_HLEN};
 use crate::live::{now_ns, Port, PortStats};
 
@@ -18,6 +21,8 @@ pub struct AfPacketPort {
     pub(super) dev: DevId,
     pub(super) ifindex: u32,
     pub(super) fanout_group: Option<u16>,
+    /// `PACKET_VNET_HDR` is set on the receiving socket.
+    pub(super) vnet_hdr: bool,
     pub(super) rx: RxRing,
     pub(super) tx: TxRing,
     /// The largest untagged frame the device takes (MTU + 14).
@@ -60,6 +65,12 @@ impl AfPacketPort {
         self.fanout_group
     }
 
+    /// Whether the port reads the kernel's virtio-net header and completes partial
+    /// checksums (`PACKET_VNET_HDR`).
+    pub fn vnet_hdr(&self) -> bool {
+        self.vnet_hdr
+    }
+
     /// Which transmit ring format the kernel took.
     pub fn tx_version(&self) -> TxVersion {
         self.tx.version()
@@ -83,12 +94,63 @@ impl AfPacketPort {
     }
 }
 
-/// Loads `f` into `buf`, putting back a stripped VLAN tag; `false` if it does not fit.
-fn load_frame(buf: &mut PacketBuf, f: &RxFrame<'_>, dev: DevId) -> bool {
+/// Loads `f` into `buf`, putting back a stripped VLAN tag; `false` if it is dropped
+/// (counted in `st`). Frames with a virtio-net header that asks for work take
+/// [`load_offloaded`]: one branch on the common path.
+fn load_frame(buf: &mut PacketBuf, f: &RxFrame<'_>, dev: DevId, st: &mut PortStats) -> bool {
+    if f.vnet_work() {
+        return load_offloaded(buf, f, dev, st);
+    }
     let tag = if f.vlan.is_some() { VLAN_HLEN } else { 0 };
     if f.data.len() < f.wire_len || f.wire_len + tag > MAX_FRAME || !buf.load(f.data, dev) {
+        st.rx_oversized += 1;
         return false;
     }
+    put_back_vlan(buf, f);
+    true
+}
+
+/// Whether `f` was captured whole and fits a buffer with its VLAN tag put back.
+fn fits(f: &RxFrame<'_>) -> bool {
+    let tag = if f.vlan.is_some() { VLAN_HLEN } else { 0 };
+    f.data.len() >= f.wire_len && f.wire_len + tag <= MAX_FRAME
+}
+
+/// A frame whose virtio-net header asks for work: a segmentation offload super-frame is
+/// dropped (`rx_gso`), a partial checksum completed (`rx_csum_completed`), a header
+/// that points outside the frame drops it (`rx_bad_vnet`). See `vnet.rs`.
+#[cold]
+fn load_offloaded(buf: &mut PacketBuf, f: &RxFrame<'_>, dev: DevId, st: &mut PortStats) -> bool {
+    let h = f.vnet_hdr();
+    // First: a super-frame is usually too large too, and is counted as what it is.
+    if h.gso_type != 0 {
+        st.rx_gso += 1;
+        return false;
+    }
+    if !fits(f) || !buf.load(f.data, dev) {
+        st.rx_oversized += 1;
+        return false;
+    }
+    // Before the tag goes back: csum_start counts from the untagged frame.
+    match vnet::complete(buf.data_mut(), h) {
+        Ok(true) => st.rx_csum_completed += 1,
+        Ok(false) => {}
+        Err(VnetDrop::Gso) => {
+            st.rx_gso += 1;
+            return false;
+        }
+        Err(VnetDrop::Bad) => {
+            st.rx_bad_vnet += 1;
+            return false;
+        }
+    }
+    put_back_vlan(buf, f);
+    true
+}
+
+/// Puts back the 802.1Q tag the kernel stripped into metadata.
+#[inline(always)]
+fn put_back_vlan(buf: &mut PacketBuf, f: &RxFrame<'_>) {
     if let Some((tpid, tci)) = f.vlan {
         if f.data.len() >= 12 && buf.open_gap(12, VLAN_HLEN) {
             let d = buf.data_mut();
@@ -96,7 +158,6 @@ fn load_frame(buf: &mut PacketBuf, f: &RxFrame<'_>, dev: DevId) -> bool {
             d[14..16].copy_from_slice(&tci.to_be_bytes());
         }
     }
-    true
 }
 
 impl Port for AfPacketPort {
@@ -109,13 +170,11 @@ impl Port for AfPacketPort {
         let mut ts = None;
         while n < bufs.len() {
             let Some(f) = self.rx.peek() else { break };
-            let ok = load_frame(&mut bufs[n], &f, self.dev);
+            let ok = load_frame(&mut bufs[n], &f, self.dev, &mut self.stats);
             self.rx.consume();
             if ok {
                 bufs[n].ts_ns = *ts.get_or_insert_with(now_ns);
                 n += 1;
-            } else {
-                self.stats.rx_oversized += 1;
             }
         }
         self.stats.rx += n as u64;
@@ -224,29 +283,68 @@ mod tests {
         assert_eq!(e.kind(), io::ErrorKind::InvalidInput);
     }
 
+    fn frame<'a>(data: &'a [u8], wire_len: usize, vlan: Option<(u16, u16)>) -> RxFrame<'a> {
+        RxFrame { data, wire_len, vlan, vnet: None }
+    }
+
     #[test]
     fn vlan_tag_is_put_back() {
         let mut buf = PacketBuf::new();
-        let frame: Vec<u8> = (0..60).collect();
-        let f = RxFrame { data: &frame, wire_len: 60, vlan: Some((0x8100, 0x0064)) };
-        assert!(load_frame(&mut buf, &f, 3));
+        let data: Vec<u8> = (0..60).collect();
+        let mut st = PortStats::default();
+        assert!(load_frame(&mut buf, &frame(&data, 60, Some((0x8100, 0x0064))), 3, &mut st));
         let d = buf.data();
         assert_eq!(d.len(), 64);
-        assert_eq!(&d[..12], &frame[..12]);
+        assert_eq!(&d[..12], &data[..12]);
         assert_eq!(&d[12..16], &[0x81, 0x00, 0x00, 0x64]);
-        assert_eq!(&d[16..], &frame[12..]);
+        assert_eq!(&d[16..], &data[12..]);
         assert_eq!(buf.in_dev, 3);
+        assert_eq!(st, PortStats::default());
     }
 
     #[test]
     fn truncated_or_jumbo_frames_are_refused() {
         let mut buf = PacketBuf::new();
+        let mut st = PortStats::default();
         let big = vec![0u8; MAX_FRAME + 1];
-        assert!(!load_frame(&mut buf, &RxFrame { data: &big, wire_len: big.len(), vlan: None }, 0));
+        assert!(!load_frame(&mut buf, &frame(&big, big.len(), None), 0, &mut st));
         let cut = vec![0u8; 100];
-        assert!(!load_frame(&mut buf, &RxFrame { data: &cut, wire_len: 200, vlan: None }, 0));
+        assert!(!load_frame(&mut buf, &frame(&cut, 200, None), 0, &mut st));
         let edge = vec![0u8; MAX_FRAME];
-        assert!(!load_frame(&mut buf, &RxFrame { data: &edge, wire_len: MAX_FRAME, vlan: Some((0x8100, 1)) }, 0));
-        assert!(load_frame(&mut buf, &RxFrame { data: &edge, wire_len: MAX_FRAME, vlan: None }, 0));
+        assert!(!load_frame(&mut buf, &frame(&edge, MAX_FRAME, Some((0x8100, 1))), 0, &mut st));
+        assert!(load_frame(&mut buf, &frame(&edge, MAX_FRAME, None), 0, &mut st));
+        assert_eq!(st.rx_oversized, 3);
+    }
+
+    /// A partial checksum is completed on the frame as the kernel tapped it, then the
+    /// VLAN tag goes back in front of it; super-frames and bad headers are dropped with
+    /// their own counters, never written.
+    #[test]
+    fn offloaded_frames_are_completed_or_dropped_and_counted() {
+        // 14 + 8 bytes of UDP header + 2 of data; checksum field at 20.
+        let mut data = vec![0u8; 24];
+        data[14..22].copy_from_slice(&[0x12, 0x34, 0x56, 0x78, 0x00, 0x0a, 0x00, 0x00]);
+        let needs = VnetHdr { flags: 1, gso_type: 0, csum_start: 14, csum_offset: 6 };
+        let (h_needs, h_gso, h_bad) = (
+            needs.to_bytes(),
+            VnetHdr { gso_type: 1, ..needs }.to_bytes(),
+            VnetHdr { csum_offset: 9, ..needs }.to_bytes(),
+        );
+        let mut st = PortStats::default();
+        let mut buf = PacketBuf::new();
+        let f = RxFrame { data: &data, wire_len: 24, vlan: Some((0x8100, 5)), vnet: Some(&h_needs) };
+        assert!(load_frame(&mut buf, &f, 0, &mut st));
+        let d = buf.data();
+        assert_eq!(d.len(), 28);
+        assert_eq!(&d[12..16], &[0x81, 0x00, 0x00, 0x05]);
+        // RFC 1071 by hand: 0x1234 + 0x5678 + 0x000a = 0x68b6, complemented 0x9749.
+        assert_eq!(&d[24..26], &[0x97, 0x49]);
+        assert_eq!(st.rx_csum_completed, 1);
+
+        let gso = RxFrame { vnet: Some(&h_gso), ..f };
+        assert!(!load_frame(&mut buf, &gso, 0, &mut st));
+        let bad = RxFrame { vnet: Some(&h_bad), ..f };
+        assert!(!load_frame(&mut buf, &bad, 0, &mut st));
+        assert_eq!((st.rx, st.rx_csum_completed, st.rx_gso, st.rx_bad_vnet, st.rx_oversized), (0, 1, 1, 1, 0));
     }
 }

@@ -3,9 +3,15 @@
 //! `TP_STATUS_SEND_REQUEST`; `sendto` makes the kernel send every requested slot in
 //! order (`TP_STATUS_SENDING` while the device still holds the frame, then AVAILABLE
 //! again). Reclaiming is therefore free: a slot is reusable as soon as its status says so.
+//!
+//! On a socket with `PACKET_VNET_HDR` the kernel reads a `struct virtio_net_hdr` before
+//! every frame it sends (counted in `tp_len`): the slot carries 10 zero bytes first
+//! (`VIRTIO_NET_HDR_F_NEEDS_CSUM` clear, `VIRTIO_NET_HDR_GSO_NONE`: a finished frame).
 
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU32, Ordering};
+
+use super::vnet::VNET_HDR_LEN;
 
 /// The frame header format of the transmit ring.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,6 +87,8 @@ pub(super) struct TxRing {
     base: NonNull<u8>,
     geo: TxGeometry,
     version: TxVersion,
+    /// Bytes of virtio-net header before each frame: 0, or 10 with `PACKET_VNET_HDR`.
+    vnet_len: usize,
     /// The next slot to fill (the kernel sends from the same position on).
     head: usize,
     /// Slots set to SEND_REQUEST since the last successful `sendto`.
@@ -95,9 +103,10 @@ unsafe impl Send for TxRing {}
 impl TxRing {
     /// # Safety
     /// `base` must point to a mapped transmit ring of geometry `geo` and header format
-    /// `version`, mapped for as long as the ring is used.
-    pub(super) unsafe fn new(base: NonNull<u8>, geo: TxGeometry, version: TxVersion) -> TxRing {
-        TxRing { base, geo, version, head: 0, pending: 0 }
+    /// `version`, mapped for as long as the ring is used. `vnet`: the socket has
+    /// `PACKET_VNET_HDR` set.
+    pub(super) unsafe fn new(base: NonNull<u8>, geo: TxGeometry, version: TxVersion, vnet: bool) -> TxRing {
+        TxRing { base, geo, version, vnet_len: if vnet { VNET_HDR_LEN } else { 0 }, head: 0, pending: 0 }
     }
 
     pub(super) fn version(&self) -> TxVersion {
@@ -110,7 +119,7 @@ impl TxRing {
 
     /// The largest frame a slot holds.
     pub(super) fn capacity(&self) -> usize {
-        self.geo.frame_size - self.version.data_offset()
+        self.geo.frame_size - self.version.data_offset() - self.vnet_len
     }
 
     fn slot(&self, i: usize) -> *mut u8 {
@@ -165,8 +174,12 @@ impl TxRing {
         // fits after the header (capacity checked by the caller); the source is a
         // distinct Rust slice.
         unsafe {
-            std::ptr::copy_nonoverlapping(frame.as_ptr(), slot.add(v.data_offset()), frame.len());
-            slot.add(v.len_offset()).cast::<u32>().write(frame.len() as u32);
+            let data = slot.add(v.data_offset());
+            if self.vnet_len != 0 {
+                std::ptr::write_bytes(data, 0, self.vnet_len);
+            }
+            std::ptr::copy_nonoverlapping(frame.as_ptr(), data.add(self.vnet_len), frame.len());
+            slot.add(v.len_offset()).cast::<u32>().write((self.vnet_len + frame.len()) as u32);
             if v == TxVersion::V3 {
                 // tp_next_offset: the kernel refuses variable-size slots.
                 slot.cast::<u32>().write(0);
@@ -211,7 +224,7 @@ mod tests {
         let geo = TxGeometry { frame_size: 2048, block_size: 4096, block_nr: 2 };
         let base = NonNull::new(ring.0.as_mut_ptr()).unwrap();
         // SAFETY: `ring` is 8192 bytes laid out as `geo` and outlives `tx`.
-        let mut tx = unsafe { TxRing::new(base, geo, TxVersion::V3) };
+        let mut tx = unsafe { TxRing::new(base, geo, TxVersion::V3, false) };
         assert_eq!(tx.slots(), 4);
         for i in 0..4u8 {
             assert!(tx.push(&[i; 60]));
@@ -238,7 +251,7 @@ mod tests {
         let geo = TxGeometry { frame_size: 2048, block_size: 4096, block_nr: 2 };
         let base = NonNull::new(ring.0.as_mut_ptr()).unwrap();
         // SAFETY: `ring` is 8192 bytes laid out as `geo` and outlives `tx`.
-        let mut tx = unsafe { TxRing::new(base, geo, TxVersion::V2) };
+        let mut tx = unsafe { TxRing::new(base, geo, TxVersion::V2, false) };
         for i in 0..3u8 {
             assert!(tx.push(&[i; 60]));
         }
@@ -251,5 +264,24 @@ mod tests {
         assert!(tx.push(&[9; 60]));
         assert_eq!(ring.0[2048 + 32], 9);
         assert_eq!(u32::from_ne_bytes(ring.0[4096..4100].try_into().unwrap()), 0, "slot 2 free");
+    }
+
+    #[test]
+    fn with_a_vnet_header_each_frame_follows_ten_zero_bytes() {
+        #[repr(C, align(4096))]
+        struct Ring([u8; 4096]);
+        let mut ring = Box::new(Ring([0xee; 4096]));
+        let geo = TxGeometry { frame_size: 2048, block_size: 4096, block_nr: 1 };
+        let base = NonNull::new(ring.0.as_mut_ptr()).unwrap();
+        // Status words AVAILABLE (0).
+        ring.0[20..24].fill(0);
+        ring.0[2048 + 20..2048 + 24].fill(0);
+        // SAFETY: `ring` is 4096 bytes laid out as `geo` and outlives `tx`.
+        let mut tx = unsafe { TxRing::new(base, geo, TxVersion::V3, true) };
+        assert_eq!(tx.capacity(), 2048 - 48 - 10);
+        assert!(tx.push(&[7; 60]));
+        assert_eq!(u32::from_ne_bytes(ring.0[16..20].try_into().unwrap()), 70, "tp_len counts the header");
+        assert_eq!(ring.0[48..58], [0; 10]);
+        assert_eq!(ring.0[58..118], [7; 60]);
     }
 }

@@ -337,13 +337,7 @@ impl Generator {
             start_ns: t0,
             end_ns,
             per_stream: self.streams.iter().map(|s| (s.id, u64::from(s.seq))).collect(),
-            port: PortStats {
-                rx: after.rx.saturating_sub(before.rx),
-                rx_ring_full: after.rx_ring_full.saturating_sub(before.rx_ring_full),
-                rx_oversized: after.rx_oversized.saturating_sub(before.rx_oversized),
-                tx: after.tx.saturating_sub(before.tx),
-                tx_ring_full: after.tx_ring_full.saturating_sub(before.tx_ring_full),
-            },
+            port: after.since(&before),
         }
     }
 }

@@ -154,6 +154,7 @@ pub fn counters(shared: &Shared, t: &Tables) -> Value {
                 json!({
                     "rx": p.rx, "tx": p.tx, "tx_pipeline": c.tx.get(&d.name).copied().unwrap_or(0),
                     "rx_ring_full": p.rx_ring_full, "rx_oversized": p.rx_oversized, "tx_ring_full": p.tx_ring_full,
+                    "rx_csum_completed": p.rx_csum_completed, "rx_gso": p.rx_gso, "rx_bad_vnet": p.rx_bad_vnet,
                 }),
             )
         })

@@ -193,11 +193,7 @@ impl Shared {
                 ports.resize(s.ports.len(), PortStats::default());
             }
             for (a, b) in ports.iter_mut().zip(&s.ports) {
-                a.rx += b.rx;
-                a.rx_ring_full += b.rx_ring_full;
-                a.rx_oversized += b.rx_oversized;
-                a.tx += b.tx;
-                a.tx_ring_full += b.tx_ring_full;
+                a.add(b);
             }
             pend.queued += s.pending.queued;
             pend.sent += s.pending.sent;

@@ -220,11 +220,5 @@ fn send(ports: &mut [Box<dyn Port>], dev: DevId, frame: &[u8], no_port: &mut u64
 }
 
 fn minus(a: PortStats, b: PortStats) -> PortStats {
-    PortStats {
-        rx: a.rx.saturating_sub(b.rx),
-        rx_ring_full: a.rx_ring_full.saturating_sub(b.rx_ring_full),
-        rx_oversized: a.rx_oversized.saturating_sub(b.rx_oversized),
-        tx: a.tx.saturating_sub(b.tx),
-        tx_ring_full: a.tx_ring_full.saturating_sub(b.tx_ring_full),
-    }
+    a.since(&b)
 }
