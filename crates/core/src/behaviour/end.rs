@@ -56,9 +56,13 @@ fn build_end(_: &mut SidBuilder, a: &SidAction) -> Result<SidState, BuildError> 
 
 fn build_end_x(b: &mut SidBuilder, a: &SidAction) -> Result<SidState, BuildError> {
     let nh = b.next_hop6(a)?;
-    let kind = if a.flavors.psp { FastKind::EndXPsp } else { FastKind::EndX };
-    // NEXT-C-SID is the general path's.
-    let fast = if a.flavors.next_csid.is_some() { FastSid::NO } else { FastSid::to(kind, nh) };
+    let fast = match (a.flavors.next_csid, a.flavors.psp) {
+        (None, false) => FastSid::to(FastKind::EndX, nh),
+        (None, true) => FastSid::to(FastKind::EndXPsp, nh),
+        // NEXT-C-SID with PSP is the general path's.
+        (Some(_), false) => FastSid::to(FastKind::EndXCsid, nh),
+        (Some(_), true) => FastSid::NO,
+    };
     Ok(SidState { nh: Some(nh), fast, ..SidState::default() })
 }
 
@@ -70,8 +74,12 @@ fn build_end_t(b: &mut SidBuilder, a: &SidAction) -> Result<SidState, BuildError
 /// The fast step of End, and End.T of `table`: End.T of the main table is End.
 fn fast_kind(a: &SidAction, table: u32) -> FastSid {
     if a.flavors.next_csid.is_some() {
-        // NEXT-C-SID is the general path's.
-        FastSid::NO
+        // NEXT-C-SID with PSP is the general path's.
+        if a.flavors.psp {
+            FastSid::NO
+        } else {
+            FastSid::new(FastKind::EndCsid, table)
+        }
     } else if a.flavors.psp {
         FastSid::new(FastKind::EndPsp, table)
     } else if table == Tables::MAIN {

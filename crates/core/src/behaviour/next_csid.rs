@@ -9,6 +9,9 @@
 use super::Next;
 use crate::packet::PacketBuf;
 use crate::spec::CsidLengths;
+use crate::tables::fast_route::{resolve, route_to};
+use crate::tables::{Device, FastKind, FastSid, Out, Tables};
+use sr6_wire::fixed::{FrameFixed, Ipv6Fixed, ETH_IPV6_LEN};
 use sr6_wire::Ipv6Packet;
 
 /// Whether the destination `dst` carries a non-zero argument after the block and the
@@ -49,6 +52,37 @@ pub fn advance(p: &mut PacketBuf, c: CsidLengths) -> Result<(), Next> {
     ip.set_dst_addr(&shifted(dst, c).to_be_bytes().into());
     ip.set_hop_limit(hl - 1);
     Ok(())
+}
+
+/// The fast step of End and End.T (kind EndCsid) and End.X (EndXCsid) with NEXT-C-SID
+/// and no PSP, on a frame received on `dev`, with or without an SRH: [`advance`] and the
+/// behaviour's lookup, all lookups before the frame is touched. An argument of zero (the
+/// ordinary behaviour), a hop limit that does not survive, a Hop-by-Hop header, an SRH
+/// on a device that requires an HMAC (the fast path leaves all those to the general
+/// path) or anything unusual: `None`, the frame untouched, for the general path.
+#[inline(never)]
+pub(crate) fn fast(t: &Tables, dev: &Device, f: &mut [u8], i: usize, s: FastSid) -> Option<Out> {
+    let (h, rest) = f.split_first_chunk_mut::<ETH_IPV6_LEN>()?;
+    if !h.is_version6()
+        || !h.payload_len_is(rest.len())
+        || h.hop_limit() <= 1
+        || h.next_header() == sr6_wire::IPPROTO_HOPOPTS
+        || !dev.forwarding6
+        || (dev.require_hmac > 0 && h.next_header() == sr6_wire::IPPROTO_ROUTING)
+    {
+        return None;
+    }
+    let c = t.sids.get(i)?.action.flavors.next_csid?;
+    let dst = h.dst();
+    if !has_argument(dst, c) {
+        return None;
+    }
+    let new = shifted(dst, c);
+    let (out, eth) = if s.is(FastKind::EndXCsid) { resolve(t, s.next_hop(), new)? } else { route_to(t, s.arg, new)? };
+    h.decrement_hop_limit();
+    h.set_dst_bytes(&new.to_be_bytes());
+    h.set_addrs(eth);
+    Some(out)
 }
 
 #[cfg(test)]
