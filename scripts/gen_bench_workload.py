@@ -9,6 +9,8 @@ Writes:
                           /128 SIDs (End, End.X, End.T, End.DX6, End.DX4, End.DT6,
                           End.DT4, End.DT46, End.B6.Encaps), a VRF table 100 (1,000 /48)
                           and table 200 (200 IPv4 /24), neighbours, tunsrc, an HMAC key;
+                          NEXT-C-SID End and End.X SIDs (F3216, 100 each) and 200
+                          routed C-SIDs of other nodes;
   OUTDIR/<behaviour>.pcap one capture per behaviour, FRAMES frames each, every frame
                           hitting a different SID / prefix of that behaviour;
   OUTDIR/workloads.tsv    name, pcap, ingress device, goal (instructions/packet or -),
@@ -281,6 +283,22 @@ def main():
             w.out("ip -6 route add %s/40 via fc00:1::2 dev eth0" % a6(r16 << 112 | 0xFFFFFF << 88))
         for r16 in sorted({p >> 112 for p in w.t100}):
             w.out("ip -6 route add %s/40 via fc00:1::2 dev eth0 table 100" % a6(r16 << 112 | 0xFFFFFF << 88))
+    # NEXT-C-SID (RFC 9800 §4.1), F3216 under the block 2c00:0::/32, with its own random
+    # generator so that nothing above changes: 100 End and 100 End.X C-SIDs of this router
+    # and 200 C-SIDs of other nodes, routed (all /48s, one /16: one hash probe each).
+    rc = random.Random(a.seed + 9800)
+    block = 0x2C000000 << 96
+    csid = {"End": [0x1000 + i for i in range(100)], "End.X": [0x2000 + i for i in range(100)]}
+    others = [0x3000 + i for i in range(200)]
+    for v in csid["End"]:
+        w.out("ip -6 route add %s/48 encap seg6local action End flavors next-csid dev eth0" % a6(block | v << 80))
+    for v in csid["End.X"]:
+        d = rc.choice(["eth1", "eth2", "eth3"])
+        w.out("ip -6 route add %s/48 encap seg6local action End.X nh6 %s oif %s flavors next-csid dev eth0"
+              % (a6(block | v << 80), rc.choice(w.nh6[d]), d))
+    for v in others:
+        d = rc.choice(["eth1", "eth2", "eth3"])
+        w.out("ip -6 route add %s/48 via %s dev %s" % (a6(block | v << 80), rc.choice(w.nh6[d]), d))
     with open(os.path.join(a.outdir, "router.conf"), "w") as f:
         f.write("\n".join(w.lines) + "\n")
 
@@ -339,6 +357,13 @@ def main():
     dt46 = pick(w.sids["End.DT46"])
     wl.append(("End.DT46-v4", [encap_frame(prev(), a6(s), 4, inner4(w.t200[:1])) for s in dt46], "eth0", "-"))
     wl.append(("End.DT46-v6", [encap_frame(prev(), a6(s), 41, inner6(w.t100[:1])) for s in dt46], "eth0", "-"))
+    # Pure uSID packets (no SRH): a container of this router's C-SID and two more.
+    for name in ("End", "End.X"):
+        frames = [
+            plain6(SRC, a6(block | rc.choice(csid[name]) << 80 | rc.choice(others) << 64 | rc.choice(others) << 48))
+            for _ in range(N)
+        ]
+        wl.append((name + "-next-csid", frames, "eth0", "-"))
     with open(os.path.join(a.outdir, "workloads.tsv"), "w") as f:
         f.write("# name\tpcap\tin_dev\tgoal (instructions/packet)\n")
         for name, frames, dev, goal in wl:

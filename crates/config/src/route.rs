@@ -10,7 +10,8 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use sr6_core::behaviour::{by_keyword, Behaviour, Flavor, Param, TABLE};
 use sr6_core::spec::{
-    Flavors, PathSpec, Prefix, RouteKind, RouteSpec, Seg6Encap, Seg6Mode, SidAction, SidParams, SrhParam, MAIN_TABLE,
+    CsidLengths, Flavors, PathSpec, Prefix, RouteKind, RouteSpec, Seg6Encap, Seg6Mode, SidAction, SidParams, SrhParam,
+    MAIN_TABLE,
 };
 
 use crate::cmd::{once, Item, P};
@@ -485,6 +486,8 @@ fn parse_seg6local<'a>(p: &mut P<'a>, kw: &Tok) -> Result<Encap<'a>, PErr> {
     let mut flavors = Flavors::default();
     let mut count = false;
     let mut seen = Vec::new();
+    // The last NEXT-C-SID length given, where an error about the pair points.
+    let mut csid_tok = None;
     while let Some(w) = p.peek() {
         if let Some(param) = Param::from_keyword(&w.text) {
             p.next();
@@ -516,7 +519,27 @@ fn parse_seg6local<'a>(p: &mut P<'a>, kw: &Tok) -> Result<Encap<'a>, PErr> {
             "flavors" => {
                 p.next();
                 once(&mut seen, w)?;
-                flavors = parse_flavors(p.value(w, "psp, usp, usd separated by commas")?, d)?;
+                flavors = parse_flavors(p.value(w, FLAVOR_LIST)?, d)?;
+            }
+            // `flavors next-csid lblen L nflen N` (RFC 9800 §4.1; Linux's syntax).
+            "lblen" | "nflen" => {
+                p.next();
+                once(&mut seen, w)?;
+                let Some(c) = flavors.next_csid.as_mut() else {
+                    return Err(PErr::at(w, format!("`{}` needs the next-csid flavour before it", w.text))
+                        .exp("flavors next-csid lblen L nflen N"));
+                };
+                let v = p.value(w, "a length in bits")?;
+                let n = value::u32_of(v, "a length in bits")?;
+                let bad = || PErr::at(v, format!("{} must be a non-zero multiple of 8", w.text)).exp(CSID_LENGTHS);
+                let n = u8::try_from(n).ok().filter(|n| *n != 0 && n.is_multiple_of(8)).ok_or_else(bad)?;
+                if w.text == "lblen" {
+                    c.lblen = n;
+                } else {
+                    c.nflen = n;
+                }
+                // Checked together once both are known (below).
+                csid_tok = Some(v);
             }
             "count" => {
                 p.next();
@@ -527,6 +550,9 @@ fn parse_seg6local<'a>(p: &mut P<'a>, kw: &Tok) -> Result<Encap<'a>, PErr> {
             "bpf" => return Err(PErr::at(w, "End.BPF is not supported by sr6").exp(takes(d))),
             _ => break,
         }
+    }
+    if let (Some(c), Some(v)) = (flavors.next_csid, csid_tok) {
+        CsidLengths::new(c.lblen, c.nflen).map_err(|e| PErr::at(v, e).exp(CSID_LENGTHS))?;
     }
     let missing: Vec<String> = d
         .required
@@ -556,6 +582,12 @@ fn parse_srh(p: &mut P, kw: &Tok) -> Result<SrhParam, PErr> {
     Ok(SrhParam { segs, hmac: list.hmac })
 }
 
+/// What `lblen` and `nflen` take.
+const CSID_LENGTHS: &str = "lblen and nflen non-zero multiples of 8, lblen + nflen <= 128";
+
+/// What `flavors` takes.
+const FLAVOR_LIST: &str = "psp, usp, usd, next-csid separated by commas";
+
 fn parse_flavors(t: &Tok, d: &Behaviour) -> Result<Flavors, PErr> {
     let allowed = || {
         let v: Vec<&str> = d.flavors.iter().map(|f| f.keyword()).collect();
@@ -571,9 +603,7 @@ fn parse_flavors(t: &Tok, d: &Behaviour) -> Result<Flavors, PErr> {
         let col = t.col + off;
         off += part.chars().count() + 1;
         let Some(f) = Flavor::ALL.into_iter().find(|f| f.keyword() == part) else {
-            return Err(
-                PErr::at_pos(t.line, col, format!("unknown flavour `{part}`")).exp("psp, usp, usd separated by commas")
-            );
+            return Err(PErr::at_pos(t.line, col, format!("unknown flavour `{part}`")).exp(FLAVOR_LIST));
         };
         if !d.allows_flavor(f) {
             return Err(PErr::at_pos(

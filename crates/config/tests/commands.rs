@@ -238,12 +238,26 @@ fn seg6local_every_behaviour() {
 #[test]
 fn seg6local_flavors_count_and_contexts() {
     let a = sid("route add fc00::1/128 encap seg6local action End flavors psp,usd count dev eth0");
-    assert_eq!(a.flavors, Flavors { psp: true, usp: false, usd: true });
+    assert_eq!(a.flavors, Flavors { psp: true, usp: false, usd: true, next_csid: None });
     assert!(a.count);
     let a = sid("route add fc00::1/128 encap seg6local action End.X count flavors usp nh6 fc00::2");
-    assert_eq!(a.flavors, Flavors { psp: false, usp: true, usd: false });
+    assert_eq!(a.flavors, Flavors { psp: false, usp: true, usd: false, next_csid: None });
     let a = sid("route add fc00::1/128 encap seg6local action End.T table 9 flavors usd,psp,usp");
-    assert_eq!(a.flavors, Flavors { psp: true, usp: true, usd: true });
+    assert_eq!(a.flavors, Flavors { psp: true, usp: true, usd: true, next_csid: None });
+    // NEXT-C-SID (RFC 9800 §4.1), Linux's defaults and syntax; `show` writes the
+    // lengths back as Linux does.
+    let a = sid("route add fc00:0:f00::/48 encap seg6local action End flavors next-csid dev eth0");
+    assert_eq!(a.flavors.next_csid, Some(CsidLengths { lblen: 32, nflen: 16 }));
+    assert_eq!(a.to_string(), "End flavors next-csid lblen 32 nflen 16");
+    let a = sid("route add fc00::/32 encap seg6local action End.X nh6 fc00::2 flavors next-csid nflen 32 lblen 16");
+    assert_eq!(a.flavors.next_csid, Some(CsidLengths { lblen: 16, nflen: 32 }));
+    let a = sid("route add fc00::/32 encap seg6local action End flavors psp,next-csid lblen 24 nflen 8");
+    assert!(a.flavors.psp);
+    assert_eq!(a.to_string(), "End flavors psp,next-csid lblen 24 nflen 8");
+    assert_eq!(sid(&format!("route add fc00::/32 encap seg6local action {a}")).flavors, a.flavors);
+    // The pair is checked once both are known: 120 + 8 fits, whatever the default.
+    let a = sid("route add fc00::/128 encap seg6local action End flavors next-csid lblen 120 nflen 8");
+    assert_eq!(a.flavors.next_csid, Some(CsidLengths { lblen: 120, nflen: 8 }));
     // after `dev`, `table` is the route's table again (iproute2 semantics)
     let r = route("route add fc00::1/128 encap seg6local action End.T table 100 dev eth0 table 200");
     assert_eq!(r.table, 200);

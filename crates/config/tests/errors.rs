@@ -265,9 +265,24 @@ fn seg6local_errors() {
     let e = err_at(src, "psp");
     assert!(e.message.contains("RFC 8986 §4.16"), "{e}");
     assert!(expected(&e).starts_with("End.DX6 allows"), "{e}");
-    let src = "route add fc00::9/128 encap seg6local action End flavors psp,next-csid";
-    let e = err_at(src, "next-csid");
-    assert_eq!(expected(&e), "psp, usp, usd separated by commas");
+    let src = "route add fc00::9/128 encap seg6local action End flavors psp,next-sid";
+    let e = err_at(src, "next-sid");
+    assert_eq!(expected(&e), "psp, usp, usd, next-csid separated by commas");
+    // NEXT-C-SID lengths: Linux's rules, after the flavour only.
+    let e = err_at("route add fc00::/48 encap seg6local action End lblen 32 flavors next-csid", "lblen");
+    assert_eq!(expected(&e), "flavors next-csid lblen L nflen N");
+    let e = err_at("route add fc00::/48 encap seg6local action End flavors psp nflen 16", "nflen");
+    assert!(e.message.contains("next-csid"), "{e}");
+    let e = err_at("route add fc00::/48 encap seg6local action End flavors next-csid lblen 12", "12");
+    assert!(e.message.contains("multiple of 8"), "{e}");
+    let e = err_last("route add fc00::/48 encap seg6local action End flavors next-csid nflen 0", "0");
+    assert!(e.message.contains("nflen"), "{e}");
+    let e = err_last("route add fc00::/48 encap seg6local action End flavors next-csid lblen 120 nflen 16", "16");
+    assert!(e.message.contains("128"), "{e}");
+    err_at("route add fc00::/48 encap seg6local action End flavors next-csid lblen 256", "256");
+    err_last("route add fc00::/48 encap seg6local action End flavors next-csid lblen 16 lblen 16", "lblen");
+    let e = err_at("route add fc00::/48 encap seg6local action End.DT6 table 1 flavors next-csid", "next-csid");
+    assert!(expected(&e).starts_with("End.DT6 allows"), "{e}");
     let src = "route add fc00::9/128 encap seg6local action End flavors usd,psp,usd";
     let e = err(src);
     assert_eq!(e.col, src.rfind("usd").unwrap() + 1);

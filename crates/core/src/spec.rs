@@ -223,17 +223,52 @@ impl std::fmt::Display for Seg6Encap {
     }
 }
 
-/// `flavors psp,usp,usd` (RFC 8986 §4.16).
+/// `flavors psp,usp,usd,next-csid [lblen L] [nflen N]` (RFC 8986 §4.16, RFC 9800 §4.1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Flavors {
     pub psp: bool,
     pub usp: bool,
     pub usd: bool,
+    /// NEXT-C-SID and the lengths that split its C-SID container.
+    pub next_csid: Option<CsidLengths>,
+}
+
+/// The lengths of a NEXT-C-SID container (RFC 9800 §4.1): the Locator-Block (`lblen`)
+/// and the Locator-Node Function (`nflen`), in bits; what follows them in the
+/// destination address is the argument, the C-SIDs still to come.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CsidLengths {
+    pub lblen: u8,
+    pub nflen: u8,
+}
+
+impl Default for CsidLengths {
+    /// Linux's defaults: a 32-bit block and 16-bit C-SIDs (uSID "F3216").
+    fn default() -> CsidLengths {
+        CsidLengths { lblen: 32, nflen: 16 }
+    }
+}
+
+impl CsidLengths {
+    /// The lengths Linux accepts (`seg6_chk_next_csid_cfg`): both non-zero multiples of
+    /// 8, together at most 128 bits. The error says which rule failed.
+    pub fn new(lblen: u8, nflen: u8) -> Result<CsidLengths, &'static str> {
+        if lblen == 0 || !lblen.is_multiple_of(8) {
+            return Err("lblen must be a non-zero multiple of 8");
+        }
+        if nflen == 0 || !nflen.is_multiple_of(8) {
+            return Err("nflen must be a non-zero multiple of 8");
+        }
+        if u16::from(lblen) + u16::from(nflen) > 128 {
+            return Err("lblen + nflen must not exceed 128");
+        }
+        Ok(CsidLengths { lblen, nflen })
+    }
 }
 
 impl Flavors {
     pub fn is_empty(&self) -> bool {
-        !(self.psp || self.usp || self.usd)
+        !(self.psp || self.usp || self.usd || self.next_csid.is_some())
     }
 
     pub fn has(&self, f: Flavor) -> bool {
@@ -241,14 +276,17 @@ impl Flavors {
             Flavor::Psp => self.psp,
             Flavor::Usp => self.usp,
             Flavor::Usd => self.usd,
+            Flavor::NextCsid => self.next_csid.is_some(),
         }
     }
 
+    /// Sets flavour `f` (NEXT-C-SID with Linux's default lengths if it had none).
     pub fn set(&mut self, f: Flavor) {
         match f {
             Flavor::Psp => self.psp = true,
             Flavor::Usp => self.usp = true,
             Flavor::Usd => self.usd = true,
+            Flavor::NextCsid => self.next_csid = Some(self.next_csid.unwrap_or_default()),
         }
     }
 }

@@ -2,8 +2,8 @@
 //! the general path and the fast path produce the same verdict, the same bytes and the
 //! same counters. Frames: the bundled example's, variants built to hit each fast case
 //! (End/End.X/End.T/End.DX6/End.DT6/End.DX4/End.DT4/End.DT46/End.DX2/End.B6/End.B6.Encaps(.Red),
-//! H.Encaps/.Red, H.Insert/.Red, IPv6 and IPv4 transit), the same with a Hop-by-Hop
-//! Options header, and random mutations of all of them.
+//! End/End.X/End.T with NEXT-C-SID, H.Encaps/.Red, H.Insert/.Red, IPv6 and IPv4 transit), the
+//! same with a Hop-by-Hop Options header, and random mutations of all of them.
 
 mod common;
 
@@ -269,6 +269,30 @@ fn frames() -> Vec<Vec<u8>> {
             v.push(with_hbh(f, o));
         }
     }
+    // NEXT-C-SID containers, with and without an SRH: shifted and forwarded; an
+    // argument of zero (ordinary End), no route for the next C-SID, PSP, hop limits.
+    for hl in [64, 2, 1, 0] {
+        for d in [
+            "fc00:60:e:2::",
+            "fc00:60:e:3:2:7::",
+            "fc00:60:e:7::",
+            "fc00:60:e:9::",
+            "fc00:60:e::",
+            "fc00:60:e:0:0:0:0:2",
+            "fc00:60:c3:2::",
+            "fc00:60:c3::",
+            "fc00:60:7e:3::",
+            "fc00:60:7e:2::",
+            "fc00:60:e7:2::",
+            "fc61:e:2::",
+            "fc62::ee02",
+            "fc62::ee00",
+        ] {
+            v.push(frame("fc00:a::2", d, hl, None, udp));
+            v.push(frame("fc00:9::1", d, hl, Some((&["fc00:3::1", d], 1, 17)), udp));
+            v.push(frame("fc00:9::1", d, hl, Some((&[d], 0, 17)), udp));
+        }
+    }
     // Source and destination validation (pipeline::validate): martian and scoped
     // sources in transit, at SIDs, at head-ends and inside decapsulated packets; martian
     // destinations; and the unicast neighbours of those ranges.
@@ -479,6 +503,35 @@ fn end_and_end_t_fast_paths_are_taken() {
         assert_eq!(w.fast_hits, 1, "{sid}");
         assert!(matches!(b.verdict, sr6_core::packet::Verdict::Tx(_)), "{sid}: {:?}", b.verdict);
         same(&t, &f, 0).unwrap();
+    }
+}
+
+/// NEXT-C-SID End, End.X and End.T (and the 16/16 and 112/8 containers) are taken by
+/// the fast path for a container with a routed next C-SID, with and without an SRH;
+/// an argument of zero and PSP are not.
+#[test]
+fn next_csid_fast_paths_are_taken() {
+    let t = tables();
+    let udp: &[u8] = &[0, 1, 0, 2, 0, 12, 0, 0, 9, 9, 9, 9];
+    for (d, taken) in [
+        ("fc00:60:e:2::", true),
+        ("fc00:60:c3:2::", true),
+        ("fc00:60:7e:3::", true),
+        ("fc61:e:2::", true),
+        ("fc62::ee02", true),
+        ("fc00:60:e::", false),
+        ("fc00:60:e7:2::", false),
+    ] {
+        for f in
+            [frame("fc00:a::2", d, 64, None, udp), frame("fc00:9::1", d, 64, Some((&["fc00:3::1", d], 1, 17)), udp)]
+        {
+            let (b, w) = run(&t, true, &f, 0);
+            assert_eq!(w.fast_hits, u64::from(taken), "{d}");
+            if taken {
+                assert!(matches!(b.verdict, sr6_core::packet::Verdict::Tx(_)), "{d}: {:?}", b.verdict);
+            }
+            same(&t, &f, 0).unwrap();
+        }
     }
 }
 

@@ -90,7 +90,8 @@ fn input_b6(t: &Tables, p: &mut PacketBuf, sid: &Sid, a: &Arrival) -> Next {
             ip.set_hop_limit(hl.wrapping_sub(1));
             Next::Lookup6 { table: Tables::MAIN, forward: false }
         }
-        Arrival::Last { .. } => last(p, sid, a),
+        // (No binding SID has the NEXT-C-SID flavour: `last` drops that arrival.)
+        Arrival::Last { .. } | Arrival::NextCsid(_) => last(p, sid, a),
     }
 }
 
@@ -113,7 +114,7 @@ fn input_b6_encaps(t: &Tables, p: &mut PacketBuf, sid: &Sid, a: &Arrival) -> Nex
                 Err(r) => Next::drop(r),
             }
         }
-        Arrival::Last { .. } => last(p, sid, a),
+        Arrival::Last { .. } | Arrival::NextCsid(_) => last(p, sid, a),
     }
 }
 

@@ -26,6 +26,8 @@ pub const IPV4: u8 = sr6_wire::IPPROTO_IPV4;
 pub fn last_segment(p: &mut PacketBuf, a: &Arrival, accept: impl Fn(u8) -> bool) -> Result<u8, Next> {
     match a {
         Arrival::Segments(r) => Err(Next::param_problem(0, r.offset + sr6_wire::srh::SEGMENTS_LEFT_OFFSET)),
+        // No decapsulating behaviour has the NEXT-C-SID flavour.
+        Arrival::NextCsid(_) => Err(Next::drop(DropReason::Malformed)),
         Arrival::Last { chain, .. } => {
             if chain.fragment.is_some() {
                 return Err(Next::drop(DropReason::Fragment));

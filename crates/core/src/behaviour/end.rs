@@ -3,7 +3,7 @@
 //! or by another table (End.T); at the last segment, the upper-layer rules of §4.1.1.
 
 use super::next::FastNext;
-use super::{decap, endpoint, segment, Arrival, Behaviour, Flavor, Next, Param, Takes, PSP_USP_USD};
+use super::{decap, endpoint, next_csid, segment, Arrival, Behaviour, Flavor, Next, Param, Takes, END_FLAVORS};
 use crate::packet::PacketBuf;
 use crate::spec::SidAction;
 use crate::tables::fast_route::{resolve, route_into, route_to};
@@ -15,7 +15,7 @@ pub static END: Behaviour = Behaviour {
     keyword: "End",
     required: &[],
     optional: &[],
-    flavors: PSP_USP_USD,
+    flavors: END_FLAVORS,
     rfc: "RFC 8986 §4.1",
     summary: "endpoint: next segment, forward by the main table",
     in_kernel: true,
@@ -28,7 +28,7 @@ pub static END_X: Behaviour = Behaviour {
     keyword: "End.X",
     required: &[Param::Nh6],
     optional: &[Param::Oif],
-    flavors: PSP_USP_USD,
+    flavors: END_FLAVORS,
     rfc: "RFC 8986 §4.2",
     summary: "endpoint with L3 cross-connect to an IPv6 next hop",
     in_kernel: true,
@@ -41,7 +41,7 @@ pub static END_T: Behaviour = Behaviour {
     keyword: "End.T",
     required: &[Param::Table],
     optional: &[],
-    flavors: PSP_USP_USD,
+    flavors: END_FLAVORS,
     rfc: "RFC 8986 §4.3",
     summary: "endpoint with lookup in a specific IPv6 table",
     in_kernel: true,
@@ -56,8 +56,14 @@ fn build_end(_: &mut SidBuilder, a: &SidAction) -> Result<SidState, BuildError> 
 
 fn build_end_x(b: &mut SidBuilder, a: &SidAction) -> Result<SidState, BuildError> {
     let nh = b.next_hop6(a)?;
-    let kind = if a.flavors.psp { FastKind::EndXPsp } else { FastKind::EndX };
-    Ok(SidState { nh: Some(nh), fast: FastSid::to(kind, nh), ..SidState::default() })
+    let fast = match (a.flavors.next_csid, a.flavors.psp) {
+        (None, false) => FastSid::to(FastKind::EndX, nh),
+        (None, true) => FastSid::to(FastKind::EndXPsp, nh),
+        // NEXT-C-SID with PSP is the general path's.
+        (Some(_), false) => FastSid::to(FastKind::EndXCsid, nh),
+        (Some(_), true) => FastSid::NO,
+    };
+    Ok(SidState { nh: Some(nh), fast, ..SidState::default() })
 }
 
 fn build_end_t(b: &mut SidBuilder, a: &SidAction) -> Result<SidState, BuildError> {
@@ -67,7 +73,14 @@ fn build_end_t(b: &mut SidBuilder, a: &SidAction) -> Result<SidState, BuildError
 
 /// The fast step of End, and End.T of `table`: End.T of the main table is End.
 fn fast_kind(a: &SidAction, table: u32) -> FastSid {
-    if a.flavors.psp {
+    if a.flavors.next_csid.is_some() {
+        // NEXT-C-SID with PSP is the general path's.
+        if a.flavors.psp {
+            FastSid::NO
+        } else {
+            FastSid::new(FastKind::EndCsid, table)
+        }
+    } else if a.flavors.psp {
         FastSid::new(FastKind::EndPsp, table)
     } else if table == Tables::MAIN {
         FastSid::new(FastKind::End, table)
@@ -88,6 +101,11 @@ fn input_end_t(_: &Tables, p: &mut PacketBuf, sid: &Sid, a: &Arrival) -> Next {
 
 fn lookup(p: &mut PacketBuf, sid: &Sid, a: &Arrival, table: u32) -> Next {
     match a {
+        // RFC 9800 §4.1.1 S02-S08.
+        Arrival::NextCsid(c) => match next_csid::advance(p, *c) {
+            Ok(()) => Next::Lookup6 { table, forward: false },
+            Err(n) => n,
+        },
         Arrival::Segments(r) => match segment::consume(p, r, sid.action.flavors.psp) {
             Ok(()) => Next::Lookup6 { table, forward: false },
             Err(n) => n,
@@ -100,6 +118,10 @@ fn lookup(p: &mut PacketBuf, sid: &Sid, a: &Arrival, table: u32) -> Next {
 fn input_end_x(_: &Tables, p: &mut PacketBuf, sid: &Sid, a: &Arrival) -> Next {
     let Some(nh) = sid.state.nh else { return Next::drop(crate::drop::DropReason::NoRoute) };
     match a {
+        Arrival::NextCsid(c) => match next_csid::advance(p, *c) {
+            Ok(()) => Next::Xconnect6 { nh, forward: false },
+            Err(n) => n,
+        },
         Arrival::Segments(r) => match segment::consume(p, r, sid.action.flavors.psp) {
             Ok(()) => Next::Xconnect6 { nh, forward: false },
             Err(n) => n,

@@ -1,10 +1,13 @@
 //! The steps every endpoint behaviour shares, before its own (RFC 8986 §4, RFC 8754
 //! §4.3.1): find the SRH, answer an unrecognised Routing header, apply the ingress
-//! device's HMAC policy, and tell the behaviour how the packet arrived ([`Arrival`]).
+//! device's HMAC policy, and tell the behaviour how the packet arrived ([`Arrival`]);
+//! before all of them, for a SID with the NEXT-C-SID flavour, whether the destination
+//! still holds C-SIDs (RFC 9800 §4.1.1 S01), in which case none of them applies.
 
 use super::{hmac_check, Next};
 use crate::drop::DropReason;
 use crate::packet::PacketBuf;
+use crate::spec::CsidLengths;
 use crate::tables::{Device, Tables};
 use sr6_wire::fixed::{Ipv6Fixed, SrhFixed, ETH_IPV6_LEN};
 use sr6_wire::{walk_chain, ChainInfo, Ipv6Packet, RoutingInfo, SrhPacket};
@@ -18,11 +21,21 @@ pub enum Arrival {
     /// With Segments Left 0 or no SRH (§4.1.1: the upper layer): the header chain, and
     /// the SRH if there is one.
     Last { chain: ChainInfo, srh: Option<RoutingInfo> },
+    /// For a SID with the NEXT-C-SID flavour of these lengths: a destination whose
+    /// argument is not zero (RFC 9800 §4.1.1 S01), whatever headers follow — the SRH, if
+    /// any, is neither checked nor touched ([`super::next_csid::advance`]).
+    NextCsid(CsidLengths),
 }
 
-/// How the IPv6 packet in `p` arrived at a local SID, or what to do with it when no
-/// behaviour may see it.
-pub fn arrival(t: &Tables, p: &PacketBuf) -> Result<Arrival, Next> {
+/// How the IPv6 packet in `p` arrived at a local SID with NEXT-C-SID lengths `csid`
+/// (if it has the flavour), or what to do with it when no behaviour may see it.
+pub fn arrival(t: &Tables, p: &PacketBuf, csid: Option<CsidLengths>) -> Result<Arrival, Next> {
+    if let Some(c) = csid {
+        let dst = p.data().first_chunk::<40>().map(|h| h.dst());
+        if dst.is_some_and(|d| super::next_csid::has_argument(d, c)) {
+            return Ok(Arrival::NextCsid(c));
+        }
+    }
     // With Segments Left > 0 only the SRH matters (RFC 8986 §4.1 S01-S15), so when it
     // directly follows the IPv6 header the rest of the chain need not be walked.
     if let Some(r) = srh_after_ipv6(p.data()) {

@@ -8,7 +8,8 @@
 //! `sr6 perf` all read the table; nothing else names a behaviour. Each behaviour (or
 //! family) lives in one module that owns its rows and everything about them:
 //!
-//! - [`end`]: End, End.X, End.T and their flavours PSP, USP, USD (§4.1-§4.3, §4.16);
+//! - [`end`]: End, End.X, End.T and their flavours PSP, USP, USD (§4.1-§4.3, §4.16)
+//!   and NEXT-C-SID ([`next_csid`], RFC 9800 §4.1);
 //! - [`end_dx2`], [`end_dx4`], [`end_dx6`], [`end_dt4`], [`end_dt6`], [`end_dt46`]: the
 //!   decapsulating behaviours (§4.4-§4.9);
 //! - [`binding`]: End.B6 (Linux's insertion), End.B6.Encaps, End.B6.Encaps.Red (§4.13,
@@ -40,6 +41,7 @@ pub mod endpoint;
 pub mod headend;
 pub mod hmac_check;
 pub mod next;
+pub mod next_csid;
 mod params;
 pub mod segment;
 
@@ -122,8 +124,9 @@ impl std::fmt::Debug for Behaviour {
     }
 }
 
-/// The flavours of the End family (RFC 8986 §4.16).
-const PSP_USP_USD: &[Flavor] = &[Flavor::Psp, Flavor::Usp, Flavor::Usd];
+/// The flavours of the End family: PSP, USP, USD (RFC 8986 §4.16) and NEXT-C-SID
+/// (RFC 9800 §4.1).
+const END_FLAVORS: &[Flavor] = &[Flavor::Psp, Flavor::Usp, Flavor::Usd, Flavor::NextCsid];
 
 /// The table. Order is the order of `sr6 behaviours` output.
 pub static TABLE: &[&Behaviour] = &[
@@ -172,7 +175,7 @@ mod tests {
     #[test]
     fn flavours_follow_rfc8986_4_16() {
         // "The PSP, USP, and USD flavors are variants of the End, End.X, and End.T
-        // behaviors" — and of no other.
+        // behaviors" — and of no other; so is NEXT-C-SID (RFC 9800 §4.1).
         for b in TABLE {
             let variant = ["End", "End.X", "End.T"].contains(&b.keyword);
             for f in Flavor::ALL {

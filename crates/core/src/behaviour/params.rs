@@ -104,22 +104,26 @@ impl Param {
     }
 }
 
-/// A flavour of RFC 8986 §4.16.
+/// A flavour of RFC 8986 §4.16, or NEXT-C-SID (RFC 9800 §4.1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Flavor {
     Psp,
     Usp,
     Usd,
+    NextCsid,
 }
 
 impl Flavor {
-    pub const ALL: [Flavor; 3] = [Flavor::Psp, Flavor::Usp, Flavor::Usd];
+    /// Every flavour, in Linux's order (its `SEG6_LOCAL_FLV_OP_*` bits), which is the
+    /// order `show` lists them in.
+    pub const ALL: [Flavor; 4] = [Flavor::Psp, Flavor::Usp, Flavor::Usd, Flavor::NextCsid];
 
     pub fn keyword(self) -> &'static str {
         match self {
             Flavor::Psp => "psp",
             Flavor::Usp => "usp",
             Flavor::Usd => "usd",
+            Flavor::NextCsid => "next-csid",
         }
     }
 }
@@ -135,6 +139,10 @@ impl SidAction {
         let fl: Vec<&str> = Flavor::ALL.into_iter().filter(|f| self.flavors.has(*f)).map(Flavor::keyword).collect();
         if !fl.is_empty() {
             let _ = write!(o, " flavors {}", fl.join(","));
+        }
+        // Linux shows the lengths whenever NEXT-C-SID is on, defaults included.
+        if let Some(c) = self.flavors.next_csid {
+            let _ = write!(o, " lblen {} nflen {}", c.lblen, c.nflen);
         }
         o.trim_start().to_string()
     }

@@ -26,7 +26,7 @@
 //! SID's [`FastKind`].
 
 use crate::behaviour::next::FastNext;
-use crate::behaviour::{binding, decap, end, end_dt46, end_dx2};
+use crate::behaviour::{binding, decap, end, end_dt46, end_dx2, next_csid};
 use crate::counters::Counters;
 use crate::lpm;
 use crate::packet::{Front, PacketBuf, BUF_LEN};
@@ -193,6 +193,12 @@ pub fn try6<const REQUIRE_HMAC: bool>(t: &Tables, c: &mut Counters, from: Ingres
                 Fast::Tx(out)
             }
             Route::Policy(i) => policy(t, c, p, i).into(),
+            // A SID reached without an SRH (a NEXT-C-SID container, a decapsulating SID
+            // at the end of a compressed list): `try_cold` decides.
+            Route::Sid(i) => match t.fast_sids.get(i as usize) {
+                Some(s) if !s.in_loop() => Fast::Cold(s.pack(i)),
+                _ => Fast::General,
+            },
             _ => Fast::General,
         };
     };
@@ -297,7 +303,9 @@ pub fn try_cold(t: &Tables, c: &mut Counters, p: &mut PacketBuf, w: u64) -> Opti
         return None;
     }
     let len = f.len();
-    let out = if s.is(FastKind::B6Encaps) {
+    let out = if s.is(FastKind::EndCsid) || s.is(FastKind::EndXCsid) {
+        next_csid::fast(t, dev, f, i, s)?
+    } else if s.is(FastKind::B6Encaps) {
         binding::fast_encaps(t, dev, p, s.arg)?
     } else if s.is(FastKind::B6Insert) {
         binding::fast_insert(t, dev, p, s.arg)?

@@ -137,7 +137,7 @@ fn local_sid(t: &Tables, w: &mut Worker, p: &mut PacketBuf, i: u32) -> Next {
     };
     let len = p.len() as u64;
     let icmp_before = w.counters.icmp_sent;
-    let next = match endpoint::arrival(t, p) {
+    let next = match endpoint::arrival(t, p, sid.action.flavors.next_csid) {
         Ok(a) => (sid.behaviour.input)(t, p, sid, &a),
         Err(n) => n,
     };

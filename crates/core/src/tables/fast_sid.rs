@@ -46,6 +46,11 @@ pub(crate) enum FastKind {
     B6Encaps = 7,
     /// End.B6 without flavours, with policy `arg`.
     B6Insert = 8,
+    /// End or End.T with NEXT-C-SID (and no PSP): the shifted destination is looked up
+    /// in FIB `arg`; the container's lengths are the SID's flavour's.
+    EndCsid = 9,
+    /// End.X with NEXT-C-SID, to next hop `arg`.
+    EndXCsid = 10,
 }
 
 /// A local SID as the fast path sees it: a [`FastKind`] (as its byte, the form the

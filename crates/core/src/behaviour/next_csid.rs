@@ -1,0 +1,139 @@
+//! The NEXT-C-SID flavour of End, End.X and End.T (RFC 9800 §4.1): the destination
+//! address is a C-SID container — Locator-Block (`lblen` bits), the active C-SID
+//! (`nflen` bits), then the argument, which holds the C-SIDs still to come. While the
+//! argument is not zero the SID shifts it left by one C-SID over the active one and
+//! forwards ([`advance`]); once it is zero the SID is an ordinary End (with the SRH),
+//! which [`super::endpoint::arrival`] arranges by handing the behaviour
+//! [`Arrival::NextCsid`](super::Arrival) only in the first case.
+
+use super::Next;
+use crate::packet::PacketBuf;
+use crate::spec::CsidLengths;
+use crate::tables::fast_route::{resolve, route_to};
+use crate::tables::{Device, FastKind, FastSid, Out, Tables};
+use sr6_wire::fixed::{FrameFixed, Ipv6Fixed, ETH_IPV6_LEN};
+use sr6_wire::Ipv6Packet;
+
+/// Whether the destination `dst` carries a non-zero argument after the block and the
+/// active C-SID (RFC 9800 §4.1.1 S01, "DA.Argument != 0").
+#[inline]
+pub fn has_argument(dst: u128, c: CsidLengths) -> bool {
+    let used = u32::from(c.lblen) + u32::from(c.nflen);
+    // (`used` is at most 128: `CsidLengths::new`.)
+    dst.checked_shl(used).is_some_and(|arg| arg != 0)
+}
+
+/// The destination once its argument has moved into the active C-SID's place (RFC
+/// 9800 §4.1.1 S05-S06): the block kept, the bits after the block shifted left by
+/// `nflen`, zeros shifted in at the end.
+#[inline]
+pub fn shifted(dst: u128, c: CsidLengths) -> u128 {
+    let lb = u32::from(c.lblen);
+    // The block's mask (lblen is 8..=120, so neither shift overflows).
+    let block = !(u128::MAX >> lb);
+    (dst & block) | ((dst << c.nflen) & !block)
+}
+
+/// RFC 9800 §4.1.1 S02-S07 for a packet whose destination argument is not zero: the hop
+/// limit must survive (else Time Exceeded, quoting the packet as received), then the
+/// next C-SID becomes active and the hop limit is decremented. The caller does S08, its
+/// behaviour's lookup (End: the main table; End.T: its table; End.X: its next hop).
+pub fn advance(p: &mut PacketBuf, c: CsidLengths) -> Result<(), Next> {
+    let d = p.data_mut();
+    let Some(h) = d.get_mut(..Ipv6Packet::<&[u8]>::HEADER_LEN) else {
+        return Err(Next::drop(crate::drop::DropReason::Malformed));
+    };
+    let mut ip = Ipv6Packet::new_unchecked(h);
+    let hl = ip.hop_limit();
+    if hl <= 1 {
+        return Err(Next::time_exceeded());
+    }
+    let dst = u128::from_be_bytes(ip.dst_addr().octets());
+    ip.set_dst_addr(&shifted(dst, c).to_be_bytes().into());
+    ip.set_hop_limit(hl - 1);
+    Ok(())
+}
+
+/// The fast step of End and End.T (kind EndCsid) and End.X (EndXCsid) with NEXT-C-SID
+/// and no PSP, on a frame received on `dev`, with or without an SRH: [`advance`] and the
+/// behaviour's lookup, all lookups before the frame is touched. An argument of zero (the
+/// ordinary behaviour), a hop limit that does not survive, a Hop-by-Hop header, an SRH
+/// on a device that requires an HMAC (the fast path leaves all those to the general
+/// path) or anything unusual: `None`, the frame untouched, for the general path.
+#[inline(never)]
+pub(crate) fn fast(t: &Tables, dev: &Device, f: &mut [u8], i: usize, s: FastSid) -> Option<Out> {
+    let (h, rest) = f.split_first_chunk_mut::<ETH_IPV6_LEN>()?;
+    if !h.is_version6()
+        || !h.payload_len_is(rest.len())
+        || h.hop_limit() <= 1
+        || h.next_header() == sr6_wire::IPPROTO_HOPOPTS
+        || !dev.forwarding6
+        || (dev.require_hmac > 0 && h.next_header() == sr6_wire::IPPROTO_ROUTING)
+    {
+        return None;
+    }
+    let c = t.sids.get(i)?.action.flavors.next_csid?;
+    let dst = h.dst();
+    if !has_argument(dst, c) {
+        return None;
+    }
+    let new = shifted(dst, c);
+    let (out, eth) = if s.is(FastKind::EndXCsid) { resolve(t, s.next_hop(), new)? } else { route_to(t, s.arg, new)? };
+    h.decrement_hop_limit();
+    h.set_dst_bytes(&new.to_be_bytes());
+    h.set_addrs(eth);
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::Ipv6Addr;
+
+    fn a(s: &str) -> u128 {
+        u128::from(s.parse::<Ipv6Addr>().unwrap())
+    }
+
+    #[test]
+    fn f3216_shifts_one_usid() {
+        let c = CsidLengths::default();
+        // RFC 9800's uSID example: block fc00:0, C-SIDs 0100, 0200, 0300.
+        let d = a("fc00:0:100:200:300::");
+        assert!(has_argument(d, c));
+        assert_eq!(shifted(d, c), a("fc00:0:200:300::"));
+        assert_eq!(shifted(a("fc00:0:200:300::"), c), a("fc00:0:300::"));
+        assert!(!has_argument(a("fc00:0:300::"), c));
+        // The last bit of the argument counts.
+        assert!(has_argument(a("fc00:0:300::1"), c));
+        assert_eq!(shifted(a("fc00:0:300::1"), c), a("fc00:0::1:0"));
+    }
+
+    #[test]
+    fn every_legal_length_matches_a_byte_model() {
+        // Against a byte-wise model of S05-S06 (Linux's memmove + memset).
+        let d = a("2001:db8:1122:3344:5566:7788:99aa:bbcc");
+        for lb in (8..=120u8).step_by(8) {
+            for nf in (8..=(128 - lb)).step_by(8) {
+                let c = CsidLengths::new(lb, nf).unwrap();
+                let mut b = d.to_be_bytes();
+                let (lo, fo) = (usize::from(lb / 8), usize::from(nf / 8));
+                b.copy_within(lo + fo.., lo);
+                b[16 - fo..].fill(0);
+                assert_eq!(shifted(d, c), u128::from_be_bytes(b), "lblen {lb} nflen {nf}");
+                let arg_zero = d.to_be_bytes()[lo + fo..].iter().all(|x| *x == 0);
+                assert_eq!(has_argument(d, c), !arg_zero, "lblen {lb} nflen {nf}");
+            }
+        }
+    }
+
+    #[test]
+    fn kernel_length_rules() {
+        assert!(CsidLengths::new(32, 16).is_ok());
+        assert!(CsidLengths::new(120, 8).is_ok());
+        assert!(CsidLengths::new(64, 64).is_ok());
+        assert!(CsidLengths::new(0, 16).is_err());
+        assert!(CsidLengths::new(12, 16).is_err());
+        assert!(CsidLengths::new(32, 0).is_err());
+        assert!(CsidLengths::new(64, 72).is_err());
+    }
+}
