@@ -64,10 +64,12 @@ fn with_hbh(f: &[u8], opts: [u8; 6]) -> Vec<u8> {
 }
 
 /// `f` (an IPv6 frame of [`frame`]) with a Hop-by-Hop Options header of `units` * 8
-/// bytes (PadN only) in front of what followed the IPv6 header.
-fn with_padn_hbh(f: &[u8], units: usize) -> Vec<u8> {
+/// bytes in front of what followed the IPv6 header, holding one option of an unknown
+/// type whose action is "skip" (0x1e): valid for `pipeline::hbh` and the kernel, which
+/// refuse more than 7 bytes of padding.
+fn with_skip_hbh(f: &[u8], units: usize) -> Vec<u8> {
     let len = units * 8;
-    let mut hbh = vec![f[20], (units - 1) as u8, 1, (len - 4) as u8];
+    let mut hbh = vec![f[20], (units - 1) as u8, 0x1e, (len - 4) as u8];
     hbh.resize(len, 0);
     let mut g = f[..54].to_vec();
     g[20] = 0;
@@ -173,11 +175,14 @@ fn frames() -> Vec<Vec<u8>> {
         // behind a Hop-by-Hop header.
         for d in ["fc00:7::1", "fc00:8::1", "fc00:d::1", "fc00:10::1"] {
             for units in [1, 3] {
-                v.push(with_padn_hbh(&frame("fc00:a::2", d, hl, None, udp), units));
-                v.push(with_padn_hbh(&frame("fc00:a::2", d, hl, Some((&["fc00:3::1", d], 1, 17)), udp), units));
+                v.push(with_skip_hbh(&frame("fc00:a::2", d, hl, None, udp), units));
+                v.push(with_skip_hbh(&frame("fc00:a::2", d, hl, Some((&["fc00:3::1", d], 1, 17)), udp), units));
             }
         }
-        v.push(with_padn_hbh(&frame("fc00:9::1", "fc00:1::b1", hl, Some((&["fc00:3::1", "fc00:1::b1"], 1, 17)), udp), 1));
+        v.push(with_skip_hbh(
+            &frame("fc00:9::1", "fc00:1::b1", hl, Some((&["fc00:3::1", "fc00:1::b1"], 1, 17)), udp),
+            1,
+        ));
         for sid in [
             "fc00:1::e",
             "fc00:1::e7",
@@ -621,7 +626,7 @@ fn insertion_with_hop_by_hop_takes_the_general_path() {
         let plain = frame("fc00:a::2", d, 64, None, udp);
         assert_eq!(run(&t, true, &plain, 0).1.fast_hits, fast, "{d}: without Hop-by-Hop");
         for units in [1, 2, 5] {
-            let f = with_padn_hbh(&plain, units);
+            let f = with_skip_hbh(&plain, units);
             let (b, w) = run(&t, true, &f, 0);
             assert_eq!(w.fast_hits, 0, "{d}");
             same(&t, &f, 0).unwrap();
@@ -637,7 +642,7 @@ fn insertion_with_hop_by_hop_takes_the_general_path() {
         }
     }
     let b6 = frame("fc00:9::1", "fc00:1::b1", 64, Some((&["fc00:3::1", "fc00:1::b1"], 1, 17)), udp);
-    let f = with_padn_hbh(&b6, 1);
+    let f = with_skip_hbh(&b6, 1);
     assert_eq!(run(&t, true, &f, 0).1.fast_hits, 0);
     same(&t, &f, 0).unwrap();
     let o = run(&t, true, &f, 0).0.data().to_vec();

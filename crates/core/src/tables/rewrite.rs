@@ -12,9 +12,7 @@ use crate::packet::{copy_block, DevId, PacketBuf, BUF_LEN};
 use crate::spec::Seg6Mode;
 use sr6_wire::fixed::{Ipv6Fixed, SrhFixed, ETH_IPV6_LEN as S, ETH_LEN as E};
 use sr6_wire::srh::FIXED_LEN as SRH_FIXED;
-use sr6_wire::{
-    EthernetFrame, Ipv6Packet, ETHERTYPE_IPV6, IPPROTO_ETHERNET, IPPROTO_HOPOPTS, IPPROTO_IPV6, IPPROTO_ROUTING,
-};
+use sr6_wire::{EthernetFrame, Ipv6Packet, ETHERTYPE_IPV6, IPPROTO_ETHERNET, IPPROTO_IPV6, IPPROTO_ROUTING};
 
 /// How a [`Rewrite`] applies its block.
 #[repr(u8)]
@@ -168,17 +166,14 @@ fn encap<const N: usize, const K: usize, const W: usize, const L: usize>(
 
 /// H.Insert(.Red) with `N` bytes of headers (RFC 8986 §5.2): they replace the Ethernet
 /// and IPv6 headers; the source, traffic class and flow label stay, the old destination
-/// becomes Segment List[0] and the old Next Header the SRH's. A packet with a
-/// Hop-by-Hop header is declined: the SRH goes after it, on the general path. `K` as in
-/// [`encap`]: the view ends where the old IPv6 header does, so it holds that header too.
+/// becomes Segment List[0] and the old Next Header the SRH's (never Hop-by-Hop: `try6`
+/// leaves a packet with a Hop-by-Hop header to the general path, which inserts the SRH
+/// after it). `K` as in [`encap`]: the view ends where the old IPv6 header does, so it
+/// holds that header too.
 fn insert<const N: usize, const K: usize>(fp: &Rewrite, p: &mut PacketBuf) -> Option<()> {
     const { assert!(K.is_multiple_of(16) && K >= N && K - N < 16 && N >= S + 24 && K <= Rewrite::BLOCK) };
     let len = p.len();
     if len < S {
-        return None;
-    }
-    // The SRH goes after a Hop-by-Hop header (RFC 8200 §4.1): the general path's.
-    if p.data().first_chunk::<S>()?.next_header() == IPPROTO_HOPOPTS {
         return None;
     }
     // The new Payload Length, the old one (checked by `try6`: the frame's length - S)
@@ -236,10 +231,7 @@ fn any_policy(fp: &Rewrite, p: &mut PacketBuf) -> Option<()> {
         o.set_hop_limit(hl - 1);
     } else if fp.kind == RewriteKind::Insert {
         let nh = h.next_header();
-        // The SRH goes after a Hop-by-Hop header (RFC 8200 §4.1): the general path's.
-        if nh == IPPROTO_HOPOPTS {
-            return None;
-        }
+        // (Never Hop-by-Hop: see `insert`.)
         let plen = h.payload_len() + srh_len as u16;
         let (src, dst) = (h.src_bytes(), h.dst_bytes());
         if !p.put_front(&fp.block, n, S) {
