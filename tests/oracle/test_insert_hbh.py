@@ -117,12 +117,13 @@ def test_inline_with_hop_by_hop_over_mtu(run_sr6):
 
 def test_inline_truncated_hop_by_hop_is_dropped(run_sr6):
     # A Hop-by-Hop header whose Hdr Ext Len runs past the end of the packet (32 bytes
-    # claimed, 8 there): there is nowhere to insert the SRH after it. Dropped and
-    # counted as malformed (RFC 8200 §4.3; Linux's ipv6_parse_hopopts drops it too).
+    # claimed, 8 there): there is nowhere to insert the SRH after it. Dropped before
+    # routing, as every packet with a Hop-by-Hop header that overruns the packet
+    # (pipeline::hbh; RFC 8200 §4.3; Linux's ipv6_parse_hopopts drops it too).
     pkt = IPv6(src=HOST_A, dst=DST6, hlim=64, nh=NH_HOPOPTS) / Raw(bytes([NH_UDP, 3, 1, 4, 0, 0, 0, 0]))
     res = run_sr6(config(route6("inline", [S1])), [rx(pkt)])
     res.expect()
-    assert res.drops().get("malformed") == 1, res.drops()
+    assert res.drops().get("hbh_malformed") == 1, res.drops()
 
 
 # --- End.B6 -------------------------------------------------------------------------------
