@@ -152,3 +152,27 @@ def test_next_csid_with_psp(kernel):
     popped = IPv6(bytes(kept))
     popped = IPv6(src=popped.src, dst=popped.dst, hlim=popped.hlim) / popped[IPv6ExtHdrSegmentRouting].payload
     run.expect_sr6(0, eth1=[tx(popped, "eth1")])
+
+
+@scenario(IDENTICAL)
+def test_compressed_list_ends_at_decapsulation(kernel):
+    """A container whose last C-SID is End.DX6 / End.DT6 / End.DX4 (/48 SIDs, no flavour)
+
+    RFC 9800 lets the list end at a decapsulating SID allocated from the same block: once
+    the NEXT-C-SID End before it has shifted it in, the argument is zero and the packet has
+    no SRH, so the SID decapsulates. Sent straight to those SIDs, and through the End."""
+    lines = (*BLOCK_ROUTES,
+             "ip -6 route add fc00:9::/64 via fc00:13::2 dev eth2 table 100",
+             "ip -6 route add fc00:0:d6::/48 encap seg6local action End.DX6 nh6 fc00:12::2 dev eth0",
+             "ip -6 route add fc00:0:d7::/48 encap seg6local action End.DT6 table 100 dev eth0",
+             "ip -6 route add fc00:0:d4::/48 encap seg6local action End.DX4 nh4 10.0.12.2 dev eth0",
+             csid_route("End"))
+    inner6 = udp6(src="fc00:a::200", dst="fc00:9::5", hlim=30)
+    inner4 = udp4(src="10.1.0.7", dst="10.0.12.2", ttl=30)  # nh4 itself: see test_end_dx4
+    frames = [rx(IPv6(src=HOST_A, dst="fc00:0:d6::") / inner6),
+              rx(IPv6(src=HOST_A, dst="fc00:0:d7::") / inner6),
+              rx(IPv6(src=HOST_A, dst="fc00:0:d4::", nh=4) / inner4),
+              rx(IPv6(src=HOST_A, dst="fc00:0:f00:d6::") / inner6),
+              rx(IPv6(src=HOST_A, dst="fc00:0:f00:d7::") / inner6),
+              rx(IPv6(src=HOST_A, dst="fc00:0:f00:d4::", nh=4) / inner4)]
+    kernel.run(config(*lines), frames).assert_identical()
