@@ -171,3 +171,52 @@ def test_dump_names_icmp_messages(sr6_bin, tshark_bin, tmp_path):
                 assert f": {cname.lower()} (" in low, (line, cname)
     assert "ICMP time exceeded: time to live exceeded in transit" in lines[len(v6)]
     assert "ICMP destination unreachable: host unreachable" in lines[len(v6) + 1]
+
+
+def csid_view(addr: str, lblen: int, nflen: int) -> str:
+    """RFC 9800 §4.1 read independently of sr6: the block, the C-SIDs up to the first zero
+    one, and any bits left after the last whole C-SID."""
+    import ipaddress
+    a = int(ipaddress.IPv6Address(addr))
+    block = a >> (128 - lblen) << (128 - lblen)
+    out, at = [], lblen
+    while at + nflen <= 128:
+        v = (a >> (128 - at - nflen)) & ((1 << nflen) - 1)
+        if v == 0:
+            break
+        out.append("%x" % v)
+        at += nflen
+    rest = a & ((1 << (128 - at)) - 1) if at < 128 else 0
+    if rest:
+        out.append("+%x" % rest)
+    return "%s<%s/%d: %s>" % (addr, ipaddress.IPv6Address(block), lblen, " ".join(out))
+
+
+def test_dump_shows_csid_containers(sr6_bin, tmp_path):
+    """`--csid L,N` splits every address; `--config` only those in a NEXT-C-SID SID's block,
+    with that SID's lengths (RFC 9800 §4.1)."""
+    src, dst = "02:00:00:00:00:01", "02:00:00:00:00:02"
+    containers = ["fc00:0:f00:b00:c00::", "fc00:0:f00::1", "fc00:0:f00:b00:c00:d00:e00:f00"]
+    frames = [Ether(src=src, dst=dst) / IPv6(src="fc00:a::1", dst=d) / UDP(sport=1, dport=2) for d in containers]
+    srh = IPv6ExtHdrSegmentRouting(addresses=["fc00:2::99", "fc62::ee02"], segleft=1, lastentry=1)
+    frames.append(Ether(src=src, dst=dst) / IPv6(src="fc00:a::1", dst="fc62::ee02") / srh / UDP(sport=1, dport=2))
+    pcap = tmp_path / "csid.pcap"
+    wrpcap(str(pcap), frames)
+    out = subprocess.run([str(sr6_bin), "dump", str(pcap), "--csid", "32,16"], capture_output=True, text=True,
+                         check=True).stdout.splitlines()
+    for line, d in zip(out, containers):
+        assert "> %s hlim" % csid_view(d, 32, 16) in line, line
+    conf = tmp_path / "r.conf"
+    conf.write_text("ip link set eth0 up\n"
+                    "ip -6 route add fc00:0:f00::/48 encap seg6local action End flavors next-csid dev eth0\n"
+                    "ip -6 route add fc62::ee00/120 encap seg6local action End flavors next-csid lblen 112 "
+                    "nflen 8 dev eth0\n")
+    out = subprocess.run([str(sr6_bin), "dump", str(pcap), "--config", str(conf)], capture_output=True, text=True,
+                         check=True).stdout.splitlines()
+    for line, d in zip(out, containers):
+        assert "> %s hlim" % csid_view(d, 32, 16) in line, line
+    # Each address by its own block: fc62:: with 112/8, fc00:2::99 (no block) as it is.
+    assert "> %s hlim" % csid_view("fc62::ee02", 112, 8) in out[3], out[3]
+    assert "segs [fc00:2::99, %s]" % csid_view("fc62::ee02", 112, 8) in out[3], out[3]
+    bad = subprocess.run([str(sr6_bin), "dump", str(pcap), "--csid", "12,16"], capture_output=True, text=True)
+    assert bad.returncode != 0 and "multiple of 8" in bad.stderr, bad.stderr

@@ -127,6 +127,14 @@ enum Cmd {
         /// Also print every TLV, the HMAC value and the inner packet's headers.
         #[arg(short, long)]
         verbose: bool,
+        /// Show every address as a NEXT-C-SID container (RFC 9800) of these lengths in
+        /// bits: `ADDR<BLOCK/LBLEN: C-SID ...>`.
+        #[arg(long, value_name = "LBLEN,NFLEN")]
+        csid: Option<String>,
+        /// Show the addresses in the blocks of this configuration's NEXT-C-SID SIDs as
+        /// containers, with each SID's lengths (before `--csid`'s).
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
     },
     /// List the SRv6 behaviours sr6 implements, with their parameters.
     Behaviours,
@@ -167,7 +175,8 @@ fn main() -> ExitCode {
         Cmd::Bench { config, input, in_dev, packets, batch, json } => {
             cmd_bench::run(&config, &input, in_dev.as_deref(), packets, batch, json)
         }
-        Cmd::Dump { file, verbose } => cmd_dump::run(&file, verbose),
+        Cmd::Dump { file, verbose, csid, config } => cmd_dump::CsidPlan::new(csid.as_deref(), config.as_deref())
+            .and_then(|plan| cmd_dump::run(&file, cmd_dump::View { verbose, csid: &plan })),
         Cmd::Perf { args } => cmd_perf::exec(&args),
         Cmd::Behaviours => {
             report::print_behaviours();

@@ -34,6 +34,28 @@ pub fn shifted(dst: u128, c: CsidLengths) -> u128 {
     (dst & block) | ((dst << c.nflen) & !block)
 }
 
+/// A C-SID container read with lengths `c` (RFC 9800 §4.1): its Locator-Block (the
+/// address with every bit after the block cleared) and its C-SIDs, each `nflen` bits,
+/// up to the first zero C-SID (the end of the container), then what is left after the
+/// last whole C-SID if it is not zero (an argument that is not a C-SID). For display.
+pub fn split(a: u128, c: CsidLengths) -> (u128, Vec<u128>, Option<u128>) {
+    let lb = u32::from(c.lblen);
+    let nf = u32::from(c.nflen);
+    let block = a & !(u128::MAX >> lb);
+    let mut csids = Vec::new();
+    let mut at = lb;
+    while at + nf <= 128 {
+        let v = (a << at) >> (128 - nf);
+        if v == 0 {
+            break;
+        }
+        csids.push(v);
+        at += nf;
+    }
+    let rest = a.checked_shl(at).filter(|r| *r != 0).map(|r| r >> at);
+    (block, csids, rest)
+}
+
 /// RFC 9800 §4.1.1 S02-S07 for a packet whose destination argument is not zero: the hop
 /// limit must survive (else Time Exceeded, quoting the packet as received), then the
 /// next C-SID becomes active and the hop limit is decremented. The caller does S08, its
@@ -124,6 +146,20 @@ mod tests {
                 assert_eq!(has_argument(d, c), !arg_zero, "lblen {lb} nflen {nf}");
             }
         }
+    }
+
+    #[test]
+    fn containers_split_into_block_and_csids() {
+        let c = CsidLengths::default();
+        assert_eq!(split(a("fc00:0:f00:b00:c00::"), c), (a("fc00::"), vec![0xf00, 0xb00, 0xc00], None));
+        // The list ends at the first zero C-SID; bits after it are shown apart.
+        assert_eq!(split(a("fc00:0:f00::1"), c), (a("fc00::"), vec![0xf00], Some(1)));
+        assert_eq!(split(a("fc00:0:f00:b00:c00:d00:e00:f00"), c).1.len(), 6);
+        // 112/8: one C-SID, the last byte.
+        let c = CsidLengths::new(112, 8).unwrap();
+        assert_eq!(split(a("fc62::ee02"), c), (a("fc62::"), vec![0xee, 0x02], None));
+        // 120/8 with nothing after the block.
+        assert_eq!(split(a("fc62::"), CsidLengths::new(120, 8).unwrap()), (a("fc62::"), vec![], None));
     }
 
     #[test]
