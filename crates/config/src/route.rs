@@ -10,9 +10,10 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use sr6_core::behaviour::{by_keyword, Behaviour, Flavor, Param, TABLE};
 use sr6_core::spec::{
-    CsidLengths, Flavors, PathSpec, Prefix, RouteKind, RouteSpec, Seg6Encap, Seg6Mode, SidAction, SidParams, SrhParam,
-    MAIN_TABLE,
+    CsidLengths, CsidPolicy, CsidScheme, Flavors, PathSpec, Prefix, RouteKind, RouteSpec, Seg6Encap, Seg6Mode,
+    SidAction, SidParams, SrhParam, MAIN_TABLE,
 };
+use sr6_core::tables::csid_policy;
 
 use crate::cmd::{once, Item, P};
 use crate::lex::Tok;
@@ -394,18 +395,30 @@ fn mode_list() -> String {
     Seg6Mode::ALL.iter().map(|m| m.keyword()).collect::<Vec<_>>().join(", ")
 }
 
-/// The `segs S1,...,Sn` and `hmac K` words of a segment list, in any order, each at most
-/// once: shared by `encap seg6` and a binding SID's `srh`.
+/// The `segs S1,...,Sn`, `hmac K` and `csid next|replace [lblen L] [nflen N]` words of
+/// a segment list, in any order, each at most once: shared by `encap seg6` and a binding
+/// SID's `srh`.
 #[derive(Default)]
 struct SegList {
     segs: Option<Vec<std::net::Ipv6Addr>>,
     hmac: Option<u32>,
+    /// The scheme and its `csid` word, where errors about the list point.
+    csid: Option<(CsidPolicy, Tok)>,
 }
 
+/// What `csid` takes.
+const CSID_WORDS: &str = "csid next|replace [lblen L] [nflen N]";
+
 impl SegList {
-    /// Takes word `w` (with its value) if it is `segs` or `hmac`; `false` otherwise.
+    /// Takes word `w` (with its value) if it is `segs`, `hmac` or `csid`; `false`
+    /// otherwise.
     fn take(&mut self, p: &mut P, w: &Tok, seen: &mut Vec<String>) -> Result<bool, PErr> {
         match w.text.as_str() {
+            "csid" => {
+                p.next();
+                once(seen, w)?;
+                self.csid = Some((parse_csid(p, w)?, w.clone()));
+            }
             "segs" => {
                 p.next();
                 once(seen, w)?;
@@ -420,9 +433,55 @@ impl SegList {
         }
         Ok(true)
     }
+
+    /// The `csid` scheme, checked against the segments (RFC 9800 §7: a list of which
+    /// nothing compresses is an error, at the `csid` word).
+    fn csid_for(&self, segs: &[std::net::Ipv6Addr]) -> Result<Option<CsidPolicy>, PErr> {
+        let Some((c, at)) = &self.csid else { return Ok(None) };
+        csid_policy::compress(*c, segs, false).map_err(|e| {
+            PErr::at(at, e.0).exp("SIDs sharing the block, each with a non-zero C-SID and zeros after it")
+        })?;
+        Ok(Some(*c))
+    }
 }
 
-/// `mode M segs S1,...,Sn [hmac K]` (`segs` after `mode`, as iproute2 requires).
+/// `next|replace [lblen L] [nflen N]` after the `csid` word `kw` (sr6 extension, RFC
+/// 9800 §7): the scheme and the lengths, defaults for those not given.
+fn parse_csid(p: &mut P, kw: &Tok) -> Result<CsidPolicy, PErr> {
+    let v = p.value(kw, "next or replace")?;
+    let scheme = match v.text.as_str() {
+        "next" => CsidScheme::Next,
+        "replace" => CsidScheme::Replace,
+        _ => return Err(PErr::at(v, format!("unknown C-SID scheme `{}`", v.text)).exp(CSID_WORDS)),
+    };
+    let mut c = CsidPolicy { scheme, lengths: scheme.default_lengths() };
+    let mut seen = Vec::new();
+    let mut last = v;
+    while let Some(w) = p.peek().filter(|w| matches!(w.text.as_str(), "lblen" | "nflen")) {
+        p.next();
+        once(&mut seen, w)?;
+        let n = p.value(w, "a length in bits")?;
+        let bits = value::u32_of(n, "a length in bits")?;
+        let bad = || PErr::at(n, format!("{} must be a non-zero multiple of 8", w.text)).exp(CSID_WORDS);
+        let bits = u8::try_from(bits).ok().filter(|b| *b != 0 && b.is_multiple_of(8)).ok_or_else(bad)?;
+        if w.text == "lblen" {
+            c.lengths.lblen = bits;
+        } else {
+            c.lengths.nflen = bits;
+        }
+        last = n;
+    }
+    csid_policy::check_lengths(c).map_err(|e| {
+        PErr::at(last, e).exp(match scheme {
+            CsidScheme::Next => csid_policy::NEXT_LENGTHS,
+            CsidScheme::Replace => csid_policy::REPLACE_LENGTHS,
+        })
+    })?;
+    Ok(c)
+}
+
+/// `mode M [csid ...] segs S1,...,Sn [hmac K]` (`segs` after `mode`, as iproute2
+/// requires; `csid` is sr6's).
 fn parse_seg6<'a>(p: &mut P<'a>, kw: &'a Tok) -> Result<Encap<'a>, PErr> {
     let mut mode: Option<(Seg6Mode, &Tok)> = None;
     let mut list = SegList::default();
@@ -437,8 +496,8 @@ fn parse_seg6<'a>(p: &mut P<'a>, kw: &'a Tok) -> Result<Encap<'a>, PErr> {
             mode = Some((m, v));
             continue;
         }
-        if w.text == "segs" && mode.is_none() {
-            return Err(PErr::at(w, "`segs` given before `mode`").exp("mode MODE segs S1,S2,..."));
+        if matches!(w.text.as_str(), "segs" | "csid") && mode.is_none() {
+            return Err(PErr::at(w, format!("`{}` given before `mode`", w.text)).exp("mode MODE segs S1,S2,..."));
         }
         if !list.take(p, w, &mut seen)? {
             break;
@@ -447,10 +506,11 @@ fn parse_seg6<'a>(p: &mut P<'a>, kw: &'a Tok) -> Result<Encap<'a>, PErr> {
     let Some((mode, mode_tok)) = mode else {
         return Err(PErr::at(kw, "`encap seg6` needs a mode").exp(format!("mode {}", mode_list().replace(", ", "|"))));
     };
-    let Some(segs) = list.segs else {
+    let Some(segs) = list.segs.take() else {
         return Err(PErr::at(kw, "`encap seg6` needs a segment list").exp("segs S1,S2,...,Sn"));
     };
-    Ok(Encap::Seg6 { encap: Seg6Encap { mode, segs, hmac: list.hmac }, mode_tok })
+    let csid = list.csid_for(&segs)?;
+    Ok(Encap::Seg6 { encap: Seg6Encap { mode, segs, hmac: list.hmac, csid }, mode_tok })
 }
 
 fn keyword_list() -> String {
@@ -567,7 +627,7 @@ fn parse_seg6local<'a>(p: &mut P<'a>, kw: &Tok) -> Result<Encap<'a>, PErr> {
     Ok(Encap::Local { action: SidAction { behaviour: d, params, flavors, count } })
 }
 
-/// `srh segs S1,...,Sn [hmac K]` (`segs` and `hmac` in any order).
+/// `srh [csid ...] segs S1,...,Sn [hmac K]` (in any order).
 fn parse_srh(p: &mut P, kw: &Tok) -> Result<SrhParam, PErr> {
     let mut list = SegList::default();
     let mut seen = Vec::new();
@@ -576,10 +636,11 @@ fn parse_srh(p: &mut P, kw: &Tok) -> Result<SrhParam, PErr> {
             break;
         }
     }
-    let Some(segs) = list.segs else {
+    let Some(segs) = list.segs.take() else {
         return Err(PErr::at(kw, "`srh` needs a segment list").exp("srh segs S1,S2,...,Sn [hmac KEYID]"));
     };
-    Ok(SrhParam { segs, hmac: list.hmac })
+    let csid = list.csid_for(&segs)?;
+    Ok(SrhParam { segs, hmac: list.hmac, csid })
 }
 
 /// What `lblen` and `nflen` take.

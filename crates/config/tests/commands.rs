@@ -166,7 +166,7 @@ fn seg6_encap_all_modes() {
     assert_eq!(
         r.kind,
         RouteKind::Seg6 {
-            encap: Seg6Encap { mode: Seg6Mode::Encap, segs: vec![v6("fc00::1")], hmac: Some(42) },
+            encap: Seg6Encap { mode: Seg6Mode::Encap, segs: vec![v6("fc00::1")], hmac: Some(42), csid: None },
             via: Some(IpAddr::V6(v6("fc00:1::2"))),
             dev: None
         }
@@ -220,11 +220,11 @@ fn seg6local_every_behaviour() {
 
     let a = sid("route add fc00::a/128 encap seg6local action End.B6 srh segs fc00:b::1,fc00:b::2 dev eth0");
     assert_eq!(a.behaviour.keyword, "End.B6");
-    assert_eq!(a.params.srh, Some(SrhParam { segs: vec![v6("fc00:b::1"), v6("fc00:b::2")], hmac: None }));
+    assert_eq!(a.params.srh, Some(SrhParam { segs: vec![v6("fc00:b::1"), v6("fc00:b::2")], hmac: None, csid: None }));
     let a = sid("route add fc00::b/128 encap seg6local action End.B6.Encaps srh segs fc00:b::1 hmac 7 dev eth0");
-    assert_eq!(a.params.srh, Some(SrhParam { segs: vec![v6("fc00:b::1")], hmac: Some(7) }));
+    assert_eq!(a.params.srh, Some(SrhParam { segs: vec![v6("fc00:b::1")], hmac: Some(7), csid: None }));
     let a = sid("route add fc00::c/128 encap seg6local action End.B6.Encaps.Red srh hmac 8 segs fc00:b::1");
-    assert_eq!(a.params.srh, Some(SrhParam { segs: vec![v6("fc00:b::1")], hmac: Some(8) }));
+    assert_eq!(a.params.srh, Some(SrhParam { segs: vec![v6("fc00:b::1")], hmac: Some(8), csid: None }));
 
     let a = sid("ip -6 route add fc00::d/128 encap seg6local action End.MAP map fc00:2::99 dev eth0");
     assert_eq!((a.behaviour.keyword, a.params.map), ("End.MAP", Some(v6("fc00:2::99"))));
@@ -395,4 +395,37 @@ fn route_del_errors_leave_the_spec_unchanged() {
     assert!(e.message.contains("address family"), "{e}");
     assert_eq!(s, before);
     let _ = v4("10.0.0.1");
+}
+
+#[test]
+fn seg6_csid_lists() {
+    let next = |lblen, nflen| Some(CsidPolicy { scheme: CsidScheme::Next, lengths: CsidLengths { lblen, nflen } });
+    let repl = |lblen, nflen| Some(CsidPolicy { scheme: CsidScheme::Replace, lengths: CsidLengths { lblen, nflen } });
+    let line = "ip -6 route add fc00:9::/64 encap seg6 mode encap csid next segs fc00:0:1::,fc00:0:2:: dev eth0";
+    let RouteKind::Seg6 { encap, .. } = route(line).kind else { panic!() };
+    assert_eq!(encap.csid, next(32, 16));
+    assert_eq!(encap.segs, vec![v6("fc00:0:1::"), v6("fc00:0:2::")]);
+    // Written back with the lengths, which parses to the same thing.
+    assert_eq!(encap.to_string(), "encap csid next lblen 32 nflen 16 segs fc00:0:1::,fc00:0:2::");
+    let again = route(&format!("route add fc00:9::/64 encap seg6 mode {encap} dev eth0"));
+    assert_eq!(again.kind, RouteKind::Seg6 { encap: encap.clone(), via: None, dev: Some("eth0".into()) });
+
+    let r = route(
+        "route add fc00:9::/64 encap seg6 mode inline segs 2001:db8:0:1:0:1::,2001:db8:0:1:0:2:: csid replace hmac 3",
+    );
+    let RouteKind::Seg6 { encap, .. } = r.kind else { panic!() };
+    assert_eq!((encap.csid, encap.hmac), (repl(64, 32), Some(3)));
+    let r = route("route add fc00:9::/64 encap seg6 mode encap.red csid replace nflen 16 lblen 48 segs 2001:db8:1:1::,2001:db8:1:2::");
+    let RouteKind::Seg6 { encap, .. } = r.kind else { panic!() };
+    assert_eq!(encap.csid, repl(48, 16));
+    let r = route("route add fc00:9::/64 encap seg6 mode l2encap csid next lblen 48 nflen 32 segs 2001:db8:b1:1:2::");
+    let RouteKind::Seg6 { encap, .. } = r.kind else { panic!() };
+    assert_eq!(encap.csid, next(48, 32));
+
+    let a = sid("route add fc00::a/128 encap seg6local action End.B6.Encaps srh csid next lblen 16 segs fc00:1::,fc00:2:: dev eth0");
+    let srh = a.params.srh.clone().unwrap();
+    assert_eq!((srh.csid, srh.segs.len()), (next(16, 16), 2));
+    assert_eq!(a.to_string(), "End.B6.Encaps srh csid next lblen 16 nflen 16 segs fc00:1::,fc00:2::");
+    let again = sid(&format!("route add fc00::a/128 encap seg6local action {a} dev eth0"));
+    assert_eq!(again.params, a.params);
 }

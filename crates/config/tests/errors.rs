@@ -485,3 +485,24 @@ fn a_device_only_routes_name_is_refused_in_a_file() {
     // parse_str takes fragments: accepted there.
     assert!(sr6_config::parse_str(src, "r.conf").is_ok());
 }
+
+#[test]
+fn seg6_csid_errors() {
+    let e = err_at("route add fc00::/16 encap seg6 mode encap csid fast segs fc00:0:1::", "fast");
+    assert!(expected(&e).contains("csid next|replace"), "{e}");
+    err_at("route add fc00::/16 encap seg6 csid next mode encap segs fc00:0:1::", "csid");
+    err_last("route add fc00::/16 encap seg6 mode encap csid next lblen 12 segs fc00:0:1::", "12");
+    let e = err_last("route add fc00::/16 encap seg6 mode encap csid next lblen 120 nflen 16 segs fc00:0:1::", "16");
+    assert!(e.message.contains("128"), "{e}");
+    let e = err_last("route add fc00::/16 encap seg6 mode encap csid replace nflen 24 segs fc00:0:1::", "24");
+    assert!(e.message.contains("16 or 32"), "{e}");
+    err_last("route add fc00::/16 encap seg6 mode encap csid replace lblen 96 segs fc00:0:1::", "96");
+    err_at("route add fc00::/16 encap seg6 mode encap csid next csid next segs fc00:0:1::", "csid next segs");
+    // lblen 32 for SIDs of a /48 block: nothing compresses.
+    let e =
+        err_at("route add fc00::/16 encap seg6 mode encap csid next segs fc00:0:0:1::,fc00:0:0:2:: dev eth0", "csid");
+    assert!(e.message.contains("no two of these segments"), "{e}");
+    // A REPLACE-C-SID series needs two C-SIDs of one block in a row.
+    err_at("route add fc00::/16 encap seg6 mode encap csid replace segs 2001:db8:0:1:0:1::,2001:db8:0:2:0:1::", "csid");
+    err_at("route add fc00::a/128 encap seg6local action End.B6 srh csid next segs fc00::1,fc00::2 dev eth0", "csid");
+}

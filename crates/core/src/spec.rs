@@ -206,20 +206,81 @@ impl Seg6Mode {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Seg6Encap {
     pub mode: Seg6Mode,
+    /// The full SIDs as written (compressed when the tables are built if `csid` is set).
     pub segs: Vec<Ipv6Addr>,
     /// HMAC key id (`hmac KEYID`), RFC 8754 §2.1.2.
     pub hmac: Option<u32>,
+    /// `csid next|replace [lblen L] [nflen N]` (sr6 extension): compress `segs`.
+    pub csid: Option<CsidPolicy>,
 }
 
 impl std::fmt::Display for Seg6Encap {
-    /// `MODE segs S1,...,Sn [hmac K]`, as after `encap seg6 mode`.
+    /// `MODE [csid ...] segs S1,...,Sn [hmac K]`, as after `encap seg6 mode`.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let segs: Vec<String> = self.segs.iter().map(|s| s.to_string()).collect();
-        write!(f, "{} segs {}", self.mode.keyword(), segs.join(","))?;
-        match self.hmac {
-            Some(k) => write!(f, " hmac {k}"),
-            None => Ok(()),
+        write!(f, "{} ", self.mode.keyword())?;
+        write_seg_list(f, self.csid, &self.segs, self.hmac)
+    }
+}
+
+/// `[csid ... ]segs S1,...,Sn[ hmac K]`: a head-end's or a binding SID's segment list as
+/// written in a config line.
+pub fn write_seg_list(
+    f: &mut impl std::fmt::Write,
+    csid: Option<CsidPolicy>,
+    segs: &[Ipv6Addr],
+    hmac: Option<u32>,
+) -> std::fmt::Result {
+    if let Some(c) = csid {
+        write!(f, "{c} ")?;
+    }
+    let segs: Vec<String> = segs.iter().map(|s| s.to_string()).collect();
+    write!(f, "segs {}", segs.join(","))?;
+    match hmac {
+        Some(k) => write!(f, " hmac {k}"),
+        None => Ok(()),
+    }
+}
+
+/// How a head-end compresses its segment list (RFC 9800 §7; sr6's `csid` words).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CsidScheme {
+    /// NEXT-C-SID (§4.1): C-SIDs packed after the block, the first container the DA.
+    Next,
+    /// REPLACE-C-SID (§4.2): containers of C-SIDs in the SRH, indexed by the DA.
+    Replace,
+}
+
+impl CsidScheme {
+    pub fn keyword(self) -> &'static str {
+        match self {
+            CsidScheme::Next => "next",
+            CsidScheme::Replace => "replace",
         }
+    }
+
+    /// The lengths when the line gives none: Linux's NEXT-C-SID defaults (32/16); for
+    /// REPLACE-C-SID a 64-bit block and 32-bit C-SIDs (RFC 9800 §6.1 recommends 32-bit
+    /// C-SIDs for it, §6.2 blocks of 48 to 80 bits).
+    pub fn default_lengths(self) -> CsidLengths {
+        match self {
+            CsidScheme::Next => CsidLengths::default(),
+            CsidScheme::Replace => CsidLengths { lblen: 64, nflen: 32 },
+        }
+    }
+}
+
+/// `csid next|replace lblen L nflen N`: the scheme and the lengths that split every SID
+/// of the list into Locator-Block, C-SID and the rest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CsidPolicy {
+    pub scheme: CsidScheme,
+    pub lengths: CsidLengths,
+}
+
+impl std::fmt::Display for CsidPolicy {
+    /// `csid next lblen L nflen N` (the lengths always written, defaults included).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "csid {} lblen {} nflen {}", self.scheme.keyword(), self.lengths.lblen, self.lengths.nflen)
     }
 }
 
@@ -291,13 +352,15 @@ impl Flavors {
     }
 }
 
-/// `srh segs S1,...,Sn [hmac KEYID]`: the SR policy a binding SID applies; its mode
+/// `srh [csid ...] segs S1,...,Sn [hmac KEYID]`: the SR policy a binding SID applies; its mode
 /// (insertion or encapsulation) is the behaviour's.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SrhParam {
     pub segs: Vec<Ipv6Addr>,
     /// HMAC key id (RFC 8754 §2.1.2).
     pub hmac: Option<u32>,
+    /// `csid ...`: compress `segs` (as for `encap seg6`).
+    pub csid: Option<CsidPolicy>,
 }
 
 /// The parameters a seg6local action may carry; which are required or allowed depends

@@ -40,6 +40,7 @@ pub fn json(t: &Tables, c: &Counters) -> Value {
                 "mode": p.mode.keyword(),
                 "behavior": p.mode.rfc_name(),
                 "segs": p.segs.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+                "csid": p.csid.map(|c| c.to_string()),
                 "packets": n,
             })
         })
@@ -127,5 +128,5 @@ pub fn print_behaviours() {
         println!("{:<18} {} ({}{})", "", d.summary, d.rfc, if d.in_kernel { "" } else { "; sr6 extension" });
     }
     println!();
-    println!("Head-end modes (encap seg6 mode M segs S1,...): encap, encap.red, inline, inline.red (sr6 extension), l2encap, l2encap.red");
+    println!("Head-end modes (encap seg6 mode M [csid next|replace ...] segs S1,...): encap, encap.red, inline, inline.red (sr6 extension), l2encap, l2encap.red");
 }

@@ -2,7 +2,8 @@
 //! the general path and the fast path produce the same verdict, the same bytes and the
 //! same counters. Frames: the bundled example's, variants built to hit each fast case
 //! (End/End.X/End.T/End.DX6/End.DT6/End.DX4/End.DT4/End.DT46/End.DX2/End.B6/End.B6.Encaps(.Red),
-//! End/End.X/End.T with NEXT-C-SID, H.Encaps/.Red, H.Insert/.Red, IPv6 and IPv4 transit), the
+//! End/End.X/End.T with NEXT-C-SID, H.Encaps/.Red, H.Insert/.Red, also of compressed lists,
+//! IPv6 and IPv4 transit), the
 //! same with a Hop-by-Hop Options header, and random mutations of all of them.
 
 mod common;
@@ -167,6 +168,9 @@ fn frames() -> Vec<Vec<u8>> {
             "fc00:32::1",
             "fc00:33::1",
             "fc00:34::1",
+            "fc00:42::1",
+            "fc00:43::1",
+            "fc00:44::1",
         ] {
             v.push(frame("fc00:a::2", d, hl, None, udp));
         }
@@ -199,6 +203,8 @@ fn frames() -> Vec<Vec<u8>> {
             "fc00:1::b6",
             "fc00:1::b7",
             "fc00:1::b8",
+            "fc00:1::b9",
+            "fc00:1::ba",
         ] {
             v.push(frame("fc00:9::1", sid, hl, Some((&["fc00:3::1", "fc00:2::1", sid], 2, 17)), udp));
             v.push(frame("fc00:9::1", sid, hl, Some((&["fc00:3::1", sid], 1, 17)), udp));
@@ -610,6 +616,31 @@ fn end_b6_encaps_and_end_b6_fast_paths_are_taken() {
     }
     // And the bytes are the general path's.
     for f in [b6("fc00:1::b6", 1), b6("fc00:1::b7", 1), b6("fc00:1::b6", 2)] {
+        same(&t, &f, 0).unwrap();
+    }
+}
+
+/// Policies of compressed lists (`csid next|replace`, fast_path.conf) are taken by the
+/// fast path as the uncompressed ones are: H.Encaps of one container (no SRH),
+/// H.Insert of two containers, H.Encaps.Red of a REPLACE-C-SID series, End.B6.Encaps
+/// and End.B6 with a container.
+#[test]
+fn compressed_policies_take_the_fast_path() {
+    let t = tables();
+    let udp: &[u8] = &[0, 1, 0, 2, 0, 12, 0, 0, 9, 9, 9, 9];
+    for d in ["fc00:42::1", "fc00:43::1", "fc00:44::1"] {
+        let f = frame("fc00:a::2", d, 64, None, udp);
+        let (b, w) = run(&t, true, &f, 0);
+        assert_eq!(w.fast_hits, 1, "{d}");
+        assert!(matches!(b.verdict, sr6_core::packet::Verdict::Tx(_)), "{d}: {:?}", b.verdict);
+        same(&t, &f, 0).unwrap();
+    }
+    // H.Encaps of one container: the outer header straight after Ethernet, UDP inside.
+    let (b, _) = run(&t, true, &frame("fc00:a::2", "fc00:42::1", 64, None, udp), 0);
+    assert_eq!((b.data()[20], &b.data()[38..54]), (41, &a("fc00:2:1:2:3::")[..]));
+    for sid in ["fc00:1::b9", "fc00:1::ba"] {
+        let f = frame("fc00:9::1", sid, 64, Some((&["fc00:3::1", sid], 1, 17)), udp);
+        assert_eq!(run(&t, true, &f, 0).1.fast_hits, 1, "{sid}");
         same(&t, &f, 0).unwrap();
     }
 }

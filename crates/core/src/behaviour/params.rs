@@ -19,7 +19,7 @@ pub enum Param {
     Table,
     /// `vrftable N`: routing table of the VRF for the lookup.
     VrfTable,
-    /// `srh segs S1,..,Sn [hmac K]`: the SR policy a binding SID applies.
+    /// `srh [csid ...] segs S1,..,Sn [hmac K]`: the SR policy a binding SID applies.
     Srh,
     /// `map SID`: the mapped SID End.MAP replaces the destination with (RFC 9433 §6.2).
     Map,
@@ -50,7 +50,7 @@ impl Param {
             Param::Nh4 => "an IPv4 address",
             Param::Oif => "a device name",
             Param::Table | Param::VrfTable => "a table id (number, or main/local)",
-            Param::Srh => "`segs S1,S2,... [hmac KEYID]`",
+            Param::Srh => "`[csid next|replace [lblen L] [nflen N]] segs S1,S2,... [hmac KEYID]`",
             Param::Map => "an IPv6 address (the mapped SID)",
         }
     }
@@ -92,12 +92,8 @@ impl Param {
             Param::Table => p.table.map(|x| write!(o, " table {x}")),
             Param::VrfTable => p.vrftable.map(|x| write!(o, " vrftable {x}")),
             Param::Srh => p.srh.as_ref().map(|x| {
-                let segs: Vec<String> = x.segs.iter().map(|s| s.to_string()).collect();
-                let _ = write!(o, " srh segs {}", segs.join(","));
-                match x.hmac {
-                    Some(k) => write!(o, " hmac {k}"),
-                    None => Ok(()),
-                }
+                o.push_str(" srh ");
+                crate::spec::write_seg_list(o, x.csid, &x.segs, x.hmac)
             }),
             Param::Map => p.map.map(|x| write!(o, " map {x}")),
         };
@@ -164,7 +160,7 @@ impl std::fmt::Display for SidAction {
 mod tests {
     use super::*;
     use crate::behaviour::by_keyword;
-    use crate::spec::{Flavors, SrhParam};
+    use crate::spec::{CsidLengths, CsidPolicy, CsidScheme, Flavors, SrhParam};
 
     #[test]
     fn actions_display_as_written() {
@@ -179,12 +175,22 @@ mod tests {
         let fl = Flavors { psp: true, usd: true, ..Flavors::default() };
         assert_eq!(a("End.X", x, fl).to_string(), "End.X nh6 fc00::1 oif eth1 flavors psp,usd");
         let b = SidParams {
-            srh: Some(SrhParam { segs: vec!["fc00::2".parse().unwrap(), "fc00::3".parse().unwrap()], hmac: Some(7) }),
+            srh: Some(SrhParam {
+                segs: vec!["fc00::2".parse().unwrap(), "fc00::3".parse().unwrap()],
+                hmac: Some(7),
+                csid: None,
+            }),
             ..SidParams::default()
         };
         let b6 = a("End.B6.Encaps", b, Flavors::default());
         assert_eq!(b6.to_string(), "End.B6.Encaps srh segs fc00::2,fc00::3 hmac 7");
         assert_eq!(b6.params_text(), "srh segs fc00::2,fc00::3 hmac 7");
+        let csid = CsidPolicy { scheme: CsidScheme::Next, lengths: CsidLengths { lblen: 32, nflen: 16 } };
+        let c = SidParams {
+            srh: Some(SrhParam { segs: vec!["fc00:0:1::".parse().unwrap()], hmac: None, csid: Some(csid) }),
+            ..SidParams::default()
+        };
+        assert_eq!(a("End.B6", c, Flavors::default()).params_text(), "srh csid next lblen 32 nflen 16 segs fc00:0:1::");
         let m = SidParams { map: Some("fc00:2::99".parse().unwrap()), ..SidParams::default() };
         assert!(Param::Map.is_set(&m) && !Param::Nh6.is_set(&m));
         assert_eq!(a("End", m, Flavors::default()).params_text(), "map fc00:2::99");

@@ -552,7 +552,8 @@ impl<'a> Builder<'a> {
                 None => None,
             };
             let src = tables.tunsrc.unwrap_or_else(|| tunnel_source(&tables, dev, &enc.segs[0]));
-            let p = Policy::new(enc.mode, &enc.segs, key, src, line).map_err(|m| BuildError { line, message: m })?;
+            let p = Policy::with_csid(enc.mode, enc.csid, &enc.segs, key, src, line)
+                .map_err(|m| BuildError { line, message: m })?;
             tables.policies.push(p);
         }
         // The first segment of a policy is fixed and so are the tables: resolve it once

@@ -3,6 +3,7 @@
 //! [`Tables::build`] and never modified. A change builds new tables and swaps them in.
 
 mod build;
+pub mod csid_policy;
 pub(crate) mod fast_route;
 mod fast_sid;
 mod multipath;

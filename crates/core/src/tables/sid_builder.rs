@@ -121,7 +121,8 @@ impl SidBuilder<'_, '_> {
             .srh
             .as_ref()
             .ok_or_else(|| self.error(format!("{} requires `srh segs ...`", a.behaviour.keyword)))?;
-        self.policies.push((Seg6Encap { mode, segs: srh.segs.clone(), hmac: srh.hmac }, self.route_dev, self.line));
+        let enc = Seg6Encap { mode, segs: srh.segs.clone(), hmac: srh.hmac, csid: srh.csid };
+        self.policies.push((enc, self.route_dev, self.line));
         Ok((self.policies.len() - 1) as u32)
     }
 }

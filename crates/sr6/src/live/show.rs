@@ -283,4 +283,26 @@ mod tests {
         let kinds = |s: &RouterSpec| s.routes.iter().map(|r| (r.table, r.prefix, r.kind.clone())).collect::<Vec<_>>();
         assert_eq!(kinds(&back), kinds(&spec));
     }
+
+    /// `show routes` writes compressed head-ends and binding SIDs as they were given:
+    /// the scheme, its lengths and the full SIDs; the listing parses back to them.
+    #[test]
+    fn compressed_lists_list_as_config() {
+        let conf = "ip -6 route add fc00:9::/64 encap seg6 mode encap csid next segs fc00:0:1::,fc00:0:2:: dev eth1\n\
+                    ip -6 route add fc00:1::b6/128 encap seg6local action End.B6.Encaps srh csid replace lblen 48 \
+                    nflen 16 segs 2001:db8:1:1::,2001:db8:1:2:: hmac 3 dev eth1\n";
+        let spec = sr6_config::parse_str(conf, "t").unwrap();
+        let lines = routes(&spec);
+        assert_eq!(
+            lines[0],
+            "fc00:9::/64 encap seg6 mode encap csid next lblen 32 nflen 16 segs fc00:0:1::,fc00:0:2:: dev eth1"
+        );
+        assert_eq!(
+            lines[1],
+            "fc00:1::b6/128 encap seg6local action End.B6.Encaps srh csid replace lblen 48 nflen 16 segs \
+             2001:db8:1:1::,2001:db8:1:2:: hmac 3 dev eth1"
+        );
+        let again: String = lines.iter().map(|l| format!("ip -6 route add {l}\n")).collect();
+        assert_eq!(sr6_config::parse_str(&again, "t").unwrap().routes, spec.routes);
+    }
 }
