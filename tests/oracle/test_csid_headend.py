@@ -395,11 +395,11 @@ def test_next_binding_sid(run_sr6):
 @pytest.mark.parametrize("mode", ["encap", "encap.red"])
 @pytest.mark.parametrize("n", [2, 5, 6, 10])
 def test_replace_encap(run_sr6, mode, n):
-    """F6432 (the default lengths): the first SID whole (index 0), then four C-SIDs per
+    """F6432: the first SID whole (index 0), then four C-SIDs per
     container from the least significant end."""
     segs = F6432[:n]
     inner = udp6(dst="fc00:9::5")
-    res = run_sr6(config(f"ip sr tunsrc set {TUNSRC}", *ROUTES, route6(mode, "csid replace", segs)), [rx(inner)])
+    res = run_sr6(config(f"ip sr tunsrc set {TUNSRC}", *ROUTES, route6(mode, "csid replace lblen 64 nflen 32", segs)), [rx(inner)])
     entries = replace_model(segs, 64, 32, False)
     res.expect(eth1=[tx(encap_expected(inner, entries, mode), "eth1")])
     walk(res.frames("eth1")[0], segs, "replace", 64, 32)
@@ -423,11 +423,22 @@ def test_replace_mixed_list(run_sr6):
     segs = ["fc00:2::1"] + F6432[:5] + ["fc00:3::1", "2001:db8:0:7:0:1::"] + \
         [f"2001:db8:0:9:0:{i}::" for i in (1, 2, 3)]
     inner = udp6(dst="fc00:9::5")
-    res = run_sr6(config(f"ip sr tunsrc set {TUNSRC}", *ROUTES, route6("encap", "csid replace", segs)), [rx(inner)])
+    res = run_sr6(config(f"ip sr tunsrc set {TUNSRC}", *ROUTES, route6("encap", "csid replace lblen 64 nflen 32", segs)), [rx(inner)])
     entries = replace_model(segs, 64, 32, False)
     assert len(entries) == 9
     res.expect(eth1=[tx(encap_expected(inner, entries, "encap"), "eth1")])
     walk(res.frames("eth1")[0], segs, "replace", 64, 32)
+
+
+def test_replace_default_lengths(run_sr6):
+    """`csid replace` alone: lblen 48, nflen 32 (the defaults of `flavors replace-csid`)."""
+    segs = [f"2001:db8:5:{i}::" for i in (1, 2, 3)]
+    inner = udp6(dst="fc00:9::5")
+    res = run_sr6(config(f"ip sr tunsrc set {TUNSRC}", *ROUTES, route6("encap", "csid replace", segs)), [rx(inner)])
+    entries = replace_model(segs, 48, 32, False)
+    assert entries == ["2001:db8:5:1::", "::3:0:2:0"]
+    res.expect(eth1=[tx(encap_expected(inner, entries, "encap"), "eth1")])
+    walk(res.frames("eth1")[0], segs, "replace", 48, 32)
 
 
 # --- randomised -----------------------------------------------------------------------------

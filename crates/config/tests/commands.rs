@@ -410,11 +410,10 @@ fn seg6_csid_lists() {
     let again = route(&format!("route add fc00:9::/64 encap seg6 mode {encap} dev eth0"));
     assert_eq!(again.kind, RouteKind::Seg6 { encap: encap.clone(), via: None, dev: Some("eth0".into()) });
 
-    let r = route(
-        "route add fc00:9::/64 encap seg6 mode inline segs 2001:db8:0:1:0:1::,2001:db8:0:1:0:2:: csid replace hmac 3",
-    );
+    let r =
+        route("route add fc00:9::/64 encap seg6 mode inline segs 2001:db8:0:1::,2001:db8:0:2:: csid replace hmac 3");
     let RouteKind::Seg6 { encap, .. } = r.kind else { panic!() };
-    assert_eq!((encap.csid, encap.hmac), (repl(64, 32), Some(3)));
+    assert_eq!((encap.csid, encap.hmac), (repl(48, 32), Some(3)));
     let r = route("route add fc00:9::/64 encap seg6 mode encap.red csid replace nflen 16 lblen 48 segs 2001:db8:1:1::,2001:db8:1:2::");
     let RouteKind::Seg6 { encap, .. } = r.kind else { panic!() };
     assert_eq!(encap.csid, repl(48, 16));

@@ -259,12 +259,12 @@ impl CsidScheme {
     }
 
     /// The lengths when the line gives none: Linux's NEXT-C-SID defaults (32/16); for
-    /// REPLACE-C-SID a 64-bit block and 32-bit C-SIDs (RFC 9800 §6.1 recommends 32-bit
-    /// C-SIDs for it, §6.2 blocks of 48 to 80 bits).
+    /// REPLACE-C-SID a 48-bit block and 32-bit C-SIDs (RFC 9800 §4.2's example; §6.1
+    /// recommends 32-bit C-SIDs for it), the defaults of `flavors replace-csid` too.
     pub fn default_lengths(self) -> CsidLengths {
         match self {
             CsidScheme::Next => CsidLengths::default(),
-            CsidScheme::Replace => CsidLengths { lblen: 64, nflen: 32 },
+            CsidScheme::Replace => CsidLengths { lblen: 48, nflen: 32 },
         }
     }
 }
