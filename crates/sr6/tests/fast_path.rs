@@ -524,6 +524,9 @@ fn next_csid_fast_paths_are_taken() {
         ("fc00:60:7e:3::", true),
         ("fc61:e:2::", true),
         ("fc62::ee02", true),
+        ("fc63::e:2:0:0", true),
+        ("fc64:6500::", true),
+        ("fc63::e:0:0:0", false),
         ("fc00:60:e::", false),
         ("fc00:60:e7:2::", false),
     ] {
