@@ -278,6 +278,23 @@ def test_32_bit_list_at_each_node(run_sr6, hop):
         assert sid_entry(res.json, prefix(L32, L32.sid(B32, S32[hop])))["errors"] == 1
 
 
+def test_the_worked_example_of_behaviours_md(run_sr6):
+    """docs/behaviours.md "Compressed SIDs: REPLACE-C-SID": seven nodes 2001:db8:b2:N0:1::
+    (N = 1..7), three Segment List entries, the destinations as the text lists them."""
+    csids = [(n << 16) | 1 for n in range(0x10, 0x80, 0x10)]
+    segs, seen = walk_cases(L32, B32, csids)
+    assert segs == ["::70:1:60:1", "50:1:40:1:30:1:20:1", "2001:db8:b2:10:1::"]
+    assert [IPv6(p).dst for p in seen] == [
+        "2001:db8:b2:10:1::", "2001:db8:b2:20:1::3", "2001:db8:b2:30:1::2", "2001:db8:b2:40:1::1",
+        "2001:db8:b2:50:1::", "2001:db8:b2:60:1::3", "2001:db8:b2:70:1::2"]
+    assert [p[43] for p in seen] == [2, 1, 1, 1, 1, 0, 0]
+    # With PSP, node 60 removes the SRH; node 70 is the end of the list.
+    assert model(seen[5], L32, psp=True).pkt[6] == NH_NONE
+    assert model(seen[6], L32).kind == "upper"
+    res = run_sr6(node(L32, L32.sid(B32, csids[4])), [rx(IPv6(seen[4]))])
+    res.expect(eth1=[txb(seen[5], "eth1")])
+
+
 # 16-bit C-SIDs (lblen 64): S1, a full container of 8 and one of 3.
 S16 = [0x0101, 0x0202, 0x0303, 0x0404, 0x0505, 0x0606, 0x0707, 0x0808, 0x0909, 0x0a0a, 0x0b0b, 0x0c0c]
 
@@ -296,6 +313,19 @@ def test_16_bit_list_at_each_node(run_sr6, hop):
     else:
         assert out.kind == "upper"
         res.expect(eth0=[icmp_error(f, "param_problem", code=4, ptr=code4_pointer(IPv6(at)))])
+
+
+@pytest.mark.parametrize("L,block,csids", [(L32, B32, S32), (L16, B16, S16)])
+def test_reduced_srh_at_the_first_sid(run_sr6, L, block, csids):
+    # A reduced SRH (RFC 8754 §4.1.1, quoted by RFC 9800's SR source node section): S1
+    # only in the destination, Segments Left = Last Entry + 1, which S21 allows.
+    full = encode(L, L.sid(block, csids[0]), csids[1:])
+    segs = full[:-1]
+    pkt = bytes(packet(segs, len(segs), da=full[-1], nh=NH_NONE, inner=Raw(payload(20))))
+    out = model(pkt, L)
+    assert out.kind == "forward" and csid_at(L, out.pkt) == csids[1] and out.pkt[43] == len(segs) - 1
+    res = run_sr6(node(L, L.sid(block, csids[0])), [rx(IPv6(pkt))])
+    res.expect(eth1=[txb(out.pkt, "eth1")])
 
 
 @pytest.mark.parametrize("L,block,csids", [

@@ -9,7 +9,8 @@
 //! index of the next C-SID in the current container, Segment List\[Segments Left\]. Slot
 //! `i` of a container is its bits `[i*LNFL..(i+1)*LNFL-1]` (bit 0 the most significant),
 //! so a container is read from its last slot (`K-1`, the least significant bits) to its
-//! first (0), and a zero slot ends it (the C-SID value 0 is reserved, RFC 9800 §5).
+//! first (0), and a zero slot ends it (the C-SID value 0 is reserved: RFC 9800 §5, "C-SID
+//! Allocation").
 //!
 //! [`input`] is RFC 9800 §4.2.1's modified SRH processing of RFC 8986 §4.1 (the complete
 //! rendering of its appendix "End with REPLACE-C-SID", steps S01-S30, cited on the code
@@ -47,15 +48,15 @@ use crate::tables::Sid;
 use sr6_wire::{Ipv6Packet, RoutingInfo, SrhPacket};
 
 /// sr6's default lengths: a 48-bit Locator-Block and 32-bit C-SIDs, RFC 9800's own
-/// REPLACE-C-SID example (its SID structure figure and the SIDs of node 20, §6.3); 32-bit
-/// C-SIDs are the length it recommends for the flavour (§6.1) and 48 bits the shortest
-/// of the blocks it recommends (§6.2).
+/// REPLACE-C-SID example (its SID structure figure of §4.2, and node 20's SIDs in §6,
+/// "C-SID and Locator-Block Length"), where 32-bit C-SIDs are the length it recommends
+/// for the flavour and 48 bits the shortest of the blocks it recommends for it.
 pub const DEFAULT_LENGTHS: CsidLengths = CsidLengths { lblen: 48, nflen: 32 };
 
 /// The lengths sr6 accepts for REPLACE-C-SID: C-SIDs of 16 or 32 bits (the two RFC 9800
-/// §6.1 supports), a Locator-Block a non-zero multiple of 8, and room after them for
-/// the index: LBL + LNFL + ceil(log2(128/LNFL)) <= 128, which for a whole number of bytes
-/// means LBL + LNFL <= 120. The error says which rule failed.
+/// supports for the flavour, §6 "C-SID Length"), a Locator-Block a non-zero multiple of
+/// 8, and room after them for the index: LBL + LNFL + ceil(log2(128/LNFL)) <= 128,
+/// which for a whole number of bytes means LBL + LNFL <= 120. The error says which rule failed.
 pub fn lengths(lblen: u8, nflen: u8) -> Result<CsidLengths, &'static str> {
     if nflen != 16 && nflen != 32 {
         return Err("nflen must be 16 or 32 with replace-csid");
@@ -330,7 +331,7 @@ mod tests {
         Ok((u128::from_be_bytes(d[24..40].try_into().unwrap()), d[7], if d[6] == 43 { d[43] } else { 255 }))
     }
 
-    /// S1 (uncompressed) then containers of 32-bit C-SIDs: RFC 9800 §6's source
+    /// S1 (uncompressed) then containers of 32-bit C-SIDs: RFC 9800's 'SR Source Node'
     /// encoding, the C-SIDs walked slot 3, 2, 1, 0 of each container.
     #[test]
     fn walks_32_bit_containers() {
