@@ -258,7 +258,7 @@ def test_interop_scenario_3_encodes_in_three_sids():
 
 @pytest.mark.parametrize("hop", range(len(S32)))
 def test_32_bit_list_at_each_node(run_sr6, hop):
-    segs, seen = walk_cases(L32, B32, S32)
+    _, seen = walk_cases(L32, B32, S32)
     at = seen[hop]
     assert csid_at(L32, at) == S32[hop]
     f = rx(IPv6(at))
@@ -351,6 +351,74 @@ def test_list_ending_at_slot_0_of_a_full_container(run_sr6, L, block, csids):
     res.expect(local=[f])
 
 
+# The draft's interoperability report, scenario 1: S1, S2 End with REPLACE-C-SID, S3 a
+# regular End, S4-S6 End with NEXT-C-SID, "a compressed segment list encoding of 3 SIDs".
+# S3 ends the REPLACE-C-SID sequence as a C-SID without the flavour ("regardless of the
+# index", same block and LNFL); S4..S7 share one NEXT-C-SID container (block
+# 2001:db8:c0::/48, 16-bit C-SIDs).
+NEXT_BLOCK, NEXT_LBL, NEXT_NF = a2i("2001:db8:c0::"), 48, 16
+
+
+def end_model(pkt: bytes) -> bytes:
+    """RFC 8986 §4.1 S14-S16 (Segments Left > 0): hop limit, Segments Left - 1, the
+    destination Segment List[Segments Left]."""
+    b = bytearray(pkt)
+    b[7] -= 1
+    b[43] -= 1
+    at = 48 + 16 * b[43]
+    b[24:40] = b[at:at + 16]
+    return bytes(b)
+
+
+def next_csid_model(pkt: bytes) -> bytes:
+    """RFC 9800 §4.1.1 S05-S07 (argument not zero): the argument copied into bits
+    [LBL..LBL+AL-1], bits [LBL+AL..127] zeroed, hop limit - 1."""
+    b = bytearray(pkt)
+    da = int.from_bytes(b[24:40], "big")
+    al = 128 - NEXT_LBL - NEXT_NF
+    da = with_bits(da, NEXT_LBL, NEXT_LBL + al - 1, bits(da, NEXT_LBL + NEXT_NF, 127))
+    da = with_bits(da, NEXT_LBL + al, 127, 0)
+    b[24:40], b[7] = da.to_bytes(16, "big"), b[7] - 1
+    return bytes(b)
+
+
+def scenario_1():
+    s1, s2, s3 = (L32.sid(B32, c) for c in S32[:3])
+    usids = a2i("2001:db8:c0:400:500:600:700::")     # the NEXT-C-SID container
+    segs = [i2a(usids)] + encode(L32, s1, S32[1:3])
+    assert segs == ["2001:db8:c0:400:500:600:700:0", "::30:3:20:2", "2001:db8:b2:10:1::"]
+    nodes = [
+        (prefix(L32, s1), "End flavors replace-csid", lambda p: model(p, L32).pkt),
+        (prefix(L32, s2), "End flavors replace-csid", lambda p: model(p, L32).pkt),
+        (prefix(L32, s3), "End", end_model),
+    ] + [
+        (f"{i2a(with_bits(NEXT_BLOCK, 48, 63, n))}/64", "End flavors next-csid lblen 48 nflen 16", next_csid_model)
+        for n in (0x400, 0x500, 0x600)
+    ]
+    pkt = bytes(packet(segs, 2, nh=NH_NONE, inner=Raw(payload(20))))
+    hops = []
+    for pfx, action, step in nodes:
+        out = step(pkt)
+        hops.append((pfx, action, pkt, out))
+        pkt = out
+    return hops
+
+
+def test_interop_scenario_1_destinations():
+    hops = scenario_1()
+    dsts = [IPv6(h[2]).dst for h in hops] + [IPv6(hops[-1][3]).dst]
+    assert dsts == ["2001:db8:b2:10:1::", "2001:db8:b2:20:2::3", "2001:db8:b2:30:3::2",
+                    "2001:db8:c0:400:500:600:700:0", "2001:db8:c0:500:600:700::", "2001:db8:c0:600:700::",
+                    "2001:db8:c0:700::"]
+
+
+@pytest.mark.parametrize("hop", range(6))
+def test_interop_scenario_1_at_each_node(run_sr6, hop):
+    pfx, action, at, out = scenario_1()[hop]
+    res = run_sr6(config(*ROUTES, f"ip -6 route add {pfx} encap seg6local action {action} dev eth0"), [rx(IPv6(at))])
+    res.expect(eth1=[txb(out, "eth1")])
+
+
 # ----------------------------------------------------------------------------------------
 # The end of a C-SID sequence followed by an uncompressed SID (S14-S18)
 # ----------------------------------------------------------------------------------------
@@ -382,7 +450,7 @@ def test_empty_slot_hands_over_to_the_next_uncompressed_sid(run_sr6, L, block, c
 @pytest.mark.parametrize("hop", [0, 2, 4])   # index 0 (S1), inside a container, last slot
 @pytest.mark.parametrize("hlim", [1, 0])
 def test_hop_limit_exhausted_is_time_exceeded_quoting_the_packet_as_received(run_sr6, hop, hlim):
-    segs, seen = walk_cases(L32, B32, S32)
+    _, seen = walk_cases(L32, B32, S32)
     at = IPv6(seen[hop])
     at.hlim = hlim
     assert model(bytes(at), L32).kind == "time_exceeded"
@@ -475,7 +543,7 @@ def test_usp_removes_the_srh_at_the_end_of_the_list(run_sr6):
 
 
 def test_usp_leaves_packets_before_the_end_alone(run_sr6):
-    segs, seen = walk_cases(L32, B32, S32)
+    _, seen = walk_cases(L32, B32, S32)
     res = run_sr6(node(L32, L32.sid(B32, S32[5]), flavors="usp,replace-csid"), [rx(IPv6(seen[5]))])
     res.expect(eth1=[txb(model(seen[5], L32).pkt, "eth1")])
 
@@ -520,7 +588,7 @@ def test_without_srh_a_non_zero_index_is_the_upper_layer(run_sr6):
 @pytest.mark.parametrize("action", ["End.X nh6 fc00:13::2", "End.T table 100"])
 @pytest.mark.parametrize("hop", [0, 3, 5])
 def test_end_x_and_end_t_send_the_next_csid_their_way(run_sr6, action, hop):
-    segs, seen = walk_cases(L32, B32, S32)
+    _, seen = walk_cases(L32, B32, S32)
     res = run_sr6(node(L32, L32.sid(B32, S32[hop]), action=action), [rx(IPv6(seen[hop]))])
     res.expect(eth2=[txb(model(seen[hop], L32).pkt, "eth2")])
 
