@@ -49,10 +49,12 @@ pub const TG1_4: Ipv4Addr = Ipv4Addr::new(10, 0, 2, 2);
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Flow {
     /// Destination of the (outer) packet the tester sends: a plain destination for the
-    /// transit behaviours, the SUT's SID for the endpoint behaviours.
+    /// transit behaviours, the SUT's SID for the endpoint behaviours (a C-SID container
+    /// for the NEXT-C-SID rows).
     pub dst6: Option<Ipv6Addr>,
     /// For endpoint behaviours that consume a segment (Segments Left 1: End, End.X,
-    /// End.B6, ...): the next segment (routed back to the tester).
+    /// End.B6, ...): the next segment (routed back to the tester); for the NEXT-C-SID
+    /// rows, the destination once shifted (routed back too).
     pub next_sid: Option<Ipv6Addr>,
     /// Destination of the inner IPv6 packet (decapsulating behaviours) or of the plain
     /// IPv6 packet (transit).
