@@ -134,3 +134,28 @@ def test_sigint_stops_cleanly(sr6_bin, tmp_path):
     assert f"sr6p{p.pid}-" not in names, names
     assert subprocess.run(["pgrep", "-f", f"{ns}-sr6/sut.conf"]).returncode != 0, "sr6 run still running"
     assert not (tmp_path / "res" / "results.json").exists()
+
+
+def test_next_csid_rows(sr6_bin, tmp_path):
+    """The NEXT-C-SID rows (pure uSID frames, `flavors next-csid lblen 32 nflen 16`): the
+    SUT shifts the destination to the next C-SID, routed back to the tester, so frames
+    come back from both forwarders (nothing would: the unshifted container has no route
+    out). The kernel skips End.T-next-csid (it ignores flavours on End.T), saying so."""
+    exp = tmp_path / "exp.yaml"
+    exp.write_text("forwarders: [linux, sr6]\nbehaviors: [End-next-csid, End.X-next-csid, End.T-next-csid]\n"
+                   "trial_duration_s: 0.2\nrepetitions: 1\nprecision: 0.2\nlatency_fraction: 0\n"
+                   "max_load_trial: false\n")
+    p = subprocess.run([str(sr6_bin), "perf", "run", str(exp), "--out", str(tmp_path / "res")],
+                       capture_output=True, text=True, timeout=900)
+    assert p.returncode == 0, p.stderr[-4000:]
+    assert "linux End.T-next-csid: skipped — the kernel accepts flavours on End.T but ignores them" in p.stderr
+    results = json.loads((tmp_path / "res" / "results.json").read_text())
+    got = {(r["forwarder"], r["behavior"]) for r in results}
+    assert got == {("linux", "End-next-csid"), ("linux", "End.X-next-csid"), ("sr6", "End-next-csid"),
+                   ("sr6", "End.X-next-csid"), ("sr6", "End.T-next-csid")}
+    for r in results:
+        # Ethernet 14 + outer IPv6 40 (no SRH) + the 64-byte inner packet.
+        assert r["frame_bytes"] == 118, r["behavior"]
+        rep = r["repetitions"][0]
+        assert 0 < rep["ndr_pps"] <= rep["pdr_pps"] * 1.0000001, (r["forwarder"], r["behavior"])
+        assert any(t["received"] == t["sent"] > 0 for t in rep["trials"]), (r["forwarder"], r["behavior"])

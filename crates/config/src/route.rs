@@ -8,7 +8,7 @@
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
-use sr6_core::behaviour::{by_keyword, Behaviour, Flavor, Param, TABLE};
+use sr6_core::behaviour::{by_keyword, replace_csid, Behaviour, Flavor, Param, TABLE};
 use sr6_core::spec::{
     CsidLengths, CsidPolicy, CsidScheme, Flavors, PathSpec, Prefix, RouteKind, RouteSpec, Seg6Encap, Seg6Mode,
     SidAction, SidParams, SrhParam, MAIN_TABLE,
@@ -581,13 +581,17 @@ fn parse_seg6local<'a>(p: &mut P<'a>, kw: &Tok) -> Result<Encap<'a>, PErr> {
                 once(&mut seen, w)?;
                 flavors = parse_flavors(p.value(w, FLAVOR_LIST)?, d)?;
             }
-            // `flavors next-csid lblen L nflen N` (RFC 9800 §4.1; Linux's syntax).
+            // `flavors next-csid lblen L nflen N` (RFC 9800 §4.1; Linux's syntax), and
+            // the same after `replace-csid` (§4.2; sr6's extension).
             "lblen" | "nflen" => {
                 p.next();
                 once(&mut seen, w)?;
-                let Some(c) = flavors.next_csid.as_mut() else {
-                    return Err(PErr::at(w, format!("`{}` needs the next-csid flavour before it", w.text))
-                        .exp("flavors next-csid lblen L nflen N"));
+                let Some(c) = flavors.next_csid.as_mut().or(flavors.replace_csid.as_mut()) else {
+                    return Err(PErr::at(
+                        w,
+                        format!("`{}` needs the next-csid or replace-csid flavour before it", w.text),
+                    )
+                    .exp("flavors next-csid|replace-csid lblen L nflen N"));
                 };
                 let v = p.value(w, "a length in bits")?;
                 let n = value::u32_of(v, "a length in bits")?;
@@ -611,8 +615,11 @@ fn parse_seg6local<'a>(p: &mut P<'a>, kw: &Tok) -> Result<Encap<'a>, PErr> {
             _ => break,
         }
     }
-    if let (Some(c), Some(v)) = (flavors.next_csid, csid_tok) {
+    if let (Some(c), Some(v)) = (flavors.next_csid, &csid_tok) {
         CsidLengths::new(c.lblen, c.nflen).map_err(|e| PErr::at(v, e).exp(CSID_LENGTHS))?;
+    }
+    if let (Some(c), Some(v)) = (flavors.replace_csid, &csid_tok) {
+        replace_csid::lengths(c.lblen, c.nflen).map_err(|e| PErr::at(v, e).exp(REPLACE_CSID_LENGTHS))?;
     }
     let missing: Vec<String> = d
         .required
@@ -646,8 +653,11 @@ fn parse_srh(p: &mut P, kw: &Tok) -> Result<SrhParam, PErr> {
 /// What `lblen` and `nflen` take.
 const CSID_LENGTHS: &str = "lblen and nflen non-zero multiples of 8, lblen + nflen <= 128";
 
+/// What `lblen` and `nflen` take after `replace-csid`.
+const REPLACE_CSID_LENGTHS: &str = "nflen 16 or 32, lblen a non-zero multiple of 8, lblen + nflen <= 120";
+
 /// What `flavors` takes.
-const FLAVOR_LIST: &str = "psp, usp, usd, next-csid separated by commas";
+const FLAVOR_LIST: &str = "psp, usp, usd, next-csid, replace-csid separated by commas";
 
 fn parse_flavors(t: &Tok, d: &Behaviour) -> Result<Flavors, PErr> {
     let allowed = || {
@@ -678,6 +688,21 @@ fn parse_flavors(t: &Tok, d: &Behaviour) -> Result<Flavors, PErr> {
             return Err(
                 PErr::at_pos(t.line, col, format!("duplicate flavour `{part}`")).exp("each flavour at most once")
             );
+        }
+        // RFC 9800 §4: the argument is either the C-SIDs to come (NEXT-C-SID) or an index
+        // (REPLACE-C-SID), never both.
+        let other = match f {
+            Flavor::NextCsid => Some(Flavor::ReplaceCsid),
+            Flavor::ReplaceCsid => Some(Flavor::NextCsid),
+            _ => None,
+        };
+        if let Some(o) = other.filter(|o| out.has(*o)) {
+            return Err(PErr::at_pos(
+                t.line,
+                col,
+                format!("`{part}` cannot go with `{}` on one SID (RFC 9800 §4.1, §4.2)", o.keyword()),
+            )
+            .exp("one of next-csid, replace-csid"));
         }
         out.set(f);
     }

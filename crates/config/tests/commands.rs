@@ -238,12 +238,12 @@ fn seg6local_every_behaviour() {
 #[test]
 fn seg6local_flavors_count_and_contexts() {
     let a = sid("route add fc00::1/128 encap seg6local action End flavors psp,usd count dev eth0");
-    assert_eq!(a.flavors, Flavors { psp: true, usp: false, usd: true, next_csid: None });
+    assert_eq!(a.flavors, Flavors { psp: true, usp: false, usd: true, next_csid: None, replace_csid: None });
     assert!(a.count);
     let a = sid("route add fc00::1/128 encap seg6local action End.X count flavors usp nh6 fc00::2");
-    assert_eq!(a.flavors, Flavors { psp: false, usp: true, usd: false, next_csid: None });
+    assert_eq!(a.flavors, Flavors { psp: false, usp: true, usd: false, next_csid: None, replace_csid: None });
     let a = sid("route add fc00::1/128 encap seg6local action End.T table 9 flavors usd,psp,usp");
-    assert_eq!(a.flavors, Flavors { psp: true, usp: true, usd: true, next_csid: None });
+    assert_eq!(a.flavors, Flavors { psp: true, usp: true, usd: true, next_csid: None, replace_csid: None });
     // NEXT-C-SID (RFC 9800 §4.1), Linux's defaults and syntax; `show` writes the
     // lengths back as Linux does.
     let a = sid("route add fc00:0:f00::/48 encap seg6local action End flavors next-csid dev eth0");
@@ -255,6 +255,17 @@ fn seg6local_flavors_count_and_contexts() {
     assert!(a.flavors.psp);
     assert_eq!(a.to_string(), "End flavors psp,next-csid lblen 24 nflen 8");
     assert_eq!(sid(&format!("route add fc00::/32 encap seg6local action {a}")).flavors, a.flavors);
+    // REPLACE-C-SID (RFC 9800 §4.2; sr6's extension, same words): defaults 48 and 32.
+    let a = sid("route add 2001:db8:b2:20:1::/80 encap seg6local action End flavors replace-csid dev eth0");
+    assert_eq!((a.flavors.replace_csid, a.flavors.next_csid), (Some(CsidLengths { lblen: 48, nflen: 32 }), None));
+    assert_eq!(a.to_string(), "End flavors replace-csid lblen 48 nflen 32");
+    let a =
+        sid("route add fc00::/80 encap seg6local action End.T table 5 flavors psp,usd,replace-csid nflen 16 lblen 64");
+    assert_eq!(a.flavors.replace_csid, Some(CsidLengths { lblen: 64, nflen: 16 }));
+    assert_eq!(a.to_string(), "End.T table 5 flavors psp,usd,replace-csid lblen 64 nflen 16");
+    assert_eq!(sid(&format!("route add fc00::/80 encap seg6local action {a}")).flavors, a.flavors);
+    let a = sid("route add fc00::/80 encap seg6local action End.X nh6 fc00::2 flavors usp,replace-csid lblen 88");
+    assert_eq!(a.flavors.replace_csid, Some(CsidLengths { lblen: 88, nflen: 32 }));
     // The pair is checked once both are known: 120 + 8 fits, whatever the default.
     let a = sid("route add fc00::/128 encap seg6local action End flavors next-csid lblen 120 nflen 8");
     assert_eq!(a.flavors.next_csid, Some(CsidLengths { lblen: 120, nflen: 8 }));

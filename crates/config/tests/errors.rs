@@ -267,10 +267,10 @@ fn seg6local_errors() {
     assert!(expected(&e).starts_with("End.DX6 allows"), "{e}");
     let src = "route add fc00::9/128 encap seg6local action End flavors psp,next-sid";
     let e = err_at(src, "next-sid");
-    assert_eq!(expected(&e), "psp, usp, usd, next-csid separated by commas");
+    assert_eq!(expected(&e), "psp, usp, usd, next-csid, replace-csid separated by commas");
     // NEXT-C-SID lengths: Linux's rules, after the flavour only.
     let e = err_at("route add fc00::/48 encap seg6local action End lblen 32 flavors next-csid", "lblen");
-    assert_eq!(expected(&e), "flavors next-csid lblen L nflen N");
+    assert_eq!(expected(&e), "flavors next-csid|replace-csid lblen L nflen N");
     let e = err_at("route add fc00::/48 encap seg6local action End flavors psp nflen 16", "nflen");
     assert!(e.message.contains("next-csid"), "{e}");
     let e = err_at("route add fc00::/48 encap seg6local action End flavors next-csid lblen 12", "12");
@@ -283,6 +283,27 @@ fn seg6local_errors() {
     err_last("route add fc00::/48 encap seg6local action End flavors next-csid lblen 16 lblen 16", "lblen");
     let e = err_at("route add fc00::/48 encap seg6local action End.DT6 table 1 flavors next-csid", "next-csid");
     assert!(expected(&e).starts_with("End.DT6 allows"), "{e}");
+    // REPLACE-C-SID (RFC 9800 §4.2, sr6's grammar): never with NEXT-C-SID, 16- or
+    // 32-bit C-SIDs, room for the index.
+    let e =
+        err_last("route add fc00::/80 encap seg6local action End flavors next-csid,psp,replace-csid", "replace-csid");
+    assert!(e.message.contains("cannot go with `next-csid`"), "{e}");
+    assert_eq!(expected(&e), "one of next-csid, replace-csid");
+    let e = err_last(
+        "route add fc00::/80 encap seg6local action End.X nh6 fc00::2 flavors replace-csid,next-csid",
+        "next-csid",
+    );
+    assert!(e.message.contains("cannot go with `replace-csid`"), "{e}");
+    let e = err_last("route add fc00::/80 encap seg6local action End flavors replace-csid nflen 24", "24");
+    assert!(e.message.contains("16 or 32"), "{e}");
+    assert_eq!(expected(&e), "nflen 16 or 32, lblen a non-zero multiple of 8, lblen + nflen <= 120");
+    let e = err_last("route add fc00::/80 encap seg6local action End flavors replace-csid lblen 96", "96");
+    assert!(e.message.contains("index"), "{e}");
+    err_last("route add fc00::/80 encap seg6local action End flavors replace-csid nflen 16 lblen 112", "112");
+    err_at("route add fc00::/80 encap seg6local action End flavors replace-csid lblen 44", "44");
+    let e =
+        err_at("route add fc00::/80 encap seg6local action End.DX6 nh6 fc00::2 flavors replace-csid", "replace-csid");
+    assert!(expected(&e).starts_with("End.DX6 allows"), "{e}");
     let src = "route add fc00::9/128 encap seg6local action End flavors usd,psp,usd";
     let e = err(src);
     assert_eq!(e.col, src.rfind("usd").unwrap() + 1);

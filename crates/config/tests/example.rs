@@ -94,7 +94,7 @@ fn local_sids() {
     let (a, dev) = sid(&s, "fc00:ff::1/128");
     assert_eq!((a.behaviour.keyword, dev.as_deref()), ("End", Some("eth0")));
     let (a, _) = sid(&s, "fc00:ff::2/128");
-    assert_eq!(a.flavors, Flavors { psp: true, usp: true, usd: true, next_csid: None });
+    assert_eq!(a.flavors, Flavors { psp: true, usp: true, usd: true, next_csid: None, replace_csid: None });
     assert!(a.count);
     let (a, _) = sid(&s, "fc00:ff::11/128");
     assert_eq!((a.behaviour.keyword, a.params.oif.as_deref()), ("End.X", Some("eth1")));

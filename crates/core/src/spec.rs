@@ -284,7 +284,8 @@ impl std::fmt::Display for CsidPolicy {
     }
 }
 
-/// `flavors psp,usp,usd,next-csid [lblen L] [nflen N]` (RFC 8986 §4.16, RFC 9800 §4.1).
+/// `flavors psp,usp,usd,next-csid|replace-csid [lblen L] [nflen N]` (RFC 8986 §4.16,
+/// RFC 9800 §4.1, §4.2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Flavors {
     pub psp: bool,
@@ -292,6 +293,9 @@ pub struct Flavors {
     pub usd: bool,
     /// NEXT-C-SID and the lengths that split its C-SID container.
     pub next_csid: Option<CsidLengths>,
+    /// REPLACE-C-SID (an sr6 extension of the grammar) and its lengths; never together
+    /// with `next_csid` (`behaviour::replace_csid`).
+    pub replace_csid: Option<CsidLengths>,
 }
 
 /// The lengths of a NEXT-C-SID container (RFC 9800 §4.1): the Locator-Block (`lblen`)
@@ -329,7 +333,7 @@ impl CsidLengths {
 
 impl Flavors {
     pub fn is_empty(&self) -> bool {
-        !(self.psp || self.usp || self.usd || self.next_csid.is_some())
+        !(self.psp || self.usp || self.usd || self.next_csid.is_some() || self.replace_csid.is_some())
     }
 
     pub fn has(&self, f: Flavor) -> bool {
@@ -338,16 +342,21 @@ impl Flavors {
             Flavor::Usp => self.usp,
             Flavor::Usd => self.usd,
             Flavor::NextCsid => self.next_csid.is_some(),
+            Flavor::ReplaceCsid => self.replace_csid.is_some(),
         }
     }
 
-    /// Sets flavour `f` (NEXT-C-SID with Linux's default lengths if it had none).
+    /// Sets flavour `f` (NEXT-C-SID with Linux's default lengths, REPLACE-C-SID with
+    /// sr6's, if it had none).
     pub fn set(&mut self, f: Flavor) {
         match f {
             Flavor::Psp => self.psp = true,
             Flavor::Usp => self.usp = true,
             Flavor::Usd => self.usd = true,
             Flavor::NextCsid => self.next_csid = Some(self.next_csid.unwrap_or_default()),
+            Flavor::ReplaceCsid => {
+                self.replace_csid = Some(self.replace_csid.unwrap_or(crate::behaviour::replace_csid::DEFAULT_LENGTHS))
+            }
         }
     }
 }

@@ -1,8 +1,9 @@
 //! The experiment file (YAML): which forwarders and behaviours, packet size, trial
 //! duration, repetitions, loss threshold, search precision, CPU placement. Every field
 //! has a default, so an empty file — or no file — is the built-in default experiment:
-//! the SRPerf paper's table (Table I) for both forwarders. Unknown keys are errors
-//! (`serde(deny_unknown_fields)`); [`Experiment::validate`] checks values once.
+//! the SRPerf paper's table (Table I) and the NEXT-C-SID rows for both forwarders.
+//! Unknown keys are errors (`serde(deny_unknown_fields)`); [`Experiment::validate`]
+//! checks values once.
 //! Documented with an example in `examples/perf/experiment.yaml`.
 
 use serde::{Deserialize, Serialize};
@@ -18,7 +19,8 @@ pub struct Experiment {
     /// Behaviours, by name (`ipv6`, `T.Encaps`, `End.DX6`, ...).
     pub behaviors: Vec<String>,
     /// Size of the (inner) IP packet in bytes — SRPerf's "64-byte packets"; endpoint
-    /// behaviours add their 80 bytes of outer IPv6 + SRH on top.
+    /// behaviours add their 80 bytes of outer IPv6 + SRH on top (the NEXT-C-SID rows
+    /// 40, an outer IPv6 header without SRH).
     pub packet_bytes: usize,
     /// Seconds each trial sends for.
     pub trial_duration_s: f64,
@@ -92,6 +94,8 @@ impl Default for Experiment {
                 "End.DT6",
                 "End.DT4",
                 "End.DT46",
+                "End-next-csid",
+                "End.X-next-csid",
             ]
             .iter()
             .map(|s| s.to_string())
@@ -214,7 +218,7 @@ mod tests {
     fn empty_file_is_the_default_experiment() {
         let e = Experiment::from_yaml("", "x.yaml").unwrap();
         assert_eq!(e, Experiment::default());
-        assert_eq!(e.behaviors().unwrap().len(), 13);
+        assert_eq!(e.behaviors().unwrap().len(), 15);
     }
 
     #[test]

@@ -35,7 +35,8 @@ struct Cli {
 #[derive(Subcommand)]
 enum Cmd {
     /// Run an experiment (YAML, see examples/perf/experiment.yaml), or the built-in
-    /// default (the SRPerf paper's table for linux and sr6) without a file. Needs root.
+    /// default (the SRPerf paper's table and the NEXT-C-SID rows for linux and sr6)
+    /// without a file. Needs root.
     /// The sr6 forwarder is the `sr6` binary next to this one, or $SR6_BIN.
     Run {
         /// The experiment file (every key optional).
@@ -44,7 +45,8 @@ enum Cmd {
         #[arg(long, value_delimiter = ',')]
         forwarder: Vec<String>,
         /// Behaviours, overriding the file (e.g. `ipv6,End,T.Encaps`): ipv6, ipv4, T.Insert,
-        /// T.Encaps, T.Encaps.L2 and every endpoint behaviour of `sr6 behaviours`.
+        /// T.Encaps, T.Encaps.L2, every endpoint behaviour of `sr6 behaviours`, and
+        /// End-next-csid, End.X-next-csid, End.T-next-csid (NEXT-C-SID, pure uSID).
         #[arg(long, value_delimiter = ',')]
         behavior: Vec<String>,
         /// Seconds per trial, overriding the file.

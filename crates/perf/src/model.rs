@@ -13,6 +13,9 @@ use sr6_core::behaviour::{Behaviour, Inner, Takes, TABLE};
 /// plain forwarding as the baseline), and every endpoint behaviour of sr6-core's
 /// behaviour table ([`TABLE`], what `sr6 behaviours` lists) by its RFC 8986 keyword.
 ///
+/// Then the compressed-SID rows ([`NEXT_CSID`]): End, End.X and End.T with the
+/// NEXT-C-SID flavour (RFC 9800 §4.1) on pure uSID packets.
+///
 /// Ordered as [`Behavior::all`] lists them; written to files and read back by
 /// [`Behavior::name`] and [`Behavior::parse`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -30,7 +33,30 @@ pub enum Behavior {
     /// An endpoint behaviour: a row of the behaviour table. Its SUT configuration, SID
     /// and traffic are derived from the row (`plan.rs`, `traffic/template.rs`).
     Endpoint(Endpoint),
+    /// An endpoint behaviour with the NEXT-C-SID flavour (RFC 9800 §4.1), sent pure
+    /// uSID packets (no SRH: the C-SIDs to come are in the destination address).
+    NextCsid(&'static CsidFlavour),
 }
+
+/// A compressed-SID row: a behaviour of the table with the NEXT-C-SID flavour
+/// (`flavors next-csid lblen 32 nflen 16`), measured under its own name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct CsidFlavour {
+    /// The behaviour-table keyword (`End.X`).
+    pub keyword: &'static str,
+    /// The row's name in files and reports (`End.X-next-csid`).
+    pub name: &'static str,
+    /// Whether the Linux kernel applies the flavour to this behaviour (it has
+    /// NEXT-C-SID on End and End.X; on End.T it accepts `flavors` and ignores them).
+    pub in_kernel: bool,
+}
+
+/// The NEXT-C-SID rows, in report order.
+pub static NEXT_CSID: [CsidFlavour; 3] = [
+    CsidFlavour { keyword: "End", name: "End-next-csid", in_kernel: true },
+    CsidFlavour { keyword: "End.X", name: "End.X-next-csid", in_kernel: true },
+    CsidFlavour { keyword: "End.T", name: "End.T-next-csid", in_kernel: false },
+];
 
 /// A row of sr6-core's behaviour table ([`TABLE`]), compared and hashed by its keyword
 /// and ordered as the table is. Made only from the table's rows.
@@ -100,12 +126,17 @@ impl std::fmt::Debug for Endpoint {
 const TRANSIT: [Behavior; 5] =
     [Behavior::Ipv6, Behavior::Ipv4, Behavior::TInsert, Behavior::TEncaps, Behavior::TEncapsL2];
 
-static ALL: LazyLock<Vec<Behavior>> =
-    LazyLock::new(|| TRANSIT.into_iter().chain(Endpoint::all().map(Behavior::Endpoint)).collect());
+static ALL: LazyLock<Vec<Behavior>> = LazyLock::new(|| {
+    TRANSIT
+        .into_iter()
+        .chain(Endpoint::all().map(Behavior::Endpoint))
+        .chain(NEXT_CSID.iter().map(Behavior::NextCsid))
+        .collect()
+});
 
 impl Behavior {
-    /// Every behaviour, in the order of reports: the head-end scenarios, then every row
-    /// of the behaviour table in table order.
+    /// Every behaviour, in the order of reports: the head-end scenarios, every row of
+    /// the behaviour table in table order, then the [`NEXT_CSID`] rows.
     pub fn all() -> &'static [Behavior] {
         &ALL
     }
@@ -119,6 +150,7 @@ impl Behavior {
             Behavior::TEncaps => "T.Encaps",
             Behavior::TEncapsL2 => "T.Encaps.L2",
             Behavior::Endpoint(e) => e.keyword(),
+            Behavior::NextCsid(c) => c.name,
         }
     }
 
@@ -136,10 +168,20 @@ impl Behavior {
         Behavior::all().iter().copied().find(|b| b.name().eq_ignore_ascii_case(alias))
     }
 
-    /// The behaviour-table row of an endpoint behaviour (`None`: a head-end scenario).
+    /// The behaviour-table row of an endpoint behaviour, flavoured or not (`None`: a
+    /// head-end scenario).
     pub fn endpoint(self) -> Option<&'static Behaviour> {
         match self {
             Behavior::Endpoint(e) => Some(e.row()),
+            Behavior::NextCsid(c) => sr6_core::behaviour::by_keyword(c.keyword),
+            _ => None,
+        }
+    }
+
+    /// The NEXT-C-SID flavour of a compressed-SID row (`None`: any other behaviour).
+    pub fn next_csid(self) -> Option<&'static CsidFlavour> {
+        match self {
+            Behavior::NextCsid(c) => Some(c),
             _ => None,
         }
     }
@@ -185,6 +227,9 @@ impl Behavior {
     fn rank(self) -> usize {
         match self {
             Behavior::Endpoint(e) => TRANSIT.len() + e.index(),
+            Behavior::NextCsid(c) => {
+                TRANSIT.len() + TABLE.len() + NEXT_CSID.iter().position(|x| x == c).unwrap_or(NEXT_CSID.len())
+            }
             t => TRANSIT.iter().position(|x| *x == t).expect("every other variant is a head-end scenario"),
         }
     }
@@ -445,11 +490,32 @@ mod tests {
             assert!(all.contains(&b), "{}", row.keyword);
             assert_eq!(b.endpoint().map(|r| r.keyword), Some(row.keyword));
         }
-        assert_eq!(all.len(), TRANSIT.len() + TABLE.len());
+        assert_eq!(all.len(), TRANSIT.len() + TABLE.len() + NEXT_CSID.len());
         for (i, b) in all.iter().enumerate() {
             assert_eq!(b.rank(), i, "{}", b.name());
             assert_eq!(b.is_transit(), i < TRANSIT.len(), "{}", b.name());
         }
+    }
+
+    #[test]
+    fn next_csid_rows_are_flavoured_endpoints() {
+        let names: Vec<&str> = Behavior::all().iter().filter(|b| b.next_csid().is_some()).map(|b| b.name()).collect();
+        assert_eq!(names, ["End-next-csid", "End.X-next-csid", "End.T-next-csid"]);
+        for c in &NEXT_CSID {
+            let b = Behavior::parse(c.name).unwrap();
+            assert_eq!(b, Behavior::NextCsid(c));
+            // The row it flavours: that row's traffic shape, and the table allows the flavour.
+            let row = b.endpoint().unwrap();
+            assert_eq!(row.keyword, c.keyword);
+            assert!(row.flavors.contains(&sr6_core::behaviour::Flavor::NextCsid), "{}", c.name);
+            assert_eq!(b.takes(), Some(Takes::Segment));
+            assert!(!b.is_transit() && b.streams() == 1 && !b.inner_ipv4(0));
+            assert_ne!(b, Behavior::parse(c.keyword).unwrap());
+        }
+        assert_eq!(Behavior::parse("end.x-NEXT-csid").unwrap().name(), "End.X-next-csid");
+        let last = *Behavior::all().last().unwrap();
+        assert_eq!(last.name(), "End.T-next-csid");
+        assert!(Behavior::parse("End.DT46").unwrap() < Behavior::parse("End-next-csid").unwrap());
     }
 
     #[test]

@@ -16,6 +16,13 @@
 //! table (`sr6_core::behaviour::TABLE`), whatever the behaviour: one SID per row, its
 //! required parameters given values from this address plan ([`sid_params`]). A new row
 //! is measured without a change here.
+//!
+//! The NEXT-C-SID rows ([`crate::model::NEXT_CSID`], RFC 9800 §4.1) use a compressed
+//! plan of their own, F3216 (Linux's default lengths): the block [`CSID_BLOCK`]
+//! (fc00:0::/32), the SUT's C-SID of each row `0100 + i` (`fc00:0:100::/48` End,
+//! `fc00:0:101::/48` End.X, ...: `flavors next-csid lblen 32 nflen 16`), and two C-SIDs to
+//! come, `0200` and `0300`. The tester sends to `fc00:0:10i:200:300::`; the SUT shifts
+//! the destination to `fc00:0:200:300::`, which it routes to tg1 (`fc00:0:200::/48`).
 
 use std::fmt::Write;
 use std::net::{Ipv4Addr, Ipv6Addr};
@@ -42,10 +49,12 @@ pub const TG1_4: Ipv4Addr = Ipv4Addr::new(10, 0, 2, 2);
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Flow {
     /// Destination of the (outer) packet the tester sends: a plain destination for the
-    /// transit behaviours, the SUT's SID for the endpoint behaviours.
+    /// transit behaviours, the SUT's SID for the endpoint behaviours (a C-SID container
+    /// for the NEXT-C-SID rows).
     pub dst6: Option<Ipv6Addr>,
     /// For endpoint behaviours that consume a segment (Segments Left 1: End, End.X,
-    /// End.B6, ...): the next segment (routed back to the tester).
+    /// End.B6, ...): the next segment (routed back to the tester); for the NEXT-C-SID
+    /// rows, the destination once shifted (routed back too).
     pub next_sid: Option<Ipv6Addr>,
     /// Destination of the inner IPv6 packet (decapsulating behaviours) or of the plain
     /// IPv6 packet (transit).
@@ -68,6 +77,15 @@ pub const SEG2: Ipv6Addr = a6([0xfc00, 0x200, 0, 0, 0, 0, 0, 2]);
 /// The table the lookup behaviours' routes are in (`table 100`, `vrftable 100`).
 pub const TABLE_ID: u32 = 100;
 
+/// The NEXT-C-SID rows' locator block (32 bits) and C-SID length (16 bits).
+pub const CSID_BLOCK: Ipv6Addr = a6([0xfc00, 0, 0, 0, 0, 0, 0, 0]);
+pub const CSID_LBLEN: u8 = 32;
+pub const CSID_NFLEN: u8 = 16;
+/// The SUT's first C-SID (End); the other rows follow it.
+pub const CSID_NODE: u16 = 0x0100;
+/// The C-SIDs to come after the SUT's: the first routed to tg1 (`fc00:0:200::/48`).
+pub const CSID_NEXT: [u16; 2] = [0x0200, 0x0300];
+
 /// The SUT's SID of each endpoint behaviour (`fc00:2::1:<row index>`: one per row of
 /// the behaviour table), and the steered prefix of each transit behaviour.
 pub fn flow(b: Behavior) -> Flow {
@@ -84,13 +102,41 @@ pub fn flow(b: Behavior) -> Flow {
             let sid = a6([0xfc00, 0x2, 0, 0, 0, 0, 1, index]);
             f(Some(sid), (e.row().takes == Takes::Segment).then_some(SEG1))
         }
+        Behavior::NextCsid(_) => {
+            // Block, the SUT's C-SID, the C-SIDs to come; after the shift, the next.
+            let [b0, b1, ..] = CSID_BLOCK.segments();
+            let [n1, n2] = CSID_NEXT;
+            f(Some(a6([b0, b1, csid_node(b), n1, n2, 0, 0, 0])), Some(a6([b0, b1, n1, n2, 0, 0, 0, 0])))
+        }
     }
+}
+
+/// The SUT's C-SID of a NEXT-C-SID row (`CSID_NODE + i` for the i-th row; 0 for any
+/// other behaviour).
+fn csid_node(b: Behavior) -> u16 {
+    let i = crate::model::NEXT_CSID.iter().position(|c| Some(c) == b.next_csid());
+    i.map_or(0, |i| CSID_NODE + i as u16)
+}
+
+/// The /48 locator of a NEXT-C-SID row's SID (`fc00:0:100::/48`).
+fn csid_prefix(b: Behavior) -> String {
+    let [b0, b1, ..] = CSID_BLOCK.segments();
+    format!("{}/{}", a6([b0, b1, csid_node(b), 0, 0, 0, 0, 0]), CSID_LBLEN + CSID_NFLEN)
+}
+
+/// The prefix the shifted destination falls in, routed to tg1 (`fc00:0:200::/48`).
+fn csid_next_prefix() -> String {
+    let [b0, b1, ..] = CSID_BLOCK.segments();
+    format!("{}/{}", a6([b0, b1, CSID_NEXT[0], 0, 0, 0, 0, 0]), CSID_LBLEN + CSID_NFLEN)
 }
 
 /// Why a forwarder cannot run a behaviour (`None`: it can).
 pub fn unsupported(forwarder: &str, b: Behavior) -> Option<String> {
     let row = b.endpoint()?;
     match forwarder {
+        "linux" if b.next_csid().is_some_and(|c| !c.in_kernel) => {
+            Some(format!("the kernel accepts flavours on {} but ignores them", row.keyword))
+        }
         "linux" if !row.in_kernel => Some(format!("the kernel has no {}", row.keyword)),
         "linux" if row.required.contains(&Param::VrfTable) => {
             Some(format!("the kernel's {} needs a VRF device, which this testbed does not create", row.keyword))
@@ -156,14 +202,28 @@ pub fn config(b: Behavior, tg1_mac: &str) -> String {
         Behavior::TEncapsL2 => {
             format!("ip -6 route add {dst}/128 encap seg6 mode l2encap segs {SEG1},{SEG2} dev {DUT1}\n")
         }
-        Behavior::Endpoint(e) => endpoint_lines(e.row(), &dst, tg1_mac),
+        Behavior::Endpoint(e) => endpoint_lines(e.row(), &format!("{dst}/128"), "", tg1_mac),
+        Behavior::NextCsid(_) => match b.endpoint() {
+            Some(row) => {
+                let next = csid_next_prefix();
+                let mut o = format!("ip -6 route add {next} via {TG1_6} dev {DUT1}\n");
+                if row.required.iter().any(|p| matches!(p, Param::Table | Param::VrfTable)) {
+                    let _ = writeln!(o, "ip -6 route add {next} via {TG1_6} dev {DUT1} table {TABLE_ID}");
+                }
+                let flavors = format!(" flavors next-csid lblen {CSID_LBLEN} nflen {CSID_NFLEN}");
+                o.push_str(&endpoint_lines(row, &csid_prefix(b), &flavors, tg1_mac));
+                o
+            }
+            None => String::new(),
+        },
     };
     c.push_str(&line);
     c
 }
 
-/// The lines of an endpoint behaviour: what its parameters need, then its SID `dst`.
-fn endpoint_lines(row: &Behaviour, dst: &str, tg1_mac: &str) -> String {
+/// The lines of an endpoint behaviour: what its parameters need, then its SID `prefix`
+/// (`SID/128`, or a C-SID's /48) with `flavors` (empty, or ` flavors ...`).
+fn endpoint_lines(row: &Behaviour, prefix: &str, flavors: &str, tg1_mac: &str) -> String {
     let params = sid_params(row);
     let mut o = String::new();
     if params.iter().any(|(p, _)| *p == Param::Nh4) {
@@ -182,11 +242,11 @@ fn endpoint_lines(row: &Behaviour, dst: &str, tg1_mac: &str) -> String {
              ip route add 10.100.0.0/24 via {TG1_4} dev {DUT1} table {TABLE_ID}\n"
         );
     }
-    let _ = write!(o, "ip -6 route add {dst}/128 encap seg6local action {}", row.keyword);
+    let _ = write!(o, "ip -6 route add {prefix} encap seg6local action {}", row.keyword);
     for (p, v) in &params {
         let _ = write!(o, " {} {v}", p.keyword());
     }
-    let _ = writeln!(o, " dev {DUT0}");
+    let _ = writeln!(o, "{flavors} dev {DUT0}");
     o
 }
 
@@ -250,6 +310,66 @@ mod tests {
     }
 
     #[test]
+    fn next_csid_rows_shift_towards_the_tester() {
+        let end = "ip -6 route add fc00:0:200::/48 via fc00:b::2 dev dut1\n\
+                   ip -6 route add fc00:0:100::/48 encap seg6local action End \
+                   flavors next-csid lblen 32 nflen 16 dev dut0\n";
+        assert_eq!(line_of("End-next-csid"), end);
+        let x = "ip -6 route add fc00:0:200::/48 via fc00:b::2 dev dut1\n\
+                 ip -6 route add fc00:0:101::/48 encap seg6local action End.X nh6 fc00:b::2 \
+                 flavors next-csid lblen 32 nflen 16 dev dut0\n";
+        assert_eq!(line_of("End.X-next-csid"), x);
+        let t = line_of("End.T-next-csid");
+        assert!(t.contains("ip -6 route add fc00:0:200::/48 via fc00:b::2 dev dut1 table 100\n"), "{t}");
+        assert!(
+            t.ends_with("ip -6 route add fc00:0:102::/48 encap seg6local action End.T table 100 flavors next-csid lblen 32 nflen 16 dev dut0\n"),
+            "{t}"
+        );
+        // The destination: block, the row's C-SID, two to come; shifted once, the
+        // next C-SID is in the prefix routed to tg1.
+        for (name, node) in [("End-next-csid", "100"), ("End.X-next-csid", "101"), ("End.T-next-csid", "102")] {
+            let f = flow(Behavior::parse(name).unwrap());
+            assert_eq!(f.dst6.unwrap().to_string(), format!("fc00:0:{node}:200:300::"), "{name}");
+            assert_eq!(f.next_sid.unwrap().to_string(), "fc00:0:200:300::", "{name}");
+        }
+    }
+
+    /// sr6's pipeline, given each behaviour's configuration, sends the tester's frame
+    /// (the template the tester sends, addressed as on a testbed) out of dut1 to tg1's
+    /// MAC; a NEXT-C-SID row with the destination shifted by one C-SID, hop limit - 1.
+    #[test]
+    fn every_template_comes_back_to_the_tester_through_sr6() {
+        use sr6_core::packet::{PacketBuf, Verdict};
+        use sr6_core::pipeline::Worker;
+        use sr6_core::tables::Tables;
+        let tg1_mac = [0x02, 0, 0, 0, 0, 0x02];
+        for &b in Behavior::all() {
+            let spec = sr6_config::parse_str(&config(b, "02:00:00:00:00:02"), b.name()).unwrap();
+            let (t, _) = Tables::build(&spec).unwrap_or_else(|e| panic!("{}: {}", b.name(), e.message));
+            let (dut0, dut1) = (t.device_id(DUT0).unwrap(), t.device_id(DUT1).unwrap());
+            let a = crate::tester::addressing_with(
+                [[2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 3], [2, 0, 0, 0, 0, 4], tg1_mac],
+                b,
+            );
+            for tpl in crate::traffic::templates(b, &a) {
+                let mut w = Worker::new(&t);
+                let mut p = PacketBuf::new();
+                assert!(p.load(&tpl.frame, dut0));
+                w.process(&t, &mut p);
+                let what = format!("{} stream {}", b.name(), tpl.stream);
+                assert_eq!(p.verdict, Verdict::Tx(dut1), "{what}");
+                assert_eq!(&p.data()[..6], &tg1_mac, "{what}");
+                if let Some(next) = flow(b).next_sid.filter(|_| b.next_csid().is_some()) {
+                    let ip = &p.data()[14..];
+                    assert_eq!((ip[6], ip[7]), (41, 63), "{what}: no SRH, hop limit 64 - 1");
+                    assert_eq!(&ip[24..40], &next.octets(), "{what}: the destination shifted");
+                    assert_eq!(&ip[40..], &tpl.frame[54..], "{what}: the inner packet as sent");
+                }
+            }
+        }
+    }
+
+    #[test]
     fn sids_and_next_segments_follow_the_table() {
         for (i, row) in sr6_core::behaviour::TABLE.iter().enumerate() {
             let f = flow(Behavior::parse(row.keyword).unwrap());
@@ -269,13 +389,28 @@ mod tests {
         let extensions: Vec<&str> =
             sr6_core::behaviour::TABLE.iter().filter(|r| !r.in_kernel).map(|r| r.keyword).collect();
         assert!(extensions.contains(&"End.B6.Encaps.Red"), "{extensions:?}");
-        let vrf_or_extension = |n: &&str| ["End.DT4", "End.DT46"].contains(n) || extensions.contains(n);
+        let vrf_or_extension =
+            |n: &&str| ["End.DT4", "End.DT46", "End.T-next-csid"].contains(n) || extensions.contains(n);
         assert!(no.iter().all(vrf_or_extension), "{no:?}");
-        assert_eq!(no.len(), 2 + extensions.len(), "{no:?}");
-        for b in ["ipv6", "ipv4", "T.Encaps", "End", "End.X", "End.T", "End.DX6", "End.DT6", "End.B6"] {
+        assert_eq!(no.len(), 3 + extensions.len(), "{no:?}");
+        for b in [
+            "ipv6",
+            "ipv4",
+            "T.Encaps",
+            "End",
+            "End.X",
+            "End.T",
+            "End.DX6",
+            "End.DT6",
+            "End.B6",
+            "End-next-csid",
+            "End.X-next-csid",
+        ] {
             assert_eq!(unsupported("linux", Behavior::parse(b).unwrap()), None, "{b}");
         }
         assert!(unsupported("linux", Behavior::parse("End.DT4").unwrap()).unwrap().contains("VRF device"));
+        let t = unsupported("linux", Behavior::parse("End.T-next-csid").unwrap()).unwrap();
+        assert_eq!(t, "the kernel accepts flavours on End.T but ignores them");
         for kw in extensions {
             assert_eq!(unsupported("linux", Behavior::parse(kw).unwrap()).unwrap(), format!("the kernel has no {kw}"));
         }

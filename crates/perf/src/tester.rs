@@ -57,20 +57,27 @@ fn mac(s: &str) -> Result<[u8; 6], String> {
 
 /// The template addresses of behaviour `b` on testbed `tb`.
 pub fn addressing(tb: &Testbed, b: Behavior) -> Result<Addressing, String> {
+    let macs = [mac(&tb.tg0_mac)?, mac(&tb.dut0_mac)?, mac(&tb.dut1_mac)?, mac(&tb.tg1_mac)?];
+    Ok(addressing_with(macs, b))
+}
+
+/// The template addresses of behaviour `b` given the MACs of tg0, dut0, dut1 and tg1.
+pub fn addressing_with(macs: [[u8; 6]; 4], b: Behavior) -> Addressing {
     let f = plan::flow(b);
     let transit = b.is_transit();
-    Ok(Addressing {
-        tg0_mac: mac(&tb.tg0_mac)?,
-        dut0_mac: mac(&tb.dut0_mac)?,
-        dut1_mac: mac(&tb.dut1_mac)?,
-        tg1_mac: mac(&tb.tg1_mac)?,
+    let [tg0_mac, dut0_mac, dut1_mac, tg1_mac] = macs;
+    Addressing {
+        tg0_mac,
+        dut0_mac,
+        dut1_mac,
+        tg1_mac,
         src6: TG0_6,
         src4: plan::TG0_4,
         dst6: if transit { f.dst6.unwrap_or(plan::DST6) } else { f.inner6 },
         dst4: f.inner4,
         sid: f.dst6.unwrap_or(Ipv6Addr::UNSPECIFIED),
         next_sid: f.next_sid.unwrap_or(plan::SEG2),
-    })
+    }
 }
 
 /// Opens the tester for `b` on `tb` (the [`crate::run::TesterFactory`] of `sr6 perf`).

@@ -119,6 +119,10 @@ for p in rdpcap(sys.argv[1]):
             d["inner_eth"] = {"dst": ie.dst, "src": ie.src, "type": ie.type}
             inner = ie.payload
         d["ip"] = ip_info(inner)
+    elif isinstance(l3, IPv6) and l3.nh == 41:
+        # Pure uSID (NEXT-C-SID rows): outer IPv6 straight over the inner packet.
+        d["outer"] = {"plen": l3.plen, "src": l3.src, "dst": l3.dst, "hlim": l3.hlim, "size": 40 + l3.plen}
+        d["ip"] = ip_info(l3.payload)
     else:
         d["ip"] = ip_info(l3)
     print(json.dumps(d))
@@ -206,6 +210,11 @@ fn templates_decode_with_scapy() {
         assert_eq!(o["size"], d["len"].as_u64().unwrap() - 14, "outer payload length: {what}");
         assert_eq!(o["src"], a.src6.to_string(), "{what}");
         assert_eq!(o["dst"], a.sid.to_string(), "the active SID is the SUT's: {what}");
+        if b.next_csid().is_some() {
+            assert!(d.get("srh").is_none(), "pure uSID: {what}");
+            assert_eq!(o["hlim"], 64, "{what}");
+            continue;
+        }
         let s = &d["srh"];
         assert_eq!(
             (s["type"].as_u64(), s["len"].as_u64(), s["lastentry"].as_u64()),

@@ -530,6 +530,9 @@ fn next_csid_fast_paths_are_taken() {
         ("fc00:60:7e:3::", true),
         ("fc61:e:2::", true),
         ("fc62::ee02", true),
+        ("fc63::e:2:0:0", true),
+        ("fc64:6500::", true),
+        ("fc63::e:0:0:0", false),
         ("fc00:60:e::", false),
         ("fc00:60:e7:2::", false),
     ] {
@@ -947,5 +950,31 @@ fn hop_by_hop_frames_take_the_general_path_and_are_judged_by_their_options() {
     // Without the header the same frames are the fast path's: the test sees both ways.
     for f in [&transit, &end, &encap] {
         assert_eq!(run(&t, true, f, 0).1.fast_hits, 1);
+    }
+}
+
+/// REPLACE-C-SID (RFC 9800 §4.2) is the general path's: End, End.X and End.T with the
+/// flavour (PSP too) are never taken by the fast path, whose results are the same.
+#[test]
+fn replace_csid_stays_on_the_general_path() {
+    let extra = "ip -6 route add 2001:db8::/32 via fc00:12::2 dev eth1\n\
+        ip -6 route add 2001:db8:b2:10:1::/80 encap seg6local action End flavors replace-csid dev eth1\n\
+        ip -6 route add 2001:db8:b2:10:2::/80 encap seg6local action End.X nh6 fc00:23::3 flavors replace-csid dev eth2\n\
+        ip -6 route add 2001:db8:b2:10:3::/80 encap seg6local action End.T table 100 flavors replace-csid dev eth1\n\
+        ip -6 route add 2001:db8:b2:10:4::/80 encap seg6local action End flavors psp,replace-csid dev eth1\n";
+    let t = Tables::build(&sr6_config::parse_str(&format!("{CONFIG}{extra}"), "fast.conf").unwrap()).unwrap().0;
+    let udp: &[u8] = &[0, 1, 0, 2, 0, 12, 0, 0, 9, 9, 9, 9];
+    for n in 1..=4 {
+        for index in 0..4 {
+            let d = format!("2001:db8:b2:10:{n}::{index}");
+            let container = "0:0:0:0:30:3:20:2";
+            for sl in [0, 1] {
+                let f = frame("fc00:9::1", &d, 64, Some((&[container, &d], sl, 17)), udp);
+                let (b, w) = run(&t, true, &f, 0);
+                assert_eq!(w.fast_hits, 0, "{d} SL {sl}");
+                assert!(!matches!(b.verdict, sr6_core::packet::Verdict::Pending), "{d}");
+                same(&t, &f, 0).unwrap();
+            }
+        }
     }
 }

@@ -1,9 +1,12 @@
 //! End, End.X and End.T (RFC 8986 §4.1-§4.3) with the flavours PSP, USP and USD
 //! (§4.16): consume a segment and forward by the main table (End), to a next hop (End.X)
 //! or by another table (End.T); at the last segment, the upper-layer rules of §4.1.1.
+//! Their C-SID flavours live in [`next_csid`] and [`replace_csid`].
 
 use super::next::FastNext;
-use super::{decap, endpoint, next_csid, segment, Arrival, Behaviour, Flavor, Next, Param, Takes, END_FLAVORS};
+use super::{
+    decap, endpoint, next_csid, replace_csid, segment, Arrival, Behaviour, Flavor, Next, Param, Takes, END_FLAVORS,
+};
 use crate::packet::PacketBuf;
 use crate::spec::SidAction;
 use crate::tables::fast_route::{resolve, route_into, route_to};
@@ -50,13 +53,17 @@ pub static END_T: Behaviour = Behaviour {
     input: input_end_t,
 };
 
-fn build_end(_: &mut SidBuilder, a: &SidAction) -> Result<SidState, BuildError> {
+fn build_end(b: &mut SidBuilder, a: &SidAction) -> Result<SidState, BuildError> {
+    one_csid_flavour(b, a)?;
     Ok(SidState { table: Tables::MAIN, fast: fast_kind(a, Tables::MAIN), ..SidState::default() })
 }
 
 fn build_end_x(b: &mut SidBuilder, a: &SidAction) -> Result<SidState, BuildError> {
+    one_csid_flavour(b, a)?;
     let nh = b.next_hop6(a)?;
     let fast = match (a.flavors.next_csid, a.flavors.psp) {
+        // REPLACE-C-SID is the general path's.
+        _ if a.flavors.replace_csid.is_some() => FastSid::NO,
         (None, false) => FastSid::to(FastKind::EndX, nh),
         (None, true) => FastSid::to(FastKind::EndXPsp, nh),
         // NEXT-C-SID with PSP is the general path's.
@@ -67,13 +74,27 @@ fn build_end_x(b: &mut SidBuilder, a: &SidAction) -> Result<SidState, BuildError
 }
 
 fn build_end_t(b: &mut SidBuilder, a: &SidAction) -> Result<SidState, BuildError> {
+    one_csid_flavour(b, a)?;
     let table = b.table_of(a);
     Ok(SidState { table, fast: fast_kind(a, table), ..SidState::default() })
 }
 
+/// NEXT-C-SID and REPLACE-C-SID give the argument two meanings (RFC 9800 §4.1, §4.2):
+/// one SID has at most one of them. (The parser refuses the pair too; this covers a
+/// specification built otherwise.)
+fn one_csid_flavour(b: &SidBuilder, a: &SidAction) -> Result<(), BuildError> {
+    if a.flavors.next_csid.is_some() && a.flavors.replace_csid.is_some() {
+        return Err(b.error("next-csid and replace-csid cannot both be flavours of one SID"));
+    }
+    Ok(())
+}
+
 /// The fast step of End, and End.T of `table`: End.T of the main table is End.
 fn fast_kind(a: &SidAction, table: u32) -> FastSid {
-    if a.flavors.next_csid.is_some() {
+    if a.flavors.replace_csid.is_some() {
+        // REPLACE-C-SID is the general path's.
+        FastSid::NO
+    } else if a.flavors.next_csid.is_some() {
         // NEXT-C-SID with PSP is the general path's.
         if a.flavors.psp {
             FastSid::NO
@@ -100,6 +121,10 @@ fn input_end_t(_: &Tables, p: &mut PacketBuf, sid: &Sid, a: &Arrival) -> Next {
 }
 
 fn lookup(p: &mut PacketBuf, sid: &Sid, a: &Arrival, table: u32) -> Next {
+    if let Some(c) = sid.action.flavors.replace_csid {
+        // RFC 9800 §4.2.1 (End), §4.2.3 (End.T).
+        return replace_csid::input(p, sid, a, c, Deliver::Lookup(table));
+    }
     match a {
         // RFC 9800 §4.1.1 S02-S08.
         Arrival::NextCsid(c) => match next_csid::advance(p, *c) {
@@ -117,6 +142,10 @@ fn lookup(p: &mut PacketBuf, sid: &Sid, a: &Arrival, table: u32) -> Next {
 /// RFC 8986 §4.2: the next segment, then the SID's next hop.
 fn input_end_x(_: &Tables, p: &mut PacketBuf, sid: &Sid, a: &Arrival) -> Next {
     let Some(nh) = sid.state.nh else { return Next::drop(crate::drop::DropReason::NoRoute) };
+    if let Some(c) = sid.action.flavors.replace_csid {
+        // RFC 9800 §4.2.2.
+        return replace_csid::input(p, sid, a, c, Deliver::Xconnect(nh));
+    }
     match a {
         Arrival::NextCsid(c) => match next_csid::advance(p, *c) {
             Ok(()) => Next::Xconnect6 { nh, forward: false },

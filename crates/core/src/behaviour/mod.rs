@@ -9,7 +9,8 @@
 //! family) lives in one module that owns its rows and everything about them:
 //!
 //! - [`end`]: End, End.X, End.T and their flavours PSP, USP, USD (§4.1-§4.3, §4.16)
-//!   and NEXT-C-SID ([`next_csid`], RFC 9800 §4.1);
+//!   NEXT-C-SID ([`next_csid`], RFC 9800 §4.1) and REPLACE-C-SID ([`replace_csid`],
+//!   §4.2);
 //! - [`end_dx2`], [`end_dx4`], [`end_dx6`], [`end_dt4`], [`end_dt6`], [`end_dt46`]: the
 //!   decapsulating behaviours (§4.4-§4.9);
 //! - [`binding`]: End.B6 (Linux's insertion), End.B6.Encaps, End.B6.Encaps.Red (§4.13,
@@ -43,6 +44,7 @@ pub mod hmac_check;
 pub mod next;
 pub mod next_csid;
 mod params;
+pub mod replace_csid;
 pub mod segment;
 
 pub use endpoint::Arrival;
@@ -124,9 +126,9 @@ impl std::fmt::Debug for Behaviour {
     }
 }
 
-/// The flavours of the End family: PSP, USP, USD (RFC 8986 §4.16) and NEXT-C-SID
-/// (RFC 9800 §4.1).
-const END_FLAVORS: &[Flavor] = &[Flavor::Psp, Flavor::Usp, Flavor::Usd, Flavor::NextCsid];
+/// The flavours of the End family: PSP, USP, USD (RFC 8986 §4.16), NEXT-C-SID and
+/// REPLACE-C-SID (RFC 9800 §4.1, §4.2).
+const END_FLAVORS: &[Flavor] = &[Flavor::Psp, Flavor::Usp, Flavor::Usd, Flavor::NextCsid, Flavor::ReplaceCsid];
 
 /// The table. Order is the order of `sr6 behaviours` output.
 pub static TABLE: &[&Behaviour] = &[
@@ -175,7 +177,9 @@ mod tests {
     #[test]
     fn flavours_follow_rfc8986_4_16() {
         // "The PSP, USP, and USD flavors are variants of the End, End.X, and End.T
-        // behaviors" — and of no other; so is NEXT-C-SID (RFC 9800 §4.1).
+        // behaviors" — and of no other; so are NEXT-C-SID and REPLACE-C-SID here (RFC
+        // 9800 §4.1, §4.2 define them on End.B6.Encaps and others too; sr6 has them on
+        // the End family only).
         for b in TABLE {
             let variant = ["End", "End.X", "End.T"].contains(&b.keyword);
             for f in Flavor::ALL {

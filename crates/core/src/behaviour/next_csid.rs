@@ -9,8 +9,8 @@
 use super::Next;
 use crate::packet::PacketBuf;
 use crate::spec::CsidLengths;
-use crate::tables::fast_route::{resolve, route_to};
-use crate::tables::{Device, FastKind, FastSid, Out, Tables};
+use crate::tables::fast_route::{resolve, route_in, route_to};
+use crate::tables::{Device, FastKind, FastSid, Fib, Hop, Out, Tables};
 use sr6_wire::fixed::{FrameFixed, Ipv6Fixed, ETH_IPV6_LEN};
 use sr6_wire::Ipv6Packet;
 
@@ -107,6 +107,62 @@ pub(crate) fn fast(t: &Tables, dev: &Device, f: &mut [u8], i: usize, s: FastSid)
     Some(out)
 }
 
+/// The mask of a Locator-Block of `lblen` <= 64 bits in the address's first 64 bits
+/// (for [`shifted_under`]).
+pub(crate) fn block_mask_hi(lblen: u8) -> u64 {
+    u64::MAX.checked_shr(u32::from(lblen)).map_or(u64::MAX, |v| !v)
+}
+
+/// [`has_argument`] and [`shifted`] for a block of at most 64 bits given as its mask
+/// `mask` in the address's first 64 bits and a C-SID of `nf` bits, 8 <= nf < 64 (the
+/// lengths [`Hop::csid`] takes), on the address's halves: the bits after the block,
+/// shifted, are the argument, so S01 tests them. `None` for an argument of zero.
+#[inline(always)]
+pub(crate) fn shifted_under(dst: u128, mask: u64, nf: u32) -> Option<u128> {
+    // (The shift told to be under 64 compiles to a double shift and a shift.)
+    let sh = dst << (nf & 63);
+    let arg_hi = (sh >> 64) as u64 & !mask;
+    let arg_lo = sh as u64;
+    if arg_hi | arg_lo == 0 {
+        return None;
+    }
+    Some(u128::from(((dst >> 64) as u64 & mask) | arg_hi) << 64 | u128::from(arg_lo))
+}
+
+/// The fast step of a pure uSID packet (no SRH) whose route lookup found the [`Hop`] of
+/// a NEXT-C-SID End, End.T or End.X SID ([`Hop::csid`]): `pipeline::fast::try6` has
+/// checked the frame as for transit (version, length, hop limit above 1, no Hop-by-Hop
+/// header, a source to forward from) and hands over `h`, the Ethernet + IPv6 header,
+/// with its destination `dst`. RFC 9800 §4.1.1 S01 and S05-S08 with the lengths and the
+/// SID's word read from the hop — no other table is read before the next lookup —, the
+/// header rewritten once the packet is routed. Returns the output device and the SID's
+/// index (to count it), or `None` with the frame untouched: an argument of zero (the
+/// ordinary behaviour, upper-layer processing) or a destination that is no plain route.
+#[inline(always)]
+pub(crate) fn fast_hop(
+    t: &Tables,
+    main: &Fib,
+    h: &mut [u8; ETH_IPV6_LEN],
+    hop: &Hop,
+    dst: u128,
+) -> Option<(Out, usize)> {
+    let (x, arg, i, mask, nf) = hop.csid_parts();
+    let new = shifted_under(dst, mask, nf)?;
+    // End.X to its next hop; End in `main` (the lookup's own FIB, in hand), End.T in its table.
+    let (out, eth) = if x {
+        resolve(t, FastSid::new(FastKind::EndXCsid, arg).next_hop(), new)?
+    } else if arg == Tables::MAIN {
+        route_in(t, main, new)?
+    } else {
+        route_to(t, arg, new)?
+    };
+    // S07, and the addresses of the next hop.
+    h.decrement_hop_limit();
+    h.set_dst_bytes(&new.to_be_bytes());
+    h.set_addrs(eth);
+    Some((out, i))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -144,6 +200,26 @@ mod tests {
                 assert_eq!(shifted(d, c), u128::from_be_bytes(b), "lblen {lb} nflen {nf}");
                 let arg_zero = d.to_be_bytes()[lo + fo..].iter().all(|x| *x == 0);
                 assert_eq!(has_argument(d, c), !arg_zero, "lblen {lb} nflen {nf}");
+            }
+        }
+    }
+
+    #[test]
+    fn halves_agree_with_the_whole_address() {
+        // `shifted_under` (the fast path's) against `has_argument` and `shifted` for
+        // every length pair it takes, on addresses with arguments of every size.
+        let mut x: u128 = 0x2001_0db8_1122_3344_5566_7788_99aa_bbcc;
+        for lb in (8..=64u8).step_by(8) {
+            for nf in (8..64u8).step_by(8) {
+                let c = CsidLengths::new(lb, nf).unwrap();
+                let mask = block_mask_hi(lb);
+                for cut in 0..=128u32 {
+                    // An argument ending `cut` bits from the end (all zero at 128).
+                    x = x.rotate_left(37) ^ 0x9e37_79b9_7f4a_7c15;
+                    let d = x.checked_shr(cut).map_or(0, |v| v << cut) | (x & !(u128::MAX >> (lb + nf)));
+                    let want = has_argument(d, c).then(|| shifted(d, c));
+                    assert_eq!(shifted_under(d, mask, u32::from(nf)), want, "{lb}/{nf} {d:x}");
+                }
             }
         }
     }

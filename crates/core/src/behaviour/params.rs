@@ -100,19 +100,21 @@ impl Param {
     }
 }
 
-/// A flavour of RFC 8986 §4.16, or NEXT-C-SID (RFC 9800 §4.1).
+/// A flavour of RFC 8986 §4.16, or NEXT-C-SID / REPLACE-C-SID (RFC 9800 §4.1, §4.2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Flavor {
     Psp,
     Usp,
     Usd,
     NextCsid,
+    /// An sr6 extension of the kernel's grammar (no kernel has REPLACE-C-SID).
+    ReplaceCsid,
 }
 
 impl Flavor {
     /// Every flavour, in Linux's order (its `SEG6_LOCAL_FLV_OP_*` bits), which is the
-    /// order `show` lists them in.
-    pub const ALL: [Flavor; 4] = [Flavor::Psp, Flavor::Usp, Flavor::Usd, Flavor::NextCsid];
+    /// order `show` lists them in; REPLACE-C-SID, which Linux lacks, last.
+    pub const ALL: [Flavor; 5] = [Flavor::Psp, Flavor::Usp, Flavor::Usd, Flavor::NextCsid, Flavor::ReplaceCsid];
 
     pub fn keyword(self) -> &'static str {
         match self {
@@ -120,6 +122,7 @@ impl Flavor {
             Flavor::Usp => "usp",
             Flavor::Usd => "usd",
             Flavor::NextCsid => "next-csid",
+            Flavor::ReplaceCsid => "replace-csid",
         }
     }
 }
@@ -136,8 +139,9 @@ impl SidAction {
         if !fl.is_empty() {
             let _ = write!(o, " flavors {}", fl.join(","));
         }
-        // Linux shows the lengths whenever NEXT-C-SID is on, defaults included.
-        if let Some(c) = self.flavors.next_csid {
+        // Linux shows the lengths whenever NEXT-C-SID is on, defaults included; so does
+        // sr6 for REPLACE-C-SID (the two never go together).
+        if let Some(c) = self.flavors.next_csid.or(self.flavors.replace_csid) {
             let _ = write!(o, " lblen {} nflen {}", c.lblen, c.nflen);
         }
         o.trim_start().to_string()

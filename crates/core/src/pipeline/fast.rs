@@ -180,6 +180,13 @@ pub fn try6<const REQUIRE_HMAC: bool>(t: &Tables, c: &mut Counters, from: Ingres
             if code & !Fib::HOP_INDEX == Fib::POLICY {
                 return policy(t, c, p, code & Fib::HOP_INDEX).into();
             }
+            // A pure uSID packet for a NEXT-C-SID End, End.T or End.X: the hop holds
+            // all its step needs.
+            if code & !Fib::HOP_INDEX == Fib::CSID {
+                let Some((out, i)) = next_csid::fast_hop(t, main, h, hop, dst) else { return Fast::General };
+                c.sids.count_frame(i as u16, len as u64);
+                return Fast::Tx(out);
+            }
             let Some(r) = main.route_of_entry(dst, e.unwrap_or_else(|| main.lpm6.lookup_entry(dst))) else {
                 return Fast::General;
             };

@@ -7,8 +7,8 @@ use std::net::{IpAddr, Ipv6Addr};
 use rustc_hash::FxHashMap;
 
 use super::{
-    eth_addrs, neigh_key, Adjacency, Device, FastDevs, FastSid, Fib, Group, HmacKeys, NextHop, Policy, Rewrite, Route,
-    Sid, SidBuilder, Tables,
+    eth_addrs, neigh_key, Adjacency, Device, FastDevs, FastKind, FastSid, Fib, Group, HmacKeys, Hop, NextHop, Policy,
+    Rewrite, Route, Sid, SidBuilder, Tables,
 };
 use crate::exact::ExactMap;
 use crate::hmac::HmacKey;
@@ -569,8 +569,9 @@ impl<'a> Builder<'a> {
         tables.policy_out = policy_out;
         // The fast path reads a /128 SID's FastSid from the exact-table slot it finds.
         let fast_sids = &tables.fast_sids;
+        let sid_hops = csid_hops(&tables.sids, fast_sids);
         for fib in tables.fibs.iter_mut() {
-            fib.set_hops(&tables.adjacencies);
+            fib.set_hops(&tables.adjacencies, &sid_hops);
             fib.set_words(|r| match r {
                 Route::Sid(i) => fast_sids.get(i as usize).copied().unwrap_or(FastSid::NO).pack(i),
                 _ => FastSid::NOT_SID,
@@ -586,6 +587,24 @@ impl From<NextHop> for Route {
     fn from(n: NextHop) -> Route {
         Route::Forward(n)
     }
+}
+
+/// The route lookup's [`Hop`] of each SID, by index: for a NEXT-C-SID End, End.T or
+/// End.X the fast path handles, the lengths and its word ([`Hop::csid`]) — when an
+/// argument can follow the C-SID (`lblen + nflen < 128`; otherwise the SID never shifts
+/// and is an ordinary one) —, else none.
+fn csid_hops(sids: &[Sid], fast_sids: &[FastSid]) -> Vec<Hop> {
+    sids.iter()
+        .zip(fast_sids)
+        .enumerate()
+        .map(|(i, (s, f))| match s.action.flavors.next_csid {
+            // (A fast kind only for an index under `counters::FIXED`.)
+            Some(c) if f.is(FastKind::EndCsid) || f.is(FastKind::EndXCsid) => {
+                Hop::csid(*f, i as u16, c).unwrap_or_default()
+            }
+            _ => Hop::default(),
+        })
+        .collect()
 }
 
 fn check_family(p: Prefix, via: IpAddr, line: Line) -> Result<(), BuildError> {

@@ -51,7 +51,12 @@ pub(crate) fn is_gateway(h: &Hop) -> bool {
 /// The adjacency FIB `table` sends `dst` to, if that is a plain route.
 #[inline(always)]
 pub(crate) fn route_to(t: &Tables, table: u32, dst: u128) -> Option<(Out, EthAddrs)> {
-    let fib = t.fibs.get(table as usize)?;
+    route_in(t, t.fibs.get(table as usize)?, dst)
+}
+
+/// [`route_to`] in `fib`.
+#[inline(always)]
+pub(crate) fn route_in(t: &Tables, fib: &Fib, dst: u128) -> Option<(Out, EthAddrs)> {
     // The usual case, a gateway route found in one hash probe, first. Both ways end on
     // the hop, read once after they meet.
     let hop = match fib.lpm6.hash_hit(dst) {

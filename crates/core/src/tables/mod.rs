@@ -96,12 +96,44 @@ pub enum Route {
 /// [`Fib::lpm4`], kept in the LPM's hash slot itself): [`Fib::GATEWAY`] alone (so that
 /// one compare tells it), with the adjacency's device and Ethernet header, for a route
 /// through a gateway whose neighbour is known; [`Fib::POLICY`] + the policy index for a head-end policy;
+/// [`Fib::CSID`] for a SID with the NEXT-C-SID flavour the fast path shifts ([`Hop::csid`]);
 /// else 0.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Hop {
     pub code: u32,
     pub dev: DevId,
     pub eth: [u8; 12],
+}
+
+impl Hop {
+    /// The hop of a prefix SID with the NEXT-C-SID flavour of lengths `c` whose fast
+    /// step is `f` (kind EndCsid or EndXCsid) and whose index is `i`, so that the route
+    /// lookup of a pure uSID packet finds all the fast path needs
+    /// (`behaviour::next_csid::fast_hop`): the kind's bit and the argument in the code
+    /// after [`Fib::CSID`], the index as the device, and in the bytes a gateway's
+    /// Ethernet header takes, the mask of the Locator-Block in the address's first 64
+    /// bits and the C-SID length. Only for a block of at most 64 bits and a C-SID of
+    /// less than 64 (the usual formats, F3216 first; the others' packets take the
+    /// general fast step) with an argument under 2^24: `None` otherwise.
+    pub(crate) fn csid(f: FastSid, i: u16, c: crate::spec::CsidLengths) -> Option<Hop> {
+        if c.lblen > 64 || c.nflen >= 64 || f.arg >= 1 << 24 {
+            return None;
+        }
+        let x = u32::from(f.is(FastKind::EndXCsid)) << 24;
+        let mut eth = [0; 12];
+        eth[..8].copy_from_slice(&crate::behaviour::next_csid::block_mask_hi(c.lblen).to_le_bytes());
+        eth[8] = c.nflen;
+        Some(Hop { code: Fib::CSID | x | f.arg, dev: i, eth })
+    }
+
+    /// What [`Hop::csid`] stored: whether the SID is an End.X, its argument (FIB or
+    /// next hop), its index, the block's mask in the first 64 bits, the C-SID length.
+    #[inline(always)]
+    pub(crate) fn csid_parts(&self) -> (bool, u32, usize, u64, u32) {
+        let [m0, m1, m2, m3, m4, m5, m6, m7, nf, ..] = self.eth;
+        let mask = u64::from_le_bytes([m0, m1, m2, m3, m4, m5, m6, m7]);
+        (self.code & 1 << 24 != 0, self.code & 0xff_ffff, usize::from(self.dev), mask, u32::from(nf))
+    }
 }
 
 /// The IPv6 LPM of a FIB.
@@ -133,6 +165,7 @@ impl Fib {
     /// `lpm4` ([`Lpm::lookup_aux`]).
     pub(crate) const GATEWAY: u32 = 1 << 28;
     pub(crate) const POLICY: u32 = 2 << 28;
+    pub(crate) const CSID: u32 = 3 << 28;
     pub(crate) const HOP_INDEX: u32 = (1 << 28) - 1;
 
     #[inline(always)]
@@ -213,11 +246,15 @@ impl Fib {
     }
 
     /// Sets the [`Hop`]s of gateway routes (their adjacencies' devices and Ethernet
-    /// headers) and policies.
-    pub(crate) fn set_hops(&mut self, adjacencies: &[Adjacency]) {
+    /// headers), policies, and SID routes (`sid_hops`, by SID index: what the fast path
+    /// needs of a SID it handles on the route lookup's hop alone).
+    pub(crate) fn set_hops(&mut self, adjacencies: &[Adjacency], sid_hops: &[Hop]) {
         let mut lpm6 = std::mem::take(&mut self.lpm6);
         let mut lpm4 = std::mem::take(&mut self.lpm4);
-        lpm6.set_aux(|r| self.hop(r, adjacencies));
+        lpm6.set_aux(|r| match *r {
+            Route::Sid(i) => sid_hops.get(i as usize).copied().unwrap_or_default(),
+            _ => self.hop(r, adjacencies),
+        });
         lpm4.set_aux(|r| self.hop(r, adjacencies));
         self.lpm6 = lpm6;
         self.lpm4 = lpm4;

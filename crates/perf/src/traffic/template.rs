@@ -27,6 +27,7 @@
 //! | inner IPv4: End.DX4, End.DT4           | Eth 14 + IPv6 40 + SRH(2 SIDs, SL 0) 40 + IPv4 64  |   158 |
 //! | inner IP: End.DT46 (even stream / odd) | as inner IPv6 / as inner IPv4                      |   158 |
 //! | inner Ethernet: End.DX2                | Eth 14 + IPv6 40 + SRH(SL 0) 40 + Eth 14 + IPv6 64 |   172 |
+//! | NEXT-C-SID: End-next-csid, End.X-...   | Eth 14 + IPv6 40 (no SRH) + IPv6 64                |   118 |
 //!
 //! # The frames
 //!
@@ -55,6 +56,10 @@
 //!   * An inner IPv4-or-IPv6 packet (End.DT46, [`Behavior::mixed`]): the inner family
 //!     follows the stream id's parity (even: IPv6, odd: IPv4), so streams 0 and 1
 //!     make the behaviour's mixed traffic ([`templates`]).
+//! * Pure uSID encapsulation (the NEXT-C-SID rows, [`Behavior::next_csid`]; RFC 9800
+//!   §4.1): outer IPv6 `src6 -> sid`, hop limit 64, Next Header 41, no SRH: `sid` is a
+//!   C-SID container (block, the SUT's C-SID, the C-SIDs to come) that the SUT shifts
+//!   and routes to tg1; `next_sid` stands for the shifted destination.
 //!
 //! The orchestrator owns the address plan and passes it in [`Addressing`];
 //! [`Addressing::default`] is the proposed plan (fc00::/16 for IPv6, the RFC 2544
@@ -92,6 +97,8 @@ use crate::model::Behavior;
 pub const INNER_IP_LEN: usize = 64;
 /// Bytes of SRv6 encapsulation on the endpoint templates: outer IPv6 40 + SRH 40.
 pub const ENCAP_LEN: usize = 80;
+/// Bytes of encapsulation on the pure uSID templates (NEXT-C-SID): outer IPv6 40.
+pub const USID_ENCAP_LEN: usize = 40;
 /// The UDP destination port (discard).
 pub const UDP_DST_PORT: u16 = 9;
 /// UDP source ports are `UDP_SRC_PORT_BASE + stream % 16384`.
@@ -182,15 +189,29 @@ pub fn templates(b: Behavior, a: &Addressing) -> Vec<Template> {
     (0..b.streams()).map(|s| build(b, a, s)).collect()
 }
 
-/// (encapsulation: `None`, or `Some(segments left)`), innermost packet of behaviour `b`'s
-/// stream `stream`: what its row of the behaviour table takes.
-fn shape(b: Behavior, stream: u16) -> (Option<u8>, Inner) {
+/// What comes before the innermost packet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Encap {
+    /// Nothing: a plain packet.
+    None,
+    /// Outer IPv6 + an SRH of two SIDs at this Segments Left.
+    Srh(u8),
+    /// Outer IPv6 only, to a C-SID container (pure uSID).
+    Usid,
+}
+
+/// (encapsulation, innermost packet) of behaviour `b`'s stream `stream`: what its row
+/// of the behaviour table takes, pure uSID for a NEXT-C-SID row.
+fn shape(b: Behavior, stream: u16) -> (Encap, Inner) {
     let ip = |v4: bool| if v4 { Inner::V4 } else { Inner::V6 };
+    if b.next_csid().is_some() {
+        return (Encap::Usid, Inner::V6);
+    }
     match b.takes() {
-        None => (None, ip(b.inner_ipv4(stream))),
-        Some(Takes::Segment) => (Some(1), Inner::V6),
-        Some(Takes::Inner(table::Inner::Ethernet)) => (Some(0), Inner::Eth),
-        Some(Takes::Inner(_)) => (Some(0), ip(b.inner_ipv4(stream))),
+        None => (Encap::None, ip(b.inner_ipv4(stream))),
+        Some(Takes::Segment) => (Encap::Srh(1), Inner::V6),
+        Some(Takes::Inner(table::Inner::Ethernet)) => (Encap::Srh(0), Inner::Eth),
+        Some(Takes::Inner(_)) => (Encap::Srh(0), ip(b.inner_ipv4(stream))),
     }
 }
 
@@ -208,24 +229,31 @@ pub fn build(b: Behavior, a: &Addressing, stream: u16) -> Template {
         }
     };
     let outer_ethertype = match (encap, inner) {
-        (None, Inner::V4) => ETHERTYPE_IPV4,
+        (Encap::None, Inner::V4) => ETHERTYPE_IPV4,
         _ => ETHERTYPE_IPV6,
     };
     let mut frame = eth(&a.dut0_mac, &a.tg0_mac, outer_ethertype);
     let mut udp_csum_at = ETH_LEN + inner_csum_at;
-    if let Some(sl) = encap {
-        let nh = match inner {
-            Inner::V6 => IPPROTO_IPV6,
-            Inner::V4 => IPPROTO_IPV4,
-            Inner::Eth => IPPROTO_ETHERNET,
-        };
-        let segs = if sl == 1 { [a.next_sid, a.sid] } else { [a.sid, a.next_sid] };
-        ipv6_header(&mut frame, (SRH_LEN + inner_bytes.len()) as u16, IPPROTO_ROUTING, &a.src6, &a.sid);
-        frame.extend_from_slice(&[nh, (SRH_LEN / 8 - 1) as u8, 4, sl, 1, 0, 0, 0]);
-        for s in &segs {
-            frame.extend_from_slice(&s.octets());
+    let nh = match inner {
+        Inner::V6 => IPPROTO_IPV6,
+        Inner::V4 => IPPROTO_IPV4,
+        Inner::Eth => IPPROTO_ETHERNET,
+    };
+    match encap {
+        Encap::None => {}
+        Encap::Srh(sl) => {
+            let segs = if sl == 1 { [a.next_sid, a.sid] } else { [a.sid, a.next_sid] };
+            ipv6_header(&mut frame, (SRH_LEN + inner_bytes.len()) as u16, IPPROTO_ROUTING, &a.src6, &a.sid);
+            frame.extend_from_slice(&[nh, (SRH_LEN / 8 - 1) as u8, 4, sl, 1, 0, 0, 0]);
+            for s in &segs {
+                frame.extend_from_slice(&s.octets());
+            }
+            udp_csum_at += ENCAP_LEN;
         }
-        udp_csum_at += ENCAP_LEN;
+        Encap::Usid => {
+            ipv6_header(&mut frame, inner_bytes.len() as u16, nh, &a.src6, &a.sid);
+            udp_csum_at += USID_ENCAP_LEN;
+        }
     }
     frame.extend_from_slice(&inner_bytes);
     Template { behavior: b, stream, frame, udp_csum_at }
@@ -234,9 +262,10 @@ pub fn build(b: Behavior, a: &Addressing, stream: u16) -> Template {
 /// The frame size of behaviour `b`'s template (bytes without FCS).
 pub fn frame_len(b: Behavior) -> usize {
     match shape(b, 0) {
-        (None, _) => ETH_LEN + INNER_IP_LEN,
-        (Some(_), Inner::Eth) => ETH_LEN + ENCAP_LEN + ETH_LEN + INNER_IP_LEN,
-        (Some(_), _) => ETH_LEN + ENCAP_LEN + INNER_IP_LEN,
+        (Encap::None, _) => ETH_LEN + INNER_IP_LEN,
+        (Encap::Usid, _) => ETH_LEN + USID_ENCAP_LEN + INNER_IP_LEN,
+        (Encap::Srh(_), Inner::Eth) => ETH_LEN + ENCAP_LEN + ETH_LEN + INNER_IP_LEN,
+        (Encap::Srh(_), _) => ETH_LEN + ENCAP_LEN + INNER_IP_LEN,
     }
 }
 
@@ -348,6 +377,9 @@ mod tests {
             ("End.DT4", 158),
             ("End.DT46", 158),
             ("End.DX2", 172),
+            ("End-next-csid", 118),
+            ("End.X-next-csid", 118),
+            ("End.T-next-csid", 118),
         ] {
             assert_eq!(frame_len(b(n)), len, "{n}");
         }
@@ -385,6 +417,22 @@ mod tests {
         assert_eq!(template(b("End.DT46"), &a, 1)[54], IPPROTO_IPV4);
         assert_eq!(template(b("End.DT46"), &a, 0), template(b("End.DT6"), &a, 0));
         assert_eq!(template(b("End.DT46"), &a, 1), template(b("End.DT4"), &a, 1));
+    }
+
+    #[test]
+    fn next_csid_frames_are_pure_usid() {
+        let a = Addressing::default();
+        let b = |n: &str| Behavior::parse(n).unwrap();
+        let f = template(b("End-next-csid"), &a, 0);
+        assert_eq!(&f[12..14], &[0x86, 0xdd]);
+        // Outer IPv6: payload 64 (the inner packet), Next Header 41, hop limit 64, to the
+        // container; no SRH: the inner packet follows.
+        assert_eq!(&f[14..22], &[0x60, 0, 0, 0, 0, 64, IPPROTO_IPV6, 64]);
+        assert_eq!(&f[14 + 8..14 + 24], &a.src6.octets());
+        assert_eq!(&f[14 + 24..14 + 40], &a.sid.octets());
+        assert_eq!(&f[54..], &template(Behavior::Ipv6, &a, 0)[14..]);
+        assert_eq!(template(b("End.X-next-csid"), &a, 0), f);
+        assert_eq!(template(b("End.T-next-csid"), &a, 0), f);
     }
 
     #[test]

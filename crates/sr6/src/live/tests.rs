@@ -240,3 +240,31 @@ fn ipv4_fragments_leave_in_order_also_after_resolution() {
         std::thread::sleep(Duration::from_millis(10));
     }
 }
+
+/// `clear-counters` while the worker is idle, then one frame: it is counted. (The worker
+/// used to notice the clear only when it next published, after that frame's batch, and
+/// forgot the frame with what came before the clear.)
+#[test]
+fn the_first_frame_after_clear_counters_is_counted() {
+    let rig = Rig::new();
+    let shared = rig.control.lock().unwrap().shared.clone();
+    let totals = |want: u64| {
+        let deadline = Instant::now() + Duration::from_secs(2);
+        loop {
+            let rx = shared.totals().rx;
+            if rx == want || Instant::now() > deadline {
+                return rx;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    };
+    rig.wires[0].to_port.send(&frame("fc00:9::5", 1)).unwrap();
+    assert!(rig.recv(1).is_some());
+    assert_eq!(totals(1), 1);
+    // Idle now (its counters published); the clear, then the next frame.
+    std::thread::sleep(Duration::from_millis(50));
+    shared.clear_counters();
+    rig.wires[0].to_port.send(&frame("fc00:9::5", 2)).unwrap();
+    assert!(rig.recv(1).is_some());
+    assert_eq!(totals(1), 1);
+}

@@ -100,6 +100,21 @@ pub fn run(ctx: WorkerCtx, mut ports: Vec<Box<dyn Port>>) {
             }
         }
 
+        // A `clear-counters`: forget what was counted before it now, before this round's
+        // frames are counted. (Noticed only at the next publication, it would take the
+        // first batch after an idle spell with it.) A clear during the round is seen
+        // when the round publishes, below.
+        let epoch = shared.clear_epoch();
+        if epoch != clear_seen {
+            clear_seen = epoch;
+            w.counters.clear();
+            pending.stats = Default::default();
+            tx_no_port = 0;
+            baseline = ports.iter().map(|p| p.stats()).collect();
+            guard_base = guard.stats(now_ns());
+            unpublished = true;
+        }
+
         let mut busy = false;
         for i in 0..ports.len() {
             let n = match ports[i].rx_burst(&mut bufs) {
