@@ -441,6 +441,53 @@ def test_replace_default_lengths(run_sr6):
     walk(res.frames("eth1")[0], segs, "replace", 48, 32)
 
 
+def node_line(sid, role, lb, nf, decap):
+    """An sr6 node for ``sid``: End with `flavors replace-csid` on its C-SID prefix for a
+    SID of a series, a plain End on the /128 otherwise; End.DX6 (no flavour: it ends
+    the sequence, §7.2 rule 3) where the list ends in a decapsulation."""
+    plen = lb + nf if role == "replace" else 128
+    if decap:
+        return f"ip -6 route add {sid}/{plen} encap seg6local action End.DX6 nh6 fc00:13::2 dev eth0"
+    if role == "replace":
+        return f"ip -6 route add {sid}/{plen} encap seg6local action End flavors replace-csid lblen {lb} nflen {nf} dev eth0"
+    return f"ip -6 route add {sid}/128 encap seg6local action End dev eth0"
+
+
+@pytest.mark.parametrize("mode,lb,nf,segs", [
+    ("encap", 64, 32, F6432[:5]),
+    ("encap.red", 64, 16, F6416[:10]),
+    ("inline", 64, 32, F6432[:5]),
+    ("inline.red", 64, 16, F6416[:9]),
+    ("encap", 64, 32, ["2001:db8:0:9::1"] + F6432[:5] + ["2001:db8:0:8::e", "2001:db8:0:7:0:1::",
+                                                        "2001:db8:0:9:0:1::", "2001:db8:0:9:0:2::"]),
+])
+def test_replace_through_sr6_replace_nodes(run_sr6, mode, lb, nf, segs):
+    """The head-end's REPLACE-C-SID frames carried hop by hop through sr6 nodes with
+    `flavors replace-csid` (and plain End, End.DX6): each hop's destination is the one
+    the §4.2.1 pseudocode (``walk``) predicts, the last hop decapsulates (or, inserted,
+    hands the packet to the original destination)."""
+    insert = mode.startswith("inline")
+    inner = udp6(dst="fc00:9::5", hlim=60)
+    cfg = config(f"ip sr tunsrc set {TUNSRC}", *ROUTES,
+                 route6(mode, f"csid replace lblen {lb} nflen {nf}", segs))
+    frame = run_sr6(cfg, [rx(inner)]).frames("eth1")[0]
+    trace = walk(frame, segs, "replace", lb, nf, orig_dst="fc00:9::5" if insert else None)
+    for i, (sid, role) in enumerate(zip(segs, roles(segs, "replace", lb, nf))):
+        last = i == len(segs) - 1
+        assert IPv6(frame[14:]).dst == trace[i], f"hop {i}"
+        line = node_line(sid, role, lb, nf, decap=last and not insert)
+        res = run_sr6(config(*ROUTES, "ip -6 route add fc00:9::/64 via fc00:13::2 dev eth2", line),
+                      [rx(IPv6(frame[14:]))])
+        out = "eth2" if last else "eth1"
+        assert [d for d in ("eth0", "eth1", "eth2") if res.frames(d)] == [out], f"hop {i} ({sid}): {res.tx}"
+        frame = res.frames(out)[0]
+    got = IPv6(frame[14:])
+    if insert:
+        assert (got.dst, got[IPv6ExtHdrSegmentRouting].segleft) == ("fc00:9::5", 0)
+    else:
+        assert (got.src, got.dst, bytes(got.payload)) == (inner.src, inner.dst, bytes(inner.payload))
+
+
 # --- randomised -----------------------------------------------------------------------------
 
 NEXT_LENGTHS = [(32, 16), (16, 16), (48, 16), (32, 32), (48, 32), (24, 8)]

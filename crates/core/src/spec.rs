@@ -258,13 +258,12 @@ impl CsidScheme {
         }
     }
 
-    /// The lengths when the line gives none: Linux's NEXT-C-SID defaults (32/16); for
-    /// REPLACE-C-SID a 48-bit block and 32-bit C-SIDs (RFC 9800 §4.2's example; §6.1
-    /// recommends 32-bit C-SIDs for it), the defaults of `flavors replace-csid` too.
+    /// The lengths when the line gives none: those of the flavour, `flavors next-csid`
+    /// (Linux's, 32/16) or `flavors replace-csid` (48/32).
     pub fn default_lengths(self) -> CsidLengths {
         match self {
             CsidScheme::Next => CsidLengths::default(),
-            CsidScheme::Replace => CsidLengths { lblen: 48, nflen: 32 },
+            CsidScheme::Replace => crate::behaviour::replace_csid::DEFAULT_LENGTHS,
         }
     }
 }

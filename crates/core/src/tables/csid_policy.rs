@@ -48,25 +48,14 @@ impl std::fmt::Display for CsidError {
 pub const NEXT_LENGTHS: &str = "lblen and nflen non-zero multiples of 8, lblen + nflen <= 128";
 pub const REPLACE_LENGTHS: &str = "nflen 16 or 32, lblen a non-zero multiple of 8, lblen + nflen <= 120";
 
-/// Checks the lengths of `c`: NEXT-C-SID as Linux's `next-csid` flavour takes them;
-/// REPLACE-C-SID with 16- or 32-bit C-SIDs (§6.1) and room after the C-SID for the
-/// argument's index (`ceil(log2(128 / N))` bits, §4.2; whole bytes, as every length).
+/// Checks the lengths of `c` as the flavour of its scheme takes them: NEXT-C-SID as
+/// Linux's `next-csid`; REPLACE-C-SID as `replace-csid`, with 16- or 32-bit C-SIDs
+/// (§6.1) and room after the C-SID for the argument's index (§4.2).
 pub fn check_lengths(c: CsidPolicy) -> Result<(), &'static str> {
     let CsidLengths { lblen, nflen } = c.lengths;
     match c.scheme {
         CsidScheme::Next => CsidLengths::new(lblen, nflen).map(|_| ()),
-        CsidScheme::Replace => {
-            if nflen != 16 && nflen != 32 {
-                return Err("REPLACE-C-SID takes 16- or 32-bit C-SIDs (RFC 9800 §6.1): nflen 16 or 32");
-            }
-            if lblen == 0 || !lblen.is_multiple_of(8) {
-                return Err("lblen must be a non-zero multiple of 8");
-            }
-            if u16::from(lblen) + u16::from(nflen) > 120 {
-                return Err("lblen + nflen must leave a byte for the C-SID index: at most 120");
-            }
-            Ok(())
-        }
+        CsidScheme::Replace => crate::behaviour::replace_csid::lengths(lblen, nflen).map(|_| ()),
     }
 }
 
