@@ -363,7 +363,8 @@ def main():
             plain6(SRC, a6(block | rc.choice(csid[name]) << 80 | rc.choice(others) << 64 | rc.choice(others) << 48))
             for _ in range(N)
         ]
-        wl.append((name + "-next-csid", frames, "eth0", "-"))
+        # RFC 9800's goal for sr6 (issue 26): within 10 instructions of plain End's 150.
+        wl.append((name + "-next-csid", frames, "eth0", "160"))
     with open(os.path.join(a.outdir, "workloads.tsv"), "w") as f:
         f.write("# name\tpcap\tin_dev\tgoal (instructions/packet)\n")
         for name, frames, dev, goal in wl:
