@@ -218,5 +218,17 @@ def test_dump_shows_csid_containers(sr6_bin, tmp_path):
     # Each address by its own block: fc62:: with 112/8, fc00:2::99 (no block) as it is.
     assert "> %s hlim" % csid_view("fc62::ee02", 112, 8) in out[3], out[3]
     assert "segs [fc00:2::99, %s]" % csid_view("fc62::ee02", 112, 8) in out[3], out[3]
+    # A REPLACE-C-SID destination (RFC 9800 §4.2): block, the active C-SID, the index.
+    rframe = Ether(src=src, dst=dst) / IPv6(src="fc00:a::1", dst="fc00:c:0:3:1::3") / UDP(sport=1, dport=2)
+    rpcap = tmp_path / "replace.pcap"
+    wrpcap(str(rpcap), [rframe])
+    rconf = tmp_path / "replace.conf"
+    rconf.write_text("ip link set eth0 up\n"
+                     "ip -6 route add fc00:c:0:3:1::/80 encap seg6local action End flavors replace-csid "
+                     "lblen 48 nflen 32 dev eth0\n")
+    out = subprocess.run([str(sr6_bin), "dump", str(rpcap), "--config", str(rconf)], capture_output=True,
+                         text=True, check=True).stdout
+    assert "> %s hlim" % csid_view("fc00:c:0:3:1::3", 48, 32) in out, out
+    assert "<fc00:c::/48: 30001 +3>" in out, out
     bad = subprocess.run([str(sr6_bin), "dump", str(pcap), "--csid", "12,16"], capture_output=True, text=True)
     assert bad.returncode != 0 and "multiple of 8" in bad.stderr, bad.stderr

@@ -1,6 +1,6 @@
 //! `sr6 dump`: one line per frame with the SRH decoded (the thesis's SR-tcpdump), and,
-//! given a locator plan (`--csid` or the NEXT-C-SID SIDs of `--config`), the C-SIDs of
-//! each compressed address (RFC 9800 §4.1).
+//! given a locator plan (`--csid` or the NEXT-C-SID and REPLACE-C-SID SIDs of
+//! `--config`), the C-SIDs of each compressed address (RFC 9800 §4.1, §4.2).
 
 use std::fmt::Write as _;
 use std::io::Write as _;
@@ -20,8 +20,9 @@ use sr6_wire::{
     IPPROTO_NONE, IPPROTO_UDP, TLV_HMAC,
 };
 
-/// How to split addresses into C-SID containers: the NEXT-C-SID SIDs' blocks (from a
-/// configuration), longest first, else one pair of lengths for every address.
+/// How to split addresses into C-SID containers: the blocks of the NEXT-C-SID and
+/// REPLACE-C-SID SIDs (from a configuration), longest first, else one pair of lengths
+/// for every address.
 #[derive(Debug, Default)]
 pub struct CsidPlan {
     blocks: Vec<(u128, CsidLengths)>,
@@ -29,7 +30,7 @@ pub struct CsidPlan {
 }
 
 impl CsidPlan {
-    /// `--csid LBLEN,NFLEN` (Linux's length rules) and the NEXT-C-SID SIDs of `config`.
+    /// `--csid LBLEN,NFLEN` (Linux's length rules) and the compressed-SID SIDs of `config`.
     pub fn new(csid: Option<&str>, config: Option<&Path>) -> Result<CsidPlan> {
         let mut plan = CsidPlan::default();
         if let Some(s) = csid {
@@ -42,7 +43,9 @@ impl CsidPlan {
             let spec = sr6_config::parse_file(path).map_err(|e| anyhow::anyhow!("{e}"))?;
             for r in &spec.routes {
                 if let (RouteKind::Seg6Local { action, .. }, Prefix::V6(a, _)) = (&r.kind, &r.prefix) {
-                    if let Some(c) = action.flavors.next_csid {
+                    // A REPLACE-C-SID destination is a block, the active C-SID and an
+                    // argument whose last bits are the index (RFC 9800 §4.2): shown alike.
+                    if let Some(c) = action.flavors.next_csid.or(action.flavors.replace_csid) {
                         let block = u128::from(*a) & !(u128::MAX >> c.lblen);
                         plan.blocks.push((block, c));
                     }

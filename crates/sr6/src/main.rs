@@ -131,8 +131,8 @@ enum Cmd {
         /// bits: `ADDR<BLOCK/LBLEN: C-SID ...>`.
         #[arg(long, value_name = "LBLEN,NFLEN")]
         csid: Option<String>,
-        /// Show the addresses in the blocks of this configuration's NEXT-C-SID SIDs as
-        /// containers, with each SID's lengths (before `--csid`'s).
+        /// Show the addresses in the blocks of this configuration's NEXT-C-SID and
+        /// REPLACE-C-SID SIDs as containers, with each SID's lengths (before `--csid`'s).
         #[arg(long, value_name = "FILE")]
         config: Option<PathBuf>,
     },
