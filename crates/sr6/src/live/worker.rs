@@ -72,6 +72,19 @@ pub fn run(ctx: WorkerCtx, mut ports: Vec<Box<dyn Port>>) {
     let mut pfds: Vec<libc::pollfd> =
         fds.iter().map(|&fd| libc::pollfd { fd, events: libc::POLLIN, revents: 0 }).collect();
 
+    // What a `clear-counters` (clear epoch `epoch`, seen at time `now`) resets: the
+    // worker's counters, the neighbour queue's, and the port and overload baselines.
+    macro_rules! forget_counts {
+        ($epoch:expr, $now:expr) => {{
+            clear_seen = $epoch;
+            w.counters.clear();
+            pending.stats = Default::default();
+            tx_no_port = 0;
+            baseline = ports.iter().map(|p| p.stats()).collect();
+            guard_base = guard.stats($now);
+        }};
+    }
+
     while !shared.stopping() {
         // A new generation: fold the old counters under stable keys, reshape, and
         // retry the packets waiting for a neighbour against the new tables.
@@ -106,12 +119,7 @@ pub fn run(ctx: WorkerCtx, mut ports: Vec<Box<dyn Port>>) {
         // when the round publishes, below.
         let epoch = shared.clear_epoch();
         if epoch != clear_seen {
-            clear_seen = epoch;
-            w.counters.clear();
-            pending.stats = Default::default();
-            tx_no_port = 0;
-            baseline = ports.iter().map(|p| p.stats()).collect();
-            guard_base = guard.stats(now_ns());
+            forget_counts!(epoch, now_ns());
             unpublished = true;
         }
 
@@ -182,12 +190,7 @@ pub fn run(ctx: WorkerCtx, mut ports: Vec<Box<dyn Port>>) {
             // the epoch: either we see the bump, or it clears what we publish now.
             let epoch = shared.clear_epoch();
             if epoch != clear_seen {
-                clear_seen = epoch;
-                w.counters.clear();
-                pending.stats = Default::default();
-                tx_no_port = 0;
-                baseline = ports.iter().map(|p| p.stats()).collect();
-                guard_base = guard.stats(now);
+                forget_counts!(epoch, now);
             }
             slot.counters.clone_from(&w.counters);
             for (i, p) in ports.iter().enumerate() {
