@@ -83,16 +83,19 @@ enum Cmd {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true, num_args = 1..)]
         command: Vec<String>,
     },
-    /// Process the Ethernet frames of a pcap file as if received on a device; write what
+    /// Process the Ethernet frames of pcap files as if received on devices; write what
     /// each device sends to DIR/DEV.pcap and what is for the router to DIR/local.pcap.
     Pcap {
         /// Configuration file (iproute2 lines; see docs/config.md).
         #[arg(long, short)]
         config: PathBuf,
-        /// Input capture (Ethernet).
-        #[arg(long = "in", short)]
-        input: PathBuf,
-        /// Device the frames arrive on (default: the first device the config names).
+        /// Input capture (Ethernet), as `FILE` or `DEV=FILE` (its frames arrive on DEV).
+        /// Repeatable: the frames of all inputs are processed in timestamp order (ties:
+        /// the input named first, then file order).
+        #[arg(long = "in", short, value_name = "[DEV=]FILE", required = true)]
+        input: Vec<PathBuf>,
+        /// Device the frames of an input without `DEV=` arrive on (default: the first
+        /// device the config names).
         #[arg(long)]
         in_dev: Option<String>,
         /// Directory for the output captures (created if missing).
