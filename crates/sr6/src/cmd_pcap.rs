@@ -95,7 +95,7 @@ impl Merged {
 
 pub fn run(config: &Path, inputs: &[PathBuf], in_dev: Option<&str>, out_dir: &Path, json: bool) -> Result<()> {
     let t = load::tables(config)?;
-    let files = inputs.iter().map(|p| load::input(&t, p, in_dev)).collect::<Result<Vec<_>>>()?;
+    let files = inputs.iter().map(|p| load::input(&t, "--in", p, in_dev)).collect::<Result<Vec<_>>>()?;
     let mut src = Merged::open(&files)?;
     let names: Vec<String> = t.devices.iter().map(|d| d.name.clone()).collect();
     let mut sinks = PcapSinks::create(out_dir, &names)?;

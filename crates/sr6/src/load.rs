@@ -33,13 +33,13 @@ fn device_names(t: &Tables) -> String {
     names.join(", ")
 }
 
-/// An `--in [DEV=]FILE` argument of `sr6 pcap`: the device its frames arrive on and
+/// An `--in [DEV=]FILE` argument of `sr6 pcap` (or `--warmup` of `sr6 bench`; `flag`): the device its frames arrive on and
 /// the file. A Linux device name may itself hold a `=` (only `/`, `:` and white space
 /// are refused), so the argument is split at the first `=` whose left part is a device
 /// of the config; without one it is a file received on [`in_dev`] (`--in-dev`, else the
 /// first device). A `=` with neither a device before it nor a file of that whole name
 /// is an unknown device, named in the error with the devices there are.
-pub fn input(t: &Tables, arg: &Path, default_dev: Option<&str>) -> Result<(DevId, PathBuf)> {
+pub fn input(t: &Tables, flag: &str, arg: &Path, default_dev: Option<&str>) -> Result<(DevId, PathBuf)> {
     if let Some(s) = arg.to_str() {
         for (i, _) in s.match_indices('=') {
             if let Some(d) = t.device_id(&s[..i]) {
@@ -49,7 +49,7 @@ pub fn input(t: &Tables, arg: &Path, default_dev: Option<&str>) -> Result<(DevId
         if let Some((dev, _)) = s.split_once('=') {
             if !arg.exists() {
                 return Err(anyhow!(
-                    "--in {s}: no device {dev} in the config (devices: {}), nor a file of that name",
+                    "{flag} {s}: no device {dev} in the config (devices: {}), nor a file of that name",
                     device_names(t)
                 ));
             }
