@@ -572,6 +572,14 @@ fn parse_seg6local<'a>(p: &mut P<'a>, kw: &Tok) -> Result<Encap<'a>, PErr> {
                 Param::VrfTable => params.vrftable = Some(value::table_of(p.value(w, hint)?)?),
                 Param::Srh => params.srh = Some(parse_srh(p, w)?),
                 Param::Map => params.map = Some(value::v6_of(p.value(w, hint)?)?),
+                Param::Iif => {
+                    let t = p.value(w, hint)?;
+                    let dev = value::dev_of(t)?;
+                    p.note_route_dev(&dev, t);
+                    params.iif = Some(dev);
+                }
+                Param::Src => params.src = Some(value::v6_of(p.value(w, hint)?)?),
+                Param::Segs => params.segs = Some(value::segs_of(p.value(w, hint)?)?),
             }
             continue;
         }

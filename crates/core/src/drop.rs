@@ -53,6 +53,9 @@ drop_reasons! {
     HbhUnknownOption => "hbh_unknown_option", "Hop-by-Hop option of an unknown type whose action bits say discard: 01, 10, 11 (ICMP Parameter Problem code 2 sent for 10, and for 11 unless the destination is multicast; RFC 8200 §4.2)";
     HbhJumbo => "hbh_jumbo", "Jumbo Payload option, or Payload Length 0 before a Hop-by-Hop header: sr6 carries no jumbograms (ICMP Parameter Problem code 0 sent where RFC 2675 §3 asks for one)";
     HbhCalipso => "hbh_calipso", "CALIPSO option: no CALIPSO domain of interpretation is configured, so none is valid (RFC 5570; as Linux without one)";
+    ProxyCacheEmpty => "proxy_cache_empty", "returned by a service function to an End.AD/End.EAD proxy whose cache holds no headers yet (draft-ietf-spring-sr-service-programming §6.2)";
+    ProxyHeadersTooLong => "proxy_headers_too_long", "at an End.AD/End.EAD proxy, outer IPv6 + extension headers over the 384 bytes its cache (and a buffer's headroom) can restore";
+    ProxyCacheBusy => "proxy_cache_busy", "returned to an End.AD/End.EAD proxy while its cache was being rewritten, and still after 64 reads";
 }
 
 #[cfg(test)]

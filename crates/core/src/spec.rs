@@ -389,6 +389,12 @@ pub struct SidParams {
     pub srh: Option<SrhParam>,
     /// `map SID` — the mapped SID of End.MAP (RFC 9433 §6.2).
     pub map: Option<Ipv6Addr>,
+    /// `iif DEV` — the device an SR proxy receives the function's packets on.
+    pub iif: Option<String>,
+    /// `src ADDR` — End.AS's outer source (the draft's CACHE.SA).
+    pub src: Option<Ipv6Addr>,
+    /// `segs S1,...,Sn` — End.AS's segment list in travel order (CACHE.LIST).
+    pub segs: Option<Vec<Ipv6Addr>>,
 }
 
 /// One local SID: `encap seg6local action BEHAVIOUR PARAMS [flavors ...] [count]`.

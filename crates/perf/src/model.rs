@@ -6,7 +6,7 @@ use std::hash::{Hash, Hasher};
 use std::sync::LazyLock;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
-use sr6_core::behaviour::{Behaviour, Inner, Takes, TABLE};
+use sr6_core::behaviour::{Behaviour, Inner, Param, Takes, TABLE};
 
 /// The behaviours the framework measures, named as the SRPerf paper names them
 /// (Table I): the head-end scenarios with their `T.` names (modes of `encap seg6`, and
@@ -219,6 +219,8 @@ impl Behavior {
             None => self == Behavior::Ipv4,
             Some(Takes::Inner(Inner::Ipv4)) => true,
             Some(Takes::Inner(Inner::Ip)) => stream & 1 == 1,
+            // A segment for an SR proxy in front of an IPv4 function (End.EAD4).
+            Some(Takes::Segment) => self.endpoint().is_some_and(|r| r.required.contains(&Param::Nh4)),
             Some(_) => false,
         }
     }

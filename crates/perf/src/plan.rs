@@ -164,10 +164,20 @@ pub fn sid_params(row: &Behaviour) -> Vec<(Param, String)> {
                 Param::Table | Param::VrfTable => TABLE_ID.to_string(),
                 Param::Srh => format!("segs {SEG1}"),
                 Param::Map => SEG2.to_string(),
+                // An SR proxy's function is the tester behind dut1 (End.AS restores
+                // the one segment SEG1 from dut0's address).
+                Param::Iif => DUT1.to_string(),
+                Param::Src => DUT0_6.to_string(),
+                Param::Segs => SEG1.to_string(),
             };
             (p, v)
         })
         .collect();
+    // An SR proxy whose next hop is optional (End.AS, End.AD) gets an IPv6 function,
+    // the inner packet of the tester's segment traffic.
+    if row.required.contains(&Param::Iif) && row.optional.contains(&Param::Nh6) {
+        out.push((Param::Nh6, TG1_6.to_string()));
+    }
     let looks_up = |p: &Param| matches!(p, Param::Table | Param::VrfTable);
     if !row.required.iter().any(looks_up) && row.optional.contains(&Param::Table) {
         out.push((Param::Table, "254".into()));

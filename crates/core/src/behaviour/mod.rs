@@ -15,7 +15,10 @@
 //!   decapsulating behaviours (§4.4-§4.9);
 //! - [`binding`]: End.B6 (Linux's insertion), End.B6.Encaps, End.B6.Encaps.Red (§4.13,
 //!   §4.14);
-//! - [`end_map`]: End.MAP (RFC 9433 §6.2).
+//! - [`end_map`]: End.MAP (RFC 9433 §6.2);
+//! - [`proxy`]: the SR proxies End.AS, End.AD, End.EAD4/End.EAD6 and End.AM
+//!   (draft-ietf-spring-sr-service-programming §6), whose second part — packets coming
+//!   back from the service function — is an inbound policy of a device.
 //!
 //! What they share: [`endpoint`] (the steps before any behaviour: the SRH, its HMAC,
 //! [`Arrival`]), [`segment`] (consuming a segment, RFC 8754 §4.3.1), [`decap`]
@@ -44,6 +47,7 @@ pub mod hmac_check;
 pub mod next;
 pub mod next_csid;
 mod params;
+pub mod proxy;
 pub mod replace_csid;
 pub mod segment;
 
@@ -145,6 +149,11 @@ pub static TABLE: &[&Behaviour] = &[
     &binding::END_B6_ENCAPS,
     &binding::END_B6_ENCAPS_RED,
     &end_map::END_MAP,
+    &proxy::static_proxy::END_AS,
+    &proxy::dynamic::END_AD,
+    &proxy::dynamic::END_EAD4,
+    &proxy::dynamic::END_EAD6,
+    &proxy::masquerade::END_AM,
 ];
 
 /// Looks a behaviour up by its iproute2 keyword (case-sensitive, as iproute2 is).

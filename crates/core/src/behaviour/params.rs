@@ -23,12 +23,29 @@ pub enum Param {
     Srh,
     /// `map SID`: the mapped SID End.MAP replaces the destination with (RFC 9433 §6.2).
     Map,
+    /// `iif DEV`: the device an SR proxy receives the function's packets on
+    /// (draft-ietf-spring-sr-service-programming §6).
+    Iif,
+    /// `src ADDR`: the outer source End.AS restores (the draft's CACHE.SA).
+    Src,
+    /// `segs S1,...,Sn`: the segment list End.AS restores, in travel order (CACHE.LIST).
+    Segs,
 }
 
 impl Param {
     /// Every kind, in the order they are displayed.
-    pub const ALL: [Param; 7] =
-        [Param::Nh6, Param::Nh4, Param::Oif, Param::Table, Param::VrfTable, Param::Srh, Param::Map];
+    pub const ALL: [Param; 10] = [
+        Param::Nh6,
+        Param::Nh4,
+        Param::Oif,
+        Param::Iif,
+        Param::Src,
+        Param::Segs,
+        Param::Table,
+        Param::VrfTable,
+        Param::Srh,
+        Param::Map,
+    ];
 
     /// The keyword introducing the parameter.
     pub fn keyword(self) -> &'static str {
@@ -40,6 +57,9 @@ impl Param {
             Param::VrfTable => "vrftable",
             Param::Srh => "srh",
             Param::Map => "map",
+            Param::Iif => "iif",
+            Param::Src => "src",
+            Param::Segs => "segs",
         }
     }
 
@@ -48,7 +68,9 @@ impl Param {
         match self {
             Param::Nh6 => "an IPv6 address",
             Param::Nh4 => "an IPv4 address",
-            Param::Oif => "a device name",
+            Param::Oif | Param::Iif => "a device name",
+            Param::Src => "an IPv6 address (the outer source)",
+            Param::Segs => "S1,S2,...,Sn (IPv6 addresses, the first visited first)",
             Param::Table | Param::VrfTable => "a table id (number, or main/local)",
             Param::Srh => "`[csid next|replace [lblen L] [nflen N]] segs S1,S2,... [hmac KEYID]`",
             Param::Map => "an IPv6 address (the mapped SID)",
@@ -59,7 +81,9 @@ impl Param {
     pub fn placeholder(self) -> &'static str {
         match self {
             Param::Nh6 | Param::Nh4 => "ADDR",
-            Param::Oif => "DEV",
+            Param::Oif | Param::Iif => "DEV",
+            Param::Src => "ADDR",
+            Param::Segs => "S1,...,Sn",
             Param::Table | Param::VrfTable => "TABLE",
             Param::Srh => "segs S1,...,Sn",
             Param::Map => "SID",
@@ -80,6 +104,9 @@ impl Param {
             Param::VrfTable => p.vrftable.is_some(),
             Param::Srh => p.srh.is_some(),
             Param::Map => p.map.is_some(),
+            Param::Iif => p.iif.is_some(),
+            Param::Src => p.src.is_some(),
+            Param::Segs => p.segs.is_some(),
         }
     }
 
@@ -96,6 +123,12 @@ impl Param {
                 crate::spec::write_seg_list(o, x.csid, &x.segs, x.hmac)
             }),
             Param::Map => p.map.map(|x| write!(o, " map {x}")),
+            Param::Iif => p.iif.as_ref().map(|x| write!(o, " iif {x}")),
+            Param::Src => p.src.map(|x| write!(o, " src {x}")),
+            Param::Segs => p.segs.as_ref().map(|x| {
+                let l: Vec<String> = x.iter().map(|a| a.to_string()).collect();
+                write!(o, " segs {}", l.join(","))
+            }),
         };
     }
 }

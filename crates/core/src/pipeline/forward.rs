@@ -5,7 +5,7 @@
 
 use super::hbh::{self, Hbh};
 use super::{fragment, icmp, mtu, multipath, output, validate, Next, Worker};
-use crate::behaviour::{endpoint, headend, hmac_check};
+use crate::behaviour::{endpoint, headend, hmac_check, proxy};
 use crate::drop::DropReason;
 use crate::packet::Verdict;
 use crate::packet::{DevId, PacketBuf};
@@ -70,6 +70,15 @@ pub fn ipv6_input(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Next {
     if dst.is_multicast() || dst.is_unicast_link_local() {
         return Next::Done(output::local(p, &w.rx_macs, ETHERTYPE_IPV6));
     }
+    // From a service function behind an SR proxy (part 2 of the proxy), unless it is
+    // for the router itself.
+    if let Some(Some(pin)) = t.proxy_in.get(usize::from(p.in_dev)) {
+        if !t.is_local6(&dst.octets()) {
+            if let Some(next) = proxy::inbound6(t, w, p, pin) {
+                return next;
+            }
+        }
+    }
     route6(t, w, p, Tables::MAIN, true)
 }
 
@@ -90,6 +99,14 @@ pub fn ipv4_input(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Next {
     // The kernel's local table holds the directed broadcasts of the connected subnets.
     if t.is_bcast4(dst) {
         return Next::Done(output::local(p, &w.rx_macs, ETHERTYPE_IPV4));
+    }
+    // From a service function behind an SR proxy, unless it is for the router itself.
+    if let Some(Some(pin)) = t.proxy_in.get(usize::from(p.in_dev)) {
+        if !t.is_local4(dst) {
+            if let Some(next) = proxy::inbound4(t, w, p, pin) {
+                return next;
+            }
+        }
     }
     // Routed back out of the device it came from: the source checked in full.
     if out_dev4(t, &dst.to_be_bytes()) == Some(p.in_dev) {
@@ -152,7 +169,7 @@ fn local_sid(t: &Tables, w: &mut Worker, p: &mut PacketBuf, i: u32) -> Next {
 
 /// Head-end policy `i` on an IPv6 packet (RFC 8986 §5), after the forwarding step of
 /// RFC 8200 §3 when `forward`.
-fn policy6(t: &Tables, w: &mut Worker, p: &mut PacketBuf, i: u32, forward: bool) -> Next {
+pub(crate) fn policy6(t: &Tables, w: &mut Worker, p: &mut PacketBuf, i: u32, forward: bool) -> Next {
     let Some(pol) = t.policies.get(i as usize) else {
         return Next::drop(DropReason::NoRoute);
     };
@@ -169,7 +186,7 @@ fn policy6(t: &Tables, w: &mut Worker, p: &mut PacketBuf, i: u32, forward: bool)
 
 /// Head-end policy `i` on an IPv4 packet: the outer hop limit is Linux's default, less
 /// the forwarding decrement when `forward`.
-fn policy4(t: &Tables, w: &mut Worker, p: &mut PacketBuf, i: u32, forward: bool) -> Next {
+pub(crate) fn policy4(t: &Tables, w: &mut Worker, p: &mut PacketBuf, i: u32, forward: bool) -> Next {
     let Some(pol) = t.policies.get(i as usize) else {
         return Next::drop(DropReason::NoRoute);
     };

@@ -451,7 +451,7 @@ impl<'a> Builder<'a> {
                             "mode inline cannot apply to an IPv4 prefix (RFC 8986 §5: insertion needs an IPv6 header)",
                         );
                     }
-                    policy_specs.push((encap.clone(), dev, r.line));
+                    policy_specs.push((encap.clone(), dev, r.line, None));
                     Route::Policy((policy_specs.len() - 1) as u32)
                 }
                 RouteKind::Seg6Local { action, dev } => {
@@ -536,9 +536,11 @@ impl<'a> Builder<'a> {
                 IpAddr::V4(x) => f | super::local4_bit(u32::from(x)),
                 IpAddr::V6(_) => f,
             }),
+            proxies: Vec::new(),
+            proxy_in: Vec::new(),
             resolve_neighbours: false,
         };
-        for (enc, dev, line) in policy_specs {
+        for (enc, dev, line, src) in policy_specs {
             let key = match enc.hmac {
                 Some(id) => match tables.hmac.keys.get(&id) {
                     Some(k) => Some((id, k)),
@@ -551,7 +553,7 @@ impl<'a> Builder<'a> {
                 },
                 None => None,
             };
-            let src = tables.tunsrc.unwrap_or_else(|| tunnel_source(&tables, dev, &enc.segs[0]));
+            let src = src.or(tables.tunsrc).unwrap_or_else(|| tunnel_source(&tables, dev, &enc.segs[0]));
             let p = Policy::with_csid(enc.mode, enc.csid, &enc.segs, key, src, line)
                 .map_err(|m| BuildError { line, message: m })?;
             tables.policies.push(p);
@@ -577,6 +579,7 @@ impl<'a> Builder<'a> {
                 _ => FastSid::NOT_SID,
             });
         }
+        crate::behaviour::proxy::build(&mut tables)?;
         tables.rewrites = tables.policies.iter().zip(&tables.policy_out).map(|(p, o)| Rewrite::of(p, *o)).collect();
         tables.fast_max_len = super::fast_max_len(&tables.devices, &tables.policies);
         Ok(tables)
@@ -615,8 +618,9 @@ fn check_family(p: Prefix, via: IpAddr, line: Line) -> Result<(), BuildError> {
 }
 
 /// A policy to build once the FIB exists: its segments, the `dev` of the route that
-/// carries it, and its line.
-pub(super) type PolicySpec = (Seg6Encap, Option<DevId>, Line);
+/// carries it, its line, and its outer source if the configuration gives it (End.AS's
+/// `src`).
+pub(super) type PolicySpec = (Seg6Encap, Option<DevId>, Line, Option<Ipv6Addr>);
 
 /// The outer source of an encapsulation without tunsrc. Linux (`set_tun_src`) selects
 /// it on the device of the route carrying the policy (the `dev` of the `encap seg6` or

@@ -23,6 +23,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use rustc_hash::FxHashMap;
 
+use crate::behaviour::proxy::{Proxy, ProxyIn};
 use crate::behaviour::Behaviour;
 use crate::exact::ExactMap;
 use crate::hmac::HmacKey;
@@ -271,6 +272,8 @@ impl FastDevs {
     pub const FORWARDING6: u8 = 1;
     /// `seg6_require_hmac` is 1: every SRH must carry a valid HMAC TLV.
     pub const REQUIRE_HMAC: u8 = 2;
+    /// The device is an SR proxy's `iif`: no fast step at all for its frames.
+    pub const PROXY_IN: u8 = 4;
 
     pub fn of(devices: &[Device]) -> Self {
         let mut bits = vec![0u8; 1 << 16];
@@ -286,6 +289,19 @@ impl FastDevs {
     #[inline(always)]
     pub fn get(&self, dev: DevId) -> u8 {
         self.0[usize::from(dev)]
+    }
+
+    /// Keeps the fast path away from every frame of `dev` (a proxy's `iif`, whose IP
+    /// packets the general path's inbound policy handles): its forwarding bit cleared.
+    pub fn decline(&mut self, dev: DevId) {
+        let b = &mut self.0[usize::from(dev)];
+        *b = (*b & !Self::FORWARDING6) | Self::PROXY_IN;
+    }
+
+    /// Whether [`decline`](Self::decline) was called for `dev`.
+    #[inline(always)]
+    pub fn proxy_in(&self, dev: DevId) -> bool {
+        self.get(dev) & Self::PROXY_IN != 0
     }
 }
 
@@ -340,6 +356,8 @@ pub struct SidState {
     pub policy: u32,
     /// What the fast path does with the SID ([`FastSid::NO`]: nothing).
     pub(crate) fast: FastSid,
+    /// An SR proxy's index into [`Tables::proxies`].
+    pub proxy: u32,
 }
 
 /// HMAC keys by key id.
@@ -390,6 +408,12 @@ pub struct Tables {
     /// One bit per own IPv4 address ([`local4_bit`]): the fast path's test of a source
     /// that may be the router's own (a set bit sends it to the general path).
     pub(crate) local4_filter: u64,
+    /// The SR proxies (draft-ietf-spring-sr-service-programming §6), with their shared
+    /// state ([`crate::behaviour::proxy`]).
+    pub proxies: Vec<Proxy>,
+    /// By receiving device: the proxies it is the `iif` of, whose part 2 the general
+    /// path applies to IP packets from it (empty when there is no proxy).
+    pub proxy_in: Vec<Option<ProxyIn>>,
     /// Live routers set this after building: a packet whose next hop has no known
     /// link-layer address gets [`Verdict::Resolve`](crate::packet::Verdict::Resolve)
     /// and waits for resolution, rather than being dropped as `no_neighbour`.
@@ -508,6 +532,23 @@ impl Tables {
     /// Is `a` the directed broadcast address of a connected subnet?
     pub fn is_bcast4(&self, a: u32) -> bool {
         self.bcast4.contains(&a)
+    }
+
+    /// Takes over the shared state (caches, counters) of the proxies of `old` that
+    /// these tables keep — the same SID prefix, behaviour and `iif` device name — so
+    /// that a rebuild (a route added at run time) does not empty their caches.
+    pub fn adopt_proxies(&mut self, old: &Tables) {
+        let key = |t: &Tables, p: &Proxy| {
+            let s = t.sids.get(p.sid as usize)?;
+            Some((s.prefix, s.behaviour.keyword, t.devices.get(usize::from(p.iif))?.name.clone()))
+        };
+        let keys: Vec<_> = self.proxies.iter().map(|p| key(self, p)).collect();
+        for (p, k) in self.proxies.iter_mut().zip(keys) {
+            let Some(k) = k else { continue };
+            if let Some(o) = old.proxies.iter().find(|o| key(old, o).as_ref() == Some(&k)) {
+                p.state = o.state.clone();
+            }
+        }
     }
 
     /// Is `a` one of the router's own IPv6 addresses?

@@ -122,7 +122,16 @@ impl SidBuilder<'_, '_> {
             .as_ref()
             .ok_or_else(|| self.error(format!("{} requires `srh segs ...`", a.behaviour.keyword)))?;
         let enc = Seg6Encap { mode, segs: srh.segs.clone(), hmac: srh.hmac, csid: srh.csid };
-        self.policies.push((enc, self.route_dev, self.line));
+        self.policies.push((enc, self.route_dev, self.line, None));
         Ok((self.policies.len() - 1) as u32)
+    }
+
+    /// Registers the policy `mode` of End.AS: segments `segs` (in travel order) from
+    /// source `src` (draft-ietf-spring-sr-service-programming §6.1: CACHE.LIST,
+    /// CACHE.SA); returns its index, valid once the tables are built.
+    pub fn proxy_policy(&mut self, mode: Seg6Mode, segs: &[std::net::Ipv6Addr], src: std::net::Ipv6Addr) -> u32 {
+        let enc = Seg6Encap { mode, segs: segs.to_vec(), hmac: None, csid: None };
+        self.policies.push((enc, self.route_dev, self.line, Some(src)));
+        (self.policies.len() - 1) as u32
     }
 }

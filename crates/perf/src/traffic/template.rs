@@ -209,7 +209,7 @@ fn shape(b: Behavior, stream: u16) -> (Encap, Inner) {
     }
     match b.takes() {
         None => (Encap::None, ip(b.inner_ipv4(stream))),
-        Some(Takes::Segment) => (Encap::Srh(1), Inner::V6),
+        Some(Takes::Segment) => (Encap::Srh(1), ip(b.inner_ipv4(stream))),
         Some(Takes::Inner(table::Inner::Ethernet)) => (Encap::Srh(0), Inner::Eth),
         Some(Takes::Inner(_)) => (Encap::Srh(0), ip(b.inner_ipv4(stream))),
     }

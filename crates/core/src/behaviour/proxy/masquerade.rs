@@ -1,0 +1,98 @@
+//! End.AM, the masquerading proxy (draft-ietf-spring-sr-service-programming §6.4).
+//!
+//! Part 1 (§6.4.1, masquerading): an SRH with Segments Left > 0 (else what End does at
+//! the last segment), checked as RFC 8754 §4.3.1.1 says; the destination becomes the
+//! last segment, Segment List[0], Segments Left unchanged, and the packet, its SRH
+//! intact, goes to `nh6` out of `oif` with the forwarding step (hop limit checked and
+//! decremented, RFC 8200 §3): a function that ignores routing headers sees a packet for
+//! the final destination.
+//!
+//! Part 2 (§6.4.1, de-masquerading): an IPv6 packet with an SRH and Segments Left > 0
+//! received on `iif` gets Segments Left - 1 and the destination Segment List[Segments
+//! Left] — an End step (RFC 8986 §4.1 S08-S14: hop limit checked and decremented) —
+//! and is forwarded by the main table's lookup of its new destination. Anything else
+//! received on `iif` is processed as on any device. Several End.AM proxies may share an
+//! `iif`; the packet is counted on the one whose SID the SRH's active entry is (the one
+//! it came through), else on the first.
+//!
+//! The draft's §6.4 variants that cache (End.AM with NAT, "caching" of the Segment
+//! List) are not implemented.
+
+use super::{bump, of, Proxy, ProxyIn};
+use crate::behaviour::end::{upper_layer, Deliver};
+use crate::behaviour::{endpoint, segment, Arrival, Behaviour, Next, Param, Takes};
+use crate::drop::DropReason;
+use crate::packet::PacketBuf;
+use crate::spec::{Prefix, SidAction};
+use crate::tables::{BuildError, Sid, SidBuilder, SidState, Tables};
+use sr6_wire::{Ipv6Packet, SrhPacket};
+
+pub static END_AM: Behaviour = Behaviour {
+    keyword: "End.AM",
+    required: &[Param::Nh6, Param::Oif, Param::Iif],
+    optional: &[],
+    flavors: &[],
+    rfc: "draft-ietf-spring-sr-service-programming §6.4",
+    summary: "masquerading SR proxy: to a service function with the SRH intact and the last segment as destination",
+    in_kernel: false,
+    takes: Takes::Segment,
+    build,
+    input,
+};
+
+fn build(b: &mut SidBuilder, a: &SidAction) -> Result<SidState, BuildError> {
+    let oif = b.oif(a)?;
+    let nh = b.next_hop6(a)?;
+    Ok(SidState { nh: Some(nh), oif, ..SidState::default() })
+}
+
+/// Part 1: masquerading.
+fn input(t: &Tables, p: &mut PacketBuf, sid: &Sid, a: &Arrival) -> Next {
+    let Some(px) = of(t, sid) else { return Next::drop(DropReason::NoRoute) };
+    let Some(nh) = sid.state.nh else { return Next::drop(DropReason::NoRoute) };
+    match a {
+        Arrival::Segments(r) => {
+            if let Err(n) = segment::check(p, r) {
+                return n;
+            }
+            let d = p.data_mut();
+            let Some(last) = d.get(r.offset..).and_then(|b| SrhPacket::new_unchecked(b).segment(0)) else {
+                return Next::drop(DropReason::Malformed);
+            };
+            Ipv6Packet::new_unchecked(d).set_dst_addr(&last);
+            bump(&px.state.counters.to_function);
+            Next::Xconnect6 { nh, forward: true }
+        }
+        Arrival::Last { chain, srh } => upper_layer(p, sid, chain, srh.as_ref(), Deliver::Lookup(Tables::MAIN)),
+        Arrival::NextCsid(_) => Next::drop(DropReason::Malformed),
+    }
+}
+
+/// Part 2: de-masquerading an IPv6 packet received on the `iif` of the End.AM proxies
+/// `pin`; `None` for a packet without an SRH whose Segments Left is above 0.
+pub(super) fn inbound(t: &Tables, p: &mut PacketBuf, pin: &ProxyIn) -> Option<Next> {
+    let Ok(Arrival::Segments(r)) = endpoint::arrival(t, p, None) else { return None };
+    let px = which(t, p, &r, pin)?;
+    if let Err(n) = segment::consume(p, &r, false) {
+        return Some(n);
+    }
+    bump(&px.state.counters.from_function);
+    Some(Next::Lookup6 { table: Tables::MAIN, forward: false })
+}
+
+/// The proxy of `pin` whose SID holds the SRH's active entry, else the first.
+fn which<'t>(t: &'t Tables, p: &PacketBuf, r: &sr6_wire::RoutingInfo, pin: &ProxyIn) -> Option<&'t Proxy> {
+    let active = p.data().get(r.offset..).and_then(|b| SrhPacket::new_unchecked(b).segment(r.segments_left));
+    let proxies = || pin.proxies.iter().filter_map(|i| t.proxies.get(*i as usize));
+    let holds = |px: &&Proxy| {
+        let (Some(a), Some(s)) = (active, t.sids.get(px.sid as usize)) else { return false };
+        matches!(s.prefix, Prefix::V6(pfx, l) if contains(pfx.octets(), l, a.octets()))
+    };
+    proxies().find(holds).or_else(|| proxies().next())
+}
+
+/// Whether `a` lies in the IPv6 prefix `p`/`len`.
+fn contains(p: [u8; 16], len: u8, a: [u8; 16]) -> bool {
+    let l = u32::from(len.min(128));
+    l == 0 || (u128::from_be_bytes(p) ^ u128::from_be_bytes(a)) >> (128 - l) == 0
+}
