@@ -74,14 +74,16 @@ fi
 "$PY" "$ROOT/scripts/gen_bench_workload.py" "$WORK" ${MIXED:+--mixed-roots} ${FRAMES:+--frames "$FRAMES"}
 
 declare -a NAMES=()
-declare -A PCAP=() DEV=() GOAL=()
-while IFS=$'\t' read -r name pcap dev goal; do
+declare -A PCAP=() DEV=() GOAL=() WARM=()
+while IFS=$'\t' read -r name pcap dev goal warm; do
   case "$name" in "#"* | "") continue ;; esac
   if [ -n "${ONLY:-}" ] && [[ " $ONLY " != *" $name "* ]]; then continue; fi
   NAMES+=("$name")
   PCAP[$name]=$pcap
   DEV[$name]=$dev
   GOAL[$name]=$goal
+  # DEV=PCAP: frames sr6 bench processes once before the replay (an End.AD cache).
+  case "${warm:--}" in -) WARM[$name]="" ;; *) WARM[$name]="${warm%%=*}=$WORK/${warm#*=}" ;; esac
 done <"$WORK/workloads.tsv"
 [ ${#NAMES[@]} -gt 0 ] || { log "no workload selected (ONLY=$ONLY)"; exit 2; }
 
@@ -91,7 +93,7 @@ run_one() { # name N
   valgrind --tool=callgrind --callgrind-out-file="$WORK/cg.$name.$n.out" \
     --toggle-collect='*Worker::process_batch*' --toggle-collect='*rx_batch*' \
     "$BIN" bench --config "$WORK/router.conf" --in "$WORK/${PCAP[$name]}" --in-dev "${DEV[$name]}" \
-    --packets "$n" --batch 256 --json >"$WORK/bench.$name.$n.json" 2>"$WORK/valgrind.$name.$n.log" ||
+    ${WARM[$name]:+--warmup "${WARM[$name]}"} --packets "$n" --batch 256 --json >"$WORK/bench.$name.$n.json" 2>"$WORK/valgrind.$name.$n.log" ||
     { log "valgrind failed for $name N=$n:"; tail -20 "$WORK/valgrind.$name.$n.log" >&2; return 1; }
 }
 

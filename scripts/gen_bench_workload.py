@@ -10,11 +10,13 @@ Writes:
                           End.DT4, End.DT46, End.B6.Encaps), a VRF table 100 (1,000 /48)
                           and table 200 (200 IPv4 /24), neighbours, tunsrc, an HMAC key;
                           NEXT-C-SID End and End.X SIDs (F3216, 100 each) and 200
-                          routed C-SIDs of other nodes;
+                          routed C-SIDs of other nodes; SR proxies (End.AD and End.AS on
+                          4 function links each, 100 End.AM on a fifth);
   OUTDIR/<behaviour>.pcap one capture per behaviour, FRAMES frames each, every frame
                           hitting a different SID / prefix of that behaviour;
   OUTDIR/workloads.tsv    name, pcap, ingress device, goal (instructions/packet or -),
-                          one line per behaviour: what scripts/callgrind.sh iterates.
+                          warm-up (`DEV=PCAP` for sr6 bench --warmup, or -), one line
+                          per behaviour: what scripts/callgrind.sh iterates.
 
 --mixed-roots adds one /40 under each /16 the FIBs use (main and table 100), so that
 no /16 holds prefixes of a single length: every lookup walks the LPM's trie instead of
@@ -266,6 +268,93 @@ def encap_frame(prev, sid, nh, inner):
     return eth(0, IPv6(src="fc00:1::2", dst=sid, nh=43, hlim=64) / Raw(body))
 
 
+def write_frames(path, frames):
+    for i, fr in enumerate(frames):
+        fr.time = 1_700_000_000 + i / 1e6  # fixed timestamps: byte-identical output
+    wrpcap(path, frames)
+
+
+# --- SR proxies (draft-ietf-spring-sr-service-programming §6) -------------------------------
+# Each on a function link of its own: End.AD and End.AS need an iif of their own (one
+# proxy per iif), End.AM SIDs share one. The function is at ::2 of the link.
+PROXY_LINKS = {"End.AD": ["pa0", "pa1", "pa2", "pa3"], "End.AS": ["ps0", "ps1", "ps2", "ps3"], "End.AM": ["pm0"]}
+
+
+def host(w, rp):
+    """An address in a main-table /48, drawn with `rp` (not the workload's generator)."""
+    return a6(rp.choice(w.p48) | rp.getrandbits(64) | 1)
+
+
+def add_proxies(w, rp):
+    """Appends the proxies' devices and SIDs to the config (after everything else, with
+    their own random generator `rp`: the lines and frames above do not change). Returns
+    {behaviour: [(sid, device index, device, function address)]}."""
+    out = {}
+    links = [d for ds in PROXY_LINKS.values() for d in ds]
+    for k, d in enumerate(links):
+        i = len(DEVICES) + k
+        w.out("ip link set dev %s address %s up" % (d, mac(i)))
+        w.out("ip -6 addr add fc00:%x::1/64 dev %s" % (0x70 + k, d))
+        w.out("ip -6 neigh add fc00:%x::2 lladdr 02:00:00:%02x:06:02 dev %s" % (0x70 + k, i, d))
+    k = 0
+    for beh, devs in PROXY_LINKS.items():
+        n = 100 if beh == "End.AM" else len(devs)
+        loc = 0xFC000005 << 96 | (0x20 + len(out)) << 64
+        out[beh] = []
+        for j in range(n):
+            d = devs[j % len(devs)]
+            i = len(DEVICES) + links.index(d)
+            fa = "fc00:%x::2" % (0x70 + links.index(d))
+            sid = a6(loc | rp.getrandbits(32) << 16 | j)
+            params = " nh6 %s oif %s iif %s" % (fa, d, d)
+            if beh == "End.AS":
+                params += " src fc00:1::1 segs %s,%s" % (host(w, rp), host(w, rp))
+            w.out("ip -6 route add %s/128 encap seg6local action %s%s dev eth0" % (sid, beh, params))
+            out[beh].append((sid, i, d, fa))
+            k += 1
+    return out
+
+
+def proxy_workloads(w, proxies, rp, n):
+    """The proxies' workloads, each direction (name, frames, in_dev, goal, warm-up):
+    to the function (part 1: SRv6 for the proxy SID on eth0) and back from it (part 2:
+    what the function returns, on the proxy's iif). End.AD's cache is filled by a
+    warm-up frame for each of its SIDs; End.AM's returning packets are masqueraded
+    (DA = Segment List[0], Segments Left 1)."""
+    SRC = "fc00:1::2"
+    out = []
+
+    def inner6():
+        return IPv6(src="2a0f::1", dst=host(w, rp), hlim=64) / UDP(sport=1024, dport=5000) / Raw(PAYLOAD)
+
+    def to_sid(sid, nxt, inner):
+        # IPv6 + SRH (Segments Left 1: the proxy SID then `nxt`) + the inner packet.
+        body = srh(41, 1, [sid, nxt]) + bytes(inner)
+        return eth(0, IPv6(src=SRC, dst=sid, nh=43, hlim=64, fl=0x12345) / Raw(body))
+
+    ad = proxies["End.AD"]
+    nexts = {sid: host(w, rp) for sid, _, _, _ in ad}
+    out.append(("End.AD", [to_sid(s, nexts[s], inner6()) for s, _, _, _ in (rp.choice(ad) for _ in range(n))], "eth0", "-", "-"))
+    sid, i, d, _ = ad[0]
+    back = [eth(i, inner6()) for _ in range(n)]
+    out.append(("End.AD-return", back, d, "-", ("eth0", [to_sid(sid, nexts[sid], inner6())])))
+    am = proxies["End.AM"]
+    out.append(("End.AM", [sr6_frame(SRC, [s, host(w, rp)], 1) for s, _, _, _ in (rp.choice(am) for _ in range(n))], "eth0", "-", "-"))
+    _, i, d, _ = am[0]
+    masq = []
+    for s, _, _, _ in (rp.choice(am) for _ in range(n)):
+        fr = sr6_frame(SRC, [s, host(w, rp)], 1, dev_index=i)
+        ip = fr[IPv6]
+        ip.dst = a6(ipaddress.IPv6Address(bytes(ip)[48:64]))  # Segment List[0]
+        masq.append(fr)
+    out.append(("End.AM-return", masq, d, "-", "-"))
+    ast = proxies["End.AS"]
+    out.append(("End.AS", [to_sid(s, host(w, rp), inner6()) for s, _, _, _ in (rp.choice(ast) for _ in range(n))], "eth0", "-", "-"))
+    _, i, d, _ = ast[0]
+    out.append(("End.AS-return", [eth(i, inner6()) for _ in range(n)], d, "-", "-"))
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("outdir")
@@ -299,6 +388,7 @@ def main():
     for v in others:
         d = rc.choice(["eth1", "eth2", "eth3"])
         w.out("ip -6 route add %s/48 via %s dev %s" % (a6(block | v << 80), rc.choice(w.nh6[d]), d))
+    proxies = add_proxies(w, random.Random(a.seed + 27))
     with open(os.path.join(a.outdir, "router.conf"), "w") as f:
         f.write("\n".join(w.lines) + "\n")
 
@@ -365,14 +455,18 @@ def main():
         ]
         # RFC 9800's goal for sr6 (issue 26): within 10 instructions of plain End's 150.
         wl.append((name + "-next-csid", frames, "eth0", "160"))
+    wl = [x + ("-",) for x in wl]
+    wl += proxy_workloads(w, proxies, random.Random(a.seed + 28), N)
     with open(os.path.join(a.outdir, "workloads.tsv"), "w") as f:
-        f.write("# name\tpcap\tin_dev\tgoal (instructions/packet)\n")
-        for name, frames, dev, goal in wl:
+        f.write("# name\tpcap\tin_dev\tgoal (instructions/packet)\twarm-up\n")
+        for name, frames, dev, goal, warm in wl:
             pcap = name + ".pcap"
-            for i, fr in enumerate(frames):
-                fr.time = 1_700_000_000 + i / 1e6  # fixed timestamps: byte-identical output
-            wrpcap(os.path.join(a.outdir, pcap), frames)
-            f.write("%s\t%s\t%s\t%s\n" % (name, pcap, dev, goal))
+            write_frames(os.path.join(a.outdir, pcap), frames)
+            if warm != "-":
+                wdev, wframes = warm
+                write_frames(os.path.join(a.outdir, name + ".warmup.pcap"), wframes)
+                warm = "%s=%s.warmup.pcap" % (wdev, name)
+            f.write("%s\t%s\t%s\t%s\t%s\n" % (name, pcap, dev, goal, warm))
     print("%s: router.conf (%d lines), %d workloads of %d frames" % (a.outdir, len(w.lines), len(wl), N), file=sys.stderr)
 
 
