@@ -104,6 +104,38 @@ def test_bench_warmup_is_processed_and_not_counted(sr6_bin):
     assert "--warmup nosuchdev=" in bad.stderr and "devices: eth0" in bad.stderr, bad.stderr
 
 
+PROXY_CONF = """\
+ip link set dev eth0 address 02:00:00:00:00:01
+ip link set dev eth1 address 02:00:00:00:00:02
+ip -6 addr add fc00:1::1/64 dev eth0
+ip -6 addr add fc00:2::1/64 dev eth1
+ip -6 neigh add fc00:1::2 lladdr 02:aa:00:00:00:01 dev eth0
+ip -6 neigh add fc00:2::2 lladdr 02:bb:00:00:00:02 dev eth1
+ip -6 route add fc00:e::/64 via fc00:1::2 dev eth0
+ip -6 route add fc00:a::100/128 encap seg6local action End.AD nh6 fc00:2::2 oif eth1 iif eth1 dev eth0
+"""
+
+
+def test_bench_warmup_fills_a_proxy_cache(sr6_bin, tmp_path):
+    """End.AD's returning traffic (on its iif, eth1) is dropped while its cache is empty;
+    a warm-up frame for its SID on eth0 fills the cache and every replayed packet leaves."""
+    conf = tmp_path / "proxy.conf"
+    conf.write_text(PROXY_CONF)
+    inner = IPv6(src="fc00:9::1", dst="fc00:9::2") / UDP(sport=1, dport=2) / Raw(b"x" * 8)
+    srh = IPv6ExtHdrSegmentRouting(addresses=["fc00:e::1", "fc00:a::100"], segleft=1, lastentry=1, nh=41)
+    wrpcap(str(tmp_path / "warm.pcap"), [Ether(src="02:aa:00:00:00:01", dst="02:00:00:00:00:01")
+                                         / IPv6(src="fc00:1::2", dst="fc00:a::100") / srh / inner])
+    wrpcap(str(tmp_path / "back.pcap"), [Ether(src="02:bb:00:00:00:02", dst="02:00:00:00:00:02") / inner])
+    base = [str(sr6_bin), "bench", "--config", str(conf), "--in", str(tmp_path / "back.pcap"), "--in-dev", "eth1",
+            "--packets", "1000", "--json"]
+    cold = json.loads(subprocess.run(base, capture_output=True, text=True, check=True).stdout)
+    assert (cold["tx"], cold["dropped"]) == (0, 1000)
+    warm = subprocess.run(base + ["--warmup", "eth0=" + str(tmp_path / "warm.pcap")],
+                          capture_output=True, text=True, check=True)
+    res = json.loads(warm.stdout)
+    assert (res["tx"], res["dropped"], res["packets"]) == (1000, 0, 1000)
+
+
 def test_bench_rejects_batch_zero(sr6_bin):
     r = subprocess.run([str(sr6_bin), "bench", "--config", "examples/example.conf", "--in", REPO_EXAMPLE, "--batch", "0"],
                        capture_output=True, text=True)
