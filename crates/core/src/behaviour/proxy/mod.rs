@@ -172,6 +172,14 @@ impl ProxyCounters {
     pub fn get(c: &AtomicU64) -> u64 {
         c.load(Ordering::Relaxed)
     }
+
+    /// Sets every counter to zero (`sr6 ctl clear-counters`); the cache stays.
+    pub fn clear(&self) {
+        let ProxyCounters { to_function, from_function, hits, misses, updates, drops } = self;
+        for c in [to_function, from_function, hits, misses, updates].into_iter().chain(drops.iter()) {
+            c.store(0, Ordering::Relaxed);
+        }
+    }
 }
 
 /// The proxies whose `iif` a device is: one End.AS, End.AD or End.EAD*, or any number
