@@ -118,7 +118,8 @@ fn cache_json(p: &Proxy) -> Value {
     let hex: String = h.iter().map(|x| format!("{x:02x}")).collect();
     let mut v = json!({"state": "headers", "length": n, "hex": hex});
     // The payload length as cached is the learning packet's: the headers alone here.
-    if let Ok(mut ip) = Ipv6Packet::new_checked(&mut *h) {
+    if h.len() >= 40 {
+        let mut ip = Ipv6Packet::new_unchecked(&mut *h);
         ip.set_payload_len((n - 40) as u16);
         v["src"] = json!(ip.src_addr().to_string());
         v["dst"] = json!(ip.dst_addr().to_string());

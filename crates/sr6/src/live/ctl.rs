@@ -345,8 +345,9 @@ mod tests {
         assert_eq!((v[0]["sid"].as_str(), v[0]["behaviour"].as_str()), (Some("fc00:f::1/128"), Some("End.AD")));
         assert_eq!((v[0]["iif"].as_str(), v[0]["nh"].as_str()), (Some("eth0"), Some("fc00:2::2")));
         assert_eq!(v[0]["cache"]["state"], "empty");
-        // The headers of a packet that went through: IPv6 + an SRH of two segments.
-        let mut h = vec![0x60, 0, 0, 0, 0, 0, 43, 63];
+        // The headers of a packet that went through: IPv6 (the payload length its own)
+        // + an SRH of two segments.
+        let mut h = vec![0x60, 0, 0, 0, 0, 200, 43, 63];
         h.extend_from_slice(&"fc00:1::2".parse::<std::net::Ipv6Addr>().unwrap().octets());
         h.extend_from_slice(&"fc00:e::9".parse::<std::net::Ipv6Addr>().unwrap().octets());
         h.extend_from_slice(&[41, 4, 4, 0, 1, 0, 0, 0]);
