@@ -15,11 +15,9 @@
 //! `iif`; the packet is counted on the one whose SID the SRH's active entry is (the one
 //! it came through), else on the first.
 //!
-//! The draft's §6.4 variants that cache (End.AM with NAT, "caching" of the Segment
-//! List) are not implemented.
+//! The draft's variants of §6.4 (destination NAT, caching) are not implemented.
 
-use super::{bump, of, Proxy, ProxyIn};
-use crate::behaviour::end::{upper_layer, Deliver};
+use super::{bump, last_segment, of, Proxy, ProxyIn};
 use crate::behaviour::{endpoint, segment, Arrival, Behaviour, Next, Param, Takes};
 use crate::drop::DropReason;
 use crate::packet::PacketBuf;
@@ -63,7 +61,7 @@ fn input(t: &Tables, p: &mut PacketBuf, sid: &Sid, a: &Arrival) -> Next {
             bump(&px.state.counters.to_function);
             Next::Xconnect6 { nh, forward: true }
         }
-        Arrival::Last { chain, srh } => upper_layer(p, sid, chain, srh.as_ref(), Deliver::Lookup(Tables::MAIN)),
+        Arrival::Last { chain, srh } => last_segment(p, sid, px, chain, srh.as_ref()),
         Arrival::NextCsid(_) => Next::drop(DropReason::Malformed),
     }
 }
@@ -71,7 +69,12 @@ fn input(t: &Tables, p: &mut PacketBuf, sid: &Sid, a: &Arrival) -> Next {
 /// Part 2: de-masquerading an IPv6 packet received on the `iif` of the End.AM proxies
 /// `pin`; `None` for a packet without an SRH whose Segments Left is above 0.
 pub(super) fn inbound(t: &Tables, p: &mut PacketBuf, pin: &ProxyIn) -> Option<Next> {
-    let Ok(Arrival::Segments(r)) = endpoint::arrival(t, p, None) else { return None };
+    let r = match endpoint::arrival(t, p, None) {
+        Ok(Arrival::Segments(r)) => r,
+        // An SRH the ingress device's HMAC policy refuses (RFC 8754 §2.1.2.1).
+        Err(n @ Next::Done(crate::packet::Verdict::Drop(DropReason::HmacInvalid))) => return Some(n),
+        _ => return None,
+    };
     let px = which(t, p, &r, pin)?;
     if let Err(n) = segment::consume(p, &r, false) {
         return Some(n);

@@ -1,6 +1,7 @@
 //! End.AS, the static proxy (draft-ietf-spring-sr-service-programming §6.1).
 //!
-//! Part 1 (§6.1.1): an End step (RFC 8754 §4.3.1), then the outer IPv6 header and its
+//! Part 1 (§6.1.1): an End step (RFC 8754 §4.3.1; the outer hop limit is not
+//! decremented, the outer header is not forwarded), then the outer IPv6 header and its
 //! extension headers removed and the inner packet sent to the function: to `nh6`/`nh4`
 //! out of `oif` (as End.DX6/End.DX4), or, without a next hop, the inner Ethernet frame
 //! unchanged out of `oif` (as End.DX2).
@@ -11,8 +12,7 @@
 //! segs ...` (the same policy machinery, so the same bytes: hop limit, traffic class,
 //! flow label) — and is forwarded by the main table's lookup of the first segment.
 
-use super::{inner_chain, of, takes_family, to_function, wrong_type, Proxy};
-use crate::behaviour::end::{upper_layer, Deliver};
+use super::{end_step, inner_chain, last_segment, of, takes_family, to_function, wrong_type, Proxy};
 use crate::behaviour::{Arrival, Behaviour, Next, Param, Takes};
 use crate::drop::DropReason;
 use crate::packet::PacketBuf;
@@ -58,7 +58,7 @@ fn input(t: &Tables, p: &mut PacketBuf, sid: &Sid, a: &Arrival) -> Next {
     let Some(px) = of(t, sid) else { return Next::drop(DropReason::NoRoute) };
     match a {
         Arrival::Segments(r) => {
-            if let Err(n) = crate::behaviour::segment::consume(p, r, false) {
+            if let Err(n) = end_step(p, r) {
                 return n;
             }
             match inner_chain(p, px) {
@@ -67,7 +67,7 @@ fn input(t: &Tables, p: &mut PacketBuf, sid: &Sid, a: &Arrival) -> Next {
             }
         }
         // The draft's "ELSE Drop": the End behaviour's own answer at the last segment.
-        Arrival::Last { chain, srh } => upper_layer(p, sid, chain, srh.as_ref(), Deliver::Lookup(Tables::MAIN)),
+        Arrival::Last { chain, srh } => last_segment(p, sid, px, chain, srh.as_ref()),
         Arrival::NextCsid(_) => Next::drop(DropReason::Malformed),
     }
 }
