@@ -23,7 +23,7 @@ from scapy.layers.inet6 import ICMPv6ND_NS, IPv6ExtHdrDestOpt, PadN
 
 from sr6_oracle import (
     ADDR6, ARP, HOST_A, IP, MAC, NH_ETHERNET, NH_IPV4, NH_IPV6, NH_UDP, OFF_SRH_SL, SEG_B, SEG_C,
-    Ether, IPv6, Raw, config, icmp6_error, l3, policy, rx, sid_entry, srh, tx, udp4, udp6, udp_bytes,
+    Ether, IPv6, IPv6ExtHdrSegmentRoutingTLV, IPv6ExtHdrSegmentRoutingTLVPadN, Raw, config, icmp6_error, l3, policy, rx, sid_entry, srh, tx, udp4, udp6, udp_bytes,
 )
 
 # --- topology ------------------------------------------------------------------------------
@@ -433,6 +433,18 @@ def test_ad_keeps_every_extension_header(run_sr6):
     back = inner6(hlim=33, n=29)
     res = run_sr6(cfg(AD6_LINE), [("eth0", rx(pkt)), ("eth3", from_fn(back))])
     cache = IPv6(src=OUT_SRC, dst=SEG_B, hlim=64) / dopt / srh(segs, segleft=1, nh=NH_IPV6)
+    res.expect(eth3=[to_fn6(dec6(inner6()))], eth1=[tx(restored(cache, back), "eth1")])
+
+
+def test_ad_keeps_srh_tlvs_and_tag_byte_for_byte(run_sr6):
+    segs = [FINAL, SEG_B, AD6]
+    tlvs = [IPv6ExtHdrSegmentRoutingTLV(type=0x7E, len=6, value=b"\xde\xad\xbe\xef\x01\x02"),
+            IPv6ExtHdrSegmentRoutingTLVPadN(len=6, padding=b"\0" * 6)]
+    pkt = chain(AD6, inner6(), NH_IPV6, segs=segs, tlvs=tlvs, tag=0x1234, flags=0x01)
+    back = inner6(hlim=33, n=29)
+    res = run_sr6(cfg(AD6_LINE), [("eth0", rx(pkt)), ("eth3", from_fn(back))])
+    cache = IPv6(src=OUT_SRC, dst=SEG_B, hlim=64) / srh(segs, segleft=1, nh=NH_IPV6, tlvs=tlvs, tag=0x1234,
+                                                         flags=0x01)
     res.expect(eth3=[to_fn6(dec6(inner6()))], eth1=[tx(restored(cache, back), "eth1")])
 
 
