@@ -469,6 +469,23 @@ def test_ad_link_local_and_non_ip_on_iif_go_to_the_host(run_sr6):
     counters(res.json, AD6, from_function=0)
 
 
+@pytest.mark.parametrize("line,sid,behaviour,nh,oif,iif", [
+    (AS6_LINE, AS6, "End.AS", FN6, "eth3", "eth3"),
+    (AS2_LINE, AS2, "End.AS", None, "eth3", "eth3"),
+    (proxy_line("End.AD", AD4, f"nh4 {FN4}", iif="eth4"), AD4, "End.AD", FN4, "eth3", "eth4"),
+    (EAD6_LINE, EAD6, "End.EAD6", FN6, "eth3", "eth3"),
+    (AM_LINE, AM, "End.AM", FN6, "eth3", "eth3"),
+], ids=["as6", "as_ethernet", "ad4", "ead6", "am"])
+def test_proxies_json_describes_each_proxy(run_sr6, line, sid, behaviour, nh, oif, iif):
+    e = proxy_entry(run_sr6(cfg(line), []).json, sid)
+    got = {k: e.get(k) for k in ("behaviour", "oif", "iif")}
+    assert got == {"behaviour": behaviour, "oif": oif, "iif": iif}, e
+    if nh is not None:
+        assert e.get("nh") == nh, e
+    zero = {k: counter(e, k) for k in ("to_function", "from_function")}
+    assert zero == {"to_function": 0, "from_function": 0}, e
+
+
 # --- End.AD errors --------------------------------------------------------------------------
 
 
@@ -476,7 +493,7 @@ def test_ad_empty_cache_drops_returning_packet(run_sr6):
     res = run_sr6(cfg(AD6_LINE), [("eth3", from_fn(inner6()))])
     res.expect_nothing()
     assert res.drops() == {"proxy_cache_empty": 1}, res.drops()
-    counters(res.json, AD6, misses=1, hits=0, from_function=0)
+    counters(res.json, AD6, misses=1, hits=0, from_function=0, drops={"proxy_cache_empty": 1})
 
 
 def test_ad_segments_left_0_is_dropped_and_learns_nothing(run_sr6):
@@ -507,6 +524,7 @@ def test_ad_wrong_type_from_function_is_dropped(run_sr6):
     res = run_sr6(cfg(AD6_LINE), [("eth0", rx(chain(AD6, inner6(), NH_IPV6))), ("eth3", from_fn(inner4()))])
     res.expect(eth3=[to_fn6(dec6(inner6()))])
     assert res.drops() == {"wrong_next_header": 1}, res.drops()
+    counters(res.json, AD6, drops={"wrong_next_header": 1})
 
 
 def test_ad_hop_limit_exhausted_is_time_exceeded(run_sr6):
