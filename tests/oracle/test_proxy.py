@@ -23,7 +23,8 @@ from scapy.layers.inet6 import ICMPv6ND_NS, IPv6ExtHdrDestOpt, PadN
 
 from sr6_oracle import (
     ADDR6, ARP, HOST_A, IP, MAC, NH_ETHERNET, NH_IPV4, NH_IPV6, NH_UDP, OFF_SRH_SL, SEG_B, SEG_C,
-    Ether, IPv6, IPv6ExtHdrSegmentRoutingTLV, IPv6ExtHdrSegmentRoutingTLVPadN, Raw, config, icmp6_error, l3, policy, rx, sid_entry, srh, tx, udp4, udp6, udp_bytes,
+    UDP, Ether, IPv6, IPv6ExtHdrSegmentRoutingTLV, IPv6ExtHdrSegmentRoutingTLVPadN, Raw, config, icmp6_error, l3,
+    policy, rx, sid_entry, srh, tx, udp4, udp6, udp_bytes,
 )
 
 # --- topology ------------------------------------------------------------------------------
@@ -484,6 +485,40 @@ def test_proxies_json_describes_each_proxy(run_sr6, line, sid, behaviour, nh, oi
         assert e.get("nh") == nh, e
     zero = {k: counter(e, k) for k in ("to_function", "from_function")}
     assert zero == {"to_function": 0, "from_function": 0}, e
+
+
+EXEMPT = {
+    "ipv6_link_local_dst": lambda: Ether(src=FN6_MAC, dst=MACS["eth3"]) / IPv6(src="fe80::ff:2", dst="fe80::1") /
+    UDP(sport=5000, dport=5001) / Raw(b"x" * 8),
+    "ipv6_multicast": lambda: Ether(src=FN6_MAC, dst="33:33:00:00:00:05") / IPv6(src="fc00:f0::2", dst="ff02::5") /
+    UDP(sport=5000, dport=5001) / Raw(b"x" * 8),
+    "ipv4_multicast": lambda: Ether(src=FN4_MAC, dst="01:00:5e:00:00:05") / IP(src=FN4, dst="224.0.0.5", ttl=1) /
+    UDP(sport=5000, dport=5001) / Raw(b"x" * 8),
+    "ipv4_broadcast": lambda: Ether(src=FN4_MAC, dst="ff:ff:ff:ff:ff:ff") / IP(src=FN4, dst="255.255.255.255") /
+    UDP(sport=5000, dport=5001) / Raw(b"x" * 8),
+    "arp": lambda: Ether(src=FN4_MAC, dst="ff:ff:ff:ff:ff:ff") / ARP(op=1, hwsrc=FN4_MAC, psrc=FN4, pdst="10.0.240.1"),
+}
+
+
+@pytest.mark.parametrize("proxy", ["ad6", "ad4", "as6", "as4"])
+@pytest.mark.parametrize("kind", EXEMPT.keys())
+def test_exempt_traffic_on_iif_is_processed_as_without_the_proxy(run_sr6, proxy, kind):
+    # The inbound policy takes non-link-local, non-multicast IP only (draft §6.1/§6.2:
+    # "non-link-local IPv4/IPv6 traffic"; thesis §3.5.2): anything else on iif is processed
+    # exactly as it is without the proxy -- the same outputs byte for byte, nothing
+    # encapsulated. The cache of an End.AD is filled first, so a miss cannot hide it.
+    line, sid, nh, first = {
+        "ad6": (AD6_LINE, AD6, NH_IPV6, inner6()), "ad4": (AD4_LINE, AD4, NH_IPV4, inner4()),
+        "as6": (AS6_LINE, AS6, NH_IPV6, inner6()), "as4": (AS4_LINE, AS4, NH_IPV4, inner4()),
+    }[proxy]
+    f = EXEMPT[kind]()
+    warm = ("eth0", rx(chain(sid, first, nh)))
+    with_proxy = run_sr6(cfg(line), [warm, ("eth3", f)])
+    without = run_sr6(cfg(), [("eth3", f)])
+    assert {k: v for k, v in with_proxy.raw.items() if k != "eth3"} == \
+        {k: v for k, v in without.raw.items() if k != "eth3"}, (with_proxy.emitted(), without.emitted())
+    assert with_proxy.frames("eth3")[1:] == without.frames("eth3"), "eth3 beyond the frame to the function"
+    counters(with_proxy.json, sid, from_function=0)
 
 
 # --- End.AD errors --------------------------------------------------------------------------
