@@ -555,6 +555,20 @@ def test_ad_wrong_inner_type_is_dropped_and_learns_nothing(run_sr6):
     assert res.drops() == {"wrong_next_header": 1, "proxy_cache_empty": 1}, res.drops()
 
 
+def test_ad_headers_too_long_to_cache_are_dropped_and_keep_the_cache(run_sr6):
+    # behaviours.md (SR proxies): headers over 384 bytes cannot be cached -- dropped,
+    # counted `proxy_headers_too_long`, the cache unchanged (bad input leaves no state).
+    segs = [FINAL, SEG_B, AD6]
+    big = [FINAL_C] + [f"fc00:3::{i:x}" for i in range(1, 24)] + [SEG_C, AD6]   # 26 segments: 456 bytes
+    back = inner6(hlim=30, n=20)
+    res = run_sr6(cfg(AD6_LINE), [("eth0", rx(chain(AD6, inner6(), NH_IPV6, segs=segs))),
+                                  ("eth0", rx(chain(AD6, inner6(), NH_IPV6, segs=big, sl=len(big) - 1))),
+                                  ("eth3", from_fn(back))])
+    res.expect(eth3=[to_fn6(dec6(inner6()))], eth1=[tx(restored(learned(AD6, segs, NH_IPV6), back), "eth1")])
+    assert res.drops() == {"proxy_headers_too_long": 1}, res.drops()
+    counters(res.json, AD6, updates=1)
+
+
 def test_ad_wrong_type_from_function_is_dropped(run_sr6):
     res = run_sr6(cfg(AD6_LINE), [("eth0", rx(chain(AD6, inner6(), NH_IPV6))), ("eth3", from_fn(inner4()))])
     res.expect(eth3=[to_fn6(dec6(inner6()))])
