@@ -17,12 +17,12 @@
 //!
 //! The draft's variants of §6.4 (destination NAT, caching) are not implemented.
 
-use super::{bump, last_segment, of, Proxy, ProxyIn};
+use super::{bump, last_segment, of, Kind, Proxy, ProxyIn};
 use crate::behaviour::{endpoint, segment, Arrival, Behaviour, Next, Param, Takes};
 use crate::drop::DropReason;
 use crate::packet::PacketBuf;
-use crate::spec::{Prefix, SidAction};
-use crate::tables::{BuildError, Sid, SidBuilder, SidState, Tables};
+use crate::spec::SidAction;
+use crate::tables::{BuildError, Route, Sid, SidBuilder, SidState, Tables};
 use sr6_wire::{Ipv6Packet, SrhPacket};
 
 pub static END_AM: Behaviour = Behaviour {
@@ -83,19 +83,19 @@ pub(super) fn inbound(t: &Tables, p: &mut PacketBuf, pin: &ProxyIn) -> Option<Ne
     Some(Next::Lookup6 { table: Tables::MAIN, forward: false })
 }
 
-/// The proxy of `pin` whose SID holds the SRH's active entry, else the first.
+/// The proxy of `pin` whose SID the SRH's active entry is (found by the main table's
+/// lookup, as the packet found it on its way to the function), else the first: one
+/// lookup, however many End.AM proxies share the `iif`.
 fn which<'t>(t: &'t Tables, p: &PacketBuf, r: &sr6_wire::RoutingInfo, pin: &ProxyIn) -> Option<&'t Proxy> {
+    let first = || pin.proxies.first().and_then(|i| t.proxies.get(*i as usize));
     let active = p.data().get(r.offset..).and_then(|b| SrhPacket::new_unchecked(b).segment(r.segments_left));
-    let proxies = || pin.proxies.iter().filter_map(|i| t.proxies.get(*i as usize));
-    let holds = |px: &&Proxy| {
-        let (Some(a), Some(s)) = (active, t.sids.get(px.sid as usize)) else { return false };
-        matches!(s.prefix, Prefix::V6(pfx, l) if contains(pfx.octets(), l, a.octets()))
+    let Some(Route::Sid(i)) = active.and_then(|a| t.fibs.get(Tables::MAIN as usize)?.lookup6(&a.octets())) else {
+        return first();
     };
-    proxies().find(holds).or_else(|| proxies().next())
-}
-
-/// Whether `a` lies in the IPv6 prefix `p`/`len`.
-fn contains(p: [u8; 16], len: u8, a: [u8; 16]) -> bool {
-    let l = u32::from(len.min(128));
-    l == 0 || (u128::from_be_bytes(p) ^ u128::from_be_bytes(a)) >> (128 - l) == 0
+    let px = t.sids.get(i as usize).and_then(|s| t.proxies.get(s.state.proxy as usize));
+    // One of `pin`'s: an End.AM whose iif is the device the packet came in on.
+    match px {
+        Some(px) if px.kind == Kind::Masquerade && px.iif == p.in_dev => Some(px),
+        _ => first(),
+    }
 }
