@@ -53,6 +53,7 @@ drop_reasons! {
     HbhUnknownOption => "hbh_unknown_option", "Hop-by-Hop option of an unknown type whose action bits say discard: 01, 10, 11 (ICMP Parameter Problem code 2 sent for 10, and for 11 unless the destination is multicast; RFC 8200 §4.2)";
     HbhJumbo => "hbh_jumbo", "Jumbo Payload option, or Payload Length 0 before a Hop-by-Hop header: sr6 carries no jumbograms (ICMP Parameter Problem code 0 sent where RFC 2675 §3 asks for one)";
     HbhCalipso => "hbh_calipso", "CALIPSO option: no CALIPSO domain of interpretation is configured, so none is valid (RFC 5570; as Linux without one)";
+    Prohibited => "prohibited", "a policy rule's `prohibit` (ICMP Destination Unreachable, administratively prohibited, sent)";
 }
 
 #[cfg(test)]

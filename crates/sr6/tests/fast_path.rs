@@ -978,3 +978,29 @@ fn replace_csid_stays_on_the_general_path() {
         }
     }
 }
+
+/// With policy routing rules (`ip rule`) the fast path, which reads the main table,
+/// takes no frame, and both paths agree; without them it is as before (the tests above).
+/// The rules do change where frames go: the UDP frame to fc00:3::9 (dport 2) leaves by
+/// table 100's route (eth1) rather than main's (eth2).
+#[test]
+fn rules_keep_every_frame_off_the_fast_path() {
+    let extra = "ip -6 rule add from fc00:a::/64 to fc00:3::/32 ipproto udp dport 2 lookup 100\n\
+        ip -6 rule add not iif eth0 lookup 300\n\
+        ip rule add to 30.0.0.0/8 ipproto udp lookup 300\n";
+    let t = Tables::build(&sr6_config::parse_str(&format!("{CONFIG}{extra}"), "fast.conf").unwrap()).unwrap().0;
+    for f in &frames() {
+        for dev in 0..DEVS {
+            assert_eq!(run(&t, true, f, dev).1.fast_hits, 0, "{f:02x?}");
+            same(&t, f, dev).unwrap();
+        }
+    }
+    let udp: &[u8] = &[0, 1, 0, 2, 0, 12, 0, 0, 9, 9, 9, 9];
+    let f = frame("fc00:a::2", "fc00:3::9", 64, None, udp);
+    assert_eq!(run(&t, true, &f, 0).0.verdict, sr6_core::packet::Verdict::Tx(1));
+    assert_eq!(run(&tables(), true, &f, 0).0.verdict, sr6_core::packet::Verdict::Tx(2));
+    // Another port: main's route.
+    let other: &[u8] = &[0, 1, 0, 3, 0, 12, 0, 0, 9, 9, 9, 9];
+    let f = frame("fc00:a::2", "fc00:3::9", 64, None, other);
+    assert_eq!(run(&t, true, &f, 0).0.verdict, sr6_core::packet::Verdict::Tx(2));
+}

@@ -9,6 +9,7 @@ use crate::behaviour::{endpoint, headend, hmac_check};
 use crate::drop::DropReason;
 use crate::packet::Verdict;
 use crate::packet::{DevId, PacketBuf};
+use crate::tables::rules::{self, Rules};
 use crate::tables::{NextHop, Route, Tables};
 use sr6_wire::ext::ROUTING_TYPE_OFFSET;
 use sr6_wire::icmpv6::PP_ERRONEOUS_HEADER;
@@ -110,11 +111,22 @@ pub fn route6(t: &Tables, w: &mut Worker, p: &mut PacketBuf, table: u32, forward
     if p.len() < Ipv6Packet::<&[u8]>::HEADER_LEN {
         return Next::drop(DropReason::Malformed);
     }
-    let dst = dst6(p);
-    let Some(fib) = t.fibs.get(table as usize) else {
-        return Next::drop(DropReason::NoRoute);
+    let route = if table == Tables::MAIN && !t.rules.v6.is_empty() {
+        // The ordinary lookup, through the policy rules (End.T and End.DT* name their
+        // table: no rules, as the kernel's seg6_lookup_any_nexthop).
+        match Rules::lookup6(t, p.data(), p.in_dev) {
+            rules::Verdict::Route(r) => Some(r),
+            rules::Verdict::Blackhole => Some(Route::Blackhole),
+            rules::Verdict::Unreachable | rules::Verdict::NoRoute => None,
+            rules::Verdict::Prohibit => return icmp::prohibited6(t, w, p),
+        }
+    } else {
+        let Some(fib) = t.fibs.get(table as usize) else {
+            return Next::drop(DropReason::NoRoute);
+        };
+        fib.lookup6(&dst6(p))
     };
-    match fib.lookup6(&dst) {
+    match route {
         Some(Route::Forward(nh)) => forward6(t, w, p, nh, forward),
         Some(Route::Multipath(g)) => match select(t, g, multipath::hash6(p.data(), t.multipath_hash6)) {
             Some(nh) => forward6(t, w, p, nh, forward),
@@ -252,11 +264,22 @@ pub fn route4(t: &Tables, w: &mut Worker, p: &mut PacketBuf, table: u32, forward
     if p.len() < Ipv4Packet::<&[u8]>::HEADER_LEN {
         return Next::drop(DropReason::Malformed);
     }
-    let dst = Ipv4Packet::new_unchecked(p.data()).dst_addr().octets();
-    let Some(fib) = t.fibs.get(table as usize) else {
-        return Next::drop(DropReason::NoRoute);
+    let route = if table == Tables::MAIN && !t.rules.v4.is_empty() {
+        // A rule's `unreachable` is the kernel's -ENETUNREACH: as no route.
+        match Rules::lookup4(t, p.data(), p.in_dev) {
+            rules::Verdict::Route(r) => Some(r),
+            rules::Verdict::Blackhole => Some(Route::Blackhole),
+            rules::Verdict::Unreachable | rules::Verdict::NoRoute => None,
+            rules::Verdict::Prohibit => return icmp::prohibited4(t, w, p),
+        }
+    } else {
+        let dst = Ipv4Packet::new_unchecked(p.data()).dst_addr().octets();
+        let Some(fib) = t.fibs.get(table as usize) else {
+            return Next::drop(DropReason::NoRoute);
+        };
+        fib.lookup4(&dst)
     };
-    match fib.lookup4(&dst) {
+    match route {
         Some(Route::Forward(nh)) => forward4(t, w, p, nh, forward),
         Some(Route::Multipath(g)) => match select(t, g, multipath::hash4(p.data(), t.multipath_hash4)) {
             Some(nh) => forward4(t, w, p, nh, forward),

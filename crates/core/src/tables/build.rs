@@ -537,7 +537,9 @@ impl<'a> Builder<'a> {
                 IpAddr::V6(_) => f,
             }),
             resolve_neighbours: false,
+            rules: super::rules::Rules::default(),
         };
+        tables.rules = super::rules::Rules::build(spec, &tables)?;
         for (enc, dev, line) in policy_specs {
             let key = match enc.hmac {
                 Some(id) => match tables.hmac.keys.get(&id) {
@@ -579,6 +581,12 @@ impl<'a> Builder<'a> {
         }
         tables.rewrites = tables.policies.iter().zip(&tables.policy_out).map(|(p, o)| Rewrite::of(p, *o)).collect();
         tables.fast_max_len = super::fast_max_len(&tables.devices, &tables.policies);
+        // Rules can send any packet elsewhere than the main table the fast path reads:
+        // with rules, it takes no frame (its length test declines every one), so that
+        // without them it tests nothing more.
+        if !tables.rules.v6.is_empty() || !tables.rules.v4.is_empty() {
+            tables.fast_max_len = 0;
+        }
         Ok(tables)
     }
 }

@@ -9,6 +9,7 @@ mod fast_sid;
 mod multipath;
 mod policy;
 mod rewrite;
+pub mod rules;
 mod sid_builder;
 
 pub use build::BuildError;
@@ -394,6 +395,9 @@ pub struct Tables {
     /// link-layer address gets [`Verdict::Resolve`](crate::packet::Verdict::Resolve)
     /// and waits for resolution, rather than being dropped as `no_neighbour`.
     pub resolve_neighbours: bool,
+    /// The policy routing rules of each family (`ip rule`, [`rules`]): empty when none
+    /// is configured, and then the fast path is on.
+    pub rules: rules::Rules,
 }
 
 /// The 12 bytes of Ethernet addresses a frame to `dst` from `src` starts with (the
