@@ -174,3 +174,16 @@ fn iif_must_be_declared() {
     assert_eq!((e.line, e.col), (2, 20), "{e}");
     sr6_config::parse_config("ip link set eth0 up\nip -6 rule add iif eth0 lookup 1", "t.conf").unwrap();
 }
+
+/// The steering example of docs/config.md, verbatim.
+#[test]
+fn documented_example() {
+    let doc = include_str!("../../../docs/config.md");
+    let block = &doc[doc.find("Steering a class of flows").unwrap()..];
+    let block = &block[block.find("```\n").unwrap() + 4..];
+    let block = &block[..block.find("```").unwrap()];
+    let s = ok(&format!("ip link set eth0 up\nip link set eth1 up\n{block}"));
+    assert_eq!(s.rules.len(), 2);
+    assert!(s.rules.iter().all(|r| r.dport == Some((5000, 5999)) && r.action == RuleAction::Lookup(100)));
+    assert_eq!(s.routes.len(), 2);
+}

@@ -92,8 +92,17 @@ pub fn ipv4_input(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Next {
     if t.is_bcast4(dst) {
         return Next::Done(output::local(p, &w.rx_macs, ETHERTYPE_IPV4));
     }
-    // Routed back out of the device it came from: the source checked in full.
-    if out_dev4(t, &dst.to_be_bytes()) == Some(p.in_dev) {
+    // Routed back out of the device it came from: the source checked in full. (The
+    // route the rules choose, if there are any, as the kernel's fib_validate_source.)
+    let out = if t.rules.v4.is_empty() {
+        out_dev4(t, &dst.to_be_bytes())
+    } else {
+        match Rules::lookup4(t, p.data(), p.in_dev) {
+            rules::Verdict::Route(r) => nh_dev(t, r),
+            _ => None,
+        }
+    };
+    if out == Some(p.in_dev) {
         if let Some(reason) = validate::same_dev4(t, src) {
             return Next::drop(reason);
         }
