@@ -94,7 +94,7 @@ pub fn ipv4_input(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Next {
     }
     // Routed back out of the device it came from: the source checked in full. (The
     // route the rules choose, if there are any, as the kernel's fib_validate_source.)
-    let out = if t.rules.v4.is_empty() {
+    let out = if t.rules_fib4 != Tables::MAIN {
         out_dev4(t, &dst.to_be_bytes())
     } else {
         match Rules::lookup4(t, p.data(), p.in_dev) {
@@ -120,21 +120,34 @@ pub fn route6(t: &Tables, w: &mut Worker, p: &mut PacketBuf, table: u32, forward
     if p.len() < Ipv6Packet::<&[u8]>::HEADER_LEN {
         return Next::drop(DropReason::Malformed);
     }
-    let route = if table == Tables::MAIN && !t.rules.v6.is_empty() {
-        // The ordinary lookup, through the policy rules (End.T and End.DT* name their
-        // table: no rules, as the kernel's seg6_lookup_any_nexthop).
-        match Rules::lookup6(t, p.data(), p.in_dev) {
-            rules::Verdict::Route(r) => Some(r),
-            rules::Verdict::Blackhole => Some(Route::Blackhole),
-            rules::Verdict::Unreachable | rules::Verdict::NoRoute => None,
-            rules::Verdict::Prohibit => return icmp::prohibited6(t, w, p),
-        }
-    } else {
-        let Some(fib) = t.fibs.get(table as usize) else {
-            return Next::drop(DropReason::NoRoute);
-        };
-        fib.lookup6(&dst6(p))
+    let dst = dst6(p);
+    let Some(fib) = t.fibs.get(table as usize) else {
+        return Next::drop(DropReason::NoRoute);
     };
+    if table == t.rules_fib6 {
+        return route6_rules(t, w, p, forward);
+    }
+    dispatch6(t, w, p, fib.lookup6(&dst), forward)
+}
+
+/// [`route6`]'s ordinary lookup, through the policy rules (End.T and End.DT* name their
+/// table: no rules, as the kernel's seg6_lookup_any_nexthop). Out of line, so that
+/// without rules `route6` is what it was.
+#[cold]
+#[inline(never)]
+fn route6_rules(t: &Tables, w: &mut Worker, p: &mut PacketBuf, forward: bool) -> Next {
+    let route = match Rules::lookup6(t, p.data(), p.in_dev) {
+        rules::Verdict::Route(r) => Some(r),
+        rules::Verdict::Blackhole => Some(Route::Blackhole),
+        rules::Verdict::Unreachable | rules::Verdict::NoRoute => None,
+        rules::Verdict::Prohibit => return icmp::prohibited6(t, w, p),
+    };
+    dispatch6(t, w, p, route, forward)
+}
+
+/// What a route found for an IPv6 packet does with it.
+#[inline(always)]
+fn dispatch6(t: &Tables, w: &mut Worker, p: &mut PacketBuf, route: Option<Route>, forward: bool) -> Next {
     match route {
         Some(Route::Forward(nh)) => forward6(t, w, p, nh, forward),
         Some(Route::Multipath(g)) => match select(t, g, multipath::hash6(p.data(), t.multipath_hash6)) {
@@ -151,7 +164,9 @@ pub fn route6(t: &Tables, w: &mut Worker, p: &mut PacketBuf, table: u32, forward
 
 /// A packet for local SID `i`: the steps every endpoint shares, then its behaviour's
 /// (RFC 8986 §4), counted on the SID — as an error when it ends in a drop or an ICMP
-/// error.
+/// error. Inlined into [`route6`] (as the compiler chose before `route6_rules` was a
+/// second caller).
+#[inline(always)]
 fn local_sid(t: &Tables, w: &mut Worker, p: &mut PacketBuf, i: u32) -> Next {
     let Some(sid) = t.sids.get(i as usize) else {
         return Next::drop(DropReason::NoRoute);
@@ -273,21 +288,33 @@ pub fn route4(t: &Tables, w: &mut Worker, p: &mut PacketBuf, table: u32, forward
     if p.len() < Ipv4Packet::<&[u8]>::HEADER_LEN {
         return Next::drop(DropReason::Malformed);
     }
-    let route = if table == Tables::MAIN && !t.rules.v4.is_empty() {
-        // A rule's `unreachable` is the kernel's -ENETUNREACH: as no route.
-        match Rules::lookup4(t, p.data(), p.in_dev) {
-            rules::Verdict::Route(r) => Some(r),
-            rules::Verdict::Blackhole => Some(Route::Blackhole),
-            rules::Verdict::Unreachable | rules::Verdict::NoRoute => None,
-            rules::Verdict::Prohibit => return icmp::prohibited4(t, w, p),
-        }
-    } else {
-        let dst = Ipv4Packet::new_unchecked(p.data()).dst_addr().octets();
-        let Some(fib) = t.fibs.get(table as usize) else {
-            return Next::drop(DropReason::NoRoute);
-        };
-        fib.lookup4(&dst)
+    let dst = Ipv4Packet::new_unchecked(p.data()).dst_addr().octets();
+    let Some(fib) = t.fibs.get(table as usize) else {
+        return Next::drop(DropReason::NoRoute);
     };
+    if table == t.rules_fib4 {
+        return route4_rules(t, w, p, forward);
+    }
+    dispatch4(t, w, p, fib.lookup4(&dst), forward)
+}
+
+/// [`route4`]'s ordinary lookup, through the policy rules; out of line as
+/// [`route6_rules`]. A rule's `unreachable` is the kernel's -ENETUNREACH: as no route.
+#[cold]
+#[inline(never)]
+fn route4_rules(t: &Tables, w: &mut Worker, p: &mut PacketBuf, forward: bool) -> Next {
+    let route = match Rules::lookup4(t, p.data(), p.in_dev) {
+        rules::Verdict::Route(r) => Some(r),
+        rules::Verdict::Blackhole => Some(Route::Blackhole),
+        rules::Verdict::Unreachable | rules::Verdict::NoRoute => None,
+        rules::Verdict::Prohibit => return icmp::prohibited4(t, w, p),
+    };
+    dispatch4(t, w, p, route, forward)
+}
+
+/// What a route found for an IPv4 packet does with it.
+#[inline(always)]
+fn dispatch4(t: &Tables, w: &mut Worker, p: &mut PacketBuf, route: Option<Route>, forward: bool) -> Next {
     match route {
         Some(Route::Forward(nh)) => forward4(t, w, p, nh, forward),
         Some(Route::Multipath(g)) => match select(t, g, multipath::hash4(p.data(), t.multipath_hash4)) {

@@ -538,8 +538,12 @@ impl<'a> Builder<'a> {
             }),
             resolve_neighbours: false,
             rules: super::rules::Rules::default(),
+            rules_fib6: u32::MAX,
+            rules_fib4: u32::MAX,
         };
         tables.rules = super::rules::Rules::build(spec, &tables)?;
+        let with_rules = |r: &[super::rules::Rule]| if r.is_empty() { u32::MAX } else { Tables::MAIN };
+        (tables.rules_fib6, tables.rules_fib4) = (with_rules(&tables.rules.v6), with_rules(&tables.rules.v4));
         for (enc, dev, line) in policy_specs {
             let key = match enc.hmac {
                 Some(id) => match tables.hmac.keys.get(&id) {

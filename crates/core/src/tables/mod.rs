@@ -398,6 +398,11 @@ pub struct Tables {
     /// The policy routing rules of each family (`ip rule`, [`rules`]): empty when none
     /// is configured, and then the fast path is on.
     pub rules: rules::Rules,
+    /// The FIB whose lookups walk the rules: [`Tables::MAIN`] for a family with rules,
+    /// else none (`u32::MAX`), so that the general path's route lookup tests it with one
+    /// compare against the table it was asked for.
+    pub(crate) rules_fib6: u32,
+    pub(crate) rules_fib4: u32,
 }
 
 /// The 12 bytes of Ethernet addresses a frame to `dst` from `src` starts with (the
