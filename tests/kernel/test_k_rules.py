@@ -123,3 +123,25 @@ def test_rules_steer_onto_srv6_chain(kernel):
         rx(udp4p(dst="10.3.0.7", dport=80)),    # 4: main: plain out eth2
     ]
     kernel.run(cfg, frames).assert_identical()
+
+
+@scenario(IDENTICAL)
+def test_rules_and_seg6local_tables(kernel):
+    """With a rule steering fc00:2::/48 to table 100: End's next lookup walks the rules; End.T and End.DT6 naming table main look there past them"""
+    sid3 = "fc00:f::3"
+    cfg = config(
+        "ip -6 route add fc00:2::/48 via fc00:13::2 dev eth2 table 100",
+        "ip -6 rule add to fc00:2::/48 priority 100 lookup 100",
+        seg6local("End"),
+        seg6local("End.T", "table main", sid=SID2),
+        seg6local("End.DT6", "table main", sid=sid3),
+    )
+    inner = udp6(src="fc00:a::200", dst=HOST_B, hlim=30)
+    frames = [
+        rx(sr_pkt(SID, [FINAL, SID], 1)),                           # End: the rule -> table 100 -> eth2
+        rx(sr_pkt(SID2, [FINAL, SID2], 1)),                         # End.T main: main -> eth1
+        rx(sr_pkt(sid3, [sid3, PREV], 0, nh=NH_IPV6, inner=inner)),  # End.DT6 main: main -> eth1
+        rx(IPv6(src=HOST_A, dst=sid3) / inner),                     # the same without an SRH
+        rx(udp6()),                                                 # transit: the rule -> eth2
+    ]
+    kernel.run(cfg, frames).assert_identical()

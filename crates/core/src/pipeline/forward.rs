@@ -94,7 +94,7 @@ pub fn ipv4_input(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Next {
     }
     // Routed back out of the device it came from: the source checked in full. (The
     // route the rules choose, if there are any, as the kernel's fib_validate_source.)
-    let out = if t.rules_fib4 != Tables::MAIN {
+    let out = if t.rules.v4.is_empty() {
         out_dev4(t, &dst.to_be_bytes())
     } else {
         match Rules::lookup4(t, p.data(), p.in_dev) {
@@ -122,20 +122,29 @@ pub fn route6(t: &Tables, w: &mut Worker, p: &mut PacketBuf, table: u32, forward
     }
     let dst = dst6(p);
     let Some(fib) = t.fibs.get(table as usize) else {
-        return Next::drop(DropReason::NoRoute);
+        return if table == Tables::MAIN_BY_NAME {
+            route6_rules(t, w, p, forward, false)
+        } else {
+            Next::drop(DropReason::NoRoute)
+        };
     };
     if table == t.rules_fib6 {
-        return route6_rules(t, w, p, forward);
+        return route6_rules(t, w, p, forward, true);
     }
     dispatch6(t, w, p, fib.lookup6(&dst), forward)
 }
 
-/// [`route6`]'s ordinary lookup, through the policy rules (End.T and End.DT* name their
-/// table: no rules, as the kernel's seg6_lookup_any_nexthop). Out of line, so that
-/// without rules `route6` is what it was.
+/// [`route6`]'s lookups when there are rules: the ordinary one (`rules`) walks them;
+/// the main table named by End.T or End.DT* ([`Tables::MAIN_BY_NAME`]) is looked up
+/// without them, as the kernel's seg6_lookup_any_nexthop does a table id. Out of line,
+/// so that without rules `route6` is what it was.
 #[cold]
 #[inline(never)]
-fn route6_rules(t: &Tables, w: &mut Worker, p: &mut PacketBuf, forward: bool) -> Next {
+fn route6_rules(t: &Tables, w: &mut Worker, p: &mut PacketBuf, forward: bool, rules: bool) -> Next {
+    if !rules {
+        let route = t.fibs.first().and_then(|f| f.lookup6(&dst6(p)));
+        return dispatch6(t, w, p, route, forward);
+    }
     let route = match Rules::lookup6(t, p.data(), p.in_dev) {
         rules::Verdict::Route(r) => Some(r),
         rules::Verdict::Blackhole => Some(Route::Blackhole),
@@ -290,19 +299,28 @@ pub fn route4(t: &Tables, w: &mut Worker, p: &mut PacketBuf, table: u32, forward
     }
     let dst = Ipv4Packet::new_unchecked(p.data()).dst_addr().octets();
     let Some(fib) = t.fibs.get(table as usize) else {
-        return Next::drop(DropReason::NoRoute);
+        return if table == Tables::MAIN_BY_NAME {
+            route4_rules(t, w, p, forward, false)
+        } else {
+            Next::drop(DropReason::NoRoute)
+        };
     };
     if table == t.rules_fib4 {
-        return route4_rules(t, w, p, forward);
+        return route4_rules(t, w, p, forward, true);
     }
     dispatch4(t, w, p, fib.lookup4(&dst), forward)
 }
 
-/// [`route4`]'s ordinary lookup, through the policy rules; out of line as
-/// [`route6_rules`]. A rule's `unreachable` is the kernel's -ENETUNREACH: as no route.
+/// [`route4`]'s lookups when there are rules, as [`route6_rules`]. A rule's
+/// `unreachable` is the kernel's -ENETUNREACH: as no route.
 #[cold]
 #[inline(never)]
-fn route4_rules(t: &Tables, w: &mut Worker, p: &mut PacketBuf, forward: bool) -> Next {
+fn route4_rules(t: &Tables, w: &mut Worker, p: &mut PacketBuf, forward: bool, rules: bool) -> Next {
+    if !rules {
+        let dst = Ipv4Packet::new_unchecked(p.data()).dst_addr().octets();
+        let route = t.fibs.first().and_then(|f| f.lookup4(&dst));
+        return dispatch4(t, w, p, route, forward);
+    }
     let route = match Rules::lookup4(t, p.data(), p.in_dev) {
         rules::Verdict::Route(r) => Some(r),
         rules::Verdict::Blackhole => Some(Route::Blackhole),

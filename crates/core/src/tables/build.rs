@@ -544,6 +544,16 @@ impl<'a> Builder<'a> {
         tables.rules = super::rules::Rules::build(spec, &tables)?;
         let with_rules = |r: &[super::rules::Rule]| if r.is_empty() { u32::MAX } else { Tables::MAIN };
         (tables.rules_fib6, tables.rules_fib4) = (with_rules(&tables.rules.v6), with_rules(&tables.rules.v4));
+        if !tables.rules.v6.is_empty() || !tables.rules.v4.is_empty() {
+            // A SID naming the main table looks there, past the rules (the fast path,
+            // which reads the table index too, takes no frame with rules).
+            for s in tables.sids.iter_mut() {
+                let named = s.action.params.table.or(s.action.params.vrftable);
+                if s.state.table == Tables::MAIN && named == Some(MAIN_TABLE) {
+                    s.state.table = Tables::MAIN_BY_NAME;
+                }
+            }
+        }
         for (enc, dev, line) in policy_specs {
             let key = match enc.hmac {
                 Some(id) => match tables.hmac.keys.get(&id) {

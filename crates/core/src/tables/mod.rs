@@ -428,6 +428,12 @@ pub fn neigh_key(a: IpAddr) -> u128 {
 impl Tables {
     /// Dense index of the main table.
     pub const MAIN: u32 = 0;
+    /// The main table as a SID's `table`/`vrftable` names it, when there are rules:
+    /// looked up without them, as the kernel's seg6local looks up a named table
+    /// (`seg6_lookup_any_nexthop` with a table id), while [`Tables::MAIN`] is the
+    /// ordinary lookup, which walks the rules. No FIB has this index: the route lookup
+    /// reads the main FIB for it.
+    pub const MAIN_BY_NAME: u32 = u32::MAX - 1;
 
     /// Looks up the Ethernet header (dst + src MAC) to reach `nh` on `dev`.
     #[inline(always)]
