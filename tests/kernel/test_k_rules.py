@@ -145,3 +145,22 @@ def test_rules_and_seg6local_tables(kernel):
         rx(udp6()),                                                 # transit: the rule -> eth2
     ]
     kernel.run(cfg, frames).assert_identical()
+
+
+@scenario(DIFFERENCE("after End the kernel looks the next segment up with the SRH's Next Header (43) as the "
+                     "protocol and no ports (seg6_lookup_any_nexthop fills the flow from the IPv6 header, "
+                     "without the early flow dissection); sr6 reads the protocol and ports past the SRH, as "
+                     "for every other lookup", "RFC 8986 §4.1: the egress IPv6 FIB lookup, whose policy the RFC leaves to the node"))
+def test_rules_after_end_see_the_upper_layer(kernel):
+    """A rule on the upper-layer protocol, met again after End: the kernel sees Next Header 43, sr6 UDP"""
+    cfg = config(
+        "ip -6 route add fc00:2::/48 via fc00:13::2 dev eth2 table 100",
+        "ip -6 rule add ipproto udp priority 100 lookup 100",
+        seg6local("End"),
+    )
+    pkt = sr_pkt(SID, [FINAL, SID], 1)
+    run = kernel.run(cfg, [rx(pkt)])
+    out = sr_pkt(FINAL, [FINAL, SID], 0, hlim=63)
+    # On arrival both see UDP past the SRH: table 100 has no route to the SID, main does.
+    run.expect_kernel(0, eth1=[tx(out, "eth1")])
+    run.expect_sr6(0, eth2=[tx(out, "eth2")])
