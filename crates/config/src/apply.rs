@@ -126,6 +126,16 @@ pub(crate) fn commit(spec: &mut RouterSpec, idx: &mut Index, cmd: Cmd) -> Result
             }
         }
     }
+    // A rule change is worked out on a copy of the rules, taken once nothing can fail.
+    let mut new_rules = None;
+    if let Item::Rule { rule, at } | Item::RuleDel { rule, at } = &cmd.item {
+        let mut rules = spec.rules.clone();
+        match &cmd.item {
+            Item::Rule { .. } => crate::rule::add(&mut rules, rule.clone(), at)?,
+            _ => crate::rule::del(&mut rules, rule.clone(), at)?,
+        }
+        new_rules = Some(rules);
+    }
     match &cmd.item {
         Item::Route { spec: r, verb, at } if *verb != Verb::Replace => {
             if let Some(old) = idx.routes.get(&(r.table, r.prefix)).and_then(|i| spec.routes.get(*i)) {
@@ -254,6 +264,11 @@ pub(crate) fn commit(spec: &mut RouterSpec, idx: &mut Index, cmd: Cmd) -> Result
             }
         }
         Item::Sysctls(s) => spec.sysctls.extend(s),
+        Item::Rule { .. } | Item::RuleDel { .. } => {
+            if let Some(r) = new_rules {
+                spec.rules = r;
+            }
+        }
         Item::Nexthop { spec: n, .. } => match spec.nexthops.iter_mut().find(|x| x.id == n.id) {
             Some(x) => *x = n,
             None => spec.nexthops.push(n),

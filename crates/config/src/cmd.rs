@@ -15,7 +15,7 @@ use crate::PErr;
 
 /// What the top level accepts, for errors.
 pub(crate) const COMMANDS: &str = "a command: [ip [-4|-6]] link set | addr add | neigh add | \
-route add|replace|append | nexthop add | sr tunsrc set | sr hmac set, or sysctl -w KEY=VALUE";
+route add|replace|append | rule add|del | nexthop add | sr tunsrc set | sr hmac set, or sysctl -w KEY=VALUE";
 
 /// A parsed command, not yet applied.
 pub(crate) struct Cmd {
@@ -73,6 +73,16 @@ pub(crate) enum Item {
     Nexthop {
         spec: NexthopSpec,
         replace: bool,
+        at: Tok,
+    },
+    /// `rule add ...`.
+    Rule {
+        rule: crate::rule::ParsedRule,
+        at: Tok,
+    },
+    /// `rule del ...`: the first rule with the attributes given.
+    RuleDel {
+        rule: crate::rule::ParsedRule,
         at: Tok,
     },
 }
@@ -166,7 +176,7 @@ pub(crate) fn parse_command(toks: &[Tok]) -> Result<Cmd, PErr> {
     }
     let with_ip = w.text == "ip";
     if with_ip {
-        w = p.need("an ip object: link, addr, neigh, route, nexthop or sr")?;
+        w = p.need("an ip object: link, addr, neigh, route, rule, nexthop or sr")?;
         while w.text.starts_with('-') {
             let f = match w.text.as_str() {
                 "-6" => Fam::V6,
@@ -185,7 +195,7 @@ pub(crate) fn parse_command(toks: &[Tok]) -> Result<Cmd, PErr> {
                 return Err(PErr::at(w, "both -4 and -6 given").exp("one address family"));
             }
             p.fam = Some(f);
-            w = p.need("an ip object: link, addr, neigh, route, nexthop or sr")?;
+            w = p.need("an ip object: link, addr, neigh, route, rule, nexthop or sr")?;
         }
     }
     let o = w.text.as_str();
@@ -220,10 +230,11 @@ pub(crate) fn parse_command(toks: &[Tok]) -> Result<Cmd, PErr> {
     } else if o.len() >= 3 && matches(o, "nexthop") {
         crate::nexthop::parse_nexthop(&mut p, w, line)?
     } else if matches(o, "rule") {
-        return Err(PErr::at(w, "policy routing (`ip rule`) is not supported by sr6: every packet is looked up in the main table (then in the tables End.T/End.DT* name)")
-            .exp("link, addr, neigh, route, nexthop or sr"));
+        crate::rule::parse_rule(&mut p, w, line)?
     } else if with_ip {
-        return Err(PErr::at(w, format!("unknown ip object `{o}`")).exp("link, addr, neigh, route, nexthop or sr"));
+        return Err(
+            PErr::at(w, format!("unknown ip object `{o}`")).exp("link, addr, neigh, route, rule, nexthop or sr")
+        );
     } else {
         return Err(PErr::at(w, format!("unknown command `{o}`")).exp(COMMANDS));
     };

@@ -21,6 +21,7 @@ mod cmd;
 mod lex;
 mod nexthop;
 mod route;
+mod rule;
 mod value;
 
 use std::fmt;

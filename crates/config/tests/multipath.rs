@@ -134,8 +134,8 @@ fn multipath_hash_policy() {
 /// Lines sr6 refuses say why.
 #[test]
 fn refused_with_a_reason() {
-    let e = err_at("ip -6 rule add from fc00::/16 lookup 100", "rule");
-    assert!(e.message.contains("policy routing"), "{e}");
+    let e = err_at("ip -6 rule add from fc00::/16 fwmark 1 lookup 100", "fwmark");
+    assert!(e.message.contains("marks"), "{e}");
     let e = err_at("ip -6 route add fc00::/16 dev eth0 src fc00::1", "src");
     assert!(e.message.contains("source"), "{e}");
     let e = err_at("ip -6 route add fc00::/16 dev eth0 expires 60", "expires");

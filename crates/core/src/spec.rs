@@ -41,6 +41,9 @@ pub struct RouterSpec {
     pub sysctls: Vec<SysctlSpec>,
     /// `ip nexthop add id N ...`: nexthop objects, for routes with `nhid N`.
     pub nexthops: Vec<NexthopSpec>,
+    /// `ip [-6] rule add ...`: policy routing rules of both families, in the kernel's
+    /// list order (by priority; a new rule after those of its priority).
+    pub rules: Vec<RuleSpec>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -446,4 +449,45 @@ pub enum SysctlSpec {
     /// `net.ipv6.fib_multipath_hash_policy=0|1` (`v6`) or
     /// `net.ipv4.fib_multipath_hash_policy=0|1`: 0 hashes L3 fields, 1 the 5-tuple.
     MultipathHash { line: Line, v6: bool, policy: u8 },
+}
+
+/// The priority of the kernel's implicit rule `lookup main`.
+pub const MAIN_RULE_PREF: u32 = 32766;
+/// The priority of the kernel's implicit rule `lookup default`.
+pub const DEFAULT_RULE_PREF: u32 = 32767;
+
+/// `ip [-6] rule add [not] [from P] [to P] [iif DEV] [ipproto N] [sport A[-B]]
+/// [dport A[-B]] [priority N] lookup TABLE | blackhole | unreachable | prohibit`: a
+/// policy routing rule (the kernel's `fib_rule`), besides the implicit ones at 0
+/// (`lookup local`), 32766 (`lookup main`) and 32767 (`lookup default`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RuleSpec {
+    pub line: Line,
+    pub v6: bool,
+    pub pref: u32,
+    /// `not`: the rule applies to packets its selectors do not match.
+    pub not: bool,
+    pub from: Option<Prefix>,
+    pub to: Option<Prefix>,
+    pub iif: Option<String>,
+    /// The upper-layer protocol (0: any, as in the kernel).
+    pub ipproto: u8,
+    /// Inclusive port ranges; `None`: any port.
+    pub sport: Option<(u16, u16)>,
+    pub dport: Option<(u16, u16)>,
+    pub action: RuleAction,
+}
+
+/// What a matching rule does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RuleAction {
+    /// `lookup TABLE` (a table id): a route found there is the result; none found, the
+    /// next rule is tried.
+    Lookup(u32),
+    /// The packet is discarded silently.
+    Blackhole,
+    /// ICMP Destination Unreachable, as for no route.
+    Unreachable,
+    /// ICMP Destination Unreachable, administratively prohibited.
+    Prohibit,
 }

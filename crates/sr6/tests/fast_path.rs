@@ -422,6 +422,24 @@ proptest! {
         }
         same(&t, &f, dev)?;
     }
+
+    /// The same mutations with policy routing rules (every frame on the general path,
+    /// whose rule walk reads the mutated headers): both paths agree, nothing panics.
+    #[test]
+    fn rules_on_mutations(which in 0usize..1000,
+            flips in prop::collection::vec((0usize..120, any::<u8>()), 0..4), cut in 0usize..300, dev in 0u16..DEVS) {
+        let t = rules_tables();
+        let fs = frames();
+        let mut f = fs[which % fs.len()].clone();
+        for (at, v) in flips {
+            let i = at % f.len();
+            f[i] ^= v;
+        }
+        if cut < f.len() && cut % 3 == 0 {
+            f.truncate(cut.max(1));
+        }
+        same(&t, &f, dev)?;
+    }
 }
 
 /// The fast path looks at the ingress device (its per-device bits): no SRH for one that
@@ -1005,4 +1023,37 @@ fn replace_csid_stays_on_the_general_path() {
             }
         }
     }
+}
+
+/// The differential test's tables with policy routing rules of both families.
+fn rules_tables() -> Tables {
+    let extra = "ip -6 rule add from fc00:a::/64 to fc00:3::/32 ipproto udp dport 2 lookup 100\n\
+        ip -6 rule add not iif eth0 lookup 300\n\
+        ip -6 rule add to fc00:40::/32 ipproto 17 sport 1-100 prohibit\n\
+        ip rule add to 30.0.0.0/8 ipproto udp lookup 300\n\
+        ip rule add to 31.0.0.0/8 prohibit\n";
+    Tables::build(&sr6_config::parse_str(&format!("{CONFIG}{extra}"), "fast.conf").unwrap()).unwrap().0
+}
+
+/// With policy routing rules (`ip rule`) the fast path, which reads the main table,
+/// takes no frame, and both paths agree; without them it is as before (the tests above).
+/// The rules do change where frames go: the UDP frame to fc00:3::9 (dport 2) leaves by
+/// table 100's route (eth1) rather than main's (eth2).
+#[test]
+fn rules_keep_every_frame_off_the_fast_path() {
+    let t = rules_tables();
+    for f in &frames() {
+        for dev in 0..DEVS {
+            assert_eq!(run(&t, true, f, dev).1.fast_hits, 0, "{f:02x?}");
+            same(&t, f, dev).unwrap();
+        }
+    }
+    let udp: &[u8] = &[0, 1, 0, 2, 0, 12, 0, 0, 9, 9, 9, 9];
+    let f = frame("fc00:a::2", "fc00:3::9", 64, None, udp);
+    assert_eq!(run(&t, true, &f, 0).0.verdict, sr6_core::packet::Verdict::Tx(1));
+    assert_eq!(run(&tables(), true, &f, 0).0.verdict, sr6_core::packet::Verdict::Tx(2));
+    // Another port: main's route.
+    let other: &[u8] = &[0, 1, 0, 3, 0, 12, 0, 0, 9, 9, 9, 9];
+    let f = frame("fc00:a::2", "fc00:3::9", 64, None, other);
+    assert_eq!(run(&t, true, &f, 0).0.verdict, sr6_core::packet::Verdict::Tx(2));
 }

@@ -58,4 +58,29 @@ fn processing_a_batch_allocates_nothing() {
     let c = &w.counters;
     assert!(c.tx.iter().sum::<u64>() > 0 && c.local > 0 && c.icmp_sent > 0, "{c:?}");
     assert!(batch.iter().all(|b| b.verdict != Verdict::Pending));
+
+    // The same with policy routing rules (every frame on the general path, each lookup
+    // walking them). In this one test: the allocator counts every thread.
+    let conf = std::fs::read_to_string(common::repo().join("examples/example.conf")).unwrap();
+    let rules = "ip -6 rule add ipproto udp dport 1-65534 lookup 100\nip -6 rule add not iif eth0 lookup 101\n\
+                 ip rule add ipproto udp lookup 100\n";
+    let t = sr6_core::tables::Tables::build(&sr6_config::parse_str(&format!("{conf}{rules}"), "r.conf").unwrap())
+        .unwrap()
+        .0;
+    let mut w = Worker::new(&t);
+    let run = |w: &mut Worker, batch: &mut Vec<PacketBuf>| {
+        for (b, f) in batch.iter_mut().zip(frames.iter().cycle()) {
+            b.load(f, 0);
+        }
+        w.process_batch(&t, 0, batch);
+    };
+    run(&mut w, &mut batch);
+    let before = ALLOCS.load(Ordering::SeqCst);
+    for _ in 0..10 {
+        run(&mut w, &mut batch);
+    }
+    let after = ALLOCS.load(Ordering::SeqCst);
+    assert_eq!(after - before, 0, "the pipeline with rules allocated {} times", after - before);
+    assert_eq!(w.fast_hits, 0);
+    assert!(w.counters.tx.iter().sum::<u64>() > 0, "{:?}", w.counters);
 }

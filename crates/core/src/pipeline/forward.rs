@@ -9,6 +9,7 @@ use crate::behaviour::{endpoint, headend, hmac_check, proxy};
 use crate::drop::DropReason;
 use crate::packet::Verdict;
 use crate::packet::{DevId, PacketBuf};
+use crate::tables::rules::{self, Rules};
 use crate::tables::{NextHop, Route, Tables};
 use sr6_wire::ext::ROUTING_TYPE_OFFSET;
 use sr6_wire::icmpv6::PP_ERRONEOUS_HEADER;
@@ -108,8 +109,17 @@ pub fn ipv4_input(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Next {
             }
         }
     }
-    // Routed back out of the device it came from: the source checked in full.
-    if out_dev4(t, &dst.to_be_bytes()) == Some(p.in_dev) {
+    // Routed back out of the device it came from: the source checked in full. (The
+    // route the rules choose, if there are any, as the kernel's fib_validate_source.)
+    let out = if t.rules.v4.is_empty() {
+        out_dev4(t, &dst.to_be_bytes())
+    } else {
+        match Rules::lookup4(t, p.data(), p.in_dev) {
+            rules::Verdict::Route(r) => nh_dev(t, r),
+            _ => None,
+        }
+    };
+    if out == Some(p.in_dev) {
         if let Some(reason) = validate::same_dev4(t, src) {
             return Next::drop(reason);
         }
@@ -129,9 +139,42 @@ pub fn route6(t: &Tables, w: &mut Worker, p: &mut PacketBuf, table: u32, forward
     }
     let dst = dst6(p);
     let Some(fib) = t.fibs.get(table as usize) else {
-        return Next::drop(DropReason::NoRoute);
+        return if table == Tables::MAIN_BY_NAME {
+            route6_rules(t, w, p, forward, false)
+        } else {
+            Next::drop(DropReason::NoRoute)
+        };
     };
-    match fib.lookup6(&dst) {
+    if table == t.rules_fib6 {
+        return route6_rules(t, w, p, forward, true);
+    }
+    dispatch6(t, w, p, fib.lookup6(&dst), forward)
+}
+
+/// [`route6`]'s lookups when there are rules: the ordinary one (`rules`) walks them;
+/// the main table named by End.T or End.DT* ([`Tables::MAIN_BY_NAME`]) is looked up
+/// without them, as the kernel's seg6_lookup_any_nexthop does a table id. Out of line,
+/// so that without rules `route6` is what it was.
+#[cold]
+#[inline(never)]
+fn route6_rules(t: &Tables, w: &mut Worker, p: &mut PacketBuf, forward: bool, rules: bool) -> Next {
+    if !rules {
+        let route = t.fibs.first().and_then(|f| f.lookup6(&dst6(p)));
+        return dispatch6(t, w, p, route, forward);
+    }
+    let route = match Rules::lookup6(t, p.data(), p.in_dev) {
+        rules::Verdict::Route(r) => Some(r),
+        rules::Verdict::Blackhole => Some(Route::Blackhole),
+        rules::Verdict::Unreachable | rules::Verdict::NoRoute => None,
+        rules::Verdict::Prohibit => return icmp::prohibited6(t, w, p),
+    };
+    dispatch6(t, w, p, route, forward)
+}
+
+/// What a route found for an IPv6 packet does with it.
+#[inline(always)]
+fn dispatch6(t: &Tables, w: &mut Worker, p: &mut PacketBuf, route: Option<Route>, forward: bool) -> Next {
+    match route {
         Some(Route::Forward(nh)) => forward6(t, w, p, nh, forward),
         Some(Route::Multipath(g)) => match select(t, g, multipath::hash6(p.data(), t.multipath_hash6)) {
             Some(nh) => forward6(t, w, p, nh, forward),
@@ -147,7 +190,9 @@ pub fn route6(t: &Tables, w: &mut Worker, p: &mut PacketBuf, table: u32, forward
 
 /// A packet for local SID `i`: the steps every endpoint shares, then its behaviour's
 /// (RFC 8986 §4), counted on the SID — as an error when it ends in a drop or an ICMP
-/// error.
+/// error. Inlined into [`route6`] (as the compiler chose before `route6_rules` was a
+/// second caller).
+#[inline(always)]
 fn local_sid(t: &Tables, w: &mut Worker, p: &mut PacketBuf, i: u32) -> Next {
     let Some(sid) = t.sids.get(i as usize) else {
         return Next::drop(DropReason::NoRoute);
@@ -271,9 +316,41 @@ pub fn route4(t: &Tables, w: &mut Worker, p: &mut PacketBuf, table: u32, forward
     }
     let dst = Ipv4Packet::new_unchecked(p.data()).dst_addr().octets();
     let Some(fib) = t.fibs.get(table as usize) else {
-        return Next::drop(DropReason::NoRoute);
+        return if table == Tables::MAIN_BY_NAME {
+            route4_rules(t, w, p, forward, false)
+        } else {
+            Next::drop(DropReason::NoRoute)
+        };
     };
-    match fib.lookup4(&dst) {
+    if table == t.rules_fib4 {
+        return route4_rules(t, w, p, forward, true);
+    }
+    dispatch4(t, w, p, fib.lookup4(&dst), forward)
+}
+
+/// [`route4`]'s lookups when there are rules, as [`route6_rules`]. A rule's
+/// `unreachable` is the kernel's -ENETUNREACH: as no route.
+#[cold]
+#[inline(never)]
+fn route4_rules(t: &Tables, w: &mut Worker, p: &mut PacketBuf, forward: bool, rules: bool) -> Next {
+    if !rules {
+        let dst = Ipv4Packet::new_unchecked(p.data()).dst_addr().octets();
+        let route = t.fibs.first().and_then(|f| f.lookup4(&dst));
+        return dispatch4(t, w, p, route, forward);
+    }
+    let route = match Rules::lookup4(t, p.data(), p.in_dev) {
+        rules::Verdict::Route(r) => Some(r),
+        rules::Verdict::Blackhole => Some(Route::Blackhole),
+        rules::Verdict::Unreachable | rules::Verdict::NoRoute => None,
+        rules::Verdict::Prohibit => return icmp::prohibited4(t, w, p),
+    };
+    dispatch4(t, w, p, route, forward)
+}
+
+/// What a route found for an IPv4 packet does with it.
+#[inline(always)]
+fn dispatch4(t: &Tables, w: &mut Worker, p: &mut PacketBuf, route: Option<Route>, forward: bool) -> Next {
+    match route {
         Some(Route::Forward(nh)) => forward4(t, w, p, nh, forward),
         Some(Route::Multipath(g)) => match select(t, g, multipath::hash4(p.data(), t.multipath_hash4)) {
             Some(nh) => forward4(t, w, p, nh, forward),

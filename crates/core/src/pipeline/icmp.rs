@@ -183,6 +183,19 @@ pub fn unreachable4(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Next {
     error4(t, w, p, DropReason::NoRoute, Icmpv4Repr::dst_unreachable(DU_HOST_UNREACH))
 }
 
+/// ICMPv6 Destination Unreachable code 1 (administratively prohibited): a policy
+/// rule's `prohibit`, as Linux's `ip6_pkt_prohibit` (RFC 4443 §3.1).
+pub fn prohibited6(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Next {
+    error6(t, w, p, DropReason::Prohibited, Icmpv6Repr::dst_unreachable(1))
+}
+
+/// ICMP Destination Unreachable code 13 (communication administratively prohibited,
+/// RFC 1812 §5.2.7.1): a policy rule's `prohibit`, as Linux's `ip_error` answers
+/// -EACCES.
+pub fn prohibited4(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Next {
+    error4(t, w, p, DropReason::Prohibited, Icmpv4Repr::dst_unreachable(13))
+}
+
 impl Worker {
     /// An ICMP error RFC 4443 §2.4(e) / RFC 1812 §4.3.2.7 forbids: drop silently.
     fn suppressed(&mut self, reason: DropReason) -> Next {

@@ -539,7 +539,23 @@ impl<'a> Builder<'a> {
             proxies: Vec::new(),
             proxy_in: Vec::new(),
             resolve_neighbours: false,
+            rules: super::rules::Rules::default(),
+            rules_fib6: u32::MAX,
+            rules_fib4: u32::MAX,
         };
+        tables.rules = super::rules::Rules::build(spec, &tables)?;
+        let with_rules = |r: &[super::rules::Rule]| if r.is_empty() { u32::MAX } else { Tables::MAIN };
+        (tables.rules_fib6, tables.rules_fib4) = (with_rules(&tables.rules.v6), with_rules(&tables.rules.v4));
+        if !tables.rules.v6.is_empty() || !tables.rules.v4.is_empty() {
+            // A SID naming the main table looks there, past the rules (the fast path,
+            // which reads the table index too, takes no frame with rules).
+            for s in tables.sids.iter_mut() {
+                let named = s.action.params.table.or(s.action.params.vrftable);
+                if s.state.table == Tables::MAIN && named == Some(MAIN_TABLE) {
+                    s.state.table = Tables::MAIN_BY_NAME;
+                }
+            }
+        }
         for (enc, dev, line, src) in policy_specs {
             let key = match enc.hmac {
                 Some(id) => match tables.hmac.keys.get(&id) {
@@ -582,6 +598,12 @@ impl<'a> Builder<'a> {
         crate::behaviour::proxy::build(&mut tables)?;
         tables.rewrites = tables.policies.iter().zip(&tables.policy_out).map(|(p, o)| Rewrite::of(p, *o)).collect();
         tables.fast_max_len = super::fast_max_len(&tables.devices, &tables.policies);
+        // Rules can send any packet elsewhere than the main table the fast path reads:
+        // with rules, it takes no frame (its length test declines every one), so that
+        // without them it tests nothing more.
+        if !tables.rules.v6.is_empty() || !tables.rules.v4.is_empty() {
+            tables.fast_max_len = 0;
+        }
         Ok(tables)
     }
 }

@@ -9,6 +9,7 @@ mod fast_sid;
 mod multipath;
 mod policy;
 mod rewrite;
+pub mod rules;
 mod sid_builder;
 
 pub use build::BuildError;
@@ -418,6 +419,14 @@ pub struct Tables {
     /// link-layer address gets [`Verdict::Resolve`](crate::packet::Verdict::Resolve)
     /// and waits for resolution, rather than being dropped as `no_neighbour`.
     pub resolve_neighbours: bool,
+    /// The policy routing rules of each family (`ip rule`, [`rules`]): empty when none
+    /// is configured, and then the fast path is on.
+    pub rules: rules::Rules,
+    /// The FIB whose lookups walk the rules: [`Tables::MAIN`] for a family with rules,
+    /// else none (`u32::MAX`), so that the general path's route lookup tests it with one
+    /// compare against the table it was asked for.
+    pub(crate) rules_fib6: u32,
+    pub(crate) rules_fib4: u32,
 }
 
 /// The 12 bytes of Ethernet addresses a frame to `dst` from `src` starts with (the
@@ -443,6 +452,12 @@ pub fn neigh_key(a: IpAddr) -> u128 {
 impl Tables {
     /// Dense index of the main table.
     pub const MAIN: u32 = 0;
+    /// The main table as a SID's `table`/`vrftable` names it, when there are rules:
+    /// looked up without them, as the kernel's seg6local looks up a named table
+    /// (`seg6_lookup_any_nexthop` with a table id), while [`Tables::MAIN`] is the
+    /// ordinary lookup, which walks the rules. No FIB has this index: the route lookup
+    /// reads the main FIB for it.
+    pub const MAIN_BY_NAME: u32 = u32::MAX - 1;
 
     /// Looks up the Ethernet header (dst + src MAC) to reach `nh` on `dev`.
     #[inline(always)]

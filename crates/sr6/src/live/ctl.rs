@@ -40,10 +40,12 @@ pub struct Response {
 pub const HELP: &str = "\
 commands:
   route add|replace|append|del ...   change a route (the configuration grammar, docs/config.md);
+  rule add|del ...                   change the policy routing rules (ip rule);
                                      any other configuration line (neigh, sr hmac, sysctl...) too
   show sids [--json]                 local SIDs with packets, bytes, errors
   show routes [--json]               routes, in configuration syntax
   show proxies [--json]              SR proxies: caches, packets to and from their functions, drops
+  show rules [--json]                policy routing rules (ip rule), in configuration syntax
   show counters [--json]             frames in -> out, drops by reason, ICMP, neighbour queue, devices
   show neighbours [--json]           neighbours in use (static and learned from the kernel)
   show status [--json]               backend, workers, devices, tables generation
@@ -129,7 +131,7 @@ fn dispatch(args: &[String], control: &Mutex<Control>, status: &Status) -> Resul
             let c = lock(control);
             show_cmd(what, json, &c, status)
         }
-        ["show", ..] => Err("show what? (sids, routes, proxies, counters, neighbours or status)".into()),
+        ["show", ..] => Err("show what? (sids, routes, proxies, rules, counters, neighbours or status)".into()),
         ["clear-counters"] => {
             lock(control).shared.clear_counters();
             Ok("counters cleared".into())
@@ -146,6 +148,8 @@ fn is_config_word(w: &str) -> bool {
     matches!(
         w,
         "ip" | "route"
+            | "rule"
+            | "ru"
             | "r"
             | "ro"
             | "neigh"
@@ -177,6 +181,10 @@ fn show_cmd(what: &str, json: bool, c: &Control, status: &Status) -> Result<Stri
         }
         "routes" | "route" => {
             let r = show::routes(&c.spec);
+            Ok(if json { pretty(&serde_json::json!(r)) } else { r.join("\n") })
+        }
+        "rules" | "rule" => {
+            let r = show::rules(&c.spec);
             Ok(if json { pretty(&serde_json::json!(r)) } else { r.join("\n") })
         }
         "counters" => {
@@ -221,7 +229,9 @@ fn show_cmd(what: &str, json: bool, c: &Control, status: &Status) -> Result<Stri
                 ) + &status.warnings.iter().map(|w| format!("\nwarning: {w}")).collect::<String>()
             })
         }
-        other => Err(format!("show {other}: unknown (sids, routes, proxies, counters, devices, neighbours or status)")),
+        other => Err(format!(
+            "show {other}: unknown (sids, routes, proxies, rules, counters, devices, neighbours or status)"
+        )),
     }
 }
 
@@ -312,6 +322,37 @@ mod tests {
         let r = request(&path, &["show".into(), "routes".into()]).unwrap();
         assert!(r.output.contains("fc00:9::/64 via fc00::2 dev eth0"), "{}", r.output);
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// `rule add|del` through the control socket change the tables; `show rules` lists
+    /// the rules as lines that make them again.
+    #[test]
+    fn rules_are_changed_and_shown() {
+        let (c, st) = setup();
+        let r = run(&c, &st, "ip -6 rule add from fc00:a::/64 ipproto udp dport 5000-5999 lookup 100");
+        assert!(r.ok, "{}", r.output);
+        assert!(run(&c, &st, "rule add not to 10.2.0.0/16 iif eth0 sport 7 pref 9 prohibit").ok);
+        assert_eq!(lock(&c).shared.gen.load().tables.rules.v6.len(), 4, "the rule and the implicit three");
+        let r = run(&c, &st, "show rules");
+        let want = "ip -6 rule add from fc00:a::/64 ipproto 17 dport 5000-5999 priority 32765 lookup 100\n\
+                    ip -4 rule add not to 10.2.0.0/16 iif eth0 sport 7 priority 9 prohibit";
+        assert_eq!(r.output, want);
+        // The lines make the same rules again.
+        let mut again = sr6_config::parse_str("link set eth0 up", "t").unwrap();
+        for (i, l) in want.lines().enumerate() {
+            sr6_config::parse_line(l, "t", i + 1, &mut again).unwrap();
+        }
+        let strip = |v: &[sr6_core::spec::RuleSpec]| {
+            v.iter().map(|r| sr6_core::spec::RuleSpec { line: 0, ..r.clone() }).collect::<Vec<_>>()
+        };
+        assert_eq!(strip(&again.rules), strip(&lock(&c).spec.rules));
+        let r = run(&c, &st, "show rules --json");
+        assert_eq!(serde_json::from_str::<serde_json::Value>(&r.output).unwrap()[1], want.lines().nth(1).unwrap());
+        let r = run(&c, &st, "ip -6 rule del lookup main");
+        assert!(!r.ok && r.output.contains("32766"), "{}", r.output);
+        assert!(run(&c, &st, "ip -6 rule del dport 5000-5999").ok);
+        assert!(lock(&c).shared.gen.load().tables.rules.v6.is_empty());
+        assert_eq!(run(&c, &st, "show rules").output, want.lines().nth(1).unwrap());
     }
 
     /// `show devices` lists each device with its MTU (the configured one here; the

@@ -5,7 +5,7 @@ use std::fmt::Write;
 use std::net::IpAddr;
 
 use serde_json::{json, Value};
-use sr6_core::spec::{NexthopKind, PathSpec, RouteKind, RouteSpec, RouterSpec};
+use sr6_core::spec::{NexthopKind, PathSpec, RouteKind, RouteSpec, RouterSpec, RuleAction, RuleSpec};
 use sr6_core::tables::Tables;
 
 use super::state::{PrefixKey, Retired, Shared};
@@ -51,6 +51,57 @@ fn n(v: &Value) -> u64 {
 /// The routes, in configuration syntax (what `ip -6 route show` would list).
 pub fn routes(spec: &RouterSpec) -> Vec<String> {
     spec.routes.iter().map(|r| route_line(spec, r)).collect()
+}
+
+/// The policy routing rules, IPv6 then IPv4 each in the order they are walked, as the
+/// configuration lines that make them (priorities written out; the kernel's implicit
+/// rules 0, 32766 and 32767 are not listed).
+pub fn rules(spec: &RouterSpec) -> Vec<String> {
+    let (v6, v4): (Vec<&RuleSpec>, Vec<&RuleSpec>) = spec.rules.iter().partition(|r| r.v6);
+    v6.into_iter().chain(v4).map(rule_line).collect()
+}
+
+fn rule_line(r: &RuleSpec) -> String {
+    let mut o = String::from(if r.v6 { "ip -6 rule add" } else { "ip -4 rule add" });
+    if r.not {
+        o.push_str(" not");
+    }
+    if let Some(p) = &r.from {
+        let _ = write!(o, " from {}", prefix(p));
+    }
+    if let Some(p) = &r.to {
+        let _ = write!(o, " to {}", prefix(p));
+    }
+    if let Some(d) = &r.iif {
+        let _ = write!(o, " iif {d}");
+    }
+    if r.ipproto != 0 {
+        let _ = write!(o, " ipproto {}", r.ipproto);
+    }
+    for (w, range) in [("sport", r.sport), ("dport", r.dport)] {
+        match range {
+            Some((a, b)) if a == b => {
+                let _ = write!(o, " {w} {a}");
+            }
+            Some((a, b)) => {
+                let _ = write!(o, " {w} {a}-{b}");
+            }
+            None => {}
+        }
+    }
+    let _ = write!(o, " priority {}", r.pref);
+    match r.action {
+        RuleAction::Lookup(254) => o.push_str(" lookup main"),
+        RuleAction::Lookup(255) => o.push_str(" lookup local"),
+        RuleAction::Lookup(253) => o.push_str(" lookup default"),
+        RuleAction::Lookup(t) => {
+            let _ = write!(o, " lookup {t}");
+        }
+        RuleAction::Blackhole => o.push_str(" blackhole"),
+        RuleAction::Unreachable => o.push_str(" unreachable"),
+        RuleAction::Prohibit => o.push_str(" prohibit"),
+    }
+    o
 }
 
 /// ` nexthop via A dev D weight W` per path, as `ip route` lists a multipath route.
