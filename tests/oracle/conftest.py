@@ -6,13 +6,17 @@
   ``sr6 pcap --config C --in IN.pcap [--in-dev D] --out-dir OUT --json`` in a tmp dir,
   requires exit status 0, parses the JSON and every ``OUT/*.pcap``, and runs tshark on
   every frame sr6 emitted (no malformed packet, no error-level expert info, no bad
-  checksum).  Returns a :class:`Result`.
+  checksum).  Returns a :class:`Result`.  ``frames`` may also be ``[(dev, frame), ...]``:
+  frames received on several devices, in that order -- one input file per device
+  (``--in DEV=in-K.pcap``), frame i stamped i microseconds, so sr6's timestamp merge
+  processes them in list order.
 * ``sr6_cli(args, ...)`` -- raw invocation for the CLI / config-error tests.
 """
 from __future__ import annotations
 
 import json
 import shutil
+import struct
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -205,6 +209,35 @@ class CliRun:
     in_path: Path
 
 
+def is_multi_dev(frames) -> bool:
+    """Is ``frames`` of the form ``[(dev, frame), ...]``?"""
+    return bool(frames) and all(isinstance(f, tuple) and len(f) == 2 and isinstance(f[0], str) for f in frames)
+
+
+def write_pcap_us(path: Path, frames, times_us) -> None:
+    """Like :func:`write_pcap`, frame i stamped ``times_us[i]`` microseconds."""
+    with open(path, "wb") as f:
+        f.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 262144, 1))
+        for fr, t in zip(frames, times_us):
+            fr = bytes(fr)
+            f.write(struct.pack("<IIII", t // 1_000_000, t % 1_000_000, len(fr), len(fr)))
+            f.write(fr)
+
+
+def write_inputs(workdir: Path, frames) -> list[str]:
+    """``[(dev, frame), ...]`` as one file per device, frame i at i microseconds; the
+    ``--in DEV=FILE`` arguments, devices in order of first appearance."""
+    by_dev: dict[str, list] = {}
+    for i, (dev, fr) in enumerate(frames):
+        by_dev.setdefault(dev, []).append((i, fr))
+    args = []
+    for k, (dev, items) in enumerate(by_dev.items()):
+        p = workdir / f"in-{k}.pcap"
+        write_pcap_us(p, [fr for _, fr in items], [i for i, _ in items])
+        args += ["--in", f"{dev}={p}"]
+    return args
+
+
 def _invoke(sr6_bin, workdir: Path, config_text, frames, in_dev=None, extra=(), json_flag=True,
             config_name="sr6.conf", write_input=True) -> CliRun:
     workdir.mkdir(parents=True, exist_ok=True)
@@ -212,10 +245,14 @@ def _invoke(sr6_bin, workdir: Path, config_text, frames, in_dev=None, extra=(), 
     if config_text is not None:
         cfg.write_text(config_text)
     inp = workdir / "in.pcap"
-    if write_input:
-        write_pcap(inp, frames)
+    if write_input and is_multi_dev(frames):
+        inputs = write_inputs(workdir, frames)
+    else:
+        if write_input:
+            write_pcap(inp, frames)
+        inputs = ["--in", str(inp)]
     out = workdir / "out"
-    cmd = [str(sr6_bin), "pcap", "--config", str(cfg), "--in", str(inp), "--out-dir", str(out)]
+    cmd = [str(sr6_bin), "pcap", "--config", str(cfg), *inputs, "--out-dir", str(out)]
     if in_dev:
         cmd += ["--in-dev", in_dev]
     if json_flag:
@@ -239,7 +276,8 @@ def sr6_cli(sr6_bin, tmp_path):
 
 @pytest.fixture
 def run_sr6(sr6_bin, tshark_bin, tmp_path):
-    """``run_sr6(config_text, frames, in_dev=None, tshark=True) -> Result``."""
+    """``run_sr6(config_text, frames, in_dev=None, tshark=True) -> Result``; ``frames``: a
+    list of frames received on ``in_dev``, or ``[(dev, frame), ...]``."""
     counter = {"n": 0}
 
     def call(config_text: str, frames, in_dev: str | None = None, tshark: bool = True) -> Result:

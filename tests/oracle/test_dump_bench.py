@@ -90,6 +90,20 @@ def test_bench_processes_the_requested_packets(sr6_bin):
     assert res["pps"] > 0 and res["ns_per_packet"] > 0
 
 
+def test_bench_warmup_is_processed_and_not_counted(sr6_bin):
+    """`--warmup` frames go through the tables before the replay; the counts are the
+    replay's alone (the example's 10 frames, 5000 packets, as above)."""
+    base = [str(sr6_bin), "bench", "--config", "examples/example.conf", "--in", REPO_EXAMPLE,
+            "--packets", "5000", "--batch", "32", "--json"]
+    warm = base + ["--warmup", REPO_EXAMPLE, "--warmup", "eth1=" + REPO_EXAMPLE]
+    r = subprocess.run(warm, capture_output=True, text=True, check=True)
+    res = json.loads(r.stdout)
+    assert (res["packets"], res["local"], res["icmp_sent"]) == (5000, 500, 100)
+    bad = subprocess.run(base + ["--warmup", "nosuchdev=" + REPO_EXAMPLE], capture_output=True, text=True)
+    assert bad.returncode != 0
+    assert "--warmup nosuchdev=" in bad.stderr and "devices: eth0" in bad.stderr, bad.stderr
+
+
 def test_bench_rejects_batch_zero(sr6_bin):
     r = subprocess.run([str(sr6_bin), "bench", "--config", "examples/example.conf", "--in", REPO_EXAMPLE, "--batch", "0"],
                        capture_output=True, text=True)

@@ -189,6 +189,12 @@ impl PcapSource {
         Ok(PcapSource { file, in_dev, last_ts_ns: 0, oversized: 0 })
     }
 
+    /// The next frame, `None` at the end of the file: for a caller that merges several
+    /// captures (`sr6 pcap` with several `--in`) and loads the buffers itself.
+    pub fn next_frame(&mut self) -> Option<Result<Frame<'_>, IoError>> {
+        self.file.next_frame()
+    }
+
     /// Reads every frame (for `sr6 bench`, which replays them from memory).
     pub fn read_all(mut self) -> Result<Vec<Vec<u8>>, IoError> {
         let mut v = Vec::new();

@@ -1,27 +1,108 @@
-//! `sr6 pcap`: offline processing of a capture.
+//! `sr6 pcap`: offline processing of captures, each received on a device.
+//!
+//! Several inputs (`--in DEV=FILE ...`) are merged into one stream in timestamp order,
+//! as `mergecap` merges them: the next frame is always the earliest of the inputs'
+//! next frames, ties going to the input named first, and each file is read in its own
+//! order. Frames go through one worker in batches; a batch is cut where the receiving
+//! device changes, so each frame is processed as received on its device and the tables
+//! (neighbours, proxy caches) live for the whole run.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::Result;
-use sr6_core::packet::PacketBuf;
+use sr6_core::drop::DropReason;
+use sr6_core::packet::{DevId, PacketBuf};
 use sr6_core::pipeline::Worker;
 use sr6_io::pcap::{PcapSinks, PcapSource};
-use sr6_io::RxBackend;
 
 use crate::{load, report};
 
 const BATCH: usize = 64;
 
-pub fn run(config: &Path, input: &Path, in_dev: Option<&str>, out_dir: &Path, json: bool) -> Result<()> {
+/// One input capture, with its next frame read ahead (timestamp in ns, bytes).
+struct Input {
+    src: PcapSource,
+    dev: DevId,
+    next: Option<(u64, Vec<u8>)>,
+}
+
+impl Input {
+    fn advance(&mut self) -> Result<()> {
+        self.next = match self.src.next_frame() {
+            None => None,
+            Some(r) => {
+                let (ts, data) = r?;
+                Some((ts, data.into_owned()))
+            }
+        };
+        Ok(())
+    }
+}
+
+/// The inputs merged: [`Merged::fill`] loads the next frames of one device into a batch.
+struct Merged {
+    inputs: Vec<Input>,
+}
+
+impl Merged {
+    fn open(files: &[(DevId, PathBuf)]) -> Result<Self> {
+        let mut inputs = Vec::with_capacity(files.len());
+        for (dev, path) in files {
+            let mut i = Input { src: PcapSource::open(path, *dev)?, dev: *dev, next: None };
+            i.advance()?;
+            inputs.push(i);
+        }
+        Ok(Merged { inputs })
+    }
+
+    /// The input whose next frame comes first (earliest timestamp, then the first named).
+    fn earliest(&self) -> Option<usize> {
+        let mut best: Option<(u64, usize)> = None;
+        for (k, i) in self.inputs.iter().enumerate() {
+            if let Some((ts, _)) = &i.next {
+                if best.is_none_or(|(b, _)| *ts < b) {
+                    best = Some((*ts, k));
+                }
+            }
+        }
+        best.map(|(_, k)| k)
+    }
+
+    /// Loads the next frames, all received on one device, into the front of `batch`;
+    /// returns the device and how many (0 at the end of every input).
+    fn fill(&mut self, batch: &mut [PacketBuf]) -> Result<(DevId, usize)> {
+        let mut dev = None;
+        let mut n = 0;
+        while n < batch.len() {
+            let Some(k) = self.earliest() else { break };
+            let Some(input) = self.inputs.get_mut(k) else { break };
+            if dev.is_some_and(|d| d != input.dev) {
+                break;
+            }
+            dev = Some(input.dev);
+            let (Some((ts, data)), Some(b)) = (input.next.take(), batch.get_mut(n)) else { break };
+            if !b.load(&data, input.dev) {
+                // Larger than a buffer: dropped, not processed truncated.
+                b.condemn(DropReason::TooBig);
+            }
+            b.ts_ns = ts;
+            n += 1;
+            input.advance()?;
+        }
+        Ok((dev.unwrap_or(0), n))
+    }
+}
+
+pub fn run(config: &Path, inputs: &[PathBuf], in_dev: Option<&str>, out_dir: &Path, json: bool) -> Result<()> {
     let t = load::tables(config)?;
-    let dev = load::in_dev(&t, in_dev)?;
-    let mut src = PcapSource::open(input, dev)?;
+    let files = inputs.iter().map(|p| load::input(&t, "--in", p, in_dev)).collect::<Result<Vec<_>>>()?;
+    let mut src = Merged::open(&files)?;
     let names: Vec<String> = t.devices.iter().map(|d| d.name.clone()).collect();
     let mut sinks = PcapSinks::create(out_dir, &names)?;
     let mut w = Worker::new(&t);
     let mut batch: Vec<PacketBuf> = (0..BATCH).map(|_| PacketBuf::new()).collect();
     loop {
-        let n = src.rx_batch(&mut batch)?;
+        let (dev, n) = src.fill(&mut batch)?;
         if n == 0 {
             break;
         }

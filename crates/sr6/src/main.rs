@@ -83,16 +83,19 @@ enum Cmd {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true, num_args = 1..)]
         command: Vec<String>,
     },
-    /// Process the Ethernet frames of a pcap file as if received on a device; write what
+    /// Process the Ethernet frames of pcap files as if received on devices; write what
     /// each device sends to DIR/DEV.pcap and what is for the router to DIR/local.pcap.
     Pcap {
         /// Configuration file (iproute2 lines; see docs/config.md).
         #[arg(long, short)]
         config: PathBuf,
-        /// Input capture (Ethernet).
-        #[arg(long = "in", short)]
-        input: PathBuf,
-        /// Device the frames arrive on (default: the first device the config names).
+        /// Input capture (Ethernet), as `FILE` or `DEV=FILE` (its frames arrive on DEV).
+        /// Repeatable: the frames of all inputs are processed in timestamp order (ties:
+        /// the input named first, then file order).
+        #[arg(long = "in", short, value_name = "[DEV=]FILE", required = true)]
+        input: Vec<PathBuf>,
+        /// Device the frames of an input without `DEV=` arrive on (default: the first
+        /// device the config names).
         #[arg(long)]
         in_dev: Option<String>,
         /// Directory for the output captures (created if missing).
@@ -111,6 +114,11 @@ enum Cmd {
         input: PathBuf,
         #[arg(long)]
         in_dev: Option<String>,
+        /// Frames processed once before the measured replay, as `FILE` or `DEV=FILE`
+        /// (repeatable, in the order given): state a behaviour learns from traffic —
+        /// an End.AD proxy's cache — is set up and not measured.
+        #[arg(long, value_name = "[DEV=]FILE")]
+        warmup: Vec<PathBuf>,
         /// Packets to process.
         #[arg(long, short, default_value_t = 10_000_000)]
         packets: u64,
@@ -172,8 +180,9 @@ fn main() -> ExitCode {
         Cmd::Pcap { config, input, in_dev, out_dir, json } => {
             cmd_pcap::run(&config, &input, in_dev.as_deref(), &out_dir, json)
         }
-        Cmd::Bench { config, input, in_dev, packets, batch, json } => {
-            cmd_bench::run(&config, &input, in_dev.as_deref(), packets, batch, json)
+        Cmd::Bench { config, input, in_dev, warmup, packets, batch, json } => {
+            let inputs = cmd_bench::Inputs { replay: &input, in_dev: in_dev.as_deref(), warmup: &warmup };
+            cmd_bench::run(&config, inputs, packets, batch, json)
         }
         Cmd::Dump { file, verbose, csid, config } => cmd_dump::CsidPlan::new(csid.as_deref(), config.as_deref())
             .and_then(|plan| cmd_dump::run(&file, cmd_dump::View { verbose, csid: &plan })),
