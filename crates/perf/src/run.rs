@@ -181,7 +181,8 @@ fn measure(
     let duration = Duration::from_secs_f64(exp.trial_duration_s);
     let max = if exp.max_pps > 0.0 { exp.max_pps.min(tester.max_pps()) } else { tester.max_pps() };
     // Warm-up: caches, neighbour entries, the forwarder's first packets.
-    let _ = tester.trial(exp.start_pps.min(max), Duration::from_millis(200), false)?;
+    let (warm, _) = tester.trial(exp.start_pps.min(max), Duration::from_millis(200), false)?;
+    warmed_up(fwd, b, &warm)?;
     let mut reps: Vec<SearchResult> = Vec::new();
     let mut at_max: Vec<Trial> = Vec::new();
     for rep in 0..exp.repetitions {
@@ -236,6 +237,24 @@ fn measure(
         latency,
         max_load,
     })
+}
+
+/// Checks that the state a behaviour needs before its trials is there (a dynamic SR
+/// proxy's cache, which the tester's warm-up frame fills: [`Behavior::needs_warm_up`]):
+/// the forwarder's own check, and the warm-up trial must have brought packets back.
+fn warmed_up(fwd: &dyn Forwarder, b: Behavior, warm: &Trial) -> Result<(), String> {
+    if !b.needs_warm_up() {
+        return Ok(());
+    }
+    let what = format!("{} {}", fwd.name(), b.name());
+    if warm.sent > 0 && warm.received == 0 {
+        return Err(format!(
+            "{what}: nothing came back in the warm-up trial ({} packets sent): the proxy's cache is \
+             still empty — the tester's warm-up frame (tg1 -> dut1) did not fill it",
+            warm.sent
+        ));
+    }
+    Ok(())
 }
 
 /// The forwarding rate at maximum offered load from its trials (`threshold`: the PDR's
