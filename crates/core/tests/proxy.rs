@@ -174,7 +174,8 @@ fn end_ad_ipv6_both_parts() {
     assert_eq!(v, Verdict::Tx(ETH1));
     assert_eq!(out, eth(FUNCTION_MAC, [2, 0, 0, 0, 0, 2], 0x86dd, &inner6(49)));
     let want_cache = {
-        let mut h = ip6("fc00:1::2", "fc00:e::9", 43, 63, &srh(41, 0, &["fc00:e::9", "fc00:f::1"], &inner6(50)));
+        // The hop limit as received: only the forwarding step of part 2 decrements it.
+        let mut h = ip6("fc00:1::2", "fc00:e::9", 43, 64, &srh(41, 0, &["fc00:e::9", "fc00:f::1"], &inner6(50)));
         h.truncate(40 + 40);
         h
     };
@@ -189,11 +190,11 @@ fn end_ad_ipv6_both_parts() {
     assert_eq!(n(&counters(&t, 0).updates), 1);
 
     // Part 2: the function's packet (another payload length) gets the headers back and
-    // is forwarded to fc00:e::9 (hop limit 63 - 1).
+    // is forwarded to fc00:e::9 (hop limit 64 - 1).
     let returned = ip6("fc00:9::5", "fc00:9::6", 59, 48, &[0x11; 30]);
     let (v, out) = run(&t, &mut w, ETH1, &from_function(0x86dd, &returned));
     assert_eq!(v, Verdict::Tx(ETH0));
-    let want = ip6("fc00:1::2", "fc00:e::9", 43, 62, &srh(41, 0, &["fc00:e::9", "fc00:f::1"], &returned));
+    let want = ip6("fc00:1::2", "fc00:e::9", 43, 63, &srh(41, 0, &["fc00:e::9", "fc00:f::1"], &returned));
     assert_eq!(out, eth(NEXT_MAC, [2, 0, 0, 0, 0, 1], 0x86dd, &want));
     let c = counters(&t, 0);
     assert_eq!((n(&c.from_function), n(&c.hits), n(&c.misses)), (1, 1, 1));
@@ -220,16 +221,15 @@ fn end_ad_wrong_types_and_last_segment() {
     let (v, _) = run(&t, &mut w, ETH1, &from_function(0x0800, &inner4(50)));
     assert_eq!(v, Verdict::Drop(DropReason::WrongNextHeader));
     assert_eq!(drops(&t, 0, DropReason::WrongNextHeader), 2);
-    // Segments Left 0: End's answer at the last segment (ICMPv6 Parameter Problem code
-    // 4, SR Upper-layer Header Error, back to the source out of eth0).
+    // Segments Left 0: the draft's "ELSE Drop", counted as End counts it (End would
+    // answer with a Parameter Problem), no ICMP error.
     let last = ip6("fc00:1::2", "fc00:f::1", 43, 64, &srh(41, 0, &["fc00:f::1"], &inner6(50)));
-    let (v, out) = run(&t, &mut w, ETH0, &from_chain(&last));
-    assert_eq!(v, Verdict::Tx(ETH0));
-    assert_eq!((out[14 + 6], out[14 + 40], out[14 + 41]), (58, 4, 4));
+    assert_eq!(run(&t, &mut w, ETH0, &from_chain(&last)).0, Verdict::Drop(DropReason::ParamProblem));
     // No SRH at all: the same.
     let bare = ip6("fc00:1::2", "fc00:f::1", 41, 64, &inner6(50));
-    let (_, out) = run(&t, &mut w, ETH0, &from_chain(&bare));
-    assert_eq!((out[14 + 40], out[14 + 41]), (4, 4));
+    assert_eq!(run(&t, &mut w, ETH0, &from_chain(&bare)).0, Verdict::Drop(DropReason::ParamProblem));
+    assert_eq!(w.counters.icmp_sent, 0);
+    assert_eq!(drops(&t, 0, DropReason::ParamProblem), 2);
     assert_eq!(n(&counters(&t, 0).to_function), 1);
 }
 
@@ -248,7 +248,7 @@ fn end_ad_ipv4_both_parts() {
     // Back: the cached headers, Next Header 4 in the SRH, forwarded to fc00:e::9.
     let (v, out) = run(&t, &mut w, ETH1, &from_function(0x0800, &sent));
     assert_eq!(v, Verdict::Tx(ETH0));
-    let want = ip6("fc00:1::2", "fc00:e::9", 43, 62, &srh(4, 0, &["fc00:e::9", "fc00:f::1"], &sent));
+    let want = ip6("fc00:1::2", "fc00:e::9", 43, 63, &srh(4, 0, &["fc00:e::9", "fc00:f::1"], &sent));
     assert_eq!(out, eth(NEXT_MAC, [2, 0, 0, 0, 0, 1], 0x86dd, &want));
     // An IPv6 packet back at an IPv4 proxy.
     let (v, _) = run(&t, &mut w, ETH1, &from_function(0x86dd, &inner6(50)));
@@ -406,10 +406,9 @@ fn end_am_both_parts() {
     let dying = ip6("fc00:1::2", "fc00:f::1", 43, 1, &srh(59, 2, &segs, &[0x77; 8]));
     let (v, out) = run(&t, &mut w, ETH0, &from_chain(&dying));
     assert_eq!((v, out[14 + 40], out[14 + 41]), (Verdict::Tx(ETH0), 3, 0));
-    // Segments Left 0: End's answer.
+    // Segments Left 0: dropped as End counts it.
     let last = ip6("fc00:1::2", "fc00:f::1", 43, 64, &srh(59, 0, &["fc00:f::1"], &[0x77; 8]));
-    let (_, out) = run(&t, &mut w, ETH0, &from_chain(&last));
-    assert_eq!((out[14 + 40], out[14 + 41]), (4, 4));
+    assert_eq!(run(&t, &mut w, ETH0, &from_chain(&last)).0, Verdict::Drop(DropReason::ParamProblem));
 }
 
 #[test]

@@ -66,6 +66,7 @@ pub fn run(config: &Path, inputs: Inputs<'_>, packets: u64, batch: usize, json: 
         let v = serde_json::json!({
             "packets": done, "seconds": secs, "pps": pps, "ns_per_packet": secs * 1e9 / done as f64,
             "batch": batch, "tx": tx, "local": c.local, "dropped": c.dropped(), "icmp_sent": c.icmp_sent,
+            "proxies": crate::report::proxies(&t),
         });
         println!("{v}");
     } else {

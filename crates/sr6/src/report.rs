@@ -1,10 +1,16 @@
 //! Counters and tables for humans and for JSON.
 
 use serde_json::{json, Value};
+use sr6_core::behaviour::proxy::cache::{Entry, MAX_LEN};
+use sr6_core::behaviour::proxy::{Proxy, ProxyCounters};
+use sr6_core::behaviour::Inner;
 use sr6_core::behaviour::TABLE;
 use sr6_core::counters::Counters;
+use sr6_core::packet::DevId;
 use sr6_core::spec::Prefix;
 use sr6_core::tables::Tables;
+use sr6_wire::srh::ROUTING_TYPE_SRH;
+use sr6_wire::{walk_chain, Ipv6Packet, SrhPacket};
 
 pub fn prefix(p: &Prefix) -> String {
     match p {
@@ -57,7 +63,125 @@ pub fn json(t: &Tables, c: &Counters) -> Value {
         "fragmentation": {"packets": c.fragmented, "fragments": c.fragments},
         "sids": sids,
         "policies": policies,
+        "proxies": proxies(t),
     })
+}
+
+/// The SR proxies with their caches and counters (`sr6 ctl show proxies --json`, and
+/// `proxies` in `sr6 pcap --json` and `sr6 bench --json`; schema in docs/cli.md).
+pub fn proxies(t: &Tables) -> Value {
+    Value::Array(t.proxies.iter().map(|p| proxy_json(t, p)).collect())
+}
+
+fn proxy_json(t: &Tables, p: &Proxy) -> Value {
+    let s = t.sids.get(p.sid as usize);
+    let a = s.map(|s| &s.action.params);
+    let dev = |d: DevId| t.devices.get(usize::from(d)).map(|d| d.name.clone());
+    let nh = a.and_then(|a| a.nh6.map(|x| x.to_string()).or(a.nh4.map(|x| x.to_string())));
+    let c = &p.state.counters;
+    let drops: serde_json::Map<String, Value> =
+        c.drops().into_iter().map(|(r, n)| (r.name().to_string(), json!(n))).collect();
+    json!({
+        "sid": s.map(|s| prefix(&s.prefix)),
+        "behaviour": s.map(|s| s.behaviour.keyword),
+        "params": s.map(|s| s.action.params_text()),
+        "nh": nh,
+        "oif": a.and_then(|a| a.oif.clone()),
+        "iif": dev(p.iif),
+        "inner": match p.inner {
+            Inner::Ipv4 => "ipv4",
+            Inner::Ethernet => "ethernet",
+            Inner::Ipv6 | Inner::Ip => "ipv6",
+        },
+        "cache": if p.kind.caches() { cache_json(p) } else { Value::Null },
+        "to_function": ProxyCounters::get(&c.to_function),
+        "from_function": ProxyCounters::get(&c.from_function),
+        "hits": ProxyCounters::get(&c.hits),
+        "misses": ProxyCounters::get(&c.misses),
+        "updates": ProxyCounters::get(&c.updates),
+        "drops": drops,
+    })
+}
+
+/// An End.AD cache: `{"state": "empty"}`, `{"state": "end_of_chain"}`, or the
+/// headers: `{"state": "headers", "length", "src", "dst", "segments_left",
+/// "segments" (Segment List[0] first), "hex"}`.
+fn cache_json(p: &Proxy) -> Value {
+    let mut b = [0u8; MAX_LEN];
+    let n = match p.state.cache.read(&mut b) {
+        None => return json!({"state": "busy"}),
+        Some(Entry::Empty) => return json!({"state": "empty"}),
+        Some(Entry::EndOfChain) => return json!({"state": "end_of_chain"}),
+        Some(Entry::Headers(n)) => n,
+    };
+    let h = &mut b[..n.min(MAX_LEN)];
+    let hex: String = h.iter().map(|x| format!("{x:02x}")).collect();
+    let mut v = json!({"state": "headers", "length": n, "hex": hex});
+    // The payload length as cached is the learning packet's: the headers alone here.
+    if h.len() >= 40 {
+        let mut ip = Ipv6Packet::new_unchecked(&mut *h);
+        ip.set_payload_len((n - 40) as u16);
+        v["src"] = json!(ip.src_addr().to_string());
+        v["dst"] = json!(ip.dst_addr().to_string());
+    }
+    let srh = walk_chain(h).ok().and_then(|c| c.routing).filter(|r| r.routing_type == ROUTING_TYPE_SRH);
+    if let Some(srh) = srh.and_then(|r| SrhPacket::new_checked(h.get(r.offset..)?).ok()) {
+        v["segments_left"] = json!(srh.segments_left());
+        let segs: Vec<String> = (0..=srh.last_entry()).filter_map(|i| srh.segment(i)).map(|a| a.to_string()).collect();
+        v["segments"] = json!(segs);
+    }
+    v
+}
+
+/// `sr6 ctl show proxies`: one line per proxy, and its cache.
+pub fn proxies_text(v: &Value) -> String {
+    let mut o = String::new();
+    let n = |x: &Value| x.as_u64().unwrap_or(0);
+    let st = |x: &Value| x.as_str().unwrap_or("-").to_string();
+    o += &format!(
+        "{:<24} {:<9} {:>10} {:>10} {:>8} {:>8} {:>8}  params\n",
+        "sid", "action", "to_func", "from_func", "hits", "misses", "updates"
+    );
+    for p in v.as_array().into_iter().flatten() {
+        o += &format!(
+            "{:<24} {:<9} {:>10} {:>10} {:>8} {:>8} {:>8}  {}\n",
+            st(&p["sid"]),
+            st(&p["behaviour"]),
+            n(&p["to_function"]),
+            n(&p["from_function"]),
+            n(&p["hits"]),
+            n(&p["misses"]),
+            n(&p["updates"]),
+            st(&p["params"])
+        );
+        let c = &p["cache"];
+        match c["state"].as_str() {
+            Some("headers") => {
+                let segs: Vec<String> = c["segments"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|s| s.as_str())
+                    .map(String::from)
+                    .collect();
+                o += &format!(
+                    "  cache: {} bytes, {} -> {}, segments left {}, segments [{}]\n",
+                    n(&c["length"]),
+                    st(&c["src"]),
+                    st(&c["dst"]),
+                    c["segments_left"].as_u64().map_or("-".into(), |x| x.to_string()),
+                    segs.join(", ")
+                );
+            }
+            Some(s) => o += &format!("  cache: {}\n", s.replace('_', " ")),
+            None => {}
+        }
+        if let Some(d) = p["drops"].as_object().filter(|d| !d.is_empty()) {
+            let r: Vec<String> = d.iter().map(|(k, x)| format!("{k} {}", n(x))).collect();
+            o += &format!("  drops: {}\n", r.join(", "));
+        }
+    }
+    o
 }
 
 /// One line relating what came in to what went out: `N frames in -> M out (K of them

@@ -43,6 +43,7 @@ commands:
                                      any other configuration line (neigh, sr hmac, sysctl...) too
   show sids [--json]                 local SIDs with packets, bytes, errors
   show routes [--json]               routes, in configuration syntax
+  show proxies [--json]              SR proxies: caches, packets to and from their functions, drops
   show counters [--json]             frames in -> out, drops by reason, ICMP, neighbour queue, devices
   show neighbours [--json]           neighbours in use (static and learned from the kernel)
   show status [--json]               backend, workers, devices, tables generation
@@ -128,7 +129,7 @@ fn dispatch(args: &[String], control: &Mutex<Control>, status: &Status) -> Resul
             let c = lock(control);
             show_cmd(what, json, &c, status)
         }
-        ["show", ..] => Err("show what? (sids, routes, counters, neighbours or status)".into()),
+        ["show", ..] => Err("show what? (sids, routes, proxies, counters, neighbours or status)".into()),
         ["clear-counters"] => {
             lock(control).shared.clear_counters();
             Ok("counters cleared".into())
@@ -169,6 +170,10 @@ fn show_cmd(what: &str, json: bool, c: &Control, status: &Status) -> Result<Stri
         "sids" | "sid" => {
             let totals = shared.totals();
             Ok(if json { pretty(&show::sids(t, &totals)) } else { show::sids_text(t, &totals) })
+        }
+        "proxies" | "proxy" => {
+            let v = crate::report::proxies(t);
+            Ok(if json { pretty(&v) } else { crate::report::proxies_text(&v) })
         }
         "routes" | "route" => {
             let r = show::routes(&c.spec);
@@ -216,7 +221,7 @@ fn show_cmd(what: &str, json: bool, c: &Control, status: &Status) -> Result<Stri
                 ) + &status.warnings.iter().map(|w| format!("\nwarning: {w}")).collect::<String>()
             })
         }
-        other => Err(format!("show {other}: unknown (sids, routes, counters, devices, neighbours or status)")),
+        other => Err(format!("show {other}: unknown (sids, routes, proxies, counters, devices, neighbours or status)")),
     }
 }
 
@@ -320,6 +325,52 @@ mod tests {
         let r = run(&c, &st, "show devices --json");
         let v: serde_json::Value = serde_json::from_str(&r.output).unwrap();
         assert_eq!(v[0]["mtu"], 1400);
+    }
+
+    /// `show proxies` lists an SR proxy with its cache; a route added at run time
+    /// (new tables) keeps the cache and the counters; clear-counters zeroes the
+    /// counters, not the cache.
+    #[test]
+    fn show_proxies_and_a_rebuild_keeps_the_cache() {
+        let (c, st) = setup();
+        let r = run(&c, &st, "addr add fc00:2::1/64 dev eth0");
+        assert!(r.ok, "{}", r.output);
+        let r = run(
+            &c,
+            &st,
+            "route add fc00:f::1/128 encap seg6local action End.AD nh6 fc00:2::2 oif eth0 iif eth0 dev eth0",
+        );
+        assert!(r.ok, "{}", r.output);
+        let v: serde_json::Value = serde_json::from_str(&run(&c, &st, "show proxies --json").output).unwrap();
+        assert_eq!((v[0]["sid"].as_str(), v[0]["behaviour"].as_str()), (Some("fc00:f::1/128"), Some("End.AD")));
+        assert_eq!((v[0]["iif"].as_str(), v[0]["nh"].as_str()), (Some("eth0"), Some("fc00:2::2")));
+        assert_eq!(v[0]["cache"]["state"], "empty");
+        // The headers of a packet that went through: IPv6 (the payload length its own)
+        // + an SRH of two segments.
+        let mut h = vec![0x60, 0, 0, 0, 0, 200, 43, 63];
+        h.extend_from_slice(&"fc00:1::2".parse::<std::net::Ipv6Addr>().unwrap().octets());
+        h.extend_from_slice(&"fc00:e::9".parse::<std::net::Ipv6Addr>().unwrap().octets());
+        h.extend_from_slice(&[41, 4, 4, 0, 1, 0, 0, 0]);
+        h.extend_from_slice(&"fc00:e::9".parse::<std::net::Ipv6Addr>().unwrap().octets());
+        h.extend_from_slice(&"fc00:f::1".parse::<std::net::Ipv6Addr>().unwrap().octets());
+        {
+            let g = c.lock().unwrap().shared.gen.load_full();
+            g.tables.proxies[0].state.cache.store(&h);
+            g.tables.proxies[0].state.counters.hits.fetch_add(3, std::sync::atomic::Ordering::Relaxed);
+        }
+        let r = run(&c, &st, "route add fc00:77::/64 via fc00:2::9 dev eth0");
+        assert!(r.ok, "{}", r.output);
+        let v: serde_json::Value = serde_json::from_str(&run(&c, &st, "show proxies --json").output).unwrap();
+        let cache = &v[0]["cache"];
+        assert_eq!((cache["state"].as_str(), cache["length"].as_u64()), (Some("headers"), Some(80)));
+        assert_eq!((cache["dst"].as_str(), cache["segments_left"].as_u64()), (Some("fc00:e::9"), Some(0)));
+        assert_eq!(cache["segments"], serde_json::json!(["fc00:e::9", "fc00:f::1"]));
+        assert_eq!(v[0]["hits"], 3);
+        let text = run(&c, &st, "show proxies").output;
+        assert!(text.contains("cache: 80 bytes, fc00:1::2 -> fc00:e::9, segments left 0"), "{text}");
+        assert!(run(&c, &st, "clear-counters").ok);
+        let v: serde_json::Value = serde_json::from_str(&run(&c, &st, "show proxies --json").output).unwrap();
+        assert_eq!((v[0]["hits"].as_u64(), v[0]["cache"]["state"].as_str()), (Some(0), Some("headers")));
     }
 
     #[test]

@@ -162,7 +162,9 @@ impl Shared {
 
     /// Makes `tables` current; workers pick them up at their next batch. Returns the
     /// new generation number.
-    pub fn publish(&self, tables: Tables) -> u64 {
+    /// The SR proxies that the new tables keep take over their caches and counters.
+    pub fn publish(&self, mut tables: Tables) -> u64 {
+        tables.adopt_proxies(&self.gen.load().tables);
         let id = self.next_gen.fetch_add(1, Ordering::Relaxed);
         self.gen.store(Arc::new(Generation { id, tables }));
         id
@@ -219,6 +221,9 @@ impl Shared {
             s.pending = PendingStats::default();
             s.tx_no_port = 0;
             s.overload = OverloadStats::default();
+        }
+        for p in &self.gen.load().tables.proxies {
+            p.state.counters.clear();
         }
     }
 

@@ -2,8 +2,9 @@
 //! SREXT's End.EAD4 / End.EAD6 (thesis §3.6.1, Table 3.1), which let the function be
 //! the chain's last segment.
 //!
-//! Part 1 (§6.2.1): an End step (RFC 8754 §4.3.1); the updated outer IPv6 header and
-//! all its extension headers stored in the cache of `iif` if it is empty or holds other
+//! Part 1 (§6.2.1): an End step (RFC 8754 §4.3.1: Segments Left - 1, the destination
+//! the next segment; the hop limit checked but left as received, as the draft's
+//! pseudocode has it); the updated outer IPv6 header and all its extension headers stored in the cache of `iif` if it is empty or holds other
 //! bytes; then those headers removed and the inner packet sent to the function (as
 //! End.DX6/End.DX4). End.EAD* also takes a packet at Segments Left 0 (or without an
 //! SRH): no End step, the inner packet to the function, and the cache set to "end of
@@ -17,8 +18,7 @@
 //! plain IP.
 
 use super::cache::{Entry, Stored, MAX_LEN};
-use super::{bump, inner_chain, of, takes_family, to_function, wrong_type, Proxy};
-use crate::behaviour::end::{upper_layer, Deliver};
+use super::{bump, end_step, inner_chain, last_segment, of, takes_family, to_function, wrong_type, Proxy};
 use crate::behaviour::{Arrival, Behaviour, Next, Param, Takes};
 use crate::drop::DropReason;
 use crate::packet::PacketBuf;
@@ -82,7 +82,7 @@ fn input_ad(t: &Tables, p: &mut PacketBuf, sid: &Sid, a: &Arrival) -> Next {
     match a {
         Arrival::Segments(r) => segment(t, p, sid, px, r),
         // S01's "ELSE Drop" at Segments Left 0: what End does at the last segment.
-        Arrival::Last { chain, srh } => upper_layer(p, sid, chain, srh.as_ref(), Deliver::Lookup(Tables::MAIN)),
+        Arrival::Last { chain, srh } => last_segment(p, sid, px, chain, srh.as_ref()),
         Arrival::NextCsid(_) => Next::drop(DropReason::Malformed),
     }
 }
@@ -109,7 +109,7 @@ fn input_ead(t: &Tables, p: &mut PacketBuf, sid: &Sid, a: &Arrival) -> Next {
 
 /// The End step, the headers cached, the inner packet to the function.
 fn segment(t: &Tables, p: &mut PacketBuf, sid: &Sid, px: &Proxy, r: &sr6_wire::RoutingInfo) -> Next {
-    if let Err(n) = crate::behaviour::segment::consume(p, r, false) {
+    if let Err(n) = end_step(p, r) {
         return n;
     }
     let chain = match inner_chain(p, px) {

@@ -18,8 +18,7 @@
 //! The draft's §6.4 variants that cache (End.AM with NAT, "caching" of the Segment
 //! List) are not implemented.
 
-use super::{bump, of, Proxy, ProxyIn};
-use crate::behaviour::end::{upper_layer, Deliver};
+use super::{bump, last_segment, of, Proxy, ProxyIn};
 use crate::behaviour::{endpoint, segment, Arrival, Behaviour, Next, Param, Takes};
 use crate::drop::DropReason;
 use crate::packet::PacketBuf;
@@ -63,7 +62,7 @@ fn input(t: &Tables, p: &mut PacketBuf, sid: &Sid, a: &Arrival) -> Next {
             bump(&px.state.counters.to_function);
             Next::Xconnect6 { nh, forward: true }
         }
-        Arrival::Last { chain, srh } => upper_layer(p, sid, chain, srh.as_ref(), Deliver::Lookup(Tables::MAIN)),
+        Arrival::Last { chain, srh } => last_segment(p, sid, px, chain, srh.as_ref()),
         Arrival::NextCsid(_) => Next::drop(DropReason::Malformed),
     }
 }

@@ -172,6 +172,14 @@ impl ProxyCounters {
     pub fn get(c: &AtomicU64) -> u64 {
         c.load(Ordering::Relaxed)
     }
+
+    /// Sets every counter to zero (`sr6 ctl clear-counters`); the cache stays.
+    pub fn clear(&self) {
+        let ProxyCounters { to_function, from_function, hits, misses, updates, drops } = self;
+        for c in [to_function, from_function, hits, misses, updates].into_iter().chain(drops.iter()) {
+            c.store(0, Ordering::Relaxed);
+        }
+    }
 }
 
 /// The proxies whose `iif` a device is: one End.AS, End.AD or End.EAD*, or any number
@@ -185,6 +193,39 @@ pub struct ProxyIn {
 #[inline]
 fn of<'t>(t: &'t Tables, sid: &Sid) -> Option<&'t Proxy> {
     t.proxies.get(sid.state.proxy as usize)
+}
+
+/// The End step of End.AS and End.AD (§6.1.1, §6.2.1 S01-S03; RFC 8754 §4.3.1.1):
+/// the checks End makes (a hop limit over 1, else Time Exceeded; Segments Left within
+/// the list), then Segments Left - 1 and the destination Segment List[Segments Left].
+/// The hop limit is left as received: the outer header is not forwarded here (the
+/// draft's pseudocode does not decrement it); an End.AD whose headers go back on a
+/// returning packet is forwarded then, which decrements it once.
+fn end_step(p: &mut PacketBuf, r: &sr6_wire::RoutingInfo) -> Result<(), Next> {
+    crate::behaviour::segment::check(p, r)?;
+    let hl = sr6_wire::Ipv6Packet::new_unchecked(p.data()).hop_limit();
+    crate::behaviour::segment::advance(p, r);
+    sr6_wire::Ipv6Packet::new_unchecked(p.data_mut()).set_hop_limit(hl);
+    Ok(())
+}
+
+/// The draft's "ELSE Drop" (§6.1.1, §6.2.1, §6.4.1) for a packet at Segments Left 0 or
+/// without an SRH: dropped without the ICMP error End would answer with, counted under
+/// the same reason (`param_problem`); an ICMPv6 upper layer still reaches the host, as
+/// at End (RFC 8986 §4.1.1).
+fn last_segment(
+    p: &mut PacketBuf,
+    sid: &Sid,
+    px: &Proxy,
+    chain: &ChainInfo,
+    srh: Option<&sr6_wire::RoutingInfo>,
+) -> Next {
+    use super::end::{upper_layer, Deliver};
+    match upper_layer(p, sid, chain, srh, Deliver::Lookup(Tables::MAIN)) {
+        Next::Icmp6(super::Icmp6Error::ParamProblem { .. }) => px.state.counters.drop(DropReason::ParamProblem),
+        Next::Icmp6(super::Icmp6Error::TimeExceeded) => px.state.counters.drop(DropReason::HopLimit),
+        n => n,
+    }
 }
 
 /// The header chain of the IPv6 packet in `p` (after the End step): its upper layer

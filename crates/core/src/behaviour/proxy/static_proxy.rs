@@ -11,8 +11,7 @@
 //! segs ...` (the same policy machinery, so the same bytes: hop limit, traffic class,
 //! flow label) — and is forwarded by the main table's lookup of the first segment.
 
-use super::{inner_chain, of, takes_family, to_function, wrong_type, Proxy};
-use crate::behaviour::end::{upper_layer, Deliver};
+use super::{end_step, inner_chain, last_segment, of, takes_family, to_function, wrong_type, Proxy};
 use crate::behaviour::{Arrival, Behaviour, Next, Param, Takes};
 use crate::drop::DropReason;
 use crate::packet::PacketBuf;
@@ -58,7 +57,7 @@ fn input(t: &Tables, p: &mut PacketBuf, sid: &Sid, a: &Arrival) -> Next {
     let Some(px) = of(t, sid) else { return Next::drop(DropReason::NoRoute) };
     match a {
         Arrival::Segments(r) => {
-            if let Err(n) = crate::behaviour::segment::consume(p, r, false) {
+            if let Err(n) = end_step(p, r) {
                 return n;
             }
             match inner_chain(p, px) {
@@ -67,7 +66,7 @@ fn input(t: &Tables, p: &mut PacketBuf, sid: &Sid, a: &Arrival) -> Next {
             }
         }
         // The draft's "ELSE Drop": the End behaviour's own answer at the last segment.
-        Arrival::Last { chain, srh } => upper_layer(p, sid, chain, srh.as_ref(), Deliver::Lookup(Tables::MAIN)),
+        Arrival::Last { chain, srh } => last_segment(p, sid, px, chain, srh.as_ref()),
         Arrival::NextCsid(_) => Next::drop(DropReason::Malformed),
     }
 }
