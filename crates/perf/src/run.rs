@@ -241,12 +241,14 @@ fn measure(
 
 /// Checks that the state a behaviour needs before its trials is there (a dynamic SR
 /// proxy's cache, which the tester's warm-up frame fills: [`Behavior::needs_warm_up`]):
-/// the forwarder's own check, and the warm-up trial must have brought packets back.
+/// the forwarder's own check ([`Forwarder::check_warm_up`]), and the warm-up trial must
+/// have brought packets back.
 fn warmed_up(fwd: &dyn Forwarder, b: Behavior, warm: &Trial) -> Result<(), String> {
     if !b.needs_warm_up() {
         return Ok(());
     }
     let what = format!("{} {}", fwd.name(), b.name());
+    fwd.check_warm_up(b).map_err(|e| format!("{what}: {e}"))?;
     if warm.sent > 0 && warm.received == 0 {
         return Err(format!(
             "{what}: nothing came back in the warm-up trial ({} packets sent): the proxy's cache is \
