@@ -452,9 +452,10 @@ mod tests {
 
     /// What a proxy sends on along the chain (`out`, from its IPv6 header) for the
     /// function's packet `sent`: to the next segment SEG1 at Segments Left 0, with the
-    /// SRH `[SEG1, SID]` — End.AD pushed back the headers it cached (the outer header of
-    /// the warm-up frame as End left it, hop limit 64 - 1 then forwarded, - 1), End.AM
-    /// de-masqueraded (an End step: hop limit - 1) — and the inner packet as sent.
+    /// SRH `[SEG1, SID]`, hop limit 64 - 1 — End.AD pushed back the headers it cached
+    /// (the warm-up frame's outer headers after the draft's End step, §6.2.1, which
+    /// leaves the hop limit), then forwarded them; End.AM de-masqueraded (an End step,
+    /// §6.4) — and the inner packet as sent.
     fn proxy_sent_on(out: &[u8], sent: &[u8], f: Flow, what: &str) {
         use sr6_wire::{Ipv6Packet, SrhPacket};
         let ip = Ipv6Packet::new_checked(out).unwrap_or_else(|e| panic!("{what}: {e:?}"));
@@ -466,8 +467,8 @@ mod tests {
         assert_eq!(srh.segments().collect::<Vec<_>>(), [SEG1, f.dst6.unwrap()], "{what}");
         assert_eq!(srh.next_header(), 41, "{what}");
         let inner = &ip.payload()[srh.header_len()..];
-        let (hop_limit, sent_inner) = if sent[6] == 43 { (63, &sent[80..]) } else { (62, sent) };
-        assert_eq!(ip.hop_limit(), hop_limit, "{what}");
+        let sent_inner = if sent[6] == 43 { &sent[80..] } else { sent };
+        assert_eq!(ip.hop_limit(), 63, "{what}");
         assert_eq!(inner, sent_inner, "{what}: the function's packet, as it sent it");
     }
 
