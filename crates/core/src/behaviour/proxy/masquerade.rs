@@ -15,8 +15,7 @@
 //! `iif`; the packet is counted on the one whose SID the SRH's active entry is (the one
 //! it came through), else on the first.
 //!
-//! The draft's §6.4 variants that cache (End.AM with NAT, "caching" of the Segment
-//! List) are not implemented.
+//! The draft's variants of §6.4 (destination NAT, caching) are not implemented.
 
 use super::{bump, last_segment, of, Proxy, ProxyIn};
 use crate::behaviour::{endpoint, segment, Arrival, Behaviour, Next, Param, Takes};

@@ -1,6 +1,7 @@
 //! End.AS, the static proxy (draft-ietf-spring-sr-service-programming §6.1).
 //!
-//! Part 1 (§6.1.1): an End step (RFC 8754 §4.3.1), then the outer IPv6 header and its
+//! Part 1 (§6.1.1): an End step (RFC 8754 §4.3.1; the outer hop limit is not
+//! decremented, the outer header is not forwarded), then the outer IPv6 header and its
 //! extension headers removed and the inner packet sent to the function: to `nh6`/`nh4`
 //! out of `oif` (as End.DX6/End.DX4), or, without a next hop, the inner Ethernet frame
 //! unchanged out of `oif` (as End.DX2).
