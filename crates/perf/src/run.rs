@@ -339,6 +339,39 @@ mod tests {
         assert!(m.forwarded.std > 0.0);
     }
 
+    /// A forwarder whose own warm-up check says `check`.
+    struct Checked(Result<(), String>);
+
+    impl Forwarder for Checked {
+        fn name(&self) -> &str {
+            "fake"
+        }
+        fn start(&mut self, _: &Testbed, _: Behavior) -> Result<Vec<String>, String> {
+            Ok(Vec::new())
+        }
+        fn stop(&mut self, _: &Testbed) -> Result<(), String> {
+            Ok(())
+        }
+        fn check_warm_up(&self, _: Behavior) -> Result<(), String> {
+            self.0.clone()
+        }
+    }
+
+    #[test]
+    fn an_empty_proxy_cache_fails_the_row_before_its_trials() {
+        let b = |n: &str| Behavior::parse(n).unwrap();
+        let (ok, nothing) = (trial(4000, 0, 4000), trial(4000, 0, 0));
+        assert_eq!(warmed_up(&Checked(Ok(())), b("End.AD-return"), &ok), Ok(()));
+        let e = warmed_up(&Checked(Ok(())), b("End.AD-return"), &nothing).unwrap_err();
+        assert!(e.starts_with("fake End.AD-return: nothing came back") && e.contains("cache"), "{e}");
+        let e = warmed_up(&Checked(Err("cache empty".into())), b("End.AD-return"), &ok).unwrap_err();
+        assert_eq!(e, "fake End.AD-return: cache empty");
+        // Rows without a warm-up are not checked: losing everything is a result there.
+        for n in ["ipv6", "End.AD", "End.AM-return"] {
+            assert_eq!(warmed_up(&Checked(Err("no".into())), b(n), &nothing), Ok(()), "{n}");
+        }
+    }
+
     #[test]
     fn a_clean_trial_is_not_repeated() {
         let (t, n) = replay(&[trial(1000, 0, 1000)], 2);
