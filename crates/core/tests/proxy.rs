@@ -411,6 +411,22 @@ fn end_am_both_parts() {
     assert_eq!(run(&t, &mut w, ETH0, &from_chain(&last)).0, Verdict::Drop(DropReason::ParamProblem));
 }
 
+/// De-masquerading is an End step: the HMAC policy of the device the packet came back
+/// on applies (RFC 8754 §2.1.2.1).
+#[test]
+fn end_am_return_obeys_the_iif_hmac_policy() {
+    let t = tables(
+        "ip -6 route add fc00:f::1/128 encap seg6local action End.AM nh6 fc00:2::2 oif eth1 iif eth1 dev eth0\n\
+         sysctl -w net.ipv6.conf.eth1.seg6_require_hmac=1\n",
+    );
+    let mut w = Worker::new(&t);
+    let segs = ["fc00:9::6", "fc00:e::9", "fc00:f::1"];
+    let masq = ip6("fc00:1::2", "fc00:9::6", 43, 63, &srh(59, 2, &segs, &[0x77; 8]));
+    let (v, _) = run(&t, &mut w, ETH1, &from_function(0x86dd, &masq));
+    assert_eq!(v, Verdict::Drop(DropReason::HmacInvalid));
+    assert_eq!(n(&counters(&t, 0).from_function), 0);
+}
+
 #[test]
 fn end_am_proxies_share_an_iif_and_count_their_own() {
     let t = tables(

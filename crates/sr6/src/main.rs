@@ -73,7 +73,7 @@ enum Cmd {
         verbose: bool,
     },
     /// Send a command to a running `sr6 run`: `route add ...`, `route del ...`,
-    /// `show sids|routes|counters|devices|neighbours|status [--json]`, `clear-counters`,
+    /// `show sids|routes|proxies|counters|devices|neighbours|status [--json]`, `clear-counters`,
     /// `reload FILE`, `help`.
     Ctl {
         /// The daemon's control socket.

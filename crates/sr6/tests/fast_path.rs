@@ -457,6 +457,34 @@ fn ingress_device_settings_keep_frames_off_the_fast_path() {
     assert!(srh_on_eth0 >= 20 && on_eth3 >= 5 && on_eth0 > srh_on_eth0, "{on_eth0} {srh_on_eth0} {on_eth3}");
 }
 
+/// An SR proxy's `iif` (here eth2) is the general path's alone: its IP packets go
+/// through the proxy's inbound policy, which the fast path does not know — IPv4 ones
+/// included (the cold fast cases are not tried for that device). Every other device
+/// keeps every fast case it had, and both paths agree everywhere.
+#[test]
+fn an_sr_proxy_iif_stays_off_the_fast_path() {
+    let t = tables();
+    let line =
+        "ip -6 route add fc00:1::ad/128 encap seg6local action End.AD nh6 fc00:23::3 oif eth2 iif eth2 dev eth0\n";
+    let tp = Tables::build(&sr6_config::parse_str(&format!("{CONFIG}{line}"), "proxy.conf").unwrap()).unwrap().0;
+    let hits = |t: &Tables, f: &[u8], dev| run(t, true, f, dev).1.fast_hits;
+    let (mut on_eth2_before, mut ipv4_on_eth2_before) = (0, 0);
+    for f in &frames() {
+        let before = hits(&t, f, 2);
+        on_eth2_before += before;
+        ipv4_on_eth2_before += if f[12..14] == [0x08, 0x00] { before } else { 0 };
+        assert_eq!(hits(&tp, f, 2), 0, "the proxy's iif: {f:02x?}");
+        for dev in [0, 1, 3] {
+            assert_eq!(hits(&tp, f, dev), hits(&t, f, dev), "dev {dev}: {f:02x?}");
+        }
+        for dev in 0..DEVS {
+            same(&tp, f, dev).unwrap();
+        }
+    }
+    // The frames do take the fast path on eth2 without the proxy, IPv4 ones too.
+    assert!(on_eth2_before >= 20 && ipv4_on_eth2_before >= 3, "{on_eth2_before} {ipv4_on_eth2_before}");
+}
+
 /// A batch is processed as received on the device `process_batch` is given, whatever
 /// the frames' `in_dev` said, by both paths (the fast path reads the device's bits once
 /// per batch; the general path sets `in_dev` to it): here eth0, eth3 (which requires an

@@ -69,7 +69,12 @@ fn input(t: &Tables, p: &mut PacketBuf, sid: &Sid, a: &Arrival) -> Next {
 /// Part 2: de-masquerading an IPv6 packet received on the `iif` of the End.AM proxies
 /// `pin`; `None` for a packet without an SRH whose Segments Left is above 0.
 pub(super) fn inbound(t: &Tables, p: &mut PacketBuf, pin: &ProxyIn) -> Option<Next> {
-    let Ok(Arrival::Segments(r)) = endpoint::arrival(t, p, None) else { return None };
+    let r = match endpoint::arrival(t, p, None) {
+        Ok(Arrival::Segments(r)) => r,
+        // An SRH the ingress device's HMAC policy refuses (RFC 8754 §2.1.2.1).
+        Err(n @ Next::Done(crate::packet::Verdict::Drop(DropReason::HmacInvalid))) => return Some(n),
+        _ => return None,
+    };
     let px = which(t, p, &r, pin)?;
     if let Err(n) = segment::consume(p, &r, false) {
         return Some(n);
