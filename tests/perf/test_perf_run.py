@@ -159,3 +159,37 @@ def test_next_csid_rows(sr6_bin, tmp_path):
         rep = r["repetitions"][0]
         assert 0 < rep["ndr_pps"] <= rep["pdr_pps"] * 1.0000001, (r["forwarder"], r["behavior"])
         assert any(t["received"] == t["sent"] > 0 for t in rep["trials"]), (r["forwarder"], r["behavior"])
+
+
+def test_sr_proxy_rows(sr6_bin, tmp_path):
+    """The SR proxies in both directions, the tester playing the service function: End.AD
+    and End.AM to the function (tg1), End.AD-return and End.AM-return from it (frames
+    on the proxy's iif, dut0, sent on to the next segment). Frames come back on every
+    row — End.AD-return's only with the cache the tester's warm-up frame (tg1 -> dut1)
+    filled: an empty cache drops them all, and the run would fail saying so. The kernel
+    has no proxy and skips them, saying so."""
+    exp = tmp_path / "exp.yaml"
+    exp.write_text("forwarders: [linux, sr6]\n"
+                   "behaviors: [ipv6, End.AD, End.AD-return, End.AM, End.AM-return]\n"
+                   "trial_duration_s: 0.2\nrepetitions: 1\nprecision: 0.2\nlatency_fraction: 0\n"
+                   "max_load_trial: false\n")
+    p = subprocess.run([str(sr6_bin), "perf", "run", str(exp), "--out", str(tmp_path / "res")],
+                       capture_output=True, text=True, timeout=900)
+    assert p.returncode == 0, p.stderr[-4000:]
+    for b, kw in [("End.AD", "End.AD"), ("End.AD-return", "End.AD"), ("End.AM", "End.AM"),
+                  ("End.AM-return", "End.AM")]:
+        assert f"linux {b}: skipped — the kernel has no {kw}" in p.stderr, p.stderr[-4000:]
+    results = json.loads((tmp_path / "res" / "results.json").read_text())
+    got = {(r["forwarder"], r["behavior"]) for r in results}
+    assert got == {("linux", "ipv6"), ("sr6", "ipv6"), ("sr6", "End.AD"), ("sr6", "End.AD-return"),
+                   ("sr6", "End.AM"), ("sr6", "End.AM-return")}
+    frame = {"ipv6": 78, "End.AD": 158, "End.AD-return": 78, "End.AM": 158, "End.AM-return": 158}
+    for r in results:
+        assert r["frame_bytes"] == frame[r["behavior"]], r["behavior"]
+        rep = r["repetitions"][0]
+        assert 0 < rep["ndr_pps"] <= rep["pdr_pps"] * 1.0000001, (r["forwarder"], r["behavior"])
+        assert any(t["received"] == t["sent"] > 0 for t in rep["trials"]), (r["forwarder"], r["behavior"])
+    md = (tmp_path / "res" / "report.md").read_text()
+    section = md.split("## SR proxies / plain IPv6")[1].split("\n## ")[0]
+    for b in ["End.AD", "End.AD-return", "End.AM", "End.AM-return"]:
+        assert f"| {b} | " in section, section

@@ -1,7 +1,8 @@
 //! The experiment file (YAML): which forwarders and behaviours, packet size, trial
 //! duration, repetitions, loss threshold, search precision, CPU placement. Every field
 //! has a default, so an empty file — or no file — is the built-in default experiment:
-//! the SRPerf paper's table (Table I) and the NEXT-C-SID rows for both forwarders.
+//! the SRPerf paper's table (Table I), the NEXT-C-SID rows for both forwarders, and the
+//! SR proxies End.AD and End.AM in both directions (sr6 only).
 //! Unknown keys are errors (`serde(deny_unknown_fields)`); [`Experiment::validate`]
 //! checks values once.
 //! Documented with an example in `examples/perf/experiment.yaml`.
@@ -96,6 +97,10 @@ impl Default for Experiment {
                 "End.DT46",
                 "End-next-csid",
                 "End.X-next-csid",
+                "End.AD",
+                "End.AD-return",
+                "End.AM",
+                "End.AM-return",
             ]
             .iter()
             .map(|s| s.to_string())
@@ -218,7 +223,9 @@ mod tests {
     fn empty_file_is_the_default_experiment() {
         let e = Experiment::from_yaml("", "x.yaml").unwrap();
         assert_eq!(e, Experiment::default());
-        assert_eq!(e.behaviors().unwrap().len(), 15);
+        assert_eq!(e.behaviors().unwrap().len(), 19);
+        let proxies: Vec<&str> = e.behaviors().unwrap().iter().filter(|b| b.is_proxy()).map(|b| b.name()).collect();
+        assert_eq!(proxies, ["End.AD", "End.AD-return", "End.AM", "End.AM-return"]);
     }
 
     #[test]

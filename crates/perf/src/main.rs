@@ -46,7 +46,8 @@ enum Cmd {
         forwarder: Vec<String>,
         /// Behaviours, overriding the file (e.g. `ipv6,End,T.Encaps`): ipv6, ipv4, T.Insert,
         /// T.Encaps, T.Encaps.L2, every endpoint behaviour of `sr6 behaviours`, and
-        /// End-next-csid, End.X-next-csid, End.T-next-csid (NEXT-C-SID, pure uSID).
+        /// End-next-csid, End.X-next-csid, End.T-next-csid (NEXT-C-SID, pure uSID),
+        /// End.AD-return, End.AM-return (SR proxies, from the function).
         #[arg(long, value_delimiter = ',')]
         behavior: Vec<String>,
         /// Seconds per trial, overriding the file.

@@ -6,6 +6,7 @@ use std::hash::{Hash, Hasher};
 use std::sync::LazyLock;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use sr6_core::behaviour::proxy::Kind;
 use sr6_core::behaviour::{Behaviour, Inner, Param, Takes, TABLE};
 
 /// The behaviours the framework measures, named as the SRPerf paper names them
@@ -13,8 +14,10 @@ use sr6_core::behaviour::{Behaviour, Inner, Param, Takes, TABLE};
 /// plain forwarding as the baseline), and every endpoint behaviour of sr6-core's
 /// behaviour table ([`TABLE`], what `sr6 behaviours` lists) by its RFC 8986 keyword.
 ///
-/// Then the compressed-SID rows ([`NEXT_CSID`]): End, End.X and End.T with the
-/// NEXT-C-SID flavour (RFC 9800 §4.1) on pure uSID packets.
+/// Then the SR proxies measured in the direction from the service function
+/// ([`PROXY_RETURN`]: End.AD-return, End.AM-return; the table's rows measure the
+/// direction to it), and the compressed-SID rows ([`NEXT_CSID`]): End, End.X and End.T
+/// with the NEXT-C-SID flavour (RFC 9800 §4.1) on pure uSID packets.
 ///
 /// Ordered as [`Behavior::all`] lists them; written to files and read back by
 /// [`Behavior::name`] and [`Behavior::parse`].
@@ -36,7 +39,41 @@ pub enum Behavior {
     /// An endpoint behaviour with the NEXT-C-SID flavour (RFC 9800 §4.1), sent pure
     /// uSID packets (no SRH: the C-SIDs to come are in the destination address).
     NextCsid(&'static CsidFlavour),
+    /// An SR proxy's second part (draft-ietf-spring-sr-service-programming §6): the
+    /// packets its service function sends back, received on the proxy's `iif`. The
+    /// tester plays the function: its frames arrive on dut0, the proxy's `iif` here.
+    ProxyReturn(&'static ProxyReturn),
 }
+
+/// A row measuring an SR proxy in the direction from its service function (the
+/// function is emulated by the tester; `plan.rs`, `traffic/template.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ProxyReturn {
+    /// The proxy's behaviour-table keyword (`End.AD`).
+    pub keyword: &'static str,
+    /// The row's name in files and reports (`End.AD-return`).
+    pub name: &'static str,
+}
+
+impl ProxyReturn {
+    /// The proxy's kind (dynamic, masquerading, ...).
+    pub fn kind(&self) -> Option<Kind> {
+        sr6_core::behaviour::by_keyword(self.keyword).and_then(Kind::of)
+    }
+
+    /// Whether the proxy restores headers it learned from the traffic to the function
+    /// (End.AD): its cache must be filled before the trials (the tester's warm-up).
+    pub fn caches(&self) -> bool {
+        self.kind().is_some_and(Kind::caches)
+    }
+}
+
+/// The proxy rows of the direction from the function, in report order (after the
+/// behaviour table's rows, which are the direction to the function).
+pub static PROXY_RETURN: [ProxyReturn; 2] = [
+    ProxyReturn { keyword: "End.AD", name: "End.AD-return" },
+    ProxyReturn { keyword: "End.AM", name: "End.AM-return" },
+];
 
 /// A compressed-SID row: a behaviour of the table with the NEXT-C-SID flavour
 /// (`flavors next-csid lblen 32 nflen 16`), measured under its own name.
@@ -130,13 +167,15 @@ static ALL: LazyLock<Vec<Behavior>> = LazyLock::new(|| {
     TRANSIT
         .into_iter()
         .chain(Endpoint::all().map(Behavior::Endpoint))
+        .chain(PROXY_RETURN.iter().map(Behavior::ProxyReturn))
         .chain(NEXT_CSID.iter().map(Behavior::NextCsid))
         .collect()
 });
 
 impl Behavior {
     /// Every behaviour, in the order of reports: the head-end scenarios, every row of
-    /// the behaviour table in table order, then the [`NEXT_CSID`] rows.
+    /// the behaviour table in table order, the [`PROXY_RETURN`] rows, then the
+    /// [`NEXT_CSID`] rows.
     pub fn all() -> &'static [Behavior] {
         &ALL
     }
@@ -151,6 +190,7 @@ impl Behavior {
             Behavior::TEncapsL2 => "T.Encaps.L2",
             Behavior::Endpoint(e) => e.keyword(),
             Behavior::NextCsid(c) => c.name,
+            Behavior::ProxyReturn(r) => r.name,
         }
     }
 
@@ -168,14 +208,35 @@ impl Behavior {
         Behavior::all().iter().copied().find(|b| b.name().eq_ignore_ascii_case(alias))
     }
 
-    /// The behaviour-table row of an endpoint behaviour, flavoured or not (`None`: a
-    /// head-end scenario).
+    /// The behaviour-table row of an endpoint behaviour, flavoured or not, or of the
+    /// proxy a [`ProxyReturn`] row measures (`None`: a head-end scenario).
     pub fn endpoint(self) -> Option<&'static Behaviour> {
         match self {
             Behavior::Endpoint(e) => Some(e.row()),
             Behavior::NextCsid(c) => sr6_core::behaviour::by_keyword(c.keyword),
+            Behavior::ProxyReturn(r) => sr6_core::behaviour::by_keyword(r.keyword),
             _ => None,
         }
+    }
+
+    /// The proxy of a row measuring the direction from its function (`None`: any
+    /// other behaviour).
+    pub fn proxy_return(self) -> Option<&'static ProxyReturn> {
+        match self {
+            Behavior::ProxyReturn(r) => Some(r),
+            _ => None,
+        }
+    }
+
+    /// Whether this row measures an SR proxy, in either direction.
+    pub fn is_proxy(self) -> bool {
+        self.endpoint().is_some_and(|r| Kind::of(r).is_some())
+    }
+
+    /// Whether the tester must fill the SUT's state before the trials: a dynamic
+    /// proxy's cache, from a packet of the direction to the function (`tester.rs`).
+    pub fn needs_warm_up(self) -> bool {
+        self.proxy_return().is_some_and(ProxyReturn::caches)
     }
 
     /// The NEXT-C-SID flavour of a compressed-SID row (`None`: any other behaviour).
@@ -229,8 +290,12 @@ impl Behavior {
     fn rank(self) -> usize {
         match self {
             Behavior::Endpoint(e) => TRANSIT.len() + e.index(),
+            Behavior::ProxyReturn(r) => {
+                TRANSIT.len() + TABLE.len() + PROXY_RETURN.iter().position(|x| x == r).unwrap_or(PROXY_RETURN.len())
+            }
             Behavior::NextCsid(c) => {
-                TRANSIT.len() + TABLE.len() + NEXT_CSID.iter().position(|x| x == c).unwrap_or(NEXT_CSID.len())
+                let i = NEXT_CSID.iter().position(|x| x == c).unwrap_or(NEXT_CSID.len());
+                TRANSIT.len() + TABLE.len() + PROXY_RETURN.len() + i
             }
             t => TRANSIT.iter().position(|x| *x == t).expect("every other variant is a head-end scenario"),
         }
@@ -492,7 +557,7 @@ mod tests {
             assert!(all.contains(&b), "{}", row.keyword);
             assert_eq!(b.endpoint().map(|r| r.keyword), Some(row.keyword));
         }
-        assert_eq!(all.len(), TRANSIT.len() + TABLE.len() + NEXT_CSID.len());
+        assert_eq!(all.len(), TRANSIT.len() + TABLE.len() + PROXY_RETURN.len() + NEXT_CSID.len());
         for (i, b) in all.iter().enumerate() {
             assert_eq!(b.rank(), i, "{}", b.name());
             assert_eq!(b.is_transit(), i < TRANSIT.len(), "{}", b.name());
@@ -518,6 +583,38 @@ mod tests {
         let last = *Behavior::all().last().unwrap();
         assert_eq!(last.name(), "End.T-next-csid");
         assert!(Behavior::parse("End.DT46").unwrap() < Behavior::parse("End-next-csid").unwrap());
+    }
+
+    #[test]
+    fn proxy_return_rows_follow_the_part_1_rows() {
+        let b = |n: &str| Behavior::parse(n).unwrap();
+        let names: Vec<&str> =
+            Behavior::all().iter().filter(|b| b.proxy_return().is_some()).map(|b| b.name()).collect();
+        assert_eq!(names, ["End.AD-return", "End.AM-return"]);
+        for r in &PROXY_RETURN {
+            let ret = b(r.name);
+            assert_eq!(ret, Behavior::ProxyReturn(r));
+            // The proxy it measures, a row of the table (the direction to the function).
+            let part1 = b(r.keyword);
+            assert_eq!(ret.endpoint().map(|x| x.keyword), Some(r.keyword));
+            assert!(ret.is_proxy() && part1.is_proxy() && !ret.is_transit());
+            assert!(part1 < ret && ret < b("End-next-csid"), "{}", r.name);
+            assert_ne!(ret, part1);
+            assert!(!ret.inner_ipv4(0) && ret.streams() == 1);
+        }
+        // Every proxy row of the table comes before the first return row.
+        let last_table = *Behavior::all().iter().filter(|b| matches!(b, Behavior::Endpoint(_))).max().unwrap();
+        assert!(last_table < b("End.AD-return"));
+        assert_eq!(b("end.ad-RETURN").name(), "End.AD-return");
+        // Only the dynamic proxy's cache needs the tester's warm-up.
+        assert!(b("End.AD-return").needs_warm_up());
+        assert!(!b("End.AM-return").needs_warm_up() && !b("End.AD").needs_warm_up());
+        for n in ["ipv6", "End", "End.DX6", "End-next-csid"] {
+            assert!(!b(n).is_proxy() && b(n).proxy_return().is_none(), "{n}");
+        }
+        for n in ["End.AS", "End.AD", "End.EAD4", "End.EAD6", "End.AM"] {
+            assert!(b(n).is_proxy() && b(n).proxy_return().is_none(), "{n}");
+        }
     }
 
     #[test]

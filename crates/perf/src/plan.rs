@@ -23,6 +23,17 @@
 //! `fc00:0:101::/48` End.X, ...: `flavors next-csid lblen 32 nflen 16`), and two C-SIDs to
 //! come, `0200` and `0300`. The tester sends to `fc00:0:10i:200:300::`; the SUT shifts
 //! the destination to `fc00:0:200:300::`, which it routes to tg1 (`fc00:0:200::/48`).
+//!
+//! The SR proxies (draft-ietf-spring-sr-service-programming §6) stand in front of a
+//! service function; the tester plays the function, so the testbed stays two-node:
+//!
+//! - the table's rows (End.AS, End.AD, End.AM, ...) measure the direction *to* the
+//!   function: the function is tg1 (`nh6` [`TG1_6`], `oif dut1`) and its packets come
+//!   back on dut1 (`iif dut1`: both directions of one link, as the draft allows);
+//! - the [`crate::model::PROXY_RETURN`] rows (End.AD-return, End.AM-return) measure the
+//!   direction *from* it: the proxy's `iif` is dut0, so what the tester sends on tg0
+//!   arrives as if from the function, and the proxy sends it on along the chain, to
+//!   [`SEG1`] (routed to tg1). Their SID is `fc00:2::2:<row index>`.
 
 use std::fmt::Write;
 use std::net::{Ipv4Addr, Ipv6Addr};
@@ -87,7 +98,9 @@ pub const CSID_NODE: u16 = 0x0100;
 pub const CSID_NEXT: [u16; 2] = [0x0200, 0x0300];
 
 /// The SUT's SID of each endpoint behaviour (`fc00:2::1:<row index>`: one per row of
-/// the behaviour table), and the steered prefix of each transit behaviour.
+/// the behaviour table; `fc00:2::2:<row index>` for a proxy's return row, whose
+/// frames go elsewhere: to the inner destination or, masqueraded, to [`SEG1`]), and
+/// the steered prefix of each transit behaviour.
 pub fn flow(b: Behavior) -> Flow {
     let steered = |n: u16| Some(a6([0xfc00, 0x100 + n, 0, 0, 0, 0, 0, 1]));
     let f = |dst6, next_sid| Flow { dst6, next_sid, inner6: DST6, inner4: DST4 };
@@ -101,6 +114,11 @@ pub fn flow(b: Behavior) -> Flow {
             let index = u16::try_from(e.index()).expect("fewer than 65536 behaviours");
             let sid = a6([0xfc00, 0x2, 0, 0, 0, 0, 1, index]);
             f(Some(sid), (e.row().takes == Takes::Segment).then_some(SEG1))
+        }
+        Behavior::ProxyReturn(_) => {
+            let index = b.endpoint().and_then(|r| sr6_core::behaviour::TABLE.iter().position(|x| *x == r));
+            let index = u16::try_from(index.unwrap_or(0)).expect("fewer than 65536 behaviours");
+            f(Some(a6([0xfc00, 0x2, 0, 0, 0, 0, 2, index])), Some(SEG1))
         }
         Behavior::NextCsid(_) => {
             // Block, the SUT's C-SID, the C-SIDs to come; after the shift, the next.
@@ -212,7 +230,12 @@ pub fn config(b: Behavior, tg1_mac: &str) -> String {
         Behavior::TEncapsL2 => {
             format!("ip -6 route add {dst}/128 encap seg6 mode l2encap segs {SEG1},{SEG2} dev {DUT1}\n")
         }
-        Behavior::Endpoint(e) => endpoint_lines(e.row(), &format!("{dst}/128"), "", tg1_mac),
+        Behavior::Endpoint(e) => endpoint_lines(e.row(), &format!("{dst}/128"), "", tg1_mac, DUT1),
+        // The function's packets come back on dut0, from the tester.
+        Behavior::ProxyReturn(_) => match b.endpoint() {
+            Some(row) => endpoint_lines(row, &format!("{dst}/128"), "", tg1_mac, DUT0),
+            None => String::new(),
+        },
         Behavior::NextCsid(_) => match b.endpoint() {
             Some(row) => {
                 let next = csid_next_prefix();
@@ -221,7 +244,7 @@ pub fn config(b: Behavior, tg1_mac: &str) -> String {
                     let _ = writeln!(o, "ip -6 route add {next} via {TG1_6} dev {DUT1} table {TABLE_ID}");
                 }
                 let flavors = format!(" flavors next-csid lblen {CSID_LBLEN} nflen {CSID_NFLEN}");
-                o.push_str(&endpoint_lines(row, &csid_prefix(b), &flavors, tg1_mac));
+                o.push_str(&endpoint_lines(row, &csid_prefix(b), &flavors, tg1_mac, DUT1));
                 o
             }
             None => String::new(),
@@ -232,9 +255,15 @@ pub fn config(b: Behavior, tg1_mac: &str) -> String {
 }
 
 /// The lines of an endpoint behaviour: what its parameters need, then its SID `prefix`
-/// (`SID/128`, or a C-SID's /48) with `flavors` (empty, or ` flavors ...`).
-fn endpoint_lines(row: &Behaviour, prefix: &str, flavors: &str, tg1_mac: &str) -> String {
-    let params = sid_params(row);
+/// (`SID/128`, or a C-SID's /48) with `flavors` (empty, or ` flavors ...`). An SR
+/// proxy's function sends its packets back on `iif` (dut1, or dut0 for a return row).
+fn endpoint_lines(row: &Behaviour, prefix: &str, flavors: &str, tg1_mac: &str, iif: &str) -> String {
+    let mut params = sid_params(row);
+    for (p, v) in &mut params {
+        if *p == Param::Iif {
+            *v = iif.to_string();
+        }
+    }
     let mut o = String::new();
     if params.iter().any(|(p, _)| *p == Param::Nh4) {
         // The kernel looks nh4 up as a route and, nh4 being on-link, resolves the
@@ -319,6 +348,36 @@ mod tests {
         }
     }
 
+    /// The SR proxies' function is tg1 (nh6 fc00:b::2 out of dut1); its packets come
+    /// back on dut1 for the rows of the direction to it, on dut0 (from the tester) for
+    /// the return rows.
+    #[test]
+    fn proxy_lines_put_the_function_behind_dut1() {
+        assert_eq!(
+            line_of("End.AD"),
+            "ip -6 route add SID/128 encap seg6local action End.AD oif dut1 iif dut1 nh6 fc00:b::2 dev dut0\n"
+        );
+        assert_eq!(
+            line_of("End.AD-return"),
+            "ip -6 route add SID/128 encap seg6local action End.AD oif dut1 iif dut0 nh6 fc00:b::2 dev dut0\n"
+        );
+        assert_eq!(
+            line_of("End.AM"),
+            "ip -6 route add SID/128 encap seg6local action End.AM nh6 fc00:b::2 oif dut1 iif dut1 dev dut0\n"
+        );
+        assert_eq!(
+            line_of("End.AM-return"),
+            "ip -6 route add SID/128 encap seg6local action End.AM nh6 fc00:b::2 oif dut1 iif dut0 dev dut0\n"
+        );
+        // A return row's SID is its own (`fc00:2::2:<row index>`), the next segment SEG1.
+        for (kw, i) in [("End.AD", 14), ("End.AM", 17)] {
+            assert_eq!(sr6_core::behaviour::TABLE[i].keyword, kw);
+            let f = flow(Behavior::parse(&format!("{kw}-return")).unwrap());
+            assert_eq!(f.dst6, Some(a6([0xfc00, 2, 0, 0, 0, 0, 2, i as u16])), "{kw}");
+            assert_eq!(f.next_sid, Some(SEG1), "{kw}");
+        }
+    }
+
     #[test]
     fn next_csid_rows_shift_towards_the_tester() {
         let end = "ip -6 route add fc00:0:200::/48 via fc00:b::2 dev dut1\n\
@@ -361,6 +420,15 @@ mod tests {
                 [[2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 3], [2, 0, 0, 0, 0, 4], tg1_mac],
                 b,
             );
+            // A dynamic proxy's cache, filled from dut1 (its iif is dut0).
+            if let Some(f) = crate::traffic::warm_up_frame(b, &a) {
+                let mut w = Worker::new(&t);
+                let mut p = PacketBuf::new();
+                assert!(p.load(&f, dut1));
+                w.process(&t, &mut p);
+                assert_eq!(p.verdict, Verdict::Tx(dut1), "{}: the warm-up frame goes to the function", b.name());
+                assert_eq!(&p.data()[..6], &tg1_mac, "{}", b.name());
+            }
             for tpl in crate::traffic::templates(b, &a) {
                 let mut w = Worker::new(&t);
                 let mut p = PacketBuf::new();
@@ -375,8 +443,33 @@ mod tests {
                     assert_eq!(&ip[24..40], &next.octets(), "{what}: the destination shifted");
                     assert_eq!(&ip[40..], &tpl.frame[54..], "{what}: the inner packet as sent");
                 }
+                if b.proxy_return().is_some() {
+                    proxy_sent_on(&p.data()[14..], &tpl.frame[14..], flow(b), &what);
+                }
             }
         }
+    }
+
+    /// What a proxy sends on along the chain (`out`, from its IPv6 header) for the
+    /// function's packet `sent`: to the next segment SEG1 at Segments Left 0, with the
+    /// SRH `[SEG1, SID]`, hop limit 64 - 1 — End.AD pushed back the headers it cached
+    /// (the warm-up frame's outer headers after the draft's End step, §6.2.1, which
+    /// leaves the hop limit), then forwarded them; End.AM de-masqueraded (an End step,
+    /// §6.4) — and the inner packet as sent.
+    fn proxy_sent_on(out: &[u8], sent: &[u8], f: Flow, what: &str) {
+        use sr6_wire::{Ipv6Packet, SrhPacket};
+        let ip = Ipv6Packet::new_checked(out).unwrap_or_else(|e| panic!("{what}: {e:?}"));
+        assert_eq!((ip.dst_addr(), ip.src_addr()), (SEG1, TG0_6), "{what}");
+        assert_eq!(ip.next_header(), 43, "{what}");
+        assert_eq!(usize::from(ip.payload_len()), out.len() - 40, "{what}");
+        let srh = SrhPacket::new_checked(ip.payload()).unwrap_or_else(|e| panic!("{what}: {e:?}"));
+        assert_eq!((srh.routing_type(), srh.segments_left(), srh.last_entry()), (4, 0, 1), "{what}");
+        assert_eq!(srh.segments().collect::<Vec<_>>(), [SEG1, f.dst6.unwrap()], "{what}");
+        assert_eq!(srh.next_header(), 41, "{what}");
+        let inner = &ip.payload()[srh.header_len()..];
+        let sent_inner = if sent[6] == 43 { &sent[80..] } else { sent };
+        assert_eq!(ip.hop_limit(), 63, "{what}");
+        assert_eq!(inner, sent_inner, "{what}: the function's packet, as it sent it");
     }
 
     #[test]
@@ -399,10 +492,17 @@ mod tests {
         let extensions: Vec<&str> =
             sr6_core::behaviour::TABLE.iter().filter(|r| !r.in_kernel).map(|r| r.keyword).collect();
         assert!(extensions.contains(&"End.B6.Encaps.Red"), "{extensions:?}");
-        let vrf_or_extension =
-            |n: &&str| ["End.DT4", "End.DT46", "End.T-next-csid"].contains(n) || extensions.contains(n);
+        let returns: Vec<&str> = crate::model::PROXY_RETURN.iter().map(|r| r.name).collect();
+        let vrf_or_extension = |n: &&str| {
+            ["End.DT4", "End.DT46", "End.T-next-csid"].contains(n) || extensions.contains(n) || returns.contains(n)
+        };
         assert!(no.iter().all(vrf_or_extension), "{no:?}");
-        assert_eq!(no.len(), 3 + extensions.len(), "{no:?}");
+        assert_eq!(no.len(), 3 + extensions.len() + returns.len(), "{no:?}");
+        // The kernel has no SR proxy, in either direction.
+        for r in &crate::model::PROXY_RETURN {
+            let why = unsupported("linux", Behavior::parse(r.name).unwrap());
+            assert_eq!(why.unwrap(), format!("the kernel has no {}", r.keyword));
+        }
         for b in [
             "ipv6",
             "ipv4",

@@ -181,7 +181,8 @@ fn measure(
     let duration = Duration::from_secs_f64(exp.trial_duration_s);
     let max = if exp.max_pps > 0.0 { exp.max_pps.min(tester.max_pps()) } else { tester.max_pps() };
     // Warm-up: caches, neighbour entries, the forwarder's first packets.
-    let _ = tester.trial(exp.start_pps.min(max), Duration::from_millis(200), false)?;
+    let (warm, _) = tester.trial(exp.start_pps.min(max), Duration::from_millis(200), false)?;
+    warmed_up(fwd, b, &warm)?;
     let mut reps: Vec<SearchResult> = Vec::new();
     let mut at_max: Vec<Trial> = Vec::new();
     for rep in 0..exp.repetitions {
@@ -236,6 +237,26 @@ fn measure(
         latency,
         max_load,
     })
+}
+
+/// Checks that the state a behaviour needs before its trials is there (a dynamic SR
+/// proxy's cache, which the tester's warm-up frame fills: [`Behavior::needs_warm_up`]):
+/// the forwarder's own check ([`Forwarder::check_warm_up`]), and the warm-up trial must
+/// have brought packets back.
+fn warmed_up(fwd: &dyn Forwarder, b: Behavior, warm: &Trial) -> Result<(), String> {
+    if !b.needs_warm_up() {
+        return Ok(());
+    }
+    let what = format!("{} {}", fwd.name(), b.name());
+    fwd.check_warm_up(b).map_err(|e| format!("{what}: {e}"))?;
+    if warm.sent > 0 && warm.received == 0 {
+        return Err(format!(
+            "{what}: nothing came back in the warm-up trial ({} packets sent): the proxy's cache is \
+             still empty — the tester's warm-up frame (tg1 -> dut1) did not fill it",
+            warm.sent
+        ));
+    }
+    Ok(())
 }
 
 /// The forwarding rate at maximum offered load from its trials (`threshold`: the PDR's
@@ -316,6 +337,39 @@ mod tests {
         assert!((m.offered.mean - 1_266_666.666).abs() < 1.0, "{}", m.offered.mean);
         assert!((m.forwarded.mean - 1_000_000.0).abs() < 1e-6, "{}", m.forwarded.mean);
         assert!(m.forwarded.std > 0.0);
+    }
+
+    /// A forwarder whose own warm-up check says `check`.
+    struct Checked(Result<(), String>);
+
+    impl Forwarder for Checked {
+        fn name(&self) -> &str {
+            "fake"
+        }
+        fn start(&mut self, _: &Testbed, _: Behavior) -> Result<Vec<String>, String> {
+            Ok(Vec::new())
+        }
+        fn stop(&mut self, _: &Testbed) -> Result<(), String> {
+            Ok(())
+        }
+        fn check_warm_up(&self, _: Behavior) -> Result<(), String> {
+            self.0.clone()
+        }
+    }
+
+    #[test]
+    fn an_empty_proxy_cache_fails_the_row_before_its_trials() {
+        let b = |n: &str| Behavior::parse(n).unwrap();
+        let (ok, nothing) = (trial(4000, 0, 4000), trial(4000, 0, 0));
+        assert_eq!(warmed_up(&Checked(Ok(())), b("End.AD-return"), &ok), Ok(()));
+        let e = warmed_up(&Checked(Ok(())), b("End.AD-return"), &nothing).unwrap_err();
+        assert!(e.starts_with("fake End.AD-return: nothing came back") && e.contains("cache"), "{e}");
+        let e = warmed_up(&Checked(Err("cache empty".into())), b("End.AD-return"), &ok).unwrap_err();
+        assert_eq!(e, "fake End.AD-return: cache empty");
+        // Rows without a warm-up are not checked: losing everything is a result there.
+        for n in ["ipv6", "End.AD", "End.AM-return"] {
+            assert_eq!(warmed_up(&Checked(Err("no".into())), b(n), &nothing), Ok(()), "{n}");
+        }
     }
 
     #[test]

@@ -12,6 +12,10 @@
 //! counts on tg1 ([`XdpReceiver`]), else a receiving thread on AF_XDP, else on AF_PACKET.
 //! The choices and why are in the run's notes. The orchestrator's thread is never pinned, so the
 //! forwarders it starts (`sr6 run`) inherit every CPU and can pin themselves to theirs.
+//!
+//! A behaviour whose SUT state must be filled before the trials (a dynamic SR proxy's
+//! cache, for End.AD-return) gets its warm-up frame ([`traffic::warm_up_frame`]) sent
+//! from tg1 to dut1 first, before the generator and the receiver are set up ([`warm_up`]).
 
 use std::net::Ipv6Addr;
 use std::sync::mpsc::{channel, Receiver as Rx, Sender};
@@ -144,6 +148,9 @@ fn setup(
     rx_kind: &str,
 ) -> Result<(Box<dyn Source>, RxSide, usize), String> {
     sr6_io::live::enter_netns(tg).map_err(|e| e.to_string())?;
+    if let Some(f) = traffic::warm_up_frame(b, a) {
+        warm_up(&f).map_err(|e| format!("{}: the warm-up frame on {TG1}: {e}", b.name()))?;
+    }
     // One template per stream: two where the traffic is mixed (even streams carry IPv6,
     // odd ones IPv4: End.DT46's).
     let templates = traffic::templates(b, a);
@@ -152,6 +159,26 @@ fn setup(
     let gen = generator(kind, templates, cpu)?;
     let rx = receiver(rx_kind, templates_n, cpu)?;
     Ok((gen, rx, frame_bytes))
+}
+
+/// How many times the warm-up frame is sent, and the pause after each.
+const WARM_UP_FRAMES: usize = 3;
+const WARM_UP_PAUSE: Duration = Duration::from_millis(20);
+
+/// Sends `frame` out of tg1 (to dut1) on an AF_PACKET socket of its own, closed after:
+/// a dynamic proxy learns its cache from it. Not on tg0: there the SUT's dut0 is the
+/// proxy's `iif`, and the frame would be taken for the function's. A few times, in
+/// case one is lost; the proxy caches the same headers once.
+fn warm_up(frame: &[u8]) -> Result<(), String> {
+    let mut p = traffic::open_port(TG1, Backend::AfPacket, 64, &[TG1_6], &[plan::TG1_4]).map_err(|e| e.to_string())?;
+    for _ in 0..WARM_UP_FRAMES {
+        if !p.port.tx_queue(frame) {
+            return Err("the transmit ring is full".into());
+        }
+        p.port.tx_flush().map_err(|e| e.to_string())?;
+        std::thread::sleep(WARM_UP_PAUSE);
+    }
+    Ok(())
 }
 
 /// Unpaced runs that measure the generator's ceiling, how long each lasts, and the pause

@@ -561,3 +561,50 @@ fn every_behaviour_three_forwarders() {
     }
     assert_eq!(by_fw.len(), 3);
 }
+
+/// The SR proxy rows as shares of the same forwarder's ipv6 rate, against the goal.
+#[test]
+fn proxy_rows_as_a_share_of_plain_ipv6() {
+    let behs = [
+        (Behavior::Ipv6, 1.0),
+        (beh("End"), 0.9),
+        (beh("End.AD"), 0.9),
+        (beh("End.AD-return"), 0.6),
+        (beh("End.AM"), 0.95),
+        (beh("End.AM-return"), 0.88),
+    ];
+    let mut results = synth(&[("sr6", 1_000_000.0, 1.0)], &behs, 3, 7);
+    // linux has no proxies: its ipv6 row alone makes no section of its own.
+    results.extend(synth(&[("linux", 800_000.0, 1.0)], &behs[..2], 3, 8));
+    let (_, md) = write_ok(&results, "proxies");
+    assert_eq!(md.matches("## SR proxies / plain IPv6").count(), 1, "{md}");
+    assert!(md.contains("### sr6\n\n| behaviour | direction |"), "{md}");
+    let section = md.split("## SR proxies / plain IPv6").nth(1).unwrap().split("\n## ").next().unwrap();
+    assert!(!section.contains("### linux") && !section.contains("| End |"), "{section}");
+    let get = |n: &str| results.iter().find(|r| r.forwarder == "sr6" && r.behavior == beh(n)).unwrap();
+    let ipv6 = get("ipv6");
+    for (n, dir) in [
+        ("End.AD", "to the function"),
+        ("End.AD-return", "from the function"),
+        ("End.AM", "to the function"),
+        ("End.AM-return", "from the function"),
+    ] {
+        let r = get(n);
+        let q = r.pdr.mean / ipv6.pdr.mean;
+        let goal = if q >= 0.85 { "yes" } else { "no" };
+        let want = format!(
+            "| {n} | {dir} | {:.2} | **{:.1}%** | {goal} | {:.2} | {:.1}% |",
+            r.pdr.mean / 1e3,
+            q * 100.0,
+            r.ndr.mean / 1e3,
+            r.ndr.mean / ipv6.ndr.mean * 100.0
+        );
+        assert!(section.contains(&want), "{want}\n{section}");
+    }
+    // The synthetic End.AD-return is at ~60%: below the goal; End.AM at ~95%: above.
+    assert!(section.contains("| End.AD-return | from the function |") && section.contains("| no |"), "{section}");
+    assert!(section.contains(&format!("ipv6: PDR {:.2} kpps", ipv6.pdr.mean / 1e3)), "{section}");
+    // No proxy row, no section.
+    let (_, md) = write_ok(&results[..2], "no_proxies");
+    assert!(!md.contains("SR proxies"), "{md}");
+}

@@ -2,7 +2,8 @@
 //!
 //! * `templates_decode_with_scapy` (no privilege): the generator stamps every template
 //!   into a capturing port; the frames go to a pcap file that scapy (an independent
-//!   decoder) reads back: lengths, checksums, SRH fields, telemetry.
+//!   decoder) reads back: lengths, checksums, SRH fields, telemetry; with them End.AD's
+//!   warm-up frame (End's frame to its SID, tg1 -> dut1).
 //! * The `veth_*` tests (root, `#[ignore]`d: run them with `--include-ignored`): one
 //!   network namespace per test (`sr6_testnet`: a unique name, removed on drop, also
 //!   when the test fails) holding a veth pair `tg0 <-> tg1` looped back: the generator
@@ -22,13 +23,14 @@ use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use sr6_core::behaviour::proxy::Kind;
 use sr6_core::packet::PacketBuf;
 use sr6_io::live::{Port, PortStats};
 use sr6_perf::bpf::{CountHook, CATCH_UP};
 use sr6_perf::model::Behavior;
 use sr6_perf::traffic::{
-    build, frame_len, open_port, run_trial_report, Addressing, Backend, GenConfig, Generator, Idle, LiveGenerator,
-    Receiver, RecvConfig, Sink, Source, Template, TrialReport, XdpReceiver,
+    build, frame_len, open_port, run_trial_report, warm_up_frame, Addressing, Backend, GenConfig, Generator, Idle,
+    LiveGenerator, Receiver, RecvConfig, Sink, Source, Template, TrialReport, XdpReceiver,
 };
 use sr6_testnet::{in_netns, Netns};
 
@@ -158,6 +160,8 @@ fn templates_decode_with_scapy() {
     }
     let dir = std::env::temp_dir().join(format!("sr6-perf-templates-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
+    let end_ad_return = Behavior::parse("End.AD-return").unwrap();
+    frames.push(warm_up_frame(end_ad_return, &a).unwrap());
     let pcap = dir.join("templates.pcap");
     write_pcap(&pcap, &frames);
     let out = Command::new("python3").args(["-c", DECODE]).arg(&pcap).output().unwrap();
@@ -166,6 +170,18 @@ fn templates_decode_with_scapy() {
     let decoded: Vec<serde_json::Value> =
         String::from_utf8_lossy(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     assert_eq!(decoded.len(), frames.len());
+    let (warm, decoded) = decoded.split_last().unwrap();
+
+    // The warm-up frame: End's frame to End.AD-return's SID (Segments Left 1, the next
+    // segment to come), from tg1 to dut1.
+    let what = format!("warm-up frame: {warm}");
+    assert_eq!((warm["dst"].as_str(), warm["src"].as_str()), (Some(&*mac(&a.dut1_mac)), Some(&*mac(&a.tg1_mac))));
+    assert_eq!((warm["len"].as_u64(), warm["type"].as_u64()), (Some(158), Some(0x86dd)), "{what}");
+    assert_eq!(warm["outer"]["dst"], a.sid.to_string(), "{what}");
+    let s = &warm["srh"];
+    assert_eq!((s["segleft"].as_u64(), s["nh"].as_u64()), (Some(1), Some(41)), "{what}");
+    assert_eq!(s["segs"], serde_json::json!([a.next_sid.to_string(), a.sid.to_string()]), "{what}");
+    assert_eq!((warm["ip"]["udp_ok"].as_bool(), warm["ip"]["size"].as_u64()), (Some(true), Some(64)), "{what}");
 
     for (i, d) in decoded.iter().enumerate() {
         let (b, stream) = cases[i / PER];
@@ -199,7 +215,10 @@ fn templates_decode_with_scapy() {
         assert_eq!(u64::from_str_radix(&tail[8..16], 16).unwrap(), seq, "{what}");
         assert_ne!(&tail[16..], "0000000000000000", "{what}");
 
-        let encap = !b.is_transit();
+        // What a proxy's function sends back: End.AD's the plain inner packet, End.AM's
+        // the masqueraded packet (destination Segment List[0]).
+        let masqueraded = b.proxy_return().is_some_and(|r| r.kind() == Some(Kind::Masquerade));
+        let encap = !b.is_transit() && (b.proxy_return().is_none() || masqueraded);
         if !encap {
             assert!(d.get("srh").is_none(), "{what}");
             assert_eq!(d["type"], if b == Behavior::Ipv4 { 0x0800 } else { 0x86dd }, "{what}");
@@ -209,7 +228,11 @@ fn templates_decode_with_scapy() {
         let o = &d["outer"];
         assert_eq!(o["size"], d["len"].as_u64().unwrap() - 14, "outer payload length: {what}");
         assert_eq!(o["src"], a.src6.to_string(), "{what}");
-        assert_eq!(o["dst"], a.sid.to_string(), "the active SID is the SUT's: {what}");
+        if masqueraded {
+            assert_eq!(o["dst"], a.next_sid.to_string(), "Segment List[0]: {what}");
+        } else {
+            assert_eq!(o["dst"], a.sid.to_string(), "the active SID is the SUT's: {what}");
+        }
         if b.next_csid().is_some() {
             assert!(d.get("srh").is_none(), "pure uSID: {what}");
             assert_eq!(o["hlim"], 64, "{what}");

@@ -22,6 +22,13 @@ pub trait Forwarder {
     fn start(&mut self, tb: &Testbed, b: Behavior) -> Result<Vec<String>, String>;
     /// Stops forwarding (the testbed is then discarded).
     fn stop(&mut self, tb: &Testbed) -> Result<(), String>;
+    /// Checks, where the forwarder can tell, that the state behaviour `b` needs before
+    /// its trials is there once the tester has set it up: a dynamic SR proxy's cache,
+    /// filled by the tester's warm-up frame ([`Behavior::needs_warm_up`]). Default:
+    /// nothing to check.
+    fn check_warm_up(&self, _b: Behavior) -> Result<(), String> {
+        Ok(())
+    }
 }
 
 /// A driver by name; `sr6_bin` and the experiment's `sr6_*` keys configure the sr6

@@ -116,6 +116,31 @@ impl Forwarder for Sr6 {
         Ok(warnings)
     }
 
+    /// `sr6 ctl show proxies --json`: the proxy of the row's SID must hold headers.
+    fn check_warm_up(&self, b: Behavior) -> Result<(), String> {
+        if !b.needs_warm_up() {
+            return Ok(());
+        }
+        let sock = self.dir.as_ref().ok_or("sr6 is not running")?.join("sut.sock");
+        let o = Command::new(&self.bin)
+            .args(["ctl", "--socket"])
+            .arg(&sock)
+            .args(["show", "proxies", "--json"])
+            .output()
+            .map_err(|e| format!("sr6 ctl show proxies: {e}"))?;
+        if !o.status.success() {
+            return Err(format!("sr6 ctl show proxies: {}", String::from_utf8_lossy(&o.stderr).trim()));
+        }
+        let sid = plan::flow(b).dst6.map(|d| format!("{d}/128")).unwrap_or_default();
+        cache_state(&String::from_utf8_lossy(&o.stdout), &sid).and_then(|state| match state.as_str() {
+            "headers" => Ok(()),
+            s => Err(format!(
+                "the cache of the proxy {sid} is `{s}` after the tester's warm-up frame (tg1 -> dut1): \
+                 the frame did not reach it"
+            )),
+        })
+    }
+
     fn stop(&mut self, _tb: &Testbed) -> Result<(), String> {
         if let Some(mut c) = self.child.take() {
             // SIGTERM (sr6 run detaches its XDP programs and exits); kill(1) keeps
@@ -141,11 +166,45 @@ impl Forwarder for Sr6 {
     }
 }
 
+/// The `cache.state` of the proxy of SID `sid` (`fc00::1/128`) in the output of `sr6 ctl
+/// show proxies --json`.
+fn cache_state(json: &str, sid: &str) -> Result<String, String> {
+    let v: serde_json::Value = serde_json::from_str(json).map_err(|e| format!("sr6 ctl show proxies --json: {e}"))?;
+    let p = v
+        .as_array()
+        .and_then(|a| a.iter().find(|p| p["sid"] == sid))
+        .ok_or_else(|| format!("sr6 ctl show proxies lists no proxy {sid}"))?;
+    p["cache"]["state"].as_str().map(str::to_string).ok_or_else(|| format!("the proxy {sid} has no cache"))
+}
+
 impl Drop for Sr6 {
     fn drop(&mut self) {
         if let Some(mut c) = self.child.take() {
             let _ = c.kill();
             let _ = c.wait();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cache_state_of_a_proxy() {
+        // As sr6 ctl show proxies --json prints it (crates/sr6/src/report.rs).
+        let json = r#"[
+            {"sid": "fc00:2::1:11/128", "behaviour": "End.AM", "cache": null},
+            {"sid": "fc00:2::2:e/128", "behaviour": "End.AD", "cache": {"state": "headers", "length": 80}},
+            {"sid": "fc00:2::1:e/128", "behaviour": "End.AD", "cache": {"state": "empty"}}
+        ]"#;
+        assert_eq!(cache_state(json, "fc00:2::2:e/128").unwrap(), "headers");
+        assert_eq!(cache_state(json, "fc00:2::1:e/128").unwrap(), "empty");
+        assert!(cache_state(json, "fc00:2::1:11/128").unwrap_err().contains("no cache"));
+        assert!(cache_state(json, "fc00::1/128").unwrap_err().contains("lists no proxy fc00::1/128"));
+        assert!(cache_state("not json", "fc00::1/128").is_err());
+        // The SID the driver asks for is the row's.
+        let b = Behavior::parse("End.AD-return").unwrap();
+        assert_eq!(plan::flow(b).dst6.unwrap().to_string(), "fc00:2::2:e");
     }
 }

@@ -10,14 +10,18 @@
 //!    ratio, two decimals (`{:.2}`); a PDR the tester bounded in some repetition (the
 //!    search stopped at the generator's ceiling, not at the SUT's loss) is marked `≥`,
 //!    and Table I counts those repetitions;
-//! 4. **Forwarding rate at maximum offered load** (where measured: forwarder, behaviour,
+//! 4. **SR proxies / plain IPv6** (where a forwarder has an `ipv6` row and SR proxy
+//!    rows): per forwarder and proxy row, its direction (to or from the service
+//!    function), its PDR and NDR and each as a percentage of the same forwarder's
+//!    `ipv6` rate in the run, against issue 27's goal of [`PROXY_GOAL`];
+//! 5. **Forwarding rate at maximum offered load** (where measured: forwarder, behaviour,
 //!    what the tester sent, what came back, its CV, how many trials found the SUT
 //!    saturated, and the PDR beside it);
-//! 5. **Latency** (forwarder, behaviour, rate, samples, min/avg/p50/p99/max in µs);
-//! 6. **Plots**: each PNG shown, with a link to its SVG;
-//! 7. **Run**: the [`RunMeta`] (command, date, machine, sr6 version, settings);
-//! 8. **Notes and warnings**: `RunMeta::notes`, then figures that could not be drawn;
-//! 9. **Files**: what else is in the directory.
+//! 6. **Latency** (forwarder, behaviour, rate, samples, min/avg/p50/p99/max in µs);
+//! 7. **Plots**: each PNG shown, with a link to its SVG;
+//! 8. **Run**: the [`RunMeta`] (command, date, machine, sr6 version, settings);
+//! 9. **Notes and warnings**: `RunMeta::notes`, then figures that could not be drawn;
+//! 10. **Files**: what else is in the directory.
 //!
 //! A value that is not finite, or a ratio over a zero, prints as `n/a`; a behaviour a
 //! forwarder was not measured on prints as `—`.
@@ -28,10 +32,14 @@ use std::path::{Path, PathBuf};
 
 use super::plot::{sweep_stem, Plots};
 use super::{behaviors, find, forwarders, RunMeta};
-use crate::model::{BehaviorResult, Summary};
+use crate::model::{Behavior, BehaviorResult, Summary};
 
 /// The name of the baseline forwarder the ratios divide by.
 pub const BASELINE: &str = "linux";
+
+/// The share of a forwarder's plain IPv6 PDR each SR proxy direction should reach
+/// (issue 27; SREXT reached 52% with End.AD and 62% with End.AM, thesis §3.6.1).
+pub const PROXY_GOAL: f64 = 0.85;
 
 /// Writes `report.md` into `dir`.
 pub fn write_report(results: &[BehaviorResult], meta: &RunMeta, plots: &Plots, dir: &Path) -> io::Result<PathBuf> {
@@ -79,6 +87,7 @@ pub fn render(results: &[BehaviorResult], meta: &RunMeta, plots: &Plots) -> Stri
         ratio_table(&mut s, results, fw);
     }
 
+    proxies(&mut s, results);
     max_load(&mut s, results);
     latency(&mut s, results);
     plot_links(&mut s, plots, &behs);
@@ -260,6 +269,86 @@ fn ratio_table(s: &mut String, results: &[BehaviorResult], fw: &str) {
             "`≥`: in at least one repetition the PDR search stopped at what the tester could \
              send (its ceiling, measured or `max_pps`, or a rate it fell short of), not at the \
              SUT's loss: the mean is a lower bound of the SUT's PDR.\n"
+        );
+    }
+}
+
+/// A rate as a percentage of a baseline rate, one decimal (`87.3%`), or `n/a`.
+fn share(a: f64, base: f64) -> String {
+    ratio(a, base).map_or_else(|| "n/a".into(), |r| format!("{:.1}%", r * 100.0))
+}
+
+/// Each SR proxy row's rates as a share of the same forwarder's plain IPv6 rates.
+fn proxies(s: &mut String, results: &[BehaviorResult]) {
+    let mut heading = false;
+    for fw in forwarders(results) {
+        let Some(base) = find(results, fw, Behavior::Ipv6) else { continue };
+        let rows: Vec<&BehaviorResult> =
+            behaviors(results).into_iter().filter(|b| b.is_proxy()).filter_map(|b| find(results, fw, b)).collect();
+        if rows.is_empty() {
+            continue;
+        }
+        if !heading {
+            heading = true;
+            let _ = writeln!(s, "## SR proxies / plain IPv6\n");
+            let _ = writeln!(
+                s,
+                "Each SR proxy direction's rate as a share of the same forwarder's `ipv6` rate in \
+                 this run, the tester playing the service function (docs/perf.md). Goal (issue \
+                 27): a PDR of at least {:.0}% of plain IPv6 in each direction; SREXT, the Linux \
+                 module of the thesis (§3.6.1), reached 52% (End.AD) and 62% (End.AM) of its \
+                 plain IPv6 rate.\n",
+                PROXY_GOAL * 100.0
+            );
+        }
+        let _ = writeln!(s, "### {}\n", cell(fw));
+        let head: Vec<String> = [
+            "behaviour",
+            "direction",
+            "PDR",
+            "**PDR / ipv6**",
+            &format!("≥ {:.0}%", PROXY_GOAL * 100.0),
+            "NDR",
+            "NDR / ipv6",
+        ]
+        .iter()
+        .map(|c| c.to_string())
+        .collect();
+        header(s, &head, 2);
+        for r in rows {
+            let q = ratio(r.pdr.mean, base.pdr.mean);
+            // A share is a lower bound if only the proxy's PDR is; unknown if ipv6's is.
+            let (pdr_share, goal) = if base.tester_bound_repetitions() > 0 {
+                (format!("{} (ipv6 tester-bound)", share(r.pdr.mean, base.pdr.mean)), "?".to_string())
+            } else {
+                let met = q.is_some_and(|q| q >= PROXY_GOAL);
+                let goal = match (met, r.tester_bound_repetitions() > 0) {
+                    (true, _) => "yes",
+                    (false, true) => "?",
+                    (false, false) => "no",
+                };
+                (format!("{}{}", at_least(r), share(r.pdr.mean, base.pdr.mean)), goal.to_string())
+            };
+            let direction = if r.behavior.proxy_return().is_some() { "from the function" } else { "to the function" };
+            row(
+                s,
+                [
+                    r.behavior.name().to_string(),
+                    direction.to_string(),
+                    format!("{}{}", at_least(r), kpps(r.pdr.mean)),
+                    format!("**{pdr_share}**"),
+                    goal,
+                    kpps(r.ndr.mean),
+                    share(r.ndr.mean, base.ndr.mean),
+                ],
+            );
+        }
+        let _ = writeln!(
+            s,
+            "\nipv6: PDR {}{} kpps, NDR {} kpps.\n",
+            at_least(base),
+            kpps(base.pdr.mean),
+            kpps(base.ndr.mean)
         );
     }
 }

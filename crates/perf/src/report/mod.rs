@@ -9,7 +9,7 @@
 //! | `meta.json` | the [`RunMeta`] (command line, date, machine, sr6 version, trial settings, notes) |
 //! | `results.csv` | one row per (forwarder, behaviour): NDR/PDR mean, std, CV %, CI95, latency |
 //! | `trials.csv` | one row per trial of every repetition |
-//! | `report.md` | the paper's Table I per forwarder, the sr6/linux ratio per behaviour, latency, run metadata, the plots |
+//! | `report.md` | the paper's Table I per forwarder, the sr6/linux ratio per behaviour, each SR proxy row's share of plain IPv6, latency, run metadata, the plots |
 //! | `pdr-boxplot.{png,svg}`, `ndr-boxplot.{png,svg}` | Fig. 3 of the SRPerf paper: the rate of each behaviour over the repetitions, one box per forwarder |
 //! | `sweep-<behaviour>.{png,svg}` | Fig. 2: delivered rate and delivery ratio versus offered rate, from the trials, one panel per forwarder |
 //!

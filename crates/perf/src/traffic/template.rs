@@ -28,6 +28,8 @@
 //! | inner IP: End.DT46 (even stream / odd) | as inner IPv6 / as inner IPv4                      |   158 |
 //! | inner Ethernet: End.DX2                | Eth 14 + IPv6 40 + SRH(SL 0) 40 + Eth 14 + IPv6 64 |   172 |
 //! | NEXT-C-SID: End-next-csid, End.X-...   | Eth 14 + IPv6 40 (no SRH) + IPv6 64                |   118 |
+//! | from a proxy's function: End.AD-return | Eth 14 + IPv6/UDP 64 (the inner packet)            |    78 |
+//! | from a proxy's function: End.AM-return | Eth 14 + IPv6 40 + SRH(2 SIDs, SL 1) 40 + IPv6 64  |   158 |
 //!
 //! # The frames
 //!
@@ -60,6 +62,16 @@
 //!   §4.1): outer IPv6 `src6 -> sid`, hop limit 64, Next Header 41, no SRH: `sid` is a
 //!   C-SID container (block, the SUT's C-SID, the C-SIDs to come) that the SUT shifts
 //!   and routes to tg1; `next_sid` stands for the shifted destination.
+//! * An SR proxy's return rows ([`Behavior::proxy_return`]; the SRv6 service-programming
+//!   draft §6): what the service function sends back to the proxy. The SR proxy rows
+//!   of the table (End.AD, End.AM, ...) take a segment: End's frame, whose packet the
+//!   proxy hands to the function.
+//!   * End.AD-return: the function's packet is the inner packet the proxy handed it
+//!     (§6.2): the plain IPv6/UDP packet `src6 -> dst6`, as ipv6's frame. The proxy
+//!     pushes back the headers it cached from End's frame ([`warm_up_frame`]).
+//!   * End.AM-return: the function returns the masqueraded packet (§6.4): End's frame
+//!     with the outer destination Segment List\[0\] (`next_sid`), Segments Left 1 and
+//!     the list `[next_sid, sid]` as End.AM left them.
 //!
 //! The orchestrator owns the address plan and passes it in [`Addressing`];
 //! [`Addressing::default`] is the proposed plan (fc00::/16 for IPv6, the RFC 2544
@@ -88,6 +100,7 @@ use sr6_wire::checksum;
 use sr6_wire::proto::{IPPROTO_ETHERNET, IPPROTO_IPV4, IPPROTO_IPV6, IPPROTO_ROUTING, IPPROTO_UDP};
 use sr6_wire::{ETHERTYPE_IPV4, ETHERTYPE_IPV6};
 
+use sr6_core::behaviour::proxy::Kind;
 use sr6_core::behaviour::{self as table, Takes};
 
 use super::telemetry::{Telemetry, TELEMETRY_LEN};
@@ -196,28 +209,66 @@ enum Encap {
     None,
     /// Outer IPv6 + an SRH of two SIDs at this Segments Left.
     Srh(u8),
+    /// As `Srh(1)`, masqueraded by End.AM: the outer destination is Segment List\[0\].
+    Masqueraded,
     /// Outer IPv6 only, to a C-SID container (pure uSID).
     Usid,
 }
 
 /// (encapsulation, innermost packet) of behaviour `b`'s stream `stream`: what its row
-/// of the behaviour table takes, pure uSID for a NEXT-C-SID row.
+/// of the behaviour table takes, pure uSID for a NEXT-C-SID row, what the function
+/// sends back for a proxy's return row.
 fn shape(b: Behavior, stream: u16) -> (Encap, Inner) {
-    let ip = |v4: bool| if v4 { Inner::V4 } else { Inner::V6 };
     if b.next_csid().is_some() {
         return (Encap::Usid, Inner::V6);
     }
+    if let Some(r) = b.proxy_return() {
+        let inner = ip_inner(b.inner_ipv4(stream));
+        return match r.kind() {
+            Some(Kind::Masquerade) => (Encap::Masqueraded, inner),
+            // The inner packet the function got (End.AD, End.AS, End.EAD*).
+            _ => (Encap::None, inner),
+        };
+    }
     match b.takes() {
-        None => (Encap::None, ip(b.inner_ipv4(stream))),
-        Some(Takes::Segment) => (Encap::Srh(1), ip(b.inner_ipv4(stream))),
+        None => (Encap::None, ip_inner(b.inner_ipv4(stream))),
+        Some(Takes::Segment) => (Encap::Srh(1), ip_inner(b.inner_ipv4(stream))),
         Some(Takes::Inner(table::Inner::Ethernet)) => (Encap::Srh(0), Inner::Eth),
-        Some(Takes::Inner(_)) => (Encap::Srh(0), ip(b.inner_ipv4(stream))),
+        Some(Takes::Inner(_)) => (Encap::Srh(0), ip_inner(b.inner_ipv4(stream))),
+    }
+}
+
+/// The frame that fills behaviour `b`'s state in the SUT before its trials (`None`:
+/// it needs none): for a dynamic proxy's return row, End's frame to the proxy's SID,
+/// which the proxy's first part caches the headers of. It is sent from tg1 to dut1
+/// (`tg1_mac -> dut1_mac`), not on the proxy's `iif`, dut0, where it would be taken for
+/// the function's; the inner packet the proxy then sends to tg1 carries telemetry with
+/// timestamp 0, which the receiver does not count.
+pub fn warm_up_frame(b: Behavior, a: &Addressing) -> Option<Vec<u8>> {
+    if !b.needs_warm_up() {
+        return None;
+    }
+    let mut f = build_shaped(b, a, 0, (Encap::Srh(1), ip_inner(b.inner_ipv4(0)))).frame;
+    f.get_mut(..6)?.copy_from_slice(&a.dut1_mac);
+    f.get_mut(6..12)?.copy_from_slice(&a.tg1_mac);
+    Some(f)
+}
+
+fn ip_inner(v4: bool) -> Inner {
+    if v4 {
+        Inner::V4
+    } else {
+        Inner::V6
     }
 }
 
 /// [`template`] with the offsets the generator patches.
 pub fn build(b: Behavior, a: &Addressing, stream: u16) -> Template {
-    let (encap, inner) = shape(b, stream);
+    build_shaped(b, a, stream, shape(b, stream))
+}
+
+/// [`build`] with the shape given.
+fn build_shaped(b: Behavior, a: &Addressing, stream: u16, (encap, inner): (Encap, Inner)) -> Template {
     let (inner_bytes, inner_csum_at) = match inner {
         Inner::V6 => ipv6_udp(a, stream),
         Inner::V4 => ipv4_udp(a, stream),
@@ -241,9 +292,13 @@ pub fn build(b: Behavior, a: &Addressing, stream: u16) -> Template {
     };
     match encap {
         Encap::None => {}
-        Encap::Srh(sl) => {
+        Encap::Srh(_) | Encap::Masqueraded => {
+            let (sl, dst) = match encap {
+                Encap::Srh(sl) => (sl, a.sid),
+                _ => (1, a.next_sid),
+            };
             let segs = if sl == 1 { [a.next_sid, a.sid] } else { [a.sid, a.next_sid] };
-            ipv6_header(&mut frame, (SRH_LEN + inner_bytes.len()) as u16, IPPROTO_ROUTING, &a.src6, &a.sid);
+            ipv6_header(&mut frame, (SRH_LEN + inner_bytes.len()) as u16, IPPROTO_ROUTING, &a.src6, &dst);
             frame.extend_from_slice(&[nh, (SRH_LEN / 8 - 1) as u8, 4, sl, 1, 0, 0, 0]);
             for s in &segs {
                 frame.extend_from_slice(&s.octets());
@@ -264,8 +319,8 @@ pub fn frame_len(b: Behavior) -> usize {
     match shape(b, 0) {
         (Encap::None, _) => ETH_LEN + INNER_IP_LEN,
         (Encap::Usid, _) => ETH_LEN + USID_ENCAP_LEN + INNER_IP_LEN,
-        (Encap::Srh(_), Inner::Eth) => ETH_LEN + ENCAP_LEN + ETH_LEN + INNER_IP_LEN,
-        (Encap::Srh(_), _) => ETH_LEN + ENCAP_LEN + INNER_IP_LEN,
+        (Encap::Srh(_) | Encap::Masqueraded, Inner::Eth) => ETH_LEN + ENCAP_LEN + ETH_LEN + INNER_IP_LEN,
+        (Encap::Srh(_) | Encap::Masqueraded, _) => ETH_LEN + ENCAP_LEN + INNER_IP_LEN,
     }
 }
 
@@ -380,6 +435,10 @@ mod tests {
             ("End-next-csid", 118),
             ("End.X-next-csid", 118),
             ("End.T-next-csid", 118),
+            ("End.AD", 158),
+            ("End.AM", 158),
+            ("End.AD-return", 78),
+            ("End.AM-return", 158),
         ] {
             assert_eq!(frame_len(b(n)), len, "{n}");
         }
@@ -433,6 +492,55 @@ mod tests {
         assert_eq!(&f[54..], &template(Behavior::Ipv6, &a, 0)[14..]);
         assert_eq!(template(b("End.X-next-csid"), &a, 0), f);
         assert_eq!(template(b("End.T-next-csid"), &a, 0), f);
+    }
+
+    /// What the tester sends as the proxies' function (the SRv6 service-programming
+    /// draft §6.2, §6.4), read with the wire crate's views.
+    #[test]
+    fn proxy_return_frames_are_what_the_function_sends_back() {
+        use sr6_wire::{EthernetFrame, Ipv6Packet, SrhPacket};
+        let a = Addressing::default();
+        let b = |n: &str| Behavior::parse(n).unwrap();
+        let end = template(b("End"), &a, 0);
+        // The part-1 rows: End's frame to the proxy's SID.
+        assert_eq!(template(b("End.AD"), &a, 0), end);
+        assert_eq!(template(b("End.AM"), &a, 0), end);
+
+        // End.AD-return: the inner packet End.AD handed the function, plain, tg0 -> dut0.
+        let f = template(b("End.AD-return"), &a, 0);
+        let eth = EthernetFrame::new_checked(&f[..]).unwrap();
+        assert_eq!((eth.dst_addr(), eth.src_addr(), eth.ethertype()), (a.dut0_mac, a.tg0_mac, ETHERTYPE_IPV6));
+        let ip = Ipv6Packet::new_checked(&f[14..]).unwrap();
+        assert_eq!((ip.src_addr(), ip.dst_addr(), ip.next_header(), ip.hop_limit()), (a.src6, a.dst6, 17, 64));
+        assert_eq!(&f[14..], &end[94..], "End's inner packet");
+        assert_eq!(f, template(Behavior::Ipv6, &a, 0));
+
+        // End.AM-return: End's frame as End.AM masqueraded it — destination Segment
+        // List[0], Segments Left 1, the list and the inner packet unchanged.
+        let f = template(b("End.AM-return"), &a, 0);
+        let eth = EthernetFrame::new_checked(&f[..]).unwrap();
+        assert_eq!((eth.dst_addr(), eth.src_addr()), (a.dut0_mac, a.tg0_mac));
+        let ip = Ipv6Packet::new_checked(&f[14..]).unwrap();
+        assert_eq!((ip.src_addr(), ip.dst_addr(), ip.next_header()), (a.src6, a.next_sid, IPPROTO_ROUTING));
+        assert_eq!(usize::from(ip.payload_len()), f.len() - 14 - 40);
+        let srh = SrhPacket::new_checked(ip.payload()).unwrap();
+        assert_eq!((srh.routing_type(), srh.segments_left(), srh.last_entry()), (4, 1, 1));
+        assert_eq!(srh.segments().collect::<Vec<_>>(), [a.next_sid, a.sid]);
+        assert_eq!(srh.segment(0), Some(ip.dst_addr()), "DA = Segment List[0]");
+        assert_eq!(srh.next_header(), IPPROTO_IPV6);
+        assert_eq!(&ip.payload()[srh.header_len()..], &end[94..]);
+        let mut masqueraded = end.clone();
+        masqueraded[38..54].copy_from_slice(&a.next_sid.octets());
+        assert_eq!(f, masqueraded, "End's frame but for the destination");
+
+        // The warm-up of End.AD-return: End's frame to its SID, tg1 -> dut1.
+        let w = warm_up_frame(b("End.AD-return"), &a).unwrap();
+        let eth = EthernetFrame::new_checked(&w[..]).unwrap();
+        assert_eq!((eth.dst_addr(), eth.src_addr()), (a.dut1_mac, a.tg1_mac));
+        assert_eq!(&w[12..], &end[12..]);
+        for &x in Behavior::all() {
+            assert_eq!(warm_up_frame(x, &a).is_some(), x.name() == "End.AD-return", "{}", x.name());
+        }
     }
 
     #[test]
