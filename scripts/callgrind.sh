@@ -74,14 +74,15 @@ fi
 "$PY" "$ROOT/scripts/gen_bench_workload.py" "$WORK" ${MIXED:+--mixed-roots} ${FRAMES:+--frames "$FRAMES"}
 
 declare -a NAMES=()
-declare -A PCAP=() DEV=() GOAL=() WARM=()
-while IFS=$'\t' read -r name pcap dev goal warm; do
+declare -A PCAP=() DEV=() GOAL=() WARM=() CONF=()
+while IFS=$'\t' read -r name pcap dev goal warm conf; do
   case "$name" in "#"* | "") continue ;; esac
   if [ -n "${ONLY:-}" ] && [[ " $ONLY " != *" $name "* ]]; then continue; fi
   NAMES+=("$name")
   PCAP[$name]=$pcap
   DEV[$name]=$dev
   GOAL[$name]=$goal
+  CONF[$name]=${conf:-router.conf}
   # DEV=PCAP: frames sr6 bench processes once before the replay (an End.AD cache).
   case "${warm:--}" in -) WARM[$name]="" ;; *) WARM[$name]="${warm%%=*}=$WORK/${warm#*=}" ;; esac
 done <"$WORK/workloads.tsv"
@@ -92,7 +93,7 @@ run_one() { # name N
   local name=$1 n=$2
   valgrind --tool=callgrind --callgrind-out-file="$WORK/cg.$name.$n.out" \
     --toggle-collect='*Worker::process_batch*' --toggle-collect='*rx_batch*' \
-    "$BIN" bench --config "$WORK/router.conf" --in "$WORK/${PCAP[$name]}" --in-dev "${DEV[$name]}" \
+    "$BIN" bench --config "$WORK/${CONF[$name]}" --in "$WORK/${PCAP[$name]}" --in-dev "${DEV[$name]}" \
     ${WARM[$name]:+--warmup "${WARM[$name]}"} --packets "$n" --batch 256 --json >"$WORK/bench.$name.$n.json" 2>"$WORK/valgrind.$name.$n.log" ||
     { log "valgrind failed for $name N=$n:"; tail -20 "$WORK/valgrind.$name.$n.log" >&2; return 1; }
 }

@@ -10,13 +10,14 @@ Writes:
                           End.DT4, End.DT46, End.B6.Encaps), a VRF table 100 (1,000 /48)
                           and table 200 (200 IPv4 /24), neighbours, tunsrc, an HMAC key;
                           NEXT-C-SID End and End.X SIDs (F3216, 100 each) and 200
-                          routed C-SIDs of other nodes; SR proxies (End.AD and End.AS on
-                          4 function links each, 100 End.AM on a fifth);
+                          routed C-SIDs of other nodes;
+  OUTDIR/router-proxies.conf  router.conf and SR proxies (End.AD and End.AS on 4 function
+                          links each, 100 End.AM on a fifth), for the proxies' workloads;
   OUTDIR/<behaviour>.pcap one capture per behaviour, FRAMES frames each, every frame
                           hitting a different SID / prefix of that behaviour;
   OUTDIR/workloads.tsv    name, pcap, ingress device, goal (instructions/packet or -),
-                          warm-up (`DEV=PCAP` for sr6 bench --warmup, or -), one line
-                          per behaviour: what scripts/callgrind.sh iterates.
+                          warm-up (`DEV=PCAP` for sr6 bench --warmup, or -), config
+                          file, one line per behaviour: what scripts/callgrind.sh iterates.
 
 --mixed-roots adds one /40 under each /16 the FIBs use (main and table 100), so that
 no /16 holds prefixes of a single length: every lookup walks the LPM's trie instead of
@@ -388,9 +389,15 @@ def main():
     for v in others:
         d = rc.choice(["eth1", "eth2", "eth3"])
         w.out("ip -6 route add %s/48 via %s dev %s" % (a6(block | v << 80), rc.choice(w.nh6[d]), d))
-    proxies = add_proxies(w, random.Random(a.seed + 27))
     with open(os.path.join(a.outdir, "router.conf"), "w") as f:
         f.write("\n".join(w.lines) + "\n")
+    # The proxies in a config of their own, router.conf + their lines: adding routes to
+    # the FIB every other workload looks up in would change those workloads' figures.
+    base = len(w.lines)
+    proxies = add_proxies(w, random.Random(a.seed + 27))
+    with open(os.path.join(a.outdir, "router-proxies.conf"), "w") as f:
+        f.write("\n".join(w.lines) + "\n")
+    del w.lines[base:]
 
     r = w.r
     N = a.frames
@@ -455,18 +462,18 @@ def main():
         ]
         # RFC 9800's goal for sr6 (issue 26): within 10 instructions of plain End's 150.
         wl.append((name + "-next-csid", frames, "eth0", "160"))
-    wl = [x + ("-",) for x in wl]
-    wl += proxy_workloads(w, proxies, random.Random(a.seed + 28), N)
+    wl = [x + ("-", "router.conf") for x in wl]
+    wl += [x + ("router-proxies.conf",) for x in proxy_workloads(w, proxies, random.Random(a.seed + 28), N)]
     with open(os.path.join(a.outdir, "workloads.tsv"), "w") as f:
-        f.write("# name\tpcap\tin_dev\tgoal (instructions/packet)\twarm-up\n")
-        for name, frames, dev, goal, warm in wl:
+        f.write("# name\tpcap\tin_dev\tgoal (instructions/packet)\twarm-up\tconfig\n")
+        for name, frames, dev, goal, warm, conf in wl:
             pcap = name + ".pcap"
             write_frames(os.path.join(a.outdir, pcap), frames)
             if warm != "-":
                 wdev, wframes = warm
                 write_frames(os.path.join(a.outdir, name + ".warmup.pcap"), wframes)
                 warm = "%s=%s.warmup.pcap" % (wdev, name)
-            f.write("%s\t%s\t%s\t%s\t%s\n" % (name, pcap, dev, goal, warm))
+            f.write("%s\t%s\t%s\t%s\t%s\t%s\n" % (name, pcap, dev, goal, warm, conf))
     print("%s: router.conf (%d lines), %d workloads of %d frames" % (a.outdir, len(w.lines), len(wl), N), file=sys.stderr)
 
 
