@@ -68,10 +68,6 @@ pub struct Worker {
     /// The device of the batch being processed: kept here rather than in a register
     /// of the batch loop, since only the general path reads it (to set `in_dev`).
     from: DevId,
-    /// Whether the general path may try the cold fast cases ([`fast::try_cold`]) on
-    /// the frames of this batch: `fast_path`, unless the device is an SR proxy's
-    /// `iif` (whose IP packets only the general path handles). Set once per batch.
-    cold: bool,
 }
 
 impl Worker {
@@ -86,7 +82,6 @@ impl Worker {
             extra: ExtraFrames::default(),
             general: 0,
             from: 0,
-            cold: true,
         }
     }
 
@@ -101,12 +96,12 @@ impl Worker {
     /// with a fresh worker each, such as the fuzz targets.
     pub fn reset(&mut self) {
         // Every field named, so that a new one cannot be forgotten here.
-        let Worker { counters, icmp_limit, now_ns, rx_macs, fast_path, fast_hits, extra, general, from, cold } = self;
+        let Worker { counters, icmp_limit, now_ns, rx_macs, fast_path, fast_hits, extra, general, from } = self;
         counters.clear();
         extra.clear();
         *icmp_limit = Self::icmp_limit();
         (*now_ns, *rx_macs, *fast_path, *fast_hits) = (0, [0; 12], true, 0);
-        (*general, *from, *cold) = (0, 0, true);
+        (*general, *from) = (0, 0);
     }
 
     /// Processes a batch of frames received on device `from` in place; each buffer ends
@@ -124,7 +119,6 @@ impl Worker {
         let general = self.general;
         self.counters.rx += n;
         self.from = from;
-        self.cold = self.fast_path && !t.fast_devs.proxy_in(from);
         self.clear_extra();
         // The fast-path switch and the device tested once per batch, not per packet.
         match self.fast_device(t, from) {
@@ -153,7 +147,6 @@ impl Worker {
         let general = self.general;
         let from = p.in_dev;
         self.from = from;
-        self.cold = self.fast_path && !t.fast_devs.proxy_in(from);
         self.clear_extra();
         match self.fast_device(t, from) {
             Some((ingress, false)) => self.process_one::<false>(t, ingress, p),
@@ -220,7 +213,9 @@ impl Worker {
         self.now_ns = self.now_ns.max(p.ts_ns);
         // IPv4 forwarding and End.DX4 have fast paths of their own, tried here so that
         // the IPv6 cases in the batch loop keep their registers.
-        if self.cold && !matches!(p.verdict, Verdict::Drop(_)) {
+        // Not on an SR proxy's iif, whose IP packets only the general path handles (the
+        // device's bit read here, off the batch loop, where the fast path does not go).
+        if self.fast_path && !t.fast_devs.proxy_in(self.from) && !matches!(p.verdict, Verdict::Drop(_)) {
             if let Some(out) = fast::try_cold(t, &mut self.counters, p, w) {
                 *self.counters.tx.at(out as DevId) += 1;
                 p.verdict = Verdict::Tx(out as DevId);
