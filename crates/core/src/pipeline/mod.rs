@@ -133,9 +133,11 @@ impl Worker {
                 }
             }
             None => {
+                let fast = self.no_cold_cases(t, from);
                 for p in batch.iter_mut() {
                     self.process_general(t, p, FastSid::NOT_SID);
                 }
+                self.fast_path = fast;
             }
         }
         self.fast_hits += n - (self.general - general);
@@ -151,11 +153,29 @@ impl Worker {
         match self.fast_device(t, from) {
             Some((ingress, false)) => self.process_one::<false>(t, ingress, p),
             Some((ingress, true)) => self.process_one::<true>(t, ingress, p),
-            None => self.process_general(t, p, FastSid::NOT_SID),
+            None => {
+                let fast = self.no_cold_cases(t, from);
+                self.process_general(t, p, FastSid::NOT_SID);
+                self.fast_path = fast;
+            }
         }
         if self.general == general {
             self.fast_hits += 1;
         }
+    }
+
+    /// For a batch from device `from`, which the fast path does not take: if it is an SR
+    /// proxy's `iif`, whose IP packets only the general path handles (part 2 of the
+    /// proxy), the cold fast cases are off too ([`fast::try_cold`]'s IPv4 forwarding would
+    /// bypass the proxy). Returns the switch as it was, for the caller to restore. Only
+    /// batches the fast path declines pay for the test.
+    #[inline(always)]
+    fn no_cold_cases(&mut self, t: &Tables, from: DevId) -> bool {
+        let fast = self.fast_path;
+        if t.fast_devs.proxy_in(from) {
+            self.fast_path = false;
+        }
+        fast
     }
 
     /// Forgets the extra frames of the last batch: one test per batch when there are
@@ -213,9 +233,7 @@ impl Worker {
         self.now_ns = self.now_ns.max(p.ts_ns);
         // IPv4 forwarding and End.DX4 have fast paths of their own, tried here so that
         // the IPv6 cases in the batch loop keep their registers.
-        // Not on an SR proxy's iif, whose IP packets only the general path handles (the
-        // device's bit read here, off the batch loop, where the fast path does not go).
-        if self.fast_path && !t.fast_devs.proxy_in(self.from) && !matches!(p.verdict, Verdict::Drop(_)) {
+        if self.fast_path && !matches!(p.verdict, Verdict::Drop(_)) {
             if let Some(out) = fast::try_cold(t, &mut self.counters, p, w) {
                 *self.counters.tx.at(out as DevId) += 1;
                 p.verdict = Verdict::Tx(out as DevId);
