@@ -132,13 +132,7 @@ impl Worker {
                     self.process_one::<true>(t, ingress, p);
                 }
             }
-            None => {
-                let fast = self.no_cold_cases(t, from);
-                for p in batch.iter_mut() {
-                    self.process_general(t, p, FastSid::NOT_SID);
-                }
-                self.fast_path = fast;
-            }
+            None => self.process_declined(t, from, batch),
         }
         self.fast_hits += n - (self.general - general);
     }
@@ -162,6 +156,19 @@ impl Worker {
         if self.general == general {
             self.fast_hits += 1;
         }
+    }
+
+    /// A batch from device `from` that the fast path does not take, all of it to the
+    /// general path. Out of line: [`process_batch`](Self::process_batch) keeps only the
+    /// fast path's code and registers.
+    #[inline(never)]
+    #[cold]
+    fn process_declined(&mut self, t: &Tables, from: DevId, batch: &mut [PacketBuf]) {
+        let fast = self.no_cold_cases(t, from);
+        for p in batch.iter_mut() {
+            self.process_general(t, p, FastSid::NOT_SID);
+        }
+        self.fast_path = fast;
     }
 
     /// For a batch from device `from`, which the fast path does not take: if it is an SR
