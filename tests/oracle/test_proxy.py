@@ -23,7 +23,7 @@ from scapy.layers.inet6 import ICMPv6ND_NS, IPv6ExtHdrDestOpt, PadN
 
 from sr6_oracle import (
     ADDR6, ARP, HOST_A, IP, MAC, NH_ETHERNET, NH_IPV4, NH_IPV6, NH_UDP, OFF_SRH_SL, SEG_B, SEG_C,
-    UDP, Ether, IPv6, IPv6ExtHdrSegmentRoutingTLV, IPv6ExtHdrSegmentRoutingTLVPadN, Raw, config, icmp6_error, l3,
+    UDP, Ether, IPv6, IPv6ExtHdrSegmentRouting, IPv6ExtHdrSegmentRoutingTLV, IPv6ExtHdrSegmentRoutingTLVPadN, Raw, config, icmp6_error, l3,
     policy, rx, sid_entry, srh, tx, udp4, udp6, udp_bytes,
 )
 
@@ -71,8 +71,9 @@ def as_line(sid, nh, oif="eth3", iif="eth3", src=AS_SRC, segs=AS_SEGS):
             f"src {src} segs {','.join(segs)} dev eth0")
 
 
-def proxy_line(action, sid, nh, oif="eth3", iif="eth3"):
-    return f"ip -6 route add {sid}/128 encap seg6local action {action} {nh} oif {oif} iif {iif} dev eth0"
+def proxy_line(action, sid, nh, oif="eth3", iif="eth3", flavors=None):
+    fl = f" flavors {flavors}" if flavors else ""
+    return f"ip -6 route add {sid}/128 encap seg6local action {action} {nh} oif {oif} iif {iif}{fl} dev eth0"
 
 
 AS6_LINE = as_line(AS6, f"nh6 {FN6}")
@@ -763,6 +764,101 @@ def test_am_without_srh_is_dropped(run_sr6):
 
 
 # ============================================================================================
+# The PSP flavour on the proxies (RFC 8986 §4.16.1): the End step that leaves Segments
+# Left at 0 pops the SRH -- End.AD's (and End.EAD*'s) on the headers it caches, End.AM's
+# when it de-masquerades. USP/USD act at the last segment, where a proxy drops (draft
+# "ELSE Drop"), and End.AS makes no End step on a kept SRH: they take no flavour.
+# ============================================================================================
+
+
+def popped(cache):
+    """The cached headers with the SRH removed as PSP removes it (§4.16.1 S14.2-S14.4):
+    the IPv6 header's Next Header becomes the SRH's."""
+    ip = cache[IPv6]
+    return IPv6(src=ip.src, dst=ip.dst, hlim=ip.hlim, tc=ip.tc, fl=ip.fl, nh=ip[IPv6ExtHdrSegmentRouting].nh)
+
+
+@pytest.mark.parametrize("action,sid", [("End.AD", AD6), ("End.EAD6", EAD6)])
+def test_psp_proxy_caches_headers_without_the_srh_at_the_penultimate_segment(run_sr6, action, sid):
+    segs = [FINAL, sid]
+    inner, back = inner6(), inner6(hlim=33, n=40, src="fc00:b::5", dst="fc00:a::200")
+    line = proxy_line(action, sid, f"nh6 {FN6}", flavors="psp")
+    pkt = chain(sid, inner, NH_IPV6, segs=segs, sl=1, hlim=50, tc=0x10, fl=0x77)
+    res = run_sr6(cfg(line), [("eth0", rx(pkt)), ("eth3", from_fn(back))])
+    cache = popped(learned(sid, segs, NH_IPV6, hlim=50, tc=0x10, fl=0x77, new_sl=0))
+    assert IPv6ExtHdrSegmentRouting not in cache and cache.nh == NH_IPV6 and cache.dst == FINAL
+    # The function still gets the inner packet; the returning one is IPv6 / inner to the
+    # last segment FINAL (behind eth1), with no SRH.
+    res.expect(eth3=[to_fn6(dec6(inner))], eth1=[tx(restored(cache, back), "eth1")])
+    counters(res.json, sid, to_function=1, from_function=1, hits=1, updates=1)
+    assert res.drop_total() == 0, res.drops()
+
+
+def test_psp_ad_ipv4_function_at_the_penultimate_segment(run_sr6):
+    segs = [FINAL, AD4]
+    back = inner4(ttl=12, n=26)
+    line = proxy_line("End.AD", AD4, f"nh4 {FN4}", flavors="psp")
+    res = run_sr6(cfg(line), [("eth0", rx(chain(AD4, inner4(), NH_IPV4, segs=segs, sl=1))), ("eth3", from_fn(back))])
+    cache = popped(learned(AD4, segs, NH_IPV4, new_sl=0))
+    res.expect(eth3=[to_fn4(dec4(inner4()))], eth1=[tx(restored(cache, back), "eth1")])
+
+
+def test_psp_ad_keeps_the_srh_before_the_penultimate_segment(run_sr6):
+    segs = [FINAL, SEG_B, AD6]
+    back = inner6(hlim=38, n=57)
+    line = proxy_line("End.AD", AD6, f"nh6 {FN6}", flavors="psp")
+    res = run_sr6(cfg(line), [("eth0", rx(chain(AD6, inner6(), NH_IPV6, segs=segs))), ("eth3", from_fn(back))])
+    # New Segments Left 1: not the penultimate segment, the SRH stays (as without PSP).
+    res.expect(eth3=[to_fn6(dec6(inner6()))], eth1=[tx(restored(learned(AD6, segs, NH_IPV6), back), "eth1")])
+
+
+def test_psp_ad_keeps_extension_headers_before_the_srh(run_sr6):
+    # A Destination Options header before the SRH stays; its Next Header takes the SRH's.
+    segs = [FINAL, AD6]
+    dopt = IPv6ExtHdrDestOpt(options=[PadN(optdata=b"\x00" * 4)])
+    pkt = IPv6(src=OUT_SRC, dst=AD6, hlim=64) / dopt / srh(segs, segleft=1, nh=NH_IPV6) / inner6()
+    back = inner6(hlim=20, n=12)
+    line = proxy_line("End.AD", AD6, f"nh6 {FN6}", flavors="psp")
+    res = run_sr6(cfg(line), [("eth0", rx(pkt)), ("eth3", from_fn(back))])
+    cache = IPv6(src=OUT_SRC, dst=FINAL, hlim=64) / IPv6ExtHdrDestOpt(options=[PadN(optdata=b"\x00" * 4)], nh=NH_IPV6)
+    res.expect(eth3=[to_fn6(dec6(inner6()))], eth1=[tx(restored(cache, back), "eth1")])
+
+
+def test_psp_am_pops_the_srh_when_demasquerading_to_the_last_segment(run_sr6):
+    segs = [FINAL, AM]
+    line = proxy_line("End.AM", AM, f"nh6 {FN6}", flavors="psp")
+    to_fn = am_pkt(sl=1, segs=segs)
+    back = am_pkt(sl=1, segs=segs, dst=FINAL, hlim=50)
+    res = run_sr6(cfg(line), [("eth0", rx(to_fn)), ("eth3", from_fn(back))])
+    # Part 1 keeps the SRH (Segments Left unchanged); part 2's End step reaches SL 0 and
+    # PSP pops the SRH: IPv6 / UDP to FINAL, hop limit - 1.
+    out = IPv6(src=HOST_A, dst=FINAL, hlim=49, nh=NH_UDP) / Raw(udp_bytes(HOST_A, FINAL))
+    res.expect(eth3=[to_fn6(am_pkt(sl=1, segs=segs, dst=FINAL, hlim=63))], eth1=[tx(out, "eth1")])
+    counters(res.json, AM, to_function=1, from_function=1)
+
+
+def test_psp_am_keeps_the_srh_while_segments_remain(run_sr6):
+    line = proxy_line("End.AM", AM, f"nh6 {FN6}", flavors="psp")
+    res = run_sr6(cfg(line), [("eth3", from_fn(am_pkt(dst=FINAL, hlim=62)))])
+    res.expect(eth1=[tx(am_pkt(sl=1, dst=SEG_B, hlim=61), "eth1")])
+
+
+def test_psp_is_the_flavour_of_the_am_proxy_the_packet_came_through(run_sr6):
+    # Two End.AM share eth3; only AM2 has PSP. A packet whose active entry is AM2 is
+    # popped at SL 0, one whose active entry is AM is not.
+    line1 = proxy_line("End.AM", AM, f"nh6 {FN6}")
+    line2 = proxy_line("End.AM", AM2, f"nh6 {FN6}", flavors="psp")
+    b1 = am_pkt(sl=1, segs=[FINAL, AM], dst=FINAL, hlim=50)
+    b2 = am_pkt(sl=1, segs=[FINAL, AM2], dst=FINAL, hlim=50)
+    res = run_sr6(cfg(line1, line2), [("eth3", from_fn(b1)), ("eth3", from_fn(b2))])
+    out2 = IPv6(src=HOST_A, dst=FINAL, hlim=49, nh=NH_UDP) / Raw(udp_bytes(HOST_A, FINAL))
+    res.expect(eth1=[tx(am_pkt(sl=0, segs=[FINAL, AM], dst=FINAL, hlim=49), "eth1"), tx(out2, "eth1")])
+    counters(res.json, AM, from_function=1)
+    counters(res.json, AM2, from_function=1)
+    assert "psp" in json.dumps(sid_entry(res.json, AM2)) and "psp" not in json.dumps(sid_entry(res.json, AM))
+
+
+# ============================================================================================
 # Config errors
 # ============================================================================================
 
@@ -843,3 +939,24 @@ def test_missing_proxy_parameter_is_an_error(sr6_cli, case):
     bad, keyword = MISSING[case]
     r, _ = bad_config(sr6_cli, bad)
     assert re.search(rf"\b{keyword}", r.stderr.split(":", 4)[-1]), f"the error should ask for {keyword}:\n{r.stderr}"
+
+
+# (line, the flavour the error must point at)
+BAD_FLAVOURS = {
+    "as_psp": (as_line(AS6, f"nh6 {FN6}").replace(" dev eth0", " flavors psp dev eth0"), "psp"),
+    "ad_usd": (proxy_line("End.AD", AD6, f"nh6 {FN6}", flavors="usd"), "usd"),
+    "ad_psp_usp": (proxy_line("End.AD", AD6, f"nh6 {FN6}", flavors="psp,usp"), "usp"),
+    "ead4_usd": (proxy_line("End.EAD4", EAD4, f"nh4 {FN4}", flavors="usd"), "usd"),
+    "am_usp": (proxy_line("End.AM", AM, f"nh6 {FN6}", flavors="usp"), "usp"),
+    "am_next_csid": (proxy_line("End.AM", AM, f"nh6 {FN6}", flavors="next-csid"), "next-csid"),
+}
+
+
+@pytest.mark.parametrize("case", BAD_FLAVOURS.keys())
+def test_a_flavour_a_proxy_does_not_take_is_an_error(sr6_cli, case):
+    bad, flavour = BAD_FLAVOURS[case]
+    r, line = bad_config(sr6_cli, bad)
+    col = int(pos_re(r, line).search(r.stderr).group(1))
+    start = bad.index(flavour, bad.index(" flavors ")) + 1
+    assert col == start, f"column {col}, expected {start} (the flavour {flavour!r})\n{r.stderr}"
+    assert "not allowed" in r.stderr, r.stderr

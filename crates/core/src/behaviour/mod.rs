@@ -188,11 +188,14 @@ mod tests {
         // "The PSP, USP, and USD flavors are variants of the End, End.X, and End.T
         // behaviors" — and of no other; so are NEXT-C-SID and REPLACE-C-SID here (RFC
         // 9800 §4.1, §4.2 define them on End.B6.Encaps and others too; sr6 has them on
-        // the End family only).
+        // the End family only). The one exception: PSP on the proxies that make an End
+        // step on an SRH that goes on (End.AD, End.EAD*, End.AM; proxy::PROXY_FLAVORS).
+        let psp_proxies = ["End.AD", "End.EAD4", "End.EAD6", "End.AM"];
         for b in TABLE {
             let variant = ["End", "End.X", "End.T"].contains(&b.keyword);
             for f in Flavor::ALL {
-                assert_eq!(b.allows_flavor(f), variant, "{} {:?}", b.keyword, f);
+                let psp_proxy = f == Flavor::Psp && psp_proxies.contains(&b.keyword);
+                assert_eq!(b.allows_flavor(f), variant || psp_proxy, "{} {:?}", b.keyword, f);
             }
         }
     }

@@ -8,7 +8,8 @@
 //! bytes; then those headers removed and the inner packet sent to the function (as
 //! End.DX6/End.DX4). End.EAD* also takes a packet at Segments Left 0 (or without an
 //! SRH): no End step, the inner packet to the function, and the cache set to "end of
-//! chain".
+//! chain". With the PSP flavour, the End step that leaves Segments Left at 0 pops the
+//! SRH (RFC 8986 §4.16.1) before the headers are cached.
 //!
 //! Part 2 (§6.2.2): a packet of the inner type received on `iif` gets the cached
 //! headers back (Payload Length set; every other byte as cached, the last Next Header
@@ -18,7 +19,9 @@
 //! plain IP.
 
 use super::cache::{Entry, Stored, MAX_LEN};
-use super::{bump, end_step, inner_chain, last_segment, of, takes_family, to_function, wrong_type, Proxy};
+use super::{
+    bump, end_step, inner_chain, last_segment, of, takes_family, to_function, wrong_type, Proxy, PROXY_FLAVORS,
+};
 use crate::behaviour::{Arrival, Behaviour, Next, Param, Takes};
 use crate::drop::DropReason;
 use crate::packet::PacketBuf;
@@ -30,7 +33,7 @@ pub static END_AD: Behaviour = Behaviour {
     keyword: "End.AD",
     required: &[Param::Oif, Param::Iif],
     optional: &[Param::Nh6, Param::Nh4],
-    flavors: &[],
+    flavors: PROXY_FLAVORS,
     rfc: "draft-ietf-spring-sr-service-programming §6.2",
     summary: "dynamic SR proxy: decapsulate to a service function, caching the headers its packets get back",
     in_kernel: false,
@@ -43,7 +46,7 @@ pub static END_EAD6: Behaviour = Behaviour {
     keyword: "End.EAD6",
     required: &[Param::Nh6, Param::Oif, Param::Iif],
     optional: &[],
-    flavors: &[],
+    flavors: PROXY_FLAVORS,
     rfc: "SREXT (thesis §3.6.1); draft-ietf-spring-sr-service-programming §6.2",
     summary: "End.AD for an IPv6 function that may also be the chain's last segment",
     in_kernel: false,
@@ -56,7 +59,7 @@ pub static END_EAD4: Behaviour = Behaviour {
     keyword: "End.EAD4",
     required: &[Param::Nh4, Param::Oif, Param::Iif],
     optional: &[],
-    flavors: &[],
+    flavors: PROXY_FLAVORS,
     rfc: "SREXT (thesis §3.6.1); draft-ietf-spring-sr-service-programming §6.2",
     summary: "End.AD for an IPv4 function that may also be the chain's last segment",
     in_kernel: false,
@@ -111,6 +114,11 @@ fn input_ead(t: &Tables, p: &mut PacketBuf, sid: &Sid, a: &Arrival) -> Next {
 fn segment(t: &Tables, p: &mut PacketBuf, sid: &Sid, px: &Proxy, r: &sr6_wire::RoutingInfo) -> Next {
     if let Err(n) = end_step(p, r) {
         return n;
+    }
+    // PSP (RFC 8986 §4.16.1): at the penultimate segment the SRH is popped, so the
+    // headers cached, and given back to returning packets, are without it.
+    if r.segments_left == 1 && sid.action.flavors.psp && !crate::behaviour::segment::remove(p, r) {
+        return px.state.counters.drop(DropReason::Malformed);
     }
     let chain = match inner_chain(p, px) {
         Ok(c) => c,

@@ -9,15 +9,16 @@
 //!
 //! Part 2 (§6.4.1, de-masquerading): an IPv6 packet with an SRH and Segments Left > 0
 //! received on `iif` gets Segments Left - 1 and the destination Segment List[Segments
-//! Left] — an End step (RFC 8986 §4.1 S08-S14: hop limit checked and decremented) —
-//! and is forwarded by the main table's lookup of its new destination. Anything else
+//! Left] — an End step (RFC 8986 §4.1 S08-S14: hop limit checked and decremented; with
+//! the PSP flavour the SRH popped when Segments Left reaches 0, §4.16.1) — and is
+//! forwarded by the main table's lookup of its new destination. Anything else
 //! received on `iif` is processed as on any device. Several End.AM proxies may share an
 //! `iif`; the packet is counted on the one whose SID the SRH's active entry is (the one
 //! it came through), else on the first.
 //!
 //! The draft's variants of §6.4 (destination NAT, caching) are not implemented.
 
-use super::{bump, last_segment, of, Kind, Proxy, ProxyIn};
+use super::{bump, last_segment, of, Kind, Proxy, ProxyIn, PROXY_FLAVORS};
 use crate::behaviour::{endpoint, segment, Arrival, Behaviour, Next, Param, Takes};
 use crate::drop::DropReason;
 use crate::packet::PacketBuf;
@@ -29,7 +30,7 @@ pub static END_AM: Behaviour = Behaviour {
     keyword: "End.AM",
     required: &[Param::Nh6, Param::Oif, Param::Iif],
     optional: &[],
-    flavors: &[],
+    flavors: PROXY_FLAVORS,
     rfc: "draft-ietf-spring-sr-service-programming §6.4",
     summary: "masquerading SR proxy: to a service function with the SRH intact and the last segment as destination",
     in_kernel: false,
@@ -76,7 +77,10 @@ pub(super) fn inbound(t: &Tables, p: &mut PacketBuf, pin: &ProxyIn) -> Option<Ne
         _ => return None,
     };
     let px = which(t, p, &r, pin)?;
-    if let Err(n) = segment::consume(p, &r, false) {
+    // The End step with the attributed proxy's PSP flavour (RFC 8986 §4.16.1): the SRH
+    // is popped when the restored destination is the last segment.
+    let psp = t.sids.get(px.sid as usize).is_some_and(|s| s.action.flavors.psp);
+    if let Err(n) = segment::consume(p, &r, psp) {
         return Some(n);
     }
     bump(&px.state.counters.from_function);

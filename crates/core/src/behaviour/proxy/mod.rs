@@ -33,13 +33,22 @@ pub mod static_proxy;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use super::{Inner, Next};
+use super::{Flavor, Inner, Next};
 use crate::drop::DropReason;
 use crate::packet::{DevId, PacketBuf, Verdict};
 use crate::pipeline::Worker;
 use crate::tables::{BuildError, Sid, Tables};
 use cache::Cache;
 use sr6_wire::{walk_chain, ChainInfo, EthernetFrame, IPPROTO_ETHERNET, IPPROTO_IPV4, IPPROTO_IPV6};
+
+/// The flavours End.AD, End.EAD4/End.EAD6 and End.AM take: PSP (RFC 8986 §4.16.1),
+/// which acts on the End step those proxies make on an SRH that goes on along the chain
+/// (End.AD's cached headers, End.AM's de-masquerading): when that step leaves Segments
+/// Left at 0, the SRH is popped. USP and USD act at the last segment, where the draft
+/// drops a proxy's packet (§6.1.1, §6.2.1, §6.4.1 "ELSE Drop"; End.EAD* is the variant
+/// for the last segment); End.AS makes no End step on a kept SRH (it decapsulates, and
+/// its returning packets get a configured new one). They take no flavour.
+pub(super) const PROXY_FLAVORS: &[Flavor] = &[Flavor::Psp];
 
 /// Which proxy a SID is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
