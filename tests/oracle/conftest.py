@@ -239,7 +239,7 @@ def write_inputs(workdir: Path, frames) -> list[str]:
 
 
 def _invoke(sr6_bin, workdir: Path, config_text, frames, in_dev=None, extra=(), json_flag=True,
-            config_name="sr6.conf", write_input=True) -> CliRun:
+            config_name="sr6.conf", write_input=True, times_us=None) -> CliRun:
     workdir.mkdir(parents=True, exist_ok=True)
     cfg = workdir / config_name
     if config_text is not None:
@@ -248,7 +248,9 @@ def _invoke(sr6_bin, workdir: Path, config_text, frames, in_dev=None, extra=(), 
     if write_input and is_multi_dev(frames):
         inputs = write_inputs(workdir, frames)
     else:
-        if write_input:
+        if write_input and times_us is not None:
+            write_pcap_us(inp, frames, times_us)
+        elif write_input:
             write_pcap(inp, frames)
         inputs = ["--in", str(inp)]
     out = workdir / "out"
@@ -276,14 +278,15 @@ def sr6_cli(sr6_bin, tmp_path):
 
 @pytest.fixture
 def run_sr6(sr6_bin, tshark_bin, tmp_path):
-    """``run_sr6(config_text, frames, in_dev=None, tshark=True) -> Result``; ``frames``: a
-    list of frames received on ``in_dev``, or ``[(dev, frame), ...]``."""
+    """``run_sr6(config_text, frames, in_dev=None, tshark=True, times_us=None) -> Result``;
+    ``frames``: a list of frames received on ``in_dev`` (frame i stamped ``times_us[i]``
+    microseconds if given, else 0), or ``[(dev, frame), ...]``."""
     counter = {"n": 0}
 
-    def call(config_text: str, frames, in_dev: str | None = None, tshark: bool = True) -> Result:
+    def call(config_text: str, frames, in_dev: str | None = None, tshark: bool = True, times_us=None) -> Result:
         counter["n"] += 1
         wd = tmp_path / f"run{counter['n']}"
-        r = _invoke(sr6_bin, wd, config_text, list(frames), in_dev=in_dev)
+        r = _invoke(sr6_bin, wd, config_text, list(frames), in_dev=in_dev, times_us=times_us)
         if r.returncode != 0:
             raise AssertionError(
                 f"sr6 exited with status {r.returncode}\n--- config\n{config_text}--- stderr\n{r.stderr}"

@@ -580,6 +580,23 @@ fn parse_seg6local<'a>(p: &mut P<'a>, kw: &Tok) -> Result<Encap<'a>, PErr> {
                 }
                 Param::Src => params.src = Some(value::v6_of(p.value(w, hint)?)?),
                 Param::Segs => params.segs = Some(value::segs_of(p.value(w, hint)?)?),
+                Param::GroupBits => {
+                    let t = p.value(w, hint)?;
+                    let n = value::u32_of(t, "group-bits")?;
+                    let max = sr6_core::behaviour::end_limit::MAX_GROUP_BITS;
+                    params.group_bits = Some(u8::try_from(n).ok().filter(|n| *n <= max).ok_or_else(|| {
+                        PErr::at(t, format!("group-bits {n} is too large")).exp(format!("group-bits: 0 to {max}"))
+                    })?);
+                }
+                Param::Rate => params.rate = Some(value::u32_of(p.value(w, hint)?, "rate")?),
+                Param::Burst => {
+                    let t = p.value(w, hint)?;
+                    let n = value::u32_of(t, "burst")?;
+                    if n == 0 {
+                        return Err(PErr::at(t, "burst 0 admits nothing").exp("burst: a number of bytes above 0"));
+                    }
+                    params.burst = Some(n);
+                }
             }
             continue;
         }

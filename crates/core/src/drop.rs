@@ -57,6 +57,7 @@ drop_reasons! {
     ProxyHeadersTooLong => "proxy_headers_too_long", "at an End.AD/End.EAD proxy, outer IPv6 + extension headers over the 384 bytes its cache (and a buffer's headroom) can restore";
     ProxyCacheBusy => "proxy_cache_busy", "returned to an End.AD/End.EAD proxy while its cache was being rewritten, and still after 64 reads";
     Prohibited => "prohibited", "a policy rule's `prohibit` (ICMP Destination Unreachable, administratively prohibited, sent)";
+    RateLimited => "rate_limited", "over the rate of its group at an End.Limit SID (RFC 9433 §6.8): its token bucket was empty";
 }
 
 #[cfg(test)]

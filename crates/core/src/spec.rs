@@ -398,6 +398,12 @@ pub struct SidParams {
     pub src: Option<Ipv6Addr>,
     /// `segs S1,...,Sn` — End.AS's segment list in travel order (CACHE.LIST).
     pub segs: Option<Vec<Ipv6Addr>>,
+    /// `group-bits I` — End.Limit's group-id length (RFC 9433 §6.8).
+    pub group_bits: Option<u8>,
+    /// `rate KBPS` — End.Limit's static rate.
+    pub rate: Option<u32>,
+    /// `burst BYTES` — End.Limit's bucket depth.
+    pub burst: Option<u32>,
 }
 
 /// One local SID: `encap seg6local action BEHAVIOUR PARAMS [flavors ...] [count]`.

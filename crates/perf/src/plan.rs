@@ -187,6 +187,10 @@ pub fn sid_params(row: &Behaviour) -> Vec<(Param, String)> {
                 Param::Iif => DUT1.to_string(),
                 Param::Src => DUT0_6.to_string(),
                 Param::Segs => SEG1.to_string(),
+                // End.Limit's are optional: a /128 End.Limit without a rate is End.
+                Param::GroupBits => "0".to_string(),
+                Param::Rate => "0".to_string(),
+                Param::Burst => "15000".to_string(),
             };
             (p, v)
         })

@@ -16,6 +16,7 @@
 //! - [`binding`]: End.B6 (Linux's insertion), End.B6.Encaps, End.B6.Encaps.Red (§4.13,
 //!   §4.14);
 //! - [`end_map`]: End.MAP (RFC 9433 §6.2);
+//! - [`end_limit`]: End.Limit (RFC 9433 §6.8);
 //! - [`proxy`]: the SR proxies End.AS, End.AD, End.EAD4/End.EAD6 and End.AM
 //!   (draft-ietf-spring-sr-service-programming §6), whose second part — packets coming
 //!   back from the service function — is an inbound policy of a device.
@@ -40,6 +41,7 @@ pub mod end_dt6;
 pub mod end_dx2;
 pub mod end_dx4;
 pub mod end_dx6;
+pub mod end_limit;
 pub mod end_map;
 pub mod endpoint;
 pub mod headend;
@@ -154,6 +156,7 @@ pub static TABLE: &[&Behaviour] = &[
     &proxy::dynamic::END_EAD4,
     &proxy::dynamic::END_EAD6,
     &proxy::masquerade::END_AM,
+    &end_limit::END_LIMIT,
 ];
 
 /// Looks a behaviour up by its iproute2 keyword (case-sensitive, as iproute2 is).

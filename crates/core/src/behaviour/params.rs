@@ -30,11 +30,17 @@ pub enum Param {
     Src,
     /// `segs S1,...,Sn`: the segment list End.AS restores, in travel order (CACHE.LIST).
     Segs,
+    /// `group-bits I`: End.Limit's group-id length in the argument (RFC 9433 §6.8).
+    GroupBits,
+    /// `rate KBPS`: End.Limit's static rate, kbit/s.
+    Rate,
+    /// `burst BYTES`: End.Limit's bucket depth.
+    Burst,
 }
 
 impl Param {
     /// Every kind, in the order they are displayed.
-    pub const ALL: [Param; 10] = [
+    pub const ALL: [Param; 13] = [
         Param::Nh6,
         Param::Nh4,
         Param::Oif,
@@ -45,6 +51,9 @@ impl Param {
         Param::VrfTable,
         Param::Srh,
         Param::Map,
+        Param::GroupBits,
+        Param::Rate,
+        Param::Burst,
     ];
 
     /// The keyword introducing the parameter.
@@ -60,6 +69,9 @@ impl Param {
             Param::Iif => "iif",
             Param::Src => "src",
             Param::Segs => "segs",
+            Param::GroupBits => "group-bits",
+            Param::Rate => "rate",
+            Param::Burst => "burst",
         }
     }
 
@@ -74,6 +86,9 @@ impl Param {
             Param::Table | Param::VrfTable => "a table id (number, or main/local)",
             Param::Srh => "`[csid next|replace [lblen L] [nflen N]] segs S1,S2,... [hmac KEYID]`",
             Param::Map => "an IPv6 address (the mapped SID)",
+            Param::GroupBits => "a number of bits, 0 to 16 (the group id after the SID's prefix)",
+            Param::Rate => "a rate in kbit/s (when the SID's limit-rate is 0)",
+            Param::Burst => "a number of bytes (the token bucket's depth)",
         }
     }
 
@@ -87,6 +102,9 @@ impl Param {
             Param::Table | Param::VrfTable => "TABLE",
             Param::Srh => "segs S1,...,Sn",
             Param::Map => "SID",
+            Param::GroupBits => "I",
+            Param::Rate => "KBPS",
+            Param::Burst => "BYTES",
         }
     }
 
@@ -107,6 +125,9 @@ impl Param {
             Param::Iif => p.iif.is_some(),
             Param::Src => p.src.is_some(),
             Param::Segs => p.segs.is_some(),
+            Param::GroupBits => p.group_bits.is_some(),
+            Param::Rate => p.rate.is_some(),
+            Param::Burst => p.burst.is_some(),
         }
     }
 
@@ -129,6 +150,9 @@ impl Param {
                 let l: Vec<String> = x.iter().map(|a| a.to_string()).collect();
                 write!(o, " segs {}", l.join(","))
             }),
+            Param::GroupBits => p.group_bits.map(|x| write!(o, " group-bits {x}")),
+            Param::Rate => p.rate.map(|x| write!(o, " rate {x}")),
+            Param::Burst => p.burst.map(|x| write!(o, " burst {x}")),
         };
     }
 }

@@ -52,6 +52,8 @@ pub(super) struct Builder<'a> {
     /// Group index of each nexthop-object group already built, by id.
     group_of_id: FxHashMap<(u32, bool), u32>,
     multipath_hash: (u8, u8),
+    /// End.Limit SIDs' buckets ([`Tables::limiters`]).
+    pub(super) limiters: Vec<std::sync::Arc<crate::behaviour::end_limit::Limiter>>,
 }
 
 impl Tables {
@@ -72,6 +74,7 @@ impl Tables {
             groups: Vec::new(),
             group_of_id: FxHashMap::default(),
             multipath_hash: (0, 0),
+            limiters: Vec::new(),
         };
         b.devices()?;
         b.sysctls()?;
@@ -538,6 +541,7 @@ impl<'a> Builder<'a> {
             }),
             proxies: Vec::new(),
             proxy_in: Vec::new(),
+            limiters: std::mem::take(&mut self.limiters),
             resolve_neighbours: false,
             rules: super::rules::Rules::default(),
             rules_fib6: u32::MAX,

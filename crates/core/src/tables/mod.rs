@@ -359,6 +359,8 @@ pub struct SidState {
     pub(crate) fast: FastSid,
     /// An SR proxy's index into [`Tables::proxies`].
     pub proxy: u32,
+    /// An End.Limit SID's index into [`Tables::limiters`].
+    pub limiter: u32,
 }
 
 /// HMAC keys by key id.
@@ -415,6 +417,9 @@ pub struct Tables {
     /// By receiving device: the proxies it is the `iif` of, whose part 2 the general
     /// path applies to IP packets from it (empty when there is no proxy).
     pub proxy_in: Vec<Option<ProxyIn>>,
+    /// The End.Limit SIDs' layouts and token buckets (RFC 9433 §6.8), shared by every
+    /// worker ([`crate::behaviour::end_limit`]).
+    pub limiters: Vec<std::sync::Arc<crate::behaviour::end_limit::Limiter>>,
     /// Live routers set this after building: a packet whose next hop has no known
     /// link-layer address gets [`Verdict::Resolve`](crate::packet::Verdict::Resolve)
     /// and waits for resolution, rather than being dropped as `no_neighbour`.

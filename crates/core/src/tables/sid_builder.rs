@@ -29,6 +29,13 @@ impl SidBuilder<'_, '_> {
         self.prefix
     }
 
+    /// Registers an End.Limit SID's buckets; returns their index in
+    /// [`Tables::limiters`](super::Tables::limiters).
+    pub fn add_limiter(&mut self, l: std::sync::Arc<crate::behaviour::end_limit::Limiter>) -> u32 {
+        self.b.limiters.push(l);
+        (self.b.limiters.len() - 1) as u32
+    }
+
     /// A build error at the SID's line.
     pub fn error(&self, message: impl Into<String>) -> BuildError {
         BuildError { line: self.line, message: message.into() }
