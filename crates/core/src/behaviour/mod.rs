@@ -16,6 +16,8 @@
 //! - [`binding`]: End.B6 (Linux's insertion), End.B6.Encaps, End.B6.Encaps.Red (§4.13,
 //!   §4.14);
 //! - [`end_map`]: End.MAP (RFC 9433 §6.2);
+//! - [`mobile`]: the GTP-U translations of RFC 9433, H.M.GTP4.D (on IPv4 routes) and
+//!   End.M.GTP4.E;
 //! - [`proxy`]: the SR proxies End.AS, End.AD, End.EAD4/End.EAD6 and End.AM
 //!   (draft-ietf-spring-sr-service-programming §6), whose second part — packets coming
 //!   back from the service function — is an inbound policy of a device.
@@ -44,6 +46,7 @@ pub mod end_map;
 pub mod endpoint;
 pub mod headend;
 pub mod hmac_check;
+pub mod mobile;
 pub mod next;
 pub mod next_csid;
 mod params;
@@ -92,6 +95,9 @@ pub enum Takes {
     /// The last segment (Segments Left 0, or no SRH) and an inner packet of this type,
     /// which it decapsulates.
     Inner(Inner),
+    /// GTP-U (UDP to port 2152) over IPv4, to an address of the route's IPv4 prefix
+    /// (H.M.GTP4.D, RFC 9433 §6.7): the one kind of row written on an IPv4 route.
+    Gtpu4,
 }
 
 /// The inner packet of a decapsulating behaviour.
@@ -154,6 +160,8 @@ pub static TABLE: &[&Behaviour] = &[
     &proxy::dynamic::END_EAD4,
     &proxy::dynamic::END_EAD6,
     &proxy::masquerade::END_AM,
+    &mobile::gtp4_d::H_M_GTP4_D,
+    &mobile::gtp4_e::END_M_GTP4_E,
 ];
 
 /// Looks a behaviour up by its iproute2 keyword (case-sensitive, as iproute2 is).

@@ -28,13 +28,24 @@ pub enum Param {
     Iif,
     /// `src ADDR`: the outer source End.AS restores (the draft's CACHE.SA).
     Src,
-    /// `segs S1,...,Sn`: the segment list End.AS restores, in travel order (CACHE.LIST).
+    /// `segs S1,...,Sn`: the segment list End.AS restores, in travel order (CACHE.LIST);
+    /// the segments H.M.GTP4.D visits before its last SID.
     Segs,
+    /// `v4src-position N`: the bit of the IPv6 source where End.M.GTP4.E finds the
+    /// IPv4 source (RFC 9433 §6.6 Fig. 10: the Source UPF Prefix's length; VPP's
+    /// `v4src_position`).
+    V4SrcPosition,
+    /// `sr-prefix P/LEN`: the prefix H.M.GTP4.D's last SID starts with, the IPv4
+    /// destination and Args.Mob.Session after it (RFC 9433 §6.7 Fig. 11).
+    SrPrefix,
+    /// `src-prefix P/LEN`: the prefix H.M.GTP4.D's IPv6 source starts with, the IPv4
+    /// source after it (RFC 9433 §6.6 Fig. 10; VPP's `v6src_prefix`).
+    SrcPrefix,
 }
 
 impl Param {
     /// Every kind, in the order they are displayed.
-    pub const ALL: [Param; 10] = [
+    pub const ALL: [Param; 13] = [
         Param::Nh6,
         Param::Nh4,
         Param::Oif,
@@ -45,6 +56,9 @@ impl Param {
         Param::VrfTable,
         Param::Srh,
         Param::Map,
+        Param::SrPrefix,
+        Param::SrcPrefix,
+        Param::V4SrcPosition,
     ];
 
     /// The keyword introducing the parameter.
@@ -60,6 +74,9 @@ impl Param {
             Param::Iif => "iif",
             Param::Src => "src",
             Param::Segs => "segs",
+            Param::V4SrcPosition => "v4src-position",
+            Param::SrPrefix => "sr-prefix",
+            Param::SrcPrefix => "src-prefix",
         }
     }
 
@@ -74,6 +91,9 @@ impl Param {
             Param::Table | Param::VrfTable => "a table id (number, or main/local)",
             Param::Srh => "`[csid next|replace [lblen L] [nflen N]] segs S1,S2,... [hmac KEYID]`",
             Param::Map => "an IPv6 address (the mapped SID)",
+            Param::V4SrcPosition => "a bit position, 0 to 96 (where the IPv4 source starts in the IPv6 source)",
+            Param::SrPrefix => "an IPv6 prefix P/LEN, LEN <= 56 (the last SID's locator and function)",
+            Param::SrcPrefix => "an IPv6 prefix P/LEN, LEN <= 96 (the IPv6 source's prefix)",
         }
     }
 
@@ -87,6 +107,8 @@ impl Param {
             Param::Table | Param::VrfTable => "TABLE",
             Param::Srh => "segs S1,...,Sn",
             Param::Map => "SID",
+            Param::V4SrcPosition => "N",
+            Param::SrPrefix | Param::SrcPrefix => "P/LEN",
         }
     }
 
@@ -107,6 +129,9 @@ impl Param {
             Param::Iif => p.iif.is_some(),
             Param::Src => p.src.is_some(),
             Param::Segs => p.segs.is_some(),
+            Param::V4SrcPosition => p.v4src_position.is_some(),
+            Param::SrPrefix => p.sr_prefix.is_some(),
+            Param::SrcPrefix => p.src_prefix.is_some(),
         }
     }
 
@@ -129,6 +154,9 @@ impl Param {
                 let l: Vec<String> = x.iter().map(|a| a.to_string()).collect();
                 write!(o, " segs {}", l.join(","))
             }),
+            Param::V4SrcPosition => p.v4src_position.map(|x| write!(o, " v4src-position {x}")),
+            Param::SrPrefix => p.sr_prefix.map(|(a, l)| write!(o, " sr-prefix {a}/{l}")),
+            Param::SrcPrefix => p.src_prefix.map(|(a, l)| write!(o, " src-prefix {a}/{l}")),
         };
     }
 }
