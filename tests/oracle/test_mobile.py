@@ -25,9 +25,10 @@ import subprocess
 
 import pytest
 from scapy.contrib.gtp import GTP_U_Header, GTPPDUSessionContainer
+from scapy.layers.inet import IPOption_RR
 
 from sr6_oracle import (
-    IP, NH_IPV4, NH_IPV6, UDP, Ether, IPv6, IPv6ExtHdrSegmentRouting, Raw, config, icmp6_error, l3, payload, rx,
+    ICMP, IP, NH_IPV4, NH_IPV6, UDP, Ether, IPv6, IPv6ExtHdrSegmentRouting, Raw, config, icmp6_error, l3, payload, rx,
     sid_entry, srh, tx, wrpcap,
 )
 
@@ -148,6 +149,32 @@ def test_gtp4_d_vpp_vector(run_sr6):
     res.expect(eth1=[tx(exp, "eth1")])
 
 
+def test_gtp4_d_sequence_number_and_ipv4_options(run_sr6):
+    # The optional fields (S set: a sequence number) and IPv4 options are headers like
+    # the others: they go, and nothing of them is carried (§6.7 S02).
+    g = GTP_U_Header(gtp_type=255, teid=77, S=1, seq=0x1234) / user4()
+    pkt = IP(src=GNB, dst=UPF, ttl=9, flags="DF", options=[IPOption_RR(routers=["0.0.0.0"])]) / UDP(
+        sport=2152, dport=2152) / g
+    assert pkt[IP].ihl is None and len(bytes(pkt[IP])) - len(bytes(pkt[UDP])) > 20
+    res = run_sr6(config(D_LINE), [rx(pkt)])
+    b = gtp4_sid(SR_PREFIX, UPF, args_mob_session(teid=77))
+    exp = IPv6(src=v4_in_src(SRC_PREFIX, GNB), dst=b, hlim=8, nh=NH_IPV4) / user4()
+    res.expect(eth1=[tx(exp, "eth1")])
+
+
+def test_gtp4_d_ttl_1_time_exceeded(run_sr6):
+    # Hop limit = TTL, then forwarded: a TTL of 1 is answered as forwarding answers the
+    # IPv6 packet (behaviours.md "ICMPv6 errors"): Time Exceeded to its source, from the
+    # arrival device's address (rule 5), quoting the packet as made.
+    cfg = config(D_LINE, "ip -6 route add fc00:5::/64 via fc00:12::2 dev eth1")
+    pkt = gtp_pkt(GNB, UPF, 9, user6(), ttl=1)
+    res = run_sr6(cfg, [rx(pkt)])
+    made = IPv6(src=v4_in_src(SRC_PREFIX, GNB), dst=gtp4_sid(SR_PREFIX, UPF, args_mob_session(teid=9)), hlim=1,
+                nh=NH_IPV6) / user6()
+    err = icmp6_error("time_exceeded", bytes(made), src="fc00:1::1", dst=made.src)
+    res.expect(eth1=[tx(err, "eth1")])
+
+
 # Non-T-PDU messages and malformed GTP-U: dropped with a counted reason, nothing sent.
 def _raw_gtp(b: bytes, **kw):
     return IP(src=GNB, dst=UPF, flags="DF", **kw) / UDP(sport=2152, dport=2152) / Raw(b)
@@ -226,6 +253,18 @@ def test_gtp4_e(run_sr6, tshark_bin, tmp_path, args, psc, inner, with_srh):
     teid, qfi = out.split("|")
     assert int(teid, 0) == args["teid"]
     assert (int(qfi, 0) if qfi else None) == (psc[1] if psc else None)
+
+
+def test_gtp4_e_hop_limit_1_time_exceeded(run_sr6):
+    # TTL = hop limit, then forwarded: TTL 1 is answered with ICMP Time Exceeded to the
+    # IPv4 source, quoting the GTP-U packet as made (RFC 1812 §4.3.2.3, behaviours.md
+    # "ICMPv6 errors" for the ICMPv4 ones).
+    cfg = config(E_LINE, "ip route add 203.0.113.0/24 via 10.0.12.2 dev eth1")
+    pkt = to_e(args_mob_session(teid=5), user4(), hlim=1, tc=0)
+    res = run_sr6(cfg, [rx(pkt, "eth1")], in_dev="eth1")
+    made = gtp_pkt(SRC4, DST4, 5, user4(), ttl=1)
+    err = IP(src="10.0.12.1", dst=SRC4, ttl=64, tos=0xC0, id=0) / ICMP(type=11, code=0) / Raw(bytes(made)[:576 - 28])
+    res.expect(eth1=[tx(err, "eth1")])
 
 
 def test_gtp4_e_vpp_vector(run_sr6):
