@@ -309,17 +309,26 @@ def test_gtp4_e_upper_layer_not_ip(run_sr6):
 
 @pytest.mark.parametrize("psc", [None, (0, 9, 1), (0, 1, 0)], ids=["no_container", "dl_qfi9_rqi", "dl_qfi1"])
 @pytest.mark.parametrize("inner", [user6, user4], ids=["ipv6", "ipv4"])
-def test_round_trip_restores_the_gtp_u_packet(run_sr6, psc, inner):
+@pytest.mark.parametrize("sids,srcs", [(E_SID, E_SRC_PREFIX), ("fc00:3:0:2000::/52", "fc00:7::/61")],
+                         ids=["56_64", "52_61"])
+def test_round_trip_restores_the_gtp_u_packet(run_sr6, psc, inner, sids, srcs):
     # Router 1: H.M.GTP4.D whose sr-prefix is router 2's End.M.GTP4.E SIDs and whose
-    # src-prefix puts the IPv4 source at bit 64, where router 2 looks for it.
-    d = config(f"ip route add {UPF}/32 encap seg6local action H.M.GTP4.D sr-prefix {E_SID} "
-               f"src-prefix {E_SRC_PREFIX} dev eth2")
-    e = config(E_LINE, f"ip route add {UPF}/32 via 10.0.12.2 dev eth1")
+    # src-prefix puts the IPv4 source where router 2 looks for it (v4src-position = its
+    # length); lengths that are not multiples of 8 too.
+    d = config(f"ip route add {UPF}/32 encap seg6local action H.M.GTP4.D sr-prefix {sids} "
+               f"src-prefix {srcs} dev eth2")
+    pos = ipaddress.IPv6Network(srcs).prefixlen
+    e = config(f"ip -6 route add {sids} encap seg6local action End.M.GTP4.E v4src-position {pos} dev eth0",
+               f"ip route add {UPF}/32 via 10.0.12.2 dev eth1")
     orig = gtp_pkt(GNB, UPF, 0xDEADBEEF, inner(), psc=psc, ttl=64, tos=0x2C)
     r1 = run_sr6(d, [rx(orig)])
-    # The SIDs are behind C (fc00:3::/48, eth2).
+    # The SIDs are behind C (fc00:3::/48, eth2); the layouts are the RFC's (a
+    # mistake both routers made alike would not show in the round trip).
+    qfi, r = (psc[1], psc[2]) if psc else (0, 0)
+    mid = IPv6(src=v4_in_src(srcs, GNB), dst=gtp4_sid(sids, UPF, args_mob_session(qfi=qfi, r=r, teid=0xDEADBEEF)),
+               hlim=63, tc=0x2C, nh=nh_of(inner())) / inner()
+    r1.expect(eth2=[tx(mid, "eth2")])
     srv6 = r1.frames("eth2")
-    assert len(srv6) == 1
     r2 = run_sr6(e, [rx(IPv6(l3(srv6[0])), "eth2")], in_dev="eth2")
     # Field for field but the TTL (one less per router) and the header checksum.
     back = orig.copy()
