@@ -1,6 +1,6 @@
 //! Fuzz target: feeds the input to every `sr6-wire` parser, layer by layer
 //! (Ethernet -> IPv4/IPv6 -> extension chain -> SRH -> TLVs/HMAC ->
-//! UDP/ICMPv6), calls every getter, and also parses the raw input directly
+//! UDP/GTP-U/ICMPv6), calls every getter, and also parses the raw input directly
 //! with each view. Any panic is a bug: after `new_checked` no accessor may
 //! panic, and unchecked views must not panic either.
 //!
@@ -46,6 +46,12 @@ fn srh(bytes: &[u8]) {
 fn udp_icmp(upper: &[u8]) {
     let u = UdpPacket::new_unchecked(upper);
     sink((u.check_len(), u.src_port(), u.dst_port(), u.len(), u.checksum()));
+    // GTP-U (3GPP TS 29.281) over the UDP payload, and over the bytes as they are.
+    for b in [upper.get(8..).unwrap_or_default(), upper] {
+        let g = GtpuPacket::new_unchecked(b);
+        sink((g.check_len(), g.version(), g.msg_type(), g.length(), g.teid(), g.seq(), g.npdu()));
+        sink((g.header_len(), g.pdu_session(), g.payload().len(), GtpuRepr::parse(&g)));
+    }
     let i = Icmpv6Packet::new_unchecked(upper);
     sink((i.check_len(), i.msg_type(), i.code(), i.checksum(), i.param()));
     sink((i.payload(), i.is_error()));

@@ -8,7 +8,7 @@
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
-use sr6_core::behaviour::{by_keyword, replace_csid, Behaviour, Flavor, Param, TABLE};
+use sr6_core::behaviour::{by_keyword, mobile, replace_csid, Behaviour, Flavor, Param, TABLE};
 use sr6_core::spec::{
     CsidLengths, CsidPolicy, CsidScheme, Flavors, PathSpec, Prefix, RouteKind, RouteSpec, Seg6Encap, Seg6Mode,
     SidAction, SidParams, SrhParam, MAIN_TABLE,
@@ -272,9 +272,10 @@ pub(crate) fn parse_route(p: &mut P, verb: Verb, line: usize) -> Result<Item, PE
                     RouteKind::Seg6 { encap, via: via.map(|v| v.0), dev: dev_name }
                 }
                 Some((Encap::Local { action }, _)) => {
-                    if fam == Fam::V4 {
-                        return Err(PErr::at(pfx_tok, "a seg6local route (a local SID) needs an IPv6 prefix")
-                            .exp("an IPv6 prefix"));
+                    // An IPv6 prefix (an IPv4 one for H.M.GTP4.D), with room for what
+                    // an RFC 9433 SID carries.
+                    if let Err((m, e)) = sr6_core::behaviour::mobile::check_route(&action, &prefix) {
+                        return Err(PErr::at(pfx_tok, m).exp(e));
                     }
                     if let Some(v) = forwarding_words.iter().find(|t| t.text == "via") {
                         return Err(PErr::at(
@@ -597,6 +598,32 @@ fn parse_seg6local<'a>(p: &mut P<'a>, kw: &Tok) -> Result<Encap<'a>, PErr> {
                     }
                     params.burst = Some(n);
                 }
+                Param::V4SrcPosition => {
+                    let t = p.value(w, hint)?;
+                    let n = value::u32_of(t, hint)?;
+                    let n = u8::try_from(n).ok().filter(|n| *n <= 96).ok_or_else(|| {
+                        PErr::at(t, format!("v4src-position {n} leaves no room for 32 bits")).exp(hint)
+                    })?;
+                    params.v4src_position = Some(n);
+                }
+                Param::SrPrefix | Param::SrcPrefix => {
+                    let t = p.value(w, hint)?;
+                    let (a, l) = v6_prefix(t, hint)?;
+                    let (max, what) = if param == Param::SrPrefix {
+                        (mobile::MAX_SID_PREFIX, "the IPv4 destination and Args.Mob.Session need 72")
+                    } else {
+                        (mobile::MAX_SRC_PREFIX, "the IPv4 source needs 32")
+                    };
+                    if l > max {
+                        let m = format!("{}/{l} leaves {} bits; {what} (RFC 9433 §6.6-6.7)", a, 128 - l);
+                        return Err(PErr::at(t, m).exp(hint));
+                    }
+                    if param == Param::SrPrefix {
+                        params.sr_prefix = Some((a, l));
+                    } else {
+                        params.src_prefix = Some((a, l));
+                    }
+                }
             }
             continue;
         }
@@ -657,6 +684,14 @@ fn parse_seg6local<'a>(p: &mut P<'a>, kw: &Tok) -> Result<Encap<'a>, PErr> {
         return Err(PErr::at(b, format!("{} requires {m}", d.keyword)).exp(m));
     }
     Ok(Encap::Local { action: SidAction { behaviour: d, params, flavors, count } })
+}
+
+/// An IPv6 prefix `P/LEN` (host bits zero), as `sr-prefix` and `src-prefix` take.
+fn v6_prefix(t: &Tok, hint: &str) -> Result<(Ipv6Addr, u8), PErr> {
+    match value::prefix_of(t)? {
+        Prefix::V6(a, l) => Ok((a, l)),
+        Prefix::V4(..) => Err(PErr::at(t, format!("`{}` is an IPv4 prefix", t.text)).exp(hint)),
+    }
 }
 
 /// `srh [csid ...] segs S1,...,Sn [hmac K]` (in any order).

@@ -396,7 +396,8 @@ pub struct SidParams {
     pub iif: Option<String>,
     /// `src ADDR` — End.AS's outer source (the draft's CACHE.SA).
     pub src: Option<Ipv6Addr>,
-    /// `segs S1,...,Sn` — End.AS's segment list in travel order (CACHE.LIST).
+    /// `segs S1,...,Sn` — End.AS's segment list in travel order (CACHE.LIST), or the
+    /// segments H.M.GTP4.D visits before its last SID.
     pub segs: Option<Vec<Ipv6Addr>>,
     /// `group-bits I` — End.Limit's group-id length (RFC 9433 §6.8).
     pub group_bits: Option<u8>,
@@ -404,6 +405,13 @@ pub struct SidParams {
     pub rate: Option<u32>,
     /// `burst BYTES` — End.Limit's bucket depth.
     pub burst: Option<u32>,
+    /// `v4src-position N` — where End.M.GTP4.E finds the IPv4 source in the IPv6
+    /// source, in bits (RFC 9433 §6.6).
+    pub v4src_position: Option<u8>,
+    /// `sr-prefix P/LEN` — H.M.GTP4.D's last SID prefix (RFC 9433 §6.7).
+    pub sr_prefix: Option<(Ipv6Addr, u8)>,
+    /// `src-prefix P/LEN` — H.M.GTP4.D's IPv6 source prefix (RFC 9433 §6.6 Fig. 10).
+    pub src_prefix: Option<(Ipv6Addr, u8)>,
 }
 
 /// One local SID: `encap seg6local action BEHAVIOUR PARAMS [flavors ...] [count]`.

@@ -106,9 +106,10 @@ impl Endpoint {
         sr6_core::behaviour::by_keyword(keyword).map(Endpoint)
     }
 
-    /// Every row, in table order.
+    /// Every row, in table order, but the GTP-U translations of RFC 9433, whose
+    /// traffic the tester does not make yet.
     pub fn all() -> impl Iterator<Item = Endpoint> {
-        TABLE.iter().copied().map(Endpoint)
+        TABLE.iter().copied().filter(|r| !sr6_core::behaviour::mobile::is_gtp(r)).map(Endpoint)
     }
 
     /// The row.
@@ -286,16 +287,20 @@ impl Behavior {
         }
     }
 
-    /// Position in [`Behavior::all`].
+    /// Position in [`Behavior::all`] (the measured rows come first in the table, so a
+    /// row's index is its position among them).
     fn rank(self) -> usize {
+        fn rows() -> usize {
+            Endpoint::all().count()
+        }
         match self {
             Behavior::Endpoint(e) => TRANSIT.len() + e.index(),
             Behavior::ProxyReturn(r) => {
-                TRANSIT.len() + TABLE.len() + PROXY_RETURN.iter().position(|x| x == r).unwrap_or(PROXY_RETURN.len())
+                TRANSIT.len() + rows() + PROXY_RETURN.iter().position(|x| x == r).unwrap_or(PROXY_RETURN.len())
             }
             Behavior::NextCsid(c) => {
                 let i = NEXT_CSID.iter().position(|x| x == c).unwrap_or(NEXT_CSID.len());
-                TRANSIT.len() + TABLE.len() + PROXY_RETURN.len() + i
+                TRANSIT.len() + rows() + PROXY_RETURN.len() + i
             }
             t => TRANSIT.iter().position(|x| *x == t).expect("every other variant is a head-end scenario"),
         }
@@ -552,12 +557,14 @@ mod tests {
     #[test]
     fn every_table_row_is_a_behaviour() {
         let all = Behavior::all();
-        for row in TABLE {
+        // The GTP-U translations are not measured yet.
+        let rows: Vec<_> = TABLE.iter().filter(|r| !sr6_core::behaviour::mobile::is_gtp(r)).collect();
+        for row in &rows {
             let b = Behavior::parse(row.keyword).unwrap_or_else(|| panic!("{} is missing", row.keyword));
             assert!(all.contains(&b), "{}", row.keyword);
             assert_eq!(b.endpoint().map(|r| r.keyword), Some(row.keyword));
         }
-        assert_eq!(all.len(), TRANSIT.len() + TABLE.len() + PROXY_RETURN.len() + NEXT_CSID.len());
+        assert_eq!(all.len(), TRANSIT.len() + rows.len() + PROXY_RETURN.len() + NEXT_CSID.len());
         for (i, b) in all.iter().enumerate() {
             assert_eq!(b.rank(), i, "{}", b.name());
             assert_eq!(b.is_transit(), i < TRANSIT.len(), "{}", b.name());

@@ -9,7 +9,8 @@
 mod common;
 
 use proptest::prelude::*;
-use sr6_core::packet::PacketBuf;
+use sr6_core::drop::DropReason;
+use sr6_core::packet::{PacketBuf, Verdict};
 use sr6_core::pipeline::Worker;
 use sr6_core::tables::Tables;
 
@@ -138,10 +139,41 @@ fn frame4(l3: &[u8]) -> Vec<u8> {
     f
 }
 
+/// UDP 2152 -> 2152 (no checksum) + a GTP-U header of message type `ty` (255: a T-PDU)
+/// + `tpdu`.
+fn gtpu(ty: u8, tpdu: &[u8]) -> Vec<u8> {
+    let ulen = (16 + tpdu.len()) as u16;
+    let mut u = vec![0x08, 0x68, 0x08, 0x68];
+    u.extend_from_slice(&ulen.to_be_bytes());
+    u.extend_from_slice(&[0, 0, 0x30, ty]);
+    u.extend_from_slice(&(tpdu.len() as u16).to_be_bytes());
+    u.extend_from_slice(&[0, 0, 0, 1]);
+    u.extend_from_slice(tpdu);
+    u
+}
+
+/// The GTP-U frames of the RFC 9433 routes of fast_path.conf, at TTL / hop limit `hl`:
+/// T-PDUs (IPv6, IPv4) and an Echo Request to the H.M.GTP4.D addresses, and SRv6 to an
+/// End.M.GTP4.E SID carrying 20.5.5.5, QFI 9 and TEID 1 (with Segments Left 0 and 1).
+fn gtp_frames(hl: u8, udp: &[u8]) -> Vec<Vec<u8>> {
+    let mut v = Vec::new();
+    for dst in [[20, 7, 0, 1], [20, 8, 1, 1]] {
+        for g in [gtpu(255, &inner6("fc00:3::4", 9)), gtpu(255, &ip4([20, 5, 5, 5], 9, 0, false, udp)), gtpu(1, &[])] {
+            v.push(frame4(&ip4(dst, hl, 0, false, &g)));
+        }
+    }
+    let sid = "fc00:1:9:1405:505:2400:0:100";
+    v.push(frame("fc00:9::1", sid, hl, Some((&[sid], 0, 4)), &ip4([20, 5, 5, 5], 9, 0, false, udp)));
+    v.push(frame("fc00:9::1", sid, hl, Some((&[sid], 0, 41)), &inner6("fc00:3::4", 9)));
+    v.push(frame("fc00:9::1", sid, hl, Some((&["fc00:3::1", sid], 1, 41)), &inner6("fc00:3::4", 9)));
+    v
+}
+
 fn frames() -> Vec<Vec<u8>> {
     let udp: &[u8] = &[0, 1, 0, 2, 0, 12, 0, 0, 9, 9, 9, 9];
     let mut v = common::example_frames();
     for hl in [64, 2, 1] {
+        v.extend(gtp_frames(hl, udp));
         v.push(frame("fc00:a::2", "fc00:2::9", hl, None, udp));
         v.push(frame("fc00:a::2", "fc00:3::9", hl, None, udp));
         v.push(frame("fc00:a::2", "fc00:23::77", hl, None, udp));
@@ -1001,6 +1033,29 @@ fn hop_by_hop_frames_take_the_general_path_and_are_judged_by_their_options() {
 
 /// REPLACE-C-SID (RFC 9800 §4.2) is the general path's: End, End.X and End.T with the
 /// flavour (PSP too) are never taken by the fast path, whose results are the same.
+/// The RFC 9433 translations have no fast step: their frames, which the general path
+/// translates, the fast path declines.
+#[test]
+fn gtp_translations_stay_on_the_general_path() {
+    let t = tables();
+    let udp: &[u8] = &[0, 1, 0, 2, 0, 12, 0, 0, 9, 9, 9, 9];
+    let fs = gtp_frames(64, udp);
+    for (i, f) in fs.iter().enumerate() {
+        let (p, w) = run(&t, true, f, 0);
+        assert_eq!(w.fast_hits, 0, "frame {i}");
+        same(&t, f, 0).unwrap();
+        // Translated and sent out eth1, but the Echo Requests (dropped) and the frame
+        // with Segments Left 1 (an ICMPv6 error to fc00:9::1, whose route is a policy
+        // towards eth2).
+        let want = match i {
+            2 | 5 => Verdict::Drop(DropReason::GtpuSignalling),
+            8 => Verdict::Tx(2),
+            _ => Verdict::Tx(1),
+        };
+        assert_eq!(p.verdict, want, "frame {i}");
+    }
+}
+
 #[test]
 fn replace_csid_stays_on_the_general_path() {
     let extra = "ip -6 route add 2001:db8::/32 via fc00:12::2 dev eth1\n\

@@ -50,6 +50,10 @@ fn exercise(data: &[u8]) {
 
     let u = UdpPacket::new_unchecked(data);
     let _ = (u.check_len(), u.src_port(), u.dst_port(), u.len(), u.checksum());
+    let g = GtpuPacket::new_unchecked(data);
+    let _ = (g.check_len(), g.version(), g.msg_type(), g.length(), g.teid(), g.seq(), g.npdu());
+    let _ = (g.header_len(), g.pdu_session(), g.payload().len());
+    let _ = GtpuRepr::parse(&g);
     let a6 = std::net::Ipv6Addr::LOCALHOST;
 
     let i = Icmpv6Packet::new_unchecked(data);

@@ -24,6 +24,8 @@
 //! - [`srh`]: the Segment Routing Header (RFC 8754 §2).
 //! - [`tlv`]: SRH TLVs, Pad1/PadN/HMAC (RFC 8754 §2.1).
 //! - [`udp`]: the UDP header (RFC 768).
+//! - [`gtpu`]: the GTP-U header and its PDU Session Container (3GPP TS 29.281 §5,
+//!   TS 38.415 §5.5.2), for RFC 9433's translation.
 //! - [`icmpv6`]: ICMPv6 (RFC 4443), incl. the SRv6 error codes (RFC 8754, RFC 8986).
 //! - [`icmpv4`]: the ICMP (IPv4) error header (RFC 792, RFC 1812 §4.3.2).
 //! - [`checksum`]: the Internet checksum (RFC 1071, RFC 1624).
@@ -41,6 +43,7 @@ mod error;
 pub mod ethernet;
 pub mod ext;
 pub mod fixed;
+pub mod gtpu;
 pub mod icmpv4;
 pub mod icmpv6;
 pub mod ipv4;
@@ -54,6 +57,7 @@ pub mod udp;
 pub use error::{Error, Result};
 pub use ethernet::{EthernetFrame, ETHERTYPE_ARP, ETHERTYPE_IPV4, ETHERTYPE_IPV6, ETHERTYPE_VLAN};
 pub use ext::{walk_chain, ChainInfo, ExtHeader, FragmentHeader, RoutingInfo};
+pub use gtpu::{GtpuPacket, GtpuRepr, PduSession};
 pub use icmpv4::{Icmpv4Packet, Icmpv4Repr};
 pub use icmpv6::{Icmpv6Packet, Icmpv6Repr};
 pub use ipv4::{Ipv4Packet, Ipv4Repr};

@@ -17,6 +17,8 @@
 //!   §4.14);
 //! - [`end_map`]: End.MAP (RFC 9433 §6.2);
 //! - [`end_limit`]: End.Limit (RFC 9433 §6.8);
+//! - [`mobile`]: the GTP-U translations of RFC 9433, H.M.GTP4.D (on IPv4 routes) and
+//!   End.M.GTP4.E;
 //! - [`proxy`]: the SR proxies End.AS, End.AD, End.EAD4/End.EAD6 and End.AM
 //!   (draft-ietf-spring-sr-service-programming §6), whose second part — packets coming
 //!   back from the service function — is an inbound policy of a device.
@@ -46,6 +48,7 @@ pub mod end_map;
 pub mod endpoint;
 pub mod headend;
 pub mod hmac_check;
+pub mod mobile;
 pub mod next;
 pub mod next_csid;
 mod params;
@@ -94,6 +97,9 @@ pub enum Takes {
     /// The last segment (Segments Left 0, or no SRH) and an inner packet of this type,
     /// which it decapsulates.
     Inner(Inner),
+    /// GTP-U (UDP to port 2152) over IPv4, to an address of the route's IPv4 prefix
+    /// (H.M.GTP4.D, RFC 9433 §6.7): the one kind of row written on an IPv4 route.
+    Gtpu4,
 }
 
 /// The inner packet of a decapsulating behaviour.
@@ -157,6 +163,8 @@ pub static TABLE: &[&Behaviour] = &[
     &proxy::dynamic::END_EAD6,
     &proxy::masquerade::END_AM,
     &end_limit::END_LIMIT,
+    &mobile::gtp4_d::H_M_GTP4_D,
+    &mobile::gtp4_e::END_M_GTP4_E,
 ];
 
 /// Looks a behaviour up by its iproute2 keyword (case-sensitive, as iproute2 is).

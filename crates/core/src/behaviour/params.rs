@@ -28,7 +28,8 @@ pub enum Param {
     Iif,
     /// `src ADDR`: the outer source End.AS restores (the draft's CACHE.SA).
     Src,
-    /// `segs S1,...,Sn`: the segment list End.AS restores, in travel order (CACHE.LIST).
+    /// `segs S1,...,Sn`: the segment list End.AS restores, in travel order (CACHE.LIST);
+    /// the segments H.M.GTP4.D visits before its last SID.
     Segs,
     /// `group-bits I`: End.Limit's group-id length in the argument (RFC 9433 §6.8).
     GroupBits,
@@ -36,11 +37,21 @@ pub enum Param {
     Rate,
     /// `burst BYTES`: End.Limit's bucket depth.
     Burst,
+    /// `v4src-position N`: the bit of the IPv6 source where End.M.GTP4.E finds the
+    /// IPv4 source (RFC 9433 §6.6 Fig. 10: the Source UPF Prefix's length; VPP's
+    /// `v4src_position`).
+    V4SrcPosition,
+    /// `sr-prefix P/LEN`: the prefix H.M.GTP4.D's last SID starts with, the IPv4
+    /// destination and Args.Mob.Session after it (RFC 9433 §6.7 Fig. 11).
+    SrPrefix,
+    /// `src-prefix P/LEN`: the prefix H.M.GTP4.D's IPv6 source starts with, the IPv4
+    /// source after it (RFC 9433 §6.6 Fig. 10; VPP's `v6src_prefix`).
+    SrcPrefix,
 }
 
 impl Param {
     /// Every kind, in the order they are displayed.
-    pub const ALL: [Param; 13] = [
+    pub const ALL: [Param; 16] = [
         Param::Nh6,
         Param::Nh4,
         Param::Oif,
@@ -54,6 +65,9 @@ impl Param {
         Param::GroupBits,
         Param::Rate,
         Param::Burst,
+        Param::SrPrefix,
+        Param::SrcPrefix,
+        Param::V4SrcPosition,
     ];
 
     /// The keyword introducing the parameter.
@@ -72,6 +86,9 @@ impl Param {
             Param::GroupBits => "group-bits",
             Param::Rate => "rate",
             Param::Burst => "burst",
+            Param::V4SrcPosition => "v4src-position",
+            Param::SrPrefix => "sr-prefix",
+            Param::SrcPrefix => "src-prefix",
         }
     }
 
@@ -89,6 +106,9 @@ impl Param {
             Param::GroupBits => "a number of bits, 0 to 16 (the group id after the SID's prefix)",
             Param::Rate => "a rate in kbit/s (when the SID's limit-rate is 0)",
             Param::Burst => "a number of bytes (the token bucket's depth)",
+            Param::V4SrcPosition => "a bit position, 0 to 96 (where the IPv4 source starts in the IPv6 source)",
+            Param::SrPrefix => "an IPv6 prefix P/LEN, LEN <= 56 (the last SID's locator and function)",
+            Param::SrcPrefix => "an IPv6 prefix P/LEN, LEN <= 96 (the IPv6 source's prefix)",
         }
     }
 
@@ -105,6 +125,8 @@ impl Param {
             Param::GroupBits => "I",
             Param::Rate => "KBPS",
             Param::Burst => "BYTES",
+            Param::V4SrcPosition => "N",
+            Param::SrPrefix | Param::SrcPrefix => "P/LEN",
         }
     }
 
@@ -128,6 +150,9 @@ impl Param {
             Param::GroupBits => p.group_bits.is_some(),
             Param::Rate => p.rate.is_some(),
             Param::Burst => p.burst.is_some(),
+            Param::V4SrcPosition => p.v4src_position.is_some(),
+            Param::SrPrefix => p.sr_prefix.is_some(),
+            Param::SrcPrefix => p.src_prefix.is_some(),
         }
     }
 
@@ -153,6 +178,9 @@ impl Param {
             Param::GroupBits => p.group_bits.map(|x| write!(o, " group-bits {x}")),
             Param::Rate => p.rate.map(|x| write!(o, " rate {x}")),
             Param::Burst => p.burst.map(|x| write!(o, " burst {x}")),
+            Param::V4SrcPosition => p.v4src_position.map(|x| write!(o, " v4src-position {x}")),
+            Param::SrPrefix => p.sr_prefix.map(|(a, l)| write!(o, " sr-prefix {a}/{l}")),
+            Param::SrcPrefix => p.src_prefix.map(|(a, l)| write!(o, " src-prefix {a}/{l}")),
         };
     }
 }

@@ -212,6 +212,26 @@ fn local_sid(t: &Tables, w: &mut Worker, p: &mut PacketBuf, i: u32) -> Next {
     next
 }
 
+/// An IPv4 packet for the local SID `i` of an IPv4 route (H.M.GTP4.D, RFC 9433 §6.7),
+/// counted as [`local_sid`] counts.
+#[cold]
+#[inline(never)]
+fn local_sid4(t: &Tables, w: &mut Worker, p: &mut PacketBuf, i: u32) -> Next {
+    let Some(sid) = t.sids.get(i as usize) else {
+        return Next::drop(DropReason::NoRoute);
+    };
+    let len = p.len() as u64;
+    let icmp_before = w.counters.icmp_sent;
+    let next = crate::behaviour::mobile::input4(t, p, sid);
+    let next = w.step(t, p, next);
+    if matches!(next, Next::Done(Verdict::Drop(_))) || w.counters.icmp_sent != icmp_before {
+        w.counters.sids.error(i as usize);
+    } else {
+        w.counters.sids.count(i as usize, len);
+    }
+    next
+}
+
 /// Head-end policy `i` on an IPv6 packet (RFC 8986 §5), after the forwarding step of
 /// RFC 8200 §3 when `forward`.
 pub(crate) fn policy6(t: &Tables, w: &mut Worker, p: &mut PacketBuf, i: u32, forward: bool) -> Next {
@@ -359,7 +379,7 @@ fn dispatch4(t: &Tables, w: &mut Worker, p: &mut PacketBuf, route: Option<Route>
         Some(Route::Local) => Next::Done(output::local(p, &w.rx_macs, ETHERTYPE_IPV4)),
         Some(Route::Policy(i)) => policy4(t, w, p, i, forward),
         Some(Route::Blackhole) => Next::drop(DropReason::Blackhole),
-        Some(Route::Sid(_)) => Next::drop(DropReason::NoRoute),
+        Some(Route::Sid(i)) => local_sid4(t, w, p, i),
         Some(Route::Unreachable) => icmp::unreachable4(t, w, p),
         None => icmp::no_route4(t, w, p),
     }

@@ -462,9 +462,10 @@ impl<'a> Builder<'a> {
                         Some(d) => Some(self.dev(d, r.line)?),
                         None => None,
                     };
-                    let Prefix::V6(..) = r.prefix else {
-                        return err(r.line, "a local SID must be an IPv6 prefix");
-                    };
+                    // An IPv6 prefix, or an IPv4 one for H.M.GTP4.D (RFC 9433 §6.7).
+                    if let Err((m, _)) = crate::behaviour::mobile::check_route(action, &r.prefix) {
+                        return err(r.line, m);
+                    }
                     let b = action.behaviour;
                     // The parser checks these too; the builder must not trust its caller.
                     if let Some(p) = b.required.iter().find(|p| !p.is_set(&action.params)) {

@@ -235,6 +235,8 @@ fn shape(b: Behavior, stream: u16) -> (Encap, Inner) {
         Some(Takes::Segment) => (Encap::Srh(1), ip_inner(b.inner_ipv4(stream))),
         Some(Takes::Inner(table::Inner::Ethernet)) => (Encap::Srh(0), Inner::Eth),
         Some(Takes::Inner(_)) => (Encap::Srh(0), ip_inner(b.inner_ipv4(stream))),
+        // H.M.GTP4.D: not measured yet (`plan::unsupported`); plain IPv4.
+        Some(Takes::Gtpu4) => (Encap::None, Inner::V4),
     }
 }
 
