@@ -15,7 +15,8 @@ namespace (`ip netns exec NS python3 gtpu.py ...`). Standard library only.
       UDP. With --answer-echo, an Echo Request (type 1) is answered with an Echo Response
       (type 2) carrying its sequence number and a Recovery IE (TS 29.281 §7.2.2). Prints
       {"received", "unique", "teids": {TEID: n}, "qfis": {QFI: n}, "inner": {"SRC>DST":
-      n}, "bad": n, "echo_requests": n, "end_markers": n} as JSON; writes "ready" to
+      n}, "from": {"ADDR:PORT": n}, "bad": n, "echo_requests": n, "end_markers": n} as
+      JSON (T-PDUs counted by TEID, QFI, inner addresses and sender); writes "ready" to
       stderr once bound.
   gtpu.py echo LOCAL PEER TIMEOUT_S [--port P]
       Sends one Echo Request and waits for the Echo Response with the same sequence
@@ -139,7 +140,7 @@ def send(local, peer, teid, qfi, count, rate, isrc, idst, ul, port):
 def recv(local, count, idle, answer_echo, port):
     s = sock(local, port)
     s.settimeout(idle)
-    out = {"received": 0, "unique": 0, "teids": {}, "qfis": {}, "inner": {}, "bad": 0,
+    out = {"received": 0, "unique": 0, "teids": {}, "qfis": {}, "inner": {}, "from": {}, "bad": 0,
            "echo_requests": 0, "end_markers": 0}
     seen = set()
     sys.stderr.write("ready\n")
@@ -166,7 +167,8 @@ def recv(local, count, idle, answer_echo, port):
             out["bad"] += 1
             continue
         out["received"] += 1
-        for k, v in (("teids", str(teid)), ("qfis", str(qfi or 0)), ("inner", f"{src}>{dst}")):
+        sender = f"{frm[0]}:{frm[1]}"
+        for k, v in (("teids", str(teid)), ("qfis", str(qfi or 0)), ("inner", f"{src}>{dst}"), ("from", sender)):
             out[k][v] = out[k].get(v, 0) + 1
         seen.add(n)
     out["unique"] = len(seen)

@@ -106,6 +106,7 @@ def test_recv_counts_scapy_tpdus_and_refuses_malformed():
     assert out["teids"] == {"7": 2, "8": 2, "9": 1}, out
     assert out["qfis"] == {"0": 2, "5": 3}, out
     assert out["inner"] == {"10.2.0.1>10.3.0.1": 5}, out
+    assert list(out["from"].values()) == [5] and list(out["from"])[0].startswith("127.0.0.1:"), out
 
 
 def test_recv_answers_a_scapy_echo_request():
