@@ -13,6 +13,8 @@ Writes:
                           routed C-SIDs of other nodes;
   OUTDIR/router-proxies.conf  router.conf and SR proxies (End.AD and End.AS on 4 function
                           links each, 100 End.AM on a fifth), for the proxies' workloads;
+  OUTDIR/router-mobile.conf   router.conf and RFC 9433's GTP-U translations (100
+                          H.M.GTP4.D UPF addresses, 100 End.M.GTP4.E SIDs);
   OUTDIR/<behaviour>.pcap one capture per behaviour, FRAMES frames each, every frame
                           hitting a different SID / prefix of that behaviour;
   OUTDIR/workloads.tsv    name, pcap, ingress device, goal (instructions/packet or -),
@@ -356,6 +358,57 @@ def proxy_workloads(w, proxies, rp, n):
     return out
 
 
+# --- The mobile user plane (RFC 9433 §6.6, §6.7) ----------------------------------------------
+GTP_SR_PREFIX = 0xFC000006 << 96      # H.M.GTP4.D's sr-prefix fc00:6::/48 (routed to eth1)
+GTP_SRC_PREFIX = 0xFC00000A0005 << 80  # its src-prefix fc00:a:5::/64
+GTP4E_LOC = 0xFC00000E << 96           # End.M.GTP4.E SIDs fc00:e:K::/48
+
+
+def add_mobile(w, rm):
+    """Appends 100 H.M.GTP4.D UPF addresses (10.200.K.1/32) and 100 End.M.GTP4.E SIDs to
+    the config, with their own generator `rm`. Returns (UPF addresses, E SIDs)."""
+    d = "eth1"
+    w.out("ip -6 route add %s/48 via %s dev %s" % (a6(GTP_SR_PREFIX), rm.choice(w.nh6[d]), d))
+    upfs, sids = [], []
+    for k in range(100):
+        upf = 0x0AC80001 | k << 8
+        segs = a6(w.host_main6())
+        w.out("ip route add %s/32 encap seg6local action H.M.GTP4.D sr-prefix %s/48 src-prefix %s/64 segs %s dev eth1"
+              % (a4(upf), a6(GTP_SR_PREFIX), a6(GTP_SRC_PREFIX), segs))
+        upfs.append(upf)
+        sid = GTP4E_LOC | (0x100 + k) << 80
+        w.out("ip -6 route add %s/48 encap seg6local action End.M.GTP4.E v4src-position 64 dev eth0" % a6(sid))
+        sids.append(sid)
+    return upfs, sids
+
+
+def gtpu_tpdu(teid, qfi, inner):
+    """GTP-U T-PDU (TS 29.281 §5.1) with an uplink PDU Session Container (TS 38.415)."""
+    body = bytes(inner)
+    ext = bytes([1, 0x10, qfi, 0])
+    return struct.pack("!BBHIHBB", 0x34, 255, 4 + len(ext) + len(body), teid, 0, 0, 0x85) + ext + body
+
+
+def mobile_workloads(w, upfs, sids, rm, n):
+    """H.M.GTP4.D: GTP-U/UDP/IPv4 from a gNB on eth0 to a UPF address; End.M.GTP4.E: the
+    SRv6 packet H.M.GTP4.D makes (no SRH, at the last SID) for an IPv4 UPF in a main /24."""
+    def inner():
+        return IP(src="20.0.0.1", dst=a4(w.host24()), ttl=64) / UDP(sport=1024, dport=5000) / Raw(PAYLOAD)
+
+    d = []
+    for _ in range(n):
+        g = gtpu_tpdu(rm.getrandbits(32), 9, inner())
+        d.append(eth(0, IP(src="10.0.1.2", dst=a4(rm.choice(upfs)), ttl=64) / UDP(sport=2152, dport=2152) / Raw(g)))
+    e = []
+    for _ in range(n):
+        v4dst = w.host24()
+        args = 9 << 34 | rm.getrandbits(32)  # QFI 9, R 0, U 0, TEID (RFC 9433 §6.1)
+        dst = rm.choice(sids) | v4dst << 48 | args << 8
+        src = GTP_SRC_PREFIX | 0x0A000102 << 32
+        e.append(eth(0, IPv6(src=a6(src), dst=a6(dst), nh=4, hlim=64) / inner()))
+    return [("H.M.GTP4.D", d, "eth0", "-", "-"), ("End.M.GTP4.E", e, "eth0", "-", "-")]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("outdir")
@@ -398,6 +451,14 @@ def main():
     with open(os.path.join(a.outdir, "router-proxies.conf"), "w") as f:
         f.write("\n".join(w.lines) + "\n")
     del w.lines[base:]
+    # The same for the mobile user plane.
+    saved = w.r.getstate()
+    w.r = random.Random(a.seed + 9433)
+    upfs, gtp4e = add_mobile(w, random.Random(a.seed + 9434))
+    with open(os.path.join(a.outdir, "router-mobile.conf"), "w") as f:
+        f.write("\n".join(w.lines) + "\n")
+    del w.lines[base:]
+    w.r.setstate(saved)
 
     r = w.r
     N = a.frames
@@ -464,6 +525,8 @@ def main():
         wl.append((name + "-next-csid", frames, "eth0", "160"))
     wl = [x + ("-", "router.conf") for x in wl]
     wl += [x + ("router-proxies.conf",) for x in proxy_workloads(w, proxies, random.Random(a.seed + 28), N)]
+    w.r = random.Random(a.seed + 9435)
+    wl += [x + ("router-mobile.conf",) for x in mobile_workloads(w, upfs, gtp4e, random.Random(a.seed + 9436), N)]
     with open(os.path.join(a.outdir, "workloads.tsv"), "w") as f:
         f.write("# name\tpcap\tin_dev\tgoal (instructions/packet)\twarm-up\tconfig\n")
         for name, frames, dev, goal, warm, conf in wl:
