@@ -27,9 +27,6 @@ pub(crate) struct Cmd {
     pub route_devs: Vec<Tok>,
 }
 
-// A route (its SID's parameters) is the large variant; one item per config line lives
-// at a time, so boxing it would buy nothing.
-#[allow(clippy::large_enum_variant)]
 pub(crate) enum Item {
     /// Only names devices (`link set DEV up`, an ignored sysctl).
     Nothing,

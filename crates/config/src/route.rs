@@ -35,7 +35,7 @@ type Paths<'a> = Vec<(PathSpec, Option<&'a Tok>)>;
 
 enum Encap<'a> {
     Seg6 { encap: Seg6Encap, mode_tok: &'a Tok },
-    Local { action: SidAction },
+    Local { action: Box<SidAction> },
 }
 
 pub(crate) fn parse_route(p: &mut P, verb: Verb, line: usize) -> Result<Item, PErr> {
@@ -683,7 +683,7 @@ fn parse_seg6local<'a>(p: &mut P<'a>, kw: &Tok) -> Result<Encap<'a>, PErr> {
         let m = missing.join(" and ");
         return Err(PErr::at(b, format!("{} requires {m}", d.keyword)).exp(m));
     }
-    Ok(Encap::Local { action: SidAction { behaviour: d, params, flavors, count } })
+    Ok(Encap::Local { action: Box::new(SidAction { behaviour: d, params, flavors, count }) })
 }
 
 /// An IPv6 prefix `P/LEN` (host bits zero), as `sr-prefix` and `src-prefix` take.

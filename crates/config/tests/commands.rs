@@ -28,7 +28,7 @@ fn route(src: &str) -> RouteSpec {
 
 fn sid(src: &str) -> SidAction {
     match route(src).kind {
-        RouteKind::Seg6Local { action, .. } => action,
+        RouteKind::Seg6Local { action, .. } => *action,
         k => panic!("{src}: {k:?}"),
     }
 }

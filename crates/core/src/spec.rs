@@ -115,7 +115,7 @@ pub enum RouteKind {
     /// `encap seg6 mode M segs S1,S2 [hmac K] [via NH] dev DEV` (RFC 8986 §5).
     Seg6 { encap: Seg6Encap, via: Option<IpAddr>, dev: Option<String> },
     /// `encap seg6local action B ... dev DEV` (RFC 8986 §4).
-    Seg6Local { action: SidAction, dev: Option<String> },
+    Seg6Local { action: Box<SidAction>, dev: Option<String> },
     /// `nexthop via A dev D weight W nexthop ...`: equal- or weighted-cost multipath
     /// (one path per `nexthop`).
     Multipath { paths: Vec<PathSpec> },

@@ -98,7 +98,7 @@ mod tests {
                 line: 3,
                 table: MAIN_TABLE,
                 prefix: Prefix::V6(v6("fc00:f::1"), 128),
-                kind: RouteKind::Seg6Local { action, dev: Some("eth0".into()) },
+                kind: RouteKind::Seg6Local { action: Box::new(action), dev: Some("eth0".into()) },
             }],
             ..RouterSpec::default()
         };

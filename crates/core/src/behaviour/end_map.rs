@@ -136,7 +136,7 @@ mod tests {
                 fwd(6, "fc00:12::2", 128, None, "eth1"),
                 fwd(7, "fc00:a::", 64, Some("fc00:1::2"), "eth0"),
                 fwd(8, "fc00:2::", 48, Some("fc00:12::2"), "eth1"),
-                route(SID_LINE, sid, RouteKind::Seg6Local { action, dev: Some("eth0".into()) }),
+                route(SID_LINE, sid, RouteKind::Seg6Local { action: Box::new(action), dev: Some("eth0".into()) }),
             ],
             sysctls: vec![SysctlSpec::Forwarding6 { line: 10, dev: DevSel::All, value: true }],
             ..RouterSpec::default()

@@ -480,7 +480,7 @@ impl<'a> Builder<'a> {
                         line: r.line,
                     };
                     let state = (b.build)(&mut sb, action)?;
-                    sids.push(Sid { prefix: r.prefix, behaviour: b, action: action.clone(), state, line: r.line });
+                    sids.push(Sid { prefix: r.prefix, behaviour: b, action: (**action).clone(), state, line: r.line });
                     Route::Sid((sids.len() - 1) as u32)
                 }
             };
