@@ -18,9 +18,11 @@ use crate::skb::{errno, Skb};
 const TAG_SHIFT: u32 = 40;
 const OFF_MASK: u64 = (1 << TAG_SHIFT) - 1;
 const TAG_CTX: u64 = 1;
-const TAG_STACK: u64 = 2;
 const TAG_PKT: u64 = 0x10;
-const TAG_MAP_HANDLE: u64 = 0x11;
+const TAG_MAP_HANDLE: u64 = 0x12;
+/// Frame `i`'s tag is `TAG_STACK + 2 * i`: the tag below each region is no region, so an
+/// offset below 0 never lands in another region.
+const TAG_STACK: u64 = 0x20;
 const TAG_MAP: u64 = 0x100;
 
 /// Bytes of one stack frame (the kernel's MAX_BPF_STACK).
@@ -94,6 +96,11 @@ fn make(tag: u64, off: u64) -> u64 {
     (tag << TAG_SHIFT) | (off & OFF_MASK)
 }
 
+/// The frame pointer of frame `depth`: the top of its 512 bytes.
+fn stack_top(depth: usize) -> u64 {
+    make(TAG_STACK + 2 * depth as u64, STACK_SIZE as u64)
+}
+
 /// The address of byte `off` of the packet, as programs see `skb->data + off`.
 pub fn packet_addr(off: u64) -> u64 {
     make(TAG_PKT, off)
@@ -121,7 +128,9 @@ impl Vm<'_> {
         let off = addr & OFF_MASK;
         let size = match t {
             TAG_PKT => self.skb.data().len() as u64,
-            t if (TAG_STACK..TAG_STACK + FRAMES as u64).contains(&t) => STACK_SIZE as u64,
+            t if (TAG_STACK..TAG_STACK + 2 * FRAMES as u64).contains(&t) && (t - TAG_STACK).is_multiple_of(2) => {
+                STACK_SIZE as u64
+            }
             t if t >= TAG_MAP => match self.maps.get((t - TAG_MAP) as usize) {
                 Some(m) => m.storage().len() as u64,
                 None => return Err(self.oob(addr, len, kind)),
@@ -141,7 +150,7 @@ impl Vm<'_> {
             TAG_PKT => self.skb.data(),
             t if t >= TAG_MAP => self.maps[(t - TAG_MAP) as usize].storage(),
             t => {
-                let f = (t - TAG_STACK) as usize * STACK_SIZE;
+                let f = ((t - TAG_STACK) / 2) as usize * STACK_SIZE;
                 &self.stack[f..f + STACK_SIZE]
             }
         };
@@ -168,7 +177,7 @@ impl Vm<'_> {
                 m.storage_mut()
             }
             t => {
-                let f = (t - TAG_STACK) as usize * STACK_SIZE;
+                let f = ((t - TAG_STACK) / 2) as usize * STACK_SIZE;
                 &mut self.stack[f..f + STACK_SIZE]
             }
         };
@@ -265,7 +274,7 @@ impl Vm<'_> {
         let insns = &self.prog.insns;
         let mut r = [0u64; NREGS];
         r[1] = ctx_addr();
-        r[10] = make(TAG_STACK, STACK_SIZE as u64);
+        r[10] = stack_top(0);
         let mut frames: Vec<Frame> = Vec::new();
         let mut left = budget;
         loop {
@@ -307,7 +316,7 @@ impl Vm<'_> {
                             let depth = frames.len();
                             let f = depth * STACK_SIZE;
                             self.stack[f..f + STACK_SIZE].fill(0);
-                            r[10] = make(TAG_STACK + depth as u64, STACK_SIZE as u64);
+                            r[10] = stack_top(depth);
                             next = (pc as i64 + 1 + i64::from(i.imm)) as usize;
                         }
                         CALL => {
@@ -317,7 +326,7 @@ impl Vm<'_> {
                             None => return Ok(r[0]),
                             Some(f) => {
                                 r[6..10].copy_from_slice(&f.saved);
-                                r[10] = make(TAG_STACK + frames.len() as u64, STACK_SIZE as u64);
+                                r[10] = stack_top(frames.len());
                                 next = f.ret_pc;
                             }
                         },
