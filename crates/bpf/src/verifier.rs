@@ -283,6 +283,10 @@ fn check_insn(insns: &[Insn], second: &[bool], pc: usize, prog: ProgType, nmaps:
                 if !ok {
                     return Err(bad());
                 }
+                // A fetching atomic writes its source register.
+                if i.imm & FETCH != 0 && i.src == FP {
+                    return Err(VerifyError::FramePointerWrite { pc });
+                }
             } else {
                 return Err(bad());
             }

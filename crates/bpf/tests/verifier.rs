@@ -35,6 +35,7 @@ fn refused() {
     assert_eq!(v(&[i(0xff, 0, 0, 0, 0), exit()]), Err(E::BadOpcode { pc: 0, code: 0xff }));
     assert_eq!(v(&[i(ALU64 | MOV | X, 0, 11, 0, 0), exit()]), Err(E::BadRegister { pc: 0, reg: 11 }));
     assert_eq!(v(&[mov(10, 0), exit()]), Err(E::FramePointerWrite { pc: 0 }));
+    assert_eq!(v(&[i(STX | ATOMIC | DW, 1, 10, 0, XCHG), exit()]), Err(E::FramePointerWrite { pc: 0 }));
     assert_eq!(v(&[i(JMP | JA, 0, 0, 5, 0), exit()]), Err(E::JumpOutOfRange { pc: 0, target: 6 }));
     let p = [i(JMP | JA, 0, 0, 1, 0), i(LD | IMM | DW, 0, 0, 0, 0), i(0, 0, 0, 0, 0), exit()];
     assert_eq!(v(&p), Err(E::JumpIntoLdImm64 { pc: 0, target: 2 }));

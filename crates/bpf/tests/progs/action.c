@@ -1,11 +1,12 @@
-/* The actions of bpf_lwt_seg6_action: End.X to fc00::42, End.T in table 117, End.DT6 in
- * table 42, End.B6 and End.B6.Encaps with the SRH <fc00::b1, fc00::b2>. */
+/* The actions of bpf_lwt_seg6_action: End.X to fc00:13::2, End.T and End.DT6 in table
+ * 100, End.B6 and End.B6.Encaps with the SRH <fc00:3::b1, fc00:3::b2> (addresses of the
+ * kernel comparison's topology, tests/oracle/sr6_oracle.py). */
 #include "seg6.h"
 
 SEC("end_x")
 int do_end_x(struct __sk_buff *skb)
 {
-	__u8 nh[16] = { 0xfc, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x42 };
+	__u8 nh[16] = { 0xfc, 0, 0, 0x13, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2 };
 
 	if (bpf_lwt_seg6_action(skb, SEG6_LOCAL_ACTION_END_X, nh, sizeof(nh)))
 		return BPF_DROP;
@@ -15,7 +16,7 @@ int do_end_x(struct __sk_buff *skb)
 SEC("end_t")
 int do_end_t(struct __sk_buff *skb)
 {
-	int table = 117;
+	int table = 100;
 
 	if (bpf_lwt_seg6_action(skb, SEG6_LOCAL_ACTION_END_T, &table, sizeof(table)))
 		return BPF_DROP;
@@ -25,7 +26,7 @@ int do_end_t(struct __sk_buff *skb)
 SEC("end_dt6")
 int do_end_dt6(struct __sk_buff *skb)
 {
-	int table = 42;
+	int table = 100;
 
 	if (bpf_lwt_seg6_action(skb, SEG6_LOCAL_ACTION_END_DT6, &table, sizeof(table)))
 		return BPF_DROP;
@@ -44,10 +45,12 @@ static __always_inline void fill(struct srh2 *s)
 	s->h.type = 4;
 	s->h.segments_left = 1;
 	s->h.first_segment = 1;
-	/* Segment List[0] is the last segment: fc00::b2; [1] the first: fc00::b1. */
+	/* Segment List[0] is the last segment: fc00:3::b2; [1] the first: fc00:3::b1. */
 	s->segs[0][0] = 0xfc;
+	s->segs[0][3] = 3;
 	s->segs[0][15] = 0xb2;
 	s->segs[1][0] = 0xfc;
+	s->segs[1][3] = 3;
 	s->segs[1][15] = 0xb1;
 }
 

@@ -1,14 +1,7 @@
 /* Maps and global data: a BTF-defined array counter (slot from .rodata), a hash counter
- * per SRH Tag, a legacy `maps` section array, and .bss/.data globals. */
+ * per SRH Tag, .bss/.data globals. (legacy.c has the legacy `maps` section, which
+ * iproute2 with libbpf 1.x no longer loads.) */
 #include "seg6.h"
-
-struct legacy_map_def {
-	unsigned int type;
-	unsigned int key_size;
-	unsigned int value_size;
-	unsigned int max_entries;
-	unsigned int map_flags;
-};
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -24,13 +17,6 @@ struct {
 	__type(value, __u64);
 } by_tag SEC(".maps");
 
-struct legacy_map_def legacy SEC("maps") = {
-	.type = BPF_MAP_TYPE_ARRAY,
-	.key_size = 4,
-	.value_size = 8,
-	.max_entries = 1,
-};
-
 const volatile __u32 slot = 2;
 __u64 bytes;
 __u64 runs = 100;
@@ -38,7 +24,7 @@ __u64 runs = 100;
 SEC("count")
 int do_count(struct __sk_buff *skb)
 {
-	__u32 k = slot, zero = 0;
+	__u32 k = slot;
 	__u64 *v, *c, one = 1;
 	struct sr6_srh *srh;
 	__u16 tag;
@@ -46,9 +32,6 @@ int do_count(struct __sk_buff *skb)
 	v = bpf_map_lookup_elem(&pkts, &k);
 	if (v)
 		__sync_fetch_and_add(v, 1);
-	v = bpf_map_lookup_elem(&legacy, &zero);
-	if (v)
-		*v += 3;
 	srh = sr6_srh(skb);
 	if (!srh)
 		return BPF_DROP;
