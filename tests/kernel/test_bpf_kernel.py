@@ -144,6 +144,9 @@ def test_actions(bpf, tmp_path):
     for sec in ("b6_encap", "b6_inline"):
         v = compare(bpf, tmp_path, "action", sec, end_frames())
         assert all(x[:2] == ["forward", "fc00:3::b1"] for x in v), sec
+    # BPF_REDIRECT without an action: the kernel forwards nothing; sr6-bpf drops.
+    v = compare(bpf, tmp_path, "action", "redirect_alone", end_frames())
+    assert all(x[0] == "drop" for x in v)
 
 
 def test_calls_load_bytes_and_maps(bpf, tmp_path):
@@ -156,3 +159,20 @@ def test_calls_load_bytes_and_maps(bpf, tmp_path):
     assert [x[0] for x in v] == ["drop", "forward"]
     v = compare(bpf, tmp_path, "maps", "count", end_frames(tag=5) + end_frames(tag=6))
     assert all(x[0] == "forward" for x in v)
+
+
+def test_documented_differences(bpf, tmp_path):
+    """docs/bpf.md: the kernel's verifier refuses an unchecked packet read that sr6-bpf
+    loads (and aborts at run time); it accepts a bounded loop that sr6-bpf refuses"""
+    objs, runner = bpf
+    cfg = config(seg6local("End.BPF", f"endpoint obj {objs / 'misc.o'} sec oob_read"))
+    with pytest.raises(RuntimeError, match="kernel refused config line"):
+        with kharness.KernelRouter(cfg, tmp_path):
+            pass
+    v = sr6_bpf(runner, objs / "misc.o", "oob_read", [bytes(end_frames()[0])[14:]])
+    assert v[0][0] == "drop" and "out of bounds" in " ".join(v[0])
+    cfg = config(seg6local("End.BPF", f"endpoint obj {objs / 'refused.o'} sec loop"))
+    with kharness.KernelRouter(cfg, tmp_path):
+        pass
+    p = subprocess.run([runner, str(objs / "refused.o"), "loop"], input="", capture_output=True, text=True)
+    assert p.returncode == 1 and "loops are not supported" in p.stderr, p.stderr
