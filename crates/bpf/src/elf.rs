@@ -134,14 +134,14 @@ pub fn load_bytes(data: &[u8], section: &str, prog_type: ProgType) -> Result<Obj
         if !is_global_data(name) {
             continue;
         }
+        if s.size() > crate::maps::MAX_MAP_BYTES {
+            return Err(LoadError::Map(name.into(), "global data too large".into()));
+        }
         let bytes = if name.starts_with(".bss") {
             vec![0; s.size() as usize]
         } else {
             s.data().map_err(|e| LoadError::Map(name.into(), e.to_string()))?.to_vec()
         };
-        if bytes.len() as u64 > crate::maps::MAX_MAP_BYTES {
-            return Err(LoadError::Map(name.into(), "global data too large".into()));
-        }
         data_secs.push((s.index(), maps.len()));
         maps.push(Map::global_data(name, &bytes, name.starts_with(".rodata")));
     }

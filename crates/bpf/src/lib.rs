@@ -29,4 +29,4 @@ pub mod verifier;
 pub mod vm;
 
 pub use elf::{load_object, LoadError, Object};
-pub use vm::{run, Fault, Program, RunOpts};
+pub use vm::{run, run_with, Fault, Program, RunOpts, Scratch};

@@ -15,7 +15,7 @@
 
 use crate::maps::Map;
 use crate::skb::{errno, Skb, SkbMeta};
-use crate::vm::{self, Fault, Program, RunOpts};
+use crate::vm::{self, Fault, Program, RunOpts, Scratch};
 
 const IPV6_HDR: usize = 40;
 const NEXTHDR_HOP: u8 = 0;
@@ -414,6 +414,17 @@ impl Skb for Seg6Packet {
 /// End.BPF on one packet (`input_action_end_bpf`): validate and consume the SRH, run the
 /// program, check its return code and the SRH, choose the route.
 pub fn end_bpf(prog: &Program, maps: &mut [Map], pkt: &mut Seg6Packet, opts: RunOpts) -> Verdict {
+    end_bpf_with(&mut Scratch::default(), prog, maps, pkt, opts)
+}
+
+/// [`end_bpf`] with a reused [`Scratch`] (no allocation for the run itself).
+pub fn end_bpf_with(
+    scratch: &mut Scratch,
+    prog: &Program,
+    maps: &mut [Map],
+    pkt: &mut Seg6Packet,
+    opts: RunOpts,
+) -> Verdict {
     let Some(off) = find_hdr(&pkt.buf, NEXTHDR_ROUTING, true) else { return Verdict::Drop(Drop::NoSrh) };
     let Some(&h) = pkt.buf.get(off + 1) else { return Verdict::Drop(Drop::NoSrh) };
     let len = (usize::from(h) + 1) << 3;
@@ -429,7 +440,7 @@ pub fn end_bpf(prog: &Program, maps: &mut [Map], pkt: &mut Seg6Packet, opts: Run
     pkt.state = SrhState { srh: Some(off), hdrlen: u16::from(h) << 3, valid: true };
     pkt.route = None;
 
-    let r0 = match vm::run(prog, maps, pkt, opts) {
+    let r0 = match vm::run_with(scratch, prog, maps, pkt, opts) {
         Ok(r) => r as u32,
         Err(f) => return Verdict::Drop(Drop::Fault(f)),
     };

@@ -75,17 +75,54 @@ impl Default for RunOpts {
     }
 }
 
+#[derive(Clone, Copy, Default)]
 struct Frame {
     ret_pc: usize,
     saved: [u64; 4],
+}
+
+/// The memory a run needs besides the packet and the maps: the stack frames. Kept by the
+/// caller and reused, so a run allocates nothing (each frame is zeroed when entered, so
+/// nothing leaks from one packet to the next).
+pub struct Scratch {
+    stack: Box<[u8; STACK_SIZE * FRAMES]>,
+}
+
+impl Default for Scratch {
+    fn default() -> Self {
+        Scratch { stack: Box::new([0; STACK_SIZE * FRAMES]) }
+    }
 }
 
 struct Vm<'a> {
     prog: &'a Program,
     maps: &'a mut [Map],
     skb: &'a mut dyn Skb,
-    stack: Vec<u8>,
+    stack: &'a mut [u8; STACK_SIZE * FRAMES],
     pc: usize,
+}
+
+/// Bytes copied out of program memory for a helper that then needs `&mut` access to
+/// the packet or a map: inline up to 512 bytes (a stack frame), else on the heap.
+struct Copied {
+    inline: [u8; STACK_SIZE],
+    len: usize,
+    heap: Vec<u8>,
+}
+
+impl Copied {
+    fn of(b: &[u8]) -> Copied {
+        let mut c = Copied { inline: [0; STACK_SIZE], len: b.len(), heap: Vec::new() };
+        match c.inline.get_mut(..b.len()) {
+            Some(dst) => dst.copy_from_slice(b),
+            None => c.heap = b.to_vec(),
+        }
+        c
+    }
+
+    fn bytes(&self) -> &[u8] {
+        self.inline.get(..self.len).unwrap_or(&self.heap)
+    }
 }
 
 fn tag(addr: u64) -> u64 {
@@ -112,8 +149,22 @@ pub fn ctx_addr() -> u64 {
 }
 
 /// Runs `prog` on `skb` with its maps; returns r0 or the fault that aborted it.
+/// (A convenience that allocates its [`Scratch`]; the data plane uses [`run_with`].)
 pub fn run(prog: &Program, maps: &mut [Map], skb: &mut dyn Skb, opts: RunOpts) -> Result<u64, Fault> {
-    let mut vm = Vm { prog, maps, skb, stack: vec![0; STACK_SIZE * FRAMES], pc: 0 };
+    run_with(&mut Scratch::default(), prog, maps, skb, opts)
+}
+
+/// Runs `prog` with a reused [`Scratch`]: no allocation unless a helper copies more than
+/// 512 bytes or a hash map gets a new key.
+pub fn run_with(
+    scratch: &mut Scratch,
+    prog: &Program,
+    maps: &mut [Map],
+    skb: &mut dyn Skb,
+    opts: RunOpts,
+) -> Result<u64, Fault> {
+    let mut vm = Vm { prog, maps, skb, stack: &mut scratch.stack, pc: 0 };
+    vm.stack[..STACK_SIZE].fill(0);
     vm.exec(opts.budget)
 }
 
@@ -275,7 +326,8 @@ impl Vm<'_> {
         let mut r = [0u64; NREGS];
         r[1] = ctx_addr();
         r[10] = stack_top(0);
-        let mut frames: Vec<Frame> = Vec::new();
+        let mut frames = [Frame::default(); FRAMES];
+        let mut depth = 0usize;
         let mut left = budget;
         loop {
             let pc = self.pc;
@@ -309,11 +361,11 @@ impl Vm<'_> {
                             next = (pc as i64 + 1 + rel) as usize;
                         }
                         CALL if i.src == PSEUDO_CALL => {
-                            if frames.len() + 1 >= FRAMES {
+                            if depth + 1 >= FRAMES {
                                 return Err(Fault::CallTooDeep { pc });
                             }
-                            frames.push(Frame { ret_pc: pc + 1, saved: [r[6], r[7], r[8], r[9]] });
-                            let depth = frames.len();
+                            frames[depth] = Frame { ret_pc: pc + 1, saved: [r[6], r[7], r[8], r[9]] };
+                            depth += 1;
                             let f = depth * STACK_SIZE;
                             self.stack[f..f + STACK_SIZE].fill(0);
                             r[10] = stack_top(depth);
@@ -322,14 +374,16 @@ impl Vm<'_> {
                         CALL => {
                             r[0] = self.call(i.imm, &r)? as u64;
                         }
-                        EXIT => match frames.pop() {
-                            None => return Ok(r[0]),
-                            Some(f) => {
-                                r[6..10].copy_from_slice(&f.saved);
-                                r[10] = stack_top(frames.len());
-                                next = f.ret_pc;
+                        EXIT => {
+                            if depth == 0 {
+                                return Ok(r[0]);
                             }
-                        },
+                            depth -= 1;
+                            let f = frames[depth];
+                            r[6..10].copy_from_slice(&f.saved);
+                            r[10] = stack_top(depth);
+                            next = f.ret_pc;
+                        }
                         _ => {
                             let taken = if i.class() == JMP {
                                 let b = if i.code & X != 0 { r[s] } else { i.imm as i64 as u64 };
@@ -437,8 +491,8 @@ impl Vm<'_> {
             MAP_LOOKUP_ELEM => {
                 let m = self.map_arg(r[1], "bpf_map_lookup_elem")?;
                 let ks = u64::from(self.maps[m].def.key_size);
-                let key = self.read(r[2], ks, "map key read")?.to_vec();
-                match self.maps[m].lookup(&key) {
+                let key = self.read(r[2], ks, "map key read")?;
+                match self.maps[m].lookup(key) {
                     Some(off) => make(TAG_MAP + m as u64, off as u64) as i64,
                     None => 0,
                 }
@@ -446,35 +500,35 @@ impl Vm<'_> {
             MAP_UPDATE_ELEM => {
                 let m = self.map_arg(r[1], "bpf_map_update_elem")?;
                 let (ks, vs) = (u64::from(self.maps[m].def.key_size), u64::from(self.maps[m].def.value_size));
-                let key = self.read(r[2], ks, "map key read")?.to_vec();
-                let val = self.read(r[3], vs, "map value read")?.to_vec();
+                let key = Copied::of(self.read(r[2], ks, "map key read")?);
+                let val = Copied::of(self.read(r[3], vs, "map value read")?);
                 if self.maps[m].read_only {
                     return Err(Fault::ReadOnly { pc, addr: r[1], len: vs });
                 }
-                self.maps[m].update(&key, &val, r[4])
+                self.maps[m].update(key.bytes(), val.bytes(), r[4])
             }
             MAP_DELETE_ELEM => {
                 let m = self.map_arg(r[1], "bpf_map_delete_elem")?;
                 let ks = u64::from(self.maps[m].def.key_size);
-                let key = self.read(r[2], ks, "map key read")?.to_vec();
-                self.maps[m].delete(&key)
+                let key = Copied::of(self.read(r[2], ks, "map key read")?);
+                self.maps[m].delete(key.bytes())
             }
             KTIME_GET_NS | KTIME_GET_BOOT_NS => self.skb.ktime_get_ns() as i64,
             GET_PRANDOM_U32 => i64::from(self.skb.prandom_u32()),
             GET_SMP_PROCESSOR_ID | GET_NUMA_NODE_ID => 0,
             TRACE_PRINTK => {
-                let fmt = self.read(r[1], r[2], "trace_printk format read")?.to_vec();
-                self.skb.trace_printk(&fmt);
-                fmt.len() as i64
+                let fmt = Copied::of(self.read(r[1], r[2], "trace_printk format read")?);
+                self.skb.trace_printk(fmt.bytes());
+                r[2] as i64
             }
             SKB_LOAD_BYTES => {
                 self.ctx_arg(r[1], "bpf_skb_load_bytes")?;
                 let (off, len) = (r[2] as u32, r[4] as u32);
-                let src = self.skb.data().get(off as usize..).and_then(|d| d.get(..len as usize)).map(<[u8]>::to_vec);
+                let src = self.skb.data().get(off as usize..).and_then(|d| d.get(..len as usize)).map(Copied::of);
                 let dst = self.write(r[3], u64::from(len), "skb_load_bytes destination")?;
                 match src {
                     Some(b) if off <= i32::MAX as u32 => {
-                        dst.copy_from_slice(&b);
+                        dst.copy_from_slice(b.bytes());
                         0
                     }
                     _ => {
@@ -485,8 +539,8 @@ impl Vm<'_> {
             }
             LWT_SEG6_STORE_BYTES => {
                 self.ctx_arg(r[1], "bpf_lwt_seg6_store_bytes")?;
-                let from = self.read(r[3], u64::from(r[4] as u32), "store_bytes source read")?.to_vec();
-                self.skb.lwt_seg6_store_bytes(r[2] as u32, &from)
+                let from = Copied::of(self.read(r[3], u64::from(r[4] as u32), "store_bytes source read")?);
+                self.skb.lwt_seg6_store_bytes(r[2] as u32, from.bytes())
             }
             LWT_SEG6_ADJUST_SRH => {
                 self.ctx_arg(r[1], "bpf_lwt_seg6_adjust_srh")?;
@@ -494,8 +548,8 @@ impl Vm<'_> {
             }
             LWT_SEG6_ACTION => {
                 self.ctx_arg(r[1], "bpf_lwt_seg6_action")?;
-                let param = self.read(r[3], u64::from(r[4] as u32), "action parameter read")?.to_vec();
-                self.skb.lwt_seg6_action(r[2] as u32, &param)
+                let param = Copied::of(self.read(r[3], u64::from(r[4] as u32), "action parameter read")?);
+                self.skb.lwt_seg6_action(r[2] as u32, param.bytes())
             }
             _ => return Err(Fault::BadHelperArg { pc, helper: "unknown", what: "helper not provided" }),
         })

@@ -66,21 +66,26 @@ proptest! {
 }
 
 /// Real objects with bytes flipped: the loader refuses or loads them, and what it loads
-/// runs without panicking.
+/// runs without panicking. `SR6_BPF_MUTATIONS=N[:SEED]` runs longer (default 3000 from a
+/// fixed seed).
 #[test]
 fn mutated_objects_never_panic() {
+    let env = std::env::var("SR6_BPF_MUTATIONS").unwrap_or_default();
+    let mut parts = env.split(':');
+    let rounds: usize = parts.next().and_then(|n| n.parse().ok()).unwrap_or(3000);
+    let seed0: u32 = parts.next().and_then(|n| n.parse().ok()).unwrap_or(0x9e37_79b9);
     let objs: Vec<(Vec<u8>, &str)> = [("maps", "count"), ("tlv", "add_tlv"), ("misc", "drop_udp")]
         .iter()
         .map(|(f, s)| (std::fs::read(common::compile(f)).unwrap(), *s))
         .collect();
-    let mut seed = 0x9e37_79b9u32;
+    let mut seed = seed0.max(1);
     let mut rnd = move || {
         seed ^= seed << 13;
         seed ^= seed >> 17;
         seed ^= seed << 5;
         seed
     };
-    for round in 0..3000 {
+    for round in 0..rounds {
         let (orig, sec) = &objs[round % objs.len()];
         let mut b = orig.clone();
         for _ in 0..1 + rnd() % 4 {

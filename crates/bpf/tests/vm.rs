@@ -336,3 +336,16 @@ fn map_helpers_from_a_program() {
     assert_eq!(verify(&p, ProgType::LwtSeg6local, 2), Ok(()));
     assert_eq!(exec(&p).unwrap(), 0x55);
 }
+
+#[test]
+fn a_reused_scratch_leaks_nothing_between_runs() {
+    use sr6_bpf::{run_with, Scratch};
+    let prog = |insns: Vec<Insn>| Program { name: "t".into(), prog_type: ProgType::LwtSeg6local, insns };
+    let write = prog(vec![i(ST | MEM | DW, 10, 0, -8, 0x5a5a), mov64(0, 0), exit()]);
+    let read = prog(vec![i(LDX | MEM | DW, 0, 10, -8, 0), exit()]);
+    let mut s = Scratch::default();
+    let mut pkt = Seg6Packet::new(vec![0; 40]);
+    let mut m = maps();
+    assert_eq!(run_with(&mut s, &write, &mut m, &mut pkt, RunOpts::default()), Ok(0));
+    assert_eq!(run_with(&mut s, &read, &mut m, &mut pkt, RunOpts::default()), Ok(0));
+}
