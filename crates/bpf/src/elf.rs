@@ -115,9 +115,10 @@ pub fn load_bytes(data: &[u8], section: &str, prog_type: ProgType) -> Result<Obj
         syms.sort_by_key(|s| s.address());
         for s in syms {
             let name = s.name().unwrap_or("?").to_string();
-            let at = s.address() as usize;
+            let at = usize::try_from(s.address()).unwrap_or(usize::MAX);
             let word = |k: usize| -> Option<u32> {
-                Some(u32::from_le_bytes(bytes.get(at + 4 * k..at + 4 * k + 4)?.try_into().ok()?))
+                let from = at.checked_add(4 * k)?;
+                Some(u32::from_le_bytes(bytes.get(from..from.checked_add(4)?)?.try_into().ok()?))
             };
             let (Some(t), Some(ks), Some(vs), Some(n), Some(f)) = (word(0), word(1), word(2), word(3), word(4)) else {
                 return Err(LoadError::Map(name, "truncated struct bpf_map_def".into()));
@@ -174,7 +175,7 @@ pub fn load_bytes(data: &[u8], section: &str, prog_type: ProgType) -> Result<Obj
         insns.extend(section_insns(t, ".text")?);
         for s in file.symbols() {
             if s.section_index() == Some(t.index()) && s.kind() == SymbolKind::Text {
-                func_starts.push(base + (s.address() / 8) as usize);
+                func_starts.push(base.saturating_add(usize::try_from(s.address() / 8).unwrap_or(usize::MAX)));
             }
         }
         parts.push((t.index(), base, ".text".to_string()));
@@ -183,7 +184,7 @@ pub fn load_bytes(data: &[u8], section: &str, prog_type: ProgType) -> Result<Obj
     for (sidx, base, sname) in &parts {
         let sec = file.section_by_index(*sidx).map_err(|e| LoadError::NotElf(e.to_string()))?;
         for (off, rel) in sec.relocations() {
-            let pc = base + (off / 8) as usize;
+            let pc = base.saturating_add(usize::try_from(off / 8).unwrap_or(usize::MAX));
             let err = |what: String| LoadError::Reloc { section: sname.clone(), insn: (off / 8) as usize, what };
             let RelocationTarget::Symbol(si) = rel.target() else {
                 return Err(err("relocation without a symbol".into()));
@@ -205,7 +206,7 @@ pub fn load_bytes(data: &[u8], section: &str, prog_type: ProgType) -> Result<Obj
                     insns[pc].imm = m as i32;
                     insns[pc + 1].imm = 0;
                 } else if let Some(&(_, m)) = data_secs.iter().find(|(s, _)| *s == tsec) {
-                    let voff = i64::from(i.imm) + sym.address() as i64;
+                    let voff = i64::try_from(sym.address()).unwrap_or(i64::MAX).saturating_add(i64::from(i.imm));
                     let size = maps[m].storage().len() as i64;
                     if !(0..size.max(1)).contains(&voff) {
                         return Err(err(format!("offset {voff} outside {sym_name}'s section")));
@@ -220,7 +221,9 @@ pub fn load_bytes(data: &[u8], section: &str, prog_type: ProgType) -> Result<Obj
                 let Some(&(_, tbase, _)) = parts.iter().find(|(s, _, _)| *s == tsec) else {
                     return Err(err(format!("call to {sym_name} outside the program and .text")));
                 };
-                let target = tbase as i64 + (sym.address() / 8) as i64 + i64::from(i.imm) + 1;
+                let target = (tbase as i64)
+                    .saturating_add(i64::try_from(sym.address() / 8).unwrap_or(i64::MAX))
+                    .saturating_add(i64::from(i.imm) + 1);
                 insns[pc].imm = (target - pc as i64 - 1) as i32;
             } else {
                 return Err(err(format!("unsupported relocation of insn code {:#04x} against {sym_name}", i.code)));

@@ -64,9 +64,13 @@ pub fn helper_name(id: i32) -> Option<String> {
     HELPER_NAMES.get(i).map(|n| format!("bpf_{n}"))
 }
 
-/// The base helpers every networking program type gets (`bpf_base_func_proto`); the kernel
-/// also has ring buffers, timers, spin locks, `bpf_loop` and more there, which sr6 reports
-/// as not provided.
+/// The base helpers every networking program type gets (`bpf_base_func_proto`, Linux 6.x,
+/// some only with CAP_BPF or CAP_PERFMON): the map helpers, time, random numbers, traces,
+/// and also queues and stacks (87-89), spin locks (93-94), probe reads (112-115),
+/// `jiffies64` (118), ring buffers (130-134, 198-200, 209), `snprintf` (149, 165),
+/// per-CPU pointers (153-154), `for_each_map_elem` (164), timers (169-172),
+/// `trace_vprintk` (177), `loop` (181), `strncmp` (182), `kptr_xchg` (194), dynptrs
+/// (197, 201-203), `ktime_get_tai_ns` (208), which sr6 reports as not provided.
 const BASE: &[i32] = &[
     MAP_LOOKUP_ELEM,
     MAP_UPDATE_ELEM,
@@ -78,6 +82,43 @@ const BASE: &[i32] = &[
     KTIME_GET_NS,
     KTIME_GET_BOOT_NS,
     TRACE_PRINTK,
+    87,
+    88,
+    89,
+    93,
+    94,
+    112,
+    113,
+    114,
+    115,
+    118,
+    130,
+    131,
+    132,
+    133,
+    134,
+    149,
+    153,
+    154,
+    164,
+    165,
+    169,
+    170,
+    171,
+    172,
+    177,
+    181,
+    182,
+    194,
+    197,
+    198,
+    199,
+    200,
+    201,
+    202,
+    203,
+    208,
+    209,
 ];
 
 /// `lwt_out_func_proto`'s own helpers.
@@ -144,6 +185,7 @@ mod tests {
         assert!(kernel_allows(t, LWT_SEG6_ACTION) && provided(t, LWT_SEG6_ACTION));
         assert!(kernel_allows(t, PERF_EVENT_OUTPUT) && !provided(t, PERF_EVENT_OUTPUT));
         assert!(!kernel_allows(t, LWT_PUSH_ENCAP));
+        assert!(kernel_allows(t, 181) && !provided(t, 181)); // bpf_loop
         assert!(!kernel_allows(ProgType::LwtIn, LWT_SEG6_ACTION));
     }
 }
