@@ -125,6 +125,9 @@ def test_tlvs(bpf, tmp_path):
     assert all(x[0] == "forward" for x in v)
     v = compare(bpf, tmp_path, "tlv", "del_tlv", end_frames(tlvs=[tlv]) + end_frames(tlvs=[padn(8), tlv]))
     assert all(x[0] == "forward" for x in v)
+    # The kernel's store_bytes quirk: the last 8 bytes of Segment List[Last Entry].
+    v = compare(bpf, tmp_path, "tlv", "write_seg_tail", end_frames() + end_frames(tlvs=[tlv]))
+    assert all(x[0] == "forward" for x in v)
     for sec in ("grow_4", "bad_tlv", "write_segment"):
         v = compare(bpf, tmp_path, "tlv", sec, end_frames())
         assert all(x[0] == "drop" for x in v), sec

@@ -84,6 +84,17 @@ fn store_bytes_refuses_the_segment_list() {
 }
 
 #[test]
+fn store_bytes_reaches_the_last_segments_second_half_as_the_kernels() {
+    let mut o = load("tlv", "write_seg_tail");
+    let (v, p) = run(&mut o, packet(2, 0, 7, &[], 17));
+    assert_eq!(v, main_route(addr(2)));
+    // Segment List[2] (Last Entry 2) is at 40 + 8 + 32; its bytes 8..16 rewritten.
+    let mut want = packet(1, 0, 7, &[], 17);
+    want[40 + 8 + 32 + 8..40 + 8 + 48].copy_from_slice(&0x1122_3344_5566_7788u64.to_le_bytes());
+    assert_eq!(p.buf, want);
+}
+
+#[test]
 fn end_x_and_end_t_choose_the_route() {
     let mut o = load("action", "end_x");
     let (v, p) = run(&mut o, packet(2, 0, 7, &[], 17));

@@ -83,4 +83,20 @@ int do_write_segment(struct __sk_buff *skb)
 	return bpf_lwt_seg6_store_bytes(skb, sizeof(struct sr6_ip6) + 8, &zero, sizeof(zero));
 }
 
+/* The kernel's store_bytes takes the TLV area to start at SRH + (Last Entry + 1) * 16,
+ * 8 bytes before the end of the segment list: the second half of the last segment in
+ * memory (Segment List[Last Entry]) is writable too. */
+SEC("write_seg_tail")
+int do_write_seg_tail(struct __sk_buff *skb)
+{
+	struct sr6_srh *srh = sr6_srh(skb);
+	__u64 v = 0x1122334455667788ULL;
+
+	if (!srh)
+		return BPF_DROP;
+	if (bpf_lwt_seg6_store_bytes(skb, sizeof(struct sr6_ip6) + ((srh->first_segment + 1) << 4), &v, sizeof(v)))
+		return BPF_DROP;
+	return BPF_OK;
+}
+
 char _license[] SEC("license") = "GPL";
