@@ -179,3 +179,28 @@ def test_documented_differences(bpf, tmp_path):
         pass
     p = subprocess.run([runner, str(objs / "refused.o"), "loop"], input="", capture_output=True, text=True)
     assert p.returncode == 1 and "loops are not supported" in p.stderr, p.stderr
+
+
+def test_random_srhs(bpf, tmp_path):
+    """Random SRHs (1-6 segments, any active Segments Left, Pad1-free TLVs, random Flags
+    and Tag, SRH or IPv6 inside) through the programs that edit the SRH; seed $SR6K_SEED"""
+    import krandom
+
+    seed = int(os.environ.get("SR6K_SEED", 20240601))
+    rng = __import__("random").Random(f"bpf:{seed}")
+    frames = []
+    for _ in range(30):
+        n = rng.randrange(2, 7)
+        segs = [f"fc00:2::{rng.randrange(1, 0xffff):x}" for _ in range(n)]
+        if rng.random() < 0.2:
+            sl = n                        # reduced SRH: the SID is not in the list
+        else:
+            sl = rng.randrange(1, n)
+            segs[sl] = SID
+        nh, inner = (NH_IPV6, udp6(src="fc00:a::200", dst=FINAL)) if rng.random() < 0.5 else (17, None)
+        frames.append(rx(sr_pkt(SID, segs, sl, nh=nh, inner=inner, tlvs=krandom._tlvs(rng), flags=rng.randrange(256),
+                                tag=rng.randrange(65536), hlim=rng.randrange(2, 256))))
+    for file, sec in (("end", "end"), ("tag", "tag_inc"), ("tlv", "add_tlv"), ("tlv", "del_tlv"),
+                      ("tlv", "write_seg_tail")):
+        v = compare(bpf, tmp_path, file, sec, frames)
+        assert any(x[0] == "forward" for x in v), f"{file}/{sec}: nothing forwarded"
