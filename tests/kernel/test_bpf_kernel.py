@@ -162,6 +162,10 @@ def test_calls_load_bytes_and_maps(bpf, tmp_path):
     assert [x[0] for x in v] == ["drop", "forward"]
     v = compare(bpf, tmp_path, "maps", "count", end_frames(tag=5) + end_frames(tag=6))
     assert all(x[0] == "forward" for x in v)
+    # An LPM trie the program fills: the value for the new destination lands in the Tag.
+    frames = [rx(sr_pkt(SID, [d, SID], 1)) for d in (FINAL, "fc00:2:0:1::5", SEG_C)]
+    v = compare(bpf, tmp_path, "lpm", "lpm_tag", frames)
+    assert [x[4][92:96] for x in v] == ["0064", "0048", "0000"]
 
 
 def test_documented_differences(bpf, tmp_path):

@@ -1,7 +1,7 @@
-//! eBPF maps as the kernel's helpers see them (kernel/bpf/arraymap.c, hashtab.c): array
-//! and hash maps, their per-CPU variants kept as one copy (sr6 runs a program on one worker
-//! at a time per map set), and global data (`.rodata`, `.data`, `.bss`) as one-element
-//! arrays. Values live in one flat byte vector per map so that a value is addressed by
+//! eBPF maps as the kernel's helpers see them (kernel/bpf/arraymap.c, hashtab.c,
+//! lpm_trie.c): array and hash maps, their per-CPU variants kept as one copy (sr6 runs a
+//! program on one worker at a time per map set), longest-prefix-match tries, and global
+//! data (`.rodata`, `.data`, `.bss`) as one-element arrays. Values live in one flat byte vector per map so that a value is addressed by
 //! `(map, offset)`, which is what the interpreter's pointers hold.
 
 use std::collections::HashMap;
@@ -16,6 +16,11 @@ pub mod map_type {
     pub const LPM_TRIE: u32 = 11;
 }
 
+/// `BPF_F_NO_PREALLOC`, which the kernel requires of an LPM trie.
+pub const F_NO_PREALLOC: u32 = 1;
+/// An LPM key: a u32 prefix length, then up to 256 bytes of data (lpm_trie.c).
+const LPM_KEY_MAX: usize = 4 + 256;
+
 /// Largest value storage one map may take (`max_entries * value_size`).
 pub const MAX_MAP_BYTES: u64 = 64 << 20;
 
@@ -24,6 +29,7 @@ pub const ENOENT: i64 = 2;
 pub const E2BIG: i64 = 7;
 pub const EEXIST: i64 = 17;
 pub const EINVAL: i64 = 22;
+pub const ENOSPC: i64 = 28;
 
 // Update flags (BPF_ANY, BPF_NOEXIST, BPF_EXIST).
 const NOEXIST: u64 = 1;
@@ -46,6 +52,9 @@ pub struct Map {
     pub def: MapDef,
     /// Program writes refused (`.rodata`, as the kernel's BPF_F_RDONLY_PROG).
     pub read_only: bool,
+    /// An LPM trie: a hash store keyed by (prefix length, data masked to it), looked up
+    /// from the longest length down.
+    lpm: bool,
     store: Store,
 }
 
@@ -69,7 +78,6 @@ impl std::fmt::Display for MapDefError {
             MapDefError::UnsupportedType(t) => {
                 let name = match *t {
                     map_type::LRU_HASH => "lru_hash",
-                    map_type::LPM_TRIE => "lpm_trie",
                     _ => "",
                 };
                 if name.is_empty() {
@@ -78,9 +86,11 @@ impl std::fmt::Display for MapDefError {
                     write!(f, "map type {name} ({t}) is not supported yet")
                 }
             }
-            MapDefError::BadSizes => {
-                write!(f, "key_size, value_size and max_entries must be non-zero (array: key_size 4)")
-            }
+            MapDefError::BadSizes => write!(
+                f,
+                "key_size, value_size and max_entries must be non-zero (array: key_size 4; lpm_trie: \
+                 key_size 5..=260 and map_flags BPF_F_NO_PREALLOC)"
+            ),
             MapDefError::TooBig(n) => write!(f, "map needs {n} bytes of values, more than {MAX_MAP_BYTES}"),
         }
     }
@@ -91,10 +101,14 @@ impl Map {
     pub fn new(def: MapDef) -> Result<Map, MapDefError> {
         let array = match def.map_type {
             map_type::ARRAY | map_type::PERCPU_ARRAY => true,
-            map_type::HASH | map_type::PERCPU_HASH => false,
+            map_type::HASH | map_type::PERCPU_HASH | map_type::LPM_TRIE => false,
             t => return Err(MapDefError::UnsupportedType(t)),
         };
+        let lpm = def.map_type == map_type::LPM_TRIE;
         if def.value_size == 0 || def.max_entries == 0 || def.key_size == 0 || (array && def.key_size != 4) {
+            return Err(MapDefError::BadSizes);
+        }
+        if lpm && (!(5..=LPM_KEY_MAX as u32).contains(&def.key_size) || def.flags & F_NO_PREALLOC == 0) {
             return Err(MapDefError::BadSizes);
         }
         let bytes = u64::from(def.max_entries) * u64::from(def.value_size);
@@ -106,7 +120,7 @@ impl Map {
         } else {
             Store::Hash { values: Vec::new(), index: HashMap::new(), free: Vec::new() }
         };
-        Ok(Map { def, read_only: false, store })
+        Ok(Map { def, read_only: false, lpm, store })
     }
 
     /// A global-data section as a one-element array whose value is the section's bytes.
@@ -123,7 +137,7 @@ impl Map {
         if v.is_empty() {
             v.push(0);
         }
-        Map { def, read_only, store: Store::Array(v) }
+        Map { def, read_only, lpm: false, store: Store::Array(v) }
     }
 
     /// The value bytes (whole flat storage), for the interpreter's pointers.
@@ -147,9 +161,39 @@ impl Map {
         (i < self.def.max_entries).then_some(i as usize)
     }
 
-    /// `bpf_map_lookup_elem`: the offset of the value in [`Map::storage`].
+    /// An LPM key as stored: its prefix length (`plen`, else the key's own; `None` when
+    /// longer than the data) and its data with the bits past it cleared.
+    fn lpm_key(&self, key: &[u8], plen: Option<u32>) -> Option<[u8; LPM_KEY_MAX]> {
+        let ks = self.def.key_size as usize;
+        let data = key.get(4..ks)?;
+        let plen = plen.unwrap_or(u32::from_le_bytes(key.get(..4)?.try_into().ok()?));
+        if plen > (data.len() * 8) as u32 {
+            return None;
+        }
+        let mut out = [0u8; LPM_KEY_MAX];
+        out[..4].copy_from_slice(&plen.to_le_bytes());
+        for (i, (o, d)) in out[4..ks].iter_mut().zip(data).enumerate() {
+            let bits = plen.saturating_sub(i as u32 * 8).min(8);
+            *o = if bits == 0 { 0 } else { d & (0xffu8 << (8 - bits)) };
+        }
+        Some(out)
+    }
+
+    /// `bpf_map_lookup_elem`: the offset of the value in [`Map::storage`]. An LPM trie:
+    /// the entry with the longest prefix that covers the key's first prefix-length bits.
     pub fn lookup(&self, key: &[u8]) -> Option<usize> {
         let vs = self.def.value_size as usize;
+        if self.lpm {
+            let ks = self.def.key_size as usize;
+            let Store::Hash { index, .. } = &self.store else { return None };
+            // A lookup key longer than the trie's prefixes finds nothing (lpm_trie.c).
+            let want = self.lpm_key(key, None)?;
+            let top = u32::from_le_bytes(want[..4].try_into().ok()?);
+            return (0..=top).rev().find_map(|plen| {
+                let k = self.lpm_key(key, Some(plen))?;
+                index.get(&k[..ks]).map(|&s| s as usize * vs)
+            });
+        }
         match &self.store {
             Store::Array(_) => self.array_index(key).map(|i| i * vs),
             Store::Hash { index, .. } => index.get(key).map(|&s| s as usize * vs),
@@ -161,6 +205,20 @@ impl Map {
         if flags > EXIST {
             return -EINVAL;
         }
+        if self.lpm {
+            let Some(k) = self.lpm_key(key, None) else { return -EINVAL };
+            let ks = self.def.key_size as usize;
+            let full = matches!(&self.store, Store::Hash { index, .. }
+                if index.len() >= self.def.max_entries as usize && !index.contains_key(&k[..ks]));
+            if full {
+                return -ENOSPC;
+            }
+            return self.update_slot(&k[..ks], value, flags);
+        }
+        self.update_slot(key, value, flags)
+    }
+
+    fn update_slot(&mut self, key: &[u8], value: &[u8], flags: u64) -> i64 {
         let vs = self.def.value_size as usize;
         let max = self.def.max_entries as usize;
         let slot = match &mut self.store {
@@ -211,7 +269,22 @@ impl Map {
     }
 
     /// `bpf_map_delete_elem`: 0 or a negative errno (arrays: -EINVAL, as the kernel's).
+    /// An LPM trie deletes the exact prefix.
     pub fn delete(&mut self, key: &[u8]) -> i64 {
+        if self.lpm {
+            let ks = self.def.key_size as usize;
+            let Some(k) = self.lpm_key(key, None) else { return -EINVAL };
+            return match &mut self.store {
+                Store::Hash { index, free, .. } => match index.remove(&k[..ks]) {
+                    Some(s) => {
+                        free.push(s);
+                        0
+                    }
+                    None => -ENOENT,
+                },
+                Store::Array(_) => -EINVAL,
+            };
+        }
         match &mut self.store {
             Store::Array(_) => -EINVAL,
             Store::Hash { index, free, .. } => match index.remove(key) {
@@ -287,9 +360,38 @@ mod tests {
         assert_eq!(m.entries().len(), 2);
     }
 
+    fn lpm_key(plen: u32, data: [u8; 4]) -> Vec<u8> {
+        [&plen.to_le_bytes()[..], &data].concat()
+    }
+
+    #[test]
+    fn lpm_trie_semantics() {
+        let mut d = def(map_type::LPM_TRIE, 8, 4, 3);
+        assert_eq!(Map::new(d.clone()).unwrap_err(), MapDefError::BadSizes); // needs NO_PREALLOC
+        d.flags = F_NO_PREALLOC;
+        let mut m = Map::new(d).unwrap();
+        assert_eq!(m.update(&lpm_key(8, [10, 0, 0, 0]), &[8; 4], 0), 0);
+        // Bits past the prefix do not matter: the same /16 twice.
+        assert_eq!(m.update(&lpm_key(16, [10, 1, 0, 0]), &[16; 4], 0), 0);
+        assert_eq!(m.update(&lpm_key(16, [10, 1, 9, 9]), &[17; 4], 1), -EEXIST);
+        assert_eq!(m.update(&lpm_key(33, [10, 1, 0, 0]), &[1; 4], 0), -EINVAL);
+        assert_eq!(m.update(&lpm_key(0, [0; 4]), &[0; 4], 0), 0);
+        assert_eq!(m.update(&lpm_key(24, [10, 1, 2, 0]), &[24; 4], 0), -ENOSPC);
+        let val = |m: &Map, k: Vec<u8>| m.lookup(&k).map(|o| m.storage()[o]);
+        assert_eq!(val(&m, lpm_key(32, [10, 1, 2, 3])), Some(16));
+        assert_eq!(val(&m, lpm_key(32, [10, 2, 2, 3])), Some(8));
+        assert_eq!(val(&m, lpm_key(32, [11, 2, 2, 3])), Some(0));
+        // The lookup key's own prefix length bounds the match; longer than 32: nothing.
+        assert_eq!(val(&m, lpm_key(12, [10, 1, 2, 3])), Some(8));
+        assert_eq!(val(&m, lpm_key(33, [10, 1, 2, 3])), None);
+        assert_eq!(m.delete(&lpm_key(16, [10, 1, 0, 0])), 0);
+        assert_eq!(m.delete(&lpm_key(16, [10, 1, 0, 0])), -ENOENT);
+        assert_eq!(val(&m, lpm_key(32, [10, 1, 2, 3])), Some(8));
+    }
+
     #[test]
     fn refused_definitions() {
-        assert_eq!(Map::new(def(map_type::LPM_TRIE, 8, 4, 1)).unwrap_err(), MapDefError::UnsupportedType(11));
+        assert_eq!(Map::new(def(map_type::LRU_HASH, 8, 4, 1)).unwrap_err(), MapDefError::UnsupportedType(9));
         assert_eq!(Map::new(def(map_type::ARRAY, 8, 4, 1)).unwrap_err(), MapDefError::BadSizes);
         assert!(matches!(Map::new(def(map_type::ARRAY, 4, 1 << 20, 1 << 10)), Err(MapDefError::TooBig(_))));
     }

@@ -194,6 +194,29 @@ fn maps_and_global_data() {
 }
 
 #[test]
+fn an_lpm_trie() {
+    let mut o = load("lpm", "lpm_tag");
+    let mut da = |segs: Vec<[u8; 16]>| {
+        let s = srh(17, 1, 0, 0, &segs, &[]);
+        let mut p = ipv6(43, s.len() + 8, SRC, segs[1]);
+        p.extend_from_slice(&s);
+        p.extend_from_slice(&[0; 8]);
+        let (v, out) = run(&mut o, p);
+        assert!(matches!(v, Verdict::Forward(_)), "{v:?}");
+        u16::from_be_bytes([out.buf[46], out.buf[47]])
+    };
+    let mut in48 = addr(5);
+    in48[3] = 2;
+    in48[7] = 1; // fc00:2:0:1::5: in the /48, not the /64
+    let mut in64 = addr(0x99);
+    in64[3] = 2; // fc00:2::99
+    assert_eq!(da(vec![in64, addr(1)]), 0x64);
+    assert_eq!(da(vec![in48, addr(1)]), 0x48);
+    assert_eq!(da(vec![c3(1), addr(1)]), 0);
+    assert_eq!(o.maps[0].entries().len(), 2);
+}
+
+#[test]
 fn a_legacy_maps_section() {
     let mut o = load("legacy", "count_legacy");
     for _ in 0..3 {
