@@ -103,13 +103,22 @@ def end_frames(tag=0, tlvs=()):
 
 
 def test_end(bpf, tmp_path):
-    """End in eBPF; and the packets End.BPF drops before the program (no active SRH)"""
+    """End in eBPF (also behind Hop-by-Hop and Destination Options headers); and the
+    packets End.BPF drops before the program (no active SRH)"""
+    from scapy.layers.inet6 import IPv6ExtHdrDestOpt, IPv6ExtHdrHopByHop, PadN
+
+    from kcommon import srh
+
     frames = end_frames() + end_frames(tlvs=[padn(8)]) + [
         rx(sr_pkt(SID, [SID, HOST_A], 0)),  # Segments Left 0
         rx(udp6(dst=SID)),                  # no SRH
+        rx(IPv6(src=HOST_A, dst=SID, nh=0) / IPv6ExtHdrHopByHop(nh=43, options=[PadN(optdata=b"\0" * 4)]) /
+           srh([FINAL, SID], segleft=1, nh=17) / Raw(bytes(8))),
+        rx(IPv6(src=HOST_A, dst=SID, nh=60) / IPv6ExtHdrDestOpt(nh=43, options=[PadN(optdata=b"\0" * 4)]) /
+           srh([FINAL, SID], segleft=1, nh=17) / Raw(bytes(8))),
     ]
     v = compare(bpf, tmp_path, "end", "end", frames)
-    assert [x[0] for x in v] == ["forward"] * 4 + ["drop"] * 2
+    assert [x[0] for x in v] == ["forward"] * 4 + ["drop"] * 2 + ["forward"] * 2
 
 
 def test_tag_and_flags(bpf, tmp_path):
