@@ -264,8 +264,10 @@ impl Vm<'_> {
             return Err(bad);
         }
         let field = off & !3;
-        // tc_classid, family..local_port, data_meta and beyond: not for LWT programs.
-        if field == 72 || (88..=136).contains(&field) || field >= 140 {
+        // tc_classid, family..local_port, data_meta, flow_keys, tstamp, wire_len, the sk
+        // pointer, tstamp_type, hwtstamp: not for LWT programs here (gso_segs and gso_size
+        // read as 0: sr6 has no GSO).
+        if field == 72 || (88..=136).contains(&field) || (field >= 140 && field != 164 && field != 176) {
             return Err(bad);
         }
         if field == 76 || field == 80 {
