@@ -2,7 +2,7 @@
 # Runs sr6's cargo-fuzz targets (fuzz/fuzz_targets/) for a while each, seeded with the
 # frames of the bundled example capture (docs/testing.md, "Fuzzing").
 #
-#   bash scripts/fuzz.sh                         # both targets, 60 s each
+#   bash scripts/fuzz.sh                         # every target, 60 s each
 #   SECONDS_EACH=1200 TARGETS=pipeline bash scripts/fuzz.sh
 #
 # The corpus of each target lives in fuzz/corpus/TARGET/ (not committed; libFuzzer adds
@@ -11,7 +11,8 @@
 # ingress device (their first input byte picks the device) — and for `fast_path` the
 # crafted frames of its differential test (crates/sr6/tests/fast_path.rs), so the fuzzer
 # starts from packets that hit SIDs and routes instead of having to find a valid SRH by
-# chance.
+# chance. `bpf_load` is seeded with the eBPF test programs (crates/bpf/tests/progs)
+# compiled by clang; `bpf_vm` starts from nothing (any 8 bytes are an instruction).
 # A crash stops the run with its input in fuzz/artifacts/TARGET/ and a non-zero exit.
 #
 # Needs a nightly Rust toolchain (`rustup toolchain install nightly`: libFuzzer's
@@ -20,7 +21,7 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SECONDS_EACH=${SECONDS_EACH:-60}
-TARGETS=${TARGETS:-"parse_headers pipeline fast_path"}
+TARGETS=${TARGETS:-"parse_headers pipeline fast_path bpf_vm bpf_load"}
 
 log() { echo "fuzz.sh: $*" >&2; }
 
@@ -67,6 +68,18 @@ for t in $TARGETS; do
         cargo test -q -p sr6 --test fast_path crafted >/dev/null)
       n=$(($(seed "$t" 0 1 2) + $(ls "$ROOT/fuzz/corpus/$t" | grep -c '^crafted-')))
       ;;
+    bpf_load)
+      mkdir -p "$ROOT/fuzz/corpus/$t"
+      inc=()
+      for d in /usr/include/x86_64-linux-gnu /usr/include/aarch64-linux-gnu; do
+        [ -d "$d" ] && inc+=("-I$d")
+      done
+      for c in "$ROOT"/crates/bpf/tests/progs/*.c; do
+        clang -O2 -g -target bpf "${inc[@]}" -c "$c" -o "$ROOT/fuzz/corpus/$t/seed-$(basename "$c" .c).o"
+      done
+      n=$(ls "$ROOT/fuzz/corpus/$t" | grep -c '^seed-')
+      ;;
+    bpf_vm) mkdir -p "$ROOT/fuzz/corpus/$t"; n=0 ;;
     *) n=$(seed "$t") ;;
   esac
   log "$t: $n seed inputs, ${SECONDS_EACH} s"

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs what sr6's tests and tools need on a fresh Debian 12 machine (idempotent):
 # tshark (the decoder oracle), valgrind (instruction counts), ping, ethtool and nftables
-# (the live tests), fonts-dejavu-core (the text of sr6 perf's PNG plots) with apt; rustfmt
+# (the live tests), fonts-dejavu-core (the text of sr6 perf's PNG plots), clang,
+# libbpf-dev and linux-libc-dev (sr6-bpf's tests compile their eBPF C programs with
+# `clang -target bpf`, which needs bpf/bpf_helpers.h and linux/bpf.h) with apt; rustfmt
 # and clippy (rustup components, for test.sh's checks); and scapy + pytest (the packet
 # oracle, tests/oracle/requirements.txt) into a virtual environment,
 # .venv at the repo root: Debian's own Python refuses `pip install` (PEP 668), so every
@@ -58,6 +60,9 @@ if [ $only_venv = 0 ]; then
   have ethtool || need_apt+=(ethtool)
   have nft || need_apt+=(nftables)
   [ -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || need_apt+=(fonts-dejavu-core)
+  have clang || need_apt+=(clang)
+  [ -f /usr/include/bpf/bpf_helpers.h ] || need_apt+=(libbpf-dev)
+  [ -f /usr/include/linux/bpf.h ] || need_apt+=(linux-libc-dev)
 fi
 if [ ${#need_apt[@]} -gt 0 ]; then
   apt_install "${need_apt[@]}"

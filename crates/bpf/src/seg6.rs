@@ -1,0 +1,462 @@
+//! End.BPF over a plain packet: the per-packet SRH state of the seg6 helpers
+//! (`struct seg6_bpf_srh_state`), the helpers `bpf_lwt_seg6_store_bytes`,
+//! `bpf_lwt_seg6_adjust_srh` and `bpf_lwt_seg6_action` with the kernel's checks
+//! (net/core/filter.c), the SRH revalidation `seg6_bpf_has_valid_srh`, and the run of
+//! `input_action_end_bpf` (net/ipv6/seg6_local.c): the SRH is validated and consumed
+//! (Segments Left decremented, the next segment copied to the destination, RFC 8754
+//! §4.3.1.1) before the program runs; `BPF_OK` routes on the new destination,
+//! `BPF_REDIRECT` keeps the route an action helper chose, `BPF_DROP` and any other value
+//! drop; an SRH the program changed must still be valid.
+//!
+//! Routes are recorded, not looked up: [`Route`] says what the kernel's
+//! `seg6_lookup_nexthop` was asked, for the packet side to carry out. Not done here: the
+//! HMAC check of the received SRH and an HMAC for SRHs the program pushes (the packet side
+//! owns the keys).
+
+use crate::maps::Map;
+use crate::skb::{errno, Skb, SkbMeta};
+use crate::vm::{self, Fault, Program, RunOpts, Scratch};
+
+const IPV6_HDR: usize = 40;
+const NEXTHDR_HOP: u8 = 0;
+const NEXTHDR_IPV6: u8 = 41;
+const NEXTHDR_ROUTING: u8 = 43;
+const NEXTHDR_FRAGMENT: u8 = 44;
+const NEXTHDR_AUTH: u8 = 51;
+const NEXTHDR_DEST: u8 = 60;
+const SRH_TYPE: u8 = 4;
+/// Largest packet the helpers grow a packet to (an IPv6 packet without jumbograms).
+const MAX_PACKET: usize = 65535 + IPV6_HDR;
+
+/// `SEG6_LOCAL_ACTION_*` (include/uapi/linux/seg6_local.h) the action helper takes.
+pub mod action {
+    pub const END_X: u32 = 2;
+    pub const END_T: u32 = 3;
+    pub const END_DT6: u32 = 7;
+    pub const END_B6: u32 = 9;
+    pub const END_B6_ENCAP: u32 = 10;
+}
+
+/// `enum bpf_ret_code` values of LWT programs.
+pub mod ret {
+    pub const BPF_OK: u32 = 0;
+    pub const BPF_DROP: u32 = 2;
+    pub const BPF_REDIRECT: u32 = 7;
+}
+
+/// What `seg6_lookup_nexthop` was asked: the destination, an explicit next hop (End.X)
+/// and the table (0: the main table).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Route {
+    pub daddr: [u8; 16],
+    pub nexthop: Option<[u8; 16]>,
+    pub table: u32,
+}
+
+/// Why End.BPF dropped a packet.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Drop {
+    #[error("no valid SRH with Segments Left > 0")]
+    NoSrh,
+    #[error("program aborted: {0}")]
+    Fault(Fault),
+    #[error("program returned BPF_DROP")]
+    ProgramDrop,
+    #[error("program returned {0}, not BPF_OK, BPF_DROP or BPF_REDIRECT")]
+    IllegalReturn(u32),
+    #[error("SRH left invalid by the program")]
+    InvalidSrh,
+    #[error("BPF_REDIRECT without a route chosen by bpf_lwt_seg6_action")]
+    RedirectWithoutRoute,
+}
+
+/// The outcome of End.BPF on one packet.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    Forward(Route),
+    Drop(Drop),
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct SrhState {
+    /// Offset of the SRH in the packet; `None` when the packet has none any more.
+    srh: Option<usize>,
+    /// The SRH's length past its first 8 bytes, as the helpers track it.
+    hdrlen: u16,
+    valid: bool,
+}
+
+/// A packet (starting at its IPv6 header) with the End.BPF helper state.
+#[derive(Clone, Debug)]
+pub struct Seg6Packet {
+    pub buf: Vec<u8>,
+    pub meta: SkbMeta,
+    /// The route an action helper chose.
+    pub route: Option<Route>,
+    /// Source of the outer header End.B6.Encaps pushes (the kernel: the output device's
+    /// address, `set_tun_src`).
+    pub encap_src: [u8; 16],
+    /// What `bpf_ktime_get_ns` returns.
+    pub now_ns: u64,
+    /// Formats passed to `bpf_trace_printk`.
+    pub traces: Vec<Vec<u8>>,
+    prandom: u32,
+    state: SrhState,
+}
+
+impl Seg6Packet {
+    pub fn new(buf: Vec<u8>) -> Seg6Packet {
+        Seg6Packet {
+            buf,
+            meta: SkbMeta { protocol: SkbMeta::PROTO_IPV6, ..SkbMeta::default() },
+            route: None,
+            encap_src: [0; 16],
+            now_ns: 0,
+            traces: Vec::new(),
+            prandom: 0x2545_f491,
+            state: SrhState::default(),
+        }
+    }
+
+    fn daddr(&self) -> [u8; 16] {
+        let mut a = [0; 16];
+        if let Some(d) = self.buf.get(24..40) {
+            a.copy_from_slice(d);
+        }
+        a
+    }
+
+    fn set_payload_len(&mut self) {
+        let pl = (self.buf.len().saturating_sub(IPV6_HDR) as u16).to_be_bytes();
+        if let Some(p) = self.buf.get_mut(4..6) {
+            p.copy_from_slice(&pl);
+        }
+    }
+
+    /// `bpf_update_srh_state`: the first routing header, trusted as it is.
+    fn update_srh_state(&mut self) {
+        self.state = match find_hdr(&self.buf, NEXTHDR_ROUTING, false) {
+            Some(off) => SrhState {
+                srh: Some(off),
+                hdrlen: u16::from(self.buf.get(off + 1).copied().unwrap_or(0)) << 3,
+                valid: true,
+            },
+            None => SrhState::default(),
+        };
+    }
+
+    /// `seg6_bpf_has_valid_srh`: writes the tracked length back into Hdr Ext Len and
+    /// validates the SRH if the program touched its TLVs or its size.
+    pub fn has_valid_srh(&mut self) -> bool {
+        let Some(off) = self.state.srh else { return false };
+        if !self.state.valid {
+            if self.state.hdrlen & 7 != 0 {
+                return false;
+            }
+            let Some(h) = self.buf.get_mut(off + 1) else { return false };
+            *h = (self.state.hdrlen >> 3) as u8;
+            let len = (usize::from(*h) + 1) << 3;
+            if !validate_srh(self.buf.get(off..).unwrap_or_default(), len, true) {
+                return false;
+            }
+            self.state.valid = true;
+        }
+        true
+    }
+
+    fn lookup(&mut self, nexthop: Option<[u8; 16]>, table: u32) -> i64 {
+        self.route = Some(Route { daddr: self.daddr(), nexthop, table });
+        0
+    }
+
+    /// `bpf_push_seg6_encap`: the SRH inline after the IPv6 header (End.B6) or in a new
+    /// outer IPv6 header (End.B6.Encaps), RFC 8986 §4.13-4.14 as Linux does them.
+    fn push_encap(&mut self, encap: bool, srh: &[u8]) -> i64 {
+        if srh.len() < 8 || !validate_srh(srh, srh.len(), false) {
+            return -errno::EINVAL;
+        }
+        if self.buf.len() < IPV6_HDR || self.buf.len() + srh.len() + IPV6_HDR > MAX_PACKET {
+            return -errno::EINVAL;
+        }
+        let fs = usize::from(srh[4]);
+        let last = |s: &[u8]| -> [u8; 16] {
+            s.get(8 + fs * 16..8 + fs * 16 + 16).and_then(|a| a.try_into().ok()).unwrap_or([0; 16])
+        };
+        if encap {
+            let inner = self.buf.clone();
+            let mut hdr = [0u8; IPV6_HDR];
+            // Version, traffic class and flow label of the inner header (sysctl
+            // seg6_flowlabel 0: the flow label copied), its hop limit.
+            hdr[..4].copy_from_slice(&inner[..4]);
+            hdr[0] = 0x60 | (inner[0] & 0x0f);
+            hdr[6] = NEXTHDR_ROUTING;
+            hdr[7] = inner[7];
+            hdr[8..24].copy_from_slice(&self.encap_src);
+            hdr[24..40].copy_from_slice(&last(srh));
+            let mut s = srh.to_vec();
+            s[0] = NEXTHDR_IPV6;
+            self.buf = [&hdr[..], &s, &inner].concat();
+        } else {
+            if self.meta.protocol != SkbMeta::PROTO_IPV6 {
+                return -errno::EBADMSG;
+            }
+            let mut s = srh.to_vec();
+            s[0] = self.buf[6];
+            s[8..24].copy_from_slice(&self.buf[24..40]);
+            self.buf[6] = NEXTHDR_ROUTING;
+            let da = last(&s);
+            self.buf[24..40].copy_from_slice(&da);
+            self.buf.splice(IPV6_HDR..IPV6_HDR, s);
+        }
+        self.set_payload_len();
+        self.lookup(None, 0)
+    }
+}
+
+/// `ipv6_find_hdr`: the offset of the first header of type `target` in the extension
+/// header chain; with `skip_rh` (IP6_FH_F_SKIP_RH) a routing header with Segments Left 0
+/// is passed over.
+pub fn find_hdr(buf: &[u8], target: u8, skip_rh: bool) -> Option<usize> {
+    let mut next = *buf.get(6)?;
+    let mut off = IPV6_HDR;
+    if buf.len() < IPV6_HDR {
+        return None;
+    }
+    loop {
+        let hdr = buf.get(off..off + 8)?;
+        if next == target && !(target == NEXTHDR_ROUTING && skip_rh && hdr[3] == 0) {
+            return Some(off);
+        }
+        let len = match next {
+            NEXTHDR_HOP | NEXTHDR_ROUTING | NEXTHDR_DEST => (usize::from(hdr[1]) + 1) << 3,
+            NEXTHDR_AUTH => (usize::from(hdr[1]) + 2) << 2,
+            NEXTHDR_FRAGMENT => {
+                if u16::from_be_bytes([hdr[2], hdr[3]]) & !7 != 0 {
+                    return None;
+                }
+                8
+            }
+            _ => return None,
+        };
+        next = hdr[0];
+        off += len;
+    }
+}
+
+/// `seg6_validate_srh` (net/ipv6/seg6.c): type 4, Hdr Ext Len matching `len`, Last Entry
+/// and Segments Left in range (`reduced`: Segments Left may be Last Entry + 1), and TLVs
+/// (type, length) filling the rest exactly.
+pub fn validate_srh(srh: &[u8], len: usize, reduced: bool) -> bool {
+    let Some(s) = srh.get(..len) else { return false };
+    if s.len() < 8 || s[2] != SRH_TYPE || ((usize::from(s[1]) + 1) << 3) != len {
+        return false;
+    }
+    let (sl, fs) = (usize::from(s[3]), usize::from(s[4]));
+    if !reduced && sl > fs {
+        return false;
+    }
+    let max_last_entry = (i32::from(s[1]) / 2) - 1;
+    if fs as i32 > max_last_entry || sl > fs + 1 {
+        return false;
+    }
+    let mut off = 8 + ((fs + 1) << 4);
+    if off > len {
+        return false;
+    }
+    while off < len {
+        if len - off < 2 {
+            return false;
+        }
+        off += 2 + usize::from(s[off + 1]);
+        if off > len {
+            return false;
+        }
+    }
+    true
+}
+
+impl Skb for Seg6Packet {
+    fn data(&self) -> &[u8] {
+        &self.buf
+    }
+
+    fn meta(&self) -> &SkbMeta {
+        &self.meta
+    }
+
+    fn meta_mut(&mut self) -> &mut SkbMeta {
+        &mut self.meta
+    }
+
+    fn ktime_get_ns(&mut self) -> u64 {
+        self.now_ns
+    }
+
+    fn prandom_u32(&mut self) -> u32 {
+        // xorshift32: deterministic, for tests and replays.
+        let mut x = self.prandom;
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        self.prandom = x;
+        x
+    }
+
+    fn trace_printk(&mut self, fmt: &[u8]) {
+        if self.traces.len() < 1024 {
+            self.traces.push(fmt.to_vec());
+        }
+    }
+
+    /// Writable: Flags and Tag (bytes 5..8 of the SRH), or the TLV area, which then needs
+    /// revalidating. The kernel computes the TLV area's start as SRH + (Last Entry + 1) *
+    /// 16, 8 bytes before the end of the segment list, so the last 8 bytes of the last
+    /// segment are writable too (and the SRH revalidated); sr6 does the same.
+    fn lwt_seg6_store_bytes(&mut self, offset: u32, from: &[u8]) -> i64 {
+        let Some(srh) = self.state.srh else { return -errno::EINVAL };
+        let fs = usize::from(self.buf.get(srh + 4).copied().unwrap_or(0));
+        let tlvs = srh + ((fs + 1) << 4);
+        let end = srh + 8 + usize::from(self.state.hdrlen);
+        let (ptr, len) = (offset as usize, from.len());
+        if ptr >= tlvs && ptr + len <= end {
+            self.state.valid = false;
+        } else if ptr < srh + 5 || ptr + len > srh + 8 {
+            return -errno::EFAULT;
+        }
+        if ptr + len > self.buf.len() {
+            return -errno::EFAULT;
+        }
+        match find_hdr(&self.buf, NEXTHDR_ROUTING, false) {
+            Some(off) => self.state.srh = Some(off),
+            None => return -errno::EINVAL,
+        }
+        self.buf[ptr..ptr + len].copy_from_slice(from);
+        0
+    }
+
+    /// Inserts `delta` zero bytes (or removes `-delta` bytes) at `offset`, which must lie
+    /// in the TLV area; the SRH is revalidated after the program.
+    fn lwt_seg6_adjust_srh(&mut self, offset: u32, delta: i32) -> i64 {
+        let Some(srh) = self.state.srh else { return -errno::EINVAL };
+        let fs = usize::from(self.buf.get(srh + 4).copied().unwrap_or(0));
+        let tlvs = srh + 8 + ((fs + 1) << 4);
+        let end = srh + 8 + usize::from(self.state.hdrlen);
+        let ptr = offset as usize;
+        if ptr < tlvs || ptr > end {
+            return -errno::EFAULT;
+        }
+        let n = delta.unsigned_abs() as usize;
+        if delta < 0 && ptr + n > end {
+            return -errno::EFAULT;
+        }
+        const ENOMEM: i64 = 12;
+        if delta > 0 {
+            if self.buf.len() + n > MAX_PACKET || ptr > self.buf.len() {
+                return -ENOMEM;
+            }
+            self.buf.splice(ptr..ptr, std::iter::repeat_n(0u8, n));
+        } else {
+            if ptr + n > self.buf.len() {
+                return -ENOMEM;
+            }
+            self.buf.drain(ptr..ptr + n);
+        }
+        self.set_payload_len();
+        match find_hdr(&self.buf, NEXTHDR_ROUTING, false) {
+            Some(off) => self.state.srh = Some(off),
+            None => return -errno::EINVAL,
+        }
+        self.state.hdrlen = i32::from(self.state.hdrlen).wrapping_add(delta) as u16;
+        self.state.valid = false;
+        0
+    }
+
+    fn lwt_seg6_action(&mut self, act: u32, param: &[u8]) -> i64 {
+        match act {
+            action::END_X | action::END_T | action::END_DT6 => {
+                if !self.has_valid_srh() {
+                    return -errno::EBADMSG;
+                }
+                let want = if act == action::END_X { 16 } else { 4 };
+                if param.len() != want {
+                    return -errno::EINVAL;
+                }
+                if act == action::END_X {
+                    let nh: [u8; 16] = param.try_into().unwrap_or([0; 16]);
+                    return self.lookup(Some(nh), 0);
+                }
+                let table = u32::from_le_bytes(param.try_into().unwrap_or([0; 4]));
+                if act == action::END_DT6 {
+                    let Some(off) = find_hdr(&self.buf, NEXTHDR_IPV6, false) else { return -errno::EBADMSG };
+                    if off + IPV6_HDR > self.buf.len() {
+                        return -errno::EBADMSG;
+                    }
+                    self.buf.drain(..off);
+                    self.update_srh_state();
+                }
+                self.lookup(None, table)
+            }
+            action::END_B6 | action::END_B6_ENCAP => {
+                if self.state.srh.is_some() && !self.has_valid_srh() {
+                    return -errno::EBADMSG;
+                }
+                let err = self.push_encap(act == action::END_B6_ENCAP, param);
+                if err == 0 {
+                    self.update_srh_state();
+                }
+                err
+            }
+            _ => -errno::EINVAL,
+        }
+    }
+}
+
+/// End.BPF on one packet (`input_action_end_bpf`): validate and consume the SRH, run the
+/// program, check its return code and the SRH, choose the route.
+pub fn end_bpf(prog: &Program, maps: &mut [Map], pkt: &mut Seg6Packet, opts: RunOpts) -> Verdict {
+    end_bpf_with(&mut Scratch::default(), prog, maps, pkt, opts)
+}
+
+/// [`end_bpf`] with a reused [`Scratch`] (no allocation for the run itself).
+pub fn end_bpf_with(
+    scratch: &mut Scratch,
+    prog: &Program,
+    maps: &mut [Map],
+    pkt: &mut Seg6Packet,
+    opts: RunOpts,
+) -> Verdict {
+    let Some(off) = find_hdr(&pkt.buf, NEXTHDR_ROUTING, true) else { return Verdict::Drop(Drop::NoSrh) };
+    let Some(&h) = pkt.buf.get(off + 1) else { return Verdict::Drop(Drop::NoSrh) };
+    let len = (usize::from(h) + 1) << 3;
+    if !validate_srh(pkt.buf.get(off..).unwrap_or_default(), len, true) {
+        return Verdict::Drop(Drop::NoSrh);
+    }
+    // advance_nextseg: Segments Left - 1, the destination becomes that segment.
+    let Some(sl) = pkt.buf[off + 3].checked_sub(1) else { return Verdict::Drop(Drop::NoSrh) };
+    pkt.buf[off + 3] = sl;
+    let seg = off + 8 + usize::from(sl) * 16;
+    let next: [u8; 16] = pkt.buf.get(seg..seg + 16).and_then(|a| a.try_into().ok()).unwrap_or([0; 16]);
+    pkt.buf[24..40].copy_from_slice(&next);
+    pkt.state = SrhState { srh: Some(off), hdrlen: u16::from(h) << 3, valid: true };
+    pkt.route = None;
+
+    let r0 = match vm::run_with(scratch, prog, maps, pkt, opts) {
+        Ok(r) => r as u32,
+        Err(f) => return Verdict::Drop(Drop::Fault(f)),
+    };
+    match r0 {
+        ret::BPF_OK | ret::BPF_REDIRECT => {}
+        ret::BPF_DROP => return Verdict::Drop(Drop::ProgramDrop),
+        other => return Verdict::Drop(Drop::IllegalReturn(other)),
+    }
+    if pkt.state.srh.is_some() && !pkt.has_valid_srh() {
+        return Verdict::Drop(Drop::InvalidSrh);
+    }
+    if r0 == ret::BPF_REDIRECT {
+        return match pkt.route.clone() {
+            Some(r) => Verdict::Forward(r),
+            None => Verdict::Drop(Drop::RedirectWithoutRoute),
+        };
+    }
+    Verdict::Forward(Route { daddr: pkt.daddr(), nexthop: None, table: 0 })
+}

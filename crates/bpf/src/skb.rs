@@ -1,0 +1,73 @@
+//! What a program runs against: the packet and its metadata (the kernel's `struct
+//! sk_buff` as `struct __sk_buff` shows it, include/uapi/linux/bpf.h) and the helpers that
+//! touch them. The packet side implements [`Skb`]; [`crate::seg6::Seg6Packet`] is this
+//! crate's own implementation of the End.BPF helpers over a plain byte vector.
+
+/// Errno values (negated) the packet helpers return, as the kernel's.
+pub mod errno {
+    pub const EFAULT: i64 = 14;
+    pub const EINVAL: i64 = 22;
+    pub const EBADMSG: i64 = 74;
+    pub const ENOTSUPP: i64 = 524;
+}
+
+/// The metadata fields of `struct __sk_buff` that an LWT program may read (and the few it
+/// may write: `mark`, `priority`, `cb[]`). Others read as 0.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SkbMeta {
+    pub pkt_type: u32,
+    pub mark: u32,
+    pub queue_mapping: u32,
+    /// `skb->protocol` as the kernel stores it: a big-endian 16-bit value in a u32 (IPv6:
+    /// bytes 0x86 0xdd, so 0xdd86 read little-endian).
+    pub protocol: u32,
+    pub priority: u32,
+    pub ingress_ifindex: u32,
+    pub ifindex: u32,
+    pub tc_index: u32,
+    pub cb: [u32; 5],
+    pub hash: u32,
+    pub napi_id: u32,
+}
+
+impl SkbMeta {
+    /// `protocol` for IPv6 (ETH_P_IPV6 in network byte order).
+    pub const PROTO_IPV6: u32 = u16::from_ne_bytes(0x86ddu16.to_be_bytes()) as u32;
+}
+
+/// The packet a program runs on, with the helpers that act on it. Every method has a
+/// default that refuses (`-ENOTSUPP`), so a packet type implements what its program types
+/// need. The interpreter has already bounds-checked every argument taken from program
+/// memory.
+pub trait Skb {
+    /// Packet data from the network header (the outer IPv6 header).
+    fn data(&self) -> &[u8];
+    /// Packet data for direct writes, when the program type allows them (`lwt_xmit`).
+    fn data_mut(&mut self) -> Option<&mut [u8]> {
+        None
+    }
+    fn meta(&self) -> &SkbMeta;
+    fn meta_mut(&mut self) -> &mut SkbMeta;
+    /// `bpf_ktime_get_ns`: a monotonic clock in nanoseconds.
+    fn ktime_get_ns(&mut self) -> u64 {
+        0
+    }
+    /// `bpf_get_prandom_u32`.
+    fn prandom_u32(&mut self) -> u32 {
+        0
+    }
+    /// `bpf_trace_printk`: the format string (its bytes as the program passed them).
+    fn trace_printk(&mut self, _fmt: &[u8]) {}
+    /// `bpf_lwt_seg6_store_bytes(skb, offset, from, len)`.
+    fn lwt_seg6_store_bytes(&mut self, _offset: u32, _from: &[u8]) -> i64 {
+        -errno::ENOTSUPP
+    }
+    /// `bpf_lwt_seg6_adjust_srh(skb, offset, delta)`.
+    fn lwt_seg6_adjust_srh(&mut self, _offset: u32, _delta: i32) -> i64 {
+        -errno::ENOTSUPP
+    }
+    /// `bpf_lwt_seg6_action(skb, action, param, param_len)`.
+    fn lwt_seg6_action(&mut self, _action: u32, _param: &[u8]) -> i64 {
+        -errno::ENOTSUPP
+    }
+}
