@@ -154,3 +154,23 @@ def test_firewall_srh_random(kernel):
     print(f"firewall random seed {seed}")
     cfg = config(*rules())
     assert_decisions(kernel.run(cfg, random_frames(seed, 150)))
+
+
+@scenario(IDENTICAL)
+def test_firewall_input_reject(kernel):
+    """INPUT rules for the router's own address: REJECT by protocol and port, by -m srh (an SRH whose last segment is the router), the reject types, the ICMP error from the address the packet was for"""
+    me = ADDR6["eth0"]
+    cfg = config(
+        f"ip6tables -A INPUT -d {me} -p udp --dport 7 -j REJECT --reject-with icmp6-adm-prohibited",
+        f"ip6tables -A INPUT -d {me} -m srh --srh-tag {TAG} --srh-lsid {me} -j REJECT",
+        f"ip6tables -A INPUT -d {me} -p tcp ! --dport 22 -j REJECT --reject-with icmp6-addr-unreachable",
+        f"ip6tables -A INPUT -d {me} -j REJECT --reject-with no-route",
+    )
+    frames = [
+        rx(IPv6(src=HOST_A, dst=me, hlim=64) / UDP(sport=9, dport=7) / Raw(b"u" * 8)),
+        rx(sr_pkt(me, [me], 0, tag=TAG)),                                    # UDP over the last segment
+        rx(IPv6(src=HOST_A, dst=me, hlim=64) / TCP(sport=4000, dport=23, flags="S")),
+        rx(IPv6(src=HOST_A, dst=me, hlim=64) / UDP(sport=9, dport=8) / Raw(b"v" * 8)),
+        rx(sr_pkt(me, [me], 0, tag=8)),                                      # the last rule
+    ]
+    kernel.run(cfg, frames).assert_identical()

@@ -372,6 +372,28 @@ mod tests {
         assert_eq!(run(&c, &st, "show rules").output, want.lines().nth(1).unwrap());
     }
 
+    /// `ip6tables` lines through the control socket add rules (an invalid one changes
+    /// nothing); `show firewall` lists them as `ip6tables -S -v` with counters.
+    #[test]
+    fn firewall_is_changed_and_shown() {
+        let (c, st) = setup();
+        assert_eq!(run(&c, &st, "show firewall").output, "no firewall rules (every chain accepts)");
+        assert!(run(&c, &st, "ip6tables -N SERA").ok);
+        let r = run(&c, &st, "ip6tables -A FORWARD -m srh ! --srh-tag 7 -j SERA");
+        assert!(r.ok, "{}", r.output);
+        let r = run(&c, &st, "ip6tables -A SERA -j SEG6");
+        assert!(!r.ok && r.output.contains("--seg6-action"), "{}", r.output);
+        assert!(run(&c, &st, "ip6tables -A SERA -j SEG6 --seg6-action skip-next").ok);
+        assert!(lock(&c).shared.gen.load().tables.firewall.is_some());
+        let want = "-P INPUT ACCEPT -c 0 0\n-P FORWARD ACCEPT -c 0 0\n\
+                    -A FORWARD -m srh ! --srh-tag 7 -j SERA -c 0 0\n\
+                    -A SERA -j SEG6 --seg6-action skip-next -c 0 0";
+        assert_eq!(run(&c, &st, "show firewall").output, want);
+        let v: serde_json::Value = serde_json::from_str(&run(&c, &st, "show firewall --json").output).unwrap();
+        assert_eq!(v[2]["chain"], "FORWARD");
+        assert_eq!(v[2]["packets"], 0);
+    }
+
     /// `show devices` lists each device with its MTU (the configured one here; the
     /// kernel's under `sr6 run`), as text and JSON.
     #[test]
