@@ -10,6 +10,9 @@ plain and negated, and frames on both sides of each comparison; then a randomise
 malformed (Segments Left > Last Entry, Hdr Ext Len past the packet, not an SRH)."""
 import os
 import random
+import sys
+
+import pytest
 
 from scapy.all import IPv6ExtHdrRouting, TCP
 
@@ -174,3 +177,23 @@ def test_firewall_input_reject(kernel):
         rx(sr_pkt(me, [me], 0, tag=8)),                                      # the last rule
     ]
     kernel.run(cfg, frames).assert_identical()
+
+
+@scenario(DIFFERENCE("Linux compares --srh-tag with the SRH's Tag in network byte order against the value "
+                     "ip6tables stored in host byte order: on x86, --srh-tag 7 matches Tag 0x0700; sr6 "
+                     "compares the values as written (docs/firewall.md)",
+                     "RFC 8754 §2 (Tag); thesis §4.3.3, Listing 4.4"))
+def test_firewall_srh_tag_byte_order(kernel):
+    """-m srh --srh-tag 7 over SRHs with Tag 7 and Tag 0x0700"""
+    if sys.byteorder != "little":
+        pytest.skip("the kernel's comparison is byte-swapped only on little-endian hosts")
+    cfg = config("ip6tables -A FORWARD -m srh --srh-tag 7 -j DROP")
+    frames = [srv6(SEG_B, ["fc00:2::99", SEG_B], 1, tag=7), srv6(SEG_B, ["fc00:2::99", SEG_B], 1, tag=0x0700)]
+    run = kernel.run(cfg, frames)
+    fwd = [tx(IPv6(l3(f)), "eth1") for f in frames]
+    for x in fwd:
+        x[IPv6].hlim -= 1
+    run.expect_kernel(0, eth1=[fwd[0]])
+    run.expect_kernel(1)
+    run.expect_sr6(0)
+    run.expect_sr6(1, eth1=[fwd[1]])
