@@ -63,11 +63,14 @@ def rules() -> list[str]:
         f"ip6tables -A FORWARD -d {da(n + 5)} -m srh --srh-tag 1799 --srh-segs-left-gt 0 ! --srh-lsid fc00:2::99 -j DROP",
         f"ip6tables -A FORWARD -d {da(n + 6)} -j REJECT",
         f"ip6tables -A FORWARD -d {da(n + 7)} -j REJECT --reject-with icmp6-adm-prohibited",
+        # Host bits under the mask, which ip6tables clears.
+        f"ip6tables -A FORWARD -d {da(n + 8)} -m srh --srh-psid fc00:a::1/64 -j DROP",
+        f"ip6tables -A FORWARD -d {da(n + 9)}/ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff -s fc00:a::1/64 -j DROP",
     ]
     return out
 
 
-N_RULES = 2 * len(SRH_OPTIONS) + 8
+N_RULES = 2 * len(SRH_OPTIONS) + 10
 
 
 def srv6(dst, segs, sl, nh=NH_UDP, tag=0, hdrlen=None, lastentry=None, inner=None):
@@ -115,6 +118,8 @@ def cover_frames() -> list:
         # REJECT sees: no answer (reject6_csum_ok).
         srv6(da(n + 6), ["fc00:2::99", "fc00:3::5"], 1),
         srv6(da(n + 6), ["fc00:2::99", "fc00:3::5"], 1, nh=59),
+        srv6(da(n + 8), ["fc00:2::99", da(n + 8), "fc00:a::5"], 1), srv6(da(n + 8), ["fc00:2::99", da(n + 8), "fc00:b::5"], 1),
+        udp(da(n + 9), 1), udp(da(n + 9), 1, src="fc00:b::1"),
     ]
     return frames
 
