@@ -199,6 +199,10 @@ impl Firewall {
 
     /// The INPUT chain for a received packet whose route (the main table, through the
     /// rules if there are any) is one of the router's own addresses or a local SID.
+    /// Out of line and cold, as [`run`](Self::run): without a firewall the general path
+    /// keeps its code and registers, and pays one test per hook.
+    #[cold]
+    #[inline(never)]
     pub(crate) fn input6(&self, t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Option<Next> {
         let dst = Ipv6Packet::new_checked(p.data()).ok()?.dst_addr().octets();
         let route = if t.rules.v6.is_empty() {
@@ -218,6 +222,8 @@ impl Firewall {
     /// Runs chain `hook` on the IPv6 packet in `p` (from its IPv6 header) received on
     /// `p.in_dev`, leaving by `oif` (FORWARD). `None`: accepted, the caller goes on;
     /// otherwise what happens to the packet instead.
+    #[cold]
+    #[inline(never)]
     pub(crate) fn run(
         &self,
         t: &Tables,
