@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Installs what sr6's tests and tools need on a fresh Debian 12 machine (idempotent):
 # tshark (the decoder oracle), valgrind (instruction counts), ping, ethtool and nftables
-# (the live tests), fonts-dejavu-core (the text of sr6 perf's PNG plots), clang,
-# libbpf-dev and linux-libc-dev (sr6-bpf's tests compile their eBPF C programs with
-# `clang -target bpf`, which needs bpf/bpf_helpers.h and linux/bpf.h) with apt; rustfmt
+# (the live tests), iptables (ip6tables, the kernel suite's firewall oracle),
+# fonts-dejavu-core (the text of sr6 perf's PNG plots), clang, libbpf-dev and
+# linux-libc-dev (sr6-bpf's tests compile their eBPF C programs with `clang -target
+# bpf`, which needs bpf/bpf_helpers.h and linux/bpf.h) with apt; rustfmt
 # and clippy (rustup components, for test.sh's checks); and scapy + pytest (the packet
 # oracle, tests/oracle/requirements.txt) into a virtual environment,
 # .venv at the repo root: Debian's own Python refuses `pip install` (PEP 668), so every
@@ -59,6 +60,7 @@ if [ $only_venv = 0 ]; then
   have ping || need_apt+=(iputils-ping)
   have ethtool || need_apt+=(ethtool)
   have nft || need_apt+=(nftables)
+  have ip6tables || need_apt+=(iptables)
   [ -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || need_apt+=(fonts-dejavu-core)
   have clang || need_apt+=(clang)
   [ -f /usr/include/bpf/bpf_helpers.h ] || need_apt+=(libbpf-dev)

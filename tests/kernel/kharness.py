@@ -117,6 +117,8 @@ def devices_and_macs(text: str) -> tuple[list[str], dict[str, str]]:
             devs.append(d)
 
     for words in T.config_commands(text):
+        if words[0] == "ip6tables":
+            continue
         if words[0] == "sysctl":
             for w in words[1:]:
                 if w.startswith("-"):

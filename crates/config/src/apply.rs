@@ -136,6 +136,13 @@ pub(crate) fn commit(spec: &mut RouterSpec, idx: &mut Index, cmd: Cmd) -> Result
         }
         new_rules = Some(rules);
     }
+    // A firewall change, likewise, on a copy of the firewall.
+    let mut new_firewall = None;
+    if let Item::Firewall { cmd: c } = &cmd.item {
+        let mut fw = spec.firewall.clone();
+        crate::firewall::apply(&mut fw, c.clone())?;
+        new_firewall = Some(fw);
+    }
     match &cmd.item {
         Item::Route { spec: r, verb, at } if *verb != Verb::Replace => {
             if let Some(old) = idx.routes.get(&(r.table, r.prefix)).and_then(|i| spec.routes.get(*i)) {
@@ -267,6 +274,11 @@ pub(crate) fn commit(spec: &mut RouterSpec, idx: &mut Index, cmd: Cmd) -> Result
         Item::Rule { .. } | Item::RuleDel { .. } => {
             if let Some(r) = new_rules {
                 spec.rules = r;
+            }
+        }
+        Item::Firewall { .. } => {
+            if let Some(fw) = new_firewall {
+                spec.firewall = fw;
             }
         }
         Item::Nexthop { spec: n, .. } => match spec.nexthops.iter_mut().find(|x| x.id == n.id) {

@@ -15,7 +15,8 @@ use crate::PErr;
 
 /// What the top level accepts, for errors.
 pub(crate) const COMMANDS: &str = "a command: [ip [-4|-6]] link set | addr add | neigh add | \
-route add|replace|append | rule add|del | nexthop add | sr tunsrc set | sr hmac set, or sysctl -w KEY=VALUE";
+route add|replace|append | rule add|del | nexthop add | sr tunsrc set | sr hmac set, sysctl -w KEY=VALUE, \
+or ip6tables -A|-I|-P|-N ...";
 
 /// A parsed command, not yet applied.
 pub(crate) struct Cmd {
@@ -84,6 +85,10 @@ pub(crate) enum Item {
     RuleDel {
         rule: crate::rule::ParsedRule,
         at: Tok,
+    },
+    /// `ip6tables ...`.
+    Firewall {
+        cmd: crate::firewall::FwCmd,
     },
 }
 
@@ -173,6 +178,13 @@ pub(crate) fn parse_command(toks: &[Tok]) -> Result<Cmd, PErr> {
     if w.text == "sysctl" {
         let item = parse_sysctl(&mut p, w)?;
         return Ok(Cmd { item, devs: p.devs, route_devs: p.route_devs });
+    }
+    if w.text == "ip6tables" {
+        let item = crate::firewall::parse(&mut p, w, line)?;
+        return Ok(Cmd { item, devs: p.devs, route_devs: p.route_devs });
+    }
+    if w.text == "iptables" {
+        return Err(PErr::at(w, "sr6's firewall filters IPv6: its rules are ip6tables rules").exp("ip6tables"));
     }
     let with_ip = w.text == "ip";
     if with_ip {
@@ -492,7 +504,8 @@ fn parse_sr(p: &mut P, obj: &Tok, line: usize) -> Result<Item, PErr> {
 }
 
 pub(crate) const SYSCTL_KEYS: &str = "net.ipv6.conf.{all,default,DEV}.{seg6_enabled,seg6_require_hmac,forwarding}, \
-net.ipv4.ip_forward, net.ipv4.conf.{all,default,DEV}.forwarding, net.ipv{6,4}.fib_multipath_hash_policy; ignored: net.ipv6.conf.*.{accept_dad,accept_ra}, \
+net.ipv4.ip_forward, net.ipv4.conf.{all,default,DEV}.forwarding, net.ipv{6,4}.fib_multipath_hash_policy, \
+net.ipv6.ip6t_seg6_args; ignored: net.ipv6.conf.*.{accept_dad,accept_ra}, \
 net.ipv4.conf.*.rp_filter";
 
 /// `sysctl [-w] [-q] KEY=VALUE...`.
@@ -567,6 +580,7 @@ fn sysctl_one(p: &mut P, t: &Tok, key: &str, val: &str, vcol: usize) -> Result<O
             }
             Some(SysctlSpec::MultipathHash { line, v6: *ipv == "ipv6", policy: int(0, 1)? as u8 })
         }
+        ["net", "ipv6", "ip6t_seg6_args"] => Some(SysctlSpec::Ip6tSeg6Args { line, bits: int(0, 128)? as u8 }),
         ["net", "ipv4", "ip_forward"] => {
             Some(SysctlSpec::Forwarding4 { line, dev: DevSel::All, value: int(0, 1)? == 1 })
         }

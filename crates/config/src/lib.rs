@@ -18,6 +18,7 @@
 
 mod apply;
 mod cmd;
+mod firewall;
 mod lex;
 mod nexthop;
 mod route;

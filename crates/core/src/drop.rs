@@ -56,6 +56,7 @@ drop_reasons! {
     ProxyCacheEmpty => "proxy_cache_empty", "returned by a service function to an End.AD/End.EAD proxy whose cache holds no headers yet (draft-ietf-spring-sr-service-programming §6.2)";
     ProxyHeadersTooLong => "proxy_headers_too_long", "at an End.AD/End.EAD proxy, outer IPv6 + extension headers over the 384 bytes its cache (and a buffer's headroom) can restore";
     ProxyCacheBusy => "proxy_cache_busy", "returned to an End.AD/End.EAD proxy while its cache was being rewritten, and still after 64 reads";
+    Firewall => "firewall", "a firewall rule (ip6tables) or chain policy dropped or rejected it, or its SEG6 action could not apply (no valid SRH, too few segments left)";
     Prohibited => "prohibited", "a policy rule's `prohibit` (ICMP Destination Unreachable, administratively prohibited, sent)";
     RateLimited => "rate_limited", "over the rate of its group at an End.Limit SID (RFC 9433 §6.8): its token bucket was empty";
     NotGtpu => "not_gtpu", "to an H.M.GTP4.D address but not UDP to port 2152 (RFC 9433 §6.7 S09)";

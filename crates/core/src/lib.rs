@@ -10,6 +10,7 @@ pub mod behaviour;
 pub mod counters;
 pub mod drop;
 pub mod exact;
+pub mod firewall;
 pub mod hmac;
 pub mod lpm;
 mod multiplier;

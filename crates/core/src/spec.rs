@@ -44,6 +44,8 @@ pub struct RouterSpec {
     /// `ip [-6] rule add ...`: policy routing rules of both families, in the kernel's
     /// list order (by priority; a new rule after those of its priority).
     pub rules: Vec<RuleSpec>,
+    /// `ip6tables ...`: the firewall's chains and rules ([`crate::firewall`]).
+    pub firewall: crate::firewall::FirewallSpec,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -463,6 +465,9 @@ pub enum SysctlSpec {
     /// `net.ipv6.fib_multipath_hash_policy=0|1` (`v6`) or
     /// `net.ipv4.fib_multipath_hash_policy=0|1`: 0 hashes L3 fields, 1 the 5-tuple.
     MultipathHash { line: Line, v6: bool, policy: u8 },
+    /// `net.ipv6.ip6t_seg6_args=N`: the argument bits of the active SID that the
+    /// firewall's `SEG6 --seg6-action eval-args` reads (SERA, thesis §4.3.3).
+    Ip6tSeg6Args { line: Line, bits: u8 },
 }
 
 /// The priority of the kernel's implicit rule `lookup main`.

@@ -64,7 +64,47 @@ pub fn json(t: &Tables, c: &Counters) -> Value {
         "sids": sids,
         "policies": policies,
         "proxies": proxies(t),
+        "firewall": firewall(t, &c.firewall),
     })
+}
+
+/// The firewall's policies and rules with their counters (`counters`: packets and
+/// bytes per rule, [`Counters::firewall`]), in `ip6tables -S` order: `sr6 ctl show
+/// firewall --json` and `firewall` in `sr6 pcap --json` (schema in docs/cli.md).
+pub fn firewall(t: &Tables, counters: &[u64]) -> Value {
+    let Some(fw) = &t.firewall else { return Value::Array(Vec::new()) };
+    let get = |i: usize| (counters.get(2 * i).copied().unwrap_or(0), counters.get(2 * i + 1).copied().unwrap_or(0));
+    let rows = fw
+        .list()
+        .into_iter()
+        .map(|l| {
+            let (packets, bytes) = get(l.counter);
+            match l.rule {
+                Some(r) => json!({
+                    "chain": l.chain, "line": r.line, "rule": format!("-A {}{} {}", l.chain, r.m, r.target),
+                    "packets": packets, "bytes": bytes,
+                }),
+                None => json!({
+                    "chain": l.chain,
+                    "rule": format!("-P {} {}", l.chain, if l.policy == Some(false) { "DROP" } else { "ACCEPT" }),
+                    "packets": packets, "bytes": bytes,
+                }),
+            }
+        })
+        .collect();
+    Value::Array(rows)
+}
+
+/// [`firewall`] as `ip6tables -S -v` prints it: each rule, then `-c PACKETS BYTES`.
+pub fn firewall_text(v: &Value) -> String {
+    let rows = v.as_array().map(Vec::as_slice).unwrap_or_default();
+    if rows.is_empty() {
+        return "no firewall rules (every chain accepts)".into();
+    }
+    rows.iter()
+        .map(|r| format!("{} -c {} {}", r["rule"].as_str().unwrap_or_default(), r["packets"], r["bytes"]))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// The SR proxies with their caches and counters (`sr6 ctl show proxies --json`, and

@@ -1,6 +1,7 @@
 //! The hot path allocates nothing: a counting global allocator watches
 //! `Worker::process_batch` over every kind of packet of the bundled example
-//! (head-end, End, PSP, End.X, decapsulation, ICMP errors, local delivery).
+//! (head-end, End, PSP, End.X, decapsulation, ICMP errors, local delivery), also with
+//! policy routing rules and with a firewall.
 
 mod common;
 
@@ -83,4 +84,28 @@ fn processing_a_batch_allocates_nothing() {
     assert_eq!(after - before, 0, "the pipeline with rules allocated {} times", after - before);
     assert_eq!(w.fast_hits, 0);
     assert!(w.counters.tx.iter().sum::<u64>() > 0, "{:?}", w.counters);
+
+    // The same with a firewall: INPUT and FORWARD rules, a user chain, SEG6 actions,
+    // REJECT.
+    let fw = "ip6tables -N C\nip6tables -A INPUT -m srh --srh-segs-left-gt 1 -j SEG6 --seg6-action go-last\n\
+              ip6tables -A INPUT -j C\nip6tables -A C -m srh ! --srh-tag 9 -j RETURN\n\
+              ip6tables -A FORWARD -p tcp -j REJECT\nip6tables -A FORWARD -m srh --srh-lsid ::/0 -j ACCEPT\n";
+    let t =
+        sr6_core::tables::Tables::build(&sr6_config::parse_str(&format!("{conf}{fw}"), "f.conf").unwrap()).unwrap().0;
+    let mut w = Worker::new(&t);
+    let run = |w: &mut Worker, batch: &mut Vec<PacketBuf>| {
+        for (b, f) in batch.iter_mut().zip(frames.iter().cycle()) {
+            b.load(f, 0);
+        }
+        w.process_batch(&t, 0, batch);
+    };
+    run(&mut w, &mut batch);
+    let before = ALLOCS.load(Ordering::SeqCst);
+    for _ in 0..10 {
+        run(&mut w, &mut batch);
+    }
+    let after = ALLOCS.load(Ordering::SeqCst);
+    assert_eq!(after - before, 0, "the pipeline with a firewall allocated {} times", after - before);
+    assert_eq!(w.fast_hits, 0);
+    assert!(w.counters.firewall.iter().sum::<u64>() > 0, "{:?}", w.counters.firewall);
 }

@@ -40,8 +40,54 @@ fn check_output(verdict: Verdict, d: &[u8]) -> Result<(), TestCaseError> {
     Ok(())
 }
 
+/// Firewall rules over the example: every target, SEG6 actions in both chains (FORWARD's
+/// re-forwarding them again), a user chain, REJECT.
+const FIREWALL: &str = "
+ip6tables -N C
+ip6tables -A INPUT -m srh --srh-segs-left-gt 2 -j SEG6 --seg6-action skip-next
+ip6tables -A INPUT -m srh --srh-segs-left-eq 2 -j SEG6 --seg6-action go-last
+ip6tables -A INPUT -m srh --srh-last-entry-gt 3 -j SEG6 --seg6-action eval-args
+ip6tables -A INPUT -p udp --dport 0:100 -j REJECT
+ip6tables -A INPUT -j C
+ip6tables -A C -m srh --srh-psid ::/1 --srh-nsid ::/1 --srh-lsid ::/1 -j SEG6 --seg6-action go-next
+ip6tables -A C -m srh ! --srh-tag 5 -j RETURN
+ip6tables -A C -p 59 -j DROP
+ip6tables -A FORWARD -m srh --srh-hdr-len-gt 4 -j SEG6 --seg6-action go-next
+ip6tables -A FORWARD -p tcp -j REJECT --reject-with adm-prohibited
+sysctl -w net.ipv6.ip6t_seg6_args=3
+";
+
+fn firewall_tables() -> sr6_core::tables::Tables {
+    let text = std::fs::read_to_string(common::repo().join("examples/example.conf")).unwrap() + FIREWALL;
+    let spec = sr6_config::parse_config(&text, "example+firewall").unwrap();
+    sr6_core::tables::Tables::build(&spec).unwrap().0
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 3000, ..ProptestConfig::default() })]
+
+    #[test]
+    fn mutated_frames_through_a_firewall(which in 0usize..64,
+                                         flips in prop::collection::vec((0usize..200, any::<u8>()), 0..6),
+                                         cut in 0usize..400, dev in 0u16..3) {
+        let t = firewall_tables();
+        let frames = common::example_frames();
+        let mut f = frames[which % frames.len()].clone();
+        for (at, v) in flips {
+            if !f.is_empty() {
+                let i = at % f.len();
+                f[i] ^= v;
+            }
+        }
+        f.truncate(cut.max(1));
+        let mut w = Worker::new(&t);
+        let mut b = PacketBuf::new();
+        b.load(&f, dev);
+        w.process_batch(&t, dev, std::slice::from_mut(&mut b));
+        prop_assert!(b.verdict != Verdict::Pending);
+        prop_assert_eq!(w.fast_hits, 0);
+        check_outputs(&b, &w)?;
+    }
 
     #[test]
     fn mutated_example_frames(which in 0usize..64, flips in prop::collection::vec((0usize..200, any::<u8>()), 0..6),

@@ -60,11 +60,20 @@ pub struct Counters {
     /// By SID index.
     pub sids: SidCounters,
     pub policies: Vec<u64>,
+    /// Per firewall rule, then per built-in chain's policy: packets and bytes (IPv6
+    /// length), interleaved ([`crate::firewall::Firewall::counter_count`] pairs).
+    pub firewall: Vec<u64>,
 }
 
 impl Clone for Counters {
     fn clone(&self) -> Self {
-        Counters { tx: self.tx.clone(), sids: self.sids.clone(), policies: self.policies.clone(), ..*self }
+        Counters {
+            tx: self.tx.clone(),
+            sids: self.sids.clone(),
+            policies: self.policies.clone(),
+            firewall: self.firewall.clone(),
+            ..*self
+        }
     }
 
     fn clone_from(&mut self, source: &Self) {
@@ -81,6 +90,7 @@ impl Clone for Counters {
             drops,
             ref sids,
             ref policies,
+            ref firewall,
         } = *source;
         (self.rx, self.local, self.unresolved) = (rx, local, unresolved);
         (self.icmp_sent, self.icmp_ratelimited, self.icmp_suppressed, self.drops) =
@@ -89,6 +99,7 @@ impl Clone for Counters {
         self.tx.clone_from(tx);
         self.sids.clone_from(sids);
         self.policies.clone_from(policies);
+        self.firewall.clone_from(firewall);
     }
 }
 
@@ -107,6 +118,7 @@ impl Counters {
             drops: [0; DropReason::COUNT],
             sids: SidCounters::new(sids),
             policies: vec![0; policies],
+            firewall: Vec::new(),
         }
     }
 
@@ -141,6 +153,9 @@ impl Counters {
         for (a, b) in self.policies.iter_mut().zip(&other.policies) {
             *a += b;
         }
+        for (a, b) in self.firewall.iter_mut().zip(&other.firewall) {
+            *a += b;
+        }
     }
 
     /// Zeroes everything, keeping the shape (and the memory).
@@ -158,6 +173,7 @@ impl Counters {
             drops,
             sids,
             policies,
+            firewall,
         } = self;
         for n in [rx, local, unresolved, icmp_sent, icmp_ratelimited, icmp_suppressed, fragmented, fragments] {
             *n = 0;
@@ -166,6 +182,7 @@ impl Counters {
         sids.clear();
         drops.fill(0);
         policies.fill(0);
+        firewall.fill(0);
     }
 
     /// Non-zero drop counters by reason.

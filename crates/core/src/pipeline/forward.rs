@@ -7,6 +7,7 @@ use super::hbh::{self, Hbh};
 use super::{fragment, icmp, mtu, multipath, output, validate, Next, Worker};
 use crate::behaviour::{endpoint, headend, hmac_check, proxy};
 use crate::drop::DropReason;
+use crate::firewall::Hook;
 use crate::packet::Verdict;
 use crate::packet::{DevId, PacketBuf};
 use crate::tables::rules::{self, Rules};
@@ -70,6 +71,12 @@ pub fn ipv6_input(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Next {
     // Multicast and link-local destinations are the host's (neighbour discovery, MLD).
     if dst.is_multicast() || dst.is_unicast_link_local() {
         return Next::Done(output::local(p, &w.rx_macs, ETHERTYPE_IPV6));
+    }
+    // The firewall's INPUT chain (packets for the router's own addresses and SIDs).
+    if let Some(fw) = &t.firewall {
+        if let Some(next) = fw.input6(t, w, p) {
+            return next;
+        }
     }
     // From a service function behind an SR proxy (part 2 of the proxy), unless it is
     // for the router itself.
@@ -295,6 +302,12 @@ pub fn forward6(t: &Tables, w: &mut Worker, p: &mut PacketBuf, nh: NextHop, forw
             return mtu::too_big(t, w, p, m);
         }
         Ipv6Packet::new_unchecked(p.data_mut()).set_hop_limit(hl - 1);
+        // The firewall's FORWARD chain, where Linux's ip6_forward runs it.
+        if let Some(fw) = &t.firewall {
+            if let Some(next) = fw.run(t, w, p, Hook::Forward, nh_dev(t, Route::Forward(nh))) {
+                return next;
+            }
+        }
     } else if let Some(m) = mtu::exceeded(t, p, nh) {
         return mtu::too_big(t, w, p, m);
     }

@@ -72,8 +72,10 @@ pub struct Worker {
 
 impl Worker {
     pub fn new(t: &Tables) -> Worker {
+        let mut counters = Counters::new(t.devices.len(), t.sids.len(), t.policies.len());
+        counters.firewall = vec![0; 2 * t.firewall.as_ref().map_or(0, |f| f.counter_count())];
         Worker {
-            counters: Counters::new(t.devices.len(), t.sids.len(), t.policies.len()),
+            counters,
             icmp_limit: Self::icmp_limit(),
             now_ns: 0,
             rx_macs: [0; 12],

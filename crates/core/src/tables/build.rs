@@ -185,6 +185,7 @@ impl<'a> Builder<'a> {
                 },
                 SysctlSpec::MultipathHash { v6: true, policy, .. } => self.multipath_hash.0 = *policy,
                 SysctlSpec::MultipathHash { v6: false, policy, .. } => self.multipath_hash.1 = *policy,
+                SysctlSpec::Ip6tSeg6Args { .. } => {}
             }
         }
         for (i, d) in self.devices.iter_mut().enumerate() {
@@ -547,6 +548,7 @@ impl<'a> Builder<'a> {
             rules: super::rules::Rules::default(),
             rules_fib6: u32::MAX,
             rules_fib4: u32::MAX,
+            firewall: None,
         };
         tables.rules = super::rules::Rules::build(spec, &tables)?;
         let with_rules = |r: &[super::rules::Rule]| if r.is_empty() { u32::MAX } else { Tables::MAIN };
@@ -607,6 +609,17 @@ impl<'a> Builder<'a> {
         // with rules, it takes no frame (its length test declines every one), so that
         // without them it tests nothing more.
         if !tables.rules.v6.is_empty() || !tables.rules.v4.is_empty() {
+            tables.fast_max_len = 0;
+        }
+        // The firewall, likewise: with one, the fast path takes no frame.
+        let arg_bits = spec.sysctls.iter().rev().find_map(|s| match s {
+            SysctlSpec::Ip6tSeg6Args { bits, .. } => Some(*bits),
+            _ => None,
+        });
+        tables.firewall = crate::firewall::Firewall::build(&spec.firewall, &tables.devices, arg_bits.unwrap_or(0))
+            .map_err(|(line, message)| BuildError { line, message })?
+            .map(Box::new);
+        if tables.firewall.is_some() {
             tables.fast_max_len = 0;
         }
         Ok(tables)

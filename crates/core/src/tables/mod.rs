@@ -432,6 +432,9 @@ pub struct Tables {
     /// compare against the table it was asked for.
     pub(crate) rules_fib6: u32,
     pub(crate) rules_fib4: u32,
+    /// The firewall ([`crate::firewall`]): `None` without rules and with every policy
+    /// ACCEPT; with one, the fast path takes no frame.
+    pub firewall: Option<Box<crate::firewall::Firewall>>,
 }
 
 /// The 12 bytes of Ethernet addresses a frame to `dst` from `src` starts with (the

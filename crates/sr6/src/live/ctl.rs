@@ -46,6 +46,7 @@ commands:
   show routes [--json]               routes, in configuration syntax
   show proxies [--json]              SR proxies: caches, packets to and from their functions, drops
   show rules [--json]                policy routing rules (ip rule), in configuration syntax
+  show firewall [--json]             firewall policies and rules (ip6tables -S -v): packets, bytes
   show counters [--json]             frames in -> out, drops by reason, ICMP, neighbour queue, devices
   show neighbours [--json]           neighbours in use (static and learned from the kernel)
   show status [--json]               backend, workers, devices, tables generation
@@ -131,7 +132,9 @@ fn dispatch(args: &[String], control: &Mutex<Control>, status: &Status) -> Resul
             let c = lock(control);
             show_cmd(what, json, &c, status)
         }
-        ["show", ..] => Err("show what? (sids, routes, proxies, rules, counters, neighbours or status)".into()),
+        ["show", ..] => {
+            Err("show what? (sids, routes, proxies, rules, firewall, counters, neighbours or status)".into())
+        }
         ["clear-counters"] => {
             lock(control).shared.clear_counters();
             Ok("counters cleared".into())
@@ -160,6 +163,7 @@ fn is_config_word(w: &str) -> bool {
             | "link"
             | "sr"
             | "sysctl"
+            | "ip6tables"
             | "-6"
             | "-4"
     )
@@ -178,6 +182,19 @@ fn show_cmd(what: &str, json: bool, c: &Control, status: &Status) -> Result<Stri
         "proxies" | "proxy" => {
             let v = crate::report::proxies(t);
             Ok(if json { pretty(&v) } else { crate::report::proxies_text(&v) })
+        }
+        "firewall" | "fw" => {
+            // The workers' counters of the current tables (a change of the configuration
+            // builds new tables, whose rule counters start at zero).
+            let mut sum = vec![0u64; 2 * t.firewall.as_ref().map_or(0, |f| f.counter_count())];
+            for w in &shared.workers {
+                let s = crate::live::state::lock(w);
+                if s.gen.id == g.id {
+                    sum.iter_mut().zip(&s.counters.firewall).for_each(|(a, b)| *a += b);
+                }
+            }
+            let v = crate::report::firewall(t, &sum);
+            Ok(if json { pretty(&v) } else { crate::report::firewall_text(&v) })
         }
         "routes" | "route" => {
             let r = show::routes(&c.spec);
@@ -230,7 +247,7 @@ fn show_cmd(what: &str, json: bool, c: &Control, status: &Status) -> Result<Stri
             })
         }
         other => Err(format!(
-            "show {other}: unknown (sids, routes, proxies, rules, counters, devices, neighbours or status)"
+            "show {other}: unknown (sids, routes, proxies, rules, firewall, counters, devices, neighbours or status)"
         )),
     }
 }
@@ -353,6 +370,28 @@ mod tests {
         assert!(run(&c, &st, "ip -6 rule del dport 5000-5999").ok);
         assert!(lock(&c).shared.gen.load().tables.rules.v6.is_empty());
         assert_eq!(run(&c, &st, "show rules").output, want.lines().nth(1).unwrap());
+    }
+
+    /// `ip6tables` lines through the control socket add rules (an invalid one changes
+    /// nothing); `show firewall` lists them as `ip6tables -S -v` with counters.
+    #[test]
+    fn firewall_is_changed_and_shown() {
+        let (c, st) = setup();
+        assert_eq!(run(&c, &st, "show firewall").output, "no firewall rules (every chain accepts)");
+        assert!(run(&c, &st, "ip6tables -N SERA").ok);
+        let r = run(&c, &st, "ip6tables -A FORWARD -m srh ! --srh-tag 7 -j SERA");
+        assert!(r.ok, "{}", r.output);
+        let r = run(&c, &st, "ip6tables -A SERA -j SEG6");
+        assert!(!r.ok && r.output.contains("--seg6-action"), "{}", r.output);
+        assert!(run(&c, &st, "ip6tables -A SERA -j SEG6 --seg6-action skip-next").ok);
+        assert!(lock(&c).shared.gen.load().tables.firewall.is_some());
+        let want = "-P INPUT ACCEPT -c 0 0\n-P FORWARD ACCEPT -c 0 0\n\
+                    -A FORWARD -m srh ! --srh-tag 7 -j SERA -c 0 0\n\
+                    -A SERA -j SEG6 --seg6-action skip-next -c 0 0";
+        assert_eq!(run(&c, &st, "show firewall").output, want);
+        let v: serde_json::Value = serde_json::from_str(&run(&c, &st, "show firewall --json").output).unwrap();
+        assert_eq!(v[2]["chain"], "FORWARD");
+        assert_eq!(v[2]["packets"], 0);
     }
 
     /// `show devices` lists each device with its MTU (the configured one here; the

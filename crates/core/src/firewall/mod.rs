@@ -1,0 +1,342 @@
+//! The SR-aware firewall: ip6tables rules (`ip6tables -A INPUT ... -j DROP`) with the
+//! `srh` match of Linux's `ip6t_srh` and the SEG6 target of SERA (the thesis's
+//! SEgment Routing Aware firewall, §4.3: `-j SEG6 --seg6-action go-next|skip-next|
+//! go-last|eval-args`).
+//!
+//! Two built-in chains: INPUT, for received packets whose destination is the router's
+//! own (an address or a local SID), before the SID's behaviour runs; FORWARD, for
+//! transit packets, after the forwarding checks (hop limit, MTU) and the hop-limit
+//! decrement, as Linux's `ip6_forward` runs its FORWARD hook. User chains (`-N`) are
+//! entered with `-j CHAIN` and left at their end or on `-j RETURN`; a built-in chain
+//! ends with its policy (ACCEPT unless `-P CHAIN DROP`).
+//!
+//! The rules are compiled at table build ([`Firewall::build`]) into one flat list,
+//! each chain a range of it, devices resolved to ids. A packet's fields are found once
+//! ([`fields`]); each rule is then a few compares. Only the general path runs it: when
+//! a firewall exists the table build turns the fast path off (as `ip rule` does), so
+//! without one nothing at all is added to any packet's path but one test on the
+//! general path's input and forwarding. A rule's match reads the outer packet; inner
+//! matching (the thesis's basic mode, `--inner-src`) would add fields after the SRH to
+//! [`fields::Fields`] and options to [`spec::FwMatch`].
+//!
+//! Matching follows the kernel's rules as Debian's `ip6tables` (nft backend) installs
+//! them: addresses, devices, protocol and ports as nftables expressions (a protocol or
+//! port the walk cannot reach matches neither way), `-m srh` as `ip6t_srh`.
+
+mod fields;
+mod seg6;
+pub mod spec;
+mod srh_match;
+
+use crate::drop::DropReason;
+use crate::packet::{DevId, PacketBuf};
+use crate::pipeline::{icmp, Next, Worker};
+use crate::tables::rules::{self, Rules};
+use crate::tables::{Device, Route, Tables};
+use fields::Fields;
+pub use seg6::EVAL_ARGS;
+pub use spec::{FirewallSpec, FwMatch, FwRule, FwTarget, Seg6Action, BUILTIN};
+use sr6_wire::{Icmpv6Repr, Ipv6Packet};
+
+/// A built-in chain: where a packet meets the firewall.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hook {
+    Input = 0,
+    Forward = 1,
+}
+
+/// How deep `-j CHAIN` may nest (the kernel allows more, but a user chain is checked
+/// at build never to reach itself, so depth is bounded by the number of chains).
+const MAX_DEPTH: usize = 64;
+
+#[derive(Debug, Clone)]
+enum Target {
+    Accept,
+    Drop,
+    Reject(u8),
+    Seg6(Seg6Action),
+    Jump(u32),
+    Return,
+}
+
+/// A device selector resolved: the ids of the devices whose name matches.
+#[derive(Debug, Clone)]
+struct Devs {
+    ids: Vec<DevId>,
+    inv: bool,
+}
+
+impl Devs {
+    fn of(sel: &spec::Neg<String>, devices: &[Device]) -> Devs {
+        let ids = devices
+            .iter()
+            .enumerate()
+            .filter(|(_, d)| match sel.v.strip_suffix('+') {
+                Some(prefix) => d.name.starts_with(prefix),
+                None => d.name == sel.v,
+            })
+            .map(|(i, _)| i as DevId)
+            .collect();
+        Devs { ids, inv: sel.inv }
+    }
+    fn ok(&self, dev: Option<DevId>) -> bool {
+        dev.is_some_and(|d| self.ids.contains(&d)) != self.inv
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Rule {
+    m: FwMatch,
+    iif: Option<Devs>,
+    oif: Option<Devs>,
+    target: Target,
+}
+
+/// A chain: its rules are `rules[start..end]`.
+#[derive(Debug, Clone)]
+pub struct Chain {
+    pub name: String,
+    start: usize,
+    end: usize,
+    /// A built-in chain's policy: true ACCEPT, false DROP.
+    policy: Option<bool>,
+}
+
+/// The compiled firewall ([`Tables::firewall`]).
+#[derive(Debug, Clone)]
+pub struct Firewall {
+    rules: Vec<Rule>,
+    chains: Vec<Chain>,
+    /// `net.ipv6.ip6t_seg6_args`: how many rightmost bits of the active SID eval-args
+    /// reads.
+    pub arg_bits: u8,
+    /// The configuration, for `show firewall`.
+    pub spec: FirewallSpec,
+}
+
+/// A rule or a policy as `show firewall` lists it, with its counters' index.
+#[derive(Debug, Clone)]
+pub struct Listed<'a> {
+    pub chain: &'a str,
+    /// `None` for the chain's policy line.
+    pub rule: Option<&'a FwRule>,
+    pub policy: Option<bool>,
+    pub counter: usize,
+}
+
+impl Firewall {
+    /// Compiles `spec` for `devices`; `None` when it has no rule and every policy
+    /// accepts. Errors: a jump to a chain that does not exist or to a built-in one, and
+    /// user chains that reach themselves (the kernel's ELOOP).
+    pub fn build(spec: &FirewallSpec, devices: &[Device], arg_bits: u8) -> Result<Option<Firewall>, (usize, String)> {
+        if spec.is_empty() {
+            return Ok(None);
+        }
+        let mut rules = Vec::new();
+        let mut chains = Vec::new();
+        for c in &spec.chains {
+            let start = rules.len();
+            for r in &c.rules {
+                let target = match &r.target {
+                    FwTarget::Accept => Target::Accept,
+                    FwTarget::Drop => Target::Drop,
+                    FwTarget::Reject(code) => Target::Reject(*code),
+                    FwTarget::Seg6(a) => Target::Seg6(*a),
+                    FwTarget::Return => Target::Return,
+                    FwTarget::Jump(name) => match spec.chains.iter().position(|x| &x.name == name) {
+                        Some(i) if i >= BUILTIN.len() => Target::Jump(i as u32),
+                        Some(_) => return Err((r.line, format!("cannot jump to the built-in chain {name}"))),
+                        None => return Err((r.line, format!("chain {name} does not exist"))),
+                    },
+                };
+                let iif = r.m.iif.as_ref().map(|s| Devs::of(s, devices));
+                let oif = r.m.oif.as_ref().map(|s| Devs::of(s, devices));
+                rules.push(Rule { m: r.m.clone(), iif, oif, target });
+            }
+            chains.push(Chain { name: c.name.clone(), start, end: rules.len(), policy: c.policy });
+        }
+        let fw = Firewall { rules, chains, arg_bits, spec: spec.clone() };
+        for (i, c) in spec.chains.iter().enumerate().skip(BUILTIN.len()) {
+            if fw.reaches(i, i, 0) {
+                return Err((c.line, format!("chain {} jumps back to itself (a loop)", c.name)));
+            }
+        }
+        Ok(Some(fw))
+    }
+
+    /// Whether chain `from` leads to chain `to` through jumps.
+    fn reaches(&self, from: usize, to: usize, depth: usize) -> bool {
+        let Some(c) = self.chains.get(from) else { return false };
+        depth <= self.chains.len()
+            && self.rules.get(c.start..c.end).unwrap_or_default().iter().any(|r| match r.target {
+                Target::Jump(j) => j as usize == to || self.reaches(j as usize, to, depth + 1),
+                _ => false,
+            })
+    }
+
+    /// How many counters (packets, bytes) the firewall keeps: one per rule, then one
+    /// per built-in chain's policy.
+    pub fn counter_count(&self) -> usize {
+        self.rules.len() + BUILTIN.len()
+    }
+
+    /// Every rule and policy in `ip6tables -S` order (policies first, then each chain's
+    /// rules), with the index of its counters.
+    pub fn list(&self) -> Vec<Listed<'_>> {
+        let mut out = Vec::new();
+        for (i, c) in self.spec.chains.iter().enumerate() {
+            if i < BUILTIN.len() {
+                out.push(Listed { chain: &c.name, rule: None, policy: c.policy, counter: self.rules.len() + i });
+            }
+        }
+        for (c, k) in self.spec.chains.iter().zip(&self.chains) {
+            for (j, r) in c.rules.iter().enumerate() {
+                out.push(Listed { chain: &c.name, rule: Some(r), policy: None, counter: k.start + j });
+            }
+        }
+        out
+    }
+
+    /// The INPUT chain for a received packet whose route (the main table, through the
+    /// rules if there are any) is one of the router's own addresses or a local SID.
+    /// Out of line and cold, as [`run`](Self::run): without a firewall the general path
+    /// keeps its code and registers, and pays one test per hook.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn input6(&self, t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Option<Next> {
+        let dst = Ipv6Packet::new_checked(p.data()).ok()?.dst_addr().octets();
+        let route = if t.rules.v6.is_empty() {
+            t.fibs.first()?.lookup6(&dst)
+        } else {
+            match Rules::lookup6(t, p.data(), p.in_dev) {
+                rules::Verdict::Route(r) => Some(r),
+                _ => None,
+            }
+        };
+        match route {
+            Some(Route::Local | Route::Sid(_)) => self.run(t, w, p, Hook::Input, None),
+            _ => None,
+        }
+    }
+
+    /// Runs chain `hook` on the IPv6 packet in `p` (from its IPv6 header) received on
+    /// `p.in_dev`, leaving by `oif` (FORWARD). `None`: accepted, the caller goes on;
+    /// otherwise what happens to the packet instead.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn run(
+        &self,
+        t: &Tables,
+        w: &mut Worker,
+        p: &mut PacketBuf,
+        hook: Hook,
+        oif: Option<DevId>,
+    ) -> Option<Next> {
+        let d = p.data();
+        let Some(f) = Fields::of(d) else { return Some(Next::drop(DropReason::Malformed)) };
+        let len = d.len() as u64;
+        let iif = Some(p.in_dev);
+        let mut stack = [(0usize, 0usize); MAX_DEPTH];
+        let mut depth = 0;
+        let (mut chain, mut i) = (hook as usize, self.chains.get(hook as usize)?.start);
+        let verdict = loop {
+            let c = self.chains.get(chain)?;
+            if i >= c.end {
+                // The end of a chain: back to the caller, or the built-in's policy.
+                if depth > 0 {
+                    depth -= 1;
+                    (chain, i) = *stack.get(depth)?;
+                    continue;
+                }
+                count(w, self.rules.len() + hook as usize, len);
+                break if c.policy == Some(false) { Target::Drop } else { Target::Accept };
+            }
+            let r = self.rules.get(i)?;
+            i += 1;
+            if !matches(r, &f, p.data(), iif, oif) {
+                continue;
+            }
+            count(w, i - 1, len);
+            match r.target {
+                Target::Jump(j) => {
+                    if depth < MAX_DEPTH {
+                        if let Some(s) = stack.get_mut(depth) {
+                            *s = (chain, i);
+                        }
+                        depth += 1;
+                        chain = j as usize;
+                        i = self.chains.get(chain)?.start;
+                    }
+                }
+                Target::Return => {
+                    if depth > 0 {
+                        depth -= 1;
+                        (chain, i) = *stack.get(depth)?;
+                    } else {
+                        i = c.end;
+                    }
+                }
+                ref v => break v.clone(),
+            }
+        };
+        match verdict {
+            Target::Accept | Target::Jump(_) | Target::Return => None,
+            Target::Drop => Some(Next::drop(DropReason::Firewall)),
+            Target::Reject(code) => Some(reject(t, w, p, &f, code)),
+            Target::Seg6(a) => seg6::apply(t, w, p, &f, a, self.arg_bits),
+        }
+    }
+}
+
+#[inline]
+fn count(w: &mut Worker, i: usize, len: u64) {
+    if let Some([pk, by]) = w.counters.firewall.get_mut(2 * i..2 * i + 2) {
+        *pk += 1;
+        *by += len;
+    }
+}
+
+/// Whether rule `r` matches the packet `d` with fields `f`.
+fn matches(r: &Rule, f: &Fields, d: &[u8], iif: Option<DevId>, oif: Option<DevId>) -> bool {
+    let m = &r.m;
+    let addr_ok = |a: &Option<spec::AddrMatch>, v: u128| a.as_ref().is_none_or(|a| a.contains(v) != a.inv);
+    let dev_ok = |s: &Option<Devs>, d: Option<DevId>| s.as_ref().is_none_or(|s| s.ok(d));
+    if !(addr_ok(&m.src, f.src) && addr_ok(&m.dst, f.dst) && dev_ok(&r.iif, iif) && dev_ok(&r.oif, oif)) {
+        return false;
+    }
+    if let Some(p) = m.proto {
+        match f.upper {
+            Some(u) if (u.proto == p.v) != p.inv => {}
+            _ => return false,
+        }
+    }
+    if let Some(pm) = &m.ports {
+        // nftables' `tcp dport`: the two bytes in the transport header of a packet whose
+        // protocol was found, not behind a non-first fragment.
+        let Some(u) = f.upper.filter(|u| u.fragoff == 0) else { return false };
+        let port = |at: usize| {
+            let b = d.get(u.offset + at..u.offset + at + 2)?;
+            Some(u16::from_be_bytes(b.try_into().ok()?))
+        };
+        for (sel, at) in [(pm.sport, 0), (pm.dport, 2)] {
+            if let Some(s) = sel {
+                match port(at) {
+                    Some(v) if (s.v.0..=s.v.1).contains(&v) != s.inv => {}
+                    _ => return false,
+                }
+            }
+        }
+    }
+    m.srh.as_ref().is_none_or(|s| srh_match::matches(s, d, f.routing))
+}
+
+/// REJECT: ICMPv6 Destination Unreachable with `code` (ip6t_REJECT's `nf_send_unreach6`
+/// through `icmpv6_send`), unless the transport checksum of a TCP, UDP or ICMPv6
+/// packet is wrong or it is a non-first fragment (`reject6_csum_ok`): then a silent
+/// drop.
+fn reject(t: &Tables, w: &mut Worker, p: &mut PacketBuf, f: &Fields, code: u8) -> Next {
+    if !seg6::reject_csum_ok(p.data(), f) {
+        return Next::drop(DropReason::Firewall);
+    }
+    icmp::error6(t, w, p, DropReason::Firewall, Icmpv6Repr::dst_unreachable(code))
+}
