@@ -219,6 +219,26 @@ def test_gtp6_di_keeps_the_destination(run_sr6, psc):
     res.expect(eth1=[tx(exp, "eth1")])
 
 
+def test_gtp6_di_vpp_vector(run_sr6):
+    # VPP srv6-mobile TestSRv6EndMGTP6D (end.m.gtp6.d ... drop-in): 2002::1 -> 2001::1,
+    # TEID 200, T-PDU B::1 -> A::1 UDP 1000 -> 23, encaps source A1::1, policy D2::, D3::;
+    # VPP checks Segment List[0] == 2001::1, the original destination, as §6.4 says. (VPP
+    # also writes d4::c800:0, a D4::/64 SID with the session, in Segment List[1]; §6.4
+    # writes no Args.Mob.Session, and sr6 follows it: the list is the policy's.)
+    cfg = config("ip -6 route add 2001::1/128 encap seg6local action End.M.GTP6.Di src a1::1 segs d2::,d3:: dev eth1",
+                 "ip -6 route add d2::/64 via fc00:12::2 dev eth1")
+    inner = IPv6(dst="a::1", src="b::1") / UDP(sport=1000, dport=23)
+    pkt = IPv6(dst="2001::1", src="2002::1") / UDP(sport=2152, dport=2152) / GTP_U_Header(gtp_type="g_pdu",
+                                                                                          teid=200) / inner
+    res = run_sr6(cfg, [rx(pkt)])
+    out = res.pkts("eth1")
+    assert len(out) == 1
+    assert str(out[0][IPv6ExtHdrSegmentRouting].addresses[0]) == "2001::1"
+    exp = IPv6(src="a1::1", dst="d2::", hlim=63, nh=43) / srh(["2001::1", "d3::", "d2::"], segleft=2,
+                                                              nh=NH_IPV6) / inner
+    res.expect(eth1=[tx(exp, "eth1")])
+
+
 # --- End.M.GTP6.E -------------------------------------------------------------------------
 
 
@@ -242,6 +262,24 @@ def test_gtp6_e(run_sr6, tshark_bin, tmp_path, args, psc, inner):
     exp = gtp6_pkt(E_SRC, GNB, args["teid"], inner(), psc=psc, hlim=39, tc=0xB8, fl=0x54321)
     res.expect(eth0=[tx(exp, "eth0")])
     assert tshark_teid_qfi(tshark_bin, tmp_path, res.frames("eth0")[0]) == (args["teid"], psc[1] if psc else None)
+
+
+def test_gtp6_e_vpp_vector(run_sr6):
+    # VPP srv6-mobile TestSRv6EndMGTP6E: SID aa*8 (the /64) | 00 (QFI 0, R 0, U 0) |
+    # bb*4 (TEID) | 00*3, from cc*8 dd*4 11*4, a reduced SRH [a1::1] with Segments Left 1;
+    # VPP checks DA a1::1, SA (its source is the packet's; sr6's is `src`, set to it
+    # here) and TEID 0xbbbbbbbb.
+    da = str(ipaddress.IPv6Address(b"\xaa" * 8 + b"\x00" + b"\xbb" * 4 + b"\x00" * 3))
+    sa = str(ipaddress.IPv6Address(b"\xcc" * 8 + b"\xdd" * 4 + b"\x11" * 4))
+    cfg = config(f"ip -6 route add aaaa:aaaa:aaaa:aaaa::/64 encap seg6local action End.M.GTP6.E src {sa} dev eth0",
+                 "ip -6 route add a1::/64 via fc00:12::2 dev eth1")
+    inner = IPv6(dst="a::1", src="b::1") / UDP(sport=1000, dport=23)
+    pkt = IPv6(dst=da, src=sa) / srh(["a1::1"], segleft=1, lastentry=0, nh=NH_IPV6) / inner
+    res = run_sr6(cfg, [rx(pkt, "eth2")], in_dev="eth2")
+    out = res.pkts("eth1")
+    assert len(out) == 1
+    assert (out[0][IPv6].dst, out[0][IPv6].src, out[0][GTP_U_Header].teid) == ("a1::1", sa, 0xBBBBBBBB)
+    res.expect(eth1=[tx(gtp6_pkt(sa, "a1::1", 0xBBBBBBBB, inner, hlim=63), "eth1")])
 
 
 @pytest.mark.parametrize("sl", [0, 2])

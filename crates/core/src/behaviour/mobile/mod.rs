@@ -233,4 +233,20 @@ mod tests {
         assert_eq!(parse_gtp4_sid(sid, 45).1, ArgsMobSession { qfi: 9, r: true, u: false, teid: 7 });
         assert_eq!(get_bits(sid, 45 + 72, 128 - 45 - 72), 0, "zero padded");
     }
+
+    #[test]
+    fn vpp_gtp6_d_vector() {
+        // VPP's srv6-mobile test (End.M.GTP6.D): sr prefix D4::/64, TEID 200, no QFI:
+        // the session SID d4::c800:0.
+        let pfx = u128::from("d4::".parse::<std::net::Ipv6Addr>().unwrap());
+        let args = ArgsMobSession { teid: 200, ..ArgsMobSession::default() };
+        let sid = gtp6_sid(pfx, 64, args);
+        assert_eq!(std::net::Ipv6Addr::from(sid), "d4::c800:0".parse::<std::net::Ipv6Addr>().unwrap());
+        assert_eq!(parse_gtp6_sid(sid, 64), args);
+        // At /88, the last bit of the TEID is the SID's last bit; /61 is not aligned.
+        let a = ArgsMobSession { qfi: 63, r: true, u: false, teid: 0xffff_fffe };
+        assert_eq!(gtp6_sid(pfx, 88, a) & 0xff_ffff_ffff, a.to_bits());
+        assert_eq!(parse_gtp6_sid(gtp6_sid(pfx, 61, a), 61), a);
+        assert_eq!(get_bits(gtp6_sid(pfx | 0xffff, 61, a), 101, 27), 0, "zero padded");
+    }
 }
