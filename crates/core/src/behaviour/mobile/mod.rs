@@ -141,7 +141,8 @@ pub fn max_sr_prefix(b: &super::Behaviour) -> (u8, &'static str) {
 /// Whether a seg6local action fits its route's prefix, for the parser (which points at
 /// the prefix) and the builder: H.M.GTP4.D on an IPv4 prefix, every other behaviour on
 /// an IPv6 one; End.M.GTP4.E's prefix short enough for the IPv4 destination and
-/// Args.Mob.Session after it (Fig. 9), End.M.GTP6.E's for Args.Mob.Session (§6.5). The error: what is wrong, what was expected.
+/// Args.Mob.Session after it (Fig. 9), End.M.GTP6.E's for Args.Mob.Session (§6.5).
+/// The error: what is wrong, what was expected.
 pub fn check_route(a: &SidAction, prefix: &Prefix) -> Result<(), (String, &'static str)> {
     let kw = a.behaviour.keyword;
     match (a.behaviour.takes, prefix) {
