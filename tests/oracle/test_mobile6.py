@@ -155,6 +155,19 @@ def test_gtp6_d_srh_segments_left_0_translated(run_sr6):
     res.expect(eth1=[tx(exp, "eth1")])
 
 
+def test_gtp6_d_hop_limit_1_time_exceeded(run_sr6):
+    # The hop limit carried, then forwarded: 1 is answered as forwarding answers the
+    # packet made (behaviours.md "ICMPv6 errors"): Time Exceeded to its source A, from the
+    # arrival device's address, quoting it.
+    cfg = config(D_LINE, "ip -6 route add fc00:5::/64 via fc00:12::2 dev eth1")
+    pkt = gtp6_pkt(GNB, UPF, 9, user6(), hlim=1)
+    res = run_sr6(cfg, [rx(pkt)])
+    b = gtp6_sid(SR_PREFIX, args_mob_session(teid=9))
+    made = IPv6(src=A, dst=b, hlim=1, nh=43) / srh([b], segleft=0, nh=NH_IPV6) / user6()
+    err = icmp6_error("time_exceeded", bytes(made), src="fc00:1::1", dst=A)
+    res.expect(eth1=[tx(err, "eth1")])
+
+
 def _raw(b: bytes, dst=UPF, chksum=None):
     return IPv6(src=GNB, dst=dst) / UDP(sport=2152, dport=2152, chksum=chksum) / Raw(b)
 
@@ -280,6 +293,15 @@ def test_gtp6_e_vpp_vector(run_sr6):
     assert len(out) == 1
     assert (out[0][IPv6].dst, out[0][IPv6].src, out[0][GTP_U_Header].teid) == ("a1::1", sa, 0xBBBBBBBB)
     res.expect(eth1=[tx(gtp6_pkt(sa, "a1::1", 0xBBBBBBBB, inner, hlim=63), "eth1")])
+
+
+def test_gtp6_e_hop_limit_1_time_exceeded(run_sr6):
+    cfg = config(E_LINE, "ip -6 route add fc00:5::/64 via fc00:12::2 dev eth1")
+    pkt = to_e(args_mob_session(teid=5), user4(), hlim=1, tc=0, fl=0)
+    res = run_sr6(cfg, [rx(pkt, "eth2")], in_dev="eth2")
+    made = gtp6_pkt(E_SRC, GNB, 5, user4(), hlim=1)
+    err = icmp6_error("time_exceeded", bytes(made), src="fc00:13::1", dst=E_SRC)
+    res.expect(eth1=[tx(err, "eth1")])
 
 
 @pytest.mark.parametrize("sl", [0, 2])
