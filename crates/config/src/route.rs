@@ -610,12 +610,12 @@ fn parse_seg6local<'a>(p: &mut P<'a>, kw: &Tok) -> Result<Encap<'a>, PErr> {
                     let t = p.value(w, hint)?;
                     let (a, l) = v6_prefix(t, hint)?;
                     let (max, what) = if param == Param::SrPrefix {
-                        (mobile::MAX_SID_PREFIX, "the IPv4 destination and Args.Mob.Session need 72")
+                        mobile::max_sr_prefix(d)
                     } else {
                         (mobile::MAX_SRC_PREFIX, "the IPv4 source needs 32")
                     };
                     if l > max {
-                        let m = format!("{}/{l} leaves {} bits; {what} (RFC 9433 §6.6-6.7)", a, 128 - l);
+                        let m = format!("{}/{l} leaves {} bits; {what} (RFC 9433 §6.3, §6.6-6.7)", a, 128 - l);
                         return Err(PErr::at(t, m).exp(hint));
                     }
                     if param == Param::SrPrefix {

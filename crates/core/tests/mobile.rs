@@ -393,3 +393,126 @@ fn config_checks_the_room_in_the_sids() {
         ]
     );
 }
+
+// --- GTP-U over IPv6 (RFC 9433 §6.3-§6.5) -------------------------------------------------
+
+/// IPv6 (traffic class `tc`, flow label 0) + UDP 2152 -> 2152 (checksum computed: RFC
+/// 8200 §8.1) + `gtp` + `tpdu`.
+fn gtp6_packet(src: &str, dst: &str, hl: u8, tc: u8, gtp: &[u8], tpdu: &[u8]) -> Vec<u8> {
+    let udp_len = 8 + gtp.len() + tpdu.len();
+    let mut h = vec![0x60 | tc >> 4, tc << 4, 0, 0, (udp_len >> 8) as u8, udp_len as u8, 17, hl];
+    h.extend_from_slice(&v6(src).octets());
+    h.extend_from_slice(&v6(dst).octets());
+    let mut u = vec![0x08, 0x68, 0x08, 0x68, (udp_len >> 8) as u8, udp_len as u8, 0, 0];
+    u.extend_from_slice(gtp);
+    u.extend_from_slice(tpdu);
+    let mut pseudo = h[8..40].to_vec();
+    pseudo.extend_from_slice(&[0, 0, (udp_len >> 8) as u8, udp_len as u8, 0, 0, 0, 17]);
+    let c = fold(csum(&pseudo) + csum(&u));
+    u[6..8].copy_from_slice(&if c == 0 { 0xffff } else { c }.to_be_bytes());
+    h.extend_from_slice(&u);
+    h
+}
+
+/// IPv6 from `src` to `dst`, hop limit `hl`, with an SRH (Segments Left `sl`, `segs` in
+/// header order) before `inner` of type `nh`.
+fn srv6(src: &str, dst: Ipv6Addr, hl: u8, sl: u8, segs: &[Ipv6Addr], nh: u8, inner: &[u8]) -> Vec<u8> {
+    let plen = 8 + 16 * segs.len() + inner.len();
+    let mut h = vec![0x60, 0, 0, 0, (plen >> 8) as u8, plen as u8, 43, hl];
+    h.extend_from_slice(&v6(src).octets());
+    h.extend_from_slice(&dst.octets());
+    h.extend_from_slice(&[nh, (segs.len() * 2) as u8, 4, sl, segs.len() as u8 - 1, 0, 0, 0]);
+    for s in segs {
+        h.extend_from_slice(&s.octets());
+    }
+    h.extend_from_slice(inner);
+    h
+}
+
+/// A GTP6 SID: the /64 `prefix`, then Args.Mob.Session (§6.3 S08, §6.5), zeros.
+fn gtp6_sid(prefix: &str, a: u128) -> Ipv6Addr {
+    Ipv6Addr::from(u128::from(v6(prefix)) | a << 24)
+}
+
+const GTP6_D: &str = "ip -6 route add fc00:9::1/128 encap seg6local action End.M.GTP6.D sr-prefix fc00:4:1::/64 \
+                      src fc00:5::1 segs fc00:e::1 dev eth1\n";
+const GTP6_DI: &str =
+    "ip -6 route add fc00:9::2/128 encap seg6local action End.M.GTP6.Di src fc00:5::1 segs fc00:e::1 dev eth1\n";
+const GTP6_E: &str = "ip -6 route add fc00:6::/64 encap seg6local action End.M.GTP6.E src fc00:5::2 dev eth0\n";
+
+#[test]
+fn gtp6_d_and_di_translate_a_t_pdu() {
+    let t = tables(&format!("{GTP6_D}{GTP6_DI}"));
+    let mut w = Worker::new(&t);
+    let inner = tpdu(true);
+    let g = gtp_hdr(0x1234, Some((1, 9, false)), inner.len());
+    // End.M.GTP6.D: SRH S1, B with B = sr-prefix | QFI 9, TEID 0x1234; to S1 from src.
+    let f = eth(0x86dd, &gtp6_packet("fc00:7::5", "fc00:9::1", 64, 0xb8, &g, &inner));
+    let (v, out) = run(&t, &mut w, 0, &f);
+    assert_eq!(v, Verdict::Tx(1));
+    let b = gtp6_sid("fc00:4:1::", args(9, false, 0x1234));
+    let mut want = srv6("fc00:5::1", v6("fc00:e::1"), 63, 1, &[b, v6("fc00:e::1")], 41, &inner);
+    want[0..2].copy_from_slice(&[0x6b, 0x80]);
+    assert_eq!(&out[14..], &want[..]);
+    // End.M.GTP6.Di: SRH[0] the original destination; no session anywhere.
+    let f = eth(0x86dd, &gtp6_packet("fc00:7::5", "fc00:9::2", 64, 0, &g, &inner));
+    let (v, out) = run(&t, &mut w, 0, &f);
+    assert_eq!(v, Verdict::Tx(1));
+    let want = srv6("fc00:5::1", v6("fc00:e::1"), 63, 1, &[v6("fc00:9::2"), v6("fc00:e::1")], 41, &inner);
+    assert_eq!(&out[14..], &want[..]);
+    // An Echo Request and a zero UDP checksum: dropped, counted.
+    let echo = [0x32, 1, 0, 4, 0, 0, 0, 0, 0, 1, 0, 0];
+    let f = eth(0x86dd, &gtp6_packet("fc00:7::5", "fc00:9::1", 64, 0, &echo, &[]));
+    assert_eq!(run(&t, &mut w, 0, &f).0, Verdict::Drop(DropReason::GtpuSignalling));
+    let mut z = gtp6_packet("fc00:7::5", "fc00:9::1", 64, 0, &g, &inner);
+    z[46..48].fill(0);
+    assert_eq!(run(&t, &mut w, 0, &eth(0x86dd, &z)).0, Verdict::Drop(DropReason::GtpuMalformed));
+}
+
+#[test]
+fn gtp6_e_rebuilds_gtp_u_toward_the_last_segment() {
+    let t = tables(GTP6_E);
+    let mut w = Worker::new(&t);
+    let inner = tpdu(false);
+    let a = args(9, true, 0xdead_beef);
+    let sid = gtp6_sid("fc00:6::", a);
+    let f = eth(0x86dd, &srv6("fc00:7::9", sid, 40, 1, &[v6("fc00:7::5"), sid], 4, &inner));
+    let (v, out) = run(&t, &mut w, 1, &f);
+    assert_eq!(v, Verdict::Tx(1), "fc00:7::/32 is behind eth1");
+    let want =
+        gtp6_packet("fc00:5::2", "fc00:7::5", 39, 0, &gtp_hdr(0xdead_beef, Some((0, 9, true)), inner.len()), &inner);
+    assert_eq!(&out[14..], &want[..]);
+    // Segments Left 0: a Parameter Problem (to fc00:7::9, behind eth1).
+    let f = eth(0x86dd, &srv6("fc00:7::9", sid, 40, 0, &[sid], 4, &inner));
+    let (v, out) = run(&t, &mut w, 1, &f);
+    assert_eq!(v, Verdict::Tx(1));
+    assert_eq!((out[14 + 6], out[14 + 40], out[14 + 41]), (58, 4, 0), "ICMPv6 Parameter Problem code 0");
+    assert_eq!(&out[14 + 44..14 + 48], &43u32.to_be_bytes(), "pointer at Segments Left");
+}
+
+#[test]
+fn gtp6_config_checks() {
+    let e = parse_err(&GTP6_D.replace("fc00:4:1::/64", "fc00:4:1::/89"));
+    assert!(e.starts_with("t.conf:14:77: fc00:4:1::/89 leaves 39 bits; Args.Mob.Session needs 40"), "{e}");
+    let e = parse_err(&GTP6_E.replace("/64", "/89"));
+    assert!(e.starts_with("t.conf:14:17: End.M.GTP6.E: a /89 SID leaves 39 bits"), "{e}");
+    let e = parse_err(&GTP6_DI.replace(" segs fc00:e::1", ""));
+    assert!(e.contains("End.M.GTP6.Di requires segs"), "{e}");
+    let spec = sr6_config::parse_str(&format!("{BASE}{GTP6_D}{GTP6_DI}{GTP6_E}"), "t.conf").unwrap();
+    let shown: Vec<String> = spec
+        .routes
+        .iter()
+        .filter_map(|r| match &r.kind {
+            sr6_core::spec::RouteKind::Seg6Local { action, .. } => Some(action.to_string()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            "End.M.GTP6.D src fc00:5::1 segs fc00:e::1 sr-prefix fc00:4:1::/64",
+            "End.M.GTP6.Di src fc00:5::1 segs fc00:e::1",
+            "End.M.GTP6.E src fc00:5::2"
+        ]
+    );
+}

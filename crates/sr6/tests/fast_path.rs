@@ -152,9 +152,21 @@ fn gtpu(ty: u8, tpdu: &[u8]) -> Vec<u8> {
     u
 }
 
+/// [`gtpu`] from `src` to `dst` over IPv6, its UDP checksum computed (RFC 8200 §8.1).
+fn gtpu6(src: &str, dst: &str, ty: u8, tpdu: &[u8]) -> Vec<u8> {
+    use sr6_wire::checksum;
+    let mut u = gtpu(ty, tpdu);
+    let (s, d) = (src.parse().unwrap(), dst.parse().unwrap());
+    let c = checksum::fold(checksum::pseudo_header_v6(&s, &d, u.len() as u32, 17) + checksum::sum(&u));
+    u[6..8].copy_from_slice(&c.to_be_bytes());
+    u
+}
+
 /// The GTP-U frames of the RFC 9433 routes of fast_path.conf, at TTL / hop limit `hl`:
 /// T-PDUs (IPv6, IPv4) and an Echo Request to the H.M.GTP4.D addresses, and SRv6 to an
-/// End.M.GTP4.E SID carrying 20.5.5.5, QFI 9 and TEID 1 (with Segments Left 0 and 1).
+/// End.M.GTP4.E SID carrying 20.5.5.5, QFI 9 and TEID 1 (with Segments Left 0 and 1);
+/// then the same T-PDUs and Echo Request over IPv6 to End.M.GTP6.D and End.M.GTP6.Di,
+/// and SRv6 to an End.M.GTP6.E SID (TEID 1) with Segments Left 1 and 0.
 fn gtp_frames(hl: u8, udp: &[u8]) -> Vec<Vec<u8>> {
     let mut v = Vec::new();
     for dst in [[20, 7, 0, 1], [20, 8, 1, 1]] {
@@ -166,6 +178,15 @@ fn gtp_frames(hl: u8, udp: &[u8]) -> Vec<Vec<u8>> {
     v.push(frame("fc00:9::1", sid, hl, Some((&[sid], 0, 4)), &ip4([20, 5, 5, 5], 9, 0, false, udp)));
     v.push(frame("fc00:9::1", sid, hl, Some((&[sid], 0, 41)), &inner6("fc00:3::4", 9)));
     v.push(frame("fc00:9::1", sid, hl, Some((&["fc00:3::1", sid], 1, 41)), &inner6("fc00:3::4", 9)));
+    for dst in ["fc00:1:a::1", "fc00:1:b::1"] {
+        for t in [inner6("fc00:3::4", 9), ip4([20, 5, 5, 5], 9, 0, false, udp)] {
+            v.push(frame("fc00:a::2", dst, hl, None, &gtpu6("fc00:a::2", dst, 255, &t)));
+        }
+        v.push(frame("fc00:a::2", dst, hl, None, &gtpu6("fc00:a::2", dst, 1, &[])));
+    }
+    let sid = "fc00:1:c::1:0:0";
+    v.push(frame("fc00:9::1", sid, hl, Some((&["fc00:3::4", sid], 1, 41)), &inner6("fc00:3::4", 9)));
+    v.push(frame("fc00:9::1", sid, hl, Some((&[sid], 0, 4)), &ip4([20, 5, 5, 5], 9, 0, false, udp)));
     v
 }
 
@@ -1033,8 +1054,8 @@ fn hop_by_hop_frames_take_the_general_path_and_are_judged_by_their_options() {
 
 /// REPLACE-C-SID (RFC 9800 §4.2) is the general path's: End, End.X and End.T with the
 /// flavour (PSP too) are never taken by the fast path, whose results are the same.
-/// The RFC 9433 translations have no fast step: their frames, which the general path
-/// translates, the fast path declines.
+/// The RFC 9433 translations (GTP4 and GTP6) have no fast step: their frames, which
+/// the general path translates, the fast path declines.
 #[test]
 fn gtp_translations_stay_on_the_general_path() {
     let t = tables();
@@ -1047,9 +1068,12 @@ fn gtp_translations_stay_on_the_general_path() {
         // Translated and sent out eth1, but the Echo Requests (dropped) and the frame
         // with Segments Left 1 (an ICMPv6 error to fc00:9::1, whose route is a policy
         // towards eth2).
+        // Then End.M.GTP6.D/.Di: out eth1 but the Echo Requests; End.M.GTP6.E: the
+        // GTP-U packet to fc00:3::4 (eth2), and with Segments Left 0 an ICMPv6 error to
+        // fc00:9::1 (eth2).
         let want = match i {
-            2 | 5 => Verdict::Drop(DropReason::GtpuSignalling),
-            8 => Verdict::Tx(2),
+            2 | 5 | 11 | 14 => Verdict::Drop(DropReason::GtpuSignalling),
+            8 | 15 | 16 => Verdict::Tx(2),
             _ => Verdict::Tx(1),
         };
         assert_eq!(p.verdict, want, "frame {i}");

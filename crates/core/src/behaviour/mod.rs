@@ -17,8 +17,8 @@
 //!   §4.14);
 //! - [`end_map`]: End.MAP (RFC 9433 §6.2);
 //! - [`end_limit`]: End.Limit (RFC 9433 §6.8);
-//! - [`mobile`]: the GTP-U translations of RFC 9433, H.M.GTP4.D (on IPv4 routes) and
-//!   End.M.GTP4.E;
+//! - [`mobile`]: the GTP-U translations of RFC 9433, H.M.GTP4.D (on IPv4 routes),
+//!   End.M.GTP4.E, End.M.GTP6.D, End.M.GTP6.Di and End.M.GTP6.E;
 //! - [`proxy`]: the SR proxies End.AS, End.AD, End.EAD4/End.EAD6 and End.AM
 //!   (draft-ietf-spring-sr-service-programming §6), whose second part — packets coming
 //!   back from the service function — is an inbound policy of a device.
@@ -100,6 +100,9 @@ pub enum Takes {
     /// GTP-U (UDP to port 2152) over IPv4, to an address of the route's IPv4 prefix
     /// (H.M.GTP4.D, RFC 9433 §6.7): the one kind of row written on an IPv4 route.
     Gtpu4,
+    /// GTP-U (UDP to port 2152) over IPv6 to the SID, at its last segment
+    /// (End.M.GTP6.D/.Di, RFC 9433 §6.3-§6.4).
+    Gtpu6,
 }
 
 /// The inner packet of a decapsulating behaviour.
@@ -165,6 +168,9 @@ pub static TABLE: &[&Behaviour] = &[
     &end_limit::END_LIMIT,
     &mobile::gtp4_d::H_M_GTP4_D,
     &mobile::gtp4_e::END_M_GTP4_E,
+    &mobile::gtp6_d::END_M_GTP6_D,
+    &mobile::gtp6_di::END_M_GTP6_DI,
+    &mobile::gtp6_e::END_M_GTP6_E,
 ];
 
 /// Looks a behaviour up by its iproute2 keyword (case-sensitive, as iproute2 is).

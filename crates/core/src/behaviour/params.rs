@@ -26,10 +26,11 @@ pub enum Param {
     /// `iif DEV`: the device an SR proxy receives the function's packets on
     /// (draft-ietf-spring-sr-service-programming §6).
     Iif,
-    /// `src ADDR`: the outer source End.AS restores (the draft's CACHE.SA).
+    /// `src ADDR`: the outer source End.AS restores (the draft's CACHE.SA); the source
+    /// A of the packets End.M.GTP6.D/.Di/.E make (RFC 9433 §6.3-§6.5).
     Src,
     /// `segs S1,...,Sn`: the segment list End.AS restores, in travel order (CACHE.LIST);
-    /// the segments H.M.GTP4.D visits before its last SID.
+    /// the segments H.M.GTP4.D and End.M.GTP6.D/.Di visit before their last SID.
     Segs,
     /// `group-bits I`: End.Limit's group-id length in the argument (RFC 9433 §6.8).
     GroupBits,
@@ -42,7 +43,8 @@ pub enum Param {
     /// `v4src_position`).
     V4SrcPosition,
     /// `sr-prefix P/LEN`: the prefix H.M.GTP4.D's last SID starts with, the IPv4
-    /// destination and Args.Mob.Session after it (RFC 9433 §6.7 Fig. 11).
+    /// destination and Args.Mob.Session after it (RFC 9433 §6.7 Fig. 11); End.M.GTP6.D's,
+    /// Args.Mob.Session after it (§6.3).
     SrPrefix,
     /// `src-prefix P/LEN`: the prefix H.M.GTP4.D's IPv6 source starts with, the IPv4
     /// source after it (RFC 9433 §6.6 Fig. 10; VPP's `v6src_prefix`).
@@ -107,7 +109,7 @@ impl Param {
             Param::Rate => "a rate in kbit/s (when the SID's limit-rate is 0)",
             Param::Burst => "a number of bytes (the token bucket's depth)",
             Param::V4SrcPosition => "a bit position, 0 to 96 (where the IPv4 source starts in the IPv6 source)",
-            Param::SrPrefix => "an IPv6 prefix P/LEN, LEN <= 56 (the last SID's locator and function)",
+            Param::SrPrefix => "an IPv6 prefix P/LEN (the last SID's locator and function), LEN <= 56 for H.M.GTP4.D, <= 88 for End.M.GTP6.D",
             Param::SrcPrefix => "an IPv6 prefix P/LEN, LEN <= 96 (the IPv6 source's prefix)",
         }
     }

@@ -237,6 +237,8 @@ fn shape(b: Behavior, stream: u16) -> (Encap, Inner) {
         Some(Takes::Inner(_)) => (Encap::Srh(0), ip_inner(b.inner_ipv4(stream))),
         // H.M.GTP4.D: not measured yet (`plan::unsupported`); plain IPv4.
         Some(Takes::Gtpu4) => (Encap::None, Inner::V4),
+        // End.M.GTP6.D/.Di: not measured yet either; plain IPv6.
+        Some(Takes::Gtpu6) => (Encap::None, Inner::V6),
     }
 }
 

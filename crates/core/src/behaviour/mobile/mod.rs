@@ -6,20 +6,27 @@
 //!   table written on an IPv4 route (the UPF's address), the one row that takes IPv4
 //!   packets ([`Takes::Gtpu4`]); the IPv4 FIB hands them to [`input4`].
 //! - [`gtp4_e`]: End.M.GTP4.E (§6.6), SRv6 in, GTP-U/UDP/IPv4 out: a local SID.
+//! - [`gtp6_d`]: End.M.GTP6.D (§6.3), GTP-U/UDP/IPv6 to a local SID in, SRv6 out, the
+//!   session in the last SID; [`gtp6_di`]: End.M.GTP6.Di (§6.4), its drop-in mode, the
+//!   original destination kept as the last SID.
+//! - [`gtp6_e`]: End.M.GTP6.E (§6.5), SRv6 in, GTP-U/UDP/IPv6 out toward the last
+//!   segment.
 //!
 //! What they share lives here: Args.Mob.Session (§6.1, [`ArgsMobSession`]), the bit
 //! fields of the SIDs and sources (Figs. 9-11: [`get_bits`], [`set_bits`]), the route
-//! checks the parser and the builder both make ([`check_route`]). The GTP-U over IPv6
-//! behaviours (End.M.GTP6.D/.Di/.E, §6.3-6.5) and plain GTP-U tunnels are to sit
-//! beside them: a file each, the same layouts.
+//! checks the parser and the builder both make ([`check_route`]). Plain GTP-U tunnels
+//! are to sit beside them: a file each, the same layouts.
 //!
 //! **GTP-U messages other than T-PDUs** (Echo Request/Response, Error Indication, End
-//! Marker: TS 29.281 §7) are not translated: H.M.GTP4.D drops them, counted as
-//! `gtpu_signalling`. (VPP's srv6-mobile carries them in SRH tag bits,
+//! Marker: TS 29.281 §7) are not translated: H.M.GTP4.D, End.M.GTP6.D and
+//! End.M.GTP6.Di drop them, counted as `gtpu_signalling`. (VPP's srv6-mobile carries them in SRH tag bits,
 //! draft-murakami-dmm-user-plane-message-encoding; sr6 does not, yet.)
 
 pub mod gtp4_d;
 pub mod gtp4_e;
+pub mod gtp6_d;
+pub mod gtp6_di;
+pub mod gtp6_e;
 
 use std::net::Ipv4Addr;
 
@@ -52,6 +59,9 @@ pub const V4_BITS: u8 = 32;
 pub const MAX_SID_PREFIX: u8 = 128 - V4_BITS - ARGS_BITS;
 /// The longest prefix that leaves room for an IPv4 address in a source (Fig. 10).
 pub const MAX_SRC_PREFIX: u8 = 128 - V4_BITS;
+/// The longest prefix that leaves room for Args.Mob.Session in a SID of the GTP-U over
+/// IPv6 behaviours (§6.3, §6.5): 128 - 40.
+pub const MAX_SID6_PREFIX: u8 = 128 - ARGS_BITS;
 
 impl ArgsMobSession {
     /// The 40 bits, QFI first.
@@ -106,10 +116,33 @@ pub fn parse_gtp4_sid(sid: u128, plen: u8) -> (Ipv4Addr, ArgsMobSession) {
     (v4, ArgsMobSession::from_bits(get_bits(sid, plen.saturating_add(V4_BITS), ARGS_BITS)))
 }
 
+/// A GTP6 SID (§6.3 S08, §6.5): `prefix` (its first `plen` bits), Args.Mob.Session,
+/// zeros.
+pub fn gtp6_sid(prefix: u128, plen: u8, args: ArgsMobSession) -> u128 {
+    set_bits(prefix & !low(128 - plen.min(128)), plen, ARGS_BITS, args.to_bits())
+}
+
+/// The Args.Mob.Session a GTP6 SID of prefix length `plen` carries.
+pub fn parse_gtp6_sid(sid: u128, plen: u8) -> ArgsMobSession {
+    ArgsMobSession::from_bits(get_bits(sid, plen, ARGS_BITS))
+}
+
+/// The longest `sr-prefix` behaviour `b` takes, and why: room for the IPv4 destination
+/// and Args.Mob.Session (H.M.GTP4.D, Fig. 11) or for Args.Mob.Session alone
+/// (End.M.GTP6.D, §6.3).
+pub fn max_sr_prefix(b: &super::Behaviour) -> (u8, &'static str) {
+    if b == &gtp6_d::END_M_GTP6_D {
+        (MAX_SID6_PREFIX, "Args.Mob.Session needs 40")
+    } else {
+        (MAX_SID_PREFIX, "the IPv4 destination and Args.Mob.Session need 72")
+    }
+}
+
 /// Whether a seg6local action fits its route's prefix, for the parser (which points at
 /// the prefix) and the builder: H.M.GTP4.D on an IPv4 prefix, every other behaviour on
 /// an IPv6 one; End.M.GTP4.E's prefix short enough for the IPv4 destination and
-/// Args.Mob.Session after it (Fig. 9). The error: what is wrong, what was expected.
+/// Args.Mob.Session after it (Fig. 9), End.M.GTP6.E's for Args.Mob.Session (§6.5).
+/// The error: what is wrong, what was expected.
 pub fn check_route(a: &SidAction, prefix: &Prefix) -> Result<(), (String, &'static str)> {
     let kw = a.behaviour.keyword;
     match (a.behaviour.takes, prefix) {
@@ -126,6 +159,10 @@ pub fn check_route(a: &SidAction, prefix: &Prefix) -> Result<(), (String, &'stat
             ),
             "a prefix of at most /56",
         )),
+        (_, Prefix::V6(_, l)) if a.behaviour == &gtp6_e::END_M_GTP6_E && *l > MAX_SID6_PREFIX => Err((
+            format!("{kw}: a /{l} SID leaves {} bits; Args.Mob.Session needs 40 (RFC 9433 §6.5)", 128 - l),
+            "a prefix of at most /88",
+        )),
         _ => Ok(()),
     }
 }
@@ -133,7 +170,8 @@ pub fn check_route(a: &SidAction, prefix: &Prefix) -> Result<(), (String, &'stat
 /// Whether `b` is one of the GTP-U translations (which `sr6 perf` does not measure
 /// yet: its traffic is not GTP-U).
 pub fn is_gtp(b: &super::Behaviour) -> bool {
-    b == &gtp4_d::H_M_GTP4_D || b == &gtp4_e::END_M_GTP4_E
+    [&gtp4_d::H_M_GTP4_D, &gtp4_e::END_M_GTP4_E, &gtp6_d::END_M_GTP6_D, &gtp6_di::END_M_GTP6_DI, &gtp6_e::END_M_GTP6_E]
+        .contains(&b)
 }
 
 /// An IPv4 packet for a route whose local SID is `sid` (the IPv4 FIB's
@@ -195,5 +233,21 @@ mod tests {
         assert_eq!(parse_gtp4_sid(sid, 45).0, Ipv4Addr::new(192, 0, 2, 7));
         assert_eq!(parse_gtp4_sid(sid, 45).1, ArgsMobSession { qfi: 9, r: true, u: false, teid: 7 });
         assert_eq!(get_bits(sid, 45 + 72, 128 - 45 - 72), 0, "zero padded");
+    }
+
+    #[test]
+    fn vpp_gtp6_d_vector() {
+        // VPP's srv6-mobile test (End.M.GTP6.D): sr prefix D4::/64, TEID 200, no QFI:
+        // the session SID d4::c800:0.
+        let pfx = u128::from("d4::".parse::<std::net::Ipv6Addr>().unwrap());
+        let args = ArgsMobSession { teid: 200, ..ArgsMobSession::default() };
+        let sid = gtp6_sid(pfx, 64, args);
+        assert_eq!(std::net::Ipv6Addr::from(sid), "d4::c800:0".parse::<std::net::Ipv6Addr>().unwrap());
+        assert_eq!(parse_gtp6_sid(sid, 64), args);
+        // At /88, the last bit of the TEID is the SID's last bit; /61 is not aligned.
+        let a = ArgsMobSession { qfi: 63, r: true, u: false, teid: 0xffff_fffe };
+        assert_eq!(gtp6_sid(pfx, 88, a) & 0xff_ffff_ffff, a.to_bits());
+        assert_eq!(parse_gtp6_sid(gtp6_sid(pfx, 61, a), 61), a);
+        assert_eq!(get_bits(gtp6_sid(pfx | 0xffff, 61, a), 101, 27), 0, "zero padded");
     }
 }
