@@ -15,7 +15,8 @@ and from behaviours.md's choices where the RFC leaves them open: the outer hop l
 the TTL and the TTL the hop limit, each router decrementing once as it forwards; traffic
 class <-> DSCP/ECN; the rebuilt IPv4 header has identification 0 and DF; UDP from port
 2152 with its checksum; a PDU Session Container (downlink, RQI = R) when QFI or R is not
-0; non-T-PDU GTP-U dropped as ``gtpu_signalling``.  The published vectors of VPP's
+0; GTP-U signalling that cannot cross SRv6 dropped as ``gtpu_signalling`` (what can is
+test_mobile_signalling.py's).  The published vectors of VPP's
 srv6-mobile tests (test_srv6_mobile.py) are reproduced as cases.  Every frame sr6 emits is
 also decoded by tshark (conftest), which must find no malformed packet or bad checksum,
 and here must read the TEID and QFI the RFC layout puts in the SID.
@@ -180,9 +181,11 @@ def _raw_gtp(b: bytes, **kw):
     return IP(src=GNB, dst=UPF, flags="DF", **kw) / UDP(sport=2152, dport=2152) / Raw(b)
 
 
-ECHO_REQUEST = GTP_U_Header(gtp_type=1, teid=0, S=1, seq=1)
-END_MARKER = GTP_U_Header(gtp_type=254, teid=7)
-ERROR_INDICATION = GTP_U_Header(gtp_type=26, teid=0)
+# Signalling that does not cross SRv6 (test_mobile_signalling.py has what does): a
+# Supported Extension Headers Notification (TS 29.281 §7.2.3), an Error Indication whose
+# 252 bytes of IEs do not fit the SRH TLV.
+SEHN = GTP_U_Header(gtp_type=31, teid=0)
+LONG_ERROR_INDICATION = GTP_U_Header(gtp_type=26, teid=0) / Raw(b"\x10" * 252)
 GOOD = bytes(gtpu(1, user6()))
 
 
@@ -193,9 +196,8 @@ def _bad_udp_checksum():
 
 
 @pytest.mark.parametrize("pkt,reason", [
-    (IP(src=GNB, dst=UPF) / UDP(sport=2152, dport=2152) / ECHO_REQUEST, "gtpu_signalling"),
-    (IP(src=GNB, dst=UPF) / UDP(sport=2152, dport=2152) / END_MARKER, "gtpu_signalling"),
-    (IP(src=GNB, dst=UPF) / UDP(sport=2152, dport=2152) / ERROR_INDICATION, "gtpu_signalling"),
+    (IP(src=GNB, dst=UPF) / UDP(sport=2152, dport=2152) / SEHN, "gtpu_signalling"),
+    (IP(src=GNB, dst=UPF) / UDP(sport=2152, dport=2152) / LONG_ERROR_INDICATION, "gtpu_signalling"),
     (_raw_gtp(GOOD[:7]), "gtpu_malformed"),                                   # short
     (_raw_gtp(bytes([0x50]) + GOOD[1:]), "gtpu_malformed"),                   # version 2
     (_raw_gtp(bytes([0x20]) + GOOD[1:]), "gtpu_malformed"),                   # PT 0 (GTP')
@@ -206,7 +208,7 @@ def _bad_udp_checksum():
      "wrong_next_header"),                                                    # T-PDU not IP
     (IP(src=GNB, dst=UPF) / UDP(sport=2152, dport=2153) / Raw(GOOD), "not_gtpu"),
     (IP(src=GNB, dst=UPF, proto=6) / Raw(GOOD), "not_gtpu"),
-], ids=["echo_request", "end_marker", "error_indication", "short", "version2", "gtp_prime", "length_long",
+], ids=["ext_hdr_notification", "error_indication_too_long", "short", "version2", "gtp_prime", "length_long",
         "length_short", "udp_checksum", "tpdu_not_ip", "port_2153", "not_udp"])
 def test_gtp4_d_drops(run_sr6, pkt, reason):
     res = run_sr6(config(D_LINE), [rx(pkt)])

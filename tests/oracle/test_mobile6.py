@@ -17,7 +17,8 @@ the RFC's pseudocode:
 
 and from behaviours.md's choices where the RFC leaves them open: the new IPv6 header keeps
 the traffic class, flow label and hop limit of the one it replaces (then decremented once
-as the packet is forwarded); non-T-PDU GTP-U dropped as ``gtpu_signalling``.  Every frame
+as the packet is forwarded); GTP-U signalling that cannot cross SRv6 dropped as
+``gtpu_signalling`` (what can is test_mobile_signalling.py's).  Every frame
 sr6 emits is decoded by tshark (conftest), which must find no malformed packet or bad
 checksum; the GTP-U ones here must show the TEID and QFI the SID carried.
 """
@@ -183,10 +184,12 @@ def _bad_udp_checksum(dst=UPF):
 
 def _drop_cases(dst):
     return [
-        (IPv6(src=GNB, dst=dst) / UDP(sport=2152, dport=2152) / GTP_U_Header(gtp_type=1, teid=0, S=1, seq=1),
-         "gtpu_signalling"),
-        (IPv6(src=GNB, dst=dst) / UDP(sport=2152, dport=2152) / GTP_U_Header(gtp_type=254, teid=7), "gtpu_signalling"),
-        (IPv6(src=GNB, dst=dst) / UDP(sport=2152, dport=2152) / GTP_U_Header(gtp_type=26, teid=0), "gtpu_signalling"),
+        # Signalling that does not cross SRv6 (test_mobile_signalling.py has what does):
+        # a Supported Extension Headers Notification, an Error Indication whose 252
+        # bytes of IEs do not fit the SRH TLV.
+        (IPv6(src=GNB, dst=dst) / UDP(sport=2152, dport=2152) / GTP_U_Header(gtp_type=31, teid=0), "gtpu_signalling"),
+        (IPv6(src=GNB, dst=dst) / UDP(sport=2152, dport=2152) / GTP_U_Header(gtp_type=26, teid=0)
+         / Raw(b"\x10" * 252), "gtpu_signalling"),
         (_raw(GOOD[:7], dst), "gtpu_malformed"),                                    # short
         (_raw(bytes([0x50]) + GOOD[1:], dst), "gtpu_malformed"),                    # version 2
         (_raw(bytes([0x20]) + GOOD[1:], dst), "gtpu_malformed"),                    # PT 0 (GTP')
@@ -203,7 +206,7 @@ def _drop_cases(dst):
     ]
 
 
-DROP_IDS = ["echo_request", "end_marker", "error_indication", "short", "version2", "gtp_prime", "length_long",
+DROP_IDS = ["ext_hdr_notification", "error_indication_too_long", "short", "version2", "gtp_prime", "length_long",
             "length_short", "udp_checksum", "udp_checksum_0", "tpdu_not_ip", "port_2153", "not_udp", "fragment"]
 
 

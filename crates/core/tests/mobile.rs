@@ -307,12 +307,11 @@ fn gtp4_d_drops_what_is_not_a_t_pdu() {
     let inner = tpdu(true);
     let good_gtp = gtp_hdr(1, None, inner.len());
     let to = |gtp: &[u8], tp: &[u8]| eth(0x0800, &gtp_packet("203.0.113.7", "192.0.2.1", 64, 0, gtp, tp));
-    // Echo Request (type 1, S set, no T-PDU), End Marker (254), Error Indication (26);
-    // short.
+    // Supported Extension Headers Notification (31) and Error Indication (26) with
+    // 252 bytes of IEs: signalling that does not cross SRv6; short.
     let mut cases: Vec<(Vec<u8>, DropReason)> = vec![
-        (to(&[0x32, 1, 0, 4, 0, 0, 0, 0, 0, 1, 0, 0], &[]), DropReason::GtpuSignalling),
-        (to(&[0x30, 254, 0, 0, 0, 0, 0, 1], &[]), DropReason::GtpuSignalling),
-        (to(&[0x30, 26, 0, 0, 0, 0, 0, 0], &[]), DropReason::GtpuSignalling),
+        (to(&[0x30, 31, 0, 0, 0, 0, 0, 0], &[]), DropReason::GtpuSignalling),
+        (to(&[0x30, 26, 0, 252, 0, 0, 0, 0], &[0; 252]), DropReason::GtpuSignalling),
         (to(&good_gtp[..6], &[]), DropReason::GtpuMalformed),
     ];
     // Version 2, Length one too many or one too few.
@@ -460,8 +459,9 @@ fn gtp6_d_and_di_translate_a_t_pdu() {
     assert_eq!(v, Verdict::Tx(1));
     let want = srv6("fc00:5::1", v6("fc00:e::1"), 63, 1, &[v6("fc00:9::2"), v6("fc00:e::1")], 41, &inner);
     assert_eq!(&out[14..], &want[..]);
-    // An Echo Request and a zero UDP checksum: dropped, counted.
-    let echo = [0x32, 1, 0, 4, 0, 0, 0, 0, 0, 1, 0, 0];
+    // A Supported Extension Headers Notification and a zero UDP checksum: dropped,
+    // counted.
+    let echo = [0x30, 31, 0, 0, 0, 0, 0, 0];
     let f = eth(0x86dd, &gtp6_packet("fc00:7::5", "fc00:9::1", 64, 0, &echo, &[]));
     assert_eq!(run(&t, &mut w, 0, &f).0, Verdict::Drop(DropReason::GtpuSignalling));
     let mut z = gtp6_packet("fc00:7::5", "fc00:9::1", 64, 0, &g, &inner);

@@ -9,7 +9,6 @@
 mod common;
 
 use proptest::prelude::*;
-use sr6_core::drop::DropReason;
 use sr6_core::packet::{PacketBuf, Verdict};
 use sr6_core::pipeline::Worker;
 use sr6_core::tables::Tables;
@@ -1065,14 +1064,13 @@ fn gtp_translations_stay_on_the_general_path() {
         let (p, w) = run(&t, true, f, 0);
         assert_eq!(w.fast_hits, 0, "frame {i}");
         same(&t, f, 0).unwrap();
-        // Translated and sent out eth1, but the Echo Requests (dropped) and the frame
-        // with Segments Left 1 (an ICMPv6 error to fc00:9::1, whose route is a policy
-        // towards eth2).
-        // Then End.M.GTP6.D/.Di: out eth1 but the Echo Requests; End.M.GTP6.E: the
-        // GTP-U packet to fc00:3::4 (eth2), and with Segments Left 0 an ICMPv6 error to
-        // fc00:9::1 (eth2).
+        // Translated and sent out eth1 (the Echo Requests too, in a tagged SRH), but
+        // the frame with Segments Left 1 (an ICMPv6 error to fc00:9::1, whose route is
+        // a policy towards eth2).
+        // Then End.M.GTP6.D/.Di: out eth1; End.M.GTP6.E: the GTP-U packet to
+        // fc00:3::4 (eth2), and with Segments Left 0 an ICMPv6 error to fc00:9::1
+        // (eth2).
         let want = match i {
-            2 | 5 | 11 | 14 => Verdict::Drop(DropReason::GtpuSignalling),
             8 | 15 | 16 => Verdict::Tx(2),
             _ => Verdict::Tx(1),
         };

@@ -46,6 +46,9 @@ pub const MSG_ERROR_INDICATION: u8 = 26;
 pub const MSG_END_MARKER: u8 = 254;
 /// Extension header type of the PDU Session Container (TS 29.281 §5.2.1).
 pub const EXT_PDU_SESSION: u8 = 0x85;
+/// Type of the Recovery information element (TS 29.281 §8.2), a TV of 2 bytes: type
+/// and Restart Counter, which a GTP-U sender sets to 0.
+pub const IE_RECOVERY: u8 = 14;
 
 /// Flag bits of the first octet.
 const FLAG_E: u8 = 0x04;
@@ -257,6 +260,35 @@ impl GtpuRepr {
         }
     }
 
+    /// Bytes [`emit_seq`](Self::emit_seq) writes: 12, or 16 with a container.
+    pub const fn seq_buffer_len(&self) -> usize {
+        if self.session.is_some() {
+            16
+        } else {
+            12
+        }
+    }
+
+    /// Writes the header with the S flag and Sequence Number `seq` (N-PDU Number 0,
+    /// PN clear; TS 29.281 §5.1: Echo and Error Indication messages carry one) at the
+    /// start of `b` (at least [`seq_buffer_len`](Self::seq_buffer_len) bytes), for a
+    /// payload of `payload_len` bytes after it.
+    pub fn emit_seq(&self, b: &mut [u8], seq: u16, payload_len: u16) {
+        let e = if self.session.is_some() {
+            self.emit(b, payload_len);
+            FLAG_E
+        } else {
+            let mut p = GtpuPacket::new_unchecked(&mut *b);
+            p.set_msg_type(self.msg_type);
+            p.set_length(payload_len.saturating_add(4));
+            p.set_teid(self.teid);
+            put(b, field::SEQ, [0, 0, 0, 0]);
+            0
+        };
+        GtpuPacket::new_unchecked(&mut *b).set_flags(VERSION_PT | e | FLAG_S);
+        put_u16(b, field::SEQ, seq);
+    }
+
     /// Writes the header at the start of `b` (at least [`buffer_len`](Self::buffer_len)
     /// bytes), for a payload of `payload_len` bytes after it.
     pub fn emit(&self, b: &mut [u8], payload_len: u16) {
@@ -351,6 +383,23 @@ mod tests {
         // Accessors on garbage never panic.
         let g = GtpuPacket::new_unchecked(&[0xffu8; 3][..]);
         let _ = (g.teid(), g.seq(), g.npdu(), g.pdu_session(), g.payload(), g.header_len());
+    }
+
+    #[test]
+    fn emit_seq_sets_s() {
+        // scapy: bytes(GTP_U_Header(gtp_type=1, S=1, seq=0x1234, teid=0)) and
+        // bytes(GTP_U_Header(gtp_type=1, S=1, seq=7, E=1, next_ex=0x85)
+        //       / GTPPDUSessionContainer(type=0, QFI=9))
+        let r = GtpuRepr { msg_type: MSG_ECHO_REQUEST, teid: 0, session: None };
+        let mut b = [0xffu8; 12];
+        r.emit_seq(&mut b, 0x1234, 0);
+        assert_eq!(b, [0x32, 1, 0, 4, 0, 0, 0, 0, 0x12, 0x34, 0, 0]);
+        let r = GtpuRepr { session: Some(PduSession { pdu_type: 0, qfi: 9, rqi: false }), ..r };
+        let mut b = [0xffu8; 16];
+        r.emit_seq(&mut b, 7, 0);
+        assert_eq!(b, [0x36, 1, 0, 8, 0, 0, 0, 0, 0, 7, 0, 0x85, 1, 0, 9, 0]);
+        let p = GtpuPacket::new_checked(&b[..]).unwrap();
+        assert_eq!((p.seq(), p.header_len()), (Some(7), 16));
     }
 
     #[test]

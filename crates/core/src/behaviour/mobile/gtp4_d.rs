@@ -25,11 +25,12 @@
 use std::net::Ipv6Addr;
 
 use super::super::{headend, Arrival, Behaviour, Next, Param, Takes};
+use super::signalling::Signal;
 use super::{check_route, gtp4_sid, set_bits, ArgsMobSession, MAX_SID_PREFIX, MAX_SRC_PREFIX, V4_BITS};
 use crate::drop::DropReason;
 use crate::packet::PacketBuf;
 use crate::spec::{Seg6Mode, SidAction};
-use crate::tables::{BuildError, Sid, SidBuilder, SidState, Tables};
+use crate::tables::{BuildError, Policy, Sid, SidBuilder, SidState, Tables};
 use sr6_wire::gtpu::{GTPU_PORT, MSG_TPDU};
 use sr6_wire::ipv4::{FLAG_MF, FRAG_OFFSET_MASK};
 use sr6_wire::{checksum, GtpuPacket, Ipv4Packet, Ipv6Packet, SrhPacket, UdpPacket, IPPROTO_UDP};
@@ -154,6 +155,7 @@ pub fn input4(t: &Tables, p: &mut PacketBuf, sid: &Sid) -> Next {
     };
     let tp = match parse(p.data()) {
         Ok(tp) => tp,
+        Err(DropReason::GtpuSignalling) => return signal(p, sid, pol, (sr, sr_len), (src, src_len)),
         Err(r) => return Next::drop(r),
     };
     // S02: the IPv4, UDP and GTP-U headers go (and any Ethernet padding after the
@@ -177,5 +179,29 @@ pub fn input4(t: &Tables, p: &mut PacketBuf, sid: &Sid) -> Next {
         SrhPacket::new_unchecked(ip.payload_mut()).set_segment(0, &b);
     }
     // S07.
+    Next::Lookup6 { table: sid.state.table, forward: true }
+}
+
+/// A GTP-U message other than a T-PDU, whose headers [`parse`] checked: carried in an
+/// SRH as [`super::signalling`] describes, B and the source made as for a T-PDU (S03-S04).
+fn signal(p: &mut PacketBuf, sid: &Sid, pol: &Policy, sr: (Ipv6Addr, u8), src: (Ipv6Addr, u8)) -> Next {
+    let data = p.data();
+    let Ok(ip) = Ipv4Packet::new_checked(data) else { return Next::drop(DropReason::Malformed) };
+    let at = ip.header_len() + 8;
+    let udp = data.get(at - 8..usize::from(ip.total_len())).and_then(|l4| UdpPacket::new_checked(l4).ok());
+    let end = udp.map_or(0, |u| at - 8 + usize::from(u.len()));
+    let Some(gtp) = data.get(at..end).and_then(|g| GtpuPacket::new_checked(g).ok()) else {
+        return Next::drop(DropReason::GtpuMalformed);
+    };
+    let sig = match Signal::from_gtpu(&gtp, at) {
+        Ok(s) => s,
+        Err(r) => return Next::drop(r),
+    };
+    let (v4src, v4dst, tos, ttl) = (ip.src_addr(), ip.dst_addr(), ip.dscp_ecn(), ip.ttl());
+    let b = Ipv6Addr::from(gtp4_sid(u128::from(sr.0), sr.1, v4dst, sig.args));
+    let src6 = Ipv6Addr::from(set_bits(u128::from(src.0), src.1, V4_BITS, u128::from(u32::from(v4src))));
+    if let Err(r) = sig.encap(p, pol, b, src6, tos, 0, ttl) {
+        return Next::drop(r);
+    }
     Next::Lookup6 { table: sid.state.table, forward: true }
 }

@@ -25,6 +25,7 @@
 use std::net::Ipv4Addr;
 
 use super::super::{decap, Arrival, Behaviour, Inner, Next, Param, Takes};
+use super::signalling::Signal;
 use super::{check_route, parse_gtp4_sid, MAX_SRC_PREFIX, V4_BITS};
 use crate::drop::DropReason;
 use crate::packet::PacketBuf;
@@ -71,6 +72,22 @@ fn input(_: &Tables, p: &mut PacketBuf, sid: &Sid, a: &Arrival) -> Next {
         Arrival::Last { chain, .. } => chain.upper,
         _ => 0,
     };
+    // A message other than a T-PDU, named by the SRH's Tag (super::signalling).
+    if let Arrival::Last { chain, srh: Some(r) } = a {
+        match Signal::from_srh(p.data(), r, parse_gtp4_sid(dst, plen).1) {
+            Ok(None) => {}
+            Ok(Some(_)) if chain.fragment.is_some() => return Next::drop(DropReason::Fragment),
+            Ok(Some(sig)) => {
+                let (v4dst, _) = parse_gtp4_sid(dst, plen);
+                let v4src = Ipv4Addr::from(super::get_bits(src, pos, V4_BITS) as u32);
+                return match sig.emit4(p, v4src, v4dst, tc, hl) {
+                    Ok(()) => Next::Lookup4 { table: sid.state.table, forward: true },
+                    Err(r) => Next::drop(r),
+                };
+            }
+            Err(r) => return Next::drop(r),
+        }
+    }
     // §6.6 S01-S04 (and RFC 8986 §4.1.1 for an upper layer it does not take).
     if let Err(n) = decap::last_segment(p, a, |up| up == decap::IPV4 || up == decap::IPV6) {
         return n;

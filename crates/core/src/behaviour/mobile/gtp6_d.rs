@@ -29,11 +29,12 @@
 use std::net::Ipv6Addr;
 
 use super::super::{headend, Arrival, Behaviour, Next, Param, Takes};
+use super::signalling::Signal;
 use super::{check_route, gtp6_sid, ArgsMobSession, MAX_SID6_PREFIX};
 use crate::drop::DropReason;
 use crate::packet::PacketBuf;
 use crate::spec::{Seg6Mode, SidAction};
-use crate::tables::{BuildError, Sid, SidBuilder, SidState, Tables};
+use crate::tables::{BuildError, Policy, Sid, SidBuilder, SidState, Tables};
 use sr6_wire::gtpu::{GTPU_PORT, MSG_TPDU};
 use sr6_wire::{checksum, GtpuPacket, Ipv6Packet, SrhPacket, UdpPacket, IPPROTO_UDP};
 use sr6_wire::{IPPROTO_IPV4, IPPROTO_IPV6};
@@ -156,6 +157,7 @@ pub(super) fn translate(
     };
     let tp = match parse(p.data(), a) {
         Ok(tp) => tp,
+        Err(n) if n == Next::drop(DropReason::GtpuSignalling) => return signal(p, sid, pol, a, last),
         Err(n) => return n,
     };
     // S02-S03: the session kept, the IPv6 (and its extension headers), UDP and GTP-U
@@ -177,5 +179,36 @@ pub(super) fn translate(
     // S08: SRH[0].
     SrhPacket::new_unchecked(ip.payload_mut()).set_segment(0, &b);
     // S09.
+    Next::Lookup6 { table: sid.state.table, forward: true }
+}
+
+/// A GTP-U message other than a T-PDU, whose headers [`parse`] checked: carried in an
+/// SRH as [`super::signalling`] describes, the last SID made as for a T-PDU (S08), the
+/// new header's fields as for a T-PDU.
+fn signal(
+    p: &mut PacketBuf,
+    sid: &Sid,
+    pol: &Policy,
+    a: &Arrival,
+    last: impl Fn(Ipv6Addr, ArgsMobSession) -> Ipv6Addr,
+) -> Next {
+    let Arrival::Last { chain, .. } = a else { return Next::drop(DropReason::Malformed) };
+    let data = p.data();
+    let Ok(ip) = Ipv6Packet::new_checked(data) else { return Next::drop(DropReason::Malformed) };
+    let at = chain.upper + 8;
+    let udp = data.get(chain.upper..ip.total_len()).and_then(|l4| UdpPacket::new_checked(l4).ok());
+    let end = udp.map_or(0, |u| chain.upper + usize::from(u.len()));
+    let Some(gtp) = data.get(at..end).and_then(|g| GtpuPacket::new_checked(g).ok()) else {
+        return Next::drop(DropReason::GtpuMalformed);
+    };
+    let sig = match Signal::from_gtpu(&gtp, at) {
+        Ok(s) => s,
+        Err(r) => return Next::drop(r),
+    };
+    let (tc, fl, hl) = (ip.traffic_class(), ip.flow_label(), ip.hop_limit());
+    let b = last(ip.dst_addr(), sig.args);
+    if let Err(r) = sig.encap(p, pol, b, Ipv6Addr::from(pol.src), tc, fl, hl) {
+        return Next::drop(r);
+    }
     Next::Lookup6 { table: sid.state.table, forward: true }
 }

@@ -28,13 +28,16 @@ use std::net::Ipv6Addr;
 
 use super::super::next::PP_SR_UPPER_LAYER;
 use super::super::{decap, Arrival, Behaviour, Next, Param, Takes};
+use super::signalling::Signal;
 use super::{check_route, parse_gtp6_sid};
 use crate::drop::DropReason;
 use crate::packet::PacketBuf;
 use crate::spec::{Prefix, SidAction};
 use crate::tables::{BuildError, Sid, SidBuilder, SidState, Tables};
 use sr6_wire::gtpu::{GTPU_PORT, MSG_TPDU, PDU_TYPE_DL};
-use sr6_wire::{checksum, walk_chain, GtpuRepr, Ipv6Packet, Ipv6Repr, PduSession, SrhPacket, UdpPacket, IPPROTO_UDP};
+use sr6_wire::{
+    checksum, walk_chain, GtpuRepr, Ipv6Packet, Ipv6Repr, PduSession, RoutingInfo, SrhPacket, UdpPacket, IPPROTO_UDP,
+};
 
 pub static END_M_GTP6_E: Behaviour = Behaviour {
     keyword: "End.M.GTP6.E",
@@ -77,6 +80,16 @@ fn input(_: &Tables, p: &mut PacketBuf, sid: &Sid, a: &Arrival) -> Next {
     if chain.fragment.is_some() {
         return Next::drop(DropReason::Fragment);
     }
+    // A message other than a T-PDU, named by the SRH's Tag (super::signalling).
+    match Signal::from_srh(
+        p.data(),
+        r,
+        parse_gtp6_sid(u128::from(Ipv6Packet::new_unchecked(p.data()).dst_addr()), plen),
+    ) {
+        Ok(None) => {}
+        Ok(Some(sig)) => return signal(p, sid, src, r, &sig),
+        Err(r) => return Next::drop(r),
+    }
     if chain.upper_proto != decap::IPV4 && chain.upper_proto != decap::IPV6 {
         return Next::param_problem(PP_SR_UPPER_LAYER, chain.upper);
     }
@@ -106,6 +119,19 @@ fn input(_: &Tables, p: &mut PacketBuf, sid: &Sid, a: &Arrival) -> Next {
     emit(p.data_mut(), src, dst, tc, fl, hl, udp_len as u16, &gtp, inner_len as u16);
     // S07.
     Next::Lookup6 { table: sid.state.table, forward: true }
+}
+
+/// The signalling message `sig` rebuilt toward SRH[0] (S01-S06 as for a T-PDU).
+fn signal(p: &mut PacketBuf, sid: &Sid, src: Ipv6Addr, r: &RoutingInfo, sig: &Signal) -> Next {
+    let ip = Ipv6Packet::new_unchecked(p.data());
+    let (tc, fl, hl) = (ip.traffic_class(), ip.flow_label(), ip.hop_limit());
+    let Some(dst) = p.data().get(r.offset..).and_then(|b| SrhPacket::new_checked(b).ok()?.segment(0)) else {
+        return Next::drop(DropReason::Malformed);
+    };
+    match sig.emit6(p, src, dst, tc, fl, hl) {
+        Ok(()) => Next::Lookup6 { table: sid.state.table, forward: true },
+        Err(r) => Next::drop(r),
+    }
 }
 
 /// Writes IPv6, UDP (its checksum over the pseudo-header, 0 sent as all ones) and

@@ -27,6 +27,7 @@ pub mod gtp4_e;
 pub mod gtp6_d;
 pub mod gtp6_di;
 pub mod gtp6_e;
+pub mod signalling;
 
 use std::net::Ipv4Addr;
 
