@@ -9,7 +9,8 @@
 # addresses, TEID and QFI go into the IPv6 source and the last SID), the Linux core router
 # does End, and srb translates them back into GTP-U, which the UPF receives on port 2152
 # and checks: TEID, QFI, the inner packet. Downlink the other way: UPF -> srb (H.M.GTP4.D)
-# -> core -> sra (End.M.GTP4.E) -> gNB.
+# -> core -> sra (End.M.GTP4.E) -> gNB. Then a GTP-U Echo Request from the gNB crosses to
+# the UPF and its Echo Response back, carried in SRH tag bits (behaviours.md).
 #
 #   sudo bash examples/mobile/demo.sh           build sr6 (if cargo is on the PATH), run,
 #                                               check, clean up
@@ -153,6 +154,12 @@ recv_start gnb 10.0.1.2 "$RUN/downlink.json"
 ns upf python3 tests/live/gtpu.py send 10.0.2.2 10.0.1.2 0xabcdef 5 "$N" 1000 10.70.0.1 10.60.0.1 >/dev/null
 wait $!
 echo "   the gNB received: $(cat "$RUN/downlink.json")"
+say "GTP-U echo: the gNB's Echo Request to the UPF, which answers (signalling in SRH tag bits)"
+ns upf python3 tests/live/gtpu.py recv 10.0.2.2 1 2 --answer-echo >"$RUN/echo-upf.json" 2>"$RUN/echo-upf.err" &
+for _ in $(seq 100); do grep -q ready "$RUN/echo-upf.err" 2>/dev/null && break; sleep 0.05; done
+ns gnb python3 tests/live/gtpu.py echo 10.0.1.2 10.0.2.2 5 >"$RUN/echo.json"
+wait $!
+echo "   the gNB: $(cat "$RUN/echo.json"); the UPF: $(cat "$RUN/echo-upf.json")"
 
 say "the core's End, and sr6's SIDs"
 ns core ip -s -6 route show fc00:c::e/128 | sed 's/^/   /'
@@ -181,14 +188,18 @@ check "downlink: the gNB received all $N T-PDUs (unique: $(json "$RUN/downlink.j
 check "downlink: each with TEID 0xabcdef and QFI 5 ($(json "$RUN/downlink.json" '(j["teids"], j["qfis"])'))" \
   eq "$(json "$RUN/downlink.json" '(j["teids"], j["qfis"], j["bad"], j["inner"], j["from"])')" \
   "({'11259375': $N}, {'5': $N}, 0, {'10.70.0.1>10.60.0.1': $N}, {'10.0.2.2:2152': $N})"
+check "echo: the UPF got the gNB's Echo Request, the gNB its Echo Response with the same sequence number ($(json "$RUN/echo.json" 'j["answered"]'), $(json "$RUN/echo-upf.json" '(j["echo_requests"], j["bad"])'))" \
+  eq "$(json "$RUN/echo.json" 'j["answered"]') $(json "$RUN/echo-upf.json" '(j["echo_requests"], j["bad"])')" "True (1, 0)"
 got=$(ns core ip -s -6 route show fc00:c::e/128 | sed -n 's/.*packets \([0-9]*\).*/\1/p')
-check "the core's End processed all $((3 * N)) packets: SRv6 between the two translators (count: $got)" \
-  eq "$got" $((3 * N))
+check "the core's End processed all $((3 * N)) T-PDUs and the 2 echo messages: SRv6 between the two translators (count: $got)" \
+  eq "$got" $((3 * N + 2))
 sid_packets() { json "$RUN/$1-sids.json" "[s['packets'] for s in j if s['sid'] == '$2'][0]"; }
 got=$(sid_packets srb fc00:b:4::/48)
-check "srb's End.M.GTP4.E translated the $((2 * N)) uplink packets back to GTP-U (packets: $got)" eq "$got" $((2 * N))
+check "srb's End.M.GTP4.E translated the $((2 * N)) uplink T-PDUs and the Echo Request back to GTP-U (packets: $got)" \
+  eq "$got" $((2 * N + 1))
 got=$(sid_packets sra fc00:a:4::/48)
-check "sra's End.M.GTP4.E translated the $N downlink packets back to GTP-U (packets: $got)" eq "$got" "$N"
+check "sra's End.M.GTP4.E translated the $N downlink T-PDUs and the Echo Response back to GTP-U (packets: $got)" \
+  eq "$got" $((N + 1))
 
 echo
 if [ $failed = 0 ]; then echo "== all checks passed"; else echo "== $failed check(s) FAILED"; fi
