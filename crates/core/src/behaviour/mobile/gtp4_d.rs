@@ -18,9 +18,11 @@
 //! as a forwarded packet (hop limit decremented). What is not a GTP-U T-PDU is dropped
 //! and counted: not UDP to port 2152 (`not_gtpu`); a GTP-U header that is truncated,
 //! not version 1 / PT 1, whose Length disagrees with the UDP length, or a UDP checksum
-//! that does not verify (`gtpu_malformed`); a message other than a T-PDU
-//! (`gtpu_signalling`, see [`super`]); a T-PDU that is neither IPv4 nor IPv6
-//! (`wrong_next_header`); a fragment (`fragment`: no reassembly).
+//! that does not verify (`gtpu_malformed`); a T-PDU that is neither IPv4 nor IPv6
+//! (`wrong_next_header`); a fragment (`fragment`: no reassembly). Echo
+//! Request/Response, Error Indication and End Marker are carried in a tagged SRH
+//! ([`super::signalling`]: B alone, Segments Left 0, without `segs`); other messages
+//! are dropped (`gtpu_signalling`).
 
 use std::net::Ipv6Addr;
 

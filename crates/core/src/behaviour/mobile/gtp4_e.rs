@@ -21,6 +21,10 @@
 //!
 //! The packet is then forwarded by the IPv4 main table as a forwarded packet (TTL
 //! decremented, ICMP Time Exceeded to the IPv4 source when it runs out).
+//!
+//! At Segments Left 0, an SRH whose Tag names a signalling message
+//! ([`super::signalling`]) is rebuilt as that message instead, whatever follows the
+//! SRH.
 
 use std::net::Ipv4Addr;
 

@@ -19,9 +19,10 @@
 //! What is not a GTP-U T-PDU is dropped and counted (S10-S11): not UDP to port 2152
 //! (`not_gtpu`); a GTP-U header that is truncated, not version 1 / PT 1, whose Length
 //! disagrees with the UDP length, or a UDP checksum that is 0 (RFC 8200 §8.1) or does
-//! not verify (`gtpu_malformed`); a message other than a T-PDU (`gtpu_signalling`, see
-//! [`super`]); a T-PDU that is neither IPv4 nor IPv6 (`wrong_next_header`); a fragment
-//! (`fragment`: no reassembly).
+//! not verify (`gtpu_malformed`); a T-PDU that is neither IPv4 nor IPv6
+//! (`wrong_next_header`); a fragment (`fragment`: no reassembly). Echo
+//! Request/Response, Error Indication and End Marker are carried in the SRH, tagged
+//! ([`super::signalling`]); other messages are dropped (`gtpu_signalling`).
 //!
 //! [`translate`] does the steps for both modes: End.M.GTP6.Di ([`super::gtp6_di`])
 //! differs only in its last SID.

@@ -7,7 +7,9 @@
 //! The same steps as End.M.GTP6.D ([`super::gtp6_d`]), except the last SID: the SR
 //! policy is S1, ..., Sn, D, D the GTP-U packet's original IPv6 destination (the UPF
 //! address), kept as it was: no Args.Mob.Session is written (the TEID and QFI are not
-//! carried). The new header goes from `src` A to S1.
+//! carried). The new header goes from `src` A to S1. Signalling
+//! ([`super::signalling`]) crosses with its SRH Tag, but without a sequence number:
+//! there is no Args.Mob.Session to hold it.
 
 use super::super::{Arrival, Behaviour, Next, Param, Takes};
 use super::check_route;

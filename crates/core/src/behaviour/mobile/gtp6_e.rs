@@ -23,6 +23,10 @@
 //!
 //! The packet is then forwarded by the IPv6 main table as a forwarded packet (hop
 //! limit decremented, S07).
+//!
+//! At Segments Left 1, an SRH whose Tag names a signalling message
+//! ([`super::signalling`]) is rebuilt as that message instead, whatever follows the
+//! SRH.
 
 use std::net::Ipv6Addr;
 

@@ -18,9 +18,13 @@
 //! are to sit beside them: a file each, the same layouts.
 //!
 //! **GTP-U messages other than T-PDUs** (Echo Request/Response, Error Indication, End
-//! Marker: TS 29.281 §7) are not translated: H.M.GTP4.D, End.M.GTP6.D and
-//! End.M.GTP6.Di drop them, counted as `gtpu_signalling`. (VPP's srv6-mobile carries them in SRH tag bits,
-//! draft-murakami-dmm-user-plane-message-encoding; sr6 does not, yet.)
+//! Marker: TS 29.281 §7) cross SRv6 as VPP's srv6-mobile carries them
+//! (draft-murakami-dmm-user-plane-message-encoding): [`signalling`] — the message type
+//! in SRH Tag bits, the Sequence Number in the SID in place of the TEID, Error
+//! Indication's IEs in an SRH TLV. H.M.GTP4.D, End.M.GTP6.D and End.M.GTP6.Di encode
+//! them, End.M.GTP4.E and End.M.GTP6.E rebuild them; the T-PDU path is untouched (a
+//! Tag without those bits is a T-PDU). Other messages are dropped, counted as
+//! `gtpu_signalling`.
 
 pub mod gtp4_d;
 pub mod gtp4_e;

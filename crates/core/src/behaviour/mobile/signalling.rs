@@ -170,7 +170,7 @@ impl Signal {
     }
 
     /// Replaces the packet in `p` (the GTP-U message whose Signal this is) with an IPv6
-    /// header and an SRH — the policy's segments, B as Segment List[0], or B alone
+    /// header and an SRH — the policy's segments, B as Segment List\[0\], or B alone
     /// with Segments Left 0 when the policy has no SRH — tagged with the message, its
     /// IEs in a user plane container, and nothing after it: from `src`, to the first
     /// segment (B when Segments Left is 0), with traffic class `tc`, flow label `fl`
