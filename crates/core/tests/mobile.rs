@@ -516,3 +516,77 @@ fn gtp6_config_checks() {
         ]
     );
 }
+
+/// Error Indication's IEs cross in the SRH TLV (mobile/signalling.rs): every length up
+/// to 251 bytes comes back byte for byte through H.M.GTP4.D then End.M.GTP4.E; longer
+/// ones do not fit and are dropped `gtpu_signalling`.
+#[test]
+fn error_indication_ies_of_every_length_round_trip() {
+    let d = tables(
+        "ip route add 192.0.2.1/32 encap seg6local action H.M.GTP4.D sr-prefix fc00:6::/48 \
+                    src-prefix fc00:7::/64 dev eth1\nip -6 route add fc00:6::/32 via fc00:2::2 dev eth1\n",
+    );
+    let e = tables(&format!("{GTP4_E}ip route add 192.0.2.0/24 via 10.0.0.2 dev eth0\n"));
+    let (mut wd, mut we) = (Worker::new(&d), Worker::new(&e));
+    for n in 0..=260usize {
+        let ies: Vec<u8> = (0..n).map(|i| (i * 7 + n) as u8).collect();
+        let len = (4 + n) as u16;
+        let mut hdr = vec![0x32, 26];
+        hdr.extend_from_slice(&len.to_be_bytes());
+        hdr.extend_from_slice(&[0, 0, 0, 0, (n >> 8) as u8, n as u8, 0, 0]);
+        let orig = gtp_packet("198.51.100.9", "192.0.2.1", 64, 0, &hdr, &ies);
+        let (v, srv6) = run(&d, &mut wd, 0, &eth(0x0800, &orig));
+        if n > 251 {
+            assert_eq!(v, Verdict::Drop(DropReason::GtpuSignalling), "{n}");
+            continue;
+        }
+        assert_eq!(v, Verdict::Tx(1), "{n}");
+        let (v, back) = run(&e, &mut we, 1, &eth(0x86dd, &srv6[14..]));
+        assert_eq!(v, Verdict::Tx(0), "{n}");
+        let mut want = orig.clone();
+        want[8] = 62;
+        want[10..12].copy_from_slice(&[0, 0]);
+        let c = fold(csum(&want[..20]));
+        want[10..12].copy_from_slice(&c.to_be_bytes());
+        assert_eq!(&back[14..], &want[..], "{n}");
+    }
+}
+
+/// A tagged SRH whose TLV area is anything at all: End.M.GTP4.E and End.M.GTP6.E
+/// rebuild the message or drop it `malformed` (or `hmac_invalid`: at Segments Left 1
+/// the TLVs are checked before End.M.GTP6.E sees them), and never panic.
+#[test]
+fn tagged_srh_with_any_tlv_area() {
+    let t = tables(&format!("{GTP4_E}{}", GTP6_E.replace("fc00:6::/64", "fc00:8::/64")));
+    let mut w = Worker::new(&t);
+    let sid4 = u128::from(v6("fc00:6::")) | u128::from(u32::from(v4("198.51.100.9"))) << 48 | 5 << 24;
+    let sid6 = u128::from(gtp6_sid("fc00:8::", 5 << 16));
+    let mut areas: Vec<Vec<u8>> = vec![vec![0; 8], vec![0x0a; 8], vec![0xff; 16]];
+    for b in 0..=255u8 {
+        areas.push(vec![0x0a, 6, 1, b, 1, 2, 3, 4]);
+        areas.push(vec![0x0a, b, 1, 2, 0, 0, 0, 0]);
+        areas.push(vec![b, 6, 1, 2, 9, 9, 0, 0]);
+    }
+    let mut sent = 0;
+    for tag in [0x0001u16, 0x0002, 0x0004, 0x0008, 0x000f] {
+        for area in &areas {
+            for (dst, segs, sl) in
+                [(sid4, vec![Ipv6Addr::from(sid4)], 0u8), (sid6, vec![v6("fc00:7::5"), Ipv6Addr::from(sid6)], 1)]
+            {
+                let mut p = srv6("fc00:7::cb00:7107", Ipv6Addr::from(dst), 64, sl, &segs, 59, &[]);
+                p[40 + 1] += (area.len() / 8) as u8;
+                p[40 + 6..40 + 8].copy_from_slice(&tag.to_be_bytes());
+                p.extend_from_slice(area);
+                let plen = (p.len() - 40) as u16;
+                p[4..6].copy_from_slice(&plen.to_be_bytes());
+                let (v, _) = run(&t, &mut w, 1, &eth(0x86dd, &p));
+                sent += usize::from(matches!(v, Verdict::Tx(_)));
+                assert!(
+                    matches!(v, Verdict::Tx(_) | Verdict::Drop(DropReason::Malformed | DropReason::HmacInvalid)),
+                    "tag {tag:#x} area {area:02x?}: {v:?}"
+                );
+            }
+        }
+    }
+    assert!(sent > 0 && drops(&w, DropReason::Malformed) > 0);
+}
