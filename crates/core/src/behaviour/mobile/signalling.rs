@@ -4,7 +4,8 @@
 //! (`src/plugins/srv6-mobile`, `mobile.h` and `node.c`) carry them, so that a message
 //! H.M.GTP4.D or End.M.GTP6.D/.Di receives is rebuilt by End.M.GTP4.E or End.M.GTP6.E.
 //!
-//! The facts relied on (VPP's layout, which the draft describes):
+//! The facts relied on, read from VPP's source (whose srv6-mobile authors wrote the
+//! draft; its numbers — the Tag bits, TLV type `0x0a` — are VPP's):
 //! - **The SRH Tag says which message it is**, one bit each: End Marker `0x0001`,
 //!   Error Indication `0x0002`, Echo Request `0x0004`, Echo Response `0x0008`; a Tag
 //!   with none of them is a T-PDU. When a receiver finds several, the first of Echo
