@@ -19,6 +19,7 @@
 mod apply;
 mod cmd;
 mod firewall;
+mod gtp;
 mod lex;
 mod nexthop;
 mod route;

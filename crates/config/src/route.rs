@@ -1,5 +1,5 @@
 //! `route add|replace|append [to] [unicast|blackhole|unreachable] PREFIX OPTIONS...`,
-//! including `encap seg6` and `encap seg6local`.
+//! including `encap seg6`, `encap seg6local` and `encap gtp` (its words: [`crate::gtp`]).
 //!
 //! As in iproute2, the words after `encap seg6` / `encap seg6local` belong to the encap
 //! until the first word that is not one of its keywords; the line then goes back to
@@ -28,7 +28,7 @@ pub(crate) enum Verb {
 }
 
 const OPTIONS: &str = "via NH, dev DEV, nexthop ..., nhid N, table TABLE, encap seg6 ..., encap seg6local ..., \
-metric N, proto P, onlink, mtu N, pref P or scope link|global";
+encap gtp ..., metric N, proto P, onlink, mtu N, pref P or scope link|global";
 
 /// The paths of a multipath route, each with its `via` word (for family errors).
 type Paths<'a> = Vec<(PathSpec, Option<&'a Tok>)>;
@@ -36,6 +36,7 @@ type Paths<'a> = Vec<(PathSpec, Option<&'a Tok>)>;
 enum Encap<'a> {
     Seg6 { encap: Seg6Encap, mode_tok: &'a Tok },
     Local { action: Box<SidAction> },
+    Gtp { tunnel: sr6_core::spec::GtpTunnel },
 }
 
 pub(crate) fn parse_route(p: &mut P, verb: Verb, line: usize) -> Result<Item, PErr> {
@@ -286,6 +287,14 @@ pub(crate) fn parse_route(p: &mut P, verb: Verb, line: usize) -> Result<Item, PE
                     }
                     RouteKind::Seg6Local { action, dev: dev_name }
                 }
+                Some((Encap::Gtp { tunnel }, _)) => {
+                    let decap = matches!(tunnel, sr6_core::spec::GtpTunnel::Decap { .. });
+                    if let Some(v) = forwarding_words.iter().find(|t| t.text == "via").filter(|_| decap) {
+                        return Err(PErr::at(v, "`encap gtp decap` takes no `via`: the inner packet is routed")
+                            .exp("dev DEV or nothing"));
+                    }
+                    RouteKind::Gtp { tunnel, via: via.map(|v| v.0), dev: dev_name }
+                }
             }
         }
     };
@@ -384,11 +393,12 @@ fn parse_nexthops<'a>(p: &mut P<'a>, first: &Tok) -> Result<Paths<'a>, PErr> {
 }
 
 fn parse_encap<'a>(p: &mut P<'a>, kw: &Tok) -> Result<Encap<'a>, PErr> {
-    let t = p.value(kw, "seg6 or seg6local")?;
+    let t = p.value(kw, "seg6, seg6local or gtp")?;
     match t.text.as_str() {
         "seg6" => parse_seg6(p, t),
         "seg6local" => parse_seg6local(p, t),
-        _ => Err(PErr::at(t, format!("encap type `{}` is not supported by sr6", t.text)).exp("seg6 or seg6local")),
+        "gtp" => Ok(Encap::Gtp { tunnel: crate::gtp::parse_gtp(p, t)? }),
+        _ => Err(PErr::at(t, format!("encap type `{}` is not supported by sr6", t.text)).exp("seg6, seg6local or gtp")),
     }
 }
 
@@ -515,7 +525,7 @@ fn parse_seg6<'a>(p: &mut P<'a>, kw: &'a Tok) -> Result<Encap<'a>, PErr> {
 }
 
 fn keyword_list() -> String {
-    TABLE.iter().map(|d| d.keyword).collect::<Vec<_>>().join(", ")
+    TABLE.iter().filter(|d| **d != &mobile::gtp_decap::GTP_U_DECAP).map(|d| d.keyword).collect::<Vec<_>>().join(", ")
 }
 
 /// What an action takes, for messages: `nh6 (required), oif`.
@@ -539,8 +549,13 @@ fn parse_seg6local<'a>(p: &mut P<'a>, kw: &Tok) -> Result<Encap<'a>, PErr> {
             .exp("action BEHAVIOUR"));
     }
     let b = p.value(a, &keyword_list())?;
-    let d = by_keyword(&b.text).ok_or_else(|| {
-        PErr::at(b, format!("unknown seg6local action `{}`", b.text)).exp(format!("one of {}", keyword_list()))
+    let d = by_keyword(&b.text).filter(|d| *d != &mobile::gtp_decap::GTP_U_DECAP).ok_or_else(|| {
+        let m = if b.text == mobile::gtp_decap::GTP_U_DECAP.keyword {
+            format!("{} is written `encap gtp decap [table N]`, not as a seg6local action", b.text)
+        } else {
+            format!("unknown seg6local action `{}`", b.text)
+        };
+        PErr::at(b, m).exp(format!("one of {}", keyword_list()))
     })?;
     let mut params = SidParams::default();
     let mut given: Vec<Param> = Vec::new();

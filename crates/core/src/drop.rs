@@ -59,9 +59,9 @@ drop_reasons! {
     Firewall => "firewall", "a firewall rule (ip6tables) or chain policy dropped or rejected it, or its SEG6 action could not apply (no valid SRH, too few segments left)";
     Prohibited => "prohibited", "a policy rule's `prohibit` (ICMP Destination Unreachable, administratively prohibited, sent)";
     RateLimited => "rate_limited", "over the rate of its group at an End.Limit SID (RFC 9433 §6.8): its token bucket was empty";
-    NotGtpu => "not_gtpu", "to an H.M.GTP4.D address or End.M.GTP6.D/.Di SID but not UDP to port 2152 (RFC 9433 §6.7 S09, §6.3 S11)";
+    NotGtpu => "not_gtpu", "to an H.M.GTP4.D address, End.M.GTP6.D/.Di SID or GTP-U decap address but not UDP to port 2152 (RFC 9433 §6.7 S09, §6.3 S11)";
     GtpuMalformed => "gtpu_malformed", "GTP-U truncated, not version 1 with PT 1, its Length not the UDP length, a bad extension header length, or a UDP checksum that does not verify (3GPP TS 29.281 §5)";
-    GtpuSignalling => "gtpu_signalling", "GTP-U message other than a T-PDU that cannot cross SRv6 at H.M.GTP4.D or End.M.GTP6.D/.Di: a type other than Echo Request/Response, Error Indication, End Marker, or an Error Indication with over 251 bytes of IEs";
+    GtpuSignalling => "gtpu_signalling", "GTP-U message other than a T-PDU that cannot cross SRv6 at H.M.GTP4.D or End.M.GTP6.D/.Di (a type other than Echo Request/Response, Error Indication, End Marker, or an Error Indication with over 251 bytes of IEs), or, at a GTP-U decap address, any but an Echo Request (answered)";
 }
 
 #[cfg(test)]

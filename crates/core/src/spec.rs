@@ -123,6 +123,37 @@ pub enum RouteKind {
     Multipath { paths: Vec<PathSpec> },
     /// `nhid N`: through nexthop object N (`ip nexthop add id N ...`).
     Nhid { id: u32 },
+    /// `encap gtp teid T dst A src B [qfi Q] [via NH] dev DEV` or `encap gtp decap
+    /// [table N] dev DEV`: a plain GTP-U tunnel end (sr6's grammar,
+    /// `behaviour::mobile::gtp_encap` and `gtp_decap`).
+    Gtp { tunnel: GtpTunnel, via: Option<IpAddr>, dev: Option<String> },
+}
+
+/// What `encap gtp` does (3GPP TS 29.281).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GtpTunnel {
+    /// `teid T dst A src B [qfi Q]`: GTP-U encapsulation toward the peer `dst`.
+    Encap { teid: u32, dst: IpAddr, src: IpAddr, qfi: Option<u8> },
+    /// `decap [table N]`: GTP-U decapsulation at the route's addresses, the inner
+    /// packet looked up in table N (main by default).
+    Decap { table: Option<u32> },
+}
+
+impl std::fmt::Display for GtpTunnel {
+    /// The words after `encap gtp`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            GtpTunnel::Encap { teid, dst, src, qfi } => {
+                write!(f, "teid {teid} dst {dst} src {src}")?;
+                match qfi {
+                    Some(q) => write!(f, " qfi {q}"),
+                    None => Ok(()),
+                }
+            }
+            GtpTunnel::Decap { table: None } => f.write_str("decap"),
+            GtpTunnel::Decap { table: Some(t) } => write!(f, "decap table {t}"),
+        }
+    }
 }
 
 /// One path of a multipath route or of a nexthop object.

@@ -293,4 +293,5 @@ pub fn print_behaviours() {
     }
     println!();
     println!("Head-end modes (encap seg6 mode M [csid next|replace ...] segs S1,...): encap, encap.red, inline, inline.red (sr6 extension), l2encap, l2encap.red");
+    println!("GTP-U encapsulation (a head-end; sr6 extension, 3GPP TS 29.281): encap gtp teid T dst A src B [qfi Q]; `encap gtp decap [table N]` is GTP-U.Decap");
 }

@@ -1078,6 +1078,33 @@ fn gtp_translations_stay_on_the_general_path() {
     }
 }
 
+/// Plain GTP-U tunnels (`encap gtp`) have no fast step either: the encapsulation's route
+/// kind and the GTP-U.Decap SIDs are declined, the general path's bytes the same.
+#[test]
+fn gtp_tunnels_stay_on_the_general_path() {
+    let extra = "ip route add 20.9.0.0/16 encap gtp teid 7 dst 20.5.5.5 src 10.0.12.1 dev eth1\n\
+        ip -6 route add fc00:1:d::/48 encap gtp teid 8 dst fc00:3::4 src fc00:1::a qfi 5 dev eth2\n\
+        ip route add 20.7.0.9/32 encap gtp decap dev eth0\n\
+        ip -6 route add fc00:1:e::1/128 encap gtp decap dev eth0\n";
+    let t = Tables::build(&sr6_config::parse_str(&format!("{CONFIG}{extra}"), "fast.conf").unwrap()).unwrap().0;
+    let udp: &[u8] = &[0, 1, 0, 2, 0, 12, 0, 0, 9, 9, 9, 9];
+    let t4 = ip4([20, 5, 5, 5], 9, 0, false, udp);
+    let fs = [
+        frame4(&ip4([20, 9, 1, 1], 64, 0, false, udp)),
+        frame("fc00:a::2", "fc00:1:d::5", 64, None, udp),
+        frame4(&ip4([20, 7, 0, 9], 64, 0, false, &gtpu(255, &t4))),
+        frame4(&ip4([20, 7, 0, 9], 64, 0, false, &gtpu(255, &inner6("fc00:3::4", 9)))),
+        frame("fc00:a::2", "fc00:1:e::1", 64, None, &gtpu6("fc00:a::2", "fc00:1:e::1", 255, &t4)),
+        frame("fc00:a::2", "fc00:1:e::1", 64, None, &gtpu6("fc00:a::2", "fc00:1:e::1", 1, &[])),
+    ];
+    for (i, f) in fs.iter().enumerate() {
+        let (p, w) = run(&t, true, f, 0);
+        assert_eq!(w.fast_hits, 0, "frame {i}");
+        assert!(matches!(p.verdict, Verdict::Tx(_)), "frame {i}: {:?}", p.verdict);
+        same(&t, f, 0).unwrap();
+    }
+}
+
 #[test]
 fn replace_csid_stays_on_the_general_path() {
     let extra = "ip -6 route add 2001:db8::/32 via fc00:12::2 dev eth1\n\

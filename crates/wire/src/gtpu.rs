@@ -305,6 +305,24 @@ impl GtpuRepr {
     }
 }
 
+/// The length of [`emit_echo_response`]'s message: the header with its optional fields
+/// and a Recovery IE.
+pub const ECHO_RESPONSE_LEN: usize = 14;
+
+/// Writes at the start of `b` (at least [`ECHO_RESPONSE_LEN`] bytes) the Echo Response
+/// (TS 29.281 §7.2.2) to an Echo Request whose sequence number was `seq`: version 1,
+/// PT 1, S set (§5.1: Echo messages carry a sequence number, the response the request's),
+/// TEID 0 (§5.1), N-PDU Number 0, no extension header, then the Recovery IE (value 0).
+pub fn emit_echo_response(b: &mut [u8], seq: u16) {
+    let mut p = GtpuPacket::new_unchecked(&mut *b);
+    p.set_flags(VERSION_PT | FLAG_S);
+    p.set_msg_type(MSG_ECHO_RESPONSE);
+    p.set_length((ECHO_RESPONSE_LEN - GtpuPacket::<&[u8]>::HEADER_LEN) as u16);
+    p.set_teid(0);
+    put_u16(b, field::SEQ, seq);
+    put(b, field::NPDU, [0, 0, IE_RECOVERY, 0]);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -400,6 +418,23 @@ mod tests {
         assert_eq!(b, [0x36, 1, 0, 8, 0, 0, 0, 0, 0, 7, 0, 0x85, 1, 0, 9, 0]);
         let p = GtpuPacket::new_checked(&b[..]).unwrap();
         assert_eq!((p.seq(), p.header_len()), (Some(7), 16));
+    }
+
+    #[test]
+    fn echo_response() {
+        // scapy 2.6: bytes(GTP_U_Header(gtp_type=2, S=1, seq=0x1234, teid=0)
+        //   / GTPEchoResponse(IE_list=[IE_Recovery(restart_counter=0)]))
+        let want = [0x32, 0x02, 0x00, 0x06, 0, 0, 0, 0, 0x12, 0x34, 0x00, 0x00, 0x0e, 0x00];
+        let mut b = [0xffu8; ECHO_RESPONSE_LEN];
+        emit_echo_response(&mut b, 0x1234);
+        assert_eq!(b, want);
+        let p = GtpuPacket::new_checked(&b[..]).unwrap();
+        assert_eq!(
+            (p.msg_type(), p.seq(), p.header_len(), p.payload()),
+            (MSG_ECHO_RESPONSE, Some(0x1234), 12, &[14, 0][..])
+        );
+        // Too short a buffer: nothing panics.
+        emit_echo_response(&mut [0u8; 5], 1);
     }
 
     #[test]

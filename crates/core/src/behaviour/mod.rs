@@ -18,7 +18,8 @@
 //! - [`end_map`]: End.MAP (RFC 9433 §6.2);
 //! - [`end_limit`]: End.Limit (RFC 9433 §6.8);
 //! - [`mobile`]: the GTP-U translations of RFC 9433, H.M.GTP4.D (on IPv4 routes),
-//!   End.M.GTP4.E, End.M.GTP6.D, End.M.GTP6.Di and End.M.GTP6.E;
+//!   End.M.GTP4.E, End.M.GTP6.D, End.M.GTP6.Di and End.M.GTP6.E; and plain GTP-U
+//!   tunnels: GTP-U.Decap (`encap gtp decap`) and the `encap gtp` head-end;
 //! - [`proxy`]: the SR proxies End.AS, End.AD, End.EAD4/End.EAD6 and End.AM
 //!   (draft-ietf-spring-sr-service-programming §6), whose second part — packets coming
 //!   back from the service function — is an inbound policy of a device.
@@ -171,6 +172,7 @@ pub static TABLE: &[&Behaviour] = &[
     &mobile::gtp6_d::END_M_GTP6_D,
     &mobile::gtp6_di::END_M_GTP6_DI,
     &mobile::gtp6_e::END_M_GTP6_E,
+    &mobile::gtp_decap::GTP_U_DECAP,
 ];
 
 /// Looks a behaviour up by its iproute2 keyword (case-sensitive, as iproute2 is).

@@ -5,6 +5,7 @@
 
 use super::hbh::{self, Hbh};
 use super::{fragment, icmp, mtu, multipath, output, validate, Next, Worker};
+use crate::behaviour::mobile::gtp_encap;
 use crate::behaviour::{endpoint, headend, hmac_check, proxy};
 use crate::drop::DropReason;
 use crate::firewall::Hook;
@@ -190,6 +191,7 @@ fn dispatch6(t: &Tables, w: &mut Worker, p: &mut PacketBuf, route: Option<Route>
         Some(Route::Local) => local6(t, w, p),
         Some(Route::Sid(i)) => local_sid(t, w, p, i),
         Some(Route::Policy(i)) => policy6(t, w, p, i, forward),
+        Some(Route::GtpEncap(i)) => gtp_encap::input(t, w, p, i, true, forward),
         Some(Route::Blackhole) => Next::drop(DropReason::Blackhole),
         Some(Route::Unreachable) | None => icmp::no_route6(t, w, p),
     }
@@ -391,6 +393,7 @@ fn dispatch4(t: &Tables, w: &mut Worker, p: &mut PacketBuf, route: Option<Route>
         },
         Some(Route::Local) => Next::Done(output::local(p, &w.rx_macs, ETHERTYPE_IPV4)),
         Some(Route::Policy(i)) => policy4(t, w, p, i, forward),
+        Some(Route::GtpEncap(i)) => gtp_encap::input(t, w, p, i, false, forward),
         Some(Route::Blackhole) => Next::drop(DropReason::Blackhole),
         Some(Route::Sid(i)) => local_sid4(t, w, p, i),
         Some(Route::Unreachable) => icmp::unreachable4(t, w, p),

@@ -5,7 +5,7 @@
 //! A forwarded IPv4 packet without DF is fragmented instead ([`super::fragment`], chosen
 //! by `forward4` before it gets here).
 //!
-//! A packet this router just encapsulated (H.Encaps, End.B6.Encaps: [`PacketBuf::inner_at`])
+//! A packet this router just encapsulated (H.Encaps, End.B6.Encaps, `encap gtp`: [`PacketBuf::inner_at`])
 //! is answered about the packet it carries, to that packet's source, with the MTU less
 //! the headers the encapsulation adds (RFC 2473 §7.1; RFC 4459 §3.2). Linux's seg6
 //! tunnel does not: it sends the error about the outer packet to its own tunnel source,
@@ -45,7 +45,8 @@ pub fn too_big(t: &Tables, w: &mut Worker, p: &mut PacketBuf, mtu: usize) -> Nex
         let overhead = inner - start;
         let carried = match walk_chain(p.data()) {
             Ok(c) if c.upper == overhead => c.upper_proto,
-            _ => 0,
+            // Or under IP + UDP + GTP-U (`encap gtp`).
+            _ => crate::behaviour::mobile::gtp_encap::carried(p.data(), overhead).unwrap_or(0),
         };
         let inner_mtu = mtu.saturating_sub(overhead);
         return match carried {

@@ -10,13 +10,14 @@ use super::{
     eth_addrs, neigh_key, Adjacency, Device, FastDevs, FastKind, FastSid, Fib, Group, HmacKeys, Hop, NextHop, Policy,
     Rewrite, Route, Sid, SidBuilder, Tables,
 };
+use crate::behaviour::mobile::gtp_encap::GtpEncap;
 use crate::exact::ExactMap;
 use crate::hmac::HmacKey;
 use crate::lpm::{Lpm, Lpm4, Lpm6};
 use crate::packet::DevId;
 use crate::spec::{
-    DevSel, Line, NexthopKind, PathSpec, Prefix, RouteKind, RouterSpec, Seg6Encap, Seg6Mode, SysctlSpec, DEFAULT_MTU,
-    MAIN_TABLE,
+    DevSel, GtpTunnel, Line, NexthopKind, PathSpec, Prefix, RouteKind, RouterSpec, Seg6Encap, Seg6Mode, SysctlSpec,
+    DEFAULT_MTU, MAIN_TABLE,
 };
 
 /// A configuration that cannot be built, with the line it came from.
@@ -420,6 +421,7 @@ impl<'a> Builder<'a> {
         let mut sids: Vec<Sid> = Vec::new();
         // Policies are built last (their source address needs the FIB); keep their specs.
         let mut policy_specs: Vec<PolicySpec> = Vec::new();
+        let mut gtp_encaps = Vec::new();
         for r in &spec.routes {
             let t = self.table(r.table);
             let route = match &r.kind {
@@ -484,6 +486,41 @@ impl<'a> Builder<'a> {
                     sids.push(Sid { prefix: r.prefix, behaviour: b, action: (**action).clone(), state, line: r.line });
                     Route::Sid((sids.len() - 1) as u32)
                 }
+                // GTP-U tunnels (behaviour::mobile::gtp_encap, gtp_decap).
+                RouteKind::Gtp { tunnel, dev, .. } => {
+                    let dev = match dev {
+                        Some(d) => Some(self.dev(d, r.line)?),
+                        None => None,
+                    };
+                    match tunnel {
+                        GtpTunnel::Decap { table } => {
+                            let action = crate::behaviour::mobile::gtp_decap::action(*table);
+                            let mut sb = SidBuilder {
+                                b: self,
+                                onlink: &onlink,
+                                policies: &mut policy_specs,
+                                route_dev: dev,
+                                prefix: r.prefix,
+                                line: r.line,
+                            };
+                            let state = (action.behaviour.build)(&mut sb, &action)?;
+                            sids.push(Sid {
+                                prefix: r.prefix,
+                                behaviour: action.behaviour,
+                                action,
+                                state,
+                                line: r.line,
+                            });
+                            Route::Sid((sids.len() - 1) as u32)
+                        }
+                        GtpTunnel::Encap { .. } => {
+                            let e =
+                                GtpEncap::build(tunnel, r.line).map_err(|m| BuildError { line: r.line, message: m })?;
+                            gtp_encaps.push(e);
+                            Route::GtpEncap((gtp_encaps.len() - 1) as u32)
+                        }
+                    }
+                }
             };
             match r.prefix {
                 Prefix::V6(a, l) => self.routes6[t].push((mask6(a.octets(), l), l, route)),
@@ -544,6 +581,7 @@ impl<'a> Builder<'a> {
             proxies: Vec::new(),
             proxy_in: Vec::new(),
             limiters: std::mem::take(&mut self.limiters),
+            gtp_encaps,
             resolve_neighbours: false,
             rules: super::rules::Rules::default(),
             rules_fib6: u32::MAX,

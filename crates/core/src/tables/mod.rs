@@ -92,6 +92,9 @@ pub enum Route {
     /// A multipath route: index into [`Tables::groups`]; the general path picks the
     /// next hop by the packet's flow hash.
     Multipath(u32),
+    /// A GTP-U encapsulation (`encap gtp teid ...`): index into [`Tables::gtp_encaps`];
+    /// general path only.
+    GtpEncap(u32),
 }
 
 /// What the fast path finds next to a FIB value (the aux record of [`Fib::lpm6`] and
@@ -420,6 +423,8 @@ pub struct Tables {
     /// The End.Limit SIDs' layouts and token buckets (RFC 9433 §6.8), shared by every
     /// worker ([`crate::behaviour::end_limit`]).
     pub limiters: Vec<std::sync::Arc<crate::behaviour::end_limit::Limiter>>,
+    /// The GTP-U encapsulations of `encap gtp` routes ([`Route::GtpEncap`]).
+    pub gtp_encaps: Vec<crate::behaviour::mobile::gtp_encap::GtpEncap>,
     /// Live routers set this after building: a packet whose next hop has no known
     /// link-layer address gets [`Verdict::Resolve`](crate::packet::Verdict::Resolve)
     /// and waits for resolution, rather than being dropped as `no_neighbour`.

@@ -162,6 +162,10 @@ fn route_line(spec: &RouterSpec, r: &RouteSpec) -> String {
             let _ = write!(o, " encap seg6local action {action}");
             via_dev(&mut o, &None, dev);
         }
+        RouteKind::Gtp { tunnel, via, dev } => {
+            let _ = write!(o, " encap gtp {tunnel}");
+            via_dev(&mut o, via, dev);
+        }
         RouteKind::Multipath { paths: ps } => {
             if r.table != sr6_core::spec::MAIN_TABLE {
                 let _ = write!(o, " table {}", r.table);
@@ -354,6 +358,30 @@ mod tests {
              2001:db8:1:1::,2001:db8:1:2:: hmac 3 dev eth1"
         );
         let again: String = lines.iter().map(|l| format!("ip -6 route add {l}\n")).collect();
+        assert_eq!(sr6_config::parse_str(&again, "t").unwrap().routes, spec.routes);
+    }
+
+    /// `show routes` writes GTP-U tunnels in `encap gtp` syntax; the listing parses back
+    /// to the same routes.
+    #[test]
+    fn gtp_tunnels_list_as_config() {
+        let conf = "ip route add 198.18.0.0/16 encap gtp teid 4294967295 dst 10.2.0.77 src 10.0.12.1 qfi 9 \
+                    via 10.0.12.2 dev eth1\n\
+                    ip -6 route add 2001:db8:9::/48 encap gtp teid 7 dst fc00:2::77 src fc00:12::1 dev eth1\n\
+                    ip route add 192.0.2.1/32 encap gtp decap table 100 dev eth0\n\
+                    ip -6 route add fc00:99::1/128 encap gtp decap dev eth0\n";
+        let spec = sr6_config::parse_str(conf, "t").unwrap();
+        let lines = routes(&spec);
+        assert_eq!(
+            lines,
+            [
+                "198.18.0.0/16 encap gtp teid 4294967295 dst 10.2.0.77 src 10.0.12.1 qfi 9 via 10.0.12.2 dev eth1",
+                "2001:db8:9::/48 encap gtp teid 7 dst fc00:2::77 src fc00:12::1 dev eth1",
+                "192.0.2.1/32 encap gtp decap table 100 dev eth0",
+                "fc00:99::1/128 encap gtp decap dev eth0",
+            ]
+        );
+        let again: String = lines.iter().map(|l| format!("ip route add {l}\n")).collect();
         assert_eq!(sr6_config::parse_str(&again, "t").unwrap().routes, spec.routes);
     }
 }

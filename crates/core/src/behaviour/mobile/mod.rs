@@ -14,8 +14,11 @@
 //!
 //! What they share lives here: Args.Mob.Session (§6.1, [`ArgsMobSession`]), the bit
 //! fields of the SIDs and sources (Figs. 9-11: [`get_bits`], [`set_bits`]), the route
-//! checks the parser and the builder both make ([`check_route`]). Plain GTP-U tunnels
-//! are to sit beside them: a file each, the same layouts.
+//! checks the parser and the builder both make ([`check_route`]).
+//!
+//! Plain GTP-U tunnels sit beside them (sr6's `encap gtp` grammar): [`gtp_encap`], a
+//! head-end route kind (GTP-U encapsulation toward a peer), and [`gtp_decap`], the row
+//! GTP-U.Decap (decapsulation at a UPF address, IPv4 or IPv6, Echo Requests answered).
 //!
 //! **GTP-U messages other than T-PDUs** (Echo Request/Response, Error Indication, End
 //! Marker: TS 29.281 §7) cross SRv6 as VPP's srv6-mobile carries them
@@ -31,6 +34,8 @@ pub mod gtp4_e;
 pub mod gtp6_d;
 pub mod gtp6_di;
 pub mod gtp6_e;
+pub mod gtp_decap;
+pub mod gtp_encap;
 pub mod signalling;
 
 use std::net::Ipv4Addr;
@@ -177,6 +182,7 @@ pub fn check_route(a: &SidAction, prefix: &Prefix) -> Result<(), (String, &'stat
 pub fn is_gtp(b: &super::Behaviour) -> bool {
     [&gtp4_d::H_M_GTP4_D, &gtp4_e::END_M_GTP4_E, &gtp6_d::END_M_GTP6_D, &gtp6_di::END_M_GTP6_DI, &gtp6_e::END_M_GTP6_E]
         .contains(&b)
+        || b == &gtp_decap::GTP_U_DECAP
 }
 
 /// An IPv4 packet for a route whose local SID is `sid` (the IPv4 FIB's
@@ -184,6 +190,8 @@ pub fn is_gtp(b: &super::Behaviour) -> bool {
 pub fn input4(t: &Tables, p: &mut PacketBuf, sid: &Sid) -> Next {
     if sid.behaviour.takes == Takes::Gtpu4 {
         gtp4_d::input4(t, p, sid)
+    } else if sid.behaviour == &gtp_decap::GTP_U_DECAP {
+        gtp_decap::input4(p, sid)
     } else {
         Next::drop(DropReason::NoRoute)
     }
