@@ -197,6 +197,8 @@ pub fn sid_params(row: &Behaviour) -> Vec<(Param, String)> {
                 // The mobile behaviours (RFC 9433) are not in the experiments yet.
                 Param::V4SrcPosition => "64".to_string(),
                 Param::SrPrefix | Param::SrcPrefix => "fc00:4::/48".to_string(),
+                // End.BPF is not in the experiments yet (it needs an object file).
+                Param::Endpoint => "obj end.o sec end".to_string(),
             };
             (p, v)
         })
