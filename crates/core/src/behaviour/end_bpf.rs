@@ -241,3 +241,40 @@ fn encap_src(t: &Tables, dev: DevId) -> [u8; 16] {
         .or(t.first_addr6)
         .map_or([0; 16], |a| a.octets())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn buf(bytes: &[u8]) -> PacketBuf {
+        let mut p = PacketBuf::new();
+        assert!(p.load(bytes, 0));
+        p
+    }
+
+    #[test]
+    fn write_back_grows_shrinks_and_refuses_past_the_headroom() {
+        let mut p = buf(&[1; 100]);
+        assert!(write_back(&mut p, &[2; 140]));
+        assert_eq!(p.data(), &[2; 140][..]);
+        assert!(write_back(&mut p, &[3; 60]));
+        assert_eq!(p.data(), &[3; 60][..]);
+        let room = p.headroom() + p.len();
+        assert!(!write_back(&mut p, &vec![4; room + 1]), "more than the headroom can take");
+        assert_eq!(p.data(), &[3; 60][..], "nothing written");
+    }
+
+    #[test]
+    fn tables_by_kernel_id() {
+        let spec = one_device_spec();
+        let t = Tables::build(&spec).unwrap().0;
+        assert_eq!(table(&t, 0), Some(Tables::MAIN));
+        assert_eq!(table(&t, MAIN_TABLE), Some(Tables::MAIN), "no rules: main by id is the main table");
+        assert_eq!(table(&t, 4242), None, "a table the configuration does not have");
+    }
+
+    /// A spec with one device and no routes.
+    fn one_device_spec() -> crate::spec::RouterSpec {
+        crate::spec::RouterSpec { devices: vec!["eth0".into()], ..Default::default() }
+    }
+}
