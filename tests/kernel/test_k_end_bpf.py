@@ -63,10 +63,18 @@ def end_frames(tag=0, tlvs=(), hlims=(64, 9)):
 
 @scenario(IDENTICAL)  # noqa: F405
 def test_end_bpf_end(kernel, objs):
-    """End.BPF: End in eBPF (BPF_OK), TLVs kept, Segments Left 0 and no SRH dropped"""
+    """End.BPF: End in eBPF (BPF_OK), TLVs kept, the SRH after Hop-by-Hop or Destination Options; SL 0 or no SRH dropped"""
+    from scapy.layers.inet6 import IPv6ExtHdrDestOpt, IPv6ExtHdrHopByHop, PadN
+
+    from kcommon import srh
+
     frames = end_frames() + end_frames(tlvs=[padn(8)]) + [
         rx(sr_pkt(SID, [SID, HOST_A], 0)),  # Segments Left 0: no SRH to consume
         rx(udp6(dst=SID)),                  # no SRH
+        rx(IPv6(src=HOST_A, dst=SID, nh=0) / IPv6ExtHdrHopByHop(nh=43, options=[PadN(optdata=b"\0" * 4)])  # noqa: F405
+           / srh([FINAL, SID], segleft=1, nh=17) / Raw(bytes(8))),  # noqa: F405
+        rx(IPv6(src=HOST_A, dst=SID, nh=60) / IPv6ExtHdrDestOpt(nh=43, options=[PadN(optdata=b"\0" * 4)])  # noqa: F405
+           / srh([FINAL, SID], segleft=1, nh=17) / Raw(bytes(8))),  # noqa: F405
     ]
     run = kernel.run(bpf_config(objs, "end", "end"), frames)
     run.assert_identical(silent=(8, 9))
