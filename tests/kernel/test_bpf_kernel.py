@@ -9,7 +9,7 @@ same packets (the example `end_bpf`, crates/bpf/examples/end_bpf.rs). Per frame,
 kernel's output must be exactly sr6-bpf's packet (hop limit - 1, the kernel's forwarding)
 on the device the route sr6-bpf reports leads to, or nothing when sr6-bpf drops.
 
-sr6's router does not run End.BPF yet (docs/bpf.md): this compares the runtime alone.
+This compares the runtime alone; test_k_end_bpf.py compares the router (`sr6 pcap`).
 """
 from __future__ import annotations
 

@@ -101,11 +101,14 @@ pub(crate) struct P<'a> {
     pub devs: Vec<String>,
     /// The words naming a device in a route's `dev`/`oif` (which do not declare it).
     pub route_devs: Vec<Tok>,
+    /// The directory relative paths on the line are relative to (End.BPF's `endpoint
+    /// obj FILE`): the configuration file's; empty for the working directory.
+    pub base: &'a std::path::Path,
 }
 
 impl<'a> P<'a> {
     pub fn new(toks: &'a [Tok]) -> P<'a> {
-        P { toks, i: 0, fam: None, devs: Vec::new(), route_devs: Vec::new() }
+        P { toks, i: 0, fam: None, devs: Vec::new(), route_devs: Vec::new(), base: std::path::Path::new("") }
     }
     pub fn peek(&self) -> Option<&'a Tok> {
         self.toks.get(self.i)
@@ -168,8 +171,9 @@ pub(crate) fn once(seen: &mut Vec<String>, t: &Tok) -> Result<(), PErr> {
     Ok(())
 }
 
-pub(crate) fn parse_command(toks: &[Tok]) -> Result<Cmd, PErr> {
+pub(crate) fn parse_command<'a>(toks: &'a [Tok], base: &'a std::path::Path) -> Result<Cmd, PErr> {
     let mut p = P::new(toks);
+    p.base = base;
     let mut w = p.need("a command")?;
     let line = w.line;
     if w.text == "sudo" {

@@ -109,15 +109,22 @@ impl PErr {
 /// refuses it). `file` is only used in error messages.
 pub fn parse_str(src: &str, file: &str) -> Result<RouterSpec, ConfigError> {
     let mut spec = RouterSpec::default();
-    parse_into(src, 1, &mut spec, false).map_err(|e| e.in_file(file))?;
+    parse_into(src, 1, &mut spec, false, Path::new("")).map_err(|e| e.in_file(file))?;
     Ok(spec)
 }
 
 /// [`parse_str`] of a complete configuration: also refuses a device that only routes
-/// name (`dev`, `oif`), at its first such word. What [`parse_file`] does.
+/// name (`dev`, `oif`), at its first such word. Relative paths (End.BPF's `endpoint
+/// obj FILE`) are relative to the working directory.
 pub fn parse_config(src: &str, file: &str) -> Result<RouterSpec, ConfigError> {
+    parse_config_in(src, file, Path::new(""))
+}
+
+/// [`parse_config`] of a file in directory `base`: relative paths on its lines are
+/// relative to `base`. What [`parse_file`] does.
+pub fn parse_config_in(src: &str, file: &str, base: &Path) -> Result<RouterSpec, ConfigError> {
     let mut spec = RouterSpec::default();
-    let undeclared = parse_into(src, 1, &mut spec, false).map_err(|e| e.in_file(file))?;
+    let undeclared = parse_into(src, 1, &mut spec, false, base).map_err(|e| e.in_file(file))?;
     match undeclared.first() {
         Some(t) => Err(undeclared_device(t).in_file(file)),
         None => Ok(spec),
@@ -135,16 +142,16 @@ pub fn parse_file(path: &Path) -> Result<RouterSpec, ConfigError> {
         message: format!("cannot read the configuration: {e}"),
         expected: None,
     })?;
-    parse_config(&src, &file)
+    parse_config_in(&src, &file, path.parent().unwrap_or(Path::new("")))
 }
 
 /// Parse one command (for instance a `route add` line from the control socket) and apply
 /// it to `spec`. `line_no` is the line number reported in errors and recorded in the
 /// spec. A blank or comment-only line is accepted and changes nothing; on error `spec`
 /// is left unchanged. The line may be continued with `\` + newline, but must hold
-/// exactly one command.
+/// exactly one command. Relative paths are relative to the working directory.
 pub fn parse_line(line: &str, file: &str, line_no: usize, spec: &mut RouterSpec) -> Result<(), ConfigError> {
-    parse_into(line, line_no, spec, true).map(|_| ()).map_err(|e| e.in_file(file))
+    parse_into(line, line_no, spec, true, Path::new("")).map(|_| ()).map_err(|e| e.in_file(file))
 }
 
 /// Tokenize `src` line by line (joining `\` continuations) and apply each command to
@@ -152,7 +159,13 @@ pub fn parse_line(line: &str, file: &str, line_no: usize, spec: &mut RouterSpec)
 /// word of each device that routes send through and no line declares (`link set`,
 /// `addr add`, `neigh add`, a device's sysctl); none for one command (`single`: a
 /// running router checks its devices itself).
-fn parse_into(src: &str, first_line: usize, spec: &mut RouterSpec, single: bool) -> Result<Vec<lex::Tok>, PErr> {
+fn parse_into(
+    src: &str,
+    first_line: usize,
+    spec: &mut RouterSpec,
+    single: bool,
+    base: &Path,
+) -> Result<Vec<lex::Tok>, PErr> {
     let src = src.strip_prefix('\u{feff}').unwrap_or(src);
     let mut pending: Vec<lex::Tok> = Vec::new();
     let mut continued: Option<(usize, usize)> = None;
@@ -177,7 +190,7 @@ fn parse_into(src: &str, first_line: usize, spec: &mut RouterSpec, single: bool)
             return Err(PErr::at(&pending[0], "only one command may be given here")
                 .exp("a single command (continue it with `\\` at the end of the line)"));
         }
-        let cmd = cmd::parse_command(&pending)?;
+        let cmd = cmd::parse_command(&pending, base)?;
         if single {
             // Applied only once the whole input is known to hold one good command.
             stashed = Some(cmd);

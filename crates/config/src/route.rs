@@ -8,7 +8,7 @@
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
-use sr6_core::behaviour::{by_keyword, mobile, replace_csid, Behaviour, Flavor, Param, TABLE};
+use sr6_core::behaviour::{by_keyword, end_bpf, mobile, replace_csid, Behaviour, Flavor, Param, TABLE};
 use sr6_core::spec::{
     CsidLengths, CsidPolicy, CsidScheme, Flavors, PathSpec, Prefix, RouteKind, RouteSpec, Seg6Encap, Seg6Mode,
     SidAction, SidParams, SrhParam, MAIN_TABLE,
@@ -639,6 +639,7 @@ fn parse_seg6local<'a>(p: &mut P<'a>, kw: &Tok) -> Result<Encap<'a>, PErr> {
                         params.src_prefix = Some((a, l));
                     }
                 }
+                Param::Endpoint => params.bpf = Some(parse_endpoint(p, w)?),
             }
             continue;
         }
@@ -678,7 +679,6 @@ fn parse_seg6local<'a>(p: &mut P<'a>, kw: &Tok) -> Result<Encap<'a>, PErr> {
                 count = true;
             }
             "action" => return Err(PErr::at(w, "duplicate `action`").exp("one action per route")),
-            "bpf" => return Err(PErr::at(w, "End.BPF is not supported by sr6").exp(takes(d))),
             _ => break,
         }
     }
@@ -707,6 +707,61 @@ fn v6_prefix(t: &Tok, hint: &str) -> Result<(Ipv6Addr, u8), PErr> {
         Prefix::V6(a, l) => Ok((a, l)),
         Prefix::V4(..) => Err(PErr::at(t, format!("`{}` is an IPv4 prefix", t.text)).exp(hint)),
     }
+}
+
+/// iproute2's `matches(word, keyword)`: `word` is a non-empty prefix of `keyword`.
+fn abbreviates(word: &str, keyword: &str) -> bool {
+    !word.is_empty() && keyword.starts_with(word)
+}
+
+/// `endpoint obj FILE [sec SECTION] [verbose]`, read as iproute2's `bpf_do_parse` reads
+/// it (a mode word that abbreviates `object-file`, or `obj`; a section keyword that
+/// abbreviates `section`; no section: `prog`), then the program loaded, as iproute2
+/// loads it before the route is added: a load error is the line's, at the mode word for
+/// the object itself (file, ELF, maps), at the section word for its program. Programs
+/// pinned in or held by the kernel (`pinned`, `fd`) have no place in sr6.
+fn parse_endpoint(p: &mut P, kw: &Tok) -> Result<end_bpf::BpfEndpoint, PErr> {
+    let hint = Param::Endpoint.value_hint();
+    let mode = p.value(kw, hint)?;
+    let m = mode.text.as_str();
+    // In iproute2's order: `obj` and `o` are also abbreviations of `object-pinned`.
+    if !abbreviates(m, "object-file") && m != "obj" {
+        if abbreviates(m, "object-pinned") || abbreviates(m, "pinned") || abbreviates(m, "fd") {
+            let msg =
+                format!("`{m}`: sr6 runs programs from object files, not programs pinned in or held by the kernel");
+            return Err(PErr::at(mode, msg).exp(hint));
+        }
+        return Err(PErr::at(mode, format!("unknown eBPF program mode `{m}`")).exp(hint));
+    }
+    let file = p.value(mode, "an eBPF object file (FILE.o)")?;
+    let mut section = (end_bpf::DEFAULT_SECTION, None);
+    if let Some(w) = p.peek().filter(|w| abbreviates(&w.text, "section")) {
+        p.next();
+        section = (p.value(w, "the program's section name")?.text.as_str(), Some(w));
+    }
+    if let Some(w) = p.peek().filter(|w| w.text == "program") {
+        return Err(PErr::at(w, "`program NAME` is not supported by sr6").exp("sec SECTION: the program's section"));
+    }
+    if p.peek().is_some_and(|w| abbreviates(&w.text, "verbose")) {
+        p.next();
+    }
+    let path = p.base.join(&file.text);
+    end_bpf::load(&file.text, &path, section.0).map_err(|e| {
+        use end_bpf::LoadError as L;
+        let (at, exp) = match e {
+            L::Io { .. } => (mode, "a readable eBPF object (a relative path is relative to the configuration file)"),
+            L::NotElf(_) | L::NotBpf(_) | L::BigEndian => (mode, "an object compiled with clang -O2 -target bpf"),
+            L::Map(..) => (mode, "maps sr6 supports (docs/bpf.md)"),
+            L::NoSection(..) | L::NotProgram(_) | L::BadSize(..) => {
+                (section.1.unwrap_or(mode), "sec SECTION: a program section of the object")
+            }
+            L::Reloc { .. } | L::Verify { .. } => (
+                section.1.unwrap_or(mode),
+                "a program sr6 can run (docs/bpf.md, \"Helpers\" and \"Where sr6-bpf differs\")",
+            ),
+        };
+        PErr::at(at, format!("End.BPF: cannot load `{}`: {e}", path.display())).exp(exp)
+    })
 }
 
 /// `srh [csid ...] segs S1,...,Sn [hmac K]` (in any order).

@@ -445,6 +445,8 @@ pub struct SidParams {
     pub sr_prefix: Option<(Ipv6Addr, u8)>,
     /// `src-prefix P/LEN` — H.M.GTP4.D's IPv6 source prefix (RFC 9433 §6.6 Fig. 10).
     pub src_prefix: Option<(Ipv6Addr, u8)>,
+    /// `endpoint obj FILE sec SECTION` — End.BPF's program, loaded by the parser.
+    pub bpf: Option<crate::behaviour::end_bpf::BpfEndpoint>,
 }
 
 /// One local SID: `encap seg6local action BEHAVIOUR PARAMS [flavors ...] [count]`.

@@ -97,6 +97,12 @@ pub static NEXT_CSID: [CsidFlavour; 3] = [
 
 /// A row of sr6-core's behaviour table ([`TABLE`]), compared and hashed by its keyword
 /// and ordered as the table is. Made only from the table's rows.
+/// A row whose line names an eBPF object (End.BPF's `endpoint obj FILE`), which the
+/// experiments do not build yet: not measured.
+pub fn needs_object(r: &Behaviour) -> bool {
+    r.required.contains(&Param::Endpoint)
+}
+
 #[derive(Clone, Copy)]
 pub struct Endpoint(&'static Behaviour);
 
@@ -107,9 +113,9 @@ impl Endpoint {
     }
 
     /// Every row, in table order, but the GTP-U translations of RFC 9433, whose
-    /// traffic the tester does not make yet.
+    /// traffic the tester does not make yet, and End.BPF ([`needs_object`]).
     pub fn all() -> impl Iterator<Item = Endpoint> {
-        TABLE.iter().copied().filter(|r| !sr6_core::behaviour::mobile::is_gtp(r)).map(Endpoint)
+        TABLE.iter().copied().filter(|r| !sr6_core::behaviour::mobile::is_gtp(r) && !needs_object(r)).map(Endpoint)
     }
 
     /// The row.
@@ -558,7 +564,8 @@ mod tests {
     fn every_table_row_is_a_behaviour() {
         let all = Behavior::all();
         // The GTP-U translations are not measured yet.
-        let rows: Vec<_> = TABLE.iter().filter(|r| !sr6_core::behaviour::mobile::is_gtp(r)).collect();
+        let rows: Vec<_> =
+            TABLE.iter().filter(|r| !sr6_core::behaviour::mobile::is_gtp(r) && !needs_object(r)).collect();
         for row in &rows {
             let b = Behavior::parse(row.keyword).unwrap_or_else(|| panic!("{} is missing", row.keyword));
             assert!(all.contains(&b), "{}", row.keyword);

@@ -8,7 +8,8 @@ use anyhow::{anyhow, Result};
 use crate::live::ctl;
 
 pub fn run(socket: &Path, args: &[String]) -> Result<()> {
-    let r = ctl::request(socket, args).map_err(|e| anyhow!(e))?;
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let r = ctl::request(socket, &absolute_objects(args, &cwd)).map_err(|e| anyhow!(e))?;
     if r.ok {
         if !r.output.is_empty() {
             println!("{}", r.output.trim_end());
@@ -16,5 +17,38 @@ pub fn run(socket: &Path, args: &[String]) -> Result<()> {
         Ok(())
     } else {
         Err(anyhow!("{}", r.output.trim_end()))
+    }
+}
+
+/// The command with End.BPF's object (`endpoint obj FILE`, the mode word as iproute2
+/// reads it) made absolute against the client's working directory `cwd`, so that a
+/// relative `FILE` means what it means in the shell that typed it, not in the router's
+/// directory.
+fn absolute_objects(args: &[String], cwd: &Path) -> Vec<String> {
+    let mut out = args.to_vec();
+    for i in 0..out.len().saturating_sub(2) {
+        let mode = out[i + 1].as_str();
+        let object = mode == "obj" || (!mode.is_empty() && "object-file".starts_with(mode));
+        if out[i] == "endpoint" && object && Path::new(&out[i + 2]).is_relative() {
+            out[i + 2] = cwd.join(&out[i + 2]).display().to_string();
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relative_objects_become_absolute() {
+        let words = |s: &str| s.split(' ').map(String::from).collect::<Vec<_>>();
+        let cwd = Path::new("/home/op");
+        let line = "route add fc00::1/128 encap seg6local action End.BPF endpoint obj p.o sec s dev eth0";
+        assert_eq!(absolute_objects(&words(line), cwd), words(&line.replace(" p.o", " /home/op/p.o")));
+        let abs = "route add fc00::1/128 encap seg6local action End.BPF endpoint o /x/p.o dev eth0";
+        assert_eq!(absolute_objects(&words(abs), cwd), words(abs));
+        let other = "route add fc00::1/128 encap seg6local action End.BPF endpoint pinned p dev eth0";
+        assert_eq!(absolute_objects(&words(other), cwd), words(other));
     }
 }

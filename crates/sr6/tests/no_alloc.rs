@@ -108,4 +108,65 @@ fn processing_a_batch_allocates_nothing() {
     assert_eq!(after - before, 0, "the pipeline with a firewall allocated {} times", after - before);
     assert_eq!(w.fast_hits, 0);
     assert!(w.counters.firewall.iter().sum::<u64>() > 0, "{:?}", w.counters.firewall);
+
+    // The same with End.BPF SIDs in place of the example's End and End with PSP: Tag++
+    // (bpf_lwt_seg6_store_bytes) and an added TLV (bpf_lwt_seg6_adjust_srh): the
+    // program's packet vector, stack and maps are reused.
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("no-alloc-bpf");
+    std::fs::create_dir_all(&dir).unwrap();
+    for name in ["tag", "tlv"] {
+        let src = common::repo().join(format!("crates/bpf/tests/progs/{name}.c"));
+        let mut cmd = std::process::Command::new("clang");
+        cmd.args(["-O2", "-g", "-target", "bpf", "-c"]).arg(&src).arg("-o").arg(dir.join(format!("{name}.o")));
+        for inc in ["/usr/include/x86_64-linux-gnu", "/usr/include/aarch64-linux-gnu"] {
+            if std::path::Path::new(inc).exists() {
+                cmd.arg(format!("-I{inc}"));
+            }
+        }
+        let out = cmd.output().expect("clang (scripts/setup.sh installs it)");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    let bpf = conf
+        .replace(
+            "fc00:1::e/128 encap seg6local action End dev",
+            &format!(
+                "fc00:1::e/128 encap seg6local action End.BPF endpoint obj {}/tag.o sec tag_inc dev",
+                dir.display()
+            ),
+        )
+        .replace(
+            "fc00:1::e7/128 encap seg6local action End flavors psp dev",
+            &format!(
+                "fc00:1::e7/128 encap seg6local action End.BPF endpoint obj {}/tlv.o sec add_tlv dev",
+                dir.display()
+            ),
+        );
+    assert!(bpf.matches("End.BPF").count() == 2, "the example's End SIDs moved");
+    let t = sr6_core::tables::Tables::build(&sr6_config::parse_str(&bpf, "b.conf").unwrap()).unwrap().0;
+    let mut w = Worker::new(&t);
+    let run = |w: &mut Worker, batch: &mut Vec<PacketBuf>| {
+        for (b, f) in batch.iter_mut().zip(frames.iter().cycle()) {
+            b.load(f, 0);
+        }
+        w.process_batch(&t, 0, batch);
+    };
+    run(&mut w, &mut batch);
+    let before = ALLOCS.load(Ordering::SeqCst);
+    for _ in 0..10 {
+        run(&mut w, &mut batch);
+    }
+    let after = ALLOCS.load(Ordering::SeqCst);
+    assert_eq!(after - before, 0, "the pipeline with End.BPF allocated {} times", after - before);
+    let bpf_sids: Vec<usize> =
+        t.sids.iter().enumerate().filter(|(_, s)| s.behaviour.keyword == "End.BPF").map(|(i, _)| i).collect();
+    let c = &w.counters;
+    assert!(
+        bpf_sids.iter().all(|&i| c.sids.get(i).is_some_and(|s| s.packets > 0)),
+        "both End.BPF SIDs forwarded packets"
+    );
+    // (The example sends some packets at Segments Left 0 too: `bpf_invalid_srh`.)
+    for r in ["bpf_drop", "bpf_error"] {
+        let i = sr6_core::drop::DropReason::ALL.iter().position(|d| d.name() == r).unwrap();
+        assert_eq!(c.drops[i], 0, "{r}");
+    }
 }

@@ -17,6 +17,7 @@
 //!   §4.14);
 //! - [`end_map`]: End.MAP (RFC 9433 §6.2);
 //! - [`end_limit`]: End.Limit (RFC 9433 §6.8);
+//! - [`end_bpf`]: End.BPF (Linux's seg6local action; an eBPF program, `sr6-bpf`);
 //! - [`mobile`]: the GTP-U translations of RFC 9433, H.M.GTP4.D (on IPv4 routes),
 //!   End.M.GTP4.E, End.M.GTP6.D, End.M.GTP6.Di and End.M.GTP6.E; and plain GTP-U
 //!   tunnels: GTP-U.Decap (`encap gtp decap`) and the `encap gtp` head-end;
@@ -38,6 +39,7 @@
 pub mod binding;
 pub mod decap;
 pub mod end;
+pub mod end_bpf;
 pub mod end_dt4;
 pub mod end_dt46;
 pub mod end_dt6;
@@ -167,6 +169,7 @@ pub static TABLE: &[&Behaviour] = &[
     &proxy::dynamic::END_EAD6,
     &proxy::masquerade::END_AM,
     &end_limit::END_LIMIT,
+    &end_bpf::END_BPF,
     &mobile::gtp4_d::H_M_GTP4_D,
     &mobile::gtp4_e::END_M_GTP4_E,
     &mobile::gtp6_d::END_M_GTP6_D,

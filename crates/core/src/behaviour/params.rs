@@ -49,11 +49,13 @@ pub enum Param {
     /// `src-prefix P/LEN`: the prefix H.M.GTP4.D's IPv6 source starts with, the IPv4
     /// source after it (RFC 9433 §6.6 Fig. 10; VPP's `v6src_prefix`).
     SrcPrefix,
+    /// `endpoint obj FILE [sec SECTION]`: End.BPF's program (iproute2's `lwt_parse_bpf`).
+    Endpoint,
 }
 
 impl Param {
     /// Every kind, in the order they are displayed.
-    pub const ALL: [Param; 16] = [
+    pub const ALL: [Param; 17] = [
         Param::Nh6,
         Param::Nh4,
         Param::Oif,
@@ -70,6 +72,7 @@ impl Param {
         Param::SrPrefix,
         Param::SrcPrefix,
         Param::V4SrcPosition,
+        Param::Endpoint,
     ];
 
     /// The keyword introducing the parameter.
@@ -91,6 +94,7 @@ impl Param {
             Param::V4SrcPosition => "v4src-position",
             Param::SrPrefix => "sr-prefix",
             Param::SrcPrefix => "src-prefix",
+            Param::Endpoint => "endpoint",
         }
     }
 
@@ -111,6 +115,7 @@ impl Param {
             Param::V4SrcPosition => "a bit position, 0 to 96 (where the IPv4 source starts in the IPv6 source)",
             Param::SrPrefix => "an IPv6 prefix P/LEN (the last SID's locator and function), LEN <= 56 for H.M.GTP4.D, <= 88 for End.M.GTP6.D",
             Param::SrcPrefix => "an IPv6 prefix P/LEN, LEN <= 96 (the IPv6 source's prefix)",
+            Param::Endpoint => "`obj FILE.o [sec SECTION]` (an eBPF object compiled by clang, the program's section)",
         }
     }
 
@@ -129,6 +134,7 @@ impl Param {
             Param::Burst => "BYTES",
             Param::V4SrcPosition => "N",
             Param::SrPrefix | Param::SrcPrefix => "P/LEN",
+            Param::Endpoint => "obj FILE sec SECTION",
         }
     }
 
@@ -155,6 +161,7 @@ impl Param {
             Param::V4SrcPosition => p.v4src_position.is_some(),
             Param::SrPrefix => p.sr_prefix.is_some(),
             Param::SrcPrefix => p.src_prefix.is_some(),
+            Param::Endpoint => p.bpf.is_some(),
         }
     }
 
@@ -183,6 +190,7 @@ impl Param {
             Param::V4SrcPosition => p.v4src_position.map(|x| write!(o, " v4src-position {x}")),
             Param::SrPrefix => p.sr_prefix.map(|(a, l)| write!(o, " sr-prefix {a}/{l}")),
             Param::SrcPrefix => p.src_prefix.map(|(a, l)| write!(o, " src-prefix {a}/{l}")),
+            Param::Endpoint => p.bpf.as_ref().map(|x| write!(o, " endpoint {x}")),
         };
     }
 }

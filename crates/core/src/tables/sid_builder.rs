@@ -36,6 +36,11 @@ impl SidBuilder<'_, '_> {
         (self.b.limiters.len() - 1) as u32
     }
 
+    /// The `dev` of the SID's route, if it has one.
+    pub fn route_dev(&self) -> Option<DevId> {
+        self.route_dev
+    }
+
     /// A build error at the SID's line.
     pub fn error(&self, message: impl Into<String>) -> BuildError {
         BuildError { line: self.line, message: message.into() }

@@ -56,7 +56,7 @@ pub struct WorkerSlot {
 }
 
 /// Counters of table generations no longer in use, by stable keys.
-#[derive(Debug, Default, Clone)]
+#[derive(Debug, Clone)]
 pub struct Retired {
     pub rx: u64,
     pub local: u64,
@@ -83,6 +83,25 @@ impl From<&Prefix> for PrefixKey {
         match *p {
             Prefix::V6(a, l) => PrefixKey(6, u128::from(a), l),
             Prefix::V4(a, l) => PrefixKey(4, u128::from(u32::from(a)), l),
+        }
+    }
+}
+
+impl Default for Retired {
+    // By hand: `[u64; N]` has no `Default` past 32 elements.
+    fn default() -> Self {
+        Retired {
+            rx: 0,
+            local: 0,
+            unresolved: 0,
+            icmp_sent: 0,
+            icmp_ratelimited: 0,
+            icmp_suppressed: 0,
+            fragmented: 0,
+            fragments: 0,
+            tx: BTreeMap::new(),
+            drops: [0; DropReason::COUNT],
+            sids: BTreeMap::new(),
         }
     }
 }
