@@ -21,7 +21,10 @@ pub struct Experiment {
     pub behaviors: Vec<String>,
     /// Size of the (inner) IP packet in bytes — SRPerf's "64-byte packets"; endpoint
     /// behaviours add their 80 bytes of outer IPv6 + SRH on top (the NEXT-C-SID rows
-    /// 40, an outer IPv6 header without SRH).
+    /// 40, an outer IPv6 header without SRH). Each behaviour takes a range
+    /// (`traffic::inner_len_range`): at least its headers and the telemetry (64 with
+    /// an IPv6 inner packet, 44 with IPv4), at most what keeps its frames within the
+    /// testbed's MTU (1460 for the mobile rows, the GTP-U/SRv6 paper's long packets).
     pub packet_bytes: usize,
     /// Seconds each trial sends for.
     pub trial_duration_s: f64,
@@ -127,6 +130,16 @@ impl Default for Experiment {
 }
 
 impl Experiment {
+    /// The built-in mobile experiment (`sr6 perf run --preset mobile`): the GTP-U/SRv6
+    /// paper's six functions (`crate::model::MOBILE`) next to plain IPv4 forwarding,
+    /// the baseline their latency is normalised to (the paper's L2 forwarding), on its
+    /// short packets (a 46-byte IPv4 packet; 1460 for its long ones). Both forwarders:
+    /// the kernel runs the SRv6 rows and plain forwarding, and skips the others.
+    pub fn mobile() -> Experiment {
+        let behaviors = ["ipv4"].into_iter().chain(crate::model::MOBILE.iter().map(|m| m.name));
+        Experiment { behaviors: behaviors.map(String::from).collect(), packet_bytes: 46, ..Experiment::default() }
+    }
+
     /// Parses a YAML experiment; `file` only names it in errors.
     pub fn from_yaml(text: &str, file: &str) -> Result<Experiment, String> {
         let e: Experiment = if text.trim().is_empty() {
@@ -164,11 +177,16 @@ impl Experiment {
                 return Err(format!("forwarders: unknown `{f}` (linux or sr6)"));
             }
         }
-        if self.packet_bytes != 64 {
-            return Err(format!(
-                "packet_bytes: {}: the traffic templates make SRPerf's 64-byte packets only (so far)",
-                self.packet_bytes
-            ));
+        for b in self.behaviors()? {
+            let (lo, hi) = crate::traffic::inner_len_range(b);
+            if !(lo..=hi).contains(&self.packet_bytes) {
+                return Err(format!(
+                    "packet_bytes: {}: {} takes {lo} to {hi} bytes (its IP, UDP and telemetry headers at \
+                     least; its frames in and out within the testbed's 1500-byte MTU at most)",
+                    self.packet_bytes,
+                    b.name()
+                ));
+            }
         }
         if !(self.trial_duration_s > 0.0 && self.trial_duration_s <= 600.0) {
             return Err(format!("trial_duration_s: {} must be in (0, 600]", self.trial_duration_s));
@@ -257,6 +275,29 @@ mod tests {
         assert!(!e.behaviors().unwrap().is_empty());
         // It lists every key with its default.
         assert_eq!(e, Experiment::default());
+    }
+
+    #[test]
+    fn the_mobile_experiment_takes_the_papers_sizes() {
+        let m = Experiment::mobile();
+        m.validate().unwrap();
+        let names: Vec<&str> = m.behaviors().unwrap().iter().map(|b| b.name()).collect();
+        assert_eq!(
+            names,
+            ["ipv4", "GTP-U.Encaps", "GTP-U.Decaps", "SRv6.Encaps", "SRv6.Decaps", "H.M.GTP4.D", "End.M.GTP4.E"]
+        );
+        assert_eq!(m.packet_bytes, 46);
+        Experiment { packet_bytes: 1460, ..m.clone() }.validate().unwrap();
+        let e = Experiment { packet_bytes: 1461, ..m.clone() }.validate().unwrap_err();
+        assert!(e.contains("GTP-U.Encaps takes 44 to 1460 bytes"), "{e}");
+        let e = Experiment { packet_bytes: 43, ..m }.validate().unwrap_err();
+        assert!(e.contains("packet_bytes: 43"), "{e}");
+        // IPv6 packets need 64 bytes; the SRPerf table's encapsulations, room for their
+        // headers.
+        let e = Experiment { packet_bytes: 46, ..Experiment::default() }.validate().unwrap_err();
+        assert!(e.contains("ipv6 takes 64 to 1500 bytes"), "{e}");
+        assert!(Experiment { packet_bytes: 1460, ..Experiment::default() }.validate().is_err());
+        Experiment { packet_bytes: 1300, ..Experiment::default() }.validate().unwrap();
     }
 
     #[test]

@@ -109,6 +109,9 @@ fn synth(fws: &[(&str, f64, f64)], behs: &[(Behavior, f64)], reps: usize, seed: 
                 p50_us: 12.0,
                 p99_us: 30.25,
                 max_us: 95.0,
+                p25_us: 10.5,
+                p75_us: 14.0,
+                std_us: 4.5,
             });
             // At maximum load: the slow behaviours overdriven (saturated), the others
             // not (what the tester could send); none for End.X.
@@ -230,7 +233,7 @@ fn two_forwarders_every_file() {
     // The files, all there.
     let mut expected: Vec<String> =
         ["results.json", "meta.json", "results.csv", "trials.csv", "report.md"].map(String::from).to_vec();
-    for stem in ["pdr-boxplot".to_string(), "ndr-boxplot".to_string()]
+    for stem in ["pdr-boxplot".to_string(), "ndr-boxplot".to_string(), "latency-boxplot".to_string()]
         .into_iter()
         .chain(behs().iter().map(|(b, _)| sweep_stem(*b)))
     {
@@ -412,6 +415,19 @@ fn two_forwarders_every_file() {
             assert!(t.contains(n), "sweep of {} lacks {n}:\n{t}", b.name());
         }
     }
+    // The latency's distribution: the behaviours with latency (all but End), both
+    // forwarders.
+    let rgb = check_png(&dir.join("latency-boxplot.png"), boxplot_size(4, 2));
+    assert!(has_color(&rgb, blue) && has_color(&rgb, orange), "latency: boxes of both forwarders");
+    let t = svg_texts(&dir.join("latency-boxplot.svg"));
+    for n in ["ipv6", "T.Encaps", "linux", "sr6", "latency (\u{b5}s)"] {
+        assert!(t.contains(n), "latency-boxplot.svg lacks {n}:\n{t}");
+    }
+    assert!(!t.lines().any(|l| l.trim() == "End"), "End has no latency:\n{t}");
+    assert!(t.lines().any(|l| l.trim() == "End.X"), "{t}");
+    assert!(md.contains("![latency-boxplot](latency-boxplot.png)"), "{md}");
+    // Normalised to plain IPv6 forwarding's average (12.5 everywhere: +0.000).
+    assert!(md.contains("| normalised |") && md.contains("+0.000"), "{md}");
 }
 
 /// Writes the report and checks the files that must exist whatever the data.
@@ -511,6 +527,9 @@ fn zeros_nan_and_infinities() {
         p50_us: f64::NAN,
         p99_us: f64::NAN,
         max_us: f64::NAN,
+        p25_us: f64::NAN,
+        p75_us: f64::NAN,
+        std_us: f64::NAN,
     });
     for s in &mut n.repetitions {
         s.pdr_pps = f64::NAN;

@@ -416,29 +416,58 @@ fn latency(s: &mut String, results: &[BehaviorResult]) {
     }
     let fws = forwarders(results);
     rows.sort_by_key(|r| (fws.iter().position(|f| *f == r.forwarder), r.behavior));
-    let _ = writeln!(s, "One-way, at a fraction of the NDR; microseconds.\n");
-    let head: Vec<String> = ["forwarder", "behaviour", "rate (kpps)", "samples", "min", "avg", "p50", "p99", "max"]
-        .iter()
-        .map(|c| c.to_string())
-        .collect();
+    // The baseline of the normalised latency: the forwarder's plain forwarding of the
+    // same family as the row's innermost packet (the GTP-U/SRv6 paper's L2 forwarding).
+    let base = |r: &BehaviorResult| {
+        let plain = if r.behavior.inner_ipv4(0) { Behavior::Ipv4 } else { Behavior::Ipv6 };
+        results
+            .iter()
+            .find(|x| x.forwarder == r.forwarder && x.behavior == plain)
+            .and_then(|x| x.latency)
+            .map(|l| l.avg_us)
+            .filter(|a| a.is_finite() && *a > 0.0)
+    };
+    let normalised = rows.iter().any(|r| base(r).is_some());
+    let _ = writeln!(
+        s,
+        "One-way, at a fraction of the NDR; microseconds. std: the standard deviation{}.\n",
+        if normalised {
+            "; normalised: (avg - avg of plain forwarding) / avg of plain forwarding, plain forwarding \
+             of the row's innermost family by the same forwarder (the GTP-U/SRv6 paper's Fig. 5)"
+        } else {
+            ""
+        }
+    );
+    let mut head: Vec<String> =
+        ["forwarder", "behaviour", "rate (kpps)", "samples", "min", "p25", "avg", "p50", "p75", "p99", "max", "std"]
+            .iter()
+            .map(|c| c.to_string())
+            .collect();
+    if normalised {
+        head.push("normalised".into());
+    }
     header(s, &head, 2);
     let us = |x: f64| if x.is_finite() { format!("{x:.2}") } else { "n/a".into() };
     for r in rows {
         if let Some(l) = &r.latency {
-            row(
-                s,
-                [
-                    cell(&r.forwarder),
-                    r.behavior.name().to_string(),
-                    kpps(l.rate_pps),
-                    l.samples.to_string(),
-                    us(l.min_us),
-                    us(l.avg_us),
-                    us(l.p50_us),
-                    us(l.p99_us),
-                    us(l.max_us),
-                ],
-            );
+            let mut cells = vec![
+                cell(&r.forwarder),
+                r.behavior.name().to_string(),
+                kpps(l.rate_pps),
+                l.samples.to_string(),
+                us(l.min_us),
+                us(l.p25_us),
+                us(l.avg_us),
+                us(l.p50_us),
+                us(l.p75_us),
+                us(l.p99_us),
+                us(l.max_us),
+                us(l.std_us),
+            ];
+            if normalised {
+                cells.push(base(r).map_or("n/a".into(), |b| format!("{:+.3}", (l.avg_us - b) / b)));
+            }
+            row(s, cells);
         }
     }
     s.push('\n');
@@ -449,6 +478,10 @@ fn plot_links(s: &mut String, plots: &Plots, behs: &[crate::model::Behavior]) {
     let mut figures: Vec<(String, String)> = vec![
         ("pdr-boxplot".into(), "PDR per behaviour (box plot over the repetitions; the paper's Fig. 3)".into()),
         ("ndr-boxplot".into(), "NDR per behaviour".into()),
+        (
+            "latency-boxplot".into(),
+            "One-way latency per behaviour at the latency rate (the GTP-U/SRv6 paper's Fig. 5/6)".into(),
+        ),
     ];
     figures.extend(behs.iter().map(|b| {
         (
