@@ -41,6 +41,10 @@ pub struct Experiment {
     pub max_pps: f64,
     /// Latency is measured at this fraction of the NDR (0 = not measured).
     pub latency_fraction: f64,
+    /// Latency is measured at this rate (packets/s) instead, the same for every
+    /// behaviour, as the GTP-U/SRv6 paper compares its functions (0 = use
+    /// `latency_fraction`). A rate above a behaviour's NDR measures its queues too.
+    pub latency_pps: f64,
     /// Where the tester and the SUT run.
     pub cpus: Cpus,
     /// `sr6 run --backend` for the sr6 forwarder.
@@ -116,6 +120,7 @@ impl Default for Experiment {
             start_pps: 20_000.0,
             max_pps: 0.0,
             latency_fraction: 0.5,
+            latency_pps: 0.0,
             cpus: Cpus::default(),
             sr6_backend: "af_xdp".into(),
             sr6_ring_frames: 16384,
@@ -129,6 +134,10 @@ impl Default for Experiment {
     }
 }
 
+/// The mobile experiment's latency rate: 100 kpps, the paper's light condition (100
+/// Mbit/s) at its short frames, well under every function's NDR here.
+pub const MOBILE_LATENCY_PPS: f64 = 100_000.0;
+
 impl Experiment {
     /// The built-in mobile experiment (`sr6 perf run --preset mobile`): the GTP-U/SRv6
     /// paper's six functions (`crate::model::MOBILE`) next to plain IPv4 forwarding,
@@ -137,7 +146,12 @@ impl Experiment {
     /// the kernel runs the SRv6 rows and plain forwarding, and skips the others.
     pub fn mobile() -> Experiment {
         let behaviors = ["ipv4"].into_iter().chain(crate::model::MOBILE.iter().map(|m| m.name));
-        Experiment { behaviors: behaviors.map(String::from).collect(), packet_bytes: 46, ..Experiment::default() }
+        Experiment {
+            behaviors: behaviors.map(String::from).collect(),
+            packet_bytes: 46,
+            latency_pps: MOBILE_LATENCY_PPS,
+            ..Experiment::default()
+        }
     }
 
     /// Parses a YAML experiment; `file` only names it in errors.
@@ -193,6 +207,9 @@ impl Experiment {
         }
         if self.repetitions == 0 {
             return Err("repetitions: at least 1".into());
+        }
+        if !(self.latency_pps >= 0.0 && self.latency_pps.is_finite()) {
+            return Err(format!("latency_pps: {}: a rate in packets/s, or 0", self.latency_pps));
         }
         if self.pdr_loss_thresholds.is_empty() || self.pdr_loss_thresholds.iter().any(|t| !(*t > 0.0 && *t < 1.0)) {
             return Err("pdr_loss_thresholds: fractions in (0, 1), e.g. [0.005]".into());
@@ -281,6 +298,8 @@ mod tests {
     fn the_mobile_experiment_takes_the_papers_sizes() {
         let m = Experiment::mobile();
         m.validate().unwrap();
+        let text = include_str!("../../../examples/perf/mobile.yaml");
+        assert_eq!(Experiment::from_yaml(text, "examples/perf/mobile.yaml").unwrap(), m);
         let names: Vec<&str> = m.behaviors().unwrap().iter().map(|b| b.name()).collect();
         assert_eq!(
             names,

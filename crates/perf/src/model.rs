@@ -696,7 +696,7 @@ mod tests {
             assert_ne!(b, Behavior::parse(c.keyword).unwrap());
         }
         assert_eq!(Behavior::parse("end.x-NEXT-csid").unwrap().name(), "End.X-next-csid");
-        let last = *Behavior::all().iter().filter(|b| b.next_csid().is_some()).next_back().unwrap();
+        let last = *Behavior::all().iter().rfind(|b| b.next_csid().is_some()).unwrap();
         assert_eq!(last.name(), "End.T-next-csid");
         assert!(Behavior::parse("End.DT46").unwrap() < Behavior::parse("End-next-csid").unwrap());
     }

@@ -627,3 +627,46 @@ fn proxy_rows_as_a_share_of_plain_ipv6() {
     let (_, md) = write_ok(&results[..2], "no_proxies");
     assert!(!md.contains("SR proxies"), "{md}");
 }
+
+/// The translations as shares of the SRv6 function beside them, against issue 29's goal.
+#[test]
+fn mobile_translations_as_a_share_of_srv6() {
+    let behs = [
+        (Behavior::Ipv4, 1.0),
+        (beh("GTP-U.Encaps"), 0.97),
+        (beh("GTP-U.Decaps"), 0.98),
+        (beh("SRv6.Encaps"), 0.96),
+        (beh("SRv6.Decaps"), 0.99),
+        (beh("H.M.GTP4.D"), 0.80),
+        (beh("End.M.GTP4.E"), 0.97),
+    ];
+    let mut results = synth(&[("sr6", 1_000_000.0, 1.0)], &behs, 3, 5);
+    // The kernel has the SRv6 functions only: no pair, no section of its own.
+    results.extend(synth(&[("linux", 500_000.0, 1.0)], &[behs[0], behs[3], behs[4]], 3, 6));
+    let (_, md) = write_ok(&results, "mobile");
+    assert_eq!(md.matches("## Mobile user plane: translation / SRv6").count(), 1, "{md}");
+    let section = md.split("## Mobile user plane").nth(1).unwrap().split("\n## ").next().unwrap();
+    assert!(section.contains("### sr6\n") && !section.contains("### linux"), "{section}");
+    let get = |n: &str| results.iter().find(|r| r.forwarder == "sr6" && r.behavior == beh(n)).unwrap();
+    for (t, sr, gtp) in [("H.M.GTP4.D", "SRv6.Encaps", "GTP-U.Decaps"), ("End.M.GTP4.E", "SRv6.Decaps", "GTP-U.Encaps")]
+    {
+        let (a, b, g) = (get(t), get(sr), get(gtp));
+        let q = a.pdr.mean / b.pdr.mean;
+        let goal = if q >= 0.9 { "yes" } else { "no" };
+        let want = format!(
+            "| {t} | {:.2} | {sr} | {:.2} | **{:.1}%** | {goal} | {gtp} | {:.2} |",
+            a.pdr.mean / 1e3,
+            b.pdr.mean / 1e3,
+            q * 100.0,
+            g.pdr.mean / 1e3
+        );
+        assert!(section.contains(&want), "{want}\n{section}");
+    }
+    // H.M.GTP4.D at ~83% of SRv6.Encaps misses the goal, End.M.GTP4.E meets it.
+    assert!(section.contains("| no |") && section.contains("| yes |"), "{section}");
+    // Latency normalised to ipv4 (the innermost family of every mobile row).
+    assert!(md.contains("| sr6 | H.M.GTP4.D |"), "{md}");
+    // No translation, no section.
+    let (_, md) = write_ok(&results[..4], "no_mobile");
+    assert!(!md.contains("Mobile user plane"), "{md}");
+}

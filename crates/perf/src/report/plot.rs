@@ -403,9 +403,7 @@ impl Figure for BoxFigure<'_> {
             }
             (Metric::Pdr, None) => "Partial-Drop Rate per behaviour".to_string(),
             (Metric::Ndr, _) => "No-Drop Rate per behaviour".to_string(),
-            (Metric::Latency, _) => {
-                "One-way latency per behaviour (box p25-p75, line p50, whiskers min-p99)".to_string()
-            }
+            (Metric::Latency, _) => "One-way latency: box p25-p75, whiskers min-p99".to_string(),
         };
         let names = self.behs.iter().map(|b| b.name().to_string()).collect();
         let mut chart = ChartBuilder::on(root)
