@@ -45,8 +45,8 @@
 //! | GTP-U.Decaps | GTP-U/IPv4 to the UPF [`MOB_UPF`] | `ip route add 10.0.3.1/32 encap gtp decap dev dut0` | the inner IPv4 packet |
 //! | SRv6.Encaps | IPv4 to [`MOB_SR_DST`] | `ip route add 10.102.0.1/32 encap seg6 mode encap.red segs fc00:200::1 dev dut1` | IPv6 to SEG1, no SRH |
 //! | SRv6.Decaps | IPv6 to its End.DX4 SID, no SRH | `... action End.DX4 nh4 10.0.2.2` | the inner IPv4 packet |
-//! | H.M.GTP4.D | GTP-U/IPv4 to [`MOB_TMAP`] | `ip route add 10.0.4.1/32 encap seg6local action H.M.GTP4.D sr-prefix fc00:4::/48 src-prefix fc00:5::/64 dev dut0` | IPv6 to `fc00:4:0:a00:401:...` (routed to tg1), no SRH |
-//! | End.M.GTP4.E | IPv6 from `fc00:7::a00:102:0:0` to `fc00:6:0:a64:1:...` | `ip -6 route add fc00:6::/48 encap seg6local action End.M.GTP4.E v4src-position 64 dev dut0` | GTP-U/IPv4 10.0.1.2 -> 10.100.0.1 |
+//! | H.M.GTP4.D | GTP-U/IPv4 to [`MOB_TMAP`] | `ip route add 10.0.4.1/32 encap seg6local action H.M.GTP4.D sr-prefix fc00:4::/48 src-prefix fc00:5::/64 dev dut0` | IPv6 to `fc00:4:0:a00:401:0:1e2:4000` (routed to tg1), no SRH |
+//! | End.M.GTP4.E | IPv6 from `fc00:7::a00:102:0:0` to `fc00:6:0:a64:1:0:1e2:4000` | `ip -6 route add fc00:6::/48 encap seg6local action End.M.GTP4.E v4src-position 64 dev dut0` | GTP-U/IPv4 10.0.1.2 -> 10.100.0.1 |
 
 use std::fmt::Write;
 use std::net::{Ipv4Addr, Ipv6Addr};

@@ -30,6 +30,13 @@
 //! | NEXT-C-SID: End-next-csid, End.X-...   | Eth 14 + IPv6 40 (no SRH) + IPv6 64                |   118 |
 //! | from a proxy's function: End.AD-return | Eth 14 + IPv6/UDP 64 (the inner packet)            |    78 |
 //! | from a proxy's function: End.AM-return | Eth 14 + IPv6 40 + SRH(2 SIDs, SL 1) 40 + IPv6 64  |   158 |
+//! | mobile: GTP-U.Encaps, SRv6.Encaps      | Eth 14 + IPv4/UDP 64                               |    78 |
+//! | mobile: GTP-U.Decaps, H.M.GTP4.D       | Eth 14 + IPv4 20 + UDP 8 + GTP-U 8 + IPv4 64       |   114 |
+//! | mobile: SRv6.Decaps, End.M.GTP4.E      | Eth 14 + IPv6 40 (no SRH) + IPv4 64                |   118 |
+//!
+//! The innermost packet is 64 bytes by default; the experiment's `packet_bytes` sets it
+//! ([`Addressing::inner_len`], within [`inner_len_range`]): the mobile experiment uses
+//! the GTP-U/SRv6 paper's 46 and 1460.
 //!
 //! # The frames
 //!
@@ -62,6 +69,12 @@
 //!   §4.1): outer IPv6 `src6 -> sid`, hop limit 64, Next Header 41, no SRH: `sid` is a
 //!   C-SID container (block, the SUT's C-SID, the C-SIDs to come) that the SUT shifts
 //!   and routes to tg1; `next_sid` stands for the shifted destination.
+//! * The mobile rows ([`Behavior::mobile`]): IPv4 user packets, plain (the
+//!   encapsulations), behind outer IPv6 to the SID with no SRH (the SRv6 decapsulation,
+//!   End.M.GTP4.E: `sid` and `src6` carry the session, RFC 9433 Figs. 9-10), or behind
+//!   GTP-U: outer IPv4 `src4 -> upf4` (DF, TTL 64), UDP 2152 -> 2152 with checksum 0
+//!   (the generator patches the inner UDP checksum only), GTP-U version 1, PT 1, no
+//!   optional field, T-PDU, TEID `teid`.
 //! * An SR proxy's return rows ([`Behavior::proxy_return`]; the SRv6 service-programming
 //!   draft §6): what the service function sends back to the proxy. The SR proxy rows
 //!   of the table (End.AD, End.AM, ...) take a segment: End's frame, whose packet the
