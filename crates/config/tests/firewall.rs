@@ -96,7 +96,8 @@ fn targets_chains_and_order() {
                 ip6tables -A FORWARD -p tcp -m tcp --dport 22 -j REJECT\n\
                 ip6tables -A FORWARD -j REJECT --reject-with adm-prohibited\n\
                 ip6tables -P FORWARD DROP\n\
-                sysctl -w net.ipv6.ip6t_seg6_args=16");
+                sysctl -w net.ipv6.ip6t_seg6_args=16\n\
+                sysctl -w net.ipv6.ip6t_seg6=1");
     let t: Vec<FwTarget> = rules(&s, "SERA").into_iter().map(|r| r.target).collect();
     assert_eq!(
         t,
@@ -114,6 +115,7 @@ fn targets_chains_and_order() {
     assert_eq!(s.firewall.chain("FORWARD").unwrap().policy, Some(false));
     assert_eq!(s.firewall.chain("SERA").unwrap().line, 1);
     assert!(s.sysctls.contains(&SysctlSpec::Ip6tSeg6Args { line: 11, bits: 16 }));
+    assert!(s.sysctls.contains(&SysctlSpec::Ip6tSeg6 { line: 12, on: true }));
     assert!(!s.firewall.is_empty());
     assert!(ok("ip6tables -P INPUT ACCEPT").firewall.is_empty());
 }
@@ -156,6 +158,7 @@ fn errors() {
         ("ip6tables -D INPUT 1", "-D", "-A CHAIN"),
         ("ip6tables -t nat -A INPUT -j DROP", "nat", "filter"),
         ("sysctl -w net.ipv6.ip6t_seg6_args=129", "129", "an integer from 0 to 128"),
+        ("sysctl -w net.ipv6.ip6t_seg6=2", "2", "an integer from 0 to 1"),
     ];
     for (line, at, expected) in cases {
         let e = err_at(line, at);
