@@ -229,3 +229,28 @@ def test_basic_mode_in_transit_and_ipv4_inside(run_sr6):
     res = run_sr6(BASIC, [rx(banned), rx(v4)])
     assert res.drops() == {"firewall": 1}
     assert len(res.frames("eth2")) == 1 and not res.frames("eth1")
+
+
+def test_advanced_mode_inner_src_and_dst(run_sr6):
+    # SERA's `-m srh --inner-src/--inner-dst` (thesis Listing 4.4), without basic mode:
+    # the outer source and the original destination in one rule, and a negated inner
+    # source; a packet without an original packet (no SRH) matches neither way.
+    cfg = config(
+        END,
+        rule(f"-A INPUT -s {HOST_A} -m srh --inner-dst {SVC} -j DROP"),
+        rule("-A INPUT -m srh ! --inner-src fc00:a::/64 --srh-tag 9 -j DROP"),
+        rule(f"-A INPUT -d {ADDR6['eth0']} -m srh ! --inner-src fc00:a::/64 -j DROP"),
+    )
+    to_svc = encap(inner6("fc00:1234::1", SVC, 80))           # inner dst SVC, outer src HOST_A
+    ins_svc = insert(SVC, 80)                                  # insert mode: last SID SVC
+    stranger = encap(inner6("fc00:1234::1", HOST_C, 80), tag=9)  # inner source not in fc00:a::/64
+    friend = encap(inner6(HOST_A, HOST_C, 80), tag=9)
+    plain = IPv6(src="fc00:1234::1", dst=ADDR6["eth0"], hlim=64) / UDP(sport=9, dport=9)
+    res = run_sr6(cfg, [rx(to_svc), rx(ins_svc), rx(stranger), rx(friend), rx(plain)])
+    assert res.drops() == {"firewall": 3}, res.drops()
+    # The friend went on (End), and the plain packet reached the router (no SRH: the
+    # third rule, with its `!`, does not match it).
+    assert len(res.frames("eth2")) == 1 and len(res.local) == 1
+    rows = fw_rows(res)
+    assert rows[f"-A INPUT -s {HOST_A}/128 -m srh --inner-dst {SVC}/128 -j DROP"][0] == 2
+    assert rows["-A INPUT -m srh --srh-tag 9 ! --inner-src fc00:a::/64 -j DROP"][0] == 1

@@ -19,7 +19,8 @@ const COMMANDS: &str = "-A CHAIN, -I CHAIN [N], -P CHAIN ACCEPT|DROP or -N CHAIN
 const OPTIONS: &str = "[!] -s ADDR[/LEN], [!] -d ADDR[/LEN], [!] -i DEV, [!] -o DEV, [!] -p PROTO, \
 -m tcp|udp|srh, [!] --sport N[:M], [!] --dport N[:M], -m srh options, -j TARGET";
 const SRH_OPTIONS: &str = "--srh-next-hdr N, --srh-hdr-len-{eq,gt,lt} N, --srh-segs-left-{eq,gt,lt} N, \
---srh-last-entry-{eq,gt,lt} N, --srh-tag N, --srh-psid|--srh-nsid|--srh-lsid ADDR[/LEN]";
+--srh-last-entry-{eq,gt,lt} N, --srh-tag N, --srh-psid|--srh-nsid|--srh-lsid ADDR[/LEN], \
+--inner-src|--inner-dst ADDR[/LEN]";
 const TARGETS: &str = "ACCEPT, DROP, REJECT, SEG6, RETURN or a chain made with -N";
 /// Targets of ip6tables that sr6 does not have.
 const NOT_TARGETS: &[&str] = &[
@@ -350,7 +351,7 @@ fn parse_rule(p: &mut P, chain: &Tok, line: usize) -> Result<(FwRule, Tok), PErr
                     once(&mut ports.dport, r, w)?;
                 }
             }
-            _ if word.starts_with("--srh-") => {
+            _ if word.starts_with("--srh-") || word == "--inner-src" || word == "--inner-dst" => {
                 let Some(s) = srh.as_mut() else {
                     return Err(PErr::at(w, format!("`{word}` needs `-m srh` before it")).exp("-m srh --srh-..."));
                 };
@@ -433,6 +434,13 @@ fn parse_rule(p: &mut P, chain: &Tok, line: usize) -> Result<(FwRule, Tok), PErr
 /// One `--srh-...` option into `s`.
 fn srh_option(p: &mut P, w: &Tok, s: &mut SrhMatch, inv: bool) -> Result<(), PErr> {
     let word = w.text.as_str();
+    if let Some(which) = word.strip_prefix("--inner-") {
+        // SERA's advanced mode (thesis Listing 4.4): the original packet's addresses.
+        let t = p.value(w, "ADDR[/LEN]")?;
+        let a = addr_of(t, inv)?;
+        let slot = if which == "src" { &mut s.inner_src } else { &mut s.inner_dst };
+        return once(slot, a, w);
+    }
     let rest = word.strip_prefix("--srh-").unwrap_or_default();
     let cmp_of = |rest: &str, field: &str| -> Option<usize> {
         ["eq", "gt", "lt"].iter().position(|c| rest.strip_prefix(field).and_then(|r| r.strip_prefix('-')) == Some(c))

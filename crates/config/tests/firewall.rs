@@ -159,6 +159,8 @@ fn errors() {
         ("ip6tables -t nat -A INPUT -j DROP", "nat", "filter"),
         ("sysctl -w net.ipv6.ip6t_seg6_args=129", "129", "an integer from 0 to 128"),
         ("sysctl -w net.ipv6.ip6t_seg6=2", "2", "an integer from 0 to 1"),
+        ("ip6tables -A INPUT --inner-src fc00::1 -j DROP", "--inner-src", "-m srh"),
+        ("ip6tables -A INPUT -m srh --inner-dst fc00::1 --inner-dst fc00::2 -j DROP", "--inner-dst", "at most once"),
     ];
     for (line, at, expected) in cases {
         let e = err_at(line, at);

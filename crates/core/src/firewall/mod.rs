@@ -346,7 +346,18 @@ fn matches(
             }
         }
     }
-    m.srh.as_ref().is_none_or(|s| srh_match::matches(s, outer.1, outer.0.routing))
+    m.srh.as_ref().is_none_or(|s| srh_match::matches(s, outer.1, outer.0.routing) && inner_ok(s, outer.0, outer.1))
+}
+
+/// SERA's `--inner-src`/`--inner-dst`: the original packet's addresses (thesis §4.3.2),
+/// whatever the basic mode; no original packet, no match, whatever the `!`.
+fn inner_ok(s: &spec::SrhMatch, f: &Fields, d: &[u8]) -> bool {
+    if s.inner_src.is_none() && s.inner_dst.is_none() {
+        return true;
+    }
+    let Some((o, _)) = f.original(d) else { return false };
+    let ok = |a: &Option<spec::AddrMatch>, v: u128| a.as_ref().is_none_or(|a| a.contains(v) != a.inv);
+    ok(&s.inner_src, o.src) && ok(&s.inner_dst, o.dst)
 }
 
 /// REJECT: ICMPv6 Destination Unreachable with `code` (ip6t_REJECT's `nf_send_unreach6`

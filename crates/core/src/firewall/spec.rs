@@ -69,6 +69,11 @@ pub struct SrhMatch {
     pub psid: Option<AddrMatch>,
     pub nsid: Option<AddrMatch>,
     pub lsid: Option<AddrMatch>,
+    /// SERA's `--inner-src`/`--inner-dst` (thesis Listing 4.4): the original packet's
+    /// source and destination (`Fields::original`); a packet without one matches
+    /// neither way.
+    pub inner_src: Option<AddrMatch>,
+    pub inner_dst: Option<AddrMatch>,
 }
 
 /// `--sport`/`--dport` with `-p tcp|udp` (`-m tcp|udp`): inclusive ranges.
@@ -259,6 +264,12 @@ impl fmt::Display for FwMatch {
                 if let Some(a) = a {
                     neg(f, a.inv)?;
                     write!(f, " --srh-{o} {a}")?;
+                }
+            }
+            for (o, a) in [("src", &s.inner_src), ("dst", &s.inner_dst)] {
+                if let Some(a) = a {
+                    neg(f, a.inv)?;
+                    write!(f, " --inner-{o} {a}")?;
                 }
             }
         }
