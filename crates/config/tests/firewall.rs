@@ -155,7 +155,11 @@ fn errors() {
         ("ip6tables -P INPUT REJECT", "REJECT", "ACCEPT or DROP"),
         ("ip6tables -N INPUT", "INPUT", "a new chain name"),
         ("ip6tables -I INPUT 3 -j DROP", "INPUT", "a position from 1 to 1"),
-        ("ip6tables -D INPUT 1", "-D", "-A CHAIN"),
+        ("ip6tables -D INPUT 1", "1", "a position from 1 to 0"),
+        ("ip6tables -D INPUT -s fc00::1 -j DROP", "INPUT", "a rule as it was added"),
+        ("ip6tables -X INPUT", "INPUT", "a chain made with -N"),
+        ("ip6tables -F NOPE", "NOPE", "INPUT, FORWARD or a chain made with -N"),
+        ("ip6tables -R INPUT 1 -j DROP", "-R", "-A CHAIN"),
         ("ip6tables -t nat -A INPUT -j DROP", "nat", "filter"),
         ("sysctl -w net.ipv6.ip6t_seg6_args=129", "129", "an integer from 0 to 128"),
         ("sysctl -w net.ipv6.ip6t_seg6=2", "2", "an integer from 0 to 1"),
@@ -231,4 +235,37 @@ fn documented_example() {
     assert_eq!(rules(&s, "FORWARD").len(), 1);
     let (t, _) = sr6_core::tables::Tables::build(&s).unwrap();
     assert!(t.firewall.is_some());
+}
+
+/// `-D`, `-F` and `-X` work on the rules added before them, line by line, as ip6tables
+/// does on a running firewall.
+#[test]
+fn delete_flush_and_delete_chain() {
+    let s = ok("ip6tables -A INPUT -s fc00::1 -j DROP\n\
+                ip6tables -A INPUT -s fc00::2 -j DROP\n\
+                ip6tables -A INPUT -s fc00::3 -j DROP\n\
+                ip6tables -D INPUT 1\n\
+                ip6tables -D INPUT -s fc00::3/128 -j DROP\n\
+                ip6tables -N X\n\
+                ip6tables -A X -p udp -j ACCEPT\n\
+                ip6tables -A FORWARD -j X\n\
+                ip6tables -A FORWARD -p tcp -j DROP");
+    let srcs: Vec<String> = rules(&s, "INPUT").iter().map(|r| r.m.src.unwrap().to_string()).collect();
+    assert_eq!(srcs, ["fc00::2/128"]);
+    assert_eq!(rules(&s, "FORWARD").len(), 2);
+    // A chain something jumps to stays; emptied and unreferenced, it goes.
+    let e = err_at("ip6tables -N X\nip6tables -A FORWARD -j X\nip6tables -X X", "X");
+    assert!(e.message.contains("jumped to from FORWARD"), "{e}");
+    let e = err_at("ip6tables -N X\nip6tables -A X -j DROP\nip6tables -X X", "X");
+    assert!(e.message.contains("not empty"), "{e}");
+    let s = ok("ip6tables -N X\n\
+                ip6tables -A X -j DROP\n\
+                ip6tables -A FORWARD -j X\n\
+                ip6tables -A INPUT -j DROP\n\
+                ip6tables -F\n\
+                ip6tables -X X");
+    assert!(s.firewall.chain("X").is_none());
+    assert!(rules(&s, "INPUT").is_empty() && rules(&s, "FORWARD").is_empty());
+    let s = ok("ip6tables -A INPUT -j DROP\nip6tables -A FORWARD -j DROP\nip6tables -F INPUT");
+    assert!(rules(&s, "INPUT").is_empty() && rules(&s, "FORWARD").len() == 1);
 }
