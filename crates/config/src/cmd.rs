@@ -90,6 +90,10 @@ pub(crate) enum Item {
     Firewall {
         cmd: crate::firewall::FwCmd,
     },
+    /// `nft ...`.
+    Nft {
+        cmd: crate::nft::NftCmd,
+    },
 }
 
 /// A cursor over the words of one command.
@@ -181,6 +185,10 @@ pub(crate) fn parse_command(toks: &[Tok]) -> Result<Cmd, PErr> {
     }
     if w.text == "ip6tables" {
         let item = crate::firewall::parse(&mut p, w, line)?;
+        return Ok(Cmd { item, devs: p.devs, route_devs: p.route_devs });
+    }
+    if w.text == "nft" {
+        let item = crate::nft::parse(&mut p, w, line)?;
         return Ok(Cmd { item, devs: p.devs, route_devs: p.route_devs });
     }
     if w.text == "iptables" {

@@ -476,7 +476,7 @@ fn parse_rule(p: &mut P, chain: &Tok, line: usize) -> Result<(FwRule, Tok), PErr
         m.ports = Some(ports);
     }
     m.srh = srh;
-    Ok((FwRule { line, m, target }, ttok))
+    Ok((FwRule { line, m, target, nft: None }, ttok))
 }
 
 /// One `--srh-...` option into `s`.

@@ -21,6 +21,7 @@ mod cmd;
 mod firewall;
 mod lex;
 mod nexthop;
+mod nft;
 mod route;
 mod rule;
 mod value;

@@ -347,6 +347,19 @@ fn matches(
         }
     }
     m.srh.as_ref().is_none_or(|s| srh_match::matches(s, outer.1, outer.0.routing) && inner_ok(s, outer.0, outer.1))
+        && m.exthdr.iter().all(|e| exthdr_ok(e, outer.0, outer.1))
+}
+
+/// An nftables `srh`/`rt` expression (Linux's `nft_exthdr_ipv6_eval`): the first
+/// Routing header, whatever its type, found as `ipv6_find_hdr` finds it; `len` bytes
+/// at `offset` in it, big-endian, compared. No Routing header, or bytes past the
+/// packet's end: the rule does not match, whatever the operator (`NFT_BREAK`).
+fn exthdr_ok(e: &spec::ExthdrMatch, f: &Fields, d: &[u8]) -> bool {
+    let Some(at) = f.routing else { return false };
+    let start = at + usize::from(e.offset);
+    let Some(b) = d.get(start..start + usize::from(e.len)) else { return false };
+    let v = b.iter().fold(0u128, |a, &x| a << 8 | u128::from(x));
+    e.op.holds(v, e.value)
 }
 
 /// SERA's `--inner-src`/`--inner-dst`: the original packet's addresses (thesis §4.3.2),
