@@ -14,7 +14,10 @@ Writes:
   OUTDIR/router-proxies.conf  router.conf and SR proxies (End.AD and End.AS on 4 function
                           links each, 100 End.AM on a fifth), for the proxies' workloads;
   OUTDIR/router-mobile.conf   router.conf and RFC 9433's GTP-U translations (100
-                          H.M.GTP4.D UPF addresses, 100 End.M.GTP4.E SIDs);
+                          H.M.GTP4.D UPF addresses, 100 End.M.GTP4.E SIDs) and the
+                          GTP-U/SRv6 paper's baselines (100 GTP-U tunnels, 100 UPF
+                          addresses decapsulating GTP-U, 100 IPv4 /24s into
+                          H.Encaps.Red);
   OUTDIR/<behaviour>.pcap one capture per behaviour, FRAMES frames each, every frame
                           hitting a different SID / prefix of that behaviour;
   OUTDIR/workloads.tsv    name, pcap, ingress device, goal (instructions/packet or -),
@@ -362,6 +365,9 @@ def proxy_workloads(w, proxies, rp, n):
 GTP_SR_PREFIX = 0xFC000006 << 96      # H.M.GTP4.D's sr-prefix fc00:6::/48 (routed to eth1)
 GTP_SRC_PREFIX = 0xFC00000A0005 << 80  # its src-prefix fc00:a:5::/64
 GTP4E_LOC = 0xFC00000E << 96           # End.M.GTP4.E SIDs fc00:e:K::/48
+GTP_ENCAP4 = 0x0AD20000                # GTP-U tunnels: 10.210.K.0/24
+GTP_DECAP4 = 0x0ADC0001                # local UPF addresses 10.220.K.1
+SR_ENCAP4 = 0x0AE60000                 # IPv4 into H.Encaps.Red: 10.230.K.0/24
 
 
 def add_mobile(w, rm):
@@ -379,6 +385,17 @@ def add_mobile(w, rm):
         sid = GTP4E_LOC | (0x100 + k) << 80
         w.out("ip -6 route add %s/48 encap seg6local action End.M.GTP4.E v4src-position 64 dev eth0" % a6(sid))
         sids.append(sid)
+    # The GTP-U/SRv6 paper's baselines (issue 29), with a generator of their own so the
+    # lines above stay as they were: 100 GTP-U tunnels (plain IPv4 /24s encapsulated
+    # toward a peer on eth1), 100 local UPF addresses decapsulating GTP-U, and 100 IPv4
+    # /24s steered into H.Encaps.Red of one SID (no SRH).
+    rg = random.Random(rm.getrandbits(32))
+    for k in range(100):
+        w.out("ip route add %s/24 encap gtp teid %d dst %s src 10.0.2.1 dev eth1"
+              % (a4(GTP_ENCAP4 | k << 8), rg.getrandbits(32), rg.choice(w.nh4["eth1"])))
+        w.out("ip route add %s/32 encap gtp decap dev eth0" % a4(GTP_DECAP4 | k << 8))
+        w.out("ip route add %s/24 encap seg6 mode encap.red segs %s dev eth1"
+              % (a4(SR_ENCAP4 | k << 8), a6(w.host_main6())))
     return upfs, sids
 
 
@@ -406,7 +423,31 @@ def mobile_workloads(w, upfs, sids, rm, n):
         dst = rm.choice(sids) | v4dst << 48 | args << 8
         src = GTP_SRC_PREFIX | 0x0A000102 << 32
         e.append(eth(0, IPv6(src=a6(src), dst=a6(dst), nh=4, hlim=64) / inner()))
-    return [("H.M.GTP4.D", d, "eth0", "-", "-"), ("End.M.GTP4.E", e, "eth0", "-", "-")]
+    out = [("H.M.GTP4.D", d, "eth0", "-", "-"), ("End.M.GTP4.E", e, "eth0", "-", "-")]
+    # The paper's baselines, from a generator of their own (the frames above unchanged):
+    # plain IPv4 into a GTP-U tunnel and into H.Encaps.Red; a GTP-U T-PDU (no extension
+    # header, as the paper's) to a UPF address; IPv6 with no SRH to an End.DX4 SID.
+    rb = random.Random(rm.getrandbits(32))
+
+    def user(dst):
+        return IP(src="20.0.0.1", dst=a4(dst), ttl=64) / UDP(sport=1024, dport=5000) / Raw(PAYLOAD)
+
+    def host(base):
+        return base | rb.randrange(100) << 8 | rb.randrange(1, 255)
+
+    ge = [eth(0, user(host(GTP_ENCAP4))) for _ in range(n)]
+    gd = []
+    for _ in range(n):
+        t = bytes(user(w.host24()))
+        g = struct.pack("!BBHI", 0x30, 255, len(t), rb.getrandbits(32)) + t
+        upf = GTP_DECAP4 | rb.randrange(100) << 8
+        gd.append(eth(0, IP(src="10.0.1.2", dst=a4(upf), ttl=64) / UDP(sport=2152, dport=2152) / Raw(g)))
+    se = [eth(0, user(host(SR_ENCAP4))) for _ in range(n)]
+    sd = [eth(0, IPv6(src="fc00:1::2", dst=a6(rb.choice(w.sids["End.DX4"])), nh=4, hlim=64) / user(w.host24()))
+          for _ in range(n)]
+    out += [("GTP-U.Encap", ge, "eth0", "-", "-"), ("GTP-U.Decap", gd, "eth0", "-", "-"),
+            ("SRv6.Encap", se, "eth0", "-", "-"), ("SRv6.Decap", sd, "eth0", "-", "-")]
+    return out
 
 
 def main():

@@ -183,7 +183,7 @@ def config_commands(text: str) -> list[list[str]]:
 def split_ip(words: list[str]) -> tuple[list[str], list[str]] | None:
     """``(ip options, object words)`` of an ``ip`` command (sr6 accepts it without the
     leading ``ip``), or None for a ``sysctl`` command. ``-f``/``-family`` take a value."""
-    if words[0] in ("sysctl", "ip6tables"):
+    if words[0] in ("sysctl", "ip6tables", "nft"):
         return None
     if words[0] != "ip":
         return [], list(words)
@@ -211,7 +211,7 @@ def kernel_command(words: list[str], ns: str) -> tuple[list[str], str | None]:
     """The form of one config command for the Linux kernel of namespace ``ns``:
     ``(argv, stdin)``.
 
-    * ``sysctl ...`` and ``ip6tables ...`` run in the namespace (``ip netns exec NS ...``);
+    * ``sysctl ...``, ``ip6tables ...`` and ``nft ...`` run in the namespace (``ip netns exec NS ...``);
     * ``ip sr hmac set KEYID ALG SECRET``: iproute2 reads the secret with getpass, so it
       is given on stdin (run it without a controlling terminal: :func:`run` does);
     * an IPv6 ``address add`` gets ``nodad`` (usable at once, no DAD probes on the wire);

@@ -117,7 +117,7 @@ def devices_and_macs(text: str) -> tuple[list[str], dict[str, str]]:
             devs.append(d)
 
     for words in T.config_commands(text):
-        if words[0] == "ip6tables":
+        if words[0] in ("ip6tables", "nft"):
             continue
         if words[0] == "sysctl":
             for w in words[1:]:

@@ -17,7 +17,8 @@ rule takes meets the SID's behaviour (End here). REJECT answers as ip6tables doe
 (ICMPv6 Destination Unreachable, icmp6-port-unreachable by default) when the packet's
 transport checksum verifies against its current addresses, else drops silently. The
 kernel comparison of the matches is tests/kernel/test_k_firewall.py."""
-from sr6_oracle import ADDR6, HOST_A, NH_UDP, IPv6, Raw, UDP, config, icmp6_error, l3, rx, sr_pkt, tx, udp6
+from sr6_oracle import (ADDR6, HOST_A, HOST_B, HOST_C, IP, NH_UDP, SEG_B, SEG_C, IPv6, Raw, UDP,
+                        config, icmp6_error, l3, rx, sr_pkt, srh, tx, udp6)
 
 SID = "fc00:f::1"
 SEGS = ["fc00:3::1", "fc00:2::1", "fc00:2::2", SID]   # header order: [0] is the last
@@ -142,3 +143,114 @@ def test_no_rules_no_firewall(run_sr6):
     res = run_sr6(config(END), [rx(pkt(3, 1))])
     res.expect(eth1=[tx(sr_pkt("fc00:2::2", SEGS, 2, tag=1, hlim=63), "eth1")])
     assert res.json["firewall"] == []
+
+
+# --- SERA basic mode (thesis §4.3.1, `sysctl net.ipv6.ip6t_seg6=1`) -----------------
+# "the firewall ... evaluates the rules on the inner packet": in *encap* mode the
+# original source and destination are the inner packet's; in *insert* mode "the original
+# source information is in the source address of the IPv6 header, while the original
+# destination is encoded as the last SID in the SRH" (Segment List[0]). Protocol and
+# ports are the original packet's; `-m srh` (advanced mode) reads the SRH as before.
+BANNED = "fc00:bad::/48"            # sources the legacy rule set drops
+SVC = "fc00:3::53"                  # a destination whose UDP/49999 it drops
+
+LEGACY = (
+    rule(f"-A INPUT -s {BANNED} -j DROP"),
+    rule(f"-A INPUT -d {SVC} -p udp --dport 49999 -j DROP"),
+    rule(f"-A FORWARD -s {BANNED} -j DROP"),
+    rule(f"-A INPUT -m srh --srh-tag 7 -j DROP"),
+)
+BASIC = config(END, "sysctl -w net.ipv6.ip6t_seg6=1", *LEGACY)
+LEGACY_ONLY = config(END, *LEGACY)
+
+
+def inner6(src, dst, dport):
+    return IPv6(src=src, dst=dst, hlim=64) / UDP(sport=1000, dport=dport) / Raw(b"z" * 12)
+
+
+def encap(inner, sl=1, segs=(SEG_C, SID), tag=0, nh=41):
+    segs = list(segs)
+    return sr_pkt(segs[sl], segs, sl, nh=nh, inner=inner, tag=tag, hlim=64)
+
+
+def insert(final, dport, sl=1):
+    # H.Insert: the original destination is Segment List[0]; UDP right after the SRH.
+    segs = [final, SID]
+    u = UDP(sport=1000, dport=dport) / Raw(b"z" * 12)
+    return IPv6(src=HOST_A, dst=segs[sl], hlim=64) / srh(segs, segleft=sl, nh=17) / u
+
+
+def test_basic_mode_judges_the_inner_packet_of_an_encapsulation(run_sr6):
+    banned = encap(inner6("fc00:bad::7", HOST_C, 80))
+    fine = encap(inner6(HOST_A, HOST_C, 80))
+    res = run_sr6(BASIC, [rx(banned), rx(fine)])
+    # The banned inner source is dropped although the outer source (HOST_A) is not
+    # banned; the other meets End (RFC 8986 §4.1) and goes on to SEG_C.
+    out = encap(inner6(HOST_A, HOST_C, 80), sl=0)
+    out[IPv6].hlim = 63
+    res.expect(eth2=[tx(out, "eth2")])
+    assert res.drops() == {"firewall": 1}
+    assert fw_rows(res)[f"-A INPUT -s {BANNED} -j DROP"][0] == 1
+    # Without basic mode the rules read the outer packet: both go on.
+    res = run_sr6(LEGACY_ONLY, [rx(banned), rx(fine)])
+    assert len(res.frames("eth2")) == 2 and res.drops() == {}
+
+
+def test_basic_mode_insert_mode_reads_the_last_segment(run_sr6):
+    # The outer destination is the SID; the original destination SVC is the last SID.
+    svc = insert(SVC, 49999)
+    other_port = insert(SVC, 49998)
+    res = run_sr6(BASIC, [rx(svc), rx(other_port)])
+    out = IPv6(src=HOST_A, dst=SVC, hlim=63) / srh([SVC, SID], segleft=0, nh=17) / UDP(sport=1000, dport=49998) / Raw(
+        b"z" * 12)
+    res.expect(eth2=[tx(out, "eth2")])
+    assert fw_rows(res)[f"-A INPUT -d {SVC}/128 -p udp -m udp --dport 49999 -j DROP"][0] == 1
+    res = run_sr6(LEGACY_ONLY, [rx(svc)])
+    assert len(res.frames("eth2")) == 1 and res.drops() == {}
+
+
+def test_basic_mode_keeps_srh_matches_and_plain_traffic(run_sr6):
+    # -m srh reads the outer SRH in basic mode too (tag 7); a packet without SRH is
+    # judged as it is: a banned source on plain IPv6 to the router, and in transit.
+    tagged = encap(inner6(HOST_A, HOST_C, 80), tag=7)
+    plain_in = IPv6(src="fc00:bad::1", dst=ADDR6["eth0"], hlim=64) / UDP(sport=9, dport=9)
+    plain_fwd = IPv6(src="fc00:bad::1", dst=HOST_B, hlim=64) / UDP(sport=9, dport=9)
+    res = run_sr6(BASIC, [rx(tagged), rx(plain_in), rx(plain_fwd)])
+    res.expect_nothing()
+    assert res.drops() == {"firewall": 3}
+
+
+def test_basic_mode_in_transit_and_ipv4_inside(run_sr6):
+    # FORWARD: an SRv6 packet to another node's SID carrying a banned source inside.
+    banned = sr_pkt(SEG_B, [SEG_C, SEG_B], 1, nh=41, inner=inner6("fc00:bad::9", HOST_C, 80), hlim=64)
+    # IPv4 inside: ip6tables rules have no IPv4 address to compare; the outer packet is
+    # judged (its source is not banned) and End forwards it.
+    v4 = encap(IP(src="10.9.9.9", dst="10.3.0.1", ttl=64) / UDP(sport=1, dport=2), nh=4)
+    res = run_sr6(BASIC, [rx(banned), rx(v4)])
+    assert res.drops() == {"firewall": 1}
+    assert len(res.frames("eth2")) == 1 and not res.frames("eth1")
+
+
+def test_advanced_mode_inner_src_and_dst(run_sr6):
+    # SERA's `-m srh --inner-src/--inner-dst` (thesis Listing 4.4), without basic mode:
+    # the outer source and the original destination in one rule, and a negated inner
+    # source; a packet without an original packet (no SRH) matches neither way.
+    cfg = config(
+        END,
+        rule(f"-A INPUT -s {HOST_A} -m srh --inner-dst {SVC} -j DROP"),
+        rule("-A INPUT -m srh ! --inner-src fc00:a::/64 --srh-tag 9 -j DROP"),
+        rule(f"-A INPUT -d {ADDR6['eth0']} -m srh ! --inner-src fc00:a::/64 -j DROP"),
+    )
+    to_svc = encap(inner6("fc00:1234::1", SVC, 80))           # inner dst SVC, outer src HOST_A
+    ins_svc = insert(SVC, 80)                                  # insert mode: last SID SVC
+    stranger = encap(inner6("fc00:1234::1", HOST_C, 80), tag=9)  # inner source not in fc00:a::/64
+    friend = encap(inner6(HOST_A, HOST_C, 80), tag=9)
+    plain = IPv6(src="fc00:1234::1", dst=ADDR6["eth0"], hlim=64) / UDP(sport=9, dport=9)
+    res = run_sr6(cfg, [rx(to_svc), rx(ins_svc), rx(stranger), rx(friend), rx(plain)])
+    assert res.drops() == {"firewall": 3}, res.drops()
+    # The friend went on (End), and the plain packet reached the router (no SRH: the
+    # third rule, with its `!`, does not match it).
+    assert len(res.frames("eth2")) == 1 and len(res.local) == 1
+    rows = fw_rows(res)
+    assert rows[f"-A INPUT -s {HOST_A}/128 -m srh --inner-dst {SVC}/128 -j DROP"][0] == 2
+    assert rows["-A INPUT -m srh --srh-tag 9 ! --inner-src fc00:a::/64 -j DROP"][0] == 1

@@ -143,6 +143,11 @@ pub(crate) fn commit(spec: &mut RouterSpec, idx: &mut Index, cmd: Cmd) -> Result
         crate::firewall::apply(&mut fw, c.clone())?;
         new_firewall = Some(fw);
     }
+    if let Item::Nft { cmd: c } = &cmd.item {
+        let mut fw = spec.firewall.clone();
+        crate::nft::apply(&mut fw, c.clone())?;
+        new_firewall = Some(fw);
+    }
     match &cmd.item {
         Item::Route { spec: r, verb, at } if *verb != Verb::Replace => {
             if let Some(old) = idx.routes.get(&(r.table, r.prefix)).and_then(|i| spec.routes.get(*i)) {
@@ -276,7 +281,7 @@ pub(crate) fn commit(spec: &mut RouterSpec, idx: &mut Index, cmd: Cmd) -> Result
                 spec.rules = r;
             }
         }
-        Item::Firewall { .. } => {
+        Item::Firewall { .. } | Item::Nft { .. } => {
             if let Some(fw) = new_firewall {
                 spec.firewall = fw;
             }

@@ -90,6 +90,10 @@ pub(crate) enum Item {
     Firewall {
         cmd: crate::firewall::FwCmd,
     },
+    /// `nft ...`.
+    Nft {
+        cmd: crate::nft::NftCmd,
+    },
 }
 
 /// A cursor over the words of one command.
@@ -185,6 +189,10 @@ pub(crate) fn parse_command<'a>(toks: &'a [Tok], base: &'a std::path::Path) -> R
     }
     if w.text == "ip6tables" {
         let item = crate::firewall::parse(&mut p, w, line)?;
+        return Ok(Cmd { item, devs: p.devs, route_devs: p.route_devs });
+    }
+    if w.text == "nft" {
+        let item = crate::nft::parse(&mut p, w, line)?;
         return Ok(Cmd { item, devs: p.devs, route_devs: p.route_devs });
     }
     if w.text == "iptables" {
@@ -509,7 +517,7 @@ fn parse_sr(p: &mut P, obj: &Tok, line: usize) -> Result<Item, PErr> {
 
 pub(crate) const SYSCTL_KEYS: &str = "net.ipv6.conf.{all,default,DEV}.{seg6_enabled,seg6_require_hmac,forwarding}, \
 net.ipv4.ip_forward, net.ipv4.conf.{all,default,DEV}.forwarding, net.ipv{6,4}.fib_multipath_hash_policy, \
-net.ipv6.ip6t_seg6_args; ignored: net.ipv6.conf.*.{accept_dad,accept_ra}, \
+net.ipv6.ip6t_seg6, net.ipv6.ip6t_seg6_args; ignored: net.ipv6.conf.*.{accept_dad,accept_ra}, \
 net.ipv4.conf.*.rp_filter";
 
 /// `sysctl [-w] [-q] KEY=VALUE...`.
@@ -585,6 +593,7 @@ fn sysctl_one(p: &mut P, t: &Tok, key: &str, val: &str, vcol: usize) -> Result<O
             Some(SysctlSpec::MultipathHash { line, v6: *ipv == "ipv6", policy: int(0, 1)? as u8 })
         }
         ["net", "ipv6", "ip6t_seg6_args"] => Some(SysctlSpec::Ip6tSeg6Args { line, bits: int(0, 128)? as u8 }),
+        ["net", "ipv6", "ip6t_seg6"] => Some(SysctlSpec::Ip6tSeg6 { line, on: int(0, 1)? == 1 }),
         ["net", "ipv4", "ip_forward"] => {
             Some(SysctlSpec::Forwarding4 { line, dev: DevSel::All, value: int(0, 1)? == 1 })
         }

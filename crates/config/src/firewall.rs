@@ -15,11 +15,13 @@ use crate::cmd::{Item, P};
 use crate::lex::Tok;
 use crate::PErr;
 
-const COMMANDS: &str = "-A CHAIN, -I CHAIN [N], -P CHAIN ACCEPT|DROP or -N CHAIN";
+const COMMANDS: &str =
+    "-A CHAIN, -I CHAIN [N], -D CHAIN N|RULE, -F [CHAIN], -P CHAIN ACCEPT|DROP, -N CHAIN or -X CHAIN";
 const OPTIONS: &str = "[!] -s ADDR[/LEN], [!] -d ADDR[/LEN], [!] -i DEV, [!] -o DEV, [!] -p PROTO, \
 -m tcp|udp|srh, [!] --sport N[:M], [!] --dport N[:M], -m srh options, -j TARGET";
 const SRH_OPTIONS: &str = "--srh-next-hdr N, --srh-hdr-len-{eq,gt,lt} N, --srh-segs-left-{eq,gt,lt} N, \
---srh-last-entry-{eq,gt,lt} N, --srh-tag N, --srh-psid|--srh-nsid|--srh-lsid ADDR[/LEN]";
+--srh-last-entry-{eq,gt,lt} N, --srh-tag N, --srh-psid|--srh-nsid|--srh-lsid ADDR[/LEN], \
+--inner-src|--inner-dst ADDR[/LEN]";
 const TARGETS: &str = "ACCEPT, DROP, REJECT, SEG6, RETURN or a chain made with -N";
 /// Targets of ip6tables that sr6 does not have.
 const NOT_TARGETS: &[&str] = &[
@@ -72,6 +74,28 @@ pub(crate) enum FwCmd {
     NewChain {
         chain: Tok,
     },
+    /// `-D CHAIN N` (1-based) or `-D CHAIN RULE` (the first rule equal to it).
+    Delete {
+        chain: Tok,
+        what: DeleteWhat,
+    },
+    /// `-F [CHAIN]`: every rule of the chain, or of every chain.
+    Flush {
+        chain: Option<Tok>,
+    },
+    /// `-X CHAIN`: an empty user chain no rule jumps to.
+    DeleteChain {
+        chain: Tok,
+    },
+}
+
+/// What `-D` deletes.
+#[derive(Debug, Clone)]
+pub(crate) enum DeleteWhat {
+    /// The rule at this 1-based position (the token, for errors).
+    At(usize, Tok),
+    /// The first rule with these matches and target.
+    Rule(Box<FwRule>),
 }
 
 /// `ip6tables ...` after the word `ip6tables`.
@@ -132,8 +156,33 @@ pub(crate) fn parse(p: &mut P, cmd: &Tok, line: usize) -> Result<Item, PErr> {
             p.done("the end of the line")?;
             FwCmd::NewChain { chain }
         }
-        "-D" | "--delete" | "-R" | "--replace" | "-F" | "--flush" | "-X" | "--delete-chain" | "-Z" | "--zero"
-        | "-L" | "--list" | "-S" | "--list-rules" | "-E" | "--rename-chain" => {
+        "-D" | "--delete" => {
+            let chain = chain_name(p, w)?;
+            let what = match p.peek() {
+                Some(t) if t.text.chars().all(|c| c.is_ascii_digit()) => {
+                    let t = t.clone();
+                    p.next();
+                    p.done("the end of the line")?;
+                    match t.text.parse::<usize>() {
+                        Ok(n) if n >= 1 => DeleteWhat::At(n, t),
+                        _ => return Err(PErr::at(&t, format!("invalid rule number `{}`", t.text)).exp("1 or more")),
+                    }
+                }
+                _ => DeleteWhat::Rule(Box::new(parse_rule(p, &chain, line)?.0)),
+            };
+            FwCmd::Delete { chain, what }
+        }
+        "-F" | "--flush" => {
+            let chain = if p.peek().is_some() { Some(chain_name(p, w)?) } else { None };
+            p.done("the end of the line")?;
+            FwCmd::Flush { chain }
+        }
+        "-X" | "--delete-chain" => {
+            let chain = chain_name(p, w)?;
+            p.done("the end of the line")?;
+            FwCmd::DeleteChain { chain }
+        }
+        "-R" | "--replace" | "-Z" | "--zero" | "-L" | "--list" | "-S" | "--list-rules" | "-E" | "--rename-chain" => {
             return Err(PErr::at(w, format!("`ip6tables {}` is not a configuration command", w.text))
                 .exp(format!("{COMMANDS} (`sr6 ctl show firewall` lists the rules)")))
         }
@@ -350,7 +399,7 @@ fn parse_rule(p: &mut P, chain: &Tok, line: usize) -> Result<(FwRule, Tok), PErr
                     once(&mut ports.dport, r, w)?;
                 }
             }
-            _ if word.starts_with("--srh-") => {
+            _ if word.starts_with("--srh-") || word == "--inner-src" || word == "--inner-dst" => {
                 let Some(s) = srh.as_mut() else {
                     return Err(PErr::at(w, format!("`{word}` needs `-m srh` before it")).exp("-m srh --srh-..."));
                 };
@@ -427,12 +476,19 @@ fn parse_rule(p: &mut P, chain: &Tok, line: usize) -> Result<(FwRule, Tok), PErr
         m.ports = Some(ports);
     }
     m.srh = srh;
-    Ok((FwRule { line, m, target }, ttok))
+    Ok((FwRule { line, m, target, nft: None }, ttok))
 }
 
 /// One `--srh-...` option into `s`.
 fn srh_option(p: &mut P, w: &Tok, s: &mut SrhMatch, inv: bool) -> Result<(), PErr> {
     let word = w.text.as_str();
+    if let Some(which) = word.strip_prefix("--inner-") {
+        // SERA's advanced mode (thesis Listing 4.4): the original packet's addresses.
+        let t = p.value(w, "ADDR[/LEN]")?;
+        let a = addr_of(t, inv)?;
+        let slot = if which == "src" { &mut s.inner_src } else { &mut s.inner_dst };
+        return once(slot, a, w);
+    }
     let rest = word.strip_prefix("--srh-").unwrap_or_default();
     let cmp_of = |rest: &str, field: &str| -> Option<usize> {
         ["eq", "gt", "lt"].iter().position(|c| rest.strip_prefix(field).and_then(|r| r.strip_prefix('-')) == Some(c))
@@ -498,6 +554,58 @@ pub(crate) fn apply(fw: &mut FirewallSpec, cmd: FwCmd) -> Result<(), PErr> {
             if let Some(c) = fw.chain_mut(&chain.text) {
                 c.policy = Some(accept);
             }
+        }
+        FwCmd::Delete { chain, what } => {
+            let Some(c) = fw.chain_mut(&chain.text) else {
+                return Err(PErr::at(&chain, format!("chain {} does not exist", chain.text))
+                    .exp("INPUT, FORWARD or a chain made with -N"));
+            };
+            let i = match what {
+                DeleteWhat::At(n, _) if n <= c.rules.len() => n - 1,
+                DeleteWhat::At(n, t) => {
+                    return Err(PErr::at(&t, format!("chain {} has {} rules: no rule {n}", chain.text, c.rules.len()))
+                        .exp(format!("a position from 1 to {}", c.rules.len())))
+                }
+                DeleteWhat::Rule(r) => match c.rules.iter().position(|x| x.m == r.m && x.target == r.target) {
+                    Some(i) => i,
+                    None => {
+                        return Err(PErr::at(&chain, format!("chain {} has no such rule", chain.text))
+                            .exp("a rule as it was added (`sr6 ctl show firewall` lists them)"))
+                    }
+                },
+            };
+            c.rules.remove(i);
+        }
+        FwCmd::Flush { chain } => match chain {
+            Some(chain) => match fw.chain_mut(&chain.text) {
+                Some(c) => c.rules.clear(),
+                None => {
+                    return Err(PErr::at(&chain, format!("chain {} does not exist", chain.text))
+                        .exp("INPUT, FORWARD or a chain made with -N"))
+                }
+            },
+            None => fw.chains.iter_mut().for_each(|c| c.rules.clear()),
+        },
+        FwCmd::DeleteChain { chain } => {
+            if BUILTIN.contains(&chain.text.as_str()) {
+                return Err(PErr::at(&chain, format!("the built-in chain {} cannot be deleted", chain.text))
+                    .exp("a chain made with -N"));
+            }
+            let Some(i) = fw.chains.iter().position(|c| c.name == chain.text) else {
+                return Err(
+                    PErr::at(&chain, format!("chain {} does not exist", chain.text)).exp("a chain made with -N")
+                );
+            };
+            if fw.chains.get(i).is_some_and(|c| !c.rules.is_empty()) {
+                return Err(PErr::at(&chain, format!("chain {} is not empty", chain.text))
+                    .exp(format!("ip6tables -F {} first", chain.text)));
+            }
+            let jumps = |r: &FwRule| matches!(&r.target, FwTarget::Jump(n) if *n == chain.text);
+            if let Some(from) = fw.chains.iter().find(|c| c.rules.iter().any(jumps)) {
+                return Err(PErr::at(&chain, format!("chain {} is jumped to from {}", chain.text, from.name))
+                    .exp("a chain no rule jumps to"));
+            }
+            fw.chains.remove(i);
         }
         FwCmd::Add { chain, at, rule, target } => {
             if let FwTarget::Jump(name) = &rule.target {

@@ -22,6 +22,7 @@ mod firewall;
 mod gtp;
 mod lex;
 mod nexthop;
+mod nft;
 mod route;
 mod rule;
 mod value;

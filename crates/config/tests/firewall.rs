@@ -96,7 +96,8 @@ fn targets_chains_and_order() {
                 ip6tables -A FORWARD -p tcp -m tcp --dport 22 -j REJECT\n\
                 ip6tables -A FORWARD -j REJECT --reject-with adm-prohibited\n\
                 ip6tables -P FORWARD DROP\n\
-                sysctl -w net.ipv6.ip6t_seg6_args=16");
+                sysctl -w net.ipv6.ip6t_seg6_args=16\n\
+                sysctl -w net.ipv6.ip6t_seg6=1");
     let t: Vec<FwTarget> = rules(&s, "SERA").into_iter().map(|r| r.target).collect();
     assert_eq!(
         t,
@@ -114,6 +115,7 @@ fn targets_chains_and_order() {
     assert_eq!(s.firewall.chain("FORWARD").unwrap().policy, Some(false));
     assert_eq!(s.firewall.chain("SERA").unwrap().line, 1);
     assert!(s.sysctls.contains(&SysctlSpec::Ip6tSeg6Args { line: 11, bits: 16 }));
+    assert!(s.sysctls.contains(&SysctlSpec::Ip6tSeg6 { line: 12, on: true }));
     assert!(!s.firewall.is_empty());
     assert!(ok("ip6tables -P INPUT ACCEPT").firewall.is_empty());
 }
@@ -153,9 +155,16 @@ fn errors() {
         ("ip6tables -P INPUT REJECT", "REJECT", "ACCEPT or DROP"),
         ("ip6tables -N INPUT", "INPUT", "a new chain name"),
         ("ip6tables -I INPUT 3 -j DROP", "INPUT", "a position from 1 to 1"),
-        ("ip6tables -D INPUT 1", "-D", "-A CHAIN"),
+        ("ip6tables -D INPUT 1", "1", "a position from 1 to 0"),
+        ("ip6tables -D INPUT -s fc00::1 -j DROP", "INPUT", "a rule as it was added"),
+        ("ip6tables -X INPUT", "INPUT", "a chain made with -N"),
+        ("ip6tables -F NOPE", "NOPE", "INPUT, FORWARD or a chain made with -N"),
+        ("ip6tables -R INPUT 1 -j DROP", "-R", "-A CHAIN"),
         ("ip6tables -t nat -A INPUT -j DROP", "nat", "filter"),
         ("sysctl -w net.ipv6.ip6t_seg6_args=129", "129", "an integer from 0 to 128"),
+        ("sysctl -w net.ipv6.ip6t_seg6=2", "2", "an integer from 0 to 1"),
+        ("ip6tables -A INPUT --inner-src fc00::1 -j DROP", "--inner-src", "-m srh"),
+        ("ip6tables -A INPUT -m srh --inner-dst fc00::1 --inner-dst fc00::2 -j DROP", "--inner-dst", "at most once"),
     ];
     for (line, at, expected) in cases {
         let e = err_at(line, at);
@@ -226,4 +235,37 @@ fn documented_example() {
     assert_eq!(rules(&s, "FORWARD").len(), 1);
     let (t, _) = sr6_core::tables::Tables::build(&s).unwrap();
     assert!(t.firewall.is_some());
+}
+
+/// `-D`, `-F` and `-X` work on the rules added before them, line by line, as ip6tables
+/// does on a running firewall.
+#[test]
+fn delete_flush_and_delete_chain() {
+    let s = ok("ip6tables -A INPUT -s fc00::1 -j DROP\n\
+                ip6tables -A INPUT -s fc00::2 -j DROP\n\
+                ip6tables -A INPUT -s fc00::3 -j DROP\n\
+                ip6tables -D INPUT 1\n\
+                ip6tables -D INPUT -s fc00::3/128 -j DROP\n\
+                ip6tables -N X\n\
+                ip6tables -A X -p udp -j ACCEPT\n\
+                ip6tables -A FORWARD -j X\n\
+                ip6tables -A FORWARD -p tcp -j DROP");
+    let srcs: Vec<String> = rules(&s, "INPUT").iter().map(|r| r.m.src.unwrap().to_string()).collect();
+    assert_eq!(srcs, ["fc00::2/128"]);
+    assert_eq!(rules(&s, "FORWARD").len(), 2);
+    // A chain something jumps to stays; emptied and unreferenced, it goes.
+    let e = err_at("ip6tables -N X\nip6tables -A FORWARD -j X\nip6tables -X X", "X");
+    assert!(e.message.contains("jumped to from FORWARD"), "{e}");
+    let e = err_at("ip6tables -N X\nip6tables -A X -j DROP\nip6tables -X X", "X");
+    assert!(e.message.contains("not empty"), "{e}");
+    let s = ok("ip6tables -N X\n\
+                ip6tables -A X -j DROP\n\
+                ip6tables -A FORWARD -j X\n\
+                ip6tables -A INPUT -j DROP\n\
+                ip6tables -F\n\
+                ip6tables -X X");
+    assert!(s.firewall.chain("X").is_none());
+    assert!(rules(&s, "INPUT").is_empty() && rules(&s, "FORWARD").is_empty());
+    let s = ok("ip6tables -A INPUT -j DROP\nip6tables -A FORWARD -j DROP\nip6tables -F INPUT");
+    assert!(rules(&s, "INPUT").is_empty() && rules(&s, "FORWARD").len() == 1);
 }

@@ -501,6 +501,9 @@ pub enum SysctlSpec {
     /// `net.ipv6.ip6t_seg6_args=N`: the argument bits of the active SID that the
     /// firewall's `SEG6 --seg6-action eval-args` reads (SERA, thesis §4.3.3).
     Ip6tSeg6Args { line: Line, bits: u8 },
+    /// `net.ipv6.ip6t_seg6=0|1`: SERA's basic mode (thesis §4.3.1): the firewall's
+    /// rules judge the original packet of SRv6 traffic, not the outer one.
+    Ip6tSeg6 { line: Line, on: bool },
 }
 
 /// The priority of the kernel's implicit rule `lookup main`.

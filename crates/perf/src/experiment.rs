@@ -21,7 +21,10 @@ pub struct Experiment {
     pub behaviors: Vec<String>,
     /// Size of the (inner) IP packet in bytes — SRPerf's "64-byte packets"; endpoint
     /// behaviours add their 80 bytes of outer IPv6 + SRH on top (the NEXT-C-SID rows
-    /// 40, an outer IPv6 header without SRH).
+    /// 40, an outer IPv6 header without SRH). Each behaviour takes a range
+    /// (`traffic::inner_len_range`): at least its headers and the telemetry (64 with
+    /// an IPv6 inner packet, 44 with IPv4), at most what keeps its frames within the
+    /// testbed's MTU (1460 for the mobile rows, the GTP-U/SRv6 paper's long packets).
     pub packet_bytes: usize,
     /// Seconds each trial sends for.
     pub trial_duration_s: f64,
@@ -38,6 +41,10 @@ pub struct Experiment {
     pub max_pps: f64,
     /// Latency is measured at this fraction of the NDR (0 = not measured).
     pub latency_fraction: f64,
+    /// Latency is measured at this rate (packets/s) instead, the same for every
+    /// behaviour, as the GTP-U/SRv6 paper compares its functions (0 = use
+    /// `latency_fraction`). A rate above a behaviour's NDR measures its queues too.
+    pub latency_pps: f64,
     /// Where the tester and the SUT run.
     pub cpus: Cpus,
     /// `sr6 run --backend` for the sr6 forwarder.
@@ -113,6 +120,7 @@ impl Default for Experiment {
             start_pps: 20_000.0,
             max_pps: 0.0,
             latency_fraction: 0.5,
+            latency_pps: 0.0,
             cpus: Cpus::default(),
             sr6_backend: "af_xdp".into(),
             sr6_ring_frames: 16384,
@@ -126,7 +134,26 @@ impl Default for Experiment {
     }
 }
 
+/// The mobile experiment's latency rate: 100 kpps, the paper's light condition (100
+/// Mbit/s) at its short frames, well under every function's NDR here.
+pub const MOBILE_LATENCY_PPS: f64 = 100_000.0;
+
 impl Experiment {
+    /// The built-in mobile experiment (`sr6 perf run --preset mobile`): the GTP-U/SRv6
+    /// paper's six functions (`crate::model::MOBILE`) next to plain IPv4 forwarding,
+    /// the baseline their latency is normalised to (the paper's L2 forwarding), on its
+    /// short packets (a 46-byte IPv4 packet; 1460 for its long ones). Both forwarders:
+    /// the kernel runs the SRv6 rows and plain forwarding, and skips the others.
+    pub fn mobile() -> Experiment {
+        let behaviors = ["ipv4"].into_iter().chain(crate::model::MOBILE.iter().map(|m| m.name));
+        Experiment {
+            behaviors: behaviors.map(String::from).collect(),
+            packet_bytes: 46,
+            latency_pps: MOBILE_LATENCY_PPS,
+            ..Experiment::default()
+        }
+    }
+
     /// Parses a YAML experiment; `file` only names it in errors.
     pub fn from_yaml(text: &str, file: &str) -> Result<Experiment, String> {
         let e: Experiment = if text.trim().is_empty() {
@@ -164,17 +191,25 @@ impl Experiment {
                 return Err(format!("forwarders: unknown `{f}` (linux or sr6)"));
             }
         }
-        if self.packet_bytes != 64 {
-            return Err(format!(
-                "packet_bytes: {}: the traffic templates make SRPerf's 64-byte packets only (so far)",
-                self.packet_bytes
-            ));
+        for b in self.behaviors()? {
+            let (lo, hi) = crate::traffic::inner_len_range(b);
+            if !(lo..=hi).contains(&self.packet_bytes) {
+                return Err(format!(
+                    "packet_bytes: {}: {} takes {lo} to {hi} bytes (its IP, UDP and telemetry headers at \
+                     least; its frames in and out within the testbed's 1500-byte MTU at most)",
+                    self.packet_bytes,
+                    b.name()
+                ));
+            }
         }
         if !(self.trial_duration_s > 0.0 && self.trial_duration_s <= 600.0) {
             return Err(format!("trial_duration_s: {} must be in (0, 600]", self.trial_duration_s));
         }
         if self.repetitions == 0 {
             return Err("repetitions: at least 1".into());
+        }
+        if !(self.latency_pps >= 0.0 && self.latency_pps.is_finite()) {
+            return Err(format!("latency_pps: {}: a rate in packets/s, or 0", self.latency_pps));
         }
         if self.pdr_loss_thresholds.is_empty() || self.pdr_loss_thresholds.iter().any(|t| !(*t > 0.0 && *t < 1.0)) {
             return Err("pdr_loss_thresholds: fractions in (0, 1), e.g. [0.005]".into());
@@ -257,6 +292,31 @@ mod tests {
         assert!(!e.behaviors().unwrap().is_empty());
         // It lists every key with its default.
         assert_eq!(e, Experiment::default());
+    }
+
+    #[test]
+    fn the_mobile_experiment_takes_the_papers_sizes() {
+        let m = Experiment::mobile();
+        m.validate().unwrap();
+        let text = include_str!("../../../examples/perf/mobile.yaml");
+        assert_eq!(Experiment::from_yaml(text, "examples/perf/mobile.yaml").unwrap(), m);
+        let names: Vec<&str> = m.behaviors().unwrap().iter().map(|b| b.name()).collect();
+        assert_eq!(
+            names,
+            ["ipv4", "GTP-U.Encap", "GTP-U.Decap", "SRv6.Encap", "SRv6.Decap", "H.M.GTP4.D", "End.M.GTP4.E"]
+        );
+        assert_eq!(m.packet_bytes, 46);
+        Experiment { packet_bytes: 1460, ..m.clone() }.validate().unwrap();
+        let e = Experiment { packet_bytes: 1461, ..m.clone() }.validate().unwrap_err();
+        assert!(e.contains("GTP-U.Encap takes 44 to 1460 bytes"), "{e}");
+        let e = Experiment { packet_bytes: 43, ..m }.validate().unwrap_err();
+        assert!(e.contains("packet_bytes: 43"), "{e}");
+        // IPv6 packets need 64 bytes; the SRPerf table's encapsulations, room for their
+        // headers.
+        let e = Experiment { packet_bytes: 46, ..Experiment::default() }.validate().unwrap_err();
+        assert!(e.contains("ipv6 takes 64 to 1500 bytes"), "{e}");
+        assert!(Experiment { packet_bytes: 1460, ..Experiment::default() }.validate().is_err());
+        Experiment { packet_bytes: 1300, ..Experiment::default() }.validate().unwrap();
     }
 
     #[test]

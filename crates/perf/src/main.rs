@@ -40,7 +40,14 @@ enum Cmd {
     /// The sr6 forwarder is the `sr6` binary next to this one, or $SR6_BIN.
     Run {
         /// The experiment file (every key optional).
+        #[arg(conflicts_with = "preset")]
         file: Option<PathBuf>,
+        /// A built-in experiment instead of a file: `default` (the SRPerf paper's table,
+        /// NEXT-C-SID, SR proxies) or `mobile` (the GTP-U/SRv6 paper's six functions next
+        /// to plain IPv4 forwarding, on its short 46-byte IPv4 packets; `--packet-bytes
+        /// 1460` for its long ones).
+        #[arg(long, value_parser = ["default", "mobile"])]
+        preset: Option<String>,
         /// Forwarders, overriding the file (e.g. `linux,sr6`).
         #[arg(long, value_delimiter = ',')]
         forwarder: Vec<String>,
@@ -56,6 +63,10 @@ enum Cmd {
         /// Searches per forwarder and behaviour, overriding the file.
         #[arg(long)]
         repetitions: Option<usize>,
+        /// Size of the innermost IP packet in bytes, overriding the file
+        /// (`packet_bytes`).
+        #[arg(long)]
+        packet_bytes: Option<usize>,
         /// Output directory (default out/perf/<UTC time>).
         #[arg(long)]
         out: Option<PathBuf>,
@@ -65,8 +76,10 @@ enum Cmd {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let r = match cli.cmd {
-        Cmd::Run { file, forwarder, behavior, duration, repetitions, out } => run(PerfOpts {
+        Cmd::Run { file, preset, forwarder, behavior, duration, repetitions, packet_bytes, out } => run(PerfOpts {
             file,
+            preset,
+            packet_bytes,
             forwarders: forwarder,
             behaviors: behavior,
             duration,
@@ -86,6 +99,8 @@ fn main() -> ExitCode {
 /// Command-line overrides of the experiment.
 struct PerfOpts {
     file: Option<PathBuf>,
+    preset: Option<String>,
+    packet_bytes: Option<usize>,
     forwarders: Vec<String>,
     behaviors: Vec<String>,
     duration: Option<f64>,
@@ -109,6 +124,7 @@ fn run(o: PerfOpts) -> Result<(), String> {
             let text = std::fs::read_to_string(f).map_err(|e| format!("{}: {e}", f.display()))?;
             Experiment::from_yaml(&text, &f.display().to_string())?
         }
+        None if o.preset.as_deref() == Some("mobile") => Experiment::mobile(),
         None => Experiment::default(),
     };
     if !o.forwarders.is_empty() {
@@ -122,6 +138,9 @@ fn run(o: PerfOpts) -> Result<(), String> {
     }
     if let Some(r) = o.repetitions {
         exp.repetitions = r;
+    }
+    if let Some(n) = o.packet_bytes {
+        exp.packet_bytes = n;
     }
     exp.validate()?;
     let sr6_bin = sr6_bin()?;

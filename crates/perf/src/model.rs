@@ -43,6 +43,80 @@ pub enum Behavior {
     /// packets its service function sends back, received on the proxy's `iif`. The
     /// tester plays the function: its frames arrive on dut0, the proxy's `iif` here.
     ProxyReturn(&'static ProxyReturn),
+    /// A function of the mobile experiment ([`MOBILE`]): the six the GTP-U/SRv6 paper
+    /// measures side by side (Lee et al. 2019, Table I), on IPv4 user traffic.
+    Mobile(&'static MobileFn),
+}
+
+/// A function of the mobile user plane measured as the GTP-U/SRv6 paper does: GTP-U
+/// encapsulation and decapsulation, SRv6 encapsulation and decapsulation of IPv4, and
+/// the RFC 9433 translations H.M.GTP4.D (the paper's T.M.Tmap) and End.M.GTP4.E. The
+/// SRv6 packets carry no SRH (one segment, in the destination), as in the paper's
+/// Fig. 4, so every frame fits a 1500-byte MTU at the paper's long size too.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct MobileFn {
+    /// The row's name in files and reports.
+    pub name: &'static str,
+    /// What the function does, in the paper's words.
+    pub paper: &'static str,
+    /// Which function it is.
+    pub kind: MobileKind,
+}
+
+/// The six functions of [`MOBILE`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MobileKind {
+    /// Plain IPv4 in, GTP-U/UDP/IPv4 out (`encap gtp`).
+    GtpEncap,
+    /// GTP-U/UDP/IPv4 to a local UPF address in, the inner IPv4 packet out
+    /// (`encap gtp decap`).
+    GtpDecap,
+    /// Plain IPv4 in, IPv6 to one SID out (H.Encaps.Red: no SRH).
+    SrEncap,
+    /// IPv6 to an End.DX4 SID (no SRH) in, the inner IPv4 packet out.
+    SrDecap,
+    /// GTP-U/UDP/IPv4 in, IPv6 to the SID that carries the session out (RFC 9433
+    /// §6.7, no SRH).
+    Gtp4D,
+    /// IPv6 to an End.M.GTP4.E SID in, GTP-U/UDP/IPv4 out (RFC 9433 §6.6).
+    Gtp4E,
+}
+
+/// The mobile experiment's functions, in the paper's order (Table I, Fig. 5).
+pub static MOBILE: [MobileFn; 6] = [
+    MobileFn { name: "GTP-U.Encap", paper: "GTP-U encap.", kind: MobileKind::GtpEncap },
+    MobileFn { name: "GTP-U.Decap", paper: "GTP-U decap.", kind: MobileKind::GtpDecap },
+    MobileFn { name: "SRv6.Encap", paper: "SRv6 encap.", kind: MobileKind::SrEncap },
+    MobileFn { name: "SRv6.Decap", paper: "SRv6 decap.", kind: MobileKind::SrDecap },
+    MobileFn { name: "H.M.GTP4.D", paper: "T.M.Tmap", kind: MobileKind::Gtp4D },
+    MobileFn { name: "End.M.GTP4.E", paper: "End.M.GTP4.E", kind: MobileKind::Gtp4E },
+];
+
+impl MobileFn {
+    /// The behaviour-table row it runs, where it is one (GTP-U.Decap, End.DX4,
+    /// H.M.GTP4.D, End.M.GTP4.E); the encapsulations are route kinds.
+    pub fn row(&self) -> Option<&'static Behaviour> {
+        let kw = match self.kind {
+            MobileKind::SrDecap => "End.DX4",
+            MobileKind::Gtp4D => "H.M.GTP4.D",
+            MobileKind::Gtp4E => "End.M.GTP4.E",
+            MobileKind::GtpDecap => "GTP-U.Decap",
+            MobileKind::GtpEncap | MobileKind::SrEncap => return None,
+        };
+        sr6_core::behaviour::by_keyword(kw)
+    }
+
+    /// Whether the Linux kernel runs it with iproute2 lines (the SRv6 ones; its GTP-U
+    /// lives in the `gtp` device, configured with libgtpnl, and it has no RFC 9433
+    /// behaviour).
+    pub fn in_kernel(&self) -> bool {
+        matches!(self.kind, MobileKind::SrEncap | MobileKind::SrDecap)
+    }
+
+    /// Whether the tester sends GTP-U (else plain IPv4 or SRv6).
+    pub fn sends_gtpu(&self) -> bool {
+        matches!(self.kind, MobileKind::GtpDecap | MobileKind::Gtp4D)
+    }
 }
 
 /// A row measuring an SR proxy in the direction from its service function (the
@@ -112,8 +186,9 @@ impl Endpoint {
         sr6_core::behaviour::by_keyword(keyword).map(Endpoint)
     }
 
-    /// Every row, in table order, but the GTP-U translations of RFC 9433, whose
-    /// traffic the tester does not make yet, and End.BPF ([`needs_object`]).
+    /// Every row, in table order, but the GTP-U translations of RFC 9433 (H.M.GTP4.D
+    /// and End.M.GTP4.E are measured as functions of the mobile experiment,
+    /// [`MOBILE`]; the GTP-U over IPv6 ones not yet) and End.BPF ([`needs_object`]).
     pub fn all() -> impl Iterator<Item = Endpoint> {
         TABLE.iter().copied().filter(|r| !sr6_core::behaviour::mobile::is_gtp(r) && !needs_object(r)).map(Endpoint)
     }
@@ -176,13 +251,14 @@ static ALL: LazyLock<Vec<Behavior>> = LazyLock::new(|| {
         .chain(Endpoint::all().map(Behavior::Endpoint))
         .chain(PROXY_RETURN.iter().map(Behavior::ProxyReturn))
         .chain(NEXT_CSID.iter().map(Behavior::NextCsid))
+        .chain(MOBILE.iter().map(Behavior::Mobile))
         .collect()
 });
 
 impl Behavior {
     /// Every behaviour, in the order of reports: the head-end scenarios, every row of
-    /// the behaviour table in table order, the [`PROXY_RETURN`] rows, then the
-    /// [`NEXT_CSID`] rows.
+    /// the behaviour table in table order, the [`PROXY_RETURN`] rows, the
+    /// [`NEXT_CSID`] rows, then the mobile functions ([`MOBILE`]).
     pub fn all() -> &'static [Behavior] {
         &ALL
     }
@@ -198,6 +274,7 @@ impl Behavior {
             Behavior::Endpoint(e) => e.keyword(),
             Behavior::NextCsid(c) => c.name,
             Behavior::ProxyReturn(r) => r.name,
+            Behavior::Mobile(m) => m.name,
         }
     }
 
@@ -222,6 +299,15 @@ impl Behavior {
             Behavior::Endpoint(e) => Some(e.row()),
             Behavior::NextCsid(c) => sr6_core::behaviour::by_keyword(c.keyword),
             Behavior::ProxyReturn(r) => sr6_core::behaviour::by_keyword(r.keyword),
+            Behavior::Mobile(m) => m.row(),
+            _ => None,
+        }
+    }
+
+    /// The function of a mobile row (`None`: any other behaviour).
+    pub fn mobile(self) -> Option<&'static MobileFn> {
+        match self {
+            Behavior::Mobile(m) => Some(m),
             _ => None,
         }
     }
@@ -255,13 +341,18 @@ impl Behavior {
     }
 
     /// Whether this is a head-end scenario (plain packets to a destination the SUT
-    /// forwards or steers), not an endpoint behaviour (packets to the SUT's SID).
+    /// forwards or steers), not an endpoint behaviour (packets to the SUT's SID). A
+    /// mobile function is neither: its traffic has a shape of its own.
     pub fn is_transit(self) -> bool {
-        self.endpoint().is_none()
+        self.endpoint().is_none() && self.mobile().is_none()
     }
 
-    /// What traffic an endpoint behaviour takes (`None`: a head-end scenario).
+    /// What traffic an endpoint behaviour takes (`None`: a head-end scenario or a
+    /// mobile function).
     pub fn takes(self) -> Option<Takes> {
+        if self.mobile().is_some() {
+            return None;
+        }
         self.endpoint().map(|r| r.takes)
     }
 
@@ -283,6 +374,10 @@ impl Behavior {
 
     /// Whether the innermost packet of `stream` is IPv4 (else IPv6).
     pub fn inner_ipv4(self, stream: u16) -> bool {
+        if self.mobile().is_some() {
+            // The paper's user traffic is IPv4 (Fig. 4).
+            return true;
+        }
         match self.takes() {
             None => self == Behavior::Ipv4,
             Some(Takes::Inner(Inner::Ipv4)) => true,
@@ -307,6 +402,10 @@ impl Behavior {
             Behavior::NextCsid(c) => {
                 let i = NEXT_CSID.iter().position(|x| x == c).unwrap_or(NEXT_CSID.len());
                 TRANSIT.len() + rows() + PROXY_RETURN.len() + i
+            }
+            Behavior::Mobile(m) => {
+                let i = MOBILE.iter().position(|x| x == m).unwrap_or(MOBILE.len());
+                TRANSIT.len() + rows() + PROXY_RETURN.len() + NEXT_CSID.len() + i
             }
             t => TRANSIT.iter().position(|x| *x == t).expect("every other variant is a head-end scenario"),
         }
@@ -428,8 +527,10 @@ pub struct Summary {
 }
 
 /// One-way latency measured at a fraction of the NDR (timestamps written into each
-/// packet's payload by the generator and read at the receiver), microseconds.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+/// packet's payload by the generator and read at the receiver), microseconds: the
+/// distribution's summary, read from the receiver's histogram (`traffic/latency.rs`;
+/// quartiles and the standard deviation within ±1.6%, min, max and mean exact).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Latency {
     pub rate_pps: f64,
     pub samples: u64,
@@ -438,6 +539,15 @@ pub struct Latency {
     pub p50_us: f64,
     pub p99_us: f64,
     pub max_us: f64,
+    /// First and third quartiles (0 in results written before they were recorded).
+    #[serde(default)]
+    pub p25_us: f64,
+    #[serde(default)]
+    pub p75_us: f64,
+    /// Standard deviation (the latency's deviation from its mean: the GTP-U/SRv6
+    /// paper's Fig. 6).
+    #[serde(default)]
+    pub std_us: f64,
 }
 
 /// Everything measured for one forwarder and one behaviour.
@@ -571,7 +681,7 @@ mod tests {
             assert!(all.contains(&b), "{}", row.keyword);
             assert_eq!(b.endpoint().map(|r| r.keyword), Some(row.keyword));
         }
-        assert_eq!(all.len(), TRANSIT.len() + rows.len() + PROXY_RETURN.len() + NEXT_CSID.len());
+        assert_eq!(all.len(), TRANSIT.len() + rows.len() + PROXY_RETURN.len() + NEXT_CSID.len() + MOBILE.len());
         for (i, b) in all.iter().enumerate() {
             assert_eq!(b.rank(), i, "{}", b.name());
             assert_eq!(b.is_transit(), i < TRANSIT.len(), "{}", b.name());
@@ -594,7 +704,7 @@ mod tests {
             assert_ne!(b, Behavior::parse(c.keyword).unwrap());
         }
         assert_eq!(Behavior::parse("end.x-NEXT-csid").unwrap().name(), "End.X-next-csid");
-        let last = *Behavior::all().last().unwrap();
+        let last = *Behavior::all().iter().rfind(|b| b.next_csid().is_some()).unwrap();
         assert_eq!(last.name(), "End.T-next-csid");
         assert!(Behavior::parse("End.DT46").unwrap() < Behavior::parse("End-next-csid").unwrap());
     }
@@ -670,6 +780,27 @@ mod tests {
         assert_eq!(Endpoint::by_keyword("End.X"), Endpoint::by_keyword("End.X"));
         assert_ne!(Endpoint::by_keyword("End.X"), Endpoint::by_keyword("End.T"));
         assert_eq!(format!("{:?}", Behavior::parse("End.B6").unwrap()), "Endpoint(End.B6)");
+    }
+
+    #[test]
+    fn mobile_rows_close_the_list() {
+        let b = |n: &str| Behavior::parse(n).unwrap();
+        let names: Vec<&str> = Behavior::all().iter().filter(|b| b.mobile().is_some()).map(|b| b.name()).collect();
+        assert_eq!(names, ["GTP-U.Encap", "GTP-U.Decap", "SRv6.Encap", "SRv6.Decap", "H.M.GTP4.D", "End.M.GTP4.E"]);
+        assert_eq!(Behavior::all().last().map(|b| b.name()), Some("End.M.GTP4.E"));
+        assert!(b("End.T-next-csid") < b("GTP-U.Encap"));
+        // The translations are the table's rows, named by their RFC 9433 keyword.
+        assert_eq!(b("h.m.gtp4.d").endpoint().map(|r| r.keyword), Some("H.M.GTP4.D"));
+        assert_eq!(b("End.M.GTP4.E").endpoint().map(|r| r.keyword), Some("End.M.GTP4.E"));
+        assert_eq!(b("SRv6.Decap").endpoint().map(|r| r.keyword), Some("End.DX4"));
+        assert_ne!(b("SRv6.Decap"), b("End.DX4"));
+        for m in &MOBILE {
+            let x = b(m.name);
+            assert!(!x.is_transit() && x.takes().is_none() && x.streams() == 1 && x.inner_ipv4(0), "{}", m.name);
+            assert!(!x.is_proxy() && !x.needs_warm_up(), "{}", m.name);
+        }
+        let kernel: Vec<&str> = MOBILE.iter().filter(|m| m.in_kernel()).map(|m| m.name).collect();
+        assert_eq!(kernel, ["SRv6.Encap", "SRv6.Decap"]);
     }
 
     #[test]

@@ -34,13 +34,26 @@
 //!   direction *from* it: the proxy's `iif` is dut0, so what the tester sends on tg0
 //!   arrives as if from the function, and the proxy sends it on along the chain, to
 //!   [`SEG1`] (routed to tg1). Their SID is `fc00:2::2:<row index>`.
+//!
+//! The mobile functions ([`crate::model::MOBILE`]; the GTP-U/SRv6 paper's six) carry
+//! IPv4 user traffic to [`DST4`] in the GTP-U session TEID [`MOB_TEID`], QFI
+//! [`MOB_QFI`]:
+//!
+//! | function | the tester sends | the SUT's line | what reaches tg1 |
+//! |---|---|---|---|
+//! | GTP-U.Encap | IPv4 to [`MOB_GTP_DST`] | `ip route add 10.101.0.1/32 encap gtp teid T dst 10.0.2.2 src 10.0.2.1 dev dut1` | GTP-U/IPv4 to tg1 |
+//! | GTP-U.Decap | GTP-U/IPv4 to the UPF [`MOB_UPF`] | `ip route add 10.0.3.1/32 encap gtp decap dev dut0` | the inner IPv4 packet |
+//! | SRv6.Encap | IPv4 to [`MOB_SR_DST`] | `ip route add 10.102.0.1/32 encap seg6 mode encap.red segs fc00:200::1 dev dut1` | IPv6 to SEG1, no SRH |
+//! | SRv6.Decap | IPv6 to its End.DX4 SID, no SRH | `... action End.DX4 nh4 10.0.2.2` | the inner IPv4 packet |
+//! | H.M.GTP4.D | GTP-U/IPv4 to [`MOB_TMAP`] | `ip route add 10.0.4.1/32 encap seg6local action H.M.GTP4.D sr-prefix fc00:4::/48 src-prefix fc00:5::/64 dev dut0` | IPv6 to `fc00:4:0:a00:401:0:1e2:4000` (routed to tg1), no SRH |
+//! | End.M.GTP4.E | IPv6 from `fc00:7::a00:102:0:0` to `fc00:6:0:a64:1:0:1e2:4000` | `ip -6 route add fc00:6::/48 encap seg6local action End.M.GTP4.E v4src-position 64 dev dut0` | GTP-U/IPv4 10.0.1.2 -> 10.100.0.1 |
 
 use std::fmt::Write;
 use std::net::{Ipv4Addr, Ipv6Addr};
 
 use sr6_core::behaviour::{Behaviour, Param, Takes};
 
-use crate::model::Behavior;
+use crate::model::{Behavior, MobileKind};
 
 pub const TG0: &str = "tg0";
 pub const TG1: &str = "tg1";
@@ -72,6 +85,12 @@ pub struct Flow {
     pub inner6: Ipv6Addr,
     /// Destination of IPv4 packets (plain or inner).
     pub inner4: Ipv4Addr,
+    /// Source of the outer IPv6 header where it is not the tester's address: an
+    /// End.M.GTP4.E row's, which carries the GTP-U source (RFC 9433 Fig. 10).
+    pub src6: Option<Ipv6Addr>,
+    /// The outer IPv4 destination of the GTP-U packets the tester sends (the mobile
+    /// rows that take GTP-U).
+    pub upf4: Option<Ipv4Addr>,
 }
 
 const fn a6(s: [u16; 8]) -> Ipv6Addr {
@@ -84,6 +103,41 @@ pub const DST4: Ipv4Addr = Ipv4Addr::new(10, 100, 0, 1);
 /// Segments routed back to the tester (`fc00:200::/64`).
 pub const SEG1: Ipv6Addr = a6([0xfc00, 0x200, 0, 0, 0, 0, 0, 1]);
 pub const SEG2: Ipv6Addr = a6([0xfc00, 0x200, 0, 0, 0, 0, 0, 2]);
+
+/// The mobile rows' GTP-U session: TEID and QFI. QFI 0, as in the paper (2019, before
+/// 5G's PDU Session Container): GTP-U is 8 bytes, 36 with UDP and IPv4 (its Fig. 4).
+pub const MOB_TEID: u32 = 0x0001_e240;
+pub const MOB_QFI: u8 = 0;
+/// GTP-U.Encap: the IPv4 destination the SUT encapsulates in GTP-U.
+pub const MOB_GTP_DST: Ipv4Addr = Ipv4Addr::new(10, 101, 0, 1);
+/// GTP-U.Decap: the SUT's UPF address, where GTP-U is decapsulated.
+pub const MOB_UPF: Ipv4Addr = Ipv4Addr::new(10, 0, 3, 1);
+/// SRv6.Encap: the IPv4 destination the SUT encapsulates in SRv6.
+pub const MOB_SR_DST: Ipv4Addr = Ipv4Addr::new(10, 102, 0, 1);
+/// H.M.GTP4.D: the UPF address whose route translates GTP-U to SRv6.
+pub const MOB_TMAP: Ipv4Addr = Ipv4Addr::new(10, 0, 4, 1);
+/// H.M.GTP4.D's `sr-prefix` (routed to tg1) and `src-prefix`.
+pub const MOB_SR_PREFIX: Ipv6Addr = a6([0xfc00, 4, 0, 0, 0, 0, 0, 0]);
+pub const MOB_SRC_PREFIX: Ipv6Addr = a6([0xfc00, 5, 0, 0, 0, 0, 0, 0]);
+/// End.M.GTP4.E's locator (/48) and the tester's source prefix (/64: the IPv4 source
+/// at bit 64, `v4src-position 64`).
+pub const MOB_E_LOCATOR: Ipv6Addr = a6([0xfc00, 6, 0, 0, 0, 0, 0, 0]);
+pub const MOB_E_SRC_PREFIX: Ipv6Addr = a6([0xfc00, 7, 0, 0, 0, 0, 0, 0]);
+/// The length of the mobile prefixes (sr-prefix, End.M.GTP4.E's locator).
+pub const MOB_PREFIX_LEN: u8 = 48;
+/// The position of the IPv4 source in End.M.GTP4.E's source address.
+pub const MOB_V4SRC_POSITION: u8 = 64;
+
+/// A SID of RFC 9433 Fig. 9: `prefix` (its first `plen` bits), the IPv4 address, then
+/// Args.Mob.Session (QFI 6 bits, R, U, TEID 32: §6.1), zeros after. Written from the
+/// RFC's figures, not with sr6's code, so the tester checks sr6 rather than agrees with
+/// it.
+pub fn mobile_sid(prefix: Ipv6Addr, plen: u8, v4: Ipv4Addr, qfi: u8, teid: u32) -> Ipv6Addr {
+    let args = u128::from(qfi & 0x3f) << 34 | u128::from(teid);
+    let shift = 128 - u32::from(plen) - 32;
+    let v = u128::from(prefix) | u128::from(u32::from(v4)) << shift | args << (shift - 40);
+    Ipv6Addr::from(v)
+}
 
 /// The table the lookup behaviours' routes are in (`table 100`, `vrftable 100`).
 pub const TABLE_ID: u32 = 100;
@@ -103,7 +157,7 @@ pub const CSID_NEXT: [u16; 2] = [0x0200, 0x0300];
 /// the steered prefix of each transit behaviour.
 pub fn flow(b: Behavior) -> Flow {
     let steered = |n: u16| Some(a6([0xfc00, 0x100 + n, 0, 0, 0, 0, 0, 1]));
-    let f = |dst6, next_sid| Flow { dst6, next_sid, inner6: DST6, inner4: DST4 };
+    let f = |dst6, next_sid| Flow { dst6, next_sid, inner6: DST6, inner4: DST4, src6: None, upf4: None };
     match b {
         Behavior::Ipv6 => f(Some(DST6), None),
         Behavior::Ipv4 => f(None, None),
@@ -126,7 +180,27 @@ pub fn flow(b: Behavior) -> Flow {
             let [n1, n2] = CSID_NEXT;
             f(Some(a6([b0, b1, csid_node(b), n1, n2, 0, 0, 0])), Some(a6([b0, b1, n1, n2, 0, 0, 0, 0])))
         }
+        Behavior::Mobile(m) => {
+            let base = f(None, None);
+            match m.kind {
+                MobileKind::GtpEncap => Flow { inner4: MOB_GTP_DST, ..base },
+                MobileKind::GtpDecap => Flow { upf4: Some(MOB_UPF), ..base },
+                MobileKind::SrEncap => Flow { inner4: MOB_SR_DST, ..base },
+                MobileKind::SrDecap => f(Some(a6([0xfc00, 0x2, 0, 0, 0, 0, 3, 0])), None),
+                MobileKind::Gtp4D => Flow { upf4: Some(MOB_TMAP), ..base },
+                MobileKind::Gtp4E => Flow {
+                    dst6: Some(mobile_sid(MOB_E_LOCATOR, MOB_PREFIX_LEN, DST4, MOB_QFI, MOB_TEID)),
+                    src6: Some(mobile_src(MOB_E_SRC_PREFIX, MOB_V4SRC_POSITION, TG0_4)),
+                    ..base
+                },
+            }
+        }
     }
+}
+
+/// A source address of RFC 9433 Fig. 10: `prefix`, the IPv4 source at bit `pos`.
+pub fn mobile_src(prefix: Ipv6Addr, pos: u8, v4: Ipv4Addr) -> Ipv6Addr {
+    Ipv6Addr::from(u128::from(prefix) | u128::from(u32::from(v4)) << (128 - u32::from(pos) - 32))
 }
 
 /// The SUT's C-SID of a NEXT-C-SID row (`CSID_NODE + i` for the i-th row; 0 for any
@@ -150,6 +224,17 @@ fn csid_next_prefix() -> String {
 
 /// Why a forwarder cannot run a behaviour (`None`: it can).
 pub fn unsupported(forwarder: &str, b: Behavior) -> Option<String> {
+    if let Some(m) = b.mobile() {
+        return match forwarder {
+            "linux" if !m.in_kernel() => Some(match m.kind {
+                MobileKind::GtpEncap | MobileKind::GtpDecap => {
+                    "the kernel's GTP-U is a gtp device configured with libgtpnl, not iproute2".to_string()
+                }
+                _ => format!("the kernel has no {}", m.name),
+            }),
+            _ => None,
+        };
+    }
     let row = b.endpoint()?;
     if sr6_core::behaviour::mobile::is_gtp(row) {
         return Some(format!("sr6 perf does not measure {} yet", row.keyword));
@@ -261,9 +346,40 @@ pub fn config(b: Behavior, tg1_mac: &str) -> String {
             }
             None => String::new(),
         },
+        Behavior::Mobile(m) => mobile_lines(b, m.kind, tg1_mac),
     };
     c.push_str(&line);
     c
+}
+
+/// The lines of a mobile function (see the module docs' table).
+fn mobile_lines(b: Behavior, kind: MobileKind, tg1_mac: &str) -> String {
+    let sr = format!("{MOB_SR_PREFIX}/{MOB_PREFIX_LEN}");
+    match kind {
+        MobileKind::GtpEncap => {
+            format!("ip route add {MOB_GTP_DST}/32 encap gtp teid {MOB_TEID} dst {TG1_4} src {DUT1_4} dev {DUT1}\n")
+        }
+        MobileKind::GtpDecap => format!("ip route add {MOB_UPF}/32 encap gtp decap dev {DUT0}\n"),
+        MobileKind::SrEncap => {
+            format!("ip route add {MOB_SR_DST}/32 encap seg6 mode encap.red segs {SEG1} dev {DUT1}\n")
+        }
+        MobileKind::SrDecap => {
+            let sid = flow(b).dst6.unwrap_or(Ipv6Addr::UNSPECIFIED);
+            match sr6_core::behaviour::by_keyword("End.DX4") {
+                Some(row) => endpoint_lines(row, &format!("{sid}/128"), "", tg1_mac, DUT1),
+                None => String::new(),
+            }
+        }
+        MobileKind::Gtp4D => format!(
+            "ip -6 route add {sr} via {TG1_6} dev {DUT1}\n\
+             ip route add {MOB_TMAP}/32 encap seg6local action H.M.GTP4.D sr-prefix {sr} \
+             src-prefix {MOB_SRC_PREFIX}/64 dev {DUT0}\n"
+        ),
+        MobileKind::Gtp4E => format!(
+            "ip -6 route add {MOB_E_LOCATOR}/{MOB_PREFIX_LEN} encap seg6local action End.M.GTP4.E \
+             v4src-position {MOB_V4SRC_POSITION} dev {DUT0}\n"
+        ),
+    }
 }
 
 /// The lines of an endpoint behaviour: what its parameters need, then its SID `prefix`
@@ -321,7 +437,9 @@ mod tests {
         d.sort();
         d.dedup();
         assert_eq!(d.len(), n, "one destination per behaviour (ipv4 has none)");
-        assert_eq!(n, Behavior::all().len() - 1);
+        // Nor do the mobile rows whose traffic is IPv4: plain or GTP-U.
+        let v4 = crate::model::MOBILE.iter().filter(|m| !matches!(m.kind, MobileKind::SrDecap | MobileKind::Gtp4E));
+        assert_eq!(n, Behavior::all().len() - 1 - v4.count());
     }
 
     fn line_of(b: &str) -> String {
@@ -424,7 +542,9 @@ mod tests {
         use sr6_core::pipeline::Worker;
         use sr6_core::tables::Tables;
         let tg1_mac = [0x02, 0, 0, 0, 0, 0x02];
-        for &b in Behavior::all() {
+        // The mobile rows at the paper's short and long sizes too.
+        let sizes = |b: Behavior| if b.mobile().is_some() { vec![64, 46, 1460] } else { vec![64] };
+        for (b, inner_len) in Behavior::all().iter().flat_map(|&b| sizes(b).into_iter().map(move |n| (b, n))) {
             let spec = sr6_config::parse_str(&config(b, "02:00:00:00:00:02"), b.name()).unwrap();
             let (t, _) = Tables::build(&spec).unwrap_or_else(|e| panic!("{}: {}", b.name(), e.message));
             let (dut0, dut1) = (t.device_id(DUT0).unwrap(), t.device_id(DUT1).unwrap());
@@ -432,6 +552,7 @@ mod tests {
                 [[2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 3], [2, 0, 0, 0, 0, 4], tg1_mac],
                 b,
             );
+            let a = crate::traffic::Addressing { inner_len, ..a };
             // A dynamic proxy's cache, filled from dut1 (its iif is dut0).
             if let Some(f) = crate::traffic::warm_up_frame(b, &a) {
                 let mut w = Worker::new(&t);
@@ -446,7 +567,7 @@ mod tests {
                 let mut p = PacketBuf::new();
                 assert!(p.load(&tpl.frame, dut0));
                 w.process(&t, &mut p);
-                let what = format!("{} stream {}", b.name(), tpl.stream);
+                let what = format!("{} stream {} ({inner_len} B)", b.name(), tpl.stream);
                 assert_eq!(p.verdict, Verdict::Tx(dut1), "{what}");
                 assert_eq!(&p.data()[..6], &tg1_mac, "{what}");
                 if let Some(next) = flow(b).next_sid.filter(|_| b.next_csid().is_some()) {
@@ -458,6 +579,56 @@ mod tests {
                 if b.proxy_return().is_some() {
                     proxy_sent_on(&p.data()[14..], &tpl.frame[14..], flow(b), &what);
                 }
+                if let Some(m) = b.mobile() {
+                    let inner = &tpl.frame[tpl.frame.len() - inner_len..];
+                    mobile_sent_on(m.kind, &p.data()[14..], inner, &what);
+                }
+            }
+        }
+    }
+
+    /// What a mobile function sends to tg1 (`out`, from its IP header) for the user
+    /// packet `inner` (IPv4, as the tester sent it), built from the paper's Fig. 4 and
+    /// RFC 9433's figures: GTP-U with the session's TEID, IPv6 with no SRH, or the
+    /// user packet itself, TTL 64 - 1 where the SUT routed it.
+    fn mobile_sent_on(kind: MobileKind, out: &[u8], inner: &[u8], what: &str) {
+        use sr6_wire::{Ipv4Packet, Ipv6Packet};
+        let mut routed = inner.to_vec();
+        routed[8] -= 1;
+        routed[10..12].fill(0);
+        let csum = sr6_wire::checksum::fold(sr6_wire::checksum::sum(&routed[..20]));
+        routed[10..12].copy_from_slice(&csum.to_be_bytes());
+        let gtpu = |out: &[u8], src: Ipv4Addr, dst: Ipv4Addr| {
+            let ip = Ipv4Packet::new_checked(out).unwrap_or_else(|e| panic!("{what}: {e:?}"));
+            assert_eq!((ip.src_addr(), ip.dst_addr(), ip.protocol()), (src, dst, 17), "{what}");
+            assert_eq!(sr6_wire::checksum::fold(sr6_wire::checksum::sum(&out[..20])), 0, "{what}: IPv4 checksum");
+            let udp = &out[20..];
+            assert_eq!(&udp[..4], &[0x08, 0x68, 0x08, 0x68], "{what}: UDP 2152 -> 2152");
+            assert_eq!(usize::from(u16::from_be_bytes([udp[4], udp[5]])), udp.len(), "{what}");
+            let g = &udp[8..];
+            assert_eq!((g[0] & 0xe0, g[0] & 0x10, g[1]), (0x20, 0x10, 0xff), "{what}: GTPv1-U T-PDU");
+            assert_eq!(u32::from_be_bytes([g[4], g[5], g[6], g[7]]), MOB_TEID, "{what}: TEID");
+            assert_eq!(usize::from(u16::from_be_bytes([g[2], g[3]])), g.len() - 8, "{what}");
+            g[8..].to_vec()
+        };
+        match kind {
+            MobileKind::GtpEncap => assert_eq!(gtpu(out, DUT1_4, TG1_4), routed, "{what}"),
+            MobileKind::Gtp4E => assert_eq!(gtpu(out, TG0_4, DST4), inner, "{what}"),
+            MobileKind::GtpDecap | MobileKind::SrDecap => assert_eq!(out, &routed[..], "{what}"),
+            MobileKind::SrEncap | MobileKind::Gtp4D => {
+                let ip = Ipv6Packet::new_checked(out).unwrap_or_else(|e| panic!("{what}: {e:?}"));
+                assert_eq!(ip.next_header(), 4, "{what}: no SRH");
+                let (src, dst) = if kind == MobileKind::SrEncap {
+                    (DUT0_6, SEG1)
+                } else {
+                    let sid = mobile_sid(MOB_SR_PREFIX, MOB_PREFIX_LEN, MOB_TMAP, MOB_QFI, MOB_TEID);
+                    (mobile_src(MOB_SRC_PREFIX, 64, TG0_4), sid)
+                };
+                assert_eq!(ip.dst_addr(), dst, "{what}");
+                if kind == MobileKind::Gtp4D {
+                    assert_eq!(ip.src_addr(), src, "{what}");
+                }
+                assert_eq!(ip.payload(), inner, "{what}: the user packet as sent (RFC 8986 §5.1)");
             }
         }
     }
@@ -511,11 +682,21 @@ mod tests {
             .collect();
         assert!(extensions.contains(&"End.B6.Encaps.Red"), "{extensions:?}");
         let returns: Vec<&str> = crate::model::PROXY_RETURN.iter().map(|r| r.name).collect();
+        let gtp: Vec<&str> = crate::model::MOBILE.iter().filter(|m| !m.in_kernel()).map(|m| m.name).collect();
         let vrf_or_extension = |n: &&str| {
-            ["End.DT4", "End.DT46", "End.T-next-csid"].contains(n) || extensions.contains(n) || returns.contains(n)
+            ["End.DT4", "End.DT46", "End.T-next-csid"].contains(n)
+                || extensions.contains(n)
+                || returns.contains(n)
+                || gtp.contains(n)
         };
         assert!(no.iter().all(vrf_or_extension), "{no:?}");
-        assert_eq!(no.len(), 3 + extensions.len() + returns.len(), "{no:?}");
+        assert_eq!(no.len(), 3 + extensions.len() + returns.len() + gtp.len(), "{no:?}");
+        assert_eq!(gtp, ["GTP-U.Encap", "GTP-U.Decap", "H.M.GTP4.D", "End.M.GTP4.E"]);
+        assert!(unsupported("linux", Behavior::parse("GTP-U.Decap").unwrap()).unwrap().contains("libgtpnl"));
+        assert_eq!(
+            unsupported("linux", Behavior::parse("H.M.GTP4.D").unwrap()).unwrap(),
+            "the kernel has no H.M.GTP4.D"
+        );
         // The kernel has no SR proxy, in either direction.
         for r in &crate::model::PROXY_RETURN {
             let why = unsupported("linux", Behavior::parse(r.name).unwrap());

@@ -218,7 +218,9 @@ fn measure(
     let max_load = (!at_max.is_empty()).then(|| max_load(at_max, exp.pdr_loss_thresholds[0]));
     let ndr = stats::summarize(&reps.iter().map(|r| r.ndr_pps).collect::<Vec<_>>());
     let pdr = stats::summarize(&reps.iter().map(|r| r.pdr_pps).collect::<Vec<_>>());
-    let latency = if exp.latency_fraction > 0.0 && ndr.mean > 0.0 {
+    let latency = if exp.latency_pps > 0.0 {
+        tester.trial(exp.latency_pps, duration, true)?.1
+    } else if exp.latency_fraction > 0.0 && ndr.mean > 0.0 {
         let rate = (ndr.mean * exp.latency_fraction).max(1.0);
         tester.trial(rate, duration, true)?.1
     } else {

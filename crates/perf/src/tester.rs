@@ -59,10 +59,11 @@ fn mac(s: &str) -> Result<[u8; 6], String> {
     v.try_into().map_err(|_| format!("not a MAC address: {s}"))
 }
 
-/// The template addresses of behaviour `b` on testbed `tb`.
-pub fn addressing(tb: &Testbed, b: Behavior) -> Result<Addressing, String> {
+/// The template addresses of behaviour `b` on testbed `tb`, with innermost packets of
+/// `inner_len` bytes.
+pub fn addressing(tb: &Testbed, b: Behavior, inner_len: usize) -> Result<Addressing, String> {
     let macs = [mac(&tb.tg0_mac)?, mac(&tb.dut0_mac)?, mac(&tb.dut1_mac)?, mac(&tb.tg1_mac)?];
-    Ok(addressing_with(macs, b))
+    Ok(Addressing { inner_len, ..addressing_with(macs, b) })
 }
 
 /// The template addresses of behaviour `b` given the MACs of tg0, dut0, dut1 and tg1.
@@ -75,18 +76,21 @@ pub fn addressing_with(macs: [[u8; 6]; 4], b: Behavior) -> Addressing {
         dut0_mac,
         dut1_mac,
         tg1_mac,
-        src6: TG0_6,
+        src6: f.src6.unwrap_or(TG0_6),
         src4: plan::TG0_4,
         dst6: if transit { f.dst6.unwrap_or(plan::DST6) } else { f.inner6 },
         dst4: f.inner4,
         sid: f.dst6.unwrap_or(Ipv6Addr::UNSPECIFIED),
         next_sid: f.next_sid.unwrap_or(plan::SEG2),
+        upf4: f.upf4.unwrap_or(plan::DUT0_4),
+        teid: plan::MOB_TEID,
+        inner_len: traffic::INNER_IP_LEN,
     }
 }
 
 /// Opens the tester for `b` on `tb` (the [`crate::run::TesterFactory`] of `sr6 perf`).
 pub fn open(tb: &Testbed, b: Behavior, exp: &Experiment) -> Result<Box<dyn Tester>, String> {
-    let a = addressing(tb, b)?;
+    let a = addressing(tb, b, exp.packet_bytes)?;
     let tg = tb.tg.clone();
     let cpu = Some(exp.cpus.tester);
     let (req_tx, req_rx) = channel::<Req>();

@@ -109,6 +109,9 @@ fn synth(fws: &[(&str, f64, f64)], behs: &[(Behavior, f64)], reps: usize, seed: 
                 p50_us: 12.0,
                 p99_us: 30.25,
                 max_us: 95.0,
+                p25_us: 10.5,
+                p75_us: 14.0,
+                std_us: 4.5,
             });
             // At maximum load: the slow behaviours overdriven (saturated), the others
             // not (what the tester could send); none for End.X.
@@ -230,7 +233,7 @@ fn two_forwarders_every_file() {
     // The files, all there.
     let mut expected: Vec<String> =
         ["results.json", "meta.json", "results.csv", "trials.csv", "report.md"].map(String::from).to_vec();
-    for stem in ["pdr-boxplot".to_string(), "ndr-boxplot".to_string()]
+    for stem in ["pdr-boxplot".to_string(), "ndr-boxplot".to_string(), "latency-boxplot".to_string()]
         .into_iter()
         .chain(behs().iter().map(|(b, _)| sweep_stem(*b)))
     {
@@ -412,6 +415,19 @@ fn two_forwarders_every_file() {
             assert!(t.contains(n), "sweep of {} lacks {n}:\n{t}", b.name());
         }
     }
+    // The latency's distribution: the behaviours with latency (all but End), both
+    // forwarders.
+    let rgb = check_png(&dir.join("latency-boxplot.png"), boxplot_size(4, 2));
+    assert!(has_color(&rgb, blue) && has_color(&rgb, orange), "latency: boxes of both forwarders");
+    let t = svg_texts(&dir.join("latency-boxplot.svg"));
+    for n in ["ipv6", "T.Encaps", "linux", "sr6", "latency (\u{b5}s)"] {
+        assert!(t.contains(n), "latency-boxplot.svg lacks {n}:\n{t}");
+    }
+    assert!(!t.lines().any(|l| l.trim() == "End"), "End has no latency:\n{t}");
+    assert!(t.lines().any(|l| l.trim() == "End.X"), "{t}");
+    assert!(md.contains("![latency-boxplot](latency-boxplot.png)"), "{md}");
+    // Normalised to plain IPv6 forwarding's average (12.5 everywhere: +0.000).
+    assert!(md.contains("| normalised |") && md.contains("+0.000"), "{md}");
 }
 
 /// Writes the report and checks the files that must exist whatever the data.
@@ -511,6 +527,9 @@ fn zeros_nan_and_infinities() {
         p50_us: f64::NAN,
         p99_us: f64::NAN,
         max_us: f64::NAN,
+        p25_us: f64::NAN,
+        p75_us: f64::NAN,
+        std_us: f64::NAN,
     });
     for s in &mut n.repetitions {
         s.pdr_pps = f64::NAN;
@@ -607,4 +626,46 @@ fn proxy_rows_as_a_share_of_plain_ipv6() {
     // No proxy row, no section.
     let (_, md) = write_ok(&results[..2], "no_proxies");
     assert!(!md.contains("SR proxies"), "{md}");
+}
+
+/// The translations as shares of the SRv6 function beside them, against issue 29's goal.
+#[test]
+fn mobile_translations_as_a_share_of_srv6() {
+    let behs = [
+        (Behavior::Ipv4, 1.0),
+        (beh("GTP-U.Encap"), 0.97),
+        (beh("GTP-U.Decap"), 0.98),
+        (beh("SRv6.Encap"), 0.96),
+        (beh("SRv6.Decap"), 0.99),
+        (beh("H.M.GTP4.D"), 0.80),
+        (beh("End.M.GTP4.E"), 0.97),
+    ];
+    let mut results = synth(&[("sr6", 1_000_000.0, 1.0)], &behs, 3, 5);
+    // The kernel has the SRv6 functions only: no pair, no section of its own.
+    results.extend(synth(&[("linux", 500_000.0, 1.0)], &[behs[0], behs[3], behs[4]], 3, 6));
+    let (_, md) = write_ok(&results, "mobile");
+    assert_eq!(md.matches("## Mobile user plane: translation / SRv6").count(), 1, "{md}");
+    let section = md.split("## Mobile user plane").nth(1).unwrap().split("\n## ").next().unwrap();
+    assert!(section.contains("### sr6\n") && !section.contains("### linux"), "{section}");
+    let get = |n: &str| results.iter().find(|r| r.forwarder == "sr6" && r.behavior == beh(n)).unwrap();
+    for (t, sr, gtp) in [("H.M.GTP4.D", "SRv6.Encap", "GTP-U.Decap"), ("End.M.GTP4.E", "SRv6.Decap", "GTP-U.Encap")] {
+        let (a, b, g) = (get(t), get(sr), get(gtp));
+        let q = a.pdr.mean / b.pdr.mean;
+        let goal = if q >= 0.9 { "yes" } else { "no" };
+        let want = format!(
+            "| {t} | {:.2} | {sr} | {:.2} | **{:.1}%** | {goal} | {gtp} | {:.2} |",
+            a.pdr.mean / 1e3,
+            b.pdr.mean / 1e3,
+            q * 100.0,
+            g.pdr.mean / 1e3
+        );
+        assert!(section.contains(&want), "{want}\n{section}");
+    }
+    // H.M.GTP4.D at ~83% of SRv6.Encap misses the goal, End.M.GTP4.E meets it.
+    assert!(section.contains("| no |") && section.contains("| yes |"), "{section}");
+    // Latency normalised to ipv4 (the innermost family of every mobile row).
+    assert!(md.contains("| sr6 | H.M.GTP4.D |"), "{md}");
+    // No translation, no section.
+    let (_, md) = write_ok(&results[..4], "no_mobile");
+    assert!(!md.contains("Mobile user plane"), "{md}");
 }

@@ -30,7 +30,7 @@ use sr6_perf::bpf::{CountHook, CATCH_UP};
 use sr6_perf::model::Behavior;
 use sr6_perf::traffic::{
     build, frame_len, open_port, run_trial_report, warm_up_frame, Addressing, Backend, GenConfig, Generator, Idle,
-    LiveGenerator, Receiver, RecvConfig, Sink, Source, Template, TrialReport, XdpReceiver,
+    LiveGenerator, Receiver, RecvConfig, Sink, Source, Template, TrialReport, XdpReceiver, INNER_IP_LEN,
 };
 use sr6_testnet::{in_netns, Netns};
 
@@ -187,7 +187,7 @@ fn templates_decode_with_scapy() {
         let (b, stream) = cases[i / PER];
         let seq = (i % PER) as u64;
         let what = format!("{} stream {stream} packet {seq}: {d}", b.name());
-        assert_eq!(d["len"], frame_len(b) as u64, "{what}");
+        assert_eq!(d["len"], frame_len(b, INNER_IP_LEN) as u64, "{what}");
         assert_eq!(d["dst"], mac(&a.dut0_mac), "{what}");
         assert_eq!(d["src"], mac(&a.tg0_mac), "{what}");
         let v4_inner = b.inner_ipv4(stream);
@@ -457,7 +457,7 @@ fn veth_xdp_live_frames() {
             let n = cap.port.rx_burst(&mut bufs).unwrap();
             for buf in &bufs[..n] {
                 // Our stream only (the kernel may send router solicitations and such).
-                if buf.data().len() == frame_len(b) {
+                if buf.data().len() == frame_len(b, INNER_IP_LEN) {
                     frames.push((b, buf.data().to_vec()));
                     got += 1;
                 }
@@ -726,7 +726,7 @@ fn veth_max_rate() {
                 println!(
                     "max rate, {} ({} B frames), batch {batch}, offered {offered:.0} pps: {line}; tg0 tx {} dropped {}, tg1 rx {} dropped {}; {rx_line}",
                     b.name(),
-                    frame_len(b),
+                    frame_len(b, INNER_IP_LEN),
                     tx1[2] - tx0[2],
                     tx1[3] - tx0[3],
                     rx1[0] - rx0[0],

@@ -81,7 +81,8 @@ pub fn firewall(t: &Tables, counters: &[u64]) -> Value {
             let (packets, bytes) = get(l.counter);
             match l.rule {
                 Some(r) => json!({
-                    "chain": l.chain, "line": r.line, "rule": format!("-A {}{} {}", l.chain, r.m, r.target),
+                    "chain": l.chain, "line": r.line,
+                    "rule": r.nft.clone().unwrap_or_else(|| format!("-A {}{} {}", l.chain, r.m, r.target)),
                     "packets": packets, "bytes": bytes,
                 }),
                 None => json!({

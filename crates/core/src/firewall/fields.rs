@@ -110,6 +110,44 @@ impl Fields {
     }
 }
 
+impl Fields {
+    /// SERA's basic mode (thesis §4.3.1, the *Inner match* module): the fields of the
+    /// original packet of an SRv6 packet `d` whose fields are `self`, with the bytes
+    /// they index. SRv6 traffic is a packet with a Segment Routing Header (Routing Type
+    /// 4, RFC 8754) that the walk reaches:
+    /// - *encap* mode, the upper layer after it is IPv6 (41): the inner packet's own
+    ///   fields;
+    /// - *insert* mode, any other upper layer: the source is the packet's, the
+    ///   destination the last segment, Segment List\[0\] (RFC 8754 §2: the original
+    ///   destination), the protocol and ports the packet's.
+    ///
+    /// `None` (the rules read the packet as it is): no SRH, an SRH too short for its
+    /// Segment List\[0\], an IPv4 packet inside (ip6tables rules have no IPv4 address
+    /// to compare; an iptables rule set would judge it), or an inner IPv6 header that
+    /// does not fit.
+    pub fn original<'a>(&self, d: &'a [u8]) -> Option<(Fields, &'a [u8])> {
+        let at = self.routing?;
+        let srh = d.get(at..)?;
+        if *srh.get(2)? != 4 {
+            return None;
+        }
+        let upper = self.upper?;
+        match upper.proto {
+            sr6_wire::IPPROTO_IPV6 if upper.fragoff == 0 => {
+                let inner = d.get(upper.offset..)?;
+                Some((Fields::of(inner)?, inner))
+            }
+            // A fragment of an encapsulation, or IPv4 inside.
+            sr6_wire::IPPROTO_IPV6 | sr6_wire::IPPROTO_IPV4 => None,
+            _ => {
+                let last = srh.get(8..24)?;
+                let dst = u128::from_be_bytes(last.try_into().ok()?);
+                Some((Fields { dst, ..*self }, d))
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -121,6 +159,54 @@ mod tests {
         v[6] = nh;
         v.extend_from_slice(rest);
         v
+    }
+
+    /// An SRH of Segments Left 1 with Segment List [last, active] and `nh` after it.
+    fn srh(nh: u8, last: u128, active: u128) -> Vec<u8> {
+        let mut v = vec![nh, 4, 4, 1, 1, 0, 0, 0];
+        v.extend_from_slice(&last.to_be_bytes());
+        v.extend_from_slice(&active.to_be_bytes());
+        v
+    }
+
+    #[test]
+    fn original_packet_of_srv6_traffic() {
+        let a = |s: &str| u128::from(s.parse::<std::net::Ipv6Addr>().unwrap());
+        let (last, active, inner_src, inner_dst) = (a("fc00:3::53"), a("fc00:f::1"), a("fc00:bad::7"), a("fc00:9::1"));
+        // Encap mode: the inner IPv6 packet's fields, indexed in it.
+        let mut inner = ipv6(17, &[0x03, 0xe8, 0, 80, 0, 8, 0, 0]);
+        inner[8..24].copy_from_slice(&u128::to_be_bytes(inner_src));
+        inner[24..40].copy_from_slice(&u128::to_be_bytes(inner_dst));
+        let mut rest = srh(41, last, active);
+        rest.extend_from_slice(&inner);
+        let d = ipv6(43, &rest);
+        let f = Fields::of(&d).unwrap();
+        let (o, od) = f.original(&d).unwrap();
+        assert_eq!((o.src, o.dst), (inner_src, inner_dst));
+        assert_eq!(o.upper, Some(Found { proto: 17, offset: 40, fragoff: 0 }));
+        assert_eq!(od, &inner[..]);
+        // Insert mode: the packet's source and upper layer, Segment List[0] as destination.
+        let mut rest = srh(17, last, active);
+        rest.extend_from_slice(&[0x03, 0xe8, 0, 80, 0, 8, 0, 0]);
+        let d = ipv6(43, &rest);
+        let f = Fields::of(&d).unwrap();
+        let (o, od) = f.original(&d).unwrap();
+        assert_eq!((o.src, o.dst, o.upper, o.routing), (f.src, last, f.upper, f.routing));
+        assert_eq!(od, &d[..]);
+        // No original packet: IPv4 inside, no SRH (a Type 0 Routing header), no routing
+        // header at all, an SRH cut short before Segment List[0].
+        let mut rest = srh(4, last, active);
+        rest.extend_from_slice(&[0x45; 20]);
+        assert_eq!(Fields::of(&ipv6(43, &rest)).unwrap().original(&ipv6(43, &rest)), None);
+        let mut rt0 = srh(17, last, active);
+        rt0[2] = 0;
+        let d = ipv6(43, &rt0);
+        assert_eq!(Fields::of(&d).unwrap().original(&d), None);
+        let d = ipv6(17, &[0; 8]);
+        assert_eq!(Fields::of(&d).unwrap().original(&d), None);
+        let cut = &srh(17, last, active)[..12];
+        let d = ipv6(43, cut);
+        assert_eq!(Fields::of(&d).unwrap().original(&d), None);
     }
 
     #[test]

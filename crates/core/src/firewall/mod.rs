@@ -15,9 +15,13 @@
 //! ([`fields`]); each rule is then a few compares. Only the general path runs it: when
 //! a firewall exists the table build turns the fast path off (as `ip rule` does), so
 //! without one nothing at all is added to any packet's path but one test on the
-//! general path's input and forwarding. A rule's match reads the outer packet; inner
-//! matching (the thesis's basic mode, `--inner-src`) would add fields after the SRH to
-//! [`fields::Fields`] and options to [`spec::FwMatch`].
+//! general path's input and forwarding. A rule's match reads the packet as it arrives;
+//! with `sysctl net.ipv6.ip6t_seg6=1`, SERA's basic mode (thesis §4.3.1), its
+//! addresses, protocol and ports read the *original* packet of SRv6 traffic
+//! ([`fields::Fields::original`]: the inner IPv6 packet of an encapsulation, or, for an
+//! SRH inserted in the packet, its source and the last segment as destination), so
+//! that a legacy rule set judges SRv6 traffic as it judged the traffic before it was
+//! steered; `-m srh` still reads the outer SRH.
 //!
 //! Matching follows the kernel's rules as Debian's `ip6tables` (nft backend) installs
 //! them: addresses, devices, protocol and ports as nftables expressions (a protocol or
@@ -110,6 +114,9 @@ pub struct Firewall {
     /// `net.ipv6.ip6t_seg6_args`: how many rightmost bits of the active SID eval-args
     /// reads.
     pub arg_bits: u8,
+    /// `net.ipv6.ip6t_seg6`: SERA's basic mode, the rules' addresses, protocol and
+    /// ports read from the original packet of SRv6 traffic ([`fields::Fields::original`]).
+    pub inner: bool,
     /// The configuration, for `show firewall`.
     pub spec: FirewallSpec,
 }
@@ -155,7 +162,7 @@ impl Firewall {
             }
             chains.push(Chain { name: c.name.clone(), start, end: rules.len(), policy: c.policy });
         }
-        let fw = Firewall { rules, chains, arg_bits, spec: spec.clone() };
+        let fw = Firewall { rules, chains, arg_bits, inner: false, spec: spec.clone() };
         for (i, c) in spec.chains.iter().enumerate().skip(BUILTIN.len()) {
             if fw.reaches(i, i, 0) {
                 return Err((c.line, format!("chain {} jumps back to itself (a loop)", c.name)));
@@ -234,6 +241,10 @@ impl Firewall {
     ) -> Option<Next> {
         let d = p.data();
         let Some(f) = Fields::of(d) else { return Some(Next::drop(DropReason::Malformed)) };
+        // What addresses, protocol and ports are read from: the packet, or in basic
+        // mode the original packet of SRv6 traffic (`-m srh` reads the outer SRH).
+        let orig = if self.inner { f.original(d) } else { None };
+        let (of, od) = orig.unwrap_or((f, d));
         let len = d.len() as u64;
         let iif = Some(p.in_dev);
         let mut stack = [(0usize, 0usize); MAX_DEPTH];
@@ -253,7 +264,7 @@ impl Firewall {
             }
             let r = self.rules.get(i)?;
             i += 1;
-            if !matches(r, &f, p.data(), iif, oif) {
+            if !matches(r, (&of, od), (&f, d), iif, oif) {
                 continue;
             }
             count(w, i - 1, len);
@@ -296,8 +307,16 @@ fn count(w: &mut Worker, i: usize, len: u64) {
     }
 }
 
-/// Whether rule `r` matches the packet `d` with fields `f`.
-fn matches(r: &Rule, f: &Fields, d: &[u8], iif: Option<DevId>, oif: Option<DevId>) -> bool {
+/// Whether rule `r` matches: addresses, protocol and ports read from `(f, d)` (the
+/// packet, or its original packet in basic mode: fields and the bytes they index), the
+/// SRH from the outer packet `outer`.
+fn matches(
+    r: &Rule,
+    (f, d): (&Fields, &[u8]),
+    outer: (&Fields, &[u8]),
+    iif: Option<DevId>,
+    oif: Option<DevId>,
+) -> bool {
     let m = &r.m;
     let addr_ok = |a: &Option<spec::AddrMatch>, v: u128| a.as_ref().is_none_or(|a| a.contains(v) != a.inv);
     let dev_ok = |s: &Option<Devs>, d: Option<DevId>| s.as_ref().is_none_or(|s| s.ok(d));
@@ -327,7 +346,31 @@ fn matches(r: &Rule, f: &Fields, d: &[u8], iif: Option<DevId>, oif: Option<DevId
             }
         }
     }
-    m.srh.as_ref().is_none_or(|s| srh_match::matches(s, d, f.routing))
+    m.srh.as_ref().is_none_or(|s| srh_match::matches(s, outer.1, outer.0.routing) && inner_ok(s, outer.0, outer.1))
+        && m.exthdr.iter().all(|e| exthdr_ok(e, outer.0, outer.1))
+}
+
+/// An nftables `srh`/`rt` expression (Linux's `nft_exthdr_ipv6_eval`): the first
+/// Routing header, whatever its type, found as `ipv6_find_hdr` finds it; `len` bytes
+/// at `offset` in it, big-endian, compared. No Routing header, or bytes past the
+/// packet's end: the rule does not match, whatever the operator (`NFT_BREAK`).
+fn exthdr_ok(e: &spec::ExthdrMatch, f: &Fields, d: &[u8]) -> bool {
+    let Some(at) = f.routing else { return false };
+    let start = at + usize::from(e.offset);
+    let Some(b) = d.get(start..start + usize::from(e.len)) else { return false };
+    let v = b.iter().fold(0u128, |a, &x| a << 8 | u128::from(x));
+    e.op.holds(v, e.value)
+}
+
+/// SERA's `--inner-src`/`--inner-dst`: the original packet's addresses (thesis §4.3.2),
+/// whatever the basic mode; no original packet, no match, whatever the `!`.
+fn inner_ok(s: &spec::SrhMatch, f: &Fields, d: &[u8]) -> bool {
+    if s.inner_src.is_none() && s.inner_dst.is_none() {
+        return true;
+    }
+    let Some((o, _)) = f.original(d) else { return false };
+    let ok = |a: &Option<spec::AddrMatch>, v: u128| a.as_ref().is_none_or(|a| a.contains(v) != a.inv);
+    ok(&s.inner_src, o.src) && ok(&s.inner_dst, o.dst)
 }
 
 /// REJECT: ICMPv6 Destination Unreachable with `code` (ip6t_REJECT's `nf_send_unreach6`

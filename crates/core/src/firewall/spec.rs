@@ -69,6 +69,11 @@ pub struct SrhMatch {
     pub psid: Option<AddrMatch>,
     pub nsid: Option<AddrMatch>,
     pub lsid: Option<AddrMatch>,
+    /// SERA's `--inner-src`/`--inner-dst` (thesis Listing 4.4): the original packet's
+    /// source and destination (`Fields::original`); a packet without one matches
+    /// neither way.
+    pub inner_src: Option<AddrMatch>,
+    pub inner_dst: Option<AddrMatch>,
 }
 
 /// `--sport`/`--dport` with `-p tcp|udp` (`-m tcp|udp`): inclusive ranges.
@@ -92,6 +97,8 @@ pub struct FwMatch {
     pub proto: Option<Neg<u8>>,
     pub ports: Option<PortMatch>,
     pub srh: Option<SrhMatch>,
+    /// nftables `srh ...`/`rt ...` expressions (`nft add rule`), all of which must hold.
+    pub exthdr: Vec<ExthdrMatch>,
 }
 
 /// The SRv6 actions of the SEG6 target (thesis §4.3.2, Listing 4.5).
@@ -147,6 +154,45 @@ pub struct FwRule {
     pub line: Line,
     pub m: FwMatch,
     pub target: FwTarget,
+    /// A rule written with `nft add rule`: its expressions and verdict as nft lists
+    /// them, which `show firewall` prints instead of the ip6tables form.
+    pub nft: Option<String>,
+}
+
+/// An nftables comparison operator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NftOp {
+    Eq,
+    Ne,
+    Lt,
+    Gt,
+    Le,
+    Ge,
+}
+
+impl NftOp {
+    /// Whether `a OP b`.
+    pub fn holds(self, a: u128, b: u128) -> bool {
+        match self {
+            NftOp::Eq => a == b,
+            NftOp::Ne => a != b,
+            NftOp::Lt => a < b,
+            NftOp::Gt => a > b,
+            NftOp::Le => a <= b,
+            NftOp::Ge => a >= b,
+        }
+    }
+}
+
+/// An nftables extension-header expression on the first Routing header (`srh tag 7`,
+/// `srh sid[1] fc00::1`, `rt seg-left > 0`): `len` bytes at `offset` in the header,
+/// read as a big-endian number, compared with `value` (Linux's `nft_exthdr` for IPv6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ExthdrMatch {
+    pub offset: u16,
+    pub len: u8,
+    pub op: NftOp,
+    pub value: u128,
 }
 
 /// A chain: built-in (with a policy) or made by `-N`.
@@ -164,6 +210,19 @@ pub struct ChainSpec {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FirewallSpec {
     pub chains: Vec<ChainSpec>,
+    /// `nft add table ip6 NAME`: the tables made.
+    pub nft_tables: Vec<String>,
+    /// `nft add chain ...`: the base chains made, each on its built-in chain.
+    pub nft_chains: Vec<NftChain>,
+}
+
+/// An nftables base chain: its table, its name, and the built-in chain its hook is
+/// (`hook input`: INPUT, `hook forward`: FORWARD), where its rules go.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NftChain {
+    pub table: String,
+    pub name: String,
+    pub builtin: &'static str,
 }
 
 impl Default for FirewallSpec {
@@ -172,7 +231,7 @@ impl Default for FirewallSpec {
             .iter()
             .map(|n| ChainSpec { name: n.to_string(), line: 0, policy: Some(true), rules: Vec::new() })
             .collect();
-        FirewallSpec { chains }
+        FirewallSpec { chains, nft_tables: Vec::new(), nft_chains: Vec::new() }
     }
 }
 
@@ -259,6 +318,12 @@ impl fmt::Display for FwMatch {
                 if let Some(a) = a {
                     neg(f, a.inv)?;
                     write!(f, " --srh-{o} {a}")?;
+                }
+            }
+            for (o, a) in [("src", &s.inner_src), ("dst", &s.inner_dst)] {
+                if let Some(a) = a {
+                    neg(f, a.inv)?;
+                    write!(f, " --inner-{o} {a}")?;
                 }
             }
         }

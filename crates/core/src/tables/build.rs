@@ -186,7 +186,7 @@ impl<'a> Builder<'a> {
                 },
                 SysctlSpec::MultipathHash { v6: true, policy, .. } => self.multipath_hash.0 = *policy,
                 SysctlSpec::MultipathHash { v6: false, policy, .. } => self.multipath_hash.1 = *policy,
-                SysctlSpec::Ip6tSeg6Args { .. } => {}
+                SysctlSpec::Ip6tSeg6Args { .. } | SysctlSpec::Ip6tSeg6 { .. } => {}
             }
         }
         for (i, d) in self.devices.iter_mut().enumerate() {
@@ -654,9 +654,16 @@ impl<'a> Builder<'a> {
             SysctlSpec::Ip6tSeg6Args { bits, .. } => Some(*bits),
             _ => None,
         });
+        let inner = spec.sysctls.iter().rev().find_map(|s| match s {
+            SysctlSpec::Ip6tSeg6 { on, .. } => Some(*on),
+            _ => None,
+        });
         tables.firewall = crate::firewall::Firewall::build(&spec.firewall, &tables.devices, arg_bits.unwrap_or(0))
             .map_err(|(line, message)| BuildError { line, message })?
-            .map(Box::new);
+            .map(|mut f| {
+                f.inner = inner.unwrap_or(false);
+                Box::new(f)
+            });
         if tables.firewall.is_some() {
             tables.fast_max_len = 0;
         }

@@ -15,7 +15,7 @@
 //! _cv_pct` (std/mean, %), `_ci95_pps` (half-width of the 95% confidence interval),
 //! `_ci95_pct` (that half-width, % of the mean, as the paper's Table I); then the
 //! latency: `lat_rate_pps, lat_samples, lat_min_us, lat_avg_us, lat_p50_us, lat_p99_us,
-//! lat_max_us`; then the forwarding rate at maximum offered load
+//! lat_max_us, lat_p25_us, lat_p75_us, lat_std_us`; then the forwarding rate at maximum offered load
 //! ([`crate::model::MaxLoad`], empty where not measured): `maxload_n` (trials),
 //! `maxload_offered_pps` and `maxload_forwarded_pps` (means), `maxload_forwarded_cv_pct`,
 //! `maxload_saturated` (trials that found the SUT saturated).
@@ -35,7 +35,7 @@ use super::RunMeta;
 use crate::model::{BehaviorResult, Summary};
 
 /// The header of `results.csv`.
-pub const RESULTS_COLUMNS: [&str; 29] = [
+pub const RESULTS_COLUMNS: [&str; 32] = [
     "forwarder",
     "behavior",
     "frame_bytes",
@@ -60,6 +60,9 @@ pub const RESULTS_COLUMNS: [&str; 29] = [
     "lat_p50_us",
     "lat_p99_us",
     "lat_max_us",
+    "lat_p25_us",
+    "lat_p75_us",
+    "lat_std_us",
     "maxload_n",
     "maxload_offered_pps",
     "maxload_forwarded_pps",
@@ -124,8 +127,11 @@ pub fn results_csv(results: &[BehaviorResult]) -> String {
                 l.p50_us.to_string(),
                 l.p99_us.to_string(),
                 l.max_us.to_string(),
+                l.p25_us.to_string(),
+                l.p75_us.to_string(),
+                l.std_us.to_string(),
             ]),
-            None => row.extend(vec![String::new(); 7]),
+            None => row.extend(vec![String::new(); 10]),
         }
         match &r.max_load {
             Some(m) => row.extend([

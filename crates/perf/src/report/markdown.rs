@@ -14,14 +14,19 @@
 //!    rows): per forwarder and proxy row, its direction (to or from the service
 //!    function), its PDR and NDR and each as a percentage of the same forwarder's
 //!    `ipv6` rate in the run, against issue 27's goal of [`PROXY_GOAL`];
-//! 5. **Forwarding rate at maximum offered load** (where measured: forwarder, behaviour,
+//! 5. **Mobile user plane** (where a forwarder has both rows of a pair): each RFC 9433
+//!    translation's PDR as a share of the SRv6 function it stands beside in the same
+//!    run — H.M.GTP4.D / SRv6.Encap, End.M.GTP4.E / SRv6.Decap — against issue 29's
+//!    goal of [`MOBILE_GOAL`] (within 10%), and the GTP-U function's beside it;
+//! 6. **Forwarding rate at maximum offered load** (where measured: forwarder, behaviour,
 //!    what the tester sent, what came back, its CV, how many trials found the SUT
 //!    saturated, and the PDR beside it);
-//! 6. **Latency** (forwarder, behaviour, rate, samples, min/avg/p50/p99/max in µs);
-//! 7. **Plots**: each PNG shown, with a link to its SVG;
-//! 8. **Run**: the [`RunMeta`] (command, date, machine, sr6 version, settings);
-//! 9. **Notes and warnings**: `RunMeta::notes`, then figures that could not be drawn;
-//! 10. **Files**: what else is in the directory.
+//! 7. **Latency** (forwarder, behaviour, rate, samples, min, quartiles, avg, p50, p99, max
+//!    and standard deviation in µs; normalised to plain forwarding where measured);
+//! 8. **Plots**: each PNG shown, with a link to its SVG;
+//! 9. **Run**: the [`RunMeta`] (command, date, machine, sr6 version, settings);
+//! 10. **Notes and warnings**: `RunMeta::notes`, then figures that could not be drawn;
+//! 11. **Files**: what else is in the directory.
 //!
 //! A value that is not finite, or a ratio over a zero, prints as `n/a`; a behaviour a
 //! forwarder was not measured on prints as `—`.
@@ -40,6 +45,9 @@ pub const BASELINE: &str = "linux";
 /// The share of a forwarder's plain IPv6 PDR each SR proxy direction should reach
 /// (issue 27; SREXT reached 52% with End.AD and 62% with End.AM, thesis §3.6.1).
 pub const PROXY_GOAL: f64 = 0.85;
+
+/// Issue 29's goal: each translation's PDR within 10% of its SRv6 function's.
+pub const MOBILE_GOAL: f64 = 0.90;
 
 /// Writes `report.md` into `dir`.
 pub fn write_report(results: &[BehaviorResult], meta: &RunMeta, plots: &Plots, dir: &Path) -> io::Result<PathBuf> {
@@ -88,6 +96,7 @@ pub fn render(results: &[BehaviorResult], meta: &RunMeta, plots: &Plots) -> Stri
     }
 
     proxies(&mut s, results);
+    mobile(&mut s, results);
     max_load(&mut s, results);
     latency(&mut s, results);
     plot_links(&mut s, plots, &behs);
@@ -353,6 +362,66 @@ fn proxies(s: &mut String, results: &[BehaviorResult]) {
     }
 }
 
+/// The translations of RFC 9433 beside the SRv6 and GTP-U functions they replace, as
+/// the GTP-U/SRv6 paper compares them (its Table II): (translation, SRv6 function,
+/// GTP-U function).
+const MOBILE_PAIRS: [(&str, &str, &str); 2] =
+    [("H.M.GTP4.D", "SRv6.Encap", "GTP-U.Decap"), ("End.M.GTP4.E", "SRv6.Decap", "GTP-U.Encap")];
+
+fn mobile(s: &mut String, results: &[BehaviorResult]) {
+    let get = |fw: &str, n: &str| Behavior::parse(n).and_then(|b| find(results, fw, b));
+    let mut heading = false;
+    for fw in forwarders(results) {
+        let rows: Vec<_> =
+            MOBILE_PAIRS.iter().filter_map(|(t, sr, gtp)| Some((get(fw, t)?, get(fw, sr)?, get(fw, gtp)))).collect();
+        if rows.is_empty() {
+            continue;
+        }
+        if !heading {
+            heading = true;
+            let _ = writeln!(s, "## Mobile user plane: translation / SRv6\n");
+            let _ = writeln!(
+                s,
+                "Each RFC 9433 translation's rate as a share of the SRv6 function beside it in this \
+                 run (H.M.GTP4.D translates GTP-U into what SRv6.Encap makes; End.M.GTP4.E \
+                 turns what SRv6.Decap takes into GTP-U). Goal (issue 29): a PDR within {:.0}% \
+                 of the SRv6 function's; the GTP-U/SRv6 paper found the gap negligible.\n",
+                (1.0 - MOBILE_GOAL) * 100.0
+            );
+        }
+        let _ = writeln!(s, "### {}\n", cell(fw));
+        let head: Vec<String> =
+            ["translation", "PDR", "SRv6 function", "its PDR", "**PDR / SRv6**", "goal", "GTP-U function", "its PDR"]
+                .iter()
+                .map(|c| c.to_string())
+                .collect();
+        header(s, &head, 1);
+        for (t, sr, gtp) in rows {
+            let q = ratio(t.pdr.mean, sr.pdr.mean);
+            let goal = match (q.is_some_and(|q| q >= MOBILE_GOAL), at_least(t), at_least(sr)) {
+                (_, _, "≥ ") => "?",
+                (true, _, _) => "yes",
+                (false, "≥ ", _) => "?",
+                (false, _, _) => "no",
+            };
+            row(
+                s,
+                [
+                    t.behavior.name().to_string(),
+                    format!("{}{}", at_least(t), kpps(t.pdr.mean)),
+                    sr.behavior.name().to_string(),
+                    format!("{}{}", at_least(sr), kpps(sr.pdr.mean)),
+                    format!("**{}**", share(t.pdr.mean, sr.pdr.mean)),
+                    goal.to_string(),
+                    gtp.map_or("—".into(), |g| g.behavior.name().to_string()),
+                    gtp.map_or("—".into(), |g| format!("{}{}", at_least(g), kpps(g.pdr.mean))),
+                ],
+            );
+        }
+        s.push('\n');
+    }
+}
+
 /// The forwarding rate at maximum offered load ([`crate::model::MaxLoad`]), where
 /// measured.
 fn max_load(s: &mut String, results: &[BehaviorResult]) {
@@ -416,29 +485,58 @@ fn latency(s: &mut String, results: &[BehaviorResult]) {
     }
     let fws = forwarders(results);
     rows.sort_by_key(|r| (fws.iter().position(|f| *f == r.forwarder), r.behavior));
-    let _ = writeln!(s, "One-way, at a fraction of the NDR; microseconds.\n");
-    let head: Vec<String> = ["forwarder", "behaviour", "rate (kpps)", "samples", "min", "avg", "p50", "p99", "max"]
-        .iter()
-        .map(|c| c.to_string())
-        .collect();
+    // The baseline of the normalised latency: the forwarder's plain forwarding of the
+    // same family as the row's innermost packet (the GTP-U/SRv6 paper's L2 forwarding).
+    let base = |r: &BehaviorResult| {
+        let plain = if r.behavior.inner_ipv4(0) { Behavior::Ipv4 } else { Behavior::Ipv6 };
+        results
+            .iter()
+            .find(|x| x.forwarder == r.forwarder && x.behavior == plain)
+            .and_then(|x| x.latency)
+            .map(|l| l.avg_us)
+            .filter(|a| a.is_finite() && *a > 0.0)
+    };
+    let normalised = rows.iter().any(|r| base(r).is_some());
+    let _ = writeln!(
+        s,
+        "One-way, at a fraction of the NDR; microseconds. std: the standard deviation{}.\n",
+        if normalised {
+            "; normalised: (avg - avg of plain forwarding) / avg of plain forwarding, plain forwarding \
+             of the row's innermost family by the same forwarder (the GTP-U/SRv6 paper's Fig. 5)"
+        } else {
+            ""
+        }
+    );
+    let mut head: Vec<String> =
+        ["forwarder", "behaviour", "rate (kpps)", "samples", "min", "p25", "avg", "p50", "p75", "p99", "max", "std"]
+            .iter()
+            .map(|c| c.to_string())
+            .collect();
+    if normalised {
+        head.push("normalised".into());
+    }
     header(s, &head, 2);
     let us = |x: f64| if x.is_finite() { format!("{x:.2}") } else { "n/a".into() };
     for r in rows {
         if let Some(l) = &r.latency {
-            row(
-                s,
-                [
-                    cell(&r.forwarder),
-                    r.behavior.name().to_string(),
-                    kpps(l.rate_pps),
-                    l.samples.to_string(),
-                    us(l.min_us),
-                    us(l.avg_us),
-                    us(l.p50_us),
-                    us(l.p99_us),
-                    us(l.max_us),
-                ],
-            );
+            let mut cells = vec![
+                cell(&r.forwarder),
+                r.behavior.name().to_string(),
+                kpps(l.rate_pps),
+                l.samples.to_string(),
+                us(l.min_us),
+                us(l.p25_us),
+                us(l.avg_us),
+                us(l.p50_us),
+                us(l.p75_us),
+                us(l.p99_us),
+                us(l.max_us),
+                us(l.std_us),
+            ];
+            if normalised {
+                cells.push(base(r).map_or("n/a".into(), |b| format!("{:+.3}", (l.avg_us - b) / b)));
+            }
+            row(s, cells);
         }
     }
     s.push('\n');
@@ -449,6 +547,10 @@ fn plot_links(s: &mut String, plots: &Plots, behs: &[crate::model::Behavior]) {
     let mut figures: Vec<(String, String)> = vec![
         ("pdr-boxplot".into(), "PDR per behaviour (box plot over the repetitions; the paper's Fig. 3)".into()),
         ("ndr-boxplot".into(), "NDR per behaviour".into()),
+        (
+            "latency-boxplot".into(),
+            "One-way latency per behaviour at the latency rate (the GTP-U/SRv6 paper's Fig. 5/6)".into(),
+        ),
     ];
     figures.extend(behs.iter().map(|b| {
         (
@@ -504,7 +606,7 @@ fn run_section(s: &mut String, results: &[BehaviorResult], meta: &RunMeta) {
     let dur = if meta.trial_duration_s.is_finite() { format!("{} s", meta.trial_duration_s) } else { "n/a".into() };
     row(s, ["trial duration".into(), dur]);
     row(s, ["repetitions".into(), meta.repetitions.to_string()]);
-    row(s, ["frame size (ipv6)".into(), format!("{} B", meta.frame_bytes)]);
+    row(s, ["innermost packet".into(), format!("{} B", meta.frame_bytes)]);
     let mut thresholds: Vec<String> = results.iter().map(|r| pct(r.pdr_loss_threshold)).collect();
     thresholds.dedup();
     thresholds.sort();

@@ -5,6 +5,9 @@
 //!   one colour each. Box: quartiles (linear interpolation), bold line: median, whiskers:
 //!   the farthest values within 1.5 IQR of the box, hollow circles: values beyond. The y
 //!   axis starts at 0 so heights compare as ratios.
+//! - `latency-boxplot` (the GTP-U/SRv6 paper's Fig. 5/6, where any row has latency):
+//!   one box per forwarder and behaviour over the one-way latency's distribution at the
+//!   latency rate, in µs: box p25-p75, bold line p50, whiskers min and p99.
 //! - `sweep-<behaviour>` (Fig. 2): for one behaviour, one panel per forwarder: every trial
 //!   of every repetition, delivered rate (kpps, left axis) and delivery ratio (%, right
 //!   axis) against the offered rate; the dashed diagonal is "delivered = offered", the
@@ -57,6 +60,12 @@ pub fn write_plots(results: &[BehaviorResult], dir: &Path) -> Plots {
     for metric in [Metric::Pdr, Metric::Ndr] {
         let fig = BoxFigure { results, fws: &fws, behs: &behs, metric };
         save(&fig, dir, metric.stem(), faces, &mut out);
+    }
+    if results.iter().any(|r| r.latency.is_some_and(|l| l.samples > 0)) {
+        let lbehs: Vec<Behavior> =
+            behs.iter().copied().filter(|&b| results.iter().any(|r| r.behavior == b && r.latency.is_some())).collect();
+        let fig = BoxFigure { results, fws: &fws, behs: &lbehs, metric: Metric::Latency };
+        save(&fig, dir, Metric::Latency.stem(), faces, &mut out);
     }
     for &b in &behs {
         let fig = SweepFigure { results, fws: &fws, behavior: b };
@@ -137,6 +146,8 @@ fn err<E: std::fmt::Display>(e: E) -> String {
 enum Metric {
     Pdr,
     Ndr,
+    /// The one-way latency's distribution (one box from its percentiles).
+    Latency,
 }
 
 impl Metric {
@@ -144,12 +155,39 @@ impl Metric {
         match self {
             Metric::Pdr => "pdr-boxplot",
             Metric::Ndr => "ndr-boxplot",
+            Metric::Latency => "latency-boxplot",
         }
     }
     fn name(self) -> &'static str {
         match self {
             Metric::Pdr => "PDR",
             Metric::Ndr => "NDR",
+            Metric::Latency => "latency",
+        }
+    }
+    fn unit(self) -> &'static str {
+        match self {
+            Metric::Pdr | Metric::Ndr => "kpps",
+            Metric::Latency => "\u{b5}s",
+        }
+    }
+    /// The box of a result: over the repetitions' rates, or the latency's percentiles
+    /// (whiskers min and p99; no outlier drawn).
+    fn stats(self, r: &BehaviorResult) -> Option<BoxStats> {
+        match self {
+            Metric::Latency => {
+                let l = r.latency.filter(|l| l.samples > 0)?;
+                let v = [l.min_us, l.p25_us, l.p50_us, l.p75_us, l.p99_us];
+                v.iter().all(|x| x.is_finite()).then(|| BoxStats {
+                    q1: l.p25_us,
+                    median: l.p50_us,
+                    q3: l.p75_us,
+                    low: l.min_us,
+                    high: l.p99_us,
+                    outliers: Vec::new(),
+                })
+            }
+            _ => box_stats(&self.values_kpps(r)),
         }
     }
     /// The repetitions' values in kpps (finite only); the mean when there is no
@@ -346,12 +384,7 @@ impl Figure for BoxFigure<'_> {
         let stats: Vec<Vec<Option<BoxStats>>> = self
             .fws
             .iter()
-            .map(|fw| {
-                self.behs
-                    .iter()
-                    .map(|&b| find(self.results, fw, b).and_then(|r| box_stats(&self.metric.values_kpps(r))))
-                    .collect()
-            })
+            .map(|fw| self.behs.iter().map(|&b| find(self.results, fw, b).and_then(|r| self.metric.stats(r))).collect())
             .collect();
         let top = stats
             .iter()
@@ -370,6 +403,7 @@ impl Figure for BoxFigure<'_> {
             }
             (Metric::Pdr, None) => "Partial-Drop Rate per behaviour".to_string(),
             (Metric::Ndr, _) => "No-Drop Rate per behaviour".to_string(),
+            (Metric::Latency, _) => "One-way latency: box p25-p75, whiskers min-p99".to_string(),
         };
         let names = self.behs.iter().map(|b| b.name().to_string()).collect();
         let mut chart = ChartBuilder::on(root)
@@ -388,7 +422,7 @@ impl Figure for BoxFigure<'_> {
             .axis_style(BLACK.mix(0.8))
             .label_style(text(15))
             .axis_desc_style(text(17))
-            .y_desc(format!("{} (kpps)", self.metric.name()))
+            .y_desc(format!("{} ({})", self.metric.name(), self.metric.unit()))
             .x_desc("behaviour")
             .y_label_formatter(&tick)
             .draw()

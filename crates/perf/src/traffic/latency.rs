@@ -133,7 +133,32 @@ impl Histogram {
             p50_ns: self.quantile(0.50),
             p99_ns: self.quantile(0.99),
             max_ns: self.max,
+            p25_ns: self.quantile(0.25),
+            p75_ns: self.quantile(0.75),
+            std_ns: self.std_dev(),
         }
+    }
+
+    /// The standard deviation (population), each sample taken at its bucket's middle
+    /// clamped into `[min, max]`, around the exact mean; 0 with fewer than two samples.
+    pub fn std_dev(&self) -> u64 {
+        if self.n < 2 {
+            return 0;
+        }
+        let mean = self.sum as f64 / self.n as f64;
+        let var: f64 = self
+            .counts
+            .iter()
+            .enumerate()
+            .filter(|(_, &c)| c > 0)
+            .map(|(i, &c)| {
+                let (lo, w) = bucket(i);
+                let mid = (lo + w / 2).clamp(self.min, self.max) as f64;
+                c as f64 * (mid - mean) * (mid - mean)
+            })
+            .sum::<f64>()
+            / self.n as f64;
+        var.sqrt().round() as u64
     }
 }
 
@@ -146,6 +171,9 @@ pub struct LatencyStats {
     pub p50_ns: u64,
     pub p99_ns: u64,
     pub max_ns: u64,
+    pub p25_ns: u64,
+    pub p75_ns: u64,
+    pub std_ns: u64,
 }
 
 impl LatencyStats {
@@ -164,6 +192,9 @@ impl LatencyStats {
             p50_us: us(self.p50_ns),
             p99_us: us(self.p99_ns),
             max_us: us(self.max_ns),
+            p25_us: us(self.p25_ns),
+            p75_us: us(self.p75_ns),
+            std_us: us(self.std_ns),
         })
     }
 }
@@ -213,10 +244,22 @@ mod tests {
         assert!((s.p50_ns as f64 - 500_000.0).abs() / 500_000.0 < 0.02, "{s:?}");
         assert!((s.p99_ns as f64 - 990_000.0).abs() / 990_000.0 < 0.02, "{s:?}");
         assert!(s.min_ns <= s.p50_ns && s.p50_ns <= s.p99_ns && s.p99_ns <= s.max_ns);
+        assert!(s.p25_ns <= s.p50_ns && s.p50_ns <= s.p75_ns);
+        assert!((s.p25_ns as f64 - 250_000.0).abs() / 250_000.0 < 0.02, "{s:?}");
+        assert!((s.p75_ns as f64 - 750_000.0).abs() / 750_000.0 < 0.02, "{s:?}");
+        // Uniform on [10, 1e6]: sigma = 1e6 / sqrt(12).
+        let sigma = 1e6 / 12f64.sqrt();
+        assert!((s.std_ns as f64 - sigma).abs() / sigma < 0.02, "{s:?}");
         h.clear();
         h.record(7);
         let s = h.stats();
         assert_eq!((s.min_ns, s.p50_ns, s.p99_ns, s.max_ns), (7, 7, 7, 7));
+        assert_eq!(s.std_ns, 0);
+        // Two values 100 apart: sigma 50 (the buckets at 64 and above are 2 to 4 wide).
+        h.clear();
+        h.record(40);
+        h.record(140);
+        assert!((h.stats().std_ns as i64 - 50).abs() <= 2, "{:?}", h.stats());
         let m = s.to_model(1000.0).unwrap();
         assert_eq!(m.samples, 1);
         assert!((m.p99_us - 0.007).abs() < 1e-12);

@@ -38,7 +38,10 @@ pub use live_gen::LiveGenerator;
 pub use port::{open_port, Backend, TesterPort};
 pub use recv::{Idle, Receiver, RecvConfig, RecvReport, StreamCounts};
 pub use telemetry::{mono_ns, Telemetry, MAGIC, TELEMETRY_LEN};
-pub use template::{build, frame_len, template, templates, warm_up_frame, Addressing, Template};
+pub use template::{
+    build, frame_len, inner_len_range, min_inner_len, template, templates, warm_up_frame, Addressing, Template,
+    INNER_IP_LEN,
+};
 pub use trial::{run_trial, run_trial_report, Losses, TrialReport, DEFAULT_SETTLE};
 pub use xdp_recv::XdpReceiver;
 

@@ -30,6 +30,13 @@
 //! | NEXT-C-SID: End-next-csid, End.X-...   | Eth 14 + IPv6 40 (no SRH) + IPv6 64                |   118 |
 //! | from a proxy's function: End.AD-return | Eth 14 + IPv6/UDP 64 (the inner packet)            |    78 |
 //! | from a proxy's function: End.AM-return | Eth 14 + IPv6 40 + SRH(2 SIDs, SL 1) 40 + IPv6 64  |   158 |
+//! | mobile: GTP-U.Encap, SRv6.Encap      | Eth 14 + IPv4/UDP 64                               |    78 |
+//! | mobile: GTP-U.Decap, H.M.GTP4.D       | Eth 14 + IPv4 20 + UDP 8 + GTP-U 8 + IPv4 64       |   114 |
+//! | mobile: SRv6.Decap, End.M.GTP4.E      | Eth 14 + IPv6 40 (no SRH) + IPv4 64                |   118 |
+//!
+//! The innermost packet is 64 bytes by default; the experiment's `packet_bytes` sets it
+//! ([`Addressing::inner_len`], within [`inner_len_range`]): the mobile experiment uses
+//! the GTP-U/SRv6 paper's 46 and 1460.
 //!
 //! # The frames
 //!
@@ -62,6 +69,12 @@
 //!   §4.1): outer IPv6 `src6 -> sid`, hop limit 64, Next Header 41, no SRH: `sid` is a
 //!   C-SID container (block, the SUT's C-SID, the C-SIDs to come) that the SUT shifts
 //!   and routes to tg1; `next_sid` stands for the shifted destination.
+//! * The mobile rows ([`Behavior::mobile`]): IPv4 user packets, plain (the
+//!   encapsulations), behind outer IPv6 to the SID with no SRH (the SRv6 decapsulation,
+//!   End.M.GTP4.E: `sid` and `src6` carry the session, RFC 9433 Figs. 9-10), or behind
+//!   GTP-U: outer IPv4 `src4 -> upf4` (DF, TTL 64), UDP 2152 -> 2152 with checksum 0
+//!   (the generator patches the inner UDP checksum only), GTP-U version 1, PT 1, no
+//!   optional field, T-PDU, TEID `teid`.
 //! * An SR proxy's return rows ([`Behavior::proxy_return`]; the SRv6 service-programming
 //!   draft §6): what the service function sends back to the proxy. The SR proxy rows
 //!   of the table (End.AD, End.AM, ...) take a segment: End's frame, whose packet the
@@ -104,14 +117,20 @@ use sr6_core::behaviour::proxy::Kind;
 use sr6_core::behaviour::{self as table, Takes};
 
 use super::telemetry::{Telemetry, TELEMETRY_LEN};
-use crate::model::Behavior;
+use crate::model::{Behavior, MobileKind};
 
 /// Size of the innermost IP packet of every template (see the module docs).
 pub const INNER_IP_LEN: usize = 64;
 /// Bytes of SRv6 encapsulation on the endpoint templates: outer IPv6 40 + SRH 40.
 pub const ENCAP_LEN: usize = 80;
-/// Bytes of encapsulation on the pure uSID templates (NEXT-C-SID): outer IPv6 40.
+/// Bytes of encapsulation on the pure uSID templates (NEXT-C-SID) and on the mobile
+/// rows' SRv6 ones: outer IPv6 40.
 pub const USID_ENCAP_LEN: usize = 40;
+/// Bytes of GTP-U encapsulation: IPv4 20 + UDP 8 + GTP-U 8 (the paper's Fig. 4).
+pub const GTPU4_ENCAP_LEN: usize = IPV4_LEN + UDP_LEN + GTPU_LEN;
+/// The GTP-U port (TS 29.281 §4.4.2).
+pub const GTPU_PORT: u16 = 2152;
+const GTPU_LEN: usize = 8;
 /// The UDP destination port (discard).
 pub const UDP_DST_PORT: u16 = 9;
 /// UDP source ports are `UDP_SRC_PORT_BASE + stream % 16384`.
@@ -150,6 +169,13 @@ pub struct Addressing {
     /// take a segment, routed by the SUT to tg1; the segment visited before for the
     /// decapsulating ones.
     pub next_sid: Ipv6Addr,
+    /// Outer IPv4 destination of the GTP-U frames (the mobile rows that send GTP-U).
+    pub upf4: Ipv4Addr,
+    /// The TEID of those frames.
+    pub teid: u32,
+    /// Size of the innermost IP packet, header included (the experiment's
+    /// `packet_bytes`; [`INNER_IP_LEN`] by default).
+    pub inner_len: usize,
 }
 
 impl Default for Addressing {
@@ -166,6 +192,9 @@ impl Default for Addressing {
             dst4: Ipv4Addr::new(198, 19, 0, 1),
             sid: Ipv6Addr::new(0xfc00, 0xe, 0, 0, 0, 0, 0, 1),
             next_sid: Ipv6Addr::new(0xfc00, 0xb, 0, 0, 0, 0, 0, 2),
+            upf4: Ipv4Addr::new(198, 18, 3, 1),
+            teid: 1,
+            inner_len: INNER_IP_LEN,
         }
     }
 }
@@ -211,14 +240,24 @@ enum Encap {
     Srh(u8),
     /// As `Srh(1)`, masqueraded by End.AM: the outer destination is Segment List\[0\].
     Masqueraded,
-    /// Outer IPv6 only, to a C-SID container (pure uSID).
+    /// Outer IPv6 only, to a C-SID container (pure uSID), or to any SID with no SRH.
     Usid,
+    /// Outer IPv4 + UDP + GTP-U (a T-PDU, no extension header), to `upf4`.
+    Gtpu4,
 }
 
 /// (encapsulation, innermost packet) of behaviour `b`'s stream `stream`: what its row
 /// of the behaviour table takes, pure uSID for a NEXT-C-SID row, what the function
 /// sends back for a proxy's return row.
 fn shape(b: Behavior, stream: u16) -> (Encap, Inner) {
+    if let Some(m) = b.mobile() {
+        let encap = match m.kind {
+            MobileKind::GtpEncap | MobileKind::SrEncap => Encap::None,
+            MobileKind::GtpDecap | MobileKind::Gtp4D => Encap::Gtpu4,
+            MobileKind::SrDecap | MobileKind::Gtp4E => Encap::Usid,
+        };
+        return (encap, Inner::V4);
+    }
     if b.next_csid().is_some() {
         return (Encap::Usid, Inner::V6);
     }
@@ -235,9 +274,9 @@ fn shape(b: Behavior, stream: u16) -> (Encap, Inner) {
         Some(Takes::Segment) => (Encap::Srh(1), ip_inner(b.inner_ipv4(stream))),
         Some(Takes::Inner(table::Inner::Ethernet)) => (Encap::Srh(0), Inner::Eth),
         Some(Takes::Inner(_)) => (Encap::Srh(0), ip_inner(b.inner_ipv4(stream))),
-        // H.M.GTP4.D: not measured yet (`plan::unsupported`); plain IPv4.
-        Some(Takes::Gtpu4) => (Encap::None, Inner::V4),
-        // End.M.GTP6.D/.Di: not measured yet either; plain IPv6.
+        // H.M.GTP4.D is measured as a mobile row (above); the table's row is not.
+        Some(Takes::Gtpu4) => (Encap::Gtpu4, Inner::V4),
+        // End.M.GTP6.D/.Di: not measured yet (`plan::unsupported`); plain IPv6.
         Some(Takes::Gtpu6) => (Encap::None, Inner::V6),
     }
 }
@@ -284,7 +323,7 @@ fn build_shaped(b: Behavior, a: &Addressing, stream: u16, (encap, inner): (Encap
         }
     };
     let outer_ethertype = match (encap, inner) {
-        (Encap::None, Inner::V4) => ETHERTYPE_IPV4,
+        (Encap::None, Inner::V4) | (Encap::Gtpu4, _) => ETHERTYPE_IPV4,
         _ => ETHERTYPE_IPV6,
     };
     let mut frame = eth(&a.dut0_mac, &a.tg0_mac, outer_ethertype);
@@ -313,19 +352,73 @@ fn build_shaped(b: Behavior, a: &Addressing, stream: u16, (encap, inner): (Encap
             ipv6_header(&mut frame, inner_bytes.len() as u16, nh, &a.src6, &a.sid);
             udp_csum_at += USID_ENCAP_LEN;
         }
+        Encap::Gtpu4 => {
+            gtpu4_headers(&mut frame, a, inner_bytes.len());
+            udp_csum_at += GTPU4_ENCAP_LEN;
+        }
     }
     frame.extend_from_slice(&inner_bytes);
     Template { behavior: b, stream, frame, udp_csum_at }
 }
 
-/// The frame size of behaviour `b`'s template (bytes without FCS).
-pub fn frame_len(b: Behavior) -> usize {
+/// The frame size of behaviour `b`'s template (bytes without FCS) for an innermost
+/// packet of `inner_len` bytes.
+pub fn frame_len(b: Behavior, inner_len: usize) -> usize {
     match shape(b, 0) {
-        (Encap::None, _) => ETH_LEN + INNER_IP_LEN,
-        (Encap::Usid, _) => ETH_LEN + USID_ENCAP_LEN + INNER_IP_LEN,
-        (Encap::Srh(_) | Encap::Masqueraded, Inner::Eth) => ETH_LEN + ENCAP_LEN + ETH_LEN + INNER_IP_LEN,
-        (Encap::Srh(_) | Encap::Masqueraded, _) => ETH_LEN + ENCAP_LEN + INNER_IP_LEN,
+        (Encap::None, _) => ETH_LEN + inner_len,
+        (Encap::Usid, _) => ETH_LEN + USID_ENCAP_LEN + inner_len,
+        (Encap::Gtpu4, _) => ETH_LEN + GTPU4_ENCAP_LEN + inner_len,
+        (Encap::Srh(_) | Encap::Masqueraded, Inner::Eth) => ETH_LEN + ENCAP_LEN + ETH_LEN + inner_len,
+        (Encap::Srh(_) | Encap::Masqueraded, _) => ETH_LEN + ENCAP_LEN + inner_len,
     }
+}
+
+/// The smallest innermost packet of behaviour `b`: IP and UDP headers and the
+/// telemetry block.
+pub fn min_inner_len(b: Behavior) -> usize {
+    let ip = if (0..b.streams()).all(|s| b.inner_ipv4(s)) { IPV4_LEN } else { IPV6_LEN };
+    ip + UDP_LEN + TELEMETRY_LEN
+}
+
+/// The testbed's MTU (veth's default).
+pub const MTU: usize = 1500;
+
+/// The sizes of innermost packet behaviour `b` takes: from [`min_inner_len`] to what
+/// keeps every frame it sends and gets back within [`MTU`]: the largest encapsulation
+/// on either side, outer IPv6 without SRH for the mobile rows (40), none for plain
+/// forwarding, and at most outer IPv6 + SRH of three SIDs + Ethernet (150) otherwise.
+pub fn inner_len_range(b: Behavior) -> (usize, usize) {
+    let overhead = if b.mobile().is_some() {
+        USID_ENCAP_LEN
+    } else if matches!(b, Behavior::Ipv6 | Behavior::Ipv4) {
+        0
+    } else {
+        IPV6_LEN + 8 + 3 * 16 + ETH_LEN + 40
+    };
+    (min_inner_len(b), MTU - overhead)
+}
+
+/// Outer IPv4 (`src4 -> upf4`, DF, TTL 64, ID 0, checksum valid), UDP 2152 -> 2152
+/// (checksum 0, allowed over IPv4: RFC 768, TS 29.281 §4.4.2.0) and a GTP-U header
+/// (TS 29.281 §5.1: version 1, PT 1, no optional field, T-PDU, `teid`) in front of a
+/// T-PDU of `inner` bytes.
+fn gtpu4_headers(out: &mut Vec<u8>, a: &Addressing, inner: usize) {
+    let total = (GTPU4_ENCAP_LEN + inner) as u16;
+    let mut ip = vec![0x45, 0];
+    ip.extend_from_slice(&total.to_be_bytes());
+    ip.extend_from_slice(&[0, 0, 0x40, 0, HOP_LIMIT, IPPROTO_UDP, 0, 0]);
+    ip.extend_from_slice(&a.src4.octets());
+    ip.extend_from_slice(&a.upf4.octets());
+    let hc = checksum::fold(checksum::sum(&ip));
+    ip[10..12].copy_from_slice(&hc.to_be_bytes());
+    out.extend_from_slice(&ip);
+    out.extend_from_slice(&GTPU_PORT.to_be_bytes());
+    out.extend_from_slice(&GTPU_PORT.to_be_bytes());
+    out.extend_from_slice(&((UDP_LEN + GTPU_LEN + inner) as u16).to_be_bytes());
+    out.extend_from_slice(&[0, 0]);
+    out.extend_from_slice(&[0x30, 0xff]);
+    out.extend_from_slice(&(inner as u16).to_be_bytes());
+    out.extend_from_slice(&a.teid.to_be_bytes());
 }
 
 fn eth(dst: &[u8; 6], src: &[u8; 6], ethertype: u16) -> Vec<u8> {
@@ -366,9 +459,10 @@ fn udp_csum(sum: u32) -> u16 {
     }
 }
 
-/// The 64-byte IPv6/UDP packet and the offset of its UDP checksum.
+/// The IPv6/UDP packet of `a.inner_len` bytes (at least 64) and the offset of its UDP
+/// checksum.
 fn ipv6_udp(a: &Addressing, stream: u16) -> (Vec<u8>, usize) {
-    let mut u = udp(stream, INNER_IP_LEN - IPV6_LEN - UDP_LEN - TELEMETRY_LEN);
+    let mut u = udp(stream, a.inner_len.saturating_sub(IPV6_LEN + UDP_LEN + TELEMETRY_LEN));
     let c = udp_csum(checksum::pseudo_header_v6(&a.src6, &a.dst6, u.len() as u32, IPPROTO_UDP) + checksum::sum(&u));
     u[6..8].copy_from_slice(&c.to_be_bytes());
     let mut p = Vec::with_capacity(INNER_IP_LEN);
@@ -377,9 +471,10 @@ fn ipv6_udp(a: &Addressing, stream: u16) -> (Vec<u8>, usize) {
     (p, IPV6_LEN + 6)
 }
 
-/// The 64-byte IPv4/UDP packet and the offset of its UDP checksum.
+/// The IPv4/UDP packet of `a.inner_len` bytes (at least 44) and the offset of its UDP
+/// checksum.
 fn ipv4_udp(a: &Addressing, stream: u16) -> (Vec<u8>, usize) {
-    let mut u = udp(stream, INNER_IP_LEN - IPV4_LEN - UDP_LEN - TELEMETRY_LEN);
+    let mut u = udp(stream, a.inner_len.saturating_sub(IPV4_LEN + UDP_LEN + TELEMETRY_LEN));
     let c = udp_csum(checksum::pseudo_header_v4(&a.src4, &a.dst4, u.len() as u16, IPPROTO_UDP) + checksum::sum(&u));
     u[6..8].copy_from_slice(&c.to_be_bytes());
     let total = (IPV4_LEN + u.len()) as u16;
@@ -406,7 +501,7 @@ mod tests {
         for &b in Behavior::all() {
             for stream in [0u16, 1] {
                 let t = build(b, &a, stream);
-                assert_eq!(t.frame.len(), frame_len(b), "{}", b.name());
+                assert_eq!(t.frame.len(), frame_len(b, INNER_IP_LEN), "{}", b.name());
                 assert_eq!(t.frame, template(b, &a, stream));
                 let tel = Telemetry::from_frame(&t.frame).expect("telemetry at the end");
                 assert_eq!(tel, Telemetry { stream, seq: 0, tx_ns: 0 });
@@ -443,8 +538,14 @@ mod tests {
             ("End.AM", 158),
             ("End.AD-return", 78),
             ("End.AM-return", 158),
+            ("GTP-U.Encap", 78),
+            ("GTP-U.Decap", 114),
+            ("SRv6.Encap", 78),
+            ("SRv6.Decap", 118),
+            ("H.M.GTP4.D", 114),
+            ("End.M.GTP4.E", 118),
         ] {
-            assert_eq!(frame_len(b(n)), len, "{n}");
+            assert_eq!(frame_len(b(n), INNER_IP_LEN), len, "{n}");
         }
         for &b in Behavior::all() {
             let t = templates(b, &a);
@@ -545,6 +646,58 @@ mod tests {
         for &x in Behavior::all() {
             assert_eq!(warm_up_frame(x, &a).is_some(), x.name() == "End.AD-return", "{}", x.name());
         }
+    }
+
+    /// The mobile rows' frames at the GTP-U/SRv6 paper's sizes (its Fig. 4: a basic
+    /// IPv4 packet of 46 or 1460 bytes; frames of 64/1478 (plain), 100/1514 (GTP-U)
+    /// and 104/1518 (SRv6) bytes with the 4-byte FCS), and GTP-U's fields (TS 29.281
+    /// §5.1) read with the wire crate's views.
+    #[test]
+    fn mobile_frames_have_the_papers_sizes() {
+        use sr6_wire::{Ipv4Packet, Ipv6Packet};
+        let b = |n: &str| Behavior::parse(n).unwrap();
+        for (inner_len, plain, gtpu, srv6) in [(46, 64, 100, 104), (1460, 1478, 1514, 1518)] {
+            let a = Addressing { inner_len, teid: 0xdead_beef, ..Addressing::default() };
+            for (n, fcs_len) in [
+                ("GTP-U.Encap", plain),
+                ("SRv6.Encap", plain),
+                ("GTP-U.Decap", gtpu),
+                ("H.M.GTP4.D", gtpu),
+                ("SRv6.Decap", srv6),
+                ("End.M.GTP4.E", srv6),
+            ] {
+                let f = template(b(n), &a, 0);
+                assert_eq!(f.len() + 4, fcs_len, "{n} at {inner_len}");
+                assert_eq!(frame_len(b(n), inner_len), f.len(), "{n}");
+                let user = &f[f.len() - inner_len..];
+                let ip = Ipv4Packet::new_checked(user).unwrap();
+                assert_eq!((ip.src_addr(), ip.dst_addr(), usize::from(ip.total_len())), (a.src4, a.dst4, inner_len));
+                assert!(ip.verify_checksum());
+            }
+            let f = template(b("GTP-U.Decap"), &a, 0);
+            assert_eq!(&f[12..14], &[0x08, 0x00]);
+            let ip = Ipv4Packet::new_checked(&f[14..]).unwrap();
+            assert_eq!((ip.src_addr(), ip.dst_addr(), ip.protocol(), ip.ttl()), (a.src4, a.upf4, 17, 64));
+            assert!(ip.verify_checksum());
+            assert_eq!(usize::from(ip.total_len()), 36 + inner_len);
+            let udp = ip.payload();
+            assert_eq!(&udp[..4], &[0x08, 0x68, 0x08, 0x68]);
+            assert_eq!(usize::from(u16::from_be_bytes([udp[4], udp[5]])), 16 + inner_len);
+            assert_eq!(&udp[6..8], &[0, 0], "no UDP checksum over IPv4");
+            // Version 1, PT 1, no E/S/PN; T-PDU; length: what follows the 8 bytes.
+            assert_eq!(&udp[8..16], &[0x30, 0xff, (inner_len >> 8) as u8, inner_len as u8, 0xde, 0xad, 0xbe, 0xef]);
+            assert_eq!(template(b("H.M.GTP4.D"), &a, 0), f);
+            let f = template(b("End.M.GTP4.E"), &a, 0);
+            let ip = Ipv6Packet::new_checked(&f[14..]).unwrap();
+            assert_eq!((ip.next_header(), ip.dst_addr(), ip.src_addr()), (IPPROTO_IPV4, a.sid, a.src6), "no SRH");
+            assert_eq!(template(b("SRv6.Decap"), &a, 0), f);
+        }
+        for n in ["GTP-U.Encap", "H.M.GTP4.D", "End.M.GTP4.E"] {
+            assert_eq!(inner_len_range(b(n)), (44, 1460), "{n}");
+        }
+        assert_eq!(inner_len_range(Behavior::Ipv6), (64, 1500));
+        assert_eq!(inner_len_range(Behavior::Ipv4), (44, 1500));
+        assert_eq!(inner_len_range(b("End.DT46")).0, 64);
     }
 
     #[test]

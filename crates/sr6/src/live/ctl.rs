@@ -392,6 +392,17 @@ mod tests {
         let v: serde_json::Value = serde_json::from_str(&run(&c, &st, "show firewall --json").output).unwrap();
         assert_eq!(v[2]["chain"], "FORWARD");
         assert_eq!(v[2]["packets"], 0);
+        // Deleted by number and by rule, flushed, the emptied chain deleted; a chain
+        // something jumps to, or a rule that is not there, changes nothing.
+        assert!(!run(&c, &st, "ip6tables -X SERA").ok);
+        assert!(!run(&c, &st, "ip6tables -D SERA -j DROP").ok);
+        assert!(run(&c, &st, "ip6tables -D SERA 1").ok);
+        assert!(run(&c, &st, "ip6tables -D FORWARD -m srh ! --srh-tag 7 -j SERA").ok);
+        assert!(run(&c, &st, "ip6tables -X SERA").ok);
+        assert!(run(&c, &st, "ip6tables -A INPUT -p udp -j DROP").ok);
+        assert!(run(&c, &st, "ip6tables -F").ok);
+        assert!(lock(&c).shared.gen.load().tables.firewall.is_none());
+        assert_eq!(run(&c, &st, "show firewall").output, "no firewall rules (every chain accepts)");
     }
 
     /// `show devices` lists each device with its MTU (the configured one here; the
