@@ -499,7 +499,8 @@ fn latency(s: &mut String, results: &[BehaviorResult]) {
     let normalised = rows.iter().any(|r| base(r).is_some());
     let _ = writeln!(
         s,
-        "One-way, at a fraction of the NDR; microseconds. std: the standard deviation{}.\n",
+        "One-way, at the rate shown (the experiment's `latency_pps`, else a fraction of each row's NDR); \
+         microseconds. std: the standard deviation{}.\n",
         if normalised {
             "; normalised: (avg - avg of plain forwarding) / avg of plain forwarding, plain forwarding \
              of the row's innermost family by the same forwarder (the GTP-U/SRv6 paper's Fig. 5)"
