@@ -27,7 +27,7 @@ use sr6_core::behaviour::proxy::Kind;
 use sr6_core::packet::PacketBuf;
 use sr6_io::live::{Port, PortStats};
 use sr6_perf::bpf::{CountHook, CATCH_UP};
-use sr6_perf::model::Behavior;
+use sr6_perf::model::{Behavior, MobileKind};
 use sr6_perf::traffic::{
     build, frame_len, open_port, run_trial_report, warm_up_frame, Addressing, Backend, GenConfig, Generator, Idle,
     LiveGenerator, Receiver, RecvConfig, Sink, Source, Template, TrialReport, XdpReceiver, INNER_IP_LEN,
@@ -121,10 +121,18 @@ for p in rdpcap(sys.argv[1]):
             d["inner_eth"] = {"dst": ie.dst, "src": ie.src, "type": ie.type}
             inner = ie.payload
         d["ip"] = ip_info(inner)
-    elif isinstance(l3, IPv6) and l3.nh == 41:
-        # Pure uSID (NEXT-C-SID rows): outer IPv6 straight over the inner packet.
+    elif isinstance(l3, IPv6) and l3.nh in (41, 4):
+        # Pure uSID (NEXT-C-SID rows), or one SID and no SRH (the mobile rows): outer
+        # IPv6 straight over the inner packet.
         d["outer"] = {"plen": l3.plen, "src": l3.src, "dst": l3.dst, "hlim": l3.hlim, "size": 40 + l3.plen}
         d["ip"] = ip_info(l3.payload)
+    elif isinstance(l3, IP) and UDP in l3 and l3[UDP].dport == 2152:
+        # GTP-U (TS 29.281 §5.1): 8 bytes, then the T-PDU (the tester sets no E/S/PN).
+        g = raw(l3[UDP].payload)
+        d["outer4"] = {"src": l3.src, "dst": l3.dst, "ttl": l3.ttl}
+        d["gtpu"] = {"flags": g[0], "type": g[1], "len": int.from_bytes(g[2:4], "big"),
+                     "teid": int.from_bytes(g[4:8], "big")}
+        d["ip"] = ip_info(IP(g[8:]))
     else:
         d["ip"] = ip_info(l3)
     print(json.dumps(d))
@@ -215,6 +223,27 @@ fn templates_decode_with_scapy() {
         assert_eq!(u64::from_str_radix(&tail[8..16], 16).unwrap(), seq, "{what}");
         assert_ne!(&tail[16..], "0000000000000000", "{what}");
 
+        // The mobile rows: plain IPv4, GTP-U/IPv4 to the UPF with the TEID, or IPv6 to
+        // the SID with no SRH (crates/perf/src/traffic/template.rs).
+        if let Some(m) = b.mobile() {
+            assert!(d.get("srh").is_none(), "{what}");
+            match m.kind {
+                MobileKind::GtpEncap | MobileKind::SrEncap => assert_eq!(d["type"], 0x0800, "{what}"),
+                MobileKind::GtpDecap | MobileKind::Gtp4D => {
+                    assert_eq!(d["type"], 0x0800, "{what}");
+                    assert_eq!(d["outer4"]["dst"], a.upf4.to_string(), "{what}");
+                    let g = &d["gtpu"];
+                    assert_eq!((g["flags"].as_u64(), g["type"].as_u64()), (Some(0x30), Some(255)), "{what}");
+                    assert_eq!((g["len"].as_u64(), g["teid"].as_u64()), (Some(64), Some(u64::from(a.teid))), "{what}");
+                }
+                MobileKind::SrDecap | MobileKind::Gtp4E => {
+                    assert_eq!(d["type"], 0x86dd, "{what}");
+                    assert_eq!(d["outer"]["dst"], a.sid.to_string(), "{what}");
+                    assert_eq!(d["outer"]["size"], d["len"].as_u64().unwrap() - 14, "{what}");
+                }
+            }
+            continue;
+        }
         // What a proxy's function sends back: End.AD's the plain inner packet, End.AM's
         // the masqueraded packet (destination Segment List[0]).
         let masqueraded = b.proxy_return().is_some_and(|r| r.kind() == Some(Kind::Masquerade));
