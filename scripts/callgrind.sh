@@ -24,6 +24,8 @@
 #               workload visits (nearly) every SID of its behaviour, so the figures are
 #               the average over the table rather than over a sample of 64 keys (how
 #               many slots a hash lookup reads depends on the key)
+#   PAYLOAD     UDP payload bytes of the user packets (the generator's --payload-bytes;
+#               default 18; 1432 gives the GTP-U/SRv6 paper's 1460-byte inner packets)
 #   ANNOTATE    over (default: per-packet top functions for workloads over their goal),
 #               all, or none
 #   TOP         functions shown per annotated workload (default 12)
@@ -71,7 +73,8 @@ if [ "${KEEP:-0}" = 1 ]; then
 else
   trap 'rm -rf "$WORK"' EXIT
 fi
-"$PY" "$ROOT/scripts/gen_bench_workload.py" "$WORK" ${MIXED:+--mixed-roots} ${FRAMES:+--frames "$FRAMES"}
+"$PY" "$ROOT/scripts/gen_bench_workload.py" "$WORK" ${MIXED:+--mixed-roots} ${FRAMES:+--frames "$FRAMES"} \
+  ${PAYLOAD:+--payload-bytes "$PAYLOAD"}
 
 declare -a NAMES=()
 declare -A PCAP=() DEV=() GOAL=() WARM=() CONF=()

@@ -451,12 +451,19 @@ def mobile_workloads(w, upfs, sids, rm, n):
 
 
 def main():
+    global PAYLOAD
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("outdir")
     ap.add_argument("--seed", type=int, default=8986)
     ap.add_argument("--frames", type=int, default=64)
     ap.add_argument("--mixed-roots", action="store_true", help="a /40 under every /16 of the FIBs: trie lookups")
+    ap.add_argument("--payload-bytes", type=int, default=len(PAYLOAD),
+                    help="UDP payload of every user packet (default %(default)s; 1432 makes the "
+                         "GTP-U/SRv6 paper's 1460-byte inner IPv4 packets)")
     a = ap.parse_args()
+    if not 0 <= a.payload_bytes <= 8900:
+        ap.error("--payload-bytes: 0 to 8900")
+    PAYLOAD = bytes(i & 0xFF for i in range(a.payload_bytes))
     os.makedirs(a.outdir, exist_ok=True)
     w = Workload(a.seed)
     w.build_config()
