@@ -32,8 +32,21 @@ pub fn sum(data: &[u8]) -> u32 {
     // the machine's order and swap the bytes of the folded result (§2 (B), "byte
     // order independence"). With no byte swap per word, a 1,460-byte GTP-U
     // datagram costs a quarter of the instructions it would otherwise.
-    let mut acc: u64 = 0;
-    let mut words = data.chunks_exact(4);
+    //
+    // Long data goes 32 bytes at a time into four independent sums, each 64-bit
+    // word added as its two 32-bit halves, which keeps the CPU's adders busy; the
+    // rest, 4 bytes at a time. No carry is lost: the four sums grow by less than
+    // 2^35 a block, so any slice under 16 GiB fits in 64 bits.
+    let mut lanes = [0u64; 4];
+    let mut blocks = data.chunks_exact(32);
+    for b in &mut blocks {
+        for (k, lane) in lanes.iter_mut().enumerate() {
+            let w = u64::from_ne_bytes(array(b, 8 * k));
+            *lane += (w & 0xFFFF_FFFF) + (w >> 32);
+        }
+    }
+    let mut acc: u64 = lanes.iter().sum();
+    let mut words = blocks.remainder().chunks_exact(4);
     for w in &mut words {
         acc += u64::from(u32::from_ne_bytes(array(w, 0)));
     }
