@@ -194,12 +194,21 @@ impl<T: AsRef<[u8]>> GtpuPacket<T> {
 
     /// The first PDU Session Container's PDU Type, QFI and RQI, if there is one.
     pub fn pdu_session(&self) -> Option<PduSession> {
-        let (_, at) = self.walk().ok()?;
-        let at = at?;
-        let b = self.buffer.as_ref();
-        let pdu_type = u8_at(b, at) >> 4;
-        let o2 = u8_at(b, at + 1);
-        Some(PduSession { pdu_type, qfi: o2 & 0x3f, rqi: pdu_type == PDU_TYPE_DL && o2 & 0x40 != 0 })
+        self.layout().1
+    }
+
+    /// The header's length (as [`header_len`](Self::header_len)) and the first PDU
+    /// Session Container (as [`pdu_session`](Self::pdu_session)), from one walk of the
+    /// extension headers: what a translation needs of a T-PDU's header.
+    pub fn layout(&self) -> (usize, Option<PduSession>) {
+        let Ok((len, at)) = self.walk() else { return (0, None) };
+        let session = at.map(|at| {
+            let b = self.buffer.as_ref();
+            let pdu_type = u8_at(b, at) >> 4;
+            let o2 = u8_at(b, at + 1);
+            PduSession { pdu_type, qfi: o2 & 0x3f, rqi: pdu_type == PDU_TYPE_DL && o2 & 0x40 != 0 }
+        });
+        (len, session)
     }
 
     /// What follows the header and its extension headers (the T-PDU).
@@ -354,6 +363,7 @@ mod tests {
         assert_eq!(p.seq(), None);
         assert_eq!(p.pdu_session(), Some(PduSession { pdu_type: PDU_TYPE_DL, qfi: 9, rqi: true }));
         assert_eq!(p.payload(), b"ab");
+        assert_eq!(p.layout(), (16, Some(PduSession { pdu_type: PDU_TYPE_DL, qfi: 9, rqi: true })));
         // An uplink container has no RQI: the bit is another field's.
         let mut ul = WITH_PSC;
         ul[13] = 0x10;

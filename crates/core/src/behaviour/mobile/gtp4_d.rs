@@ -124,19 +124,21 @@ fn parse(data: &[u8]) -> Result<TPdu, DropReason> {
     {
         return Err(DropReason::GtpuMalformed);
     }
-    let gtp = GtpuPacket::new_checked(seg.get(8..).unwrap_or_default()).map_err(|_| DropReason::GtpuMalformed)?;
+    let gbuf = seg.get(8..).unwrap_or_default();
+    let gtp = GtpuPacket::new_checked(gbuf).map_err(|_| DropReason::GtpuMalformed)?;
     if gtp.msg_type() != MSG_TPDU {
         return Err(DropReason::GtpuSignalling);
     }
-    let inner = gtp.payload();
+    let (gtp_len, session) = gtp.layout();
+    let inner = gbuf.get(gtp_len..).unwrap_or_default();
     let inner_proto = match inner.first().map(|b| b >> 4) {
         Some(4) => IPPROTO_IPV4,
         Some(6) => IPPROTO_IPV6,
         _ => return Err(DropReason::WrongNextHeader),
     };
-    let s = gtp.pdu_session().unwrap_or_default();
+    let s = session.unwrap_or_default();
     Ok(TPdu {
-        hdr_len: ihl + 8 + gtp.header_len(),
+        hdr_len: ihl + 8 + gtp_len,
         inner_len: inner.len(),
         inner_proto,
         v4src: u32::from(src),
