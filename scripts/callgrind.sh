@@ -75,6 +75,18 @@ else
 fi
 "$PY" "$ROOT/scripts/gen_bench_workload.py" "$WORK" ${MIXED:+--mixed-roots} ${FRAMES:+--frames "$FRAMES"} \
   ${PAYLOAD:+--payload-bytes "$PAYLOAD"}
+# End.BPF's programs (crates/bpf/tests/progs) for the End.BPF-* workloads, compiled as the
+# kernel comparison does; without clang those workloads are left out.
+if command -v clang >/dev/null; then
+  mkdir -p "$WORK/bpf"
+  for c in end tag tlv action; do
+    clang -O2 -g -target bpf -I/usr/include/"$(uname -m)"-linux-gnu \
+      -c "$ROOT/crates/bpf/tests/progs/$c.c" -o "$WORK/bpf/$c.o"
+  done
+else
+  log "no clang: the End.BPF workloads are left out (scripts/setup.sh installs clang)"
+  sed -i '/\trouter-bpf\.conf$/d' "$WORK/workloads.tsv"
+fi
 
 declare -a NAMES=()
 declare -A PCAP=() DEV=() GOAL=() WARM=() CONF=()

@@ -18,6 +18,10 @@ Writes:
                           GTP-U/SRv6 paper's baselines (100 GTP-U tunnels, 100 UPF
                           addresses decapsulating GTP-U, 100 IPv4 /24s into
                           H.Encaps.Red);
+  OUTDIR/router-bpf.conf  router.conf and four End.BPF SIDs running the End.BPF paper's
+                          functions (crates/bpf/tests/progs: End, Tag++, Add TLV, End.T
+                          through bpf_lwt_seg6_action) from OUTDIR/bpf/*.o, which
+                          scripts/callgrind.sh compiles with clang;
   OUTDIR/<behaviour>.pcap one capture per behaviour, FRAMES frames each, every frame
                           hitting a different SID / prefix of that behaviour;
   OUTDIR/workloads.tsv    name, pcap, ingress device, goal (instructions/packet or -),
@@ -280,6 +284,34 @@ def write_frames(path, frames):
     wrpcap(path, frames)
 
 
+# --- End.BPF (the End.BPF paper's functions, CoNEXT'18 §5) -----------------------------------
+# (workload, object, section, SID): the SIDs /128s under fc00:bf::/64, which no other route
+# of router.conf covers more specifically.
+BPF_FUNCS = [("End.BPF-end", "end", "end", 0xFC0000BF << 96 | 1),
+             ("End.BPF-tag", "tag", "tag_inc", 0xFC0000BF << 96 | 2),
+             ("End.BPF-tlv", "tlv", "add_tlv", 0xFC0000BF << 96 | 3),
+             ("End.BPF-end_t", "action", "end_t", 0xFC0000BF << 96 | 4)]
+
+
+def bpf_lines():
+    """The End.BPF SIDs, each binding one program (objects relative to the config)."""
+    return ["ip -6 route add %s/128 encap seg6local action End.BPF endpoint obj bpf/%s.o sec %s dev eth0"
+            % (a6(sid), obj, sec) for _, obj, sec, sid in BPF_FUNCS]
+
+
+def bpf_workloads(w, rb, n):
+    """Frames as End's and End.T's (two segments, Segments Left 1) to each End.BPF SID:
+    the next segment in a main /64, or, for the End.T program, in a /48 of table 100."""
+    out = []
+    for name, _, sec, sid in BPF_FUNCS:
+        nxt = (lambda: w.host48(w.t100)) if sec == "end_t" else w.host_main6
+        orig, w.r = w.r, rb  # the workload's own generator: the others' draws unchanged
+        frames = [sr6_frame("fc00:1::2", [a6(sid), a6(nxt())], 1) for _ in range(n)]
+        w.r = orig
+        out.append((name, frames, "eth0", "-", "-", "router-bpf.conf"))
+    return out
+
+
 # --- SR proxies (draft-ietf-spring-sr-service-programming §6) -------------------------------
 # Each on a function link of its own: End.AD and End.AS need an iif of their own (one
 # proxy per iif), End.AM SIDs share one. The function is at ::2 of the link.
@@ -499,6 +531,8 @@ def main():
     with open(os.path.join(a.outdir, "router-proxies.conf"), "w") as f:
         f.write("\n".join(w.lines) + "\n")
     del w.lines[base:]
+    with open(os.path.join(a.outdir, "router-bpf.conf"), "w") as f:
+        f.write("\n".join(w.lines + bpf_lines()) + "\n")
     # The same for the mobile user plane.
     saved = w.r.getstate()
     w.r = random.Random(a.seed + 9433)
@@ -575,6 +609,7 @@ def main():
     wl += [x + ("router-proxies.conf",) for x in proxy_workloads(w, proxies, random.Random(a.seed + 28), N)]
     w.r = random.Random(a.seed + 9435)
     wl += [x + ("router-mobile.conf",) for x in mobile_workloads(w, upfs, gtp4e, random.Random(a.seed + 9436), N)]
+    wl += bpf_workloads(w, random.Random(a.seed + 1818), N)
     with open(os.path.join(a.outdir, "workloads.tsv"), "w") as f:
         f.write("# name\tpcap\tin_dev\tgoal (instructions/packet)\twarm-up\tconfig\n")
         for name, frames, dev, goal, warm, conf in wl:
