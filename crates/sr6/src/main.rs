@@ -12,6 +12,7 @@ mod cmd_pcap;
 mod cmd_perf;
 mod cmd_run;
 mod icmp_names;
+mod ids_alerts;
 mod live;
 mod load;
 mod report;
