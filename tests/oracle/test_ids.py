@@ -253,6 +253,8 @@ def test_random_rules_match_as_tshark_decides(run_sr6, tmp_path):
     for i, m in enumerate(meta):
         groups.setdefault(m, []).append(i + 1)
     assert res.json["ids"]["inspected"] == len(frames), res.json["drops"]
+    # Not vacuous: many rules fire, and the oracle must agree on each.
+    assert len(got) >= 10, f"seed {seed}: only {len(got)} rules alerted"
     for rule in rules:
         parts = []
         for (shape, kind), nums in groups.items():
