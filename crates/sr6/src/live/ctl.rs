@@ -154,13 +154,7 @@ fn dispatch(args: &[String], control: &Mutex<Control>, status: &Status) -> Resul
         ["ids", "stats"] => {
             let c = lock(control);
             let g = c.shared.gen.load();
-            let mut sum = sr6_core::ids::IdsCounters::default();
-            for w in &c.shared.workers {
-                let s = lock(w);
-                if s.gen.id == g.id {
-                    sum.merge(&s.counters.ids);
-                }
-            }
+            let sum = crate::live::ids::totals(&c.shared);
             Ok(if json {
                 serde_json::to_string_pretty(&crate::ids_alerts::stats_json(&g.tables, &sum)).unwrap_or_default()
             } else if g.tables.ids.is_none() {

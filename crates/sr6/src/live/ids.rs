@@ -70,3 +70,17 @@ pub fn last(recent: &Recent, n: usize) -> Vec<Value> {
     let r = lock(&recent.ring);
     r.iter().skip(r.len().saturating_sub(n)).cloned().collect()
 }
+
+/// The IDS counters of the current tables, summed over the workers (a change of the
+/// configuration builds a new IDS, whose counters start at zero).
+pub fn totals(shared: &super::state::Shared) -> sr6_core::ids::IdsCounters {
+    let g = shared.gen.load();
+    let mut sum = sr6_core::ids::IdsCounters::default();
+    for w in &shared.workers {
+        let s = lock(w);
+        if s.gen.id == g.id {
+            sum.merge(&s.counters.ids);
+        }
+    }
+    sum
+}
