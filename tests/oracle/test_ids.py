@@ -6,8 +6,8 @@ rule is translated into a Wireshark display filter over the fields tshark decode
 itself — the inner packet's addresses with the layer operator (`ipv6.src#2` of an
 encapsulation, `ip.src` of IPv4 inside), the last segment of an inserted SRH as the
 bytes of Segment List[0], `udp.srcport`, `tcp.dstport`, `udp.payload contains ..`,
-`matches "(?i)..."` for nocase, slices `[offset:depth]` — and tshark says which frames
-match; sr6 (`sr6 pcap`) must alert on exactly those. The packets and rules are random
+`matches "(?i)..."` for nocase, slices `[offset:depth]`, a content `distance`/`within`
+after another as one regular expression — and tshark says which frames match; sr6 (`sr6 pcap`) must alert on exactly those. The packets and rules are random
 (the seed is printed; SR6_IDS_SEED replays one). Hand-written scapy cases cover IDS
 vs IPS mode, `pass`, INPUT at a SID, malformed packets and malformed rules."""
 import os
@@ -104,6 +104,15 @@ def rand_content(r):
     return c, opts
 
 
+def content_opts(c):
+    text = c["bytes"].decode()
+    o = f"content:{'!' if c['neg'] else ''}\"{text}\";" + (" nocase;" if c["nocase"] else "")
+    for k in ("offset", "depth", "distance", "within"):
+        if k in c:
+            o += f" {k}:{c[k]};"
+    return o
+
+
 def rand_rule(r, sid):
     proto = r.choice(["ip", "udp", "tcp", "icmp", "udp"])
     src = rand_set(r, V6_NETS + V4_NETS)
@@ -112,10 +121,20 @@ def rand_rule(r, sid):
     dport = rand_ports(r) if proto in ("udp", "tcp") else ("any", [], [])
     bidir = r.random() < 0.2
     contents, opts = [], []
-    for _ in range(r.choice([0, 1, 1, 1, 2])):
+    for _ in range(r.choice([0, 1, 1, 1, 2, 2])):
         c, o = rand_content(r)
         contents.append(c)
         opts.append(o)
+    if len(contents) == 2 and r.random() < 0.5:
+        # The second content relative to the first (both positive, the second with no
+        # offset/depth): distance, and within or not.
+        c1, c2 = contents
+        c1["neg"] = c2["neg"] = False
+        c2.pop("offset", None), c2.pop("depth", None)
+        c2["distance"] = r.randint(0, 4)
+        if r.random() < 0.7:
+            c2["within"] = r.randint(len(c2["bytes"]), len(c2["bytes"]) + 6)
+        opts = [content_opts(c) for c in contents]
     text = (f"alert {proto} {src[0]} {sport[0]} {'<>' if bidir else '->'} {dst[0]} {dport[0]} "
             f"(msg:\"rule {sid}\"; {' '.join(opts)} sid:{sid};)")
     return {"text": text, "proto": proto, "src": src, "dst": dst, "sport": sport, "dport": dport,
@@ -201,8 +220,25 @@ def rule_filter(rule, shape, kind):
     head = one(rule["src"], rule["dst"], rule["sport"], rule["dport"], fs, fd)
     if rule["bidir"]:
         head = f"({head} || {one(rule['dst'], rule['src'], rule['dport'], rule['sport'], fs, fd)})"
-    body = [content_filter(c, payload) for c in rule["contents"]]
+    cs = rule["contents"]
+    if len(cs) == 2 and "distance" in cs[1]:
+        body = [relative_filter(cs[0], cs[1], payload)]
+    else:
+        body = [content_filter(c, payload) for c in cs]
     return " && ".join([head] + body)
+
+
+def relative_filter(a, b, field):
+    """Content b `distance`/`within` after content a, as one regular expression: a at
+    any place its offset/depth allow, then b in the window after it (PCRE backtracks
+    over every place of a, as Snort retries a relative content)."""
+    lit = lambda c: f"(?i:{c['bytes'].decode()})" if c["nocase"] else c["bytes"].decode()  # noqa: E731
+    pre = ""
+    if "offset" in a:
+        pre = f"^(?s:.){{{a['offset']},{a['offset'] + a['depth'] - len(a['bytes'])}}}"
+    d = b["distance"]
+    gap = f"(?s:.){{{d},}}" if "within" not in b else f"(?s:.){{{d},{d + b['within'] - len(b['bytes'])}}}"
+    return f'{field} matches "(?-i){pre}{lit(a)}{gap}{lit(b)}"'
 
 
 def tshark_frames(pcap, flt):
