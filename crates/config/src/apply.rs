@@ -286,6 +286,7 @@ pub(crate) fn commit(spec: &mut RouterSpec, idx: &mut Index, cmd: Cmd) -> Result
                 spec.firewall = fw;
             }
         }
+        Item::Ids { spec: s } => spec.ids = Some(s),
         Item::Nexthop { spec: n, .. } => match spec.nexthops.iter_mut().find(|x| x.id == n.id) {
             Some(x) => *x = n,
             None => spec.nexthops.push(n),

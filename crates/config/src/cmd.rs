@@ -16,7 +16,7 @@ use crate::PErr;
 /// What the top level accepts, for errors.
 pub(crate) const COMMANDS: &str = "a command: [ip [-4|-6]] link set | addr add | neigh add | \
 route add|replace|append | rule add|del | nexthop add | sr tunsrc set | sr hmac set, sysctl -w KEY=VALUE, \
-or ip6tables -A|-I|-P|-N ...";
+ip6tables -A|-I|-P|-N ..., or ids rules FILE";
 
 /// A parsed command, not yet applied.
 pub(crate) struct Cmd {
@@ -89,6 +89,10 @@ pub(crate) enum Item {
     /// `ip6tables ...`.
     Firewall {
         cmd: crate::firewall::FwCmd,
+    },
+    /// `ids rules FILE ...`.
+    Ids {
+        spec: sr6_core::ids::IdsSpec,
     },
     /// `nft ...`.
     Nft {
@@ -189,6 +193,10 @@ pub(crate) fn parse_command<'a>(toks: &'a [Tok], base: &'a std::path::Path) -> R
     }
     if w.text == "ip6tables" {
         let item = crate::firewall::parse(&mut p, w, line)?;
+        return Ok(Cmd { item, devs: p.devs, route_devs: p.route_devs });
+    }
+    if w.text == "ids" {
+        let item = crate::ids::parse(&mut p, line)?;
         return Ok(Cmd { item, devs: p.devs, route_devs: p.route_devs });
     }
     if w.text == "nft" {

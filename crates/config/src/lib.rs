@@ -20,6 +20,7 @@ mod apply;
 mod cmd;
 mod firewall;
 mod gtp;
+mod ids;
 mod lex;
 mod nexthop;
 mod nft;

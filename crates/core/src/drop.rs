@@ -56,6 +56,7 @@ drop_reasons! {
     ProxyCacheEmpty => "proxy_cache_empty", "returned by a service function to an End.AD/End.EAD proxy whose cache holds no headers yet (draft-ietf-spring-sr-service-programming §6.2)";
     ProxyHeadersTooLong => "proxy_headers_too_long", "at an End.AD/End.EAD proxy, outer IPv6 + extension headers over the 384 bytes its cache (and a buffer's headroom) can restore";
     ProxyCacheBusy => "proxy_cache_busy", "returned to an End.AD/End.EAD proxy while its cache was being rewritten, and still after 64 reads";
+    IdsDrop => "ids_drop", "a `drop` rule of the IDS matched it in IPS mode (docs/ids.md)";
     Firewall => "firewall", "a firewall rule (ip6tables) or chain policy dropped or rejected it, or its SEG6 action could not apply (no valid SRH, too few segments left)";
     Prohibited => "prohibited", "a policy rule's `prohibit` (ICMP Destination Unreachable, administratively prohibited, sent)";
     BpfInvalidSrh => "bpf_invalid_srh", "at an End.BPF SID: no valid SRH with Segments Left above 0 on arrival, or an SRH the program left invalid (its length, Last Entry or TLVs; net/ipv6/seg6_local.c)";

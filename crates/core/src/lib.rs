@@ -12,6 +12,7 @@ pub mod drop;
 pub mod exact;
 pub mod firewall;
 pub mod hmac;
+pub mod ids;
 pub mod lpm;
 mod multiplier;
 pub mod packet;

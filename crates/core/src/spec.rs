@@ -46,6 +46,8 @@ pub struct RouterSpec {
     pub rules: Vec<RuleSpec>,
     /// `ip6tables ...`: the firewall's chains and rules ([`crate::firewall`]).
     pub firewall: crate::firewall::FirewallSpec,
+    /// `ids rules FILE ...`: the IDS ([`crate::ids`]).
+    pub ids: Option<crate::ids::IdsSpec>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

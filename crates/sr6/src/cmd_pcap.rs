@@ -9,13 +9,15 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::Result;
+use std::io::Write;
+
+use anyhow::{Context, Result};
 use sr6_core::drop::DropReason;
 use sr6_core::packet::{DevId, PacketBuf};
 use sr6_core::pipeline::Worker;
 use sr6_io::pcap::{PcapSinks, PcapSource};
 
-use crate::{load, report};
+use crate::{ids_alerts, load, report};
 
 const BATCH: usize = 64;
 
@@ -101,6 +103,14 @@ pub fn run(config: &Path, inputs: &[PathBuf], in_dev: Option<&str>, out_dir: &Pa
     let mut sinks = PcapSinks::create(out_dir, &names)?;
     let mut w = Worker::new(&t);
     let mut batch: Vec<PacketBuf> = (0..BATCH).map(|_| PacketBuf::new()).collect();
+    // The IDS's alerts, taken after each batch (offline, written as they come).
+    let mut alerts = Vec::new();
+    let mut alerts_file = match t.ids.as_ref().and_then(|i| i.spec.alerts.as_ref()) {
+        Some(p) => Some(std::io::BufWriter::new(
+            std::fs::File::create(p).with_context(|| format!("creating the IDS alerts file {}", p.display()))?,
+        )),
+        None => None,
+    };
     loop {
         let (dev, n) = src.fill(&mut batch)?;
         if n == 0 {
@@ -108,10 +118,24 @@ pub fn run(config: &Path, inputs: &[PathBuf], in_dev: Option<&str>, out_dir: &Pa
         }
         w.process_batch(&t, dev, &mut batch[..n]);
         sinks.tx_outputs(w.extra.outputs(&batch[..n]))?;
+        for a in w.ids.alerts.drain() {
+            let js = ids_alerts::alert_json(&t, &a);
+            if let Some(f) = alerts_file.as_mut() {
+                writeln!(f, "{js}")?;
+            }
+            alerts.push(js);
+        }
+    }
+    if let Some(mut f) = alerts_file {
+        f.flush()?;
     }
     sinks.finish()?;
     if json {
-        println!("{}", serde_json::to_string_pretty(&report::json(&t, &w.counters))?);
+        let mut js = report::json(&t, &w.counters);
+        if let (Some(o), true) = (js.as_object_mut(), t.ids.is_some()) {
+            o.insert("ids_alerts".into(), serde_json::Value::Array(alerts));
+        }
+        println!("{}", serde_json::to_string_pretty(&js)?);
     } else {
         report::print(&t, &w.counters);
     }

@@ -36,6 +36,8 @@ pub struct RunOpts {
     /// SCHED_FIFO priority of the overload guard (`live::overload`); `None`: off.
     pub overload_priority: Option<i32>,
     pub verbose: bool,
+    /// `--ids-rules FILE --ids-mode MODE`.
+    pub ids: Option<(PathBuf, String)>,
 }
 
 pub fn run(o: RunOpts) -> Result<()> {
@@ -45,7 +47,12 @@ pub fn run(o: RunOpts) -> Result<()> {
     if !o.cpus.is_empty() && o.cpus.len() < o.workers as usize {
         bail!("--cpus names {} CPU(s) for {} worker(s): give one per worker", o.cpus.len(), o.workers);
     }
-    let spec = sr6_config::parse_file(&o.config).map_err(|e| anyhow!("{e}"))?;
+    let mut spec = sr6_config::parse_file(&o.config).map_err(|e| anyhow!("{e}"))?;
+    // `--ids-rules`: the line `ids rules FILE mode MODE`, unless the file has one.
+    if let (Some((file, mode)), None) = (&o.ids, &spec.ids) {
+        let line = format!("ids rules {} mode {mode}", file.display());
+        sr6_config::parse_line(&line, "--ids-rules", 1, &mut spec).map_err(|e| anyhow!("{e}"))?;
+    }
     let (t0, warnings) = sr6_core::tables::Tables::build(&spec)
         .map_err(|e| anyhow!("{}:{}:1: {}", o.config.display(), e.line, e.message))?;
     for w in warnings {
@@ -119,6 +126,14 @@ pub fn run(o: RunOpts) -> Result<()> {
     let listener = ctl::bind(&o.socket).map_err(|e| anyhow!(e))?;
 
     let (req_tx, req_rx) = sync_channel(1024);
+    // The IDS's alerts: one writer thread behind a bounded queue (docs/ids.md).
+    let (alert_tx, alert_rx) = sync_channel(crate::live::ids::QUEUE);
+    let wall = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
+    let offset = wall.wrapping_sub(sr6_io::live::now_ns());
+    let recent = shared.ids_recent.clone();
+    std::thread::Builder::new()
+        .name("sr6-ids-alerts".into())
+        .spawn(move || crate::live::ids::writer(alert_rx, recent, offset))?;
     let mut handles = Vec::new();
     let mut watched = Vec::new();
     for (i, ports) in opened.ports.into_iter().enumerate() {
@@ -131,11 +146,13 @@ pub fn run(o: RunOpts) -> Result<()> {
             resolve: req_tx.clone(),
             cpu: o.cpus.get(i).copied(),
             overload,
+            alerts: alert_tx.clone(),
         };
         let h = std::thread::Builder::new().name(format!("sr6-worker-{i}")).spawn(move || worker::run(ctx, ports))?;
         handles.push(h);
     }
     drop(req_tx);
+    drop(alert_tx);
     if let Some(prio) = o.overload_priority {
         // The watchdog runs where the workers run.
         let cpus: Vec<usize> = o.cpus.iter().take(o.workers as usize).copied().collect();

@@ -12,6 +12,7 @@ mod cmd_pcap;
 mod cmd_perf;
 mod cmd_run;
 mod icmp_names;
+mod ids_alerts;
 mod live;
 mod load;
 mod report;
@@ -71,6 +72,13 @@ enum Cmd {
         /// Say more: neighbour resolution, table rebuilds.
         #[arg(long, short)]
         verbose: bool,
+        /// IDS rules (Snort syntax, docs/ids.md), as the configuration line `ids rules
+        /// FILE` at INPUT; a configuration file's own `ids` line wins.
+        #[arg(long, value_name = "FILE")]
+        ids_rules: Option<PathBuf>,
+        /// The IDS's mode with --ids-rules: ids (alert) or ips (drop rules drop).
+        #[arg(long, value_name = "ids|ips", default_value = "ids", requires = "ids_rules")]
+        ids_mode: String,
     },
     /// Send a command to a running `sr6 run`: `route add ...`, `route del ...`,
     /// `show sids|routes|proxies|counters|devices|neighbours|status [--json]`, `clear-counters`,
@@ -162,20 +170,32 @@ enum Cmd {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let r = match cli.cmd {
-        Cmd::Run { config, workers, backend, xdp_mode, socket, cpus, batch, ring, overload_priority, verbose } => {
-            cmd_run::run(cmd_run::RunOpts {
-                config,
-                workers,
-                backend,
-                xdp_mode,
-                socket,
-                cpus,
-                batch,
-                ring_frames: ring,
-                overload_priority,
-                verbose,
-            })
-        }
+        Cmd::Run {
+            config,
+            workers,
+            backend,
+            xdp_mode,
+            socket,
+            cpus,
+            batch,
+            ring,
+            overload_priority,
+            verbose,
+            ids_rules,
+            ids_mode,
+        } => cmd_run::run(cmd_run::RunOpts {
+            config,
+            workers,
+            backend,
+            xdp_mode,
+            socket,
+            cpus,
+            batch,
+            ring_frames: ring,
+            overload_priority,
+            verbose,
+            ids: ids_rules.map(|f| (f, ids_mode)),
+        }),
         Cmd::Ctl { socket, command } => cmd_ctl::run(&socket, &command),
         Cmd::Pcap { config, input, in_dev, out_dir, json } => {
             cmd_pcap::run(&config, &input, in_dev.as_deref(), &out_dir, json)

@@ -65,6 +65,7 @@ pub fn json(t: &Tables, c: &Counters) -> Value {
         "policies": policies,
         "proxies": proxies(t),
         "firewall": firewall(t, &c.firewall),
+        "ids": crate::ids_alerts::stats_json(t, &c.ids),
     })
 }
 
@@ -270,6 +271,9 @@ pub fn print(t: &Tables, c: &Counters) {
         for (r, n) in drops {
             println!("  {:<22} {:>10}  {}", r.name(), n, r.describe());
         }
+    }
+    if t.ids.is_some() {
+        println!("{}", crate::ids_alerts::stats_text(t, &c.ids));
     }
     if c.icmp_ratelimited + c.icmp_suppressed > 0 {
         println!(

@@ -1,7 +1,7 @@
 //! The hot path allocates nothing: a counting global allocator watches
 //! `Worker::process_batch` over every kind of packet of the bundled example
 //! (head-end, End, PSP, End.X, decapsulation, ICMP errors, local delivery), also with
-//! policy routing rules and with a firewall.
+//! policy routing rules, with a firewall and with an IDS.
 
 mod common;
 
@@ -108,6 +108,39 @@ fn processing_a_batch_allocates_nothing() {
     assert_eq!(after - before, 0, "the pipeline with a firewall allocated {} times", after - before);
     assert_eq!(w.fast_hits, 0);
     assert!(w.counters.firewall.iter().sum::<u64>() > 0, "{:?}", w.counters.firewall);
+
+    // The same with an IDS at INPUT and FORWARD, IPS mode: header-only rules, contents
+    // through the automaton, alerts drained after each batch as the callers do.
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("no-alloc-ids");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("rules.txt"),
+        "alert ip any any -> any any (sid:1;)\nalert udp any any -> any any (content:\"|00|\"; sid:2;)\n\
+         drop udp any any -> any any (content:\"|00 00|\"; content:!\"zz\"; sid:3;)\n\
+         alert ip any any -> any any (content:\"a\"; nocase; content:\"b\"; distance:0; within:8; sid:4;)\n",
+    )
+    .unwrap();
+    let ids = format!("ids rules {}/rules.txt mode ips on input,forward\n", dir.display());
+    let t =
+        sr6_core::tables::Tables::build(&sr6_config::parse_str(&format!("{conf}{ids}"), "i.conf").unwrap()).unwrap().0;
+    let mut w = Worker::new(&t);
+    let run = |w: &mut Worker, batch: &mut Vec<PacketBuf>| {
+        for (b, f) in batch.iter_mut().zip(frames.iter().cycle()) {
+            b.load(f, 0);
+        }
+        w.process_batch(&t, 0, batch);
+        w.ids.alerts.drain().count()
+    };
+    run(&mut w, &mut batch);
+    let before = ALLOCS.load(Ordering::SeqCst);
+    let mut alerts = 0;
+    for _ in 0..10 {
+        alerts += run(&mut w, &mut batch);
+    }
+    let after = ALLOCS.load(Ordering::SeqCst);
+    assert_eq!(after - before, 0, "the pipeline with an IDS allocated {} times", after - before);
+    assert_eq!(w.fast_hits, 0);
+    assert!(alerts > 0 && w.counters.ids.inspected > 0, "{:?}", w.counters.ids);
 
     // The same with End.BPF SIDs in place of the example's End and End with PSP: Tag++
     // (bpf_lwt_seg6_store_bytes) and an added TLV (bpf_lwt_seg6_adjust_srh): the

@@ -63,6 +63,8 @@ pub struct Counters {
     /// Per firewall rule, then per built-in chain's policy: packets and bytes (IPv6
     /// length), interleaved ([`crate::firewall::Firewall::counter_count`] pairs).
     pub firewall: Vec<u64>,
+    /// The IDS's ([`crate::ids`]).
+    pub ids: crate::ids::IdsCounters,
 }
 
 impl Clone for Counters {
@@ -91,7 +93,9 @@ impl Clone for Counters {
             ref sids,
             ref policies,
             ref firewall,
+            ids,
         } = *source;
+        self.ids = ids;
         (self.rx, self.local, self.unresolved) = (rx, local, unresolved);
         (self.icmp_sent, self.icmp_ratelimited, self.icmp_suppressed, self.drops) =
             (icmp_sent, icmp_ratelimited, icmp_suppressed, drops);
@@ -119,6 +123,7 @@ impl Counters {
             sids: SidCounters::new(sids),
             policies: vec![0; policies],
             firewall: Vec::new(),
+            ids: crate::ids::IdsCounters::default(),
         }
     }
 
@@ -156,6 +161,7 @@ impl Counters {
         for (a, b) in self.firewall.iter_mut().zip(&other.firewall) {
             *a += b;
         }
+        self.ids.merge(&other.ids);
     }
 
     /// Zeroes everything, keeping the shape (and the memory).
@@ -174,7 +180,9 @@ impl Counters {
             sids,
             policies,
             firewall,
+            ids,
         } = self;
+        *ids = crate::ids::IdsCounters::default();
         for n in [rx, local, unresolved, icmp_sent, icmp_ratelimited, icmp_suppressed, fragmented, fragments] {
             *n = 0;
         }

@@ -27,7 +27,7 @@
 //! them: addresses, devices, protocol and ports as nftables expressions (a protocol or
 //! port the walk cannot reach matches neither way), `-m srh` as `ip6t_srh`.
 
-mod fields;
+pub(crate) mod fields;
 mod seg6;
 pub mod spec;
 mod srh_match;

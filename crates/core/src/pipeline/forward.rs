@@ -79,6 +79,12 @@ pub fn ipv6_input(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Next {
             return next;
         }
     }
+    // The IDS at INPUT, after the firewall's chain (docs/ids.md).
+    if let Some(ids) = &t.ids {
+        if let Some(next) = ids.input6(t, w, p) {
+            return next;
+        }
+    }
     // From a service function behind an SR proxy (part 2 of the proxy), unless it is
     // for the router itself.
     if let Some(Some(pin)) = t.proxy_in.get(usize::from(p.in_dev)) {
@@ -307,6 +313,11 @@ pub fn forward6(t: &Tables, w: &mut Worker, p: &mut PacketBuf, nh: NextHop, forw
         // The firewall's FORWARD chain, where Linux's ip6_forward runs it.
         if let Some(fw) = &t.firewall {
             if let Some(next) = fw.run(t, w, p, Hook::Forward, nh_dev(t, Route::Forward(nh))) {
+                return next;
+            }
+        }
+        if let Some(ids) = &t.ids {
+            if let Some(next) = ids.inspect(w, p, Hook::Forward) {
                 return next;
             }
         }

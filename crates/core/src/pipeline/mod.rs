@@ -62,6 +62,9 @@ pub struct Worker {
     /// The frames of the last batch beyond one per received frame (IPv4 fragments):
     /// cleared when a batch starts.
     pub extra: ExtraFrames,
+    /// The IDS's scratch memory and the alerts of the last batches, which the caller
+    /// takes ([`crate::ids::alert`]).
+    pub ids: crate::ids::WorkerIds,
     /// Packets that took the general path ([`process_batch`](Self::process_batch)
     /// derives its fast-path hits from this count, off the per-packet path).
     general: u64,
@@ -82,6 +85,7 @@ impl Worker {
             fast_path: true,
             fast_hits: 0,
             extra: ExtraFrames::default(),
+            ids: crate::ids::WorkerIds::new(t.ids.as_deref()),
             general: 0,
             from: 0,
         }
@@ -98,8 +102,9 @@ impl Worker {
     /// with a fresh worker each, such as the fuzz targets.
     pub fn reset(&mut self) {
         // Every field named, so that a new one cannot be forgotten here.
-        let Worker { counters, icmp_limit, now_ns, rx_macs, fast_path, fast_hits, extra, general, from } = self;
+        let Worker { counters, icmp_limit, now_ns, rx_macs, fast_path, fast_hits, extra, ids, general, from } = self;
         counters.clear();
+        ids.alerts.clear();
         extra.clear();
         *icmp_limit = Self::icmp_limit();
         (*now_ns, *rx_macs, *fast_path, *fast_hits) = (0, [0; 12], true, 0);

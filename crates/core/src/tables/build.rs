@@ -587,6 +587,7 @@ impl<'a> Builder<'a> {
             rules_fib6: u32::MAX,
             rules_fib4: u32::MAX,
             firewall: None,
+            ids: None,
         };
         tables.rules = super::rules::Rules::build(spec, &tables)?;
         let with_rules = |r: &[super::rules::Rule]| if r.is_empty() { u32::MAX } else { Tables::MAIN };
@@ -665,6 +666,12 @@ impl<'a> Builder<'a> {
                 Box::new(f)
             });
         if tables.firewall.is_some() {
+            tables.fast_max_len = 0;
+        }
+        // The IDS, likewise (docs/ids.md).
+        if let Some(s) = &spec.ids {
+            let ids = crate::ids::Ids::build(s).map_err(|message| BuildError { line: s.line, message })?;
+            tables.ids = Some(Box::new(ids));
             tables.fast_max_len = 0;
         }
         Ok(tables)

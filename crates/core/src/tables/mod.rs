@@ -440,6 +440,9 @@ pub struct Tables {
     /// The firewall ([`crate::firewall`]): `None` without rules and with every policy
     /// ACCEPT; with one, the fast path takes no frame.
     pub firewall: Option<Box<crate::firewall::Firewall>>,
+    /// The IDS ([`crate::ids`]): `None` unless configured; with one, the fast path
+    /// takes no frame.
+    pub ids: Option<Box<crate::ids::Ids>>,
 }
 
 /// The 12 bytes of Ethernet addresses a frame to `dst` from `src` starts with (the

@@ -50,6 +50,8 @@ commands:
   show counters [--json]             frames in -> out, drops by reason, ICMP, neighbour queue, devices
   show neighbours [--json]           neighbours in use (static and learned from the kernel)
   show status [--json]               backend, workers, devices, tables generation
+  ids alerts [-n N] [--json]         the IDS's most recent alerts (default 20, at most 1000)
+  ids stats [--json]                 the IDS: rules, packets inspected, alerts, drops
   clear-counters                     zero every counter
   reload FILE                        replace the configuration with FILE (atomic)
   help                               this text";
@@ -135,6 +137,33 @@ fn dispatch(args: &[String], control: &Mutex<Control>, status: &Status) -> Resul
         ["show", ..] => {
             Err("show what? (sids, routes, proxies, rules, firewall, counters, neighbours or status)".into())
         }
+        ["ids", "alerts", rest @ ..] => {
+            let n = match rest {
+                [] => 20,
+                ["-n", n] => n.parse().map_err(|_| format!("`{n}`: expected a number of alerts"))?,
+                _ => return Err("usage: ids alerts [-n N] [--json]".into()),
+            };
+            let c = lock(control);
+            let v = crate::live::ids::last(&c.shared.ids_recent, n);
+            Ok(if json {
+                serde_json::to_string_pretty(&v).unwrap_or_default()
+            } else {
+                v.iter().map(|a| a.to_string()).collect::<Vec<_>>().join("\n")
+            })
+        }
+        ["ids", "stats"] => {
+            let c = lock(control);
+            let g = c.shared.gen.load();
+            let sum = crate::live::ids::totals(&c.shared);
+            Ok(if json {
+                serde_json::to_string_pretty(&crate::ids_alerts::stats_json(&g.tables, &sum)).unwrap_or_default()
+            } else if g.tables.ids.is_none() {
+                "no IDS configured".into()
+            } else {
+                crate::ids_alerts::stats_text(&g.tables, &sum)
+            })
+        }
+        ["ids", ..] => Err("usage: ids alerts [-n N] [--json] | ids stats [--json]".into()),
         ["clear-counters"] => {
             lock(control).shared.clear_counters();
             Ok("counters cleared".into())

@@ -225,6 +225,7 @@ pub fn counters(shared: &Shared, t: &Tables) -> Value {
         "tx_no_port": no_port,
         "overload": {"raised": ovl.raised, "raised_ms": ovl.raised_ns / 1_000_000},
         "devices": devs,
+        "ids": crate::ids_alerts::stats_json(t, &super::ids::totals(shared)),
     })
 }
 
@@ -246,6 +247,20 @@ pub fn counters_text(v: &Value) -> String {
         "neighbour queue: queued {} sent {} overflow {} timeout {}",
         q["queued"], q["sent"], q["overflow"], q["timeout"]
     );
+    if !v["ids"].is_null() {
+        let i = &v["ids"];
+        let _ = writeln!(
+            o,
+            "ids ({} mode): inspected {} alerts {} dropped {} passed {} malformed {} alerts_lost {}",
+            i["mode"].as_str().unwrap_or(""),
+            i["inspected"],
+            i["alerts"],
+            i["dropped"],
+            i["passed"],
+            i["malformed"],
+            i["alerts_lost"]
+        );
+    }
     let g = &v["overload"];
     let _ = writeln!(o, "overload guard: raised {} times, {} ms in all", g["raised"], g["raised_ms"]);
     let _ = writeln!(o, "{:<16} {:>12} {:>12} {:>12} {:>12}", "device", "rx", "tx", "rx_ring_full", "tx_ring_full");

@@ -146,6 +146,8 @@ pub struct Shared {
     /// Bumped by [`Shared::clear_counters`]; each worker zeroes its own counters when
     /// it sees a new value.
     clear_epoch: AtomicU64,
+    /// The IDS's most recent alerts ([`super::ids`]).
+    pub ids_recent: Arc<super::ids::Recent>,
 }
 
 /// Locks a mutex even if a thread panicked while holding it: counters stay readable.
@@ -176,6 +178,7 @@ impl Shared {
             retired: Mutex::new(Retired::default()),
             stop,
             clear_epoch: AtomicU64::new(0),
+            ids_recent: Arc::default(),
         }
     }
 

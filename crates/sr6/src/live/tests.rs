@@ -33,6 +33,7 @@ struct Rig {
     control: Arc<Mutex<Control>>,
     wires: Vec<Wire>,
     resolve: Receiver<ResolveRequest>,
+    alerts: Receiver<super::ids::AlertMsg>,
     stop: Arc<AtomicBool>,
     worker: Option<JoinHandle<()>>,
 }
@@ -62,10 +63,19 @@ impl Rig {
             w.from_port.set_read_timeout(Some(Duration::from_millis(500))).unwrap();
         }
         let (tx, rx) = sync_channel(64);
-        let ctx = WorkerCtx { id: 0, shared, batch: 32, resolve: tx, cpu: None, overload: OverloadGuard::new(None) };
+        let (alerts, alerts_rx) = sync_channel(64);
+        let ctx =
+            WorkerCtx { id: 0, shared, batch: 32, resolve: tx, cpu: None, overload: OverloadGuard::new(None), alerts };
         let ports: Vec<Box<dyn Port>> = vec![Box::new(p0), Box::new(p1)];
         let worker = std::thread::spawn(move || run(ctx, ports));
-        Rig { control: Arc::new(Mutex::new(c)), wires: vec![w0, w1], resolve: rx, stop, worker: Some(worker) }
+        Rig {
+            control: Arc::new(Mutex::new(c)),
+            wires: vec![w0, w1],
+            resolve: rx,
+            alerts: alerts_rx,
+            stop,
+            worker: Some(worker),
+        }
     }
 
     fn recv(&self, dev: usize) -> Option<Vec<u8>> {
@@ -267,4 +277,34 @@ fn the_first_frame_after_clear_counters_is_counted() {
     rig.wires[0].to_port.send(&frame("fc00:9::5", 2)).unwrap();
     assert!(rig.recv(1).is_some());
     assert_eq!(totals(1), 1);
+}
+
+#[test]
+fn ids_in_ips_mode_drops_and_hands_alerts_to_the_writer() {
+    let dir = std::env::temp_dir().join(format!("sr6-live-ids-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let rules = dir.join("rules.txt");
+    std::fs::write(&rules, "drop udp any any -> fc00:9::/64 any (msg:\"star\"; content:\"|2a|\"; sid:5;)\n").unwrap();
+    let out = dir.join("alerts.json");
+    let rig = Rig::with(&format!("{CONF}ids rules {} mode ips on forward alerts {}\n", rules.display(), out.display()));
+    rig.wires[0].to_port.send(&frame("fc00:9::5", b'*')).unwrap();
+    rig.wires[0].to_port.send(&frame("fc00:9::5", b'+')).unwrap();
+    // Only the second leaves; the first raised an alert, with the generation's rules.
+    assert_eq!(rig.recv(1).expect("forwarded frame"), forwarded("fc00:9::5", b'+', [2, 0, 0, 0, 2, 2]));
+    let (gen, a) = rig.alerts.recv_timeout(Duration::from_secs(2)).expect("an alert");
+    assert_eq!((a.sid, a.action, a.dst.to_string()), (5, sr6_core::ids::rule::Action::Drop, "fc00:9::5".to_string()));
+    let js = crate::ids_alerts::alert_json(&gen.tables, &a);
+    assert_eq!((js["msg"].as_str(), js["point"].as_str()), (Some("star"), Some("forward")));
+    assert!(rig.alerts.recv_timeout(Duration::from_millis(200)).is_err(), "one alert only");
+    // The writer: a JSON line in the generation's alerts file, and the ring.
+    let (tx, rx) = sync_channel(4);
+    tx.send((gen, a)).unwrap();
+    drop(tx);
+    let recent = Arc::new(super::ids::Recent::default());
+    super::ids::writer(rx, recent.clone(), 0);
+    let text = std::fs::read_to_string(&out).unwrap();
+    let lines: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines, vec![js]);
+    assert_eq!(super::ids::last(&recent, 10), lines);
+    let _ = std::fs::remove_dir_all(&dir);
 }

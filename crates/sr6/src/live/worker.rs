@@ -44,6 +44,9 @@ pub struct WorkerCtx {
     pub cpu: Option<usize>,
     /// The overload guard (off unless `--overload-priority`).
     pub overload: OverloadGuard,
+    /// The IDS's alerts to the writer thread (bounded; a full queue counts the alert
+    /// lost).
+    pub alerts: SyncSender<super::ids::AlertMsg>,
 }
 
 /// Runs until [`Shared::stopping`]. `ports[d]` is the port of device `d`.
@@ -138,6 +141,13 @@ pub fn run(ctx: WorkerCtx, mut ports: Vec<Box<dyn Port>>) {
             busy = true;
             // `ports[i]` is device i's port.
             w.process_batch(&gen.tables, i as DevId, &mut bufs[..n]);
+            if !w.ids.alerts.is_empty() {
+                let mut lost = 0;
+                for a in w.ids.alerts.drain() {
+                    lost += u64::from(ctx.alerts.try_send((gen.clone(), a)).is_err());
+                }
+                w.counters.ids.alerts_lost += lost;
+            }
             // Each frame the batch leaves, a fragmented packet's fragments in its place.
             for o in w.extra.outputs(&bufs[..n]) {
                 match o.verdict {
