@@ -21,6 +21,8 @@ Writes:
   OUTDIR/router-fwN.conf  router.conf and N ip6tables INPUT rules (N = 0, 10, 100,
                           1,000), none matching End's frames but the last, which
                           accepts them: the End+fwN workloads replay End.pcap on them;
+  OUTDIR/router-fwN-basic.conf  the same rules in SERA's basic mode (ip6t_seg6=1),
+                          the last accepting End's source (N = 10, 100, 1,000);
   OUTDIR/<behaviour>.pcap one capture per behaviour, FRAMES frames each, every frame
                           hitting a different SID / prefix of that behaviour;
   OUTDIR/workloads.tsv    name, pcap, ingress device, goal (instructions/packet or -),
@@ -458,13 +460,14 @@ FW_RULES = [0, 10, 100, 1000]
 END_LOCATOR = "fc00:5:0:1::/64"  # every End SID (the End frames' destinations)
 
 
-def firewall_lines(n, rf):
+def firewall_lines(n, rf, accept="-d " + END_LOCATOR):
     """`n` ip6tables INPUT rules of the shapes a rule set has (exact /128 and /64
     sources, a /128 destination, TCP/UDP ports, SRH tag, Segments Left and last SID),
     drawn with `rf`; none matches an End frame (source fc00:1::2, to an End SID,
     UDP 1024 -> 5000, SRH tag 0, Segments Left 1, last SID in 2a00::/12) but the
     last, which accepts the End locator; INPUT's policy DROP. With n = 0, no rule: the
-    firewall exists by FORWARD's DROP policy alone, which End's packets never meet."""
+    firewall exists by FORWARD's DROP policy alone, which End's packets never meet.
+    `accept`: the last rule's match."""
     if n == 0:
         return ["ip6tables -P FORWARD DROP"]
     out = ["ip6tables -P INPUT DROP"]
@@ -491,7 +494,7 @@ def firewall_lines(n, rf):
         else:
             m = "-m srh --srh-lsid fc00:bad:%x::/48" % rf.randrange(1, 65536)
         out.append("ip6tables -A INPUT %s -j %s" % (m, tgt))
-    out.append("ip6tables -A INPUT -d %s -j ACCEPT" % END_LOCATOR)
+    out.append("ip6tables -A INPUT %s -j ACCEPT" % accept)
     return out
 
 
@@ -557,6 +560,13 @@ def main():
     for n in FW_RULES:
         with open(os.path.join(a.outdir, "router-fw%d.conf" % n), "w") as f:
             f.write("\n".join(w.lines + firewall_lines(n, random.Random(a.seed + 2800 + n))) + "\n")
+    # The same rules in SERA's basic mode (the addresses, protocol and ports of the
+    # original packet: End's frames carry an inserted SRH, so the source and the last
+    # segment), the last rule accepting End's source instead.
+    for n in FW_RULES[1:]:
+        with open(os.path.join(a.outdir, "router-fw%d-basic.conf" % n), "w") as f:
+            rules = firewall_lines(n, random.Random(a.seed + 2800 + n), accept="-s fc00:1::2")
+            f.write("\n".join(w.lines + ["sysctl -w net.ipv6.ip6t_seg6=1"] + rules) + "\n")
 
     r = w.r
     N = a.frames
@@ -637,6 +647,8 @@ def main():
             f.write("%s\t%s\t%s\t%s\t%s\t%s\n" % (name, pcap, dev, goal, warm, conf))
         for n in FW_RULES:
             f.write("End+fw%d\tEnd.pcap\teth0\t-\t-\trouter-fw%d.conf\n" % (n, n))
+        for n in FW_RULES[1:]:
+            f.write("End+fw%d-basic\tEnd.pcap\teth0\t-\t-\trouter-fw%d-basic.conf\n" % (n, n))
     print("%s: router.conf (%d lines), %d workloads of %d frames" % (a.outdir, len(w.lines), len(wl), N), file=sys.stderr)
 
 
