@@ -22,6 +22,11 @@ Writes:
                           functions (crates/bpf/tests/progs: End, Tag++, Add TLV, End.T
                           through bpf_lwt_seg6_action) from OUTDIR/bpf/*.o, which
                           scripts/callgrind.sh compiles with clang;
+  OUTDIR/router-fwN.conf  router.conf and N ip6tables INPUT rules (N = 0, 10, 100,
+                          1,000), none matching End's frames but the last, which
+                          accepts them: the End+fwN workloads replay End.pcap on them;
+  OUTDIR/router-fwN-basic.conf  the same rules in SERA's basic mode (ip6t_seg6=1),
+                          the last accepting End's source (N = 10, 100, 1,000);
   OUTDIR/<behaviour>.pcap one capture per behaviour, FRAMES frames each, every frame
                           hitting a different SID / prefix of that behaviour;
   OUTDIR/workloads.tsv    name, pcap, ingress device, goal (instructions/packet or -),
@@ -482,6 +487,49 @@ def mobile_workloads(w, upfs, sids, rm, n):
     return out
 
 
+# --- The firewall (issue 28): End behind N INPUT rules -------------------------------------
+FW_RULES = [0, 10, 100, 1000]
+END_LOCATOR = "fc00:5:0:1::/64"  # every End SID (the End frames' destinations)
+
+
+def firewall_lines(n, rf, accept="-d " + END_LOCATOR):
+    """`n` ip6tables INPUT rules of the shapes a rule set has (exact /128 and /64
+    sources, a /128 destination, TCP/UDP ports, SRH tag, Segments Left and last SID),
+    drawn with `rf`; none matches an End frame (source fc00:1::2, to an End SID,
+    UDP 1024 -> 5000, SRH tag 0, Segments Left 1, last SID in 2a00::/12) but the
+    last, which accepts the End locator; INPUT's policy DROP. With n = 0, no rule: the
+    firewall exists by FORWARD's DROP policy alone, which End's packets never meet.
+    `accept`: the last rule's match."""
+    if n == 0:
+        return ["ip6tables -P FORWARD DROP"]
+    out = ["ip6tables -P INPUT DROP"]
+    tcp = [22, 23, 25, 53, 80, 110, 143, 179, 443, 445, 830, 3389, 8080]
+    for _ in range(n - 1):
+        shape = rf.random()
+        tgt = rf.choice(["DROP", "DROP", "REJECT", "ACCEPT"])
+        if shape < 0.25:
+            m = "-s %s" % a6(0x2A00 << 112 | rf.getrandbits(112))
+        elif shape < 0.45:
+            m = "-s %s/64" % a6((0x2A00 << 112 | rf.getrandbits(112)) >> 64 << 64)
+        elif shape < 0.55:
+            m = "-d %s" % a6(0xFC000005 << 96 | 0xB << 64 | rf.getrandbits(64))
+        elif shape < 0.67:
+            m = "-p tcp --dport %d" % rf.choice(tcp + [rf.randrange(1024, 65536)])
+        elif shape < 0.75:
+            m = "-p udp --dport %d" % rf.choice([53, 123, 161, 500, 4500, rf.randrange(5001, 65536)])
+        elif shape < 0.80:
+            m = "-p udp --sport %d" % rf.randrange(1025, 65536)
+        elif shape < 0.90:
+            m = "-m srh --srh-tag %d" % rf.randrange(1, 65536)
+        elif shape < 0.95:
+            m = "-m srh --srh-segs-left-eq %d" % rf.randrange(2, 16)
+        else:
+            m = "-m srh --srh-lsid fc00:bad:%x::/48" % rf.randrange(1, 65536)
+        out.append("ip6tables -A INPUT %s -j %s" % (m, tgt))
+    out.append("ip6tables -A INPUT %s -j ACCEPT" % accept)
+    return out
+
+
 def main():
     global PAYLOAD
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -541,6 +589,18 @@ def main():
         f.write("\n".join(w.lines) + "\n")
     del w.lines[base:]
     w.r.setstate(saved)
+    # The firewall's configs, router.conf + N rules, each from its own generator: the
+    # End frames are the ones of the End workload (End.pcap).
+    for n in FW_RULES:
+        with open(os.path.join(a.outdir, "router-fw%d.conf" % n), "w") as f:
+            f.write("\n".join(w.lines + firewall_lines(n, random.Random(a.seed + 2800 + n))) + "\n")
+    # The same rules in SERA's basic mode (the addresses, protocol and ports of the
+    # original packet: End's frames carry an inserted SRH, so the source and the last
+    # segment), the last rule accepting End's source instead.
+    for n in FW_RULES[1:]:
+        with open(os.path.join(a.outdir, "router-fw%d-basic.conf" % n), "w") as f:
+            rules = firewall_lines(n, random.Random(a.seed + 2800 + n), accept="-s fc00:1::2")
+            f.write("\n".join(w.lines + ["sysctl -w net.ipv6.ip6t_seg6=1"] + rules) + "\n")
 
     r = w.r
     N = a.frames
@@ -620,6 +680,10 @@ def main():
                 write_frames(os.path.join(a.outdir, name + ".warmup.pcap"), wframes)
                 warm = "%s=%s.warmup.pcap" % (wdev, name)
             f.write("%s\t%s\t%s\t%s\t%s\t%s\n" % (name, pcap, dev, goal, warm, conf))
+        for n in FW_RULES:
+            f.write("End+fw%d\tEnd.pcap\teth0\t-\t-\trouter-fw%d.conf\n" % (n, n))
+        for n in FW_RULES[1:]:
+            f.write("End+fw%d-basic\tEnd.pcap\teth0\t-\t-\trouter-fw%d-basic.conf\n" % (n, n))
     print("%s: router.conf (%d lines), %d workloads of %d frames" % (a.outdir, len(w.lines), len(wl), N), file=sys.stderr)
 
 

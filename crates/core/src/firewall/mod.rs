@@ -11,7 +11,10 @@
 //! ends with its policy (ACCEPT unless `-P CHAIN DROP`).
 //!
 //! The rules are compiled at table build ([`Firewall::build`]) into one flat list,
-//! each chain a range of it, devices resolved to ids. A packet's fields are found once
+//! each chain a range of it, devices resolved to ids, and each chain of 8 rules or more
+//! indexed by a classifier ([`classify`]): per packet, a few hash probes find the rules
+//! that can match, and only those are compared, in chain order, with the verdict and
+//! counters of the walk over every rule. A packet's fields are found once
 //! ([`fields`]); each rule is then a few compares. Only the general path runs it: when
 //! a firewall exists the table build turns the fast path off (as `ip rule` does), so
 //! without one nothing at all is added to any packet's path but one test on the
@@ -27,6 +30,9 @@
 //! them: addresses, devices, protocol and ports as nftables expressions (a protocol or
 //! port the walk cannot reach matches neither way), `-m srh` as `ip6t_srh`.
 
+mod classify;
+#[cfg(test)]
+mod equivalence;
 pub(crate) mod fields;
 mod seg6;
 pub mod spec;
@@ -53,7 +59,7 @@ pub enum Hook {
 /// at build never to reach itself, so depth is bounded by the number of chains).
 const MAX_DEPTH: usize = 64;
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 enum Target {
     Accept,
     Drop,
@@ -104,6 +110,24 @@ pub struct Chain {
     end: usize,
     /// A built-in chain's policy: true ACCEPT, false DROP.
     policy: Option<bool>,
+    /// Which of its rules a packet is compared with ([`classify`]).
+    index: classify::Index,
+}
+
+/// How a chain ended: with a verdict, or at its end or a RETURN (back to the caller,
+/// or a built-in chain's policy).
+enum Flow {
+    Verdict(Target),
+    Continue,
+}
+
+/// What a chain's rules read of one packet, and the counters they count in.
+struct Cx<'a, 'b> {
+    v: classify::View<'a>,
+    iif: Option<DevId>,
+    oif: Option<DevId>,
+    len: u64,
+    counters: &'b mut [u64],
 }
 
 /// The compiled firewall ([`Tables::firewall`]).
@@ -136,6 +160,16 @@ impl Firewall {
     /// accepts. Errors: a jump to a chain that does not exist or to a built-in one, and
     /// user chains that reach themselves (the kernel's ELOOP).
     pub fn build(spec: &FirewallSpec, devices: &[Device], arg_bits: u8) -> Result<Option<Firewall>, (usize, String)> {
+        Self::build_indexed(spec, devices, arg_bits, classify::INDEX_MIN)
+    }
+
+    /// [`build`](Self::build), indexing the chains of at least `index_min` rules.
+    fn build_indexed(
+        spec: &FirewallSpec,
+        devices: &[Device],
+        arg_bits: u8,
+        index_min: usize,
+    ) -> Result<Option<Firewall>, (usize, String)> {
         if spec.is_empty() {
             return Ok(None);
         }
@@ -160,7 +194,9 @@ impl Firewall {
                 let oif = r.m.oif.as_ref().map(|s| Devs::of(s, devices));
                 rules.push(Rule { m: r.m.clone(), iif, oif, target });
             }
-            chains.push(Chain { name: c.name.clone(), start, end: rules.len(), policy: c.policy });
+            let own = rules.iter().enumerate().skip(start).map(|(i, r): (usize, &Rule)| (i as u32, &r.m));
+            let index = classify::Index::build(own, index_min);
+            chains.push(Chain { name: c.name.clone(), start, end: rules.len(), policy: c.policy, index });
         }
         let fw = Firewall { rules, chains, arg_bits, inner: false, spec: spec.clone() };
         for (i, c) in spec.chains.iter().enumerate().skip(BUILTIN.len()) {
@@ -241,55 +277,7 @@ impl Firewall {
     ) -> Option<Next> {
         let d = p.data();
         let Some(f) = Fields::of(d) else { return Some(Next::drop(DropReason::Malformed)) };
-        // What addresses, protocol and ports are read from: the packet, or in basic
-        // mode the original packet of SRv6 traffic (`-m srh` reads the outer SRH).
-        let orig = if self.inner { f.original(d) } else { None };
-        let (of, od) = orig.unwrap_or((f, d));
-        let len = d.len() as u64;
-        let iif = Some(p.in_dev);
-        let mut stack = [(0usize, 0usize); MAX_DEPTH];
-        let mut depth = 0;
-        let (mut chain, mut i) = (hook as usize, self.chains.get(hook as usize)?.start);
-        let verdict = loop {
-            let c = self.chains.get(chain)?;
-            if i >= c.end {
-                // The end of a chain: back to the caller, or the built-in's policy.
-                if depth > 0 {
-                    depth -= 1;
-                    (chain, i) = *stack.get(depth)?;
-                    continue;
-                }
-                count(w, self.rules.len() + hook as usize, len);
-                break if c.policy == Some(false) { Target::Drop } else { Target::Accept };
-            }
-            let r = self.rules.get(i)?;
-            i += 1;
-            if !matches(r, (&of, od), (&f, d), iif, oif) {
-                continue;
-            }
-            count(w, i - 1, len);
-            match r.target {
-                Target::Jump(j) => {
-                    if depth < MAX_DEPTH {
-                        if let Some(s) = stack.get_mut(depth) {
-                            *s = (chain, i);
-                        }
-                        depth += 1;
-                        chain = j as usize;
-                        i = self.chains.get(chain)?.start;
-                    }
-                }
-                Target::Return => {
-                    if depth > 0 {
-                        depth -= 1;
-                        (chain, i) = *stack.get(depth)?;
-                    } else {
-                        i = c.end;
-                    }
-                }
-                ref v => break v.clone(),
-            }
-        };
+        let verdict = self.decide(&f, d, Some(p.in_dev), oif, hook, &mut w.counters.firewall);
         match verdict {
             Target::Accept | Target::Jump(_) | Target::Return => None,
             Target::Drop => Some(Next::drop(DropReason::Firewall)),
@@ -299,9 +287,152 @@ impl Firewall {
     }
 }
 
+impl Firewall {
+    /// The verdict of chain `hook` on the IPv6 packet `d` whose fields are `f`, counting
+    /// in `counters` (two per rule, then two per policy): the candidates of each chain
+    /// ([`classify`]) compared in chain order.
+    fn decide(
+        &self,
+        f: &Fields,
+        d: &[u8],
+        iif: Option<DevId>,
+        oif: Option<DevId>,
+        hook: Hook,
+        counters: &mut [u64],
+    ) -> Target {
+        // What addresses, protocol and ports are read from: the packet, or in basic
+        // mode the original packet of SRv6 traffic (`-m srh` reads the outer SRH).
+        let orig = if self.inner { f.original(d) } else { None };
+        let (of, od) = orig.unwrap_or((*f, d));
+        let len = d.len() as u64;
+        let mut cx = Cx { v: classify::View { orig: (&of, od), outer: (f, d) }, iif, oif, len, counters };
+        match self.chain(hook as usize, 0, &mut cx) {
+            Flow::Verdict(t) => t,
+            Flow::Continue => {
+                count(cx.counters, self.rules.len() + hook as usize, len);
+                match self.chains.get(hook as usize) {
+                    Some(c) if c.policy == Some(false) => Target::Drop,
+                    _ => Target::Accept,
+                }
+            }
+        }
+    }
+
+    /// Chain `c`, entered `depth` jumps deep: its candidates in order, the first that
+    /// matches with a verdict ends the walk; a jump runs the user chain and, if that
+    /// ends or returns, goes on with the next candidate.
+    fn chain(&self, c: usize, depth: usize, cx: &mut Cx<'_, '_>) -> Flow {
+        let Some(chain) = self.chains.get(c) else { return Flow::Continue };
+        if chain.index.indexed() {
+            for i in chain.index.candidates(&cx.v) {
+                if let Some(end) = self.rule(i as usize, depth, cx) {
+                    return end;
+                }
+            }
+        } else {
+            // No index (a short chain, or only wildcards): every rule is a candidate.
+            for i in chain.start..chain.end {
+                if let Some(end) = self.rule(i, depth, cx) {
+                    return end;
+                }
+            }
+        }
+        Flow::Continue
+    }
+
+    /// Rule `i` on the packet, in a chain entered `depth` jumps deep: `Some` when the
+    /// chain ends with it (a verdict, or RETURN), `None` to go on with the next.
+    #[inline(always)]
+    fn rule(&self, i: usize, depth: usize, cx: &mut Cx<'_, '_>) -> Option<Flow> {
+        let r = self.rules.get(i)?;
+        if !matches(r, cx.v.orig, cx.v.outer, cx.iif, cx.oif) {
+            return None;
+        }
+        count(cx.counters, i, cx.len);
+        match r.target {
+            Target::Jump(j) => {
+                if depth < MAX_DEPTH {
+                    if let Flow::Verdict(t) = self.chain(j as usize, depth + 1, cx) {
+                        return Some(Flow::Verdict(t));
+                    }
+                }
+                None
+            }
+            Target::Return => Some(Flow::Continue),
+            ref t => Some(Flow::Verdict(t.clone())),
+        }
+    }
+
+    /// The reference: [`decide`](Self::decide) as a walk over every rule of each chain
+    /// (ip6tables' `ip6t_do_table`), which the classifier must equal.
+    #[cfg(test)]
+    fn decide_linear(
+        &self,
+        f: &Fields,
+        d: &[u8],
+        iif: Option<DevId>,
+        oif: Option<DevId>,
+        hook: Hook,
+        counters: &mut [u64],
+    ) -> Target {
+        let walk = |counters: &mut [u64]| -> Option<Target> {
+            // What addresses, protocol and ports are read from: the packet, or in basic
+            // mode the original packet of SRv6 traffic (`-m srh` reads the outer SRH).
+            let orig = if self.inner { f.original(d) } else { None };
+            let (of, od) = orig.unwrap_or((*f, d));
+            let len = d.len() as u64;
+            let mut stack = [(0usize, 0usize); MAX_DEPTH];
+            let mut depth = 0;
+            let (mut chain, mut i) = (hook as usize, self.chains.get(hook as usize)?.start);
+            let verdict = loop {
+                let c = self.chains.get(chain)?;
+                if i >= c.end {
+                    // The end of a chain: back to the caller, or the built-in's policy.
+                    if depth > 0 {
+                        depth -= 1;
+                        (chain, i) = *stack.get(depth)?;
+                        continue;
+                    }
+                    count(counters, self.rules.len() + hook as usize, len);
+                    break if c.policy == Some(false) { Target::Drop } else { Target::Accept };
+                }
+                let r = self.rules.get(i)?;
+                i += 1;
+                if !matches(r, (&of, od), (f, d), iif, oif) {
+                    continue;
+                }
+                count(counters, i - 1, len);
+                match r.target {
+                    Target::Jump(j) => {
+                        if depth < MAX_DEPTH {
+                            if let Some(s) = stack.get_mut(depth) {
+                                *s = (chain, i);
+                            }
+                            depth += 1;
+                            chain = j as usize;
+                            i = self.chains.get(chain)?.start;
+                        }
+                    }
+                    Target::Return => {
+                        if depth > 0 {
+                            depth -= 1;
+                            (chain, i) = *stack.get(depth)?;
+                        } else {
+                            i = c.end;
+                        }
+                    }
+                    ref v => break v.clone(),
+                }
+            };
+            Some(verdict)
+        };
+        walk(counters).unwrap_or(Target::Accept)
+    }
+}
+
 #[inline]
-fn count(w: &mut Worker, i: usize, len: u64) {
-    if let Some([pk, by]) = w.counters.firewall.get_mut(2 * i..2 * i + 2) {
+fn count(counters: &mut [u64], i: usize, len: u64) {
+    if let Some([pk, by]) = counters.get_mut(2 * i..2 * i + 2) {
         *pk += 1;
         *by += len;
     }
