@@ -27,6 +27,9 @@ Writes:
                           accepts them: the End+fwN workloads replay End.pcap on them;
   OUTDIR/router-fwN-basic.conf  the same rules in SERA's basic mode (ip6t_seg6=1),
                           the last accepting End's source (N = 10, 100, 1,000);
+  OUTDIR/router-idsN.conf router.conf and an IPS (docs/ids.md) of N Snort rules,
+                          OUTDIR/ids-N.rules (N = 10, 100, 1,000), none matching End's
+                          frames: the End+idsN workloads replay End.pcap on them;
   OUTDIR/<behaviour>.pcap one capture per behaviour, FRAMES frames each, every frame
                           hitting a different SID / prefix of that behaviour;
   OUTDIR/workloads.tsv    name, pcap, ingress device, goal (instructions/packet or -),
@@ -487,6 +490,25 @@ def mobile_workloads(w, upfs, sids, rm, n):
     return out
 
 
+# --- The IDS (issue 28): End behind N Snort rules of one content each ----------------------
+IDS_RULES = [10, 100, 1000]
+
+
+def ids_rules(n, ri):
+    """`n` Snort rules (docs/ids.md), each with one content of 6-12 lowercase letters
+    drawn with `ri` (UDP and TCP, some with a port, some `nocase`, alert or drop):
+    none matches an End frame, whose UDP payload is bytes 0-17."""
+    out = []
+    for k in range(1, n + 1):
+        pat = "".join(ri.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(ri.randrange(6, 13)))
+        proto, port = ri.choice([("udp", "any"), ("udp", "any"), ("tcp", "any"), ("tcp", str(ri.choice([80, 443, 8080])))])
+        act = "drop" if ri.random() < 0.3 else "alert"
+        mods = " nocase;" if ri.random() < 0.3 else ""
+        out.append('%s %s any any -> any %s (msg:"pattern %d"; content:"%s";%s sid:%d; rev:1;)'
+                   % (act, proto, port, k, pat, mods, 1000000 + k))
+    return out
+
+
 # --- The firewall (issue 28): End behind N INPUT rules -------------------------------------
 FW_RULES = [0, 10, 100, 1000]
 END_LOCATOR = "fc00:5:0:1::/64"  # every End SID (the End frames' destinations)
@@ -601,6 +623,12 @@ def main():
         with open(os.path.join(a.outdir, "router-fw%d-basic.conf" % n), "w") as f:
             rules = firewall_lines(n, random.Random(a.seed + 2800 + n), accept="-s fc00:1::2")
             f.write("\n".join(w.lines + ["sysctl -w net.ipv6.ip6t_seg6=1"] + rules) + "\n")
+    # The IDS's: router.conf + an IPS whose N rules none of End's frames match.
+    for n in IDS_RULES:
+        with open(os.path.join(a.outdir, "ids-%d.rules" % n), "w") as f:
+            f.write("\n".join(ids_rules(n, random.Random(a.seed + 2900 + n))) + "\n")
+        with open(os.path.join(a.outdir, "router-ids%d.conf" % n), "w") as f:
+            f.write("\n".join(w.lines + ["ids rules ids-%d.rules mode ips" % n]) + "\n")
 
     r = w.r
     N = a.frames
@@ -684,6 +712,8 @@ def main():
             f.write("End+fw%d\tEnd.pcap\teth0\t-\t-\trouter-fw%d.conf\n" % (n, n))
         for n in FW_RULES[1:]:
             f.write("End+fw%d-basic\tEnd.pcap\teth0\t-\t-\trouter-fw%d-basic.conf\n" % (n, n))
+        for n in IDS_RULES:
+            f.write("End+ids%d\tEnd.pcap\teth0\t-\t-\trouter-ids%d.conf\n" % (n, n))
     print("%s: router.conf (%d lines), %d workloads of %d frames" % (a.outdir, len(w.lines), len(wl), N), file=sys.stderr)
 
 
