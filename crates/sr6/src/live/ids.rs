@@ -72,7 +72,8 @@ pub fn last(recent: &Recent, n: usize) -> Vec<Value> {
 }
 
 /// The IDS counters of the current tables, summed over the workers (a change of the
-/// configuration builds a new IDS, whose counters start at zero).
+/// configuration that changes the IDS's rules or settings starts them at zero; other
+/// changes keep them, see `worker::carry_unchanged`).
 pub fn totals(shared: &super::state::Shared) -> sr6_core::ids::IdsCounters {
     let g = shared.gen.load();
     let mut sum = sr6_core::ids::IdsCounters::default();

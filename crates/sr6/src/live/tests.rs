@@ -308,3 +308,57 @@ fn ids_in_ips_mode_drops_and_hands_alerts_to_the_writer() {
     assert_eq!(super::ids::last(&recent, 10), lines);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A neighbour learnt (or a route added) rebuilds the tables: the firewall's and the
+/// IDS's counters go on from where they were when their rules did not change, and a
+/// firewall that did change starts from zero. (They used to restart at every rebuild,
+/// so the counts of a live router lost everything before its last neighbour change.)
+#[test]
+fn firewall_and_ids_counts_survive_rebuilds_that_keep_their_rules() {
+    let dir = std::env::temp_dir().join(format!("sr6-live-carry-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let rules = dir.join("rules.txt");
+    std::fs::write(&rules, "alert udp any any -> fc00:9::/64 any (msg:\"star\"; content:\"|2a|\"; sid:5;)\n").unwrap();
+    let conf =
+        format!("{CONF}ids rules {} on forward\nip6tables -A FORWARD -d fc00:9::/64 -j ACCEPT\n", rules.display());
+    let rig = Rig::with(&conf);
+    let shared = rig.control.lock().unwrap().shared.clone();
+    // (firewall rule 0's packets, IDS inspected) once both reach `want` (or 2 s pass).
+    let counts = |want: (u64, u64)| {
+        let deadline = Instant::now() + Duration::from_secs(2);
+        loop {
+            let g = shared.gen.load();
+            let s = super::state::lock(&shared.workers[0]);
+            let got = if s.gen.id == g.id {
+                (s.counters.firewall.first().copied().unwrap_or(0), s.counters.ids.inspected)
+            } else {
+                (0, 0)
+            };
+            drop(s);
+            if got == want || Instant::now() > deadline {
+                return got;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    };
+    let pass = |n: u8| {
+        rig.wires[0].to_port.send(&frame("fc00:9::5", n)).unwrap();
+        assert!(rig.recv(1).is_some(), "frame {n} forwarded");
+    };
+    pass(b'*');
+    pass(b'+');
+    assert_eq!(counts((2, 2)), (2, 2));
+    {
+        let mut c = rig.control.lock().unwrap();
+        assert!(c.learn("eth1", "fc00:2::3".parse().unwrap(), Some([2, 0, 0, 0, 2, 3])));
+        c.republish().unwrap();
+        c.apply_line("route add fc00:6::/64 via fc00:2::2 dev eth1").unwrap();
+    }
+    pass(b'-');
+    assert_eq!(counts((3, 3)), (3, 3), "counted on across two rebuilds");
+    // A firewall rule added: the new rule set counts from zero; the IDS goes on.
+    rig.control.lock().unwrap().apply_line("ip6tables -A FORWARD -p tcp -j DROP").unwrap();
+    pass(b'.');
+    assert_eq!(counts((1, 4)), (1, 4));
+    let _ = std::fs::remove_dir_all(&dir);
+}

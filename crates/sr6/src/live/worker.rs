@@ -14,8 +14,10 @@ use std::os::fd::RawFd;
 use std::sync::mpsc::SyncSender;
 use std::sync::Arc;
 
+use sr6_core::counters::Counters;
 use sr6_core::packet::{DevId, PacketBuf, Verdict};
 use sr6_core::pipeline::Worker;
+use sr6_core::tables::Tables;
 use sr6_io::live::{now_ns, pin_to_cpu, poll_readable, Port, PortStats};
 
 use super::overload::{Level, OverloadGuard};
@@ -59,6 +61,13 @@ pub fn run(ctx: WorkerCtx, mut ports: Vec<Box<dyn Port>>) {
     let shared = ctx.shared.clone();
     let mut gen: Arc<Generation> = shared.gen.load_full();
     let mut w = Worker::new(&gen.tables);
+    {
+        // The generation this worker counts for: the one published last, which need not
+        // be the one the slot was made with (readers sum only the current one's).
+        let mut slot = lock(&shared.workers[ctx.id]);
+        slot.gen = gen.clone();
+        slot.counters = w.counters.clone();
+    }
     let mut bufs: Vec<PacketBuf> = (0..ctx.batch.max(1)).map(|_| PacketBuf::new()).collect();
     let mut pending = Pending::new(PENDING_CAPACITY);
     let fds: Vec<RawFd> = ports.iter().map(|p| p.fd()).collect();
@@ -103,8 +112,9 @@ pub fn run(ctx: WorkerCtx, mut ports: Vec<Box<dyn Port>>) {
                 }
             }
             let icmp_limit = w.icmp_limit.clone();
-            w = Worker::new(&next.tables);
+            let old = std::mem::replace(&mut w, Worker::new(&next.tables));
             w.icmp_limit = icmp_limit;
+            carry_unchanged(&gen.tables, &next.tables, &old.counters, &mut w.counters);
             gen = next;
             {
                 let mut slot = lock(&shared.workers[ctx.id]);
@@ -234,6 +244,23 @@ pub fn run(ctx: WorkerCtx, mut ports: Vec<Box<dyn Port>>) {
         let _ = p.tx_flush();
     }
     guard.release(now_ns());
+}
+
+/// Keeps the firewall's and the IDS's counters across a new generation that has the same
+/// rules: tables are rebuilt for changes that do not touch them (a neighbour learnt, a
+/// route added), and their counts must not restart then. (The SIDs' and devices'
+/// counters are folded into [`super::state::Retired`] under stable keys instead.)
+fn carry_unchanged(old: &Tables, new: &Tables, from: &Counters, to: &mut Counters) {
+    if let (Some(a), Some(b)) = (&old.firewall, &new.firewall) {
+        if a.spec == b.spec && from.firewall.len() == to.firewall.len() {
+            to.firewall.copy_from_slice(&from.firewall);
+        }
+    }
+    if let (Some(a), Some(b)) = (&old.ids, &new.ids) {
+        if a.spec == b.spec {
+            to.ids = from.ids;
+        }
+    }
 }
 
 #[inline]
