@@ -1,8 +1,10 @@
 """UDP traffic for the live tests; runs INSIDE a namespace (`ip netns exec NS python3 traffic.py ...`).
 
-  traffic.py send DST PORT COUNT RATE   -- COUNT datagrams at RATE per second (0: as fast
+  traffic.py send DST PORT COUNT RATE [TEXT]
+                                        -- COUNT datagrams at RATE per second (0: as fast
                                            as possible); payload = 8-byte sequence number
-                                           + padding to 64 bytes. Prints {"sent": N}.
+                                           + padding to 64 bytes (TEXT repeated, default
+                                           "sr6-live"). Prints {"sent": N}.
   traffic.py recv PORT COUNT IDLE_S     -- counts datagrams until COUNT distinct sequence
                                            numbers arrived or nothing came for IDLE_S
                                            seconds. Prints {"received", "unique", "dups",
@@ -18,11 +20,12 @@ import sys
 import time
 
 
-def send(dst: str, port: int, count: int, rate: float) -> None:
+def send(dst: str, port: int, count: int, rate: float, text: str = "sr6-live") -> None:
     fam = socket.AF_INET6 if ":" in dst else socket.AF_INET
     s = socket.socket(fam, socket.SOCK_DGRAM)
     t0 = time.monotonic()
     sent = 0
+    pad = (text.encode() * 56)[:56]
     for i in range(count):
         if rate > 0:
             due = t0 + i / rate
@@ -31,7 +34,7 @@ def send(dst: str, port: int, count: int, rate: float) -> None:
                 if now >= due:
                     break
                 time.sleep(min(due - now, 0.001))
-        payload = struct.pack("!Q", i) + b"sr6-live" * 7
+        payload = struct.pack("!Q", i) + pad
         while True:
             try:
                 s.sendto(payload, (dst, port))
@@ -71,7 +74,7 @@ def recv(port: int, count: int, idle: float) -> None:
 
 if __name__ == "__main__":
     if sys.argv[1] == "send":
-        send(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5]))
+        send(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5]), *sys.argv[6:7])
     elif sys.argv[1] == "recv":
         recv(int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4]))
     else:
