@@ -135,9 +135,16 @@ pub fn run(config: &Path, inputs: &[PathBuf], in_dev: Option<&str>, out_dir: &Pa
         if let (Some(o), true) = (js.as_object_mut(), t.ids.is_some()) {
             o.insert("ids_alerts".into(), serde_json::Value::Array(alerts));
         }
+        let bpf = crate::bpf_maps::report_json(&t);
+        if let (Some(o), false) = (js.as_object_mut(), bpf.is_null()) {
+            o.insert("bpf".into(), bpf);
+        }
         println!("{}", serde_json::to_string_pretty(&js)?);
     } else {
         report::print(&t, &w.counters);
+        if let Some(maps) = crate::bpf_maps::report_text(&t) {
+            println!("{maps}");
+        }
     }
     Ok(())
 }

@@ -128,6 +128,17 @@ impl BpfProg {
     pub fn maps(&self) -> Vec<Map> {
         self.run.lock().unwrap_or_else(PoisonError::into_inner).maps.clone()
     }
+
+    /// `f` on the maps themselves, between two runs of the program (`sr6 ctl bpf map
+    /// update`: the operator's writes take the program's turn, as a worker's run does).
+    pub fn with_maps<R>(&self, f: impl FnOnce(&mut [Map]) -> R) -> R {
+        f(&mut self.run.lock().unwrap_or_else(PoisonError::into_inner).maps)
+    }
+
+    /// The program as loaded: its section's name and its eBPF instructions.
+    pub fn program(&self) -> &Program {
+        &self.program
+    }
 }
 
 fn build(b: &mut SidBuilder, a: &SidAction) -> Result<SidState, BuildError> {

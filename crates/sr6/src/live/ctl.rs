@@ -52,6 +52,9 @@ commands:
   show status [--json]               backend, workers, devices, tables generation
   ids alerts [-n N] [--json]         the IDS's most recent alerts (default 20, at most 1000)
   ids stats [--json]                 the IDS: rules, packets inspected, alerts, drops
+  bpf list [--json]                  End.BPF programs and their maps (ids for the commands below)
+  bpf map dump|lookup|update|delete id N|name NAME [key [hex] BYTES] [value [hex] BYTES]
+                                     a program's map, as bpftool map ... (docs/bpf.md)
   clear-counters                     zero every counter
   reload FILE                        replace the configuration with FILE (atomic)
   help                               this text";
@@ -164,6 +167,11 @@ fn dispatch(args: &[String], control: &Mutex<Control>, status: &Status) -> Resul
             })
         }
         ["ids", ..] => Err("usage: ids alerts [-n N] [--json] | ids stats [--json]".into()),
+        ["bpf", rest @ ..] => {
+            let c = lock(control);
+            let g = c.shared.gen.load();
+            crate::bpf_maps::command(&g.tables, rest, json)
+        }
         ["clear-counters"] => {
             lock(control).shared.clear_counters();
             Ok("counters cleared".into())
