@@ -63,6 +63,7 @@ if [ $only_venv = 0 ]; then
   have ip6tables || need_apt+=(iptables)
   [ -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || need_apt+=(fonts-dejavu-core)
   have clang || need_apt+=(clang)
+  have bpftool || need_apt+=(bpftool)
   [ -f /usr/include/bpf/bpf_helpers.h ] || need_apt+=(libbpf-dev)
   [ -f /usr/include/linux/bpf.h ] || need_apt+=(linux-libc-dev)
 fi

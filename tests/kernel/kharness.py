@@ -404,6 +404,7 @@ class Run:
     sr6_reports: dict = field(default_factory=dict)
     labels: list[str] | None = None
     asserted: list[str] = field(default_factory=list)   # "identical" / "difference"
+    kernel_probe: object = None                          # what Harness.run's `probe` returned
 
     def sr6_local(self, i: int) -> list[bytes]:
         return self.sr6[i].get("local", [])
@@ -475,8 +476,10 @@ class Harness:
         self.n = 0
         self.runs: list[Run] = []
 
-    def run(self, config_text: str, frames, labels=None) -> Run:
-        """frames: [(ingress device, scapy frame or bytes), ...] (or bare frames: eth0)."""
+    def run(self, config_text: str, frames, labels=None, probe=None) -> Run:
+        """frames: [(ingress device, scapy frame or bytes), ...] (or bare frames: eth0).
+        probe: called with the kernel router's namespace once the frames went through,
+        before it is deleted; what it returns is the run's `kernel_probe`."""
         frames = [(f if isinstance(f, tuple) else ("eth0", f)) for f in frames]
         frames = [(d, bytes(f)) for d, f in frames]
         self.n += 1
@@ -485,6 +488,7 @@ class Harness:
         with KernelRouter(config_text, wd) as kr:
             raw, _noise = kr.send(frames)
             devs = kr.devs
+            probed = probe(kr.r) if probe else None
         sr6_out, reports = run_sr6(self.sr6_bin, config_text, frames, wd, devs)
         kernel, ignored = [], []
         for outs in raw:
@@ -499,6 +503,6 @@ class Harness:
             kernel.append(kd)
             ignored.append(ig)
         sr6n = [{d: [normalise(f) for f in fl] for d, fl in o.items()} for o in sr6_out]
-        run = Run(config_text, frames, kernel, sr6n, ignored, devs, reports, labels)
+        run = Run(config_text, frames, kernel, sr6n, ignored, devs, reports, labels, kernel_probe=probed)
         self.runs.append(run)
         return run

@@ -163,3 +163,41 @@ def test_end_bpf_lpm_trie(kernel, objs):
     """End.BPF: an LPM trie the program fills; the value for the new destination lands in the Tag"""
     frames = [rx(sr_pkt(SID, [d, SID], 1)) for d in (FINAL, "fc00:2:0:1::5", SEG_C)]
     kernel.run(bpf_config(objs, "lpm", "lpm_tag"), frames).assert_identical()
+
+
+def bpftool_maps(prog_name: str):
+    """A probe for Harness.run: in the kernel router's namespace, the maps of the newest
+    loaded program named `prog_name`, by map name, as `bpftool -j map dump` gives them:
+    [(key bytes, value bytes), ...]."""
+    def probe(ns: str) -> dict:
+        def tool(*args):
+            out = subprocess.run(["ip", "netns", "exec", ns, "bpftool", "-j", *args], check=True,
+                                 capture_output=True, text=True).stdout
+            return __import__("json").loads(out)
+        progs = [p for p in tool("prog", "show") if p.get("name") == prog_name]
+        assert progs, f"no program {prog_name} loaded in the kernel"
+        newest = max(progs, key=lambda p: p["id"])
+        maps = {}
+        for mid in newest.get("map_ids", []):
+            name = tool("map", "show", "id", str(mid))["name"]
+            maps[name] = [(e["key"], e["value"]) for e in tool("map", "dump", "id", str(mid))]
+        return maps
+    return probe
+
+
+@scenario(IDENTICAL)  # noqa: F405
+def test_end_bpf_maps_read_as_bpftool_reads_the_kernels(kernel, objs):
+    """End.BPF maps after the same frames: sr6's dump (`sr6 pcap --json` `bpf`, as `sr6 ctl bpf map dump --json`) equals bpftool's of the kernel's maps"""
+    if not shutil.which("bpftool"):
+        pytest.fail("bpftool not found: run scripts/setup.sh", pytrace=False)
+    frames = [rx(sr_pkt(SID, [FINAL, SID], 1, tag=t)) for t in (5, 6, 7, 5, 6, 8, 5)]
+    run = kernel.run(bpf_config(objs, "maps", "count"), frames, probe=bpftool_maps("do_count"))
+    run.assert_identical(silent=(2, 5))
+    theirs = run.kernel_probe
+    ours = {m["name"]: [(e["key"], e["value"]) for e in m["entries"]]
+            for rep in run.sr6_reports.values() for p in rep["bpf"] for m in p["maps"]}
+    for name in ("pkts", "by_tag"):
+        # A hash map's order is its implementation's: compared as sets.
+        assert sorted(ours[name]) == sorted(theirs[name]), f"map {name}: sr6 {ours[name]} kernel {theirs[name]}"
+    # Every packet counted in slot 2; Tags 5 (3 times) and 6 (twice) in the hash, 7 and 8 not (full).
+    assert ours["pkts"][2][1][0] == "0x07" and len(ours["by_tag"]) == 2
