@@ -47,6 +47,9 @@ commands:
   show proxies [--json]              SR proxies: caches, packets to and from their functions, drops
   show rules [--json]                policy routing rules (ip rule), in configuration syntax
   show firewall [--json]             firewall policies and rules (ip6tables -S -v): packets, bytes
+  ip6tables -L|-S [CHAIN] [-v] [-x] [--line-numbers] [--json]
+                                     the firewall as ip6tables lists it, with counters
+  ip6tables -Z [CHAIN [N]]           zero the counters of every chain, one chain or one rule
   show counters [--json]             frames in -> out, drops by reason, ICMP, neighbour queue, devices
   show neighbours [--json]           neighbours in use (static and learned from the kernel)
   show status [--json]               backend, workers, devices, tables generation
@@ -167,6 +170,10 @@ fn dispatch(args: &[String], control: &Mutex<Control>, status: &Status) -> Resul
             })
         }
         ["ids", ..] => Err("usage: ids alerts [-n N] [--json] | ids stats [--json]".into()),
+        ["ip6tables", rest @ ..] if crate::live::fw_ctl::command_kind(rest) => {
+            let c = lock(control);
+            crate::live::fw_ctl::command(&c.shared, rest, json).unwrap_or_else(|| Err("not a listing".into()))
+        }
         ["bpf", rest @ ..] => {
             let c = lock(control);
             let g = c.shared.gen.load();

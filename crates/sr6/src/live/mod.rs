@@ -11,6 +11,7 @@
 pub mod backend;
 pub mod control;
 pub mod ctl;
+pub mod fw_ctl;
 pub mod ids;
 pub mod neigh;
 pub mod overload;

@@ -136,6 +136,27 @@ impl Retired {
     }
 }
 
+/// The firewall counters the last `ip6tables -Z` zeroed: indices into the counters of
+/// generation `gen`'s firewall (a generation that kept the same rules carries its
+/// counts, see `worker::carry_unchanged`, and is zeroed the same).
+#[derive(Debug, Clone, Default)]
+pub struct FwZero {
+    pub gen: u64,
+    pub counters: Vec<usize>,
+}
+
+impl FwZero {
+    /// Zeroes the packets and bytes of each counter named in `fw` (pairs, as
+    /// `Counters::firewall`).
+    pub fn apply(&self, fw: &mut [u64]) {
+        for &i in &self.counters {
+            if let Some(pair) = fw.get_mut(2 * i..2 * i + 2) {
+                pair.fill(0);
+            }
+        }
+    }
+}
+
 /// Everything shared between the workers and the control side.
 pub struct Shared {
     pub gen: ArcSwap<Generation>,
@@ -146,6 +167,10 @@ pub struct Shared {
     /// Bumped by [`Shared::clear_counters`]; each worker zeroes its own counters when
     /// it sees a new value.
     clear_epoch: AtomicU64,
+    /// `ip6tables -Z`: bumped by [`Shared::zero_firewall`]; each worker zeroes the
+    /// counters [`Shared::fw_zero`] names when it sees a new value.
+    fw_zero_epoch: AtomicU64,
+    pub fw_zero: Mutex<FwZero>,
     /// The IDS's most recent alerts ([`super::ids`]).
     pub ids_recent: Arc<super::ids::Recent>,
 }
@@ -178,6 +203,8 @@ impl Shared {
             retired: Mutex::new(Retired::default()),
             stop,
             clear_epoch: AtomicU64::new(0),
+            fw_zero_epoch: AtomicU64::new(0),
+            fw_zero: Mutex::default(),
             ids_recent: Arc::default(),
         }
     }
@@ -258,6 +285,30 @@ impl Shared {
             t.raised_ns += s.overload.raised_ns;
         }
         t
+    }
+
+    /// `ip6tables -Z`: zeroes the firewall counters `counters` (rules' and policies'
+    /// counter indices, [`sr6_core::firewall::Firewall::list`]) of generation `gen`.
+    /// As [`clear_counters`](Self::clear_counters): the published copies now, each
+    /// worker its own at its next round.
+    pub fn zero_firewall(&self, gen: u64, counters: Vec<usize>) {
+        {
+            let mut z = lock(&self.fw_zero);
+            z.gen = gen;
+            z.counters = counters;
+            self.fw_zero_epoch.fetch_add(1, Ordering::SeqCst);
+        }
+        let z = lock(&self.fw_zero).clone();
+        for w in &self.workers {
+            let mut s = lock(w);
+            if s.gen.id == z.gen {
+                z.apply(&mut s.counters.firewall);
+            }
+        }
+    }
+
+    pub fn fw_zero_epoch(&self) -> u64 {
+        self.fw_zero_epoch.load(Ordering::SeqCst)
     }
 
     pub fn clear_epoch(&self) -> u64 {

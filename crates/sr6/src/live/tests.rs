@@ -362,3 +362,100 @@ fn firewall_and_ids_counts_survive_rebuilds_that_keep_their_rules() {
     assert_eq!(counts((1, 4)), (1, 4));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `ip6tables -L`, `-S` and `-Z` through the control socket, on the counts a worker made:
+/// ip6tables 1.8's layout (checked against its output for the same rules), a rule, a
+/// chain and everything zeroed, and the errors ip6tables gives.
+#[test]
+fn firewall_is_listed_and_zeroed_at_run_time() {
+    let conf = format!(
+        "{CONF}ip6tables -N SERA\nip6tables -A FORWARD -d fc00:9::/64 -p udp --dport 22136 -j SERA\n\
+         ip6tables -A SERA -j ACCEPT\nip6tables -A FORWARD ! -s fc00:1::/64 -i eth0 -j DROP\n\
+         ip6tables -A INPUT -m srh --srh-tag 7 -j SEG6 --seg6-action go-next\n"
+    );
+    let rig = Rig::with(&conf);
+    let st = super::ctl::Status {
+        backend: "test".into(),
+        workers: 1,
+        devices: vec!["eth0".into(), "eth1".into()],
+        config: "t".into(),
+        pid: 1,
+        warnings: vec![],
+    };
+    let ctl = |cmd: &str| {
+        let args: Vec<String> = cmd.split_whitespace().map(String::from).collect();
+        let r = super::ctl::handle(&args, &rig.control, &st);
+        if r.ok {
+            Ok(r.output)
+        } else {
+            Err(r.output)
+        }
+    };
+    // Until the worker has published `want` as the first FORWARD rule's packets.
+    let settle = |want: &str| {
+        let deadline = Instant::now() + Duration::from_secs(2);
+        loop {
+            let s = ctl("ip6tables -S FORWARD -v").unwrap();
+            if s.contains(want) || Instant::now() > deadline {
+                return s;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    };
+    for n in 0..3 {
+        rig.wires[0].to_port.send(&frame("fc00:9::5", n)).unwrap();
+        assert!(rig.recv(1).is_some(), "frame {n} forwarded");
+    }
+    // Three 49-byte packets (IPv6 length) through the jump and SERA's ACCEPT.
+    let s = settle("-c 3 147 -j SERA");
+    assert_eq!(
+        s,
+        "-P FORWARD ACCEPT -c 0 0\n-A FORWARD -d fc00:9::/64 -p udp -m udp --dport 22136 -c 3 147 -j SERA\n\
+         -A FORWARD ! -s fc00:1::/64 -i eth0 -c 0 0 -j DROP"
+    );
+    let l = ctl("ip6tables -L -v -n").unwrap();
+    let want = "\
+Chain INPUT (policy ACCEPT 0 packets, 0 bytes)
+ pkts bytes target     prot opt in     out     source               destination         
+    0     0 SEG6       0    --  *      *       ::/0                 ::/0                 srh tag:7 seg6-action go-next
+
+Chain FORWARD (policy ACCEPT 0 packets, 0 bytes)
+ pkts bytes target     prot opt in     out     source               destination         
+    3   147 SERA       17   --  *      *       ::/0                 fc00:9::/64          udp dpt:22136
+    0     0 DROP       0    --  eth0   *      !fc00:1::/64          ::/0                
+
+Chain SERA (1 references)
+ pkts bytes target     prot opt in     out     source               destination         
+    3   147 ACCEPT     0    --  *      *       ::/0                 ::/0                ";
+    assert_eq!(l, want);
+    assert_eq!(
+        ctl("ip6tables -L SERA -n -x --line-numbers").unwrap(),
+        "Chain SERA (1 references)\nnum  target     prot opt source               destination         \n\
+         1    ACCEPT     0    --  ::/0                 ::/0                "
+    );
+    // -Z FORWARD 1: that rule only; -Z SERA: the chain; -Z: everything.
+    assert_eq!(ctl("ip6tables -Z FORWARD 1").unwrap(), "zeroed 1 counter");
+    let s = settle("-c 0 0 -j SERA");
+    assert!(s.contains("--dport 22136 -c 0 0 -j SERA"), "{s}");
+    assert!(ctl("ip6tables -S SERA -v").unwrap().contains("-A SERA -c 3 147 -j ACCEPT"));
+    rig.wires[0].to_port.send(&frame("fc00:9::5", 9)).unwrap();
+    assert!(rig.recv(1).is_some());
+    settle("-c 1 49 -j SERA");
+    assert!(ctl("ip6tables -S SERA -v").unwrap().contains("-A SERA -c 4 196 -j ACCEPT"));
+    ctl("ip6tables -Z SERA").unwrap();
+    ctl("ip6tables --zero").unwrap();
+    let s = settle("-c 0 0 -j SERA");
+    assert!(!s.contains("-c 1 "), "{s}");
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while !ctl("ip6tables -S SERA -v").unwrap().contains("-A SERA -c 0 0 -j ACCEPT") {
+        assert!(Instant::now() < deadline, "SERA zeroed");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    // The errors ip6tables gives; a configuration line still changes the rules.
+    assert!(ctl("ip6tables -Z NOPE").unwrap_err().contains("No chain/target/match by that name"));
+    assert!(ctl("ip6tables -Z FORWARD 3").unwrap_err().contains("Index of deletion too big"));
+    assert!(ctl("ip6tables -L -Q").unwrap_err().contains("not an option of -L, -S or -Z"));
+    assert!(ctl("ip6tables -Lq").unwrap_err().contains("unknown option `-q`"));
+    ctl("ip6tables -A SERA -j DROP").unwrap();
+    assert!(ctl("ip6tables -S SERA").unwrap().ends_with("-A SERA -j ACCEPT\n-A SERA -j DROP"));
+}

@@ -73,6 +73,7 @@ pub fn run(ctx: WorkerCtx, mut ports: Vec<Box<dyn Port>>) {
     let fds: Vec<RawFd> = ports.iter().map(|p| p.fd()).collect();
     let mut baseline: Vec<PortStats> = ports.iter().map(|p| p.stats()).collect();
     let mut clear_seen = shared.clear_epoch();
+    let mut fw_zero_seen = shared.fw_zero_epoch();
     let mut idle: u32 = 0;
     let mut last_retry = now_ns();
     let mut tx_no_port: u64 = 0;
@@ -86,6 +87,18 @@ pub fn run(ctx: WorkerCtx, mut ports: Vec<Box<dyn Port>>) {
 
     // What a `clear-counters` (clear epoch `epoch`, seen at time `now`) resets: the
     // worker's counters, the neighbour queue's, and the port and overload baselines.
+    // An `ip6tables -Z` (epoch `epoch`): the firewall counters it names, if it was
+    // for this worker's generation.
+    macro_rules! zero_firewall {
+        ($epoch:expr) => {{
+            fw_zero_seen = $epoch;
+            let z = lock(&shared.fw_zero);
+            if z.gen == gen.id {
+                z.apply(&mut w.counters.firewall);
+            }
+        }};
+    }
+
     macro_rules! forget_counts {
         ($epoch:expr, $now:expr) => {{
             clear_seen = $epoch;
@@ -133,6 +146,11 @@ pub fn run(ctx: WorkerCtx, mut ports: Vec<Box<dyn Port>>) {
         let epoch = shared.clear_epoch();
         if epoch != clear_seen {
             forget_counts!(epoch, now_ns());
+            unpublished = true;
+        }
+        let epoch = shared.fw_zero_epoch();
+        if epoch != fw_zero_seen {
+            zero_firewall!(epoch);
             unpublished = true;
         }
 
@@ -211,6 +229,10 @@ pub fn run(ctx: WorkerCtx, mut ports: Vec<Box<dyn Port>>) {
             let epoch = shared.clear_epoch();
             if epoch != clear_seen {
                 forget_counts!(epoch, now);
+            }
+            let epoch = shared.fw_zero_epoch();
+            if epoch != fw_zero_seen {
+                zero_firewall!(epoch);
             }
             slot.counters.clone_from(&w.counters);
             for (i, p) in ports.iter().enumerate() {
