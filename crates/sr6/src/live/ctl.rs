@@ -228,8 +228,8 @@ fn show_cmd(what: &str, json: bool, c: &Control, status: &Status) -> Result<Stri
             Ok(if json { pretty(&v) } else { crate::report::proxies_text(&v) })
         }
         "firewall" | "fw" => {
-            // The workers' counters of the current tables (a change of the configuration
-            // builds new tables, whose rule counters start at zero).
+            // The workers' counters of the current tables (each worker carries its
+            // counts into new tables, per rule: `worker::carry_unchanged`).
             let mut sum = vec![0u64; 2 * t.firewall.as_ref().map_or(0, |f| f.counter_count())];
             for w in &shared.workers {
                 let s = crate::live::state::lock(w);

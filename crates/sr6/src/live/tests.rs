@@ -310,8 +310,8 @@ fn ids_in_ips_mode_drops_and_hands_alerts_to_the_writer() {
 }
 
 /// A neighbour learnt (or a route added) rebuilds the tables: the firewall's and the
-/// IDS's counters go on from where they were when their rules did not change, and a
-/// firewall that did change starts from zero. (They used to restart at every rebuild,
+/// IDS's counters go on from where they were; a rule inserted before a counted one
+/// starts at zero while the counted one keeps its count. (They used to restart at every rebuild,
 /// so the counts of a live router lost everything before its last neighbour change.)
 #[test]
 fn firewall_and_ids_counts_survive_rebuilds_that_keep_their_rules() {
@@ -356,10 +356,22 @@ fn firewall_and_ids_counts_survive_rebuilds_that_keep_their_rules() {
     }
     pass(b'-');
     assert_eq!(counts((3, 3)), (3, 3), "counted on across two rebuilds");
-    // A firewall rule added: the new rule set counts from zero; the IDS goes on.
-    rig.control.lock().unwrap().apply_line("ip6tables -A FORWARD -p tcp -j DROP").unwrap();
+    // A rule inserted before it: the rule keeps its count at its new place, the new
+    // rule starts at zero (ip6tables' way); the IDS goes on.
+    rig.control.lock().unwrap().apply_line("ip6tables -I FORWARD -p tcp -j DROP").unwrap();
     pass(b'.');
-    assert_eq!(counts((1, 4)), (1, 4));
+    let deadline = Instant::now() + Duration::from_secs(2);
+    let fw = loop {
+        let s = super::state::lock(&shared.workers[0]);
+        let fw = s.counters.firewall.clone();
+        let ids = s.counters.ids.inspected;
+        drop(s);
+        if (fw.get(2) == Some(&4) && ids == 4) || Instant::now() > deadline {
+            break fw;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    assert_eq!((fw[0], fw[2]), (0, 4), "the new rule at 0, the old one's 3 + 1");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

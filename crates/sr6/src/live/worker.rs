@@ -10,11 +10,13 @@
 //! `--overload-priority`, each round ends with the overload guard's look at the
 //! receive rings (`overload.rs`).
 
+use std::collections::{HashMap, VecDeque};
 use std::os::fd::RawFd;
 use std::sync::mpsc::SyncSender;
 use std::sync::Arc;
 
 use sr6_core::counters::Counters;
+use sr6_core::firewall::{Firewall, Listed};
 use sr6_core::packet::{DevId, PacketBuf, Verdict};
 use sr6_core::pipeline::Worker;
 use sr6_core::tables::Tables;
@@ -268,19 +270,44 @@ pub fn run(ctx: WorkerCtx, mut ports: Vec<Box<dyn Port>>) {
     guard.release(now_ns());
 }
 
-/// Keeps the firewall's and the IDS's counters across a new generation that has the same
-/// rules: tables are rebuilt for changes that do not touch them (a neighbour learnt, a
-/// route added), and their counts must not restart then. (The SIDs' and devices'
-/// counters are folded into [`super::state::Retired`] under stable keys instead.)
+/// Keeps the firewall's and the IDS's counters across a new generation: tables are
+/// rebuilt for changes that do not touch them (a neighbour learnt, a route added), and
+/// their counts must not restart then. A firewall whose rules changed keeps, as
+/// ip6tables does, the counts of each rule it still has (the same chain, matches and
+/// target, the k-th of equal rules matched to the k-th) and of each built-in chain's
+/// policy; a new rule starts at zero. (The SIDs' and devices' counters are folded into
+/// [`super::state::Retired`] under stable keys instead.)
 fn carry_unchanged(old: &Tables, new: &Tables, from: &Counters, to: &mut Counters) {
     if let (Some(a), Some(b)) = (&old.firewall, &new.firewall) {
         if a.spec == b.spec && from.firewall.len() == to.firewall.len() {
             to.firewall.copy_from_slice(&from.firewall);
+        } else {
+            carry_rules(a, b, &from.firewall, &mut to.firewall);
         }
     }
     if let (Some(a), Some(b)) = (&old.ids, &new.ids) {
         if a.spec == b.spec {
             to.ids = from.ids;
+        }
+    }
+}
+
+/// [`carry_unchanged`] for a firewall whose rules changed: each rule's and policy's
+/// counters to the same rule or policy of the new rule set.
+fn carry_rules(a: &Firewall, b: &Firewall, from: &[u64], to: &mut [u64]) {
+    // A rule by chain and text (its nft source for an nft rule); a policy by chain.
+    let key = |l: &Listed| match l.rule {
+        Some(r) => (l.chain.to_string(), Some(r.nft.clone().unwrap_or_else(|| format!("{}{}", r.m, r.target)))),
+        None => (l.chain.to_string(), None),
+    };
+    let mut old: HashMap<_, VecDeque<usize>> = HashMap::new();
+    for l in a.list() {
+        old.entry(key(&l)).or_default().push_back(l.counter);
+    }
+    for l in b.list() {
+        let Some(i) = old.get_mut(&key(&l)).and_then(VecDeque::pop_front) else { continue };
+        if let (Some(src), Some(dst)) = (from.get(2 * i..2 * i + 2), to.get_mut(2 * l.counter..2 * l.counter + 2)) {
+            dst.copy_from_slice(src);
         }
     }
 }
