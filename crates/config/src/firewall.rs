@@ -15,8 +15,8 @@ use crate::cmd::{Item, P};
 use crate::lex::Tok;
 use crate::PErr;
 
-const COMMANDS: &str =
-    "-A CHAIN, -I CHAIN [N], -D CHAIN N|RULE, -F [CHAIN], -P CHAIN ACCEPT|DROP, -N CHAIN or -X CHAIN";
+const COMMANDS: &str = "-A CHAIN, -I CHAIN [N], -R CHAIN N, -D CHAIN N|RULE, -F [CHAIN], -P CHAIN ACCEPT|DROP, \
+-N CHAIN, -X CHAIN or -E OLD NEW";
 const OPTIONS: &str = "[!] -s ADDR[/LEN], [!] -d ADDR[/LEN], [!] -i DEV, [!] -o DEV, [!] -p PROTO, \
 -m tcp|udp|srh, [!] --sport N[:M], [!] --dport N[:M], -m srh options, -j TARGET";
 const SRH_OPTIONS: &str = "--srh-next-hdr N, --srh-hdr-len-{eq,gt,lt} N, --srh-segs-left-{eq,gt,lt} N, \
@@ -86,6 +86,18 @@ pub(crate) enum FwCmd {
     /// `-X CHAIN`: an empty user chain no rule jumps to.
     DeleteChain {
         chain: Tok,
+    },
+    /// `-R CHAIN N RULE`: rule N (1-based; the token, for errors) becomes RULE.
+    Replace {
+        chain: Tok,
+        at: (usize, Tok),
+        rule: Box<FwRule>,
+        target: Tok,
+    },
+    /// `-E OLD NEW`: a user chain renamed; the jumps to it follow.
+    Rename {
+        old: Tok,
+        new: Tok,
     },
 }
 
@@ -182,9 +194,28 @@ pub(crate) fn parse(p: &mut P, cmd: &Tok, line: usize) -> Result<Item, PErr> {
             p.done("the end of the line")?;
             FwCmd::DeleteChain { chain }
         }
-        "-R" | "--replace" | "-Z" | "--zero" | "-L" | "--list" | "-S" | "--list-rules" | "-E" | "--rename-chain" => {
-            return Err(PErr::at(w, format!("`ip6tables {}` is not a configuration command", w.text))
-                .exp(format!("{COMMANDS} (`sr6 ctl show firewall` lists the rules)")))
+        "-R" | "--replace" => {
+            let chain = chain_name(p, w)?;
+            let t = p.value(w, "a rule number")?.clone();
+            let n = match t.text.parse::<usize>() {
+                Ok(n) if n >= 1 && t.text.chars().all(|c| c.is_ascii_digit()) => n,
+                _ => return Err(PErr::at(&t, format!("invalid rule number `{}`", t.text)).exp("1 or more")),
+            };
+            let (rule, target) = parse_rule(p, &chain, line)?;
+            FwCmd::Replace { chain, at: (n, t), rule: Box::new(rule), target }
+        }
+        "-E" | "--rename-chain" => {
+            let old = chain_name(p, w)?;
+            let new = chain_name(p, w)?;
+            p.done("the end of the line")?;
+            FwCmd::Rename { old, new }
+        }
+        "-Z" | "--zero" | "-L" | "--list" | "-S" | "--list-rules" => {
+            return Err(PErr::at(
+                w,
+                format!("`ip6tables {}` is a run-time command, not a configuration command", w.text),
+            )
+            .exp(format!("{COMMANDS} (`sr6 ctl ip6tables {}` runs it)", w.text)))
         }
         _ => return Err(PErr::at(w, format!("unknown ip6tables command `{}`", w.text)).exp(COMMANDS)),
     };
@@ -607,16 +638,47 @@ pub(crate) fn apply(fw: &mut FirewallSpec, cmd: FwCmd) -> Result<(), PErr> {
             }
             fw.chains.remove(i);
         }
-        FwCmd::Add { chain, at, rule, target } => {
-            if let FwTarget::Jump(name) = &rule.target {
-                if fw.chain(name).is_none() {
-                    return Err(PErr::at(&target, format!("no target or chain `{name}`"))
-                        .exp(format!("{TARGETS} (on an earlier line)")));
-                }
-                if *name == chain.text {
-                    return Err(PErr::at(&target, format!("chain {name} cannot jump to itself")).exp("another chain"));
+        FwCmd::Replace { chain, at: (n, t), rule, target } => {
+            check_jump(fw, &chain, &rule, &target)?;
+            let Some(c) = fw.chain_mut(&chain.text) else {
+                return Err(PErr::at(&chain, format!("chain {} does not exist", chain.text))
+                    .exp("INPUT, FORWARD or a chain made with -N"));
+            };
+            let len = c.rules.len();
+            match c.rules.get_mut(n.wrapping_sub(1)) {
+                Some(r) => *r = *rule,
+                None => {
+                    return Err(PErr::at(&t, format!("chain {} has {len} rules: no rule {n}", chain.text))
+                        .exp(format!("a position from 1 to {len}")))
                 }
             }
+        }
+        FwCmd::Rename { old, new } => {
+            if BUILTIN.contains(&old.text.as_str()) {
+                return Err(PErr::at(&old, format!("the built-in chain {} cannot be renamed", old.text))
+                    .exp("a chain made with -N"));
+            }
+            if fw.chain(&old.text).is_none() {
+                return Err(PErr::at(&old, format!("chain {} does not exist", old.text)).exp("a chain made with -N"));
+            }
+            if fw.chain(&new.text).is_some() || BUILTIN.contains(&new.text.as_str()) {
+                return Err(PErr::at(&new, format!("chain {} already exists", new.text)).exp("a new chain name"));
+            }
+            for c in fw.chains.iter_mut() {
+                if c.name == old.text {
+                    c.name = new.text.clone();
+                }
+                for r in c.rules.iter_mut() {
+                    if let FwTarget::Jump(n) = &mut r.target {
+                        if *n == old.text {
+                            *n = new.text.clone();
+                        }
+                    }
+                }
+            }
+        }
+        FwCmd::Add { chain, at, rule, target } => {
+            check_jump(fw, &chain, &rule, &target)?;
             let Some(c) = fw.chain_mut(&chain.text) else {
                 return Err(PErr::at(&chain, format!("chain {} does not exist", chain.text))
                     .exp("INPUT, FORWARD or a chain made with -N"));
@@ -632,6 +694,21 @@ pub(crate) fn apply(fw: &mut FirewallSpec, cmd: FwCmd) -> Result<(), PErr> {
                     .exp(format!("a position from 1 to {}", c.rules.len() + 1)))
                 }
             }
+        }
+    }
+    Ok(())
+}
+
+/// A rule of `chain` jumping to a user chain: the chain exists and is not `chain`.
+fn check_jump(fw: &FirewallSpec, chain: &Tok, rule: &FwRule, target: &Tok) -> Result<(), PErr> {
+    if let FwTarget::Jump(name) = &rule.target {
+        if fw.chain(name).is_none() {
+            return Err(
+                PErr::at(target, format!("no target or chain `{name}`")).exp(format!("{TARGETS} (on an earlier line)"))
+            );
+        }
+        if *name == chain.text {
+            return Err(PErr::at(target, format!("chain {name} cannot jump to itself")).exp("another chain"));
         }
     }
     Ok(())

@@ -159,7 +159,20 @@ fn errors() {
         ("ip6tables -D INPUT -s fc00::1 -j DROP", "INPUT", "a rule as it was added"),
         ("ip6tables -X INPUT", "INPUT", "a chain made with -N"),
         ("ip6tables -F NOPE", "NOPE", "INPUT, FORWARD or a chain made with -N"),
-        ("ip6tables -R INPUT 1 -j DROP", "-R", "-A CHAIN"),
+        ("ip6tables -Z INPUT", "-Z", "sr6 ctl ip6tables -Z"),
+        ("ip6tables -L", "-L", "-A CHAIN"),
+        ("ip6tables -R INPUT 1 -j DROP", "1", "a position from 1 to 0"),
+        ("ip6tables -A INPUT -j DROP\nip6tables -R INPUT 2 -j ACCEPT", "2", "a position from 1 to 1"),
+        ("ip6tables -R INPUT x -j DROP", "x", "1 or more"),
+        ("ip6tables -R INPUT 0 -j DROP", "0", "1 or more"),
+        ("ip6tables -R NOPE 1 -j DROP", "NOPE", "INPUT, FORWARD or a chain made with -N"),
+        ("ip6tables -N A\nip6tables -A A -j DROP\nip6tables -R A 1 -j A", "A", "another chain"),
+        ("ip6tables -E INPUT X", "INPUT", "a chain made with -N"),
+        ("ip6tables -N A\nip6tables -E A FORWARD", "FORWARD", "a new chain name"),
+        ("ip6tables -N A\nip6tables -N B\nip6tables -E A B", "B", "a new chain name"),
+        ("ip6tables -E NOPE X", "NOPE", "a chain made with -N"),
+        ("ip6tables -N A\nip6tables -E A DROP", "DROP", "a chain name"),
+        ("ip6tables -N A\nip6tables -E A B C", "C", "the end of the line"),
         ("ip6tables -t nat -A INPUT -j DROP", "nat", "filter"),
         ("sysctl -w net.ipv6.ip6t_seg6_args=129", "129", "an integer from 0 to 128"),
         ("sysctl -w net.ipv6.ip6t_seg6=2", "2", "an integer from 0 to 1"),
@@ -178,6 +191,39 @@ fn errors() {
     // A chain that reaches itself through another: refused when the tables are built.
     let s = ok("ip6tables -N A\nip6tables -N B\nip6tables -A A -j B\nip6tables -A B -j A");
     assert_eq!(rules(&s, "B")[0].target, FwTarget::Jump("A".into()));
+}
+
+/// `-R` replaces one rule in place; `-E` renames a user chain and the jumps follow it.
+#[test]
+fn replace_and_rename() {
+    let s = ok("ip6tables -A INPUT -s fc00::1 -j DROP\n\
+                ip6tables -A INPUT -s fc00::2 -j DROP\n\
+                ip6tables -A INPUT -s fc00::3 -j DROP\n\
+                ip6tables -R INPUT 2 -d fc00::9 -j ACCEPT");
+    let r = rules(&s, "INPUT");
+    assert_eq!(r.len(), 3);
+    assert_eq!(r[0].m.src, Some(addr("fc00::1", 128, false)));
+    assert_eq!((r[1].m.src, r[1].m.dst, &r[1].target), (None, Some(addr("fc00::9", 128, false)), &FwTarget::Accept));
+    assert_eq!(r[2].m.src, Some(addr("fc00::3", 128, false)));
+
+    let s = ok("ip6tables -N OLD\n\
+                ip6tables -A OLD -j DROP\n\
+                ip6tables -A INPUT -j OLD\n\
+                ip6tables -A FORWARD -s fc00::1 -j OLD\n\
+                ip6tables -E OLD NEW\n\
+                ip6tables -A NEW -j RETURN");
+    assert!(s.firewall.chain("OLD").is_none());
+    let new = s.firewall.chain("NEW").unwrap();
+    assert_eq!((new.line, new.rules.len()), (1, 2));
+    assert_eq!(rules(&s, "INPUT")[0].target, FwTarget::Jump("NEW".into()));
+    assert_eq!(rules(&s, "FORWARD")[0].target, FwTarget::Jump("NEW".into()));
+    // The old name is free again, and a control line that fails changes nothing.
+    let mut s2 = s.clone();
+    parse_line("ip6tables -N OLD", "ctl", 1, &mut s2).unwrap();
+    let before = s2.clone();
+    assert!(parse_line("ip6tables -E NEW OLD", "ctl", 2, &mut s2).is_err());
+    assert!(parse_line("ip6tables -R INPUT 2 -j DROP", "ctl", 3, &mut s2).is_err());
+    assert_eq!(s2, before);
 }
 
 /// The table build: a loop of user chains is refused; with any rule (or a DROP
