@@ -13,6 +13,11 @@
 # starts from packets that hit SIDs and routes instead of having to find a valid SRH by
 # chance. `bpf_load` is seeded with the eBPF test programs (crates/bpf/tests/progs)
 # compiled by clang; `bpf_vm` starts from nothing (any 8 bytes are an instruction).
+# The text targets: `snort_rules` is seeded with every Snort rule written in docs/ids.md,
+# the IDS's tests (crates/core/src/ids/tests.rs, tests/oracle/test_ids.py) and the rules
+# files of the benchmark workload (scripts/gen_bench_workload.py, if scapy is there),
+# one rule a file and each source's rules together; `config` with examples/**/*.conf,
+# the benchmark's configurations and every code block of docs/config.md.
 # A crash stops the run with its input in fuzz/artifacts/TARGET/ and a non-zero exit.
 #
 # Needs a nightly Rust toolchain (`rustup toolchain install nightly`: libFuzzer's
@@ -21,7 +26,7 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SECONDS_EACH=${SECONDS_EACH:-60}
-TARGETS=${TARGETS:-"parse_headers pipeline fast_path bpf_vm bpf_load"}
+TARGETS=${TARGETS:-"parse_headers pipeline fast_path bpf_vm bpf_load snort_rules config"}
 
 log() { echo "fuzz.sh: $*" >&2; }
 
@@ -58,6 +63,39 @@ print(n)
 PY
 }
 
+# The text seeds (rules or configurations), one file per text, named by content.
+seed_text() { # target
+  local dir=$ROOT/fuzz/corpus/$1 gen
+  mkdir -p "$dir"
+  gen=$(mktemp -d)
+  timeout 300 python3 "$ROOT/scripts/gen_bench_workload.py" --frames 1 "$gen" >/dev/null 2>&1 ||
+    log "no benchmark workload for the $1 seeds (scripts/gen_bench_workload.py failed)"
+  python3 -W ignore - "$1" "$ROOT" "$gen" "$dir" <<'PY'
+import glob, hashlib, os, re, sys
+target, root, gen, out = sys.argv[1:]
+texts = []
+if target == "snort_rules":
+    rule = re.compile(r"(?:alert|drop|pass)\s+(?:tcp|udp|icmp|ip)\s[^\n]*?\)(?=[\"'\s]|$)", re.M)
+    for f in ["docs/ids.md", "crates/core/src/ids/tests.rs", "tests/oracle/test_ids.py"]:
+        found = rule.findall(open(os.path.join(root, f)).read())
+        found = [r.encode().decode("unicode_escape") if f.endswith(".rs") or f.endswith(".py") else r for r in found]
+        texts += found + ["\n".join(found) + "\n"]
+    texts += [open(p).read() for p in sorted(glob.glob(os.path.join(gen, "*.rules")))]
+else:
+    confs = glob.glob(os.path.join(root, "examples/**/*.conf"), recursive=True)
+    confs += glob.glob(os.path.join(root, "bench/**/*.conf"), recursive=True)
+    confs += glob.glob(os.path.join(gen, "*.conf"))
+    texts += [open(p).read() for p in sorted(confs)]
+    doc = open(os.path.join(root, "docs/config.md")).read()
+    texts += re.findall(r"^```[a-z]*\n(.*?)^```", doc, re.M | re.S)
+for x in texts:
+    b = x.encode()
+    open("%s/seed-%s" % (out, hashlib.sha1(b).hexdigest()[:16]), "wb").write(b)
+print(len(set(texts)))
+PY
+  rm -rf "$gen"
+}
+
 cd "$ROOT/fuzz"
 for t in $TARGETS; do
   case "$t" in
@@ -80,6 +118,7 @@ for t in $TARGETS; do
       n=$(ls "$ROOT/fuzz/corpus/$t" | grep -c '^seed-')
       ;;
     bpf_vm) mkdir -p "$ROOT/fuzz/corpus/$t"; n=0 ;;
+    snort_rules | config) n=$(seed_text "$t") ;;
     *) n=$(seed "$t") ;;
   esac
   log "$t: $n seed inputs, ${SECONDS_EACH} s"
