@@ -186,6 +186,13 @@ fn get(sums: &[u64], i: usize) -> (u64, u64) {
     (sums.get(2 * i).copied().unwrap_or(0), sums.get(2 * i + 1).copied().unwrap_or(0))
 }
 
+/// The chains in ip6tables' order: the built-in ones, then the user chains by name.
+fn chains_in_order(f: &Firewall) -> Vec<&sr6_core::firewall::spec::ChainSpec> {
+    let mut user: Vec<_> = f.spec.chains.iter().skip(BUILTIN.len()).collect();
+    user.sort_by(|a, b| a.name.cmp(&b.name));
+    f.spec.chains.iter().take(BUILTIN.len()).chain(user).collect()
+}
+
 /// `ip6tables -S [CHAIN] [-v]`: the policies, the user chains, the rules (an nft rule
 /// as it was written, after a `#`), `-c PACKETS BYTES` before the target with `-v`.
 fn list_rules(fw: Option<&Firewall>, sums: &[u64], chain: Option<&str>, verbose: bool) -> String {
@@ -203,10 +210,12 @@ fn list_rules(fw: Option<&Firewall>, sums: &[u64], chain: Option<&str>, verbose:
         let pol = if l.policy == Some(false) { "DROP" } else { "ACCEPT" };
         out.push(format!("-P {} {pol}{}", l.chain, if verbose { format!(" -c {p} {b}") } else { String::new() }));
     }
-    for c in f.spec.chains.iter().skip(BUILTIN.len()).filter(|c| want(&c.name)) {
+    let order = chains_in_order(f);
+    for c in order.iter().skip(BUILTIN.len()).filter(|c| want(&c.name)) {
         out.push(format!("-N {}", c.name));
     }
-    for l in listed.iter().filter(|l| want(l.chain)) {
+    let rules = order.iter().flat_map(|c| listed.iter().filter(move |l| l.chain == c.name));
+    for l in rules.filter(|l| want(l.chain)) {
         let Some(r) = l.rule else { continue };
         let (p, b) = get(sums, l.counter);
         let c = if verbose { format!(" -c {p} {b}") } else { String::new() };
@@ -384,7 +393,7 @@ fn list(fw: Option<&Firewall>, sums: &[u64], chain: Option<&str>, o: &Opts) -> S
         return blocks.join("\n\n");
     };
     let listed = f.list();
-    for c in f.spec.chains.iter().filter(|c| chain.is_none_or(|n| c.name == n)) {
+    for c in chains_in_order(f).into_iter().filter(|c| chain.is_none_or(|n| c.name == n)) {
         let mut lines = Vec::new();
         match listed.iter().find(|l| l.chain == c.name && l.rule.is_none()) {
             Some(l) => lines.push(policy_line(&c.name, l.policy != Some(false), get(sums, l.counter))),
