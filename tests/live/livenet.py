@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import atexit
 import json
+import os
 import shlex
 import signal
 import subprocess
@@ -24,7 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from sr6test import (  # noqa: E402  (shared with the other suites)
-    config_commands, is_addr_add, kernel_command, netns_add, netns_del, netns_name, sh,
+    config_commands, is_addr_add, kernel_command, netns_add, netns_del, netns_list, netns_name, sh,
 )
 
 HERE = Path(__file__).resolve().parent
@@ -190,3 +191,24 @@ class Net:
 def _cleanup_all() -> None:
     for n in list(_LIVE):
         n.close()
+
+
+def run_demo_check(script: Path, env: dict, prefix: str, checks: int, timeout: int = 300) -> None:
+    """Runs an example's demo script with ``--check`` (environment `env` on top of ours:
+    the binary under test, the namespace prefix, the backend), removes the namespaces
+    named `prefix` it left if it was killed, and asserts that it passed and printed
+    exactly `checks` PASS lines."""
+    proc = subprocess.Popen(["bash", str(script), "--check"], env={**os.environ, **env}, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    try:
+        out, _ = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, _ = proc.communicate()
+        out += f"\n(timed out after {timeout} s)"
+    finally:
+        for n in netns_list():  # the script removes them itself unless it was killed
+            if n.startswith(prefix):
+                netns_del(n)
+    passed = out.count("\n  PASS  ")
+    assert proc.returncode == 0 and passed == checks, f"{passed} of {checks} checks passed:\n{out}"

@@ -13,13 +13,9 @@ router's End counter.
 """
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-
 import pytest
-from livenet import NS_PREFIX
-from sr6test import REPO_ROOT, netns_del, netns_list, netns_name, require_netns
+from livenet import NS_PREFIX, run_demo_check
+from sr6test import REPO_ROOT, netns_name, require_netns
 
 DEMO = REPO_ROOT / "examples" / "mobile" / "demo.sh"
 # The checks demo.sh prints: 6 on the endpoints' sockets, 1 on the GTP-U echo (the
@@ -32,18 +28,4 @@ CHECKS = 10
 def test_gtpu_both_ways_through_an_srv6_core(sr6_bin, backend):
     require_netns("the mobile user plane", "ethtool")
     prefix = netns_name(NS_PREFIX) + "mob-"
-    env = {**os.environ, "SR6_BIN": str(sr6_bin), "MOBILE_PREFIX": prefix, "MOBILE_BACKEND": backend}
-    proc = subprocess.Popen(["bash", str(DEMO), "--check"], env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
-    try:
-        out, _ = proc.communicate(timeout=300)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        out, _ = proc.communicate()
-        out += "\n(timed out after 300 s)"
-    finally:
-        for n in netns_list():  # demo.sh removes them itself unless it was killed
-            if n.startswith(prefix):
-                netns_del(n)
-    passed = out.count("\n  PASS  ")
-    assert proc.returncode == 0 and passed == CHECKS, f"{passed} of {CHECKS} checks passed:\n{out}"
+    run_demo_check(DEMO, {"SR6_BIN": str(sr6_bin), "MOBILE_PREFIX": prefix, "MOBILE_BACKEND": backend}, prefix, CHECKS)

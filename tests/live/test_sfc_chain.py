@@ -17,13 +17,9 @@ the packets sent.
 """
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-
 import pytest
-from livenet import NS_PREFIX
-from sr6test import REPO_ROOT, netns_del, netns_list, netns_name, require_netns
+from livenet import NS_PREFIX, run_demo_check
+from sr6test import REPO_ROOT, netns_name, require_netns
 
 DEMO = REPO_ROOT / "examples" / "sfc" / "demo.sh"
 # The checks demo.sh prints (PASS or FAIL): 18 on the hosts' sockets (IPv6 and IPv4)
@@ -35,18 +31,4 @@ CHECKS = 32
 def test_traffic_both_ways_through_the_firewall_and_the_monitor(sr6_bin, backend):
     require_netns("the SFC chain", "nft", "ping", "ethtool")
     prefix = netns_name(NS_PREFIX) + "sfc-"
-    env = {**os.environ, "SR6_BIN": str(sr6_bin), "SFC_PREFIX": prefix, "SFC_BACKEND": backend}
-    proc = subprocess.Popen(["bash", str(DEMO), "--check"], env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
-    try:
-        out, _ = proc.communicate(timeout=300)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        out, _ = proc.communicate()
-        out += "\n(timed out after 300 s)"
-    finally:
-        for n in netns_list():  # demo.sh removes them itself unless it was killed
-            if n.startswith(prefix):
-                netns_del(n)
-    passed = out.count("\n  PASS  ")
-    assert proc.returncode == 0 and passed == CHECKS, f"{passed} of {CHECKS} checks passed:\n{out}"
+    run_demo_check(DEMO, {"SR6_BIN": str(sr6_bin), "SFC_PREFIX": prefix, "SFC_BACKEND": backend}, prefix, CHECKS)

@@ -78,6 +78,26 @@ impl Rig {
         }
     }
 
+    /// `sr6 ctl CMD` (words split at spaces) on the rig's control: its output, or its
+    /// error message.
+    fn ctl(&self, cmd: &str) -> Result<String, String> {
+        let st = super::ctl::Status {
+            backend: "test".into(),
+            workers: 1,
+            devices: vec!["eth0".into(), "eth1".into()],
+            config: "t".into(),
+            pid: 1,
+            warnings: vec![],
+        };
+        let args: Vec<String> = cmd.split_whitespace().map(String::from).collect();
+        let r = super::ctl::handle(&args, &self.control, &st);
+        if r.ok {
+            Ok(r.output)
+        } else {
+            Err(r.output)
+        }
+    }
+
     fn recv(&self, dev: usize) -> Option<Vec<u8>> {
         let mut b = vec![0u8; 2048];
         self.wires[dev].from_port.recv(&mut b).ok().map(|n| b[..n].to_vec())
@@ -386,23 +406,7 @@ fn firewall_is_listed_and_zeroed_at_run_time() {
          ip6tables -A INPUT -m srh --srh-tag 7 -j SEG6 --seg6-action go-next\n"
     );
     let rig = Rig::with(&conf);
-    let st = super::ctl::Status {
-        backend: "test".into(),
-        workers: 1,
-        devices: vec!["eth0".into(), "eth1".into()],
-        config: "t".into(),
-        pid: 1,
-        warnings: vec![],
-    };
-    let ctl = |cmd: &str| {
-        let args: Vec<String> = cmd.split_whitespace().map(String::from).collect();
-        let r = super::ctl::handle(&args, &rig.control, &st);
-        if r.ok {
-            Ok(r.output)
-        } else {
-            Err(r.output)
-        }
-    };
+    let ctl = |cmd: &str| rig.ctl(cmd);
     // Until the worker has published `want` as the first FORWARD rule's packets.
     let settle = |want: &str| {
         let deadline = Instant::now() + Duration::from_secs(2);
@@ -501,20 +505,7 @@ fn ip6tables_listing_matches_linux() {
         "-P FORWARD DROP",
     ];
     let rig = Rig::new();
-    let st = super::ctl::Status {
-        backend: "test".into(),
-        workers: 1,
-        devices: vec!["eth0".into(), "eth1".into()],
-        config: "t".into(),
-        pid: 1,
-        warnings: vec![],
-    };
-    let ctl = |cmd: &str| {
-        let args: Vec<String> = cmd.split_whitespace().map(String::from).collect();
-        let r = super::ctl::handle(&args, &rig.control, &st);
-        assert!(r.ok, "{cmd}: {}", r.output);
-        r.output
-    };
+    let ctl = |cmd: &str| rig.ctl(cmd).unwrap_or_else(|e| panic!("{cmd}: {e}"));
     for r in rules {
         linux(&r.split_whitespace().collect::<Vec<_>>());
         ctl(&format!("ip6tables {r}"));
