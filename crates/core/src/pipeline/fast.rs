@@ -255,13 +255,14 @@ fn sid(
         return None;
     }
     // End, End.T and End.X: the next segment is looked up where it lies in the Segment
-    // List, and the packet rewritten only once it is routed. (In this order the
-    // compiler tests End.X, End, End.T: the order measured cheapest over the three.)
-    if s.is(FastKind::EndT) {
+    // List, and the packet rewritten only once it is routed. End and End.T are told
+    // from the rest and from each other by single bit tests, not compares of the kind
+    // (which the compiler would chain as a switch, End.T last).
+    if s.is_end_or_t() {
+        if s.is_end_main() {
+            return end::fast(t, main, h, srh, tail);
+        }
         return end::fast(t, t.fibs.get(s.arg as usize)?, h, srh, tail);
-    }
-    if s.is(FastKind::End) {
-        return end::fast(t, main, h, srh, tail);
     }
     if s.is(FastKind::EndX) {
         return end::fast_x(t, s.next_hop(), h, srh, tail);

@@ -97,6 +97,21 @@ impl FastSid {
         self.kind == k as u8
     }
 
+    /// Whether this SID is End or End.T without PSP ([`FastKind::End`],
+    /// [`FastKind::EndT`]): the in-loop kinds with bit 2 set, one bit test. Which of the two
+    /// is then [`is_end_main`](Self::is_end_main), another.
+    #[inline(always)]
+    pub fn is_end_or_t(self) -> bool {
+        self.kind & 4 != 0
+    }
+
+    /// Of an [`is_end_or_t`](Self::is_end_or_t) SID: End, which looks the next segment up
+    /// in the main FIB (bit 0 of the kind).
+    #[inline(always)]
+    pub fn is_end_main(self) -> bool {
+        self.kind & 1 != 0
+    }
+
     /// Whether the batch loop handles this SID itself (one test of the kind's top bit).
     #[inline(always)]
     pub fn in_loop(self) -> bool {
@@ -164,5 +179,19 @@ mod tests {
             assert_ne!(w, crate::words::WordMap::MISS);
         }
         assert!(FastSid::unpack(FastSid::NOT_SID).1.is(FastKind::None));
+    }
+
+    #[test]
+    fn end_and_end_t_are_told_by_bits() {
+        use FastKind::*;
+        let in_loop = [End, EndT, EndX, Dx6, Dt6];
+        for k in in_loop {
+            let s = FastSid::new(k, 0);
+            assert!(s.in_loop());
+            assert_eq!(s.is_end_or_t(), matches!(k, End | EndT), "{k:?}");
+            if s.is_end_or_t() {
+                assert_eq!(s.is_end_main(), k == End, "{k:?}");
+            }
+        }
     }
 }
