@@ -41,12 +41,12 @@ mod srh_match;
 use crate::drop::DropReason;
 use crate::packet::{DevId, PacketBuf};
 use crate::pipeline::{icmp, Next, Worker};
-use crate::tables::rules::{self, Rules};
-use crate::tables::{Device, Route, Tables};
+use crate::tables::rules::Rules;
+use crate::tables::{Device, Tables};
 use fields::Fields;
 pub use seg6::EVAL_ARGS;
 pub use spec::{FirewallSpec, FwMatch, FwRule, FwTarget, Seg6Action, BUILTIN};
-use sr6_wire::{Icmpv6Repr, Ipv6Packet};
+use sr6_wire::Icmpv6Repr;
 
 /// A built-in chain: where a packet meets the firewall.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -247,19 +247,10 @@ impl Firewall {
     #[cold]
     #[inline(never)]
     pub(crate) fn input6(&self, t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Option<Next> {
-        let dst = Ipv6Packet::new_checked(p.data()).ok()?.dst_addr().octets();
-        let route = if t.rules.v6.is_empty() {
-            t.fibs.first()?.lookup6(&dst)
-        } else {
-            match Rules::lookup6(t, p.data(), p.in_dev) {
-                rules::Verdict::Route(r) => Some(r),
-                _ => None,
-            }
-        };
-        match route {
-            Some(Route::Local | Route::Sid(_)) => self.run(t, w, p, Hook::Input, None),
-            _ => None,
+        if !Rules::for_host6(t, p.data(), p.in_dev) {
+            return None;
         }
+        self.run(t, w, p, Hook::Input, None)
     }
 
     /// Runs chain `hook` on the IPv6 packet in `p` (from its IPv6 header) received on

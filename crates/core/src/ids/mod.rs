@@ -24,12 +24,11 @@ use crate::firewall::Hook;
 use crate::packet::PacketBuf;
 use crate::pipeline::{Next, Worker};
 use crate::spec::Line;
-use crate::tables::rules::{self, Rules};
-use crate::tables::{Route, Tables};
+use crate::tables::rules::Rules;
+use crate::tables::Tables;
 use alert::{Alert, Alerts};
 use engine::{Engine, Scratch};
 use rule::{Action, Rule};
-use sr6_wire::Ipv6Packet;
 
 /// IDS (alert, forward) or IPS (`drop` rules drop).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -124,19 +123,10 @@ impl Ids {
         if !self.spec.input {
             return None;
         }
-        let dst = Ipv6Packet::new_checked(p.data()).ok()?.dst_addr().octets();
-        let route = if t.rules.v6.is_empty() {
-            t.fibs.first()?.lookup6(&dst)
-        } else {
-            match Rules::lookup6(t, p.data(), p.in_dev) {
-                rules::Verdict::Route(r) => Some(r),
-                _ => None,
-            }
-        };
-        match route {
-            Some(Route::Local | Route::Sid(_)) => self.inspect(w, p, Hook::Input),
-            _ => None,
+        if !Rules::for_host6(t, p.data(), p.in_dev) {
+            return None;
         }
+        self.inspect(w, p, Hook::Input)
     }
 
     /// Inspects the IPv6 packet in `p` at `hook`: `None` lets it go on, otherwise it is

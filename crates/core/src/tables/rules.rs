@@ -195,6 +195,24 @@ impl Rules {
         Verdict::NoRoute
     }
 
+    /// Whether the IPv6 packet `d` (from its IPv6 header) received on `iif` is for the
+    /// router itself: the route of its destination (the main table, through the rules
+    /// if there are any) is one of the router's addresses or a local SID. What the INPUT
+    /// hooks of the firewall and the IDS ask before they run.
+    #[inline(never)]
+    pub(crate) fn for_host6(t: &Tables, d: &[u8], iif: DevId) -> bool {
+        let Ok(h) = sr6_wire::Ipv6Packet::new_checked(d) else { return false };
+        let route = if t.rules.v6.is_empty() {
+            t.fibs.first().and_then(|f| f.lookup6(&h.dst_addr().octets()))
+        } else {
+            match Rules::lookup6(t, d, iif) {
+                Verdict::Route(r) => Some(r),
+                _ => None,
+            }
+        };
+        matches!(route, Some(Route::Local | Route::Sid(_)))
+    }
+
     /// The IPv6 rules' verdict for packet `d` (from its IPv6 header) received on `iif`.
     pub fn lookup6(t: &Tables, d: &[u8], iif: DevId) -> Verdict {
         let f = flow6(d, iif);
