@@ -12,7 +12,7 @@ use crate::firewall::Hook;
 use crate::packet::Verdict;
 use crate::packet::{DevId, PacketBuf};
 use crate::tables::rules::{self, Rules};
-use crate::tables::{NextHop, Route, Tables};
+use crate::tables::{Fib, NextHop, Route, Tables};
 use sr6_wire::ext::ROUTING_TYPE_OFFSET;
 use sr6_wire::icmpv6::PP_ERRONEOUS_HEADER;
 use sr6_wire::ipv6::PAYLOAD_LEN_OFFSET;
@@ -148,41 +148,7 @@ fn dst6(p: &PacketBuf) -> [u8; 16] {
 
 /// Looks the IPv6 destination up in FIB `table` and dispatches on the result.
 pub fn route6(t: &Tables, w: &mut Worker, p: &mut PacketBuf, table: u32, forward: bool) -> Next {
-    if p.len() < Ipv6Packet::<&[u8]>::HEADER_LEN {
-        return Next::drop(DropReason::Malformed);
-    }
-    let dst = dst6(p);
-    let Some(fib) = t.fibs.get(table as usize) else {
-        return if table == Tables::MAIN_BY_NAME {
-            route6_rules(t, w, p, forward, false)
-        } else {
-            Next::drop(DropReason::NoRoute)
-        };
-    };
-    if table == t.rules_fib6 {
-        return route6_rules(t, w, p, forward, true);
-    }
-    dispatch6(t, w, p, fib.lookup6(&dst), forward)
-}
-
-/// [`route6`]'s lookups when there are rules: the ordinary one (`rules`) walks them;
-/// the main table named by End.T or End.DT* ([`Tables::MAIN_BY_NAME`]) is looked up
-/// without them, as the kernel's seg6_lookup_any_nexthop does a table id. Out of line,
-/// so that without rules `route6` is what it was.
-#[cold]
-#[inline(never)]
-fn route6_rules(t: &Tables, w: &mut Worker, p: &mut PacketBuf, forward: bool, rules: bool) -> Next {
-    if !rules {
-        let route = t.fibs.first().and_then(|f| f.lookup6(&dst6(p)));
-        return dispatch6(t, w, p, route, forward);
-    }
-    let route = match Rules::lookup6(t, p.data(), p.in_dev) {
-        rules::Verdict::Route(r) => Some(r),
-        rules::Verdict::Blackhole => Some(Route::Blackhole),
-        rules::Verdict::Unreachable | rules::Verdict::NoRoute => None,
-        rules::Verdict::Prohibit => return icmp::prohibited6(t, w, p),
-    };
-    dispatch6(t, w, p, route, forward)
+    route::<V6>(t, w, p, table, forward)
 }
 
 /// What a route found for an IPv6 packet does with it.
@@ -205,7 +171,7 @@ fn dispatch6(t: &Tables, w: &mut Worker, p: &mut PacketBuf, route: Option<Route>
 
 /// A packet for local SID `i`: the steps every endpoint shares, then its behaviour's
 /// (RFC 8986 §4), counted on the SID — as an error when it ends in a drop or an ICMP
-/// error. Inlined into [`route6`] (as the compiler chose before `route6_rules` was a
+/// error. Inlined into [`route6`] (as the compiler chose before `route_rules` was a
 /// second caller).
 #[inline(always)]
 fn local_sid(t: &Tables, w: &mut Worker, p: &mut PacketBuf, i: u32) -> Next {
@@ -357,40 +323,115 @@ fn local6(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Next {
 
 /// Looks the IPv4 destination up in FIB `table` and dispatches on the result.
 pub fn route4(t: &Tables, w: &mut Worker, p: &mut PacketBuf, table: u32, forward: bool) -> Next {
-    if p.len() < Ipv4Packet::<&[u8]>::HEADER_LEN {
+    route::<V4>(t, w, p, table, forward)
+}
+
+/// What [`route`] needs of an address family.
+trait Family {
+    /// The length of the family's fixed header: a shorter packet is malformed.
+    const HEADER_LEN: usize;
+    /// The route FIB `fib` has for the destination of packet `d`, which is at least
+    /// [`HEADER_LEN`](Self::HEADER_LEN) long.
+    fn lookup(fib: &Fib, d: &[u8]) -> Option<Route>;
+    /// The FIB index whose lookups walk the rules ([`Tables::rules_fib6`]).
+    fn rules_fib(t: &Tables) -> u32;
+    /// The rules' verdict for the packet.
+    fn rules(t: &Tables, p: &PacketBuf) -> rules::Verdict;
+    /// A rule's `prohibit`: the family's ICMP error.
+    fn prohibited(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Next;
+    /// What a route found does with the packet.
+    fn dispatch(t: &Tables, w: &mut Worker, p: &mut PacketBuf, route: Option<Route>, forward: bool) -> Next;
+}
+
+/// IPv6 for [`route`].
+struct V6;
+/// IPv4 for [`route`].
+struct V4;
+
+impl Family for V6 {
+    const HEADER_LEN: usize = Ipv6Packet::<&[u8]>::HEADER_LEN;
+    #[inline(always)]
+    fn lookup(fib: &Fib, d: &[u8]) -> Option<Route> {
+        fib.lookup6(&Ipv6Packet::new_unchecked(d).dst_addr().octets())
+    }
+    #[inline(always)]
+    fn rules_fib(t: &Tables) -> u32 {
+        t.rules_fib6
+    }
+    fn rules(t: &Tables, p: &PacketBuf) -> rules::Verdict {
+        Rules::lookup6(t, p.data(), p.in_dev)
+    }
+    fn prohibited(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Next {
+        icmp::prohibited6(t, w, p)
+    }
+    #[inline(always)]
+    fn dispatch(t: &Tables, w: &mut Worker, p: &mut PacketBuf, route: Option<Route>, forward: bool) -> Next {
+        dispatch6(t, w, p, route, forward)
+    }
+}
+
+impl Family for V4 {
+    const HEADER_LEN: usize = Ipv4Packet::<&[u8]>::HEADER_LEN;
+    #[inline(always)]
+    fn lookup(fib: &Fib, d: &[u8]) -> Option<Route> {
+        fib.lookup4(&Ipv4Packet::new_unchecked(d).dst_addr().octets())
+    }
+    #[inline(always)]
+    fn rules_fib(t: &Tables) -> u32 {
+        t.rules_fib4
+    }
+    fn rules(t: &Tables, p: &PacketBuf) -> rules::Verdict {
+        Rules::lookup4(t, p.data(), p.in_dev)
+    }
+    fn prohibited(t: &Tables, w: &mut Worker, p: &mut PacketBuf) -> Next {
+        icmp::prohibited4(t, w, p)
+    }
+    #[inline(always)]
+    fn dispatch(t: &Tables, w: &mut Worker, p: &mut PacketBuf, route: Option<Route>, forward: bool) -> Next {
+        dispatch4(t, w, p, route, forward)
+    }
+}
+
+/// [`route6`] and [`route4`]: FIB `table`, or the rules where that FIB is the one that
+/// walks them, or the main table named by End.T or End.DT* with rules configured.
+#[inline(always)]
+fn route<F: Family>(t: &Tables, w: &mut Worker, p: &mut PacketBuf, table: u32, forward: bool) -> Next {
+    if p.len() < F::HEADER_LEN {
         return Next::drop(DropReason::Malformed);
     }
-    let dst = Ipv4Packet::new_unchecked(p.data()).dst_addr().octets();
     let Some(fib) = t.fibs.get(table as usize) else {
         return if table == Tables::MAIN_BY_NAME {
-            route4_rules(t, w, p, forward, false)
+            route_rules::<F>(t, w, p, forward, false)
         } else {
             Next::drop(DropReason::NoRoute)
         };
     };
-    if table == t.rules_fib4 {
-        return route4_rules(t, w, p, forward, true);
+    if table == F::rules_fib(t) {
+        return route_rules::<F>(t, w, p, forward, true);
     }
-    dispatch4(t, w, p, fib.lookup4(&dst), forward)
+    let found = F::lookup(fib, p.data());
+    F::dispatch(t, w, p, found, forward)
 }
 
-/// [`route4`]'s lookups when there are rules, as [`route6_rules`]. A rule's
-/// `unreachable` is the kernel's -ENETUNREACH: as no route.
+/// [`route`]'s lookups when there are rules: the ordinary one (`rules`) walks them;
+/// the main table named by End.T or End.DT* ([`Tables::MAIN_BY_NAME`]) is looked up
+/// without them, as the kernel's seg6_lookup_any_nexthop does a table id. A rule's
+/// `unreachable` is the kernel's -ENETUNREACH: as no route. Out of line, so that
+/// without rules `route` is what it was.
 #[cold]
 #[inline(never)]
-fn route4_rules(t: &Tables, w: &mut Worker, p: &mut PacketBuf, forward: bool, rules: bool) -> Next {
+fn route_rules<F: Family>(t: &Tables, w: &mut Worker, p: &mut PacketBuf, forward: bool, rules: bool) -> Next {
     if !rules {
-        let dst = Ipv4Packet::new_unchecked(p.data()).dst_addr().octets();
-        let route = t.fibs.first().and_then(|f| f.lookup4(&dst));
-        return dispatch4(t, w, p, route, forward);
+        let route = t.fibs.first().and_then(|f| F::lookup(f, p.data()));
+        return F::dispatch(t, w, p, route, forward);
     }
-    let route = match Rules::lookup4(t, p.data(), p.in_dev) {
+    let route = match F::rules(t, p) {
         rules::Verdict::Route(r) => Some(r),
         rules::Verdict::Blackhole => Some(Route::Blackhole),
         rules::Verdict::Unreachable | rules::Verdict::NoRoute => None,
-        rules::Verdict::Prohibit => return icmp::prohibited4(t, w, p),
+        rules::Verdict::Prohibit => return F::prohibited(t, w, p),
     };
-    dispatch4(t, w, p, route, forward)
+    F::dispatch(t, w, p, route, forward)
 }
 
 /// What a route found for an IPv4 packet does with it.
