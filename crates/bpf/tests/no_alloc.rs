@@ -4,37 +4,25 @@
 
 mod common;
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicU64, Ordering};
-
 use sr6_bpf::elf::load_object;
 use sr6_bpf::helpers::ProgType;
 use sr6_bpf::seg6::{end_bpf_with, Seg6Packet, Verdict};
 use sr6_bpf::{RunOpts, Scratch};
 
-struct Counting;
+use std::alloc::System;
 
-static ALLOCS: AtomicU64 = AtomicU64::new(0);
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::SeqCst);
-        // SAFETY: forwarding the caller's layout to the system allocator.
-        unsafe { System.alloc(l) }
-    }
-    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        // SAFETY: `p` was allocated by `System` with this layout.
-        unsafe { System.dealloc(p, l) }
-    }
-    unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::SeqCst);
-        // SAFETY: as for `alloc` and `dealloc`.
-        unsafe { System.realloc(p, l, n) }
-    }
-}
+use stats_alloc::{Region, StatsAlloc, INSTRUMENTED_SYSTEM};
 
 #[global_allocator]
-static A: Counting = Counting;
+static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
+
+/// Allocations and reallocations made, by every thread, while `f` runs.
+fn allocations(f: impl FnOnce()) -> usize {
+    let region = Region::new(GLOBAL);
+    f();
+    let c = region.change();
+    c.allocations + c.reallocations
+}
 
 #[test]
 fn a_warm_run_allocates_nothing() {
@@ -54,10 +42,10 @@ fn a_warm_run_allocates_nothing() {
         }
     };
     run_all(&mut pkt, &mut scratch); // warm-up: the hash map's first key
-    let before = ALLOCS.load(Ordering::SeqCst);
-    for _ in 0..10 {
-        run_all(&mut pkt, &mut scratch);
-    }
-    let after = ALLOCS.load(Ordering::SeqCst);
-    assert_eq!(after - before, 0, "End.BPF allocated {} times", after - before);
+    let n = allocations(|| {
+        for _ in 0..10 {
+            run_all(&mut pkt, &mut scratch);
+        }
+    });
+    assert_eq!(n, 0, "End.BPF allocated {n} times");
 }

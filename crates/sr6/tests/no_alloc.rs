@@ -1,60 +1,64 @@
-//! The hot path allocates nothing: a counting global allocator watches
+//! The hot path allocates nothing: a counting global allocator (`stats_alloc`) watches
 //! `Worker::process_batch` over every kind of packet of the bundled example
 //! (head-end, End, PSP, End.X, decapsulation, ICMP errors, local delivery), also with
 //! policy routing rules, with a firewall and with an IDS.
 
 mod common;
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicU64, Ordering};
-
 use sr6_core::packet::{PacketBuf, Verdict};
 use sr6_core::pipeline::Worker;
+use sr6_core::tables::Tables;
 
-struct Counting;
+use std::alloc::System;
 
-static ALLOCS: AtomicU64 = AtomicU64::new(0);
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::SeqCst);
-        // SAFETY: forwarding the caller's layout to the system allocator.
-        unsafe { System.alloc(l) }
-    }
-    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        // SAFETY: `p` was allocated by `System` with this layout.
-        unsafe { System.dealloc(p, l) }
-    }
-    unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::SeqCst);
-        // SAFETY: as for `alloc` and `dealloc`.
-        unsafe { System.realloc(p, l, n) }
-    }
-}
+use stats_alloc::{Region, StatsAlloc, INSTRUMENTED_SYSTEM};
 
 #[global_allocator]
-static A: Counting = Counting;
+static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
+
+/// Allocations and reallocations made, by every thread, while `f` runs.
+fn allocations(f: impl FnOnce()) -> usize {
+    let region = Region::new(GLOBAL);
+    f();
+    let c = region.change();
+    c.allocations + c.reallocations
+}
+
+/// A worker over `t` that has run `frames` once through `batch` (the warm-up), and the
+/// allocations of ten more runs. `after` runs after each batch (as the callers drain
+/// the IDS's alerts); what it returns over the ten is summed.
+fn warm_runs(
+    t: &Tables,
+    frames: &[Vec<u8>],
+    batch: &mut [PacketBuf],
+    mut after: impl FnMut(&mut Worker) -> usize,
+) -> (Worker, usize, usize) {
+    let mut w = Worker::new(t);
+    let mut run = |w: &mut Worker| {
+        for (b, f) in batch.iter_mut().zip(frames.iter().cycle()) {
+            b.load(f, 0);
+        }
+        w.process_batch(t, 0, batch);
+        after(w)
+    };
+    run(&mut w);
+    let mut summed = 0;
+    let n = allocations(|| {
+        for _ in 0..10 {
+            summed += run(&mut w);
+        }
+    });
+    (w, n, summed)
+}
 
 #[test]
 fn processing_a_batch_allocates_nothing() {
     let t = common::example_tables();
     let frames = common::example_frames();
     assert!(frames.len() >= 10);
-    let mut w = Worker::new(&t);
     let mut batch: Vec<PacketBuf> = (0..frames.len() * 3).map(|_| PacketBuf::new()).collect();
-    let run = |w: &mut Worker, batch: &mut Vec<PacketBuf>| {
-        for (b, f) in batch.iter_mut().zip(frames.iter().cycle()) {
-            b.load(f, 0);
-        }
-        w.process_batch(&t, 0, batch);
-    };
-    run(&mut w, &mut batch); // warm-up
-    let before = ALLOCS.load(Ordering::SeqCst);
-    for _ in 0..10 {
-        run(&mut w, &mut batch);
-    }
-    let after = ALLOCS.load(Ordering::SeqCst);
-    assert_eq!(after - before, 0, "the pipeline allocated {} times", after - before);
+    let (w, n, _) = warm_runs(&t, &frames, &mut batch, |_| 0);
+    assert_eq!(n, 0, "the pipeline allocated {n} times");
     // And the packets really went through every path.
     let c = &w.counters;
     assert!(c.tx.iter().sum::<u64>() > 0 && c.local > 0 && c.icmp_sent > 0, "{c:?}");
@@ -68,20 +72,8 @@ fn processing_a_batch_allocates_nothing() {
     let t = sr6_core::tables::Tables::build(&sr6_config::parse_str(&format!("{conf}{rules}"), "r.conf").unwrap())
         .unwrap()
         .0;
-    let mut w = Worker::new(&t);
-    let run = |w: &mut Worker, batch: &mut Vec<PacketBuf>| {
-        for (b, f) in batch.iter_mut().zip(frames.iter().cycle()) {
-            b.load(f, 0);
-        }
-        w.process_batch(&t, 0, batch);
-    };
-    run(&mut w, &mut batch);
-    let before = ALLOCS.load(Ordering::SeqCst);
-    for _ in 0..10 {
-        run(&mut w, &mut batch);
-    }
-    let after = ALLOCS.load(Ordering::SeqCst);
-    assert_eq!(after - before, 0, "the pipeline with rules allocated {} times", after - before);
+    let (w, n, _) = warm_runs(&t, &frames, &mut batch, |_| 0);
+    assert_eq!(n, 0, "the pipeline with rules allocated {n} times");
     assert_eq!(w.fast_hits, 0);
     assert!(w.counters.tx.iter().sum::<u64>() > 0, "{:?}", w.counters);
 
@@ -92,20 +84,8 @@ fn processing_a_batch_allocates_nothing() {
               ip6tables -A FORWARD -p tcp -j REJECT\nip6tables -A FORWARD -m srh --srh-lsid ::/0 -j ACCEPT\n";
     let t =
         sr6_core::tables::Tables::build(&sr6_config::parse_str(&format!("{conf}{fw}"), "f.conf").unwrap()).unwrap().0;
-    let mut w = Worker::new(&t);
-    let run = |w: &mut Worker, batch: &mut Vec<PacketBuf>| {
-        for (b, f) in batch.iter_mut().zip(frames.iter().cycle()) {
-            b.load(f, 0);
-        }
-        w.process_batch(&t, 0, batch);
-    };
-    run(&mut w, &mut batch);
-    let before = ALLOCS.load(Ordering::SeqCst);
-    for _ in 0..10 {
-        run(&mut w, &mut batch);
-    }
-    let after = ALLOCS.load(Ordering::SeqCst);
-    assert_eq!(after - before, 0, "the pipeline with a firewall allocated {} times", after - before);
+    let (w, n, _) = warm_runs(&t, &frames, &mut batch, |_| 0);
+    assert_eq!(n, 0, "the pipeline with a firewall allocated {n} times");
     assert_eq!(w.fast_hits, 0);
     assert!(w.counters.firewall.iter().sum::<u64>() > 0, "{:?}", w.counters.firewall);
 
@@ -123,22 +103,8 @@ fn processing_a_batch_allocates_nothing() {
     let ids = format!("ids rules {}/rules.txt mode ips on input,forward\n", dir.display());
     let t =
         sr6_core::tables::Tables::build(&sr6_config::parse_str(&format!("{conf}{ids}"), "i.conf").unwrap()).unwrap().0;
-    let mut w = Worker::new(&t);
-    let run = |w: &mut Worker, batch: &mut Vec<PacketBuf>| {
-        for (b, f) in batch.iter_mut().zip(frames.iter().cycle()) {
-            b.load(f, 0);
-        }
-        w.process_batch(&t, 0, batch);
-        w.ids.alerts.drain().count()
-    };
-    run(&mut w, &mut batch);
-    let before = ALLOCS.load(Ordering::SeqCst);
-    let mut alerts = 0;
-    for _ in 0..10 {
-        alerts += run(&mut w, &mut batch);
-    }
-    let after = ALLOCS.load(Ordering::SeqCst);
-    assert_eq!(after - before, 0, "the pipeline with an IDS allocated {} times", after - before);
+    let (w, n, alerts) = warm_runs(&t, &frames, &mut batch, |w| w.ids.alerts.drain().count());
+    assert_eq!(n, 0, "the pipeline with an IDS allocated {n} times");
     assert_eq!(w.fast_hits, 0);
     assert!(alerts > 0 && w.counters.ids.inspected > 0, "{:?}", w.counters.ids);
 
@@ -176,20 +142,8 @@ fn processing_a_batch_allocates_nothing() {
         );
     assert!(bpf.matches("End.BPF").count() == 2, "the example's End SIDs moved");
     let t = sr6_core::tables::Tables::build(&sr6_config::parse_str(&bpf, "b.conf").unwrap()).unwrap().0;
-    let mut w = Worker::new(&t);
-    let run = |w: &mut Worker, batch: &mut Vec<PacketBuf>| {
-        for (b, f) in batch.iter_mut().zip(frames.iter().cycle()) {
-            b.load(f, 0);
-        }
-        w.process_batch(&t, 0, batch);
-    };
-    run(&mut w, &mut batch);
-    let before = ALLOCS.load(Ordering::SeqCst);
-    for _ in 0..10 {
-        run(&mut w, &mut batch);
-    }
-    let after = ALLOCS.load(Ordering::SeqCst);
-    assert_eq!(after - before, 0, "the pipeline with End.BPF allocated {} times", after - before);
+    let (w, n, _) = warm_runs(&t, &frames, &mut batch, |_| 0);
+    assert_eq!(n, 0, "the pipeline with End.BPF allocated {n} times");
     let bpf_sids: Vec<usize> =
         t.sids.iter().enumerate().filter(|(_, s)| s.behaviour.keyword == "End.BPF").map(|(i, _)| i).collect();
     let c = &w.counters;
