@@ -376,14 +376,7 @@ fn config_checks_the_room_in_the_sids() {
     assert!(e.contains("H.M.GTP4.D requires src-prefix P/LEN"), "{e}");
     // Written back as read.
     let spec = sr6_config::parse_str(&format!("{BASE}{GTP4_D_SEGS}{GTP4_E}"), "t.conf").unwrap();
-    let shown: Vec<String> = spec
-        .routes
-        .iter()
-        .filter_map(|r| match &r.kind {
-            sr6_core::spec::RouteKind::Seg6Local { action, .. } => Some(action.to_string()),
-            _ => None,
-        })
-        .collect();
+    let shown = seg6local_actions(&spec);
     assert_eq!(
         shown,
         [
@@ -499,14 +492,7 @@ fn gtp6_config_checks() {
     let e = parse_err(&GTP6_DI.replace(" segs fc00:e::1", ""));
     assert!(e.contains("End.M.GTP6.Di requires segs"), "{e}");
     let spec = sr6_config::parse_str(&format!("{BASE}{GTP6_D}{GTP6_DI}{GTP6_E}"), "t.conf").unwrap();
-    let shown: Vec<String> = spec
-        .routes
-        .iter()
-        .filter_map(|r| match &r.kind {
-            sr6_core::spec::RouteKind::Seg6Local { action, .. } => Some(action.to_string()),
-            _ => None,
-        })
-        .collect();
+    let shown = seg6local_actions(&spec);
     assert_eq!(
         shown,
         [
@@ -589,4 +575,15 @@ fn tagged_srh_with_any_tlv_area() {
         }
     }
     assert!(sent > 0 && drops(&w, DropReason::Malformed) > 0);
+}
+
+/// The seg6local actions of `spec`'s routes, as they are written back.
+fn seg6local_actions(spec: &sr6_core::spec::RouterSpec) -> Vec<String> {
+    spec.routes
+        .iter()
+        .filter_map(|r| match &r.kind {
+            sr6_core::spec::RouteKind::Seg6Local { action, .. } => Some(action.to_string()),
+            _ => None,
+        })
+        .collect()
 }

@@ -63,6 +63,31 @@ fn firewall_tables() -> sr6_core::tables::Tables {
     sr6_core::tables::Tables::build(&spec).unwrap().0
 }
 
+/// `frame` with the bytes at `flips`' offsets (modulo its length) XORed with their
+/// values and cut to `cut` bytes (at least one), run alone through a new worker on
+/// `t` as received on `dev`: the buffer and the worker after it.
+fn run_mutated(
+    t: &sr6_core::tables::Tables,
+    frame: &[u8],
+    flips: &[(usize, u8)],
+    cut: usize,
+    dev: u16,
+) -> (PacketBuf, Worker) {
+    let mut f = frame.to_vec();
+    for &(at, v) in flips {
+        if !f.is_empty() {
+            let i = at % f.len();
+            f[i] ^= v;
+        }
+    }
+    f.truncate(cut.max(1));
+    let mut w = Worker::new(t);
+    let mut b = PacketBuf::new();
+    b.load(&f, dev);
+    w.process_batch(t, dev, std::slice::from_mut(&mut b));
+    (b, w)
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 3000, ..ProptestConfig::default() })]
 
@@ -72,18 +97,7 @@ proptest! {
                                          cut in 0usize..400, dev in 0u16..3) {
         let t = firewall_tables();
         let frames = common::example_frames();
-        let mut f = frames[which % frames.len()].clone();
-        for (at, v) in flips {
-            if !f.is_empty() {
-                let i = at % f.len();
-                f[i] ^= v;
-            }
-        }
-        f.truncate(cut.max(1));
-        let mut w = Worker::new(&t);
-        let mut b = PacketBuf::new();
-        b.load(&f, dev);
-        w.process_batch(&t, dev, std::slice::from_mut(&mut b));
+        let (b, w) = run_mutated(&t, &frames[which % frames.len()], &flips, cut, dev);
         prop_assert!(b.verdict != Verdict::Pending);
         prop_assert_eq!(w.fast_hits, 0);
         check_outputs(&b, &w)?;
@@ -94,18 +108,7 @@ proptest! {
                               cut in 0usize..400, dev in 0u16..3) {
         let t = common::example_tables();
         let frames = common::example_frames();
-        let mut f = frames[which % frames.len()].clone();
-        for (at, v) in flips {
-            if !f.is_empty() {
-                let i = at % f.len();
-                f[i] ^= v;
-            }
-        }
-        f.truncate(cut.max(1));
-        let mut w = Worker::new(&t);
-        let mut b = PacketBuf::new();
-        b.load(&f, dev);
-        w.process_batch(&t, dev, std::slice::from_mut(&mut b));
+        let (b, w) = run_mutated(&t, &frames[which % frames.len()], &flips, cut, dev);
         prop_assert!(b.verdict != Verdict::Pending);
         check_outputs(&b, &w)?;
     }
