@@ -240,6 +240,36 @@ def test_mac_change(net):
         sh(["ip", "-n", r, "link", "set", "r-b", "address", old_mac])
 
 
+def test_mtu_change(net):
+    """A smaller MTU on r-b goes into sr6's MTU check: a ping one byte over it with DF
+    gets sr6's Packet Too Big (reported by a's kernel); back at 1500 it goes through."""
+    n, a, r, b, sr6 = net
+    mtu = 1400
+
+    def ping_df(size: int) -> str:
+        p = subprocess.run(["ip", "netns", "exec", a, "ping", "-6", "-c", "2", "-i", "0.3", "-W", "2", "-M", "do",
+                            "-s", str(size), "fc00:b::2"], capture_output=True, text=True)
+        return p.stdout + p.stderr
+
+    for ns, dev in ((r, "r-b"), (b, "b-r")):
+        sh(["ip", "-n", ns, "link", "set", dev, "mtu", str(mtu)])
+    try:
+        wait_for(lambda: any(d["name"] == "r-b" and d["mtu"] == mtu for d in sr6.ctl_json("show", "devices")),
+                 "the new MTU in show devices")
+        out = ping_df(mtu - 48 + 1)
+        assert f"mtu={mtu}" in out, out + sr6.log_text()
+        assert "r-b has a new MTU 1400" in sr6.log_text()
+    finally:
+        for ns, dev in ((b, "b-r"), (r, "r-b")):
+            sh(["ip", "-n", ns, "link", "set", dev, "mtu", "1500"])
+    wait_for(lambda: any(d["name"] == "r-b" and d["mtu"] == 1500 for d in sr6.ctl_json("show", "devices")),
+             "MTU 1500 again in show devices")
+    # a's kernel remembers the smaller path MTU; a full-size ping without DF just works.
+    assert " 0% packet loss" in subprocess.run(
+        ["ip", "netns", "exec", a, "ping", "-6", "-c", "2", "-i", "0.3", "-W", "2", "-s", "1400", "fc00:b::2"],
+        capture_output=True, text=True).stdout, sr6.log_text()
+
+
 def test_rename_away_and_back(net):
     n, a, r, b, sr6 = net
     old = status_of(sr6, "r-b")

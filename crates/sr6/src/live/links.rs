@@ -10,8 +10,9 @@
 //!   the old one) is **re-attached**: XDP program and AF_XDP sockets, or AF_PACKET
 //!   sockets, opened as at start and handed to the workers; its MAC and MTU go into the
 //!   tables (a new generation). Counters carry on;
-//! * a new MAC or MTU of a present device rebuilds the tables with it; up/down is
-//!   recorded (the ports themselves survive a link flap).
+//! * a new MAC or MTU of a present device rebuilds the tables with it (and, for an
+//!   MTU under AF_PACKET, whose transmit ring is sized for it, reopens the ports);
+//!   up/down is recorded (the ports themselves survive a link flap).
 //!
 //! Each event is logged. A re-attachment that fails (the device not ready yet) is tried
 //! again every [`RETRY`]. Runs on its own thread, polling the monitor every
@@ -148,7 +149,8 @@ impl Follower {
     /// Device `dev` has no device of its name any more: stand-in ports, no XDP
     /// attachment, its learnt neighbours forgotten.
     fn gone(&mut self, dev: usize, have: &DevStatus) {
-        let c = &mut *lock(&self.control);
+        let control = self.control.clone();
+        let c = &mut *lock(&control);
         let ports: Vec<Box<dyn Port>> =
             (0..self.workers).map(|_| Box::new(AbsentPort::new(&have.name)) as Box<dyn Port>).collect();
         c.shared.links.post(dev, ports);
@@ -171,7 +173,8 @@ impl Follower {
     /// A device named as `dev` is there (ifindex `l.ifindex`): opens its ports and hands
     /// them to the workers. `false` if it could not (tried again later).
     fn attach(&mut self, dev: usize, have: &DevStatus, l: &LinkInfo) -> bool {
-        let c = &mut *lock(&self.control);
+        let control = self.control.clone();
+        let c = &mut *lock(&control);
         if have.state != DevState::Absent {
             // A new device under the name without a deletion seen in between.
             let ports: Vec<Box<dyn Port>> =
@@ -190,13 +193,8 @@ impl Follower {
         if let Err(e) = c.republish() {
             eprintln!("sr6: warning: {}: rebuilding the tables with its MAC and MTU: {e}", l.name);
         }
-        let g = c.shared.gen.load_full();
-        match backend::open_device(self.kind, &g.tables, dev, self.workers, self.ring_frames) {
-            Ok((a, ports)) => {
-                c.shared.links.post(dev, ports);
-                if let Some(slot) = self.attachments.get_mut(dev) {
-                    *slot = a;
-                }
+        match self.open(c, dev) {
+            Ok(()) => {
                 c.shared.links.update(dev, |d| {
                     d.state = if l.up { DevState::Up } else { DevState::Down };
                     d.ifindex = l.ifindex;
@@ -221,9 +219,22 @@ impl Follower {
         }
     }
 
+    /// Opens device `dev`'s ports on the current tables and hands them to the workers
+    /// (their old ports, closed, carry their counts over), replacing its XDP attachment.
+    fn open(&mut self, c: &Control, dev: usize) -> Result<(), String> {
+        let g = c.shared.gen.load_full();
+        let (a, ports) = backend::open_device(self.kind, &g.tables, dev, self.workers, self.ring_frames)?;
+        c.shared.links.post(dev, ports);
+        if let Some(slot) = self.attachments.get_mut(dev) {
+            *slot = a;
+        }
+        Ok(())
+    }
+
     /// The same device changed: state, MAC or MTU.
     fn changed(&mut self, dev: usize, have: &DevStatus, l: &LinkInfo) {
-        let c = &mut *lock(&self.control);
+        let control = self.control.clone();
+        let c = &mut *lock(&control);
         let state = if l.up { DevState::Up } else { DevState::Down };
         if state != have.state {
             eprintln!("sr6: {} (ifindex {}) is {}", l.name, l.ifindex, state.as_str());
@@ -242,6 +253,14 @@ impl Follower {
         if rebuild {
             if let Err(e) = c.republish() {
                 eprintln!("sr6: warning: {}: rebuilding the tables after its change: {e}", l.name);
+            }
+        }
+        // An AF_PACKET port sizes its transmit slots and checks frames for the MTU it
+        // was opened with: a new one needs new ports (AF_XDP's frames do not depend on it).
+        if l.mtu != have.mtu && self.kind == Kind::AfPacket {
+            match self.open(c, dev) {
+                Ok(()) => eprintln!("sr6: {}: ports reopened for MTU {}", l.name, l.mtu),
+                Err(e) => eprintln!("sr6: warning: {}: cannot reopen its ports for MTU {}: {e}", l.name, l.mtu),
             }
         }
         c.shared.links.update(dev, |d| {
