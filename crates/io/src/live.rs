@@ -35,6 +35,9 @@ pub struct PortStats {
     /// Frames whose virtio-net header points outside them, dropped on receive
     /// (AF_PACKET; the kernel never writes one).
     pub rx_bad_vnet: u64,
+    /// Frames for a device that is absent (deleted, or renamed away) while it is,
+    /// dropped (`sr6 run`'s stand-in port counts them; a real port never does).
+    pub tx_absent: u64,
 }
 
 impl PortStats {
@@ -48,6 +51,7 @@ impl PortStats {
         self.rx_csum_completed += o.rx_csum_completed;
         self.rx_gso += o.rx_gso;
         self.rx_bad_vnet += o.rx_bad_vnet;
+        self.tx_absent += o.tx_absent;
     }
 
     /// What was counted since `before` (each counter at least 0).
@@ -61,6 +65,7 @@ impl PortStats {
             rx_csum_completed: self.rx_csum_completed.saturating_sub(before.rx_csum_completed),
             rx_gso: self.rx_gso.saturating_sub(before.rx_gso),
             rx_bad_vnet: self.rx_bad_vnet.saturating_sub(before.rx_bad_vnet),
+            tx_absent: self.tx_absent.saturating_sub(before.tx_absent),
         }
     }
 }

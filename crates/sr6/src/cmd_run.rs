@@ -18,10 +18,11 @@ use sr6_io::netlink;
 use crate::live::backend::{self, BackendChoice};
 use crate::live::control::Control;
 use crate::live::ctl::{self, Status};
+use crate::live::link_state::DevState;
 use crate::live::neigh::{self, DevMap};
 use crate::live::overload::{self, OverloadGuard};
 use crate::live::state::{lock, Shared};
-use crate::live::{show, worker};
+use crate::live::{links, show, worker};
 
 /// Options of `sr6 run`.
 pub struct RunOpts {
@@ -66,6 +67,7 @@ pub fn run(o: RunOpts) -> Result<()> {
     let mut devs: DevMap = HashMap::new();
     let mut dev_macs = BTreeMap::new();
     let mut dev_mtus = BTreeMap::new();
+    let mut start_links: HashMap<u32, netlink::LinkInfo> = HashMap::new();
     for (i, d) in t0.devices.iter().enumerate() {
         let l = netlink::link_by_name(&d.name)
             .with_context(|| format!("device {} (named in {}) is not usable", d.name, o.config.display()))?;
@@ -87,6 +89,7 @@ pub fn run(o: RunOpts) -> Result<()> {
         // The kernel's MTU is the one frames can leave with (sr6's buffers cap it).
         dev_mtus.insert(d.name.clone(), l.mtu.min(u32::from(sr6_core::spec::MAX_MTU)) as u16);
         devs.insert(l.ifindex, (i as u16, d.name.clone()));
+        start_links.insert(l.ifindex, l);
     }
 
     let stop = Arc::new(AtomicBool::new(false));
@@ -94,6 +97,15 @@ pub fn run(o: RunOpts) -> Result<()> {
         signal_hook::flag::register(sig, stop.clone()).context("installing the signal handlers")?;
     }
     let shared = Arc::new(Shared::new(t0, o.workers as usize, stop.clone()));
+    for (ifindex, (i, _)) in &devs {
+        let Some(l) = start_links.get(ifindex) else { continue };
+        shared.links.update(usize::from(*i), |d| {
+            d.ifindex = l.ifindex;
+            d.mac = l.mac;
+            d.mtu = l.mtu;
+            d.state = if l.up { DevState::Up } else { DevState::Down };
+        });
+    }
     let mut control =
         Control { spec, shared: shared.clone(), dev_macs, dev_mtus, learned: BTreeMap::new(), commands: 0 };
     match neigh::load_all(&mut control, &devs) {
@@ -181,7 +193,19 @@ pub fn run(o: RunOpts) -> Result<()> {
     let neigh_handle = {
         let c = control.clone();
         let verbose = o.verbose;
-        std::thread::Builder::new().name("sr6-neigh".into()).spawn(move || neigh::run(c, devs, req_rx, verbose))?
+        std::thread::Builder::new().name("sr6-neigh".into()).spawn(move || neigh::run(c, req_rx, verbose))?
+    };
+    // The link follower owns the XDP attachments from now on (it replaces a device's
+    // when the device is re-created); they are detached when it returns.
+    let links_handle = {
+        let f = links::Follower {
+            control: control.clone(),
+            kind: opened.kind,
+            workers: o.workers,
+            ring_frames: o.ring_frames,
+            attachments: opened.attachments,
+        };
+        std::thread::Builder::new().name("sr6-links".into()).spawn(move || links::run(f))?
     };
     eprintln!(
         "sr6: running on {} with {}, {} worker(s){}; control socket {} (Ctrl-C to stop)",
@@ -205,7 +229,7 @@ pub fn run(o: RunOpts) -> Result<()> {
         let _ = h.join();
     }
     let _ = neigh_handle.join();
-    drop(opened.attachments);
+    let _ = links_handle.join();
     let _ = std::fs::remove_file(&o.socket);
     let c = lock(&control);
     let g = c.shared.gen.load();

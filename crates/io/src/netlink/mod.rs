@@ -9,6 +9,8 @@
 //! * [`neighbours`]: a dump of the IPv4 and IPv6 neighbour tables (`RTM_GETNEIGH`);
 //! * [`NeighMonitor`]: the neighbour events that follow (`RTNLGRP_NEIGH`), with
 //!   [`NeighEvent::Overrun`] when the kernel dropped some (the caller then re-dumps);
+//! * [`LinkMonitor`]: the link events (`RTNLGRP_LINK`: devices created, deleted,
+//!   renamed, up/down, new MAC or MTU), with [`LinkEvent::Overrun`] likewise;
 //! * [`neighbour`]: one entry (`ip neigh get`);
 //! * [`request_resolution`]: ask the kernel to resolve a neighbour now (`RTM_NEWNEIGH`
 //!   with `NTF_USE`, as `ip neigh replace ADDR dev DEV nud none use`, but leaving
@@ -54,6 +56,7 @@
 //!   `NTF_*`, `RTM_*`, errno values).
 
 mod decode;
+mod link_monitor;
 mod monitor;
 mod peer;
 mod socket;
@@ -63,6 +66,7 @@ use std::io;
 use std::net::IpAddr;
 use std::time::Duration;
 
+pub use link_monitor::{LinkEvent, LinkMonitor};
 pub use monitor::NeighMonitor;
 pub use peer::LinkPeer;
 pub use socket::Rtnl;

@@ -1,4 +1,5 @@
-//! The event side: a socket subscribed to `RTNLGRP_NEIGH`.
+//! The event side: a socket subscribed to `RTNLGRP_NEIGH`, and the datagram reader
+//! every subscription shares ([`drain`]; the link events of `link_monitor.rs` use it too).
 
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
@@ -6,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use netlink_sys::Socket;
 
-use super::decode::{frames, neighbour};
+use super::decode::{frames, neighbour, Frame};
 use super::socket::{context, open_socket, recv_datagram, wait_readable, RECV_BUF};
 use super::NeighEvent;
 
@@ -65,32 +66,46 @@ impl NeighMonitor {
     /// Reads every queued datagram into `events`; `true` after an overrun (then
     /// `events` ends with [`NeighEvent::Overrun`]).
     fn drain(&mut self, events: &mut Vec<NeighEvent>) -> io::Result<bool> {
-        loop {
-            let n = match recv_datagram(&self.sock, &mut self.buf) {
-                Ok(n) => n,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                // ENOBUFS: the kernel dropped events. InvalidData: a datagram too large
-                // for the buffer, cut. Either way events were lost.
-                Err(e) if e.raw_os_error() == Some(libc::ENOBUFS) || e.kind() == io::ErrorKind::InvalidData => {
-                    events.push(NeighEvent::Overrun);
-                    return Ok(true);
-                }
-                Err(e) => return Err(context(e, "receiving neighbour events")),
-            };
-            for f in frames(&self.buf[..n]) {
-                let Ok(f) = f else {
-                    // The rest of the datagram cannot be framed: events lost.
-                    events.push(NeighEvent::Overrun);
-                    return Ok(true);
-                };
-                let event = match f.ty {
-                    libc::RTM_NEWNEIGH => neighbour(f.payload).map(NeighEvent::New),
-                    libc::RTM_DELNEIGH => neighbour(f.payload).map(NeighEvent::Del),
-                    _ => None,
-                };
-                events.extend(event);
+        drain(&self.sock, &mut self.buf, events, NeighEvent::Overrun, "receiving neighbour events", |f| match f.ty {
+            libc::RTM_NEWNEIGH => neighbour(f.payload).map(NeighEvent::New),
+            libc::RTM_DELNEIGH => neighbour(f.payload).map(NeighEvent::Del),
+            _ => None,
+        })
+    }
+}
+
+/// Reads every datagram queued on a subscribed socket, decoding each message with
+/// `decode` into `events`; `true` after an overrun (then `events` ends with `overrun`):
+/// the kernel dropped events (`ENOBUFS`), a datagram was too large for `buf`, or one
+/// could not be framed.
+pub(crate) fn drain<E>(
+    sock: &Socket,
+    buf: &mut [u8],
+    events: &mut Vec<E>,
+    overrun: E,
+    what: &str,
+    decode: impl Fn(Frame<'_>) -> Option<E>,
+) -> io::Result<bool> {
+    loop {
+        let n = match recv_datagram(sock, buf) {
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            // ENOBUFS: the kernel dropped events. InvalidData: a datagram too large
+            // for the buffer, cut. Either way events were lost.
+            Err(e) if e.raw_os_error() == Some(libc::ENOBUFS) || e.kind() == io::ErrorKind::InvalidData => {
+                events.push(overrun);
+                return Ok(true);
             }
+            Err(e) => return Err(context(e, what)),
+        };
+        for f in frames(&buf[..n]) {
+            let Ok(f) = f else {
+                // The rest of the datagram cannot be framed: events lost.
+                events.push(overrun);
+                return Ok(true);
+            };
+            events.extend(decode(f));
         }
     }
 }

@@ -30,13 +30,25 @@ pub enum XdpModeChoice {
     Generic,
 }
 
+/// Which backend is open, and how to open it again on one device (the link follower
+/// re-attaches a device that was deleted and re-created).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    AfPacket,
+    AfXdp(XdpModeChoice),
+}
+
 /// The open backend: its ports by worker, then by device; and what must stay alive
-/// while they run (the XDP attachments, detached when dropped).
+/// while they run (the XDP attachments by device, detached when dropped).
 pub struct Opened {
     pub name: String,
+    pub kind: Kind,
     pub ports: Vec<Vec<Box<dyn Port>>>,
-    pub attachments: Vec<XdpAttachment>,
+    pub attachments: Vec<Option<XdpAttachment>>,
 }
+
+/// One device's ports, one per worker, and its XDP attachment (AF_XDP).
+pub type DevicePorts = (Option<XdpAttachment>, Vec<Box<dyn Port>>);
 
 /// The host's own addresses on device `dev` that are not SIDs: traffic to them is the
 /// kernel's (ping, ssh, routing daemons), so the XDP program passes it.
@@ -55,80 +67,85 @@ pub fn open(
     workers: u32,
     ring_frames: u32,
 ) -> Result<Opened, String> {
+    let xdp = Kind::AfXdp(xdp_mode);
     match choice {
-        BackendChoice::AfPacket => open_af_packet(t, workers, ring_frames),
-        BackendChoice::AfXdp => open_af_xdp(t, xdp_mode, workers, ring_frames),
+        BackendChoice::AfPacket => open_all(Kind::AfPacket, t, workers, ring_frames),
+        BackendChoice::AfXdp => open_all(xdp, t, workers, ring_frames),
         BackendChoice::Auto => match af_xdp::probe() {
-            Ok(()) => match open_af_xdp(t, xdp_mode, workers, ring_frames) {
+            Ok(()) => match open_all(xdp, t, workers, ring_frames) {
                 Ok(o) => Ok(o),
                 Err(e) => {
                     eprintln!("sr6: AF_XDP failed ({e}); falling back to AF_PACKET");
-                    open_af_packet(t, workers, ring_frames)
+                    open_all(Kind::AfPacket, t, workers, ring_frames)
                 }
             },
             Err(why) => {
                 eprintln!("sr6: AF_XDP unavailable ({why}); using AF_PACKET");
-                open_af_packet(t, workers, ring_frames)
+                open_all(Kind::AfPacket, t, workers, ring_frames)
             }
         },
     }
 }
 
-fn specs(t: &Tables, worker: u32, workers: u32, ring_frames: u32) -> Vec<PortSpec> {
-    t.devices
-        .iter()
-        .enumerate()
-        .map(|(i, d)| {
-            let mut s = PortSpec::new(&d.name, i as u16, worker, workers);
-            s.ring_frames = ring_frames;
-            s
-        })
-        .collect()
-}
-
-fn open_af_packet(t: &Tables, workers: u32, ring_frames: u32) -> Result<Opened, String> {
-    let mut ports = Vec::new();
-    for w in 0..workers {
-        let mut mine: Vec<Box<dyn Port>> = Vec::new();
-        for s in specs(t, w, workers, ring_frames) {
-            let p = sr6_io::af_packet::open(&s).map_err(|e| format!("AF_PACKET on {}: {e}", s.ifname))?;
-            mine.push(Box::new(p));
-        }
-        ports.push(mine);
-    }
-    Ok(Opened { name: "af_packet".into(), ports, attachments: Vec::new() })
-}
-
-fn open_af_xdp(t: &Tables, xdp_mode: XdpModeChoice, workers: u32, ring_frames: u32) -> Result<Opened, String> {
+fn open_all(kind: Kind, t: &Tables, workers: u32, ring_frames: u32) -> Result<Opened, String> {
+    let mut ports: Vec<Vec<Box<dyn Port>>> = (0..workers).map(|_| Vec::new()).collect();
     let mut attachments = Vec::new();
     let mut modes = Vec::new();
-    for (i, d) in t.devices.iter().enumerate() {
-        let (h6, h4) = host_addrs(t, i);
-        let a = match xdp_mode {
-            XdpModeChoice::Auto => XdpAttachment::attach(&d.name, &h6, &h4),
-            XdpModeChoice::Native => XdpAttachment::attach_mode(&d.name, &h6, &h4, XdpMode::Native),
-            XdpModeChoice::Generic => XdpAttachment::attach_mode(&d.name, &h6, &h4, XdpMode::Generic),
+    for dev in 0..t.devices.len() {
+        let (a, mine) = open_device(kind, t, dev, workers, ring_frames)?;
+        if let Some(a) = &a {
+            modes.push(format!("{} {}", t.devices[dev].name, a.mode()));
         }
-        .map_err(|e| format!("XDP on {}: {e}", d.name))?;
-        if a.rx_queues() < workers {
-            return Err(format!(
-                "{} has {} receive queue(s): AF_XDP gives each worker its own queue, so at most {} worker(s) (--workers)",
-                d.name,
-                a.rx_queues(),
-                a.rx_queues()
-            ));
-        }
-        modes.push(format!("{} {}", d.name, a.mode()));
         attachments.push(a);
-    }
-    let mut ports = Vec::new();
-    for w in 0..workers {
-        let mut mine: Vec<Box<dyn Port>> = Vec::new();
-        for (s, a) in specs(t, w, workers, ring_frames).into_iter().zip(&attachments) {
-            let p = a.open_port(&s).map_err(|e| format!("AF_XDP socket on {} queue {w}: {e}", s.ifname))?;
-            mine.push(Box::new(p));
+        for (w, p) in ports.iter_mut().zip(mine) {
+            w.push(p);
         }
-        ports.push(mine);
     }
-    Ok(Opened { name: format!("af_xdp ({})", modes.join(", ")), ports, attachments })
+    let name = match kind {
+        Kind::AfPacket => "af_packet".to_string(),
+        Kind::AfXdp(_) => format!("af_xdp ({})", modes.join(", ")),
+    };
+    Ok(Opened { name, kind, ports, attachments })
+}
+
+/// Opens device `dev` of `t` (by its name, in the calling thread's namespace): one port
+/// per worker, and for AF_XDP the XDP program first.
+pub fn open_device(kind: Kind, t: &Tables, dev: usize, workers: u32, ring_frames: u32) -> Result<DevicePorts, String> {
+    let Some(d) = t.devices.get(dev) else { return Err(format!("no device {dev}")) };
+    let spec = |w: u32| {
+        let mut s = PortSpec::new(&d.name, dev as u16, w, workers);
+        s.ring_frames = ring_frames;
+        s
+    };
+    let mut mine: Vec<Box<dyn Port>> = Vec::new();
+    let xdp_mode = match kind {
+        Kind::AfPacket => {
+            for w in 0..workers {
+                let p = sr6_io::af_packet::open(&spec(w)).map_err(|e| format!("AF_PACKET on {}: {e}", d.name))?;
+                mine.push(Box::new(p));
+            }
+            return Ok((None, mine));
+        }
+        Kind::AfXdp(m) => m,
+    };
+    let (h6, h4) = host_addrs(t, dev);
+    let a = match xdp_mode {
+        XdpModeChoice::Auto => XdpAttachment::attach(&d.name, &h6, &h4),
+        XdpModeChoice::Native => XdpAttachment::attach_mode(&d.name, &h6, &h4, XdpMode::Native),
+        XdpModeChoice::Generic => XdpAttachment::attach_mode(&d.name, &h6, &h4, XdpMode::Generic),
+    }
+    .map_err(|e| format!("XDP on {}: {e}", d.name))?;
+    if a.rx_queues() < workers {
+        return Err(format!(
+            "{} has {} receive queue(s): AF_XDP gives each worker its own queue, so at most {} worker(s) (--workers)",
+            d.name,
+            a.rx_queues(),
+            a.rx_queues()
+        ));
+    }
+    for w in 0..workers {
+        let p = a.open_port(&spec(w)).map_err(|e| format!("AF_XDP socket on {} queue {w}: {e}", d.name))?;
+        mine.push(Box::new(p));
+    }
+    Ok((Some(a), mine))
 }

@@ -132,6 +132,15 @@ impl Control {
         Ok(out)
     }
 
+    /// Forgets the neighbours learned on device `dev` (it is gone: the kernel's entries
+    /// went with it, and a device re-created under its name may face new neighbours);
+    /// `true` if there were any.
+    pub fn forget_device(&mut self, dev: &str) -> bool {
+        let before = self.learned.len();
+        self.learned.retain(|(d, _), _| d != dev);
+        self.learned.len() != before
+    }
+
     /// Records a neighbour learned from the kernel; `true` if anything changed.
     pub fn learn(&mut self, dev: &str, addr: IpAddr, mac: Option<[u8; 6]>) -> bool {
         let k = (dev.to_string(), addr);
@@ -228,5 +237,13 @@ mod tests {
         assert!(c.learn("eth0", "fc00::3".parse().unwrap(), None));
         c.republish().unwrap();
         assert!(c.shared.gen.load().tables.neighbour_eth(0, k("fc00::3")).is_none());
+        // A device that goes away takes its learned neighbours along, not the static ones.
+        assert!(c.learn("eth0", "fc00::4".parse().unwrap(), Some([2, 0, 0, 0, 0, 4])));
+        assert!(c.forget_device("eth0"));
+        assert!(!c.forget_device("eth0"));
+        c.republish().unwrap();
+        let g = c.shared.gen.load();
+        assert!(g.tables.neighbour_eth(0, k("fc00::4")).is_none());
+        assert!(g.tables.neighbour_eth(0, k("fc00::2")).is_some());
     }
 }

@@ -273,6 +273,7 @@ fn show_cmd(what: &str, json: bool, c: &Control, status: &Status) -> Result<Stri
                 "backend": status.backend, "workers": status.workers, "devices": status.devices,
                 "config": status.config, "pid": status.pid, "generation": g.id,
                 "sids": t.sids.len(), "routes": c.spec.routes.len(), "warnings": status.warnings,
+                "links": show::links(shared),
             });
             Ok(if json {
                 pretty(&v)
@@ -287,7 +288,8 @@ fn show_cmd(what: &str, json: bool, c: &Control, status: &Status) -> Result<Stri
                     g.id,
                     c.spec.routes.len(),
                     t.sids.len()
-                ) + &status.warnings.iter().map(|w| format!("\nwarning: {w}")).collect::<String>()
+                ) + &show::links_text(&v["links"])
+                    + &status.warnings.iter().map(|w| format!("\nwarning: {w}")).collect::<String>()
             })
         }
         other => Err(format!(

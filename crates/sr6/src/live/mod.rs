@@ -6,13 +6,18 @@
 //! worker ([`worker`]). The control side ([`control`]) never touches a packet: it builds
 //! complete new tables and publishes them with one atomic pointer store
 //! ([`state::Shared::publish`]); a worker picks them up between two batches, so a
-//! change loses nothing in flight.
+//! change loses nothing in flight. The link follower ([`links`]) watches the devices:
+//! one that disappears has its port closed, one that comes back (same name, new
+//! ifindex) gets a new port, handed to each worker through [`link_state::Links`].
 
+pub mod absent;
 pub mod backend;
 pub mod control;
 pub mod ctl;
 pub mod fw_ctl;
 pub mod ids;
+pub mod link_state;
+pub mod links;
 pub mod neigh;
 pub mod overload;
 pub mod pending;

@@ -52,7 +52,9 @@ fn apply(c: &mut Control, devs: &DevMap, nb: &Neighbour, present: bool) -> bool 
 
 /// Follows the kernel's neighbour table and serves the workers' resolution requests
 /// until `stop` is set. Runs on its own thread.
-pub fn run(control: Arc<Mutex<Control>>, devs: DevMap, requests: Receiver<ResolveRequest>, verbose: bool) {
+/// The devices are looked up in [`super::link_state::Links`] each round: a device
+/// re-created under its name has a new ifindex.
+pub fn run(control: Arc<Mutex<Control>>, requests: Receiver<ResolveRequest>, verbose: bool) {
     let mut mon = match NeighMonitor::open() {
         Ok(m) => Some(m),
         Err(e) => {
@@ -60,9 +62,9 @@ pub fn run(control: Arc<Mutex<Control>>, devs: DevMap, requests: Receiver<Resolv
             None
         }
     };
-    let by_dev: HashMap<u16, u32> = devs.iter().map(|(ifx, (d, _))| (*d, *ifx)).collect();
-    let mut asked: HashMap<(u16, u128), Instant> = HashMap::new();
-    let stop = lock(&control).shared.stop.clone();
+    let mut asked: HashMap<(u32, u128), Instant> = HashMap::new();
+    let shared = lock(&control).shared.clone();
+    let stop = shared.stop.clone();
     while !stop.load(std::sync::atomic::Ordering::Relaxed) {
         let events = match mon.as_mut() {
             Some(m) => m.recv(Duration::from_millis(50)).unwrap_or_else(|e| {
@@ -75,6 +77,8 @@ pub fn run(control: Arc<Mutex<Control>>, devs: DevMap, requests: Receiver<Resolv
                 Vec::new()
             }
         };
+        let devs = shared.links.dev_map();
+        let by_dev: HashMap<u16, u32> = devs.iter().map(|(ifx, (d, _))| (*d, *ifx)).collect();
         let mut changed = false;
         if !events.is_empty() {
             let mut c = lock(&control);
@@ -96,15 +100,17 @@ pub fn run(control: Arc<Mutex<Control>>, devs: DevMap, requests: Receiver<Resolv
                 }
             }
         }
-        // Resolution requests from the workers, each neighbour at most once a second.
+        // Resolution requests from the workers, each neighbour at most once a second
+        // per device incarnation (by ifindex); none for an absent device, and such a
+        // request is not remembered: the first one after it is back goes out at once.
         let now = Instant::now();
         while let Ok((dev, key)) = requests.try_recv() {
-            let last = asked.get(&(dev, key));
+            let Some(ifx) = by_dev.get(&dev) else { continue };
+            let last = asked.get(&(*ifx, key));
             if last.is_some_and(|t| now.duration_since(*t) < REREQUEST) {
                 continue;
             }
-            asked.insert((dev, key), now);
-            let Some(ifx) = by_dev.get(&dev) else { continue };
+            asked.insert((*ifx, key), now);
             let addr = key_addr(key);
             if verbose {
                 eprintln!("sr6: resolving {addr} on {}", devs.get(ifx).map_or("?", |d| d.1.as_str()));

@@ -210,6 +210,7 @@ pub fn counters(shared: &Shared, t: &Tables) -> Value {
                     "rx": p.rx, "tx": p.tx, "tx_pipeline": c.tx.get(&d.name).copied().unwrap_or(0),
                     "rx_ring_full": p.rx_ring_full, "rx_oversized": p.rx_oversized, "tx_ring_full": p.tx_ring_full,
                     "rx_csum_completed": p.rx_csum_completed, "rx_gso": p.rx_gso, "rx_bad_vnet": p.rx_bad_vnet,
+                    "tx_absent": p.tx_absent,
                 }),
             )
         })
@@ -263,16 +264,21 @@ pub fn counters_text(v: &Value) -> String {
     }
     let g = &v["overload"];
     let _ = writeln!(o, "overload guard: raised {} times, {} ms in all", g["raised"], g["raised_ms"]);
-    let _ = writeln!(o, "{:<16} {:>12} {:>12} {:>12} {:>12}", "device", "rx", "tx", "rx_ring_full", "tx_ring_full");
+    let _ = writeln!(
+        o,
+        "{:<16} {:>12} {:>12} {:>12} {:>12} {:>12}",
+        "device", "rx", "tx", "rx_ring_full", "tx_ring_full", "tx_absent"
+    );
     if let Some(m) = v["devices"].as_object() {
         for (d, p) in m {
             let _ = writeln!(
                 o,
-                "{d:<16} {:>12} {:>12} {:>12} {:>12}",
+                "{d:<16} {:>12} {:>12} {:>12} {:>12} {:>12}",
                 n(&p["rx"]),
                 n(&p["tx"]),
                 n(&p["rx_ring_full"]),
-                n(&p["tx_ring_full"])
+                n(&p["tx_ring_full"]),
+                n(&p["tx_absent"])
             );
         }
     }
@@ -325,6 +331,33 @@ pub fn neighbours(t: &Tables) -> Vec<(String, IpAddr, String)> {
         .collect();
     v.sort();
     v
+}
+
+/// Each device's life (`show status`): state, kernel index, re-attachments.
+pub fn links(shared: &Shared) -> Value {
+    Value::Array(
+        shared
+            .links
+            .status()
+            .iter()
+            .map(|d| json!({"name": d.name, "state": d.state.as_str(), "ifindex": d.ifindex, "reattached": d.reattached}))
+            .collect(),
+    )
+}
+
+pub fn links_text(v: &Value) -> String {
+    let mut o = String::new();
+    for d in v.as_array().into_iter().flatten() {
+        let _ = write!(
+            o,
+            "\ndevice {} {} ifindex {} re-attached {}",
+            d["name"].as_str().unwrap_or(""),
+            d["state"].as_str().unwrap_or(""),
+            d["ifindex"],
+            d["reattached"]
+        );
+    }
+    o
 }
 
 #[cfg(test)]

@@ -47,10 +47,12 @@ pub struct WorkerSlot {
     /// The generation `counters` is shaped for.
     pub gen: Arc<Generation>,
     pub counters: Counters,
-    /// By device index of `gen`'s tables (devices never change while running).
+    /// By device index of `gen`'s tables (the list of devices never changes while
+    /// running; a device's port may be replaced, its counts carried over).
     pub ports: Vec<PortStats>,
     pub pending: PendingStats,
-    /// Frames whose output device has no port (cannot happen unless a device vanished).
+    /// Frames whose output device has no port (cannot happen: a device that vanished
+    /// keeps a stand-in port, which counts them in `PortStats::tx_absent`).
     pub tx_no_port: u64,
     pub overload: OverloadStats,
 }
@@ -173,6 +175,8 @@ pub struct Shared {
     pub fw_zero: Mutex<FwZero>,
     /// The IDS's most recent alerts ([`super::ids`]).
     pub ids_recent: Arc<super::ids::Recent>,
+    /// The devices' states and the workers' port mailbox ([`super::link_state`]).
+    pub links: super::link_state::Links,
 }
 
 /// Locks a mutex even if a thread panicked while holding it: counters stay readable.
@@ -184,6 +188,7 @@ impl Shared {
     /// Shared state for `workers` workers starting on `tables`.
     pub fn new(tables: Tables, workers: usize, stop: Arc<AtomicBool>) -> Shared {
         let g = Arc::new(Generation { id: 0, tables });
+        let links = super::link_state::Links::new(g.tables.devices.iter().map(|d| d.name.clone()), workers);
         let slots = (0..workers)
             .map(|_| {
                 Mutex::new(WorkerSlot {
@@ -206,6 +211,7 @@ impl Shared {
             fw_zero_epoch: AtomicU64::new(0),
             fw_zero: Mutex::default(),
             ids_recent: Arc::default(),
+            links,
         }
     }
 

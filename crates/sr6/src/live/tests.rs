@@ -537,3 +537,58 @@ fn ip6tables_listing_matches_linux() {
         assert_eq!(got.lines().count(), want.lines().count(), "ip6tables {args:?}:\n{got}\n---\n{want}");
     }
 }
+
+/// A device that goes away and comes back (`links.rs`): the worker takes the stand-in
+/// port (what is routed there is dropped and counted as `tx_absent`), then a new port
+/// (forwarding again, with the device's new MAC once the tables have it), and the port
+/// counts of every port it had add up.
+#[test]
+fn a_device_replaced_under_the_worker_keeps_its_counts() {
+    let rig = Rig::new();
+    let port_tx = |c: &Control| c.shared.port_totals().0[1];
+    let wait = |what: &str, f: &dyn Fn() -> bool| {
+        let deadline = Instant::now() + Duration::from_secs(2);
+        while !f() {
+            assert!(Instant::now() < deadline, "timed out: {what}");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    };
+    rig.wires[0].to_port.send(&frame("fc00:9::5", 1)).unwrap();
+    assert!(rig.recv(1).is_some());
+    wait("one frame out", &|| port_tx(&rig.control.lock().unwrap()).tx == 1);
+
+    let shared = rig.control.lock().unwrap().shared.clone();
+    shared.links.post(1, vec![Box::new(super::absent::AbsentPort::new("eth1"))]);
+    // Frames sent before the worker took the new port may still leave: wait until one
+    // is counted as dropped.
+    for p in 2..40 {
+        rig.wires[0].to_port.send(&frame("fc00:9::5", p)).unwrap();
+        std::thread::sleep(Duration::from_millis(5));
+        if port_tx(&rig.control.lock().unwrap()).tx_absent > 0 {
+            break;
+        }
+    }
+    assert!(port_tx(&rig.control.lock().unwrap()).tx_absent > 0);
+    while rig.recv(1).is_some() {}
+
+    // Back, as a new port with a new MAC.
+    let (p1, w1) = SocketPairPort::pair("eth1", 1).unwrap();
+    w1.from_port.set_read_timeout(Some(Duration::from_millis(500))).unwrap();
+    {
+        let mut c = rig.control.lock().unwrap();
+        c.dev_macs.insert("eth1".into(), [2, 0, 0, 0, 0, 0xb1]);
+        c.republish().unwrap();
+    }
+    shared.links.post(1, vec![Box::new(p1)]);
+    let before = port_tx(&rig.control.lock().unwrap());
+    rig.wires[0].to_port.send(&frame("fc00:9::5", 99)).unwrap();
+    let mut b = vec![0u8; 2048];
+    let n = w1.from_port.recv(&mut b).expect("forwarded on the new port");
+    let mut want = forwarded("fc00:9::5", 99, [2, 0, 0, 0, 2, 2]);
+    want[6..12].copy_from_slice(&[2, 0, 0, 0, 0, 0xb1]);
+    assert_eq!(b[..n], want[..]);
+    wait("the new port's frame counted on top", &|| {
+        let now = port_tx(&rig.control.lock().unwrap());
+        now.tx == before.tx + 1 && now.tx_absent == before.tx_absent
+    });
+}

@@ -74,6 +74,10 @@ pub fn run(ctx: WorkerCtx, mut ports: Vec<Box<dyn Port>>) {
     let mut pending = Pending::new(PENDING_CAPACITY);
     let fds: Vec<RawFd> = ports.iter().map(|p| p.fd()).collect();
     let mut baseline: Vec<PortStats> = ports.iter().map(|p| p.stats()).collect();
+    // The counts of ports this worker replaced (a device deleted and re-created), by
+    // device: what it publishes is these plus the current port's since its baseline.
+    let mut carried: Vec<PortStats> = vec![PortStats::default(); ports.len()];
+    let mut port_epoch = shared.links.epoch();
     let mut clear_seen = shared.clear_epoch();
     let mut fw_zero_seen = shared.fw_zero_epoch();
     let mut idle: u32 = 0;
@@ -108,6 +112,7 @@ pub fn run(ctx: WorkerCtx, mut ports: Vec<Box<dyn Port>>) {
             pending.stats = Default::default();
             tx_no_port = 0;
             baseline = ports.iter().map(|p| p.stats()).collect();
+            carried.iter_mut().for_each(|c| *c = PortStats::default());
             guard_base = guard.stats($now);
         }};
     }
@@ -139,6 +144,25 @@ pub fn run(ctx: WorkerCtx, mut ports: Vec<Box<dyn Port>>) {
             if !pending.is_empty() {
                 pending.retry(&gen.tables, now_ns(), |d, f| send(&mut ports, d, f, &mut tx_no_port));
             }
+        }
+
+        // A device's new port (re-attached, or a stand-in while the device is absent):
+        // one atomic load per round; the old port's counts are carried.
+        let epoch = shared.links.epoch();
+        if epoch != port_epoch {
+            port_epoch = epoch;
+            for (d, p) in shared.links.take(ctx.id) {
+                let (Some(slot), Some(b), Some(c), Some(pfd)) =
+                    (ports.get_mut(d), baseline.get_mut(d), carried.get_mut(d), pfds.get_mut(d))
+                else {
+                    continue;
+                };
+                let old = std::mem::replace(slot, p);
+                c.add(&old.stats().since(b));
+                *b = slot.stats();
+                pfd.fd = slot.fd();
+            }
+            unpublished = true;
         }
 
         // A `clear-counters`: forget what was counted before it now, before this round's
@@ -240,6 +264,7 @@ pub fn run(ctx: WorkerCtx, mut ports: Vec<Box<dyn Port>>) {
             for (i, p) in ports.iter().enumerate() {
                 if let Some(s) = slot.ports.get_mut(i) {
                     *s = minus(p.stats(), baseline[i]);
+                    s.add(&carried[i]);
                 }
             }
             slot.pending = pending.stats;
