@@ -195,10 +195,12 @@ pub(crate) fn push_seg6(buf: &mut Vec<u8>, protocol: u32, encap_src: &[u8; 16], 
     if buf.len() < IPV6_HDR || buf.len() + srh.len() + IPV6_HDR > MAX_PACKET {
         return -errno::EINVAL;
     }
+    // The first segment (Last Entry's), which becomes the destination.
     let fs = usize::from(srh[4]);
-    let last = |s: &[u8]| -> [u8; 16] {
-        s.get(8 + fs * 16..8 + fs * 16 + 16).and_then(|a| a.try_into().ok()).unwrap_or([0; 16])
+    let Some(first) = srh.get(8 + fs * 16..8 + fs * 16 + 16).and_then(|a| <[u8; 16]>::try_from(a).ok()) else {
+        return -errno::EINVAL;
     };
+    // Spliced in place, then patched: nothing allocated once the vector has grown.
     if encap {
         let mut hdr = [0u8; IPV6_HDR];
         // Version, traffic class and flow label of the inner header (sysctl
@@ -208,18 +210,19 @@ pub(crate) fn push_seg6(buf: &mut Vec<u8>, protocol: u32, encap_src: &[u8; 16], 
         hdr[6] = NEXTHDR_ROUTING;
         hdr[7] = buf[7];
         hdr[8..24].copy_from_slice(encap_src);
-        hdr[24..40].copy_from_slice(&last(srh));
-        let mut s = srh.to_vec();
-        s[0] = NEXTHDR_IPV6;
-        buf.splice(0..0, hdr.iter().copied().chain(s));
+        hdr[24..40].copy_from_slice(&first);
+        buf.splice(0..0, hdr.iter().chain(srh).copied());
+        buf[IPV6_HDR] = NEXTHDR_IPV6;
     } else {
-        let mut s = srh.to_vec();
-        s[0] = buf[6];
-        s[8..24].copy_from_slice(&buf[24..40]);
+        let (nh, mut old_da) = (buf[6], [0u8; 16]);
+        old_da.copy_from_slice(&buf[24..40]);
+        buf.splice(IPV6_HDR..IPV6_HDR, srh.iter().copied());
+        buf[IPV6_HDR] = nh;
+        buf[IPV6_HDR + 8..IPV6_HDR + 24].copy_from_slice(&old_da);
         buf[6] = NEXTHDR_ROUTING;
-        let da = last(&s);
+        // With one segment, segment 0 is the first: the old destination stays.
+        let da = if fs == 0 { old_da } else { first };
         buf[24..40].copy_from_slice(&da);
-        buf.splice(IPV6_HDR..IPV6_HDR, s);
     }
     set_payload_len(buf);
     0
