@@ -133,13 +133,20 @@ const LWT_OUT: &[i32] = &[
     SKB_UNDER_CGROUP,
 ];
 
+/// `lwt_xmit_func_proto`'s own helpers besides `bpf_lwt_push_encap`: `skb_store_bytes`
+/// (9), checksum updates (10, 11, 40, 135), redirects (13, 23), tunnel keys and options
+/// (20, 21, 29, 30), `skb_change_tail`/`_head` (38, 43), `set_hash_invalid` (41); sr6
+/// provides none of them yet.
+const LWT_XMIT: &[i32] = &[9, 10, 11, 13, 20, 21, 23, 29, 30, 38, 40, 41, 43, 135];
+
 /// Whether the kernel lets a program of this type call the helper (the subset of the
 /// kernel's lists that sr6 knows; a helper outside it is refused as not available).
 pub fn kernel_allows(t: ProgType, id: i32) -> bool {
     let own = match t {
         ProgType::LwtSeg6local => [LWT_SEG6_STORE_BYTES, LWT_SEG6_ADJUST_SRH, LWT_SEG6_ACTION].contains(&id),
         ProgType::LwtIn => id == LWT_PUSH_ENCAP,
-        ProgType::LwtOut | ProgType::LwtXmit => false,
+        ProgType::LwtXmit => id == LWT_PUSH_ENCAP || LWT_XMIT.contains(&id),
+        ProgType::LwtOut => false,
     };
     own || LWT_OUT.contains(&id) || BASE.contains(&id)
 }
@@ -160,6 +167,7 @@ pub fn provided(t: ProgType, id: i32) -> bool {
     ];
     common.contains(&id)
         || (t == ProgType::LwtSeg6local && [LWT_SEG6_STORE_BYTES, LWT_SEG6_ADJUST_SRH, LWT_SEG6_ACTION].contains(&id))
+        || (matches!(t, ProgType::LwtIn | ProgType::LwtXmit) && id == LWT_PUSH_ENCAP)
 }
 
 #[cfg(test)]
@@ -187,5 +195,18 @@ mod tests {
         assert!(!kernel_allows(t, LWT_PUSH_ENCAP));
         assert!(kernel_allows(t, 181) && !provided(t, 181)); // bpf_loop
         assert!(!kernel_allows(ProgType::LwtIn, LWT_SEG6_ACTION));
+    }
+
+    #[test]
+    fn lwt_sets() {
+        for t in [ProgType::LwtIn, ProgType::LwtXmit] {
+            assert!(kernel_allows(t, LWT_PUSH_ENCAP) && provided(t, LWT_PUSH_ENCAP), "{t:?}");
+            assert!(!kernel_allows(t, LWT_SEG6_STORE_BYTES), "{t:?}");
+        }
+        let out = ProgType::LwtOut;
+        assert!(!kernel_allows(out, LWT_PUSH_ENCAP) && !provided(out, LWT_PUSH_ENCAP));
+        assert!(kernel_allows(out, SKB_LOAD_BYTES) && provided(out, SKB_LOAD_BYTES));
+        assert!(kernel_allows(ProgType::LwtXmit, 23) && !provided(ProgType::LwtXmit, 23)); // bpf_redirect
+        assert!(!kernel_allows(ProgType::LwtIn, 23));
     }
 }

@@ -10,6 +10,8 @@
 //! - [`maps`]: array and hash maps (and their per-CPU variants, as one copy).
 //! - [`helpers`]: helper ids and which program type may call which.
 //! - [`skb`]: the packet interface the helpers act on ([`skb::Skb`]).
+//! - [`lwt`]: the LWT hooks of routes (`encap bpf in|out|xmit`, net/core/lwt_bpf.c) and
+//!   `bpf_lwt_push_encap`.
 //! - [`seg6`]: End.BPF itself over a plain packet: the SRH state of the helpers
 //!   `bpf_lwt_seg6_store_bytes`, `_adjust_srh`, `_action` (net/core/filter.c) and the
 //!   run of `input_action_end_bpf`.
@@ -22,6 +24,7 @@ pub mod elf;
 mod helper_names;
 pub mod helpers;
 pub mod insn;
+pub mod lwt;
 pub mod maps;
 pub mod seg6;
 pub mod skb;

@@ -127,10 +127,7 @@ impl Seg6Packet {
     }
 
     fn set_payload_len(&mut self) {
-        let pl = (self.buf.len().saturating_sub(IPV6_HDR) as u16).to_be_bytes();
-        if let Some(p) = self.buf.get_mut(4..6) {
-            p.copy_from_slice(&pl);
-        }
+        set_payload_len(&mut self.buf);
     }
 
     /// `bpf_update_srh_state`: the first routing header, trusted as it is.
@@ -169,47 +166,73 @@ impl Seg6Packet {
         0
     }
 
-    /// `bpf_push_seg6_encap`: the SRH inline after the IPv6 header (End.B6) or in a new
-    /// outer IPv6 header (End.B6.Encaps), RFC 8986 §4.13-4.14 as Linux does them.
+    /// `bpf_push_seg6_encap` for End.B6 / End.B6.Encaps, then the route of the new
+    /// destination.
     fn push_encap(&mut self, encap: bool, srh: &[u8]) -> i64 {
-        if srh.len() < 8 || !validate_srh(srh, srh.len(), false) {
-            return -errno::EINVAL;
+        let err = push_seg6(&mut self.buf, self.meta.protocol, &self.encap_src, encap, srh);
+        if err != 0 {
+            return err;
         }
-        if self.buf.len() < IPV6_HDR || self.buf.len() + srh.len() + IPV6_HDR > MAX_PACKET {
-            return -errno::EINVAL;
-        }
-        let fs = usize::from(srh[4]);
-        let last = |s: &[u8]| -> [u8; 16] {
-            s.get(8 + fs * 16..8 + fs * 16 + 16).and_then(|a| a.try_into().ok()).unwrap_or([0; 16])
-        };
-        if encap {
-            let inner = self.buf.clone();
-            let mut hdr = [0u8; IPV6_HDR];
-            // Version, traffic class and flow label of the inner header (sysctl
-            // seg6_flowlabel 0: the flow label copied), its hop limit.
-            hdr[..4].copy_from_slice(&inner[..4]);
-            hdr[0] = 0x60 | (inner[0] & 0x0f);
-            hdr[6] = NEXTHDR_ROUTING;
-            hdr[7] = inner[7];
-            hdr[8..24].copy_from_slice(&self.encap_src);
-            hdr[24..40].copy_from_slice(&last(srh));
-            let mut s = srh.to_vec();
-            s[0] = NEXTHDR_IPV6;
-            self.buf = [&hdr[..], &s, &inner].concat();
-        } else {
-            if self.meta.protocol != SkbMeta::PROTO_IPV6 {
-                return -errno::EBADMSG;
-            }
-            let mut s = srh.to_vec();
-            s[0] = self.buf[6];
-            s[8..24].copy_from_slice(&self.buf[24..40]);
-            self.buf[6] = NEXTHDR_ROUTING;
-            let da = last(&s);
-            self.buf[24..40].copy_from_slice(&da);
-            self.buf.splice(IPV6_HDR..IPV6_HDR, s);
-        }
-        self.set_payload_len();
         self.lookup(None, 0)
+    }
+}
+
+/// `bpf_push_seg6_encap`'s header work (net/core/filter.c) on an IPv6 packet in `buf`:
+/// the SRH validated (`seg6_validate_srh`, not reduced), then inserted after the IPv6
+/// header (`seg6_do_srh_inline`: the old destination becomes segment 0, the destination
+/// the SRH's first segment) or pushed with a new outer IPv6 header (`seg6_do_srh_encap`:
+/// traffic class, flow label and hop limit of the inner header, source `encap_src`,
+/// Next Header 41), RFC 8986 §4.13-4.14 and §5.1 as Linux does them; Payload Length
+/// set. 0, or a negated errno with `buf` unchanged. Shared by End.BPF's action helper
+/// and the LWT hooks' `bpf_lwt_push_encap` ([`crate::lwt`]).
+pub(crate) fn push_seg6(buf: &mut Vec<u8>, protocol: u32, encap_src: &[u8; 16], encap: bool, srh: &[u8]) -> i64 {
+    if srh.len() < 8 || !validate_srh(srh, srh.len(), false) {
+        return -errno::EINVAL;
+    }
+    if !encap && protocol != SkbMeta::PROTO_IPV6 {
+        return -errno::EBADMSG;
+    }
+    if buf.len() < IPV6_HDR || buf.len() + srh.len() + IPV6_HDR > MAX_PACKET {
+        return -errno::EINVAL;
+    }
+    // The first segment (Last Entry's), which becomes the destination.
+    let fs = usize::from(srh[4]);
+    let Some(first) = srh.get(8 + fs * 16..8 + fs * 16 + 16).and_then(|a| <[u8; 16]>::try_from(a).ok()) else {
+        return -errno::EINVAL;
+    };
+    // Spliced in place, then patched: nothing allocated once the vector has grown.
+    if encap {
+        let mut hdr = [0u8; IPV6_HDR];
+        // Version, traffic class and flow label of the inner header (sysctl
+        // seg6_flowlabel 0: the flow label copied), its hop limit.
+        hdr[..4].copy_from_slice(&buf[..4]);
+        hdr[0] = 0x60 | (buf[0] & 0x0f);
+        hdr[6] = NEXTHDR_ROUTING;
+        hdr[7] = buf[7];
+        hdr[8..24].copy_from_slice(encap_src);
+        hdr[24..40].copy_from_slice(&first);
+        buf.splice(0..0, hdr.iter().chain(srh).copied());
+        buf[IPV6_HDR] = NEXTHDR_IPV6;
+    } else {
+        let (nh, mut old_da) = (buf[6], [0u8; 16]);
+        old_da.copy_from_slice(&buf[24..40]);
+        buf.splice(IPV6_HDR..IPV6_HDR, srh.iter().copied());
+        buf[IPV6_HDR] = nh;
+        buf[IPV6_HDR + 8..IPV6_HDR + 24].copy_from_slice(&old_da);
+        buf[6] = NEXTHDR_ROUTING;
+        // With one segment, segment 0 is the first: the old destination stays.
+        let da = if fs == 0 { old_da } else { first };
+        buf[24..40].copy_from_slice(&da);
+    }
+    set_payload_len(buf);
+    0
+}
+
+/// Payload Length from the buffer's length.
+pub(crate) fn set_payload_len(buf: &mut [u8]) {
+    let pl = (buf.len().saturating_sub(IPV6_HDR) as u16).to_be_bytes();
+    if let Some(p) = buf.get_mut(4..6) {
+        p.copy_from_slice(&pl);
     }
 }
 

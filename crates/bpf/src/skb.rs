@@ -70,4 +70,8 @@ pub trait Skb {
     fn lwt_seg6_action(&mut self, _action: u32, _param: &[u8]) -> i64 {
         -errno::ENOTSUPP
     }
+    /// `bpf_lwt_push_encap(skb, type, hdr, len)` (`lwt_in`, `lwt_xmit`).
+    fn lwt_push_encap(&mut self, _encap_type: u32, _hdr: &[u8]) -> i64 {
+        -errno::ENOTSUPP
+    }
 }

@@ -553,6 +553,11 @@ impl Vm<'_> {
                 let param = Copied::of(self.read(r[3], u64::from(r[4] as u32), "action parameter read")?);
                 self.skb.lwt_seg6_action(r[2] as u32, param.bytes())
             }
+            LWT_PUSH_ENCAP => {
+                self.ctx_arg(r[1], "bpf_lwt_push_encap")?;
+                let hdr = Copied::of(self.read(r[3], u64::from(r[4] as u32), "push_encap header read")?);
+                self.skb.lwt_push_encap(r[2] as u32, hdr.bytes())
+            }
             _ => return Err(Fault::BadHelperArg { pc, helper: "unknown", what: "helper not provided" }),
         })
     }

@@ -1,5 +1,6 @@
 //! `route add|replace|append [to] [unicast|blackhole|unreachable] PREFIX OPTIONS...`,
-//! including `encap seg6`, `encap seg6local` and `encap gtp` (its words: [`crate::gtp`]).
+//! including `encap seg6`, `encap seg6local`, `encap gtp` (its words: [`crate::gtp`]) and
+//! `encap bpf` (LWT BPF programs, [`sr6_core::pipeline::lwt_bpf`]).
 //!
 //! As in iproute2, the words after `encap seg6` / `encap seg6local` belong to the encap
 //! until the first word that is not one of its keywords; the line then goes back to
@@ -9,6 +10,7 @@
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use sr6_core::behaviour::{by_keyword, end_bpf, mobile, replace_csid, Behaviour, Flavor, Param, TABLE};
+use sr6_core::pipeline::lwt_bpf::{self, LwtBpf};
 use sr6_core::spec::{
     CsidLengths, CsidPolicy, CsidScheme, Flavors, PathSpec, Prefix, RouteKind, RouteSpec, Seg6Encap, Seg6Mode,
     SidAction, SidParams, SrhParam, MAIN_TABLE,
@@ -28,7 +30,7 @@ pub(crate) enum Verb {
 }
 
 const OPTIONS: &str = "via NH, dev DEV, nexthop ..., nhid N, table TABLE, encap seg6 ..., encap seg6local ..., \
-encap gtp ..., metric N, proto P, onlink, mtu N, pref P or scope link|global";
+encap gtp ..., encap bpf ..., metric N, proto P, onlink, mtu N, pref P or scope link|global";
 
 /// The paths of a multipath route, each with its `via` word (for family errors).
 type Paths<'a> = Vec<(PathSpec, Option<&'a Tok>)>;
@@ -37,6 +39,7 @@ enum Encap<'a> {
     Seg6 { encap: Seg6Encap, mode_tok: &'a Tok },
     Local { action: Box<SidAction> },
     Gtp { tunnel: sr6_core::spec::GtpTunnel },
+    Bpf { bpf: LwtBpf },
 }
 
 pub(crate) fn parse_route(p: &mut P, verb: Verb, line: usize) -> Result<Item, PErr> {
@@ -295,6 +298,12 @@ pub(crate) fn parse_route(p: &mut P, verb: Verb, line: usize) -> Result<Item, PE
                     }
                     RouteKind::Gtp { tunnel, via: via.map(|v| v.0), dev: dev_name }
                 }
+                Some((Encap::Bpf { bpf }, _)) => {
+                    if via.is_none() && dev_name.is_none() {
+                        return Err(p.eol("a route needs a next hop or a device").exp("via NH or dev DEV"));
+                    }
+                    RouteKind::Bpf { bpf, via: via.map(|v| v.0), dev: dev_name }
+                }
             }
         }
     };
@@ -393,12 +402,16 @@ fn parse_nexthops<'a>(p: &mut P<'a>, first: &Tok) -> Result<Paths<'a>, PErr> {
 }
 
 fn parse_encap<'a>(p: &mut P<'a>, kw: &Tok) -> Result<Encap<'a>, PErr> {
-    let t = p.value(kw, "seg6, seg6local or gtp")?;
+    let t = p.value(kw, "seg6, seg6local, gtp or bpf")?;
     match t.text.as_str() {
         "seg6" => parse_seg6(p, t),
         "seg6local" => parse_seg6local(p, t),
         "gtp" => Ok(Encap::Gtp { tunnel: crate::gtp::parse_gtp(p, t)? }),
-        _ => Err(PErr::at(t, format!("encap type `{}` is not supported by sr6", t.text)).exp("seg6, seg6local or gtp")),
+        "bpf" => parse_bpf(p, t),
+        _ => {
+            Err(PErr::at(t, format!("encap type `{}` is not supported by sr6", t.text))
+                .exp("seg6, seg6local, gtp or bpf"))
+        }
     }
 }
 
@@ -714,14 +727,19 @@ fn abbreviates(word: &str, keyword: &str) -> bool {
     !word.is_empty() && keyword.starts_with(word)
 }
 
-/// `endpoint obj FILE [sec SECTION] [verbose]`, read as iproute2's `bpf_do_parse` reads
-/// it (a mode word that abbreviates `object-file`, or `obj`; a section keyword that
-/// abbreviates `section`; no section: `prog`), then the program loaded, as iproute2
-/// loads it before the route is added: a load error is the line's, at the mode word for
-/// the object itself (file, ELF, maps), at the section word for its program. Programs
-/// pinned in or held by the kernel (`pinned`, `fd`) have no place in sr6.
-fn parse_endpoint(p: &mut P, kw: &Tok) -> Result<end_bpf::BpfEndpoint, PErr> {
-    let hint = Param::Endpoint.value_hint();
+/// `obj FILE [sec SECTION] [verbose]` as iproute2's `bpf_do_parse` reads it, after the
+/// word `kw` (End.BPF's `endpoint`, an LWT hook's `in`/`out`/`xmit`): a mode word that
+/// abbreviates `object-file`, or `obj`; a section keyword that abbreviates `section`; no
+/// section: `prog`. Programs pinned in or held by the kernel (`pinned`, `fd`) have no
+/// place in sr6.
+struct ObjWords<'a> {
+    mode: &'a Tok,
+    file: &'a Tok,
+    section: &'a str,
+    sec_tok: Option<&'a Tok>,
+}
+
+fn parse_obj<'a>(p: &mut P<'a>, kw: &Tok, hint: &str) -> Result<ObjWords<'a>, PErr> {
     let mode = p.value(kw, hint)?;
     let m = mode.text.as_str();
     // In iproute2's order: `obj` and `o` are also abbreviations of `object-pinned`.
@@ -734,34 +752,97 @@ fn parse_endpoint(p: &mut P, kw: &Tok) -> Result<end_bpf::BpfEndpoint, PErr> {
         return Err(PErr::at(mode, format!("unknown eBPF program mode `{m}`")).exp(hint));
     }
     let file = p.value(mode, "an eBPF object file (FILE.o)")?;
-    let mut section = (end_bpf::DEFAULT_SECTION, None);
-    if let Some(w) = p.peek().filter(|w| abbreviates(&w.text, "section")) {
+    let mut w = ObjWords { mode, file, section: end_bpf::DEFAULT_SECTION, sec_tok: None };
+    if let Some(s) = p.peek().filter(|s| abbreviates(&s.text, "section")) {
         p.next();
-        section = (p.value(w, "the program's section name")?.text.as_str(), Some(w));
+        w.section = p.value(s, "the program's section name")?.text.as_str();
+        w.sec_tok = Some(s);
     }
-    if let Some(w) = p.peek().filter(|w| w.text == "program") {
-        return Err(PErr::at(w, "`program NAME` is not supported by sr6").exp("sec SECTION: the program's section"));
+    if let Some(s) = p.peek().filter(|s| s.text == "program") {
+        return Err(PErr::at(s, "`program NAME` is not supported by sr6").exp("sec SECTION: the program's section"));
     }
-    if p.peek().is_some_and(|w| abbreviates(&w.text, "verbose")) {
+    if p.peek().is_some_and(|s| abbreviates(&s.text, "verbose")) {
         p.next();
     }
-    let path = p.base.join(&file.text);
-    end_bpf::load(&file.text, &path, section.0).map_err(|e| {
-        use end_bpf::LoadError as L;
-        let (at, exp) = match e {
-            L::Io { .. } => (mode, "a readable eBPF object (a relative path is relative to the configuration file)"),
-            L::NotElf(_) | L::NotBpf(_) | L::BigEndian => (mode, "an object compiled with clang -O2 -target bpf"),
-            L::Map(..) => (mode, "maps sr6 supports (docs/bpf.md)"),
-            L::NoSection(..) | L::NotProgram(_) | L::BadSize(..) => {
-                (section.1.unwrap_or(mode), "sec SECTION: a program section of the object")
+    Ok(w)
+}
+
+/// A load error as the line's: at the mode word for the object itself (file, ELF,
+/// maps), at the section word for its program (`what`: End.BPF, encap bpf in, ...).
+fn load_error(e: end_bpf::LoadError, what: &str, path: &std::path::Path, w: &ObjWords) -> PErr {
+    use end_bpf::LoadError as L;
+    let (at, exp) = match e {
+        L::Io { .. } => (w.mode, "a readable eBPF object (a relative path is relative to the configuration file)"),
+        L::NotElf(_) | L::NotBpf(_) | L::BigEndian => (w.mode, "an object compiled with clang -O2 -target bpf"),
+        L::Map(..) => (w.mode, "maps sr6 supports (docs/bpf.md)"),
+        L::NoSection(..) | L::NotProgram(_) | L::BadSize(..) => {
+            (w.sec_tok.unwrap_or(w.mode), "sec SECTION: a program section of the object")
+        }
+        L::Reloc { .. } | L::Verify { .. } => (
+            w.sec_tok.unwrap_or(w.mode),
+            "a program sr6 can run (docs/bpf.md, \"Helpers\" and \"Where sr6-bpf differs\")",
+        ),
+    };
+    PErr::at(at, format!("{what}: cannot load `{}`: {e}", path.display())).exp(exp)
+}
+
+/// `endpoint obj FILE [sec SECTION] [verbose]` ([`parse_obj`]), then the program loaded
+/// as `lwt_seg6local`, as iproute2 loads it before the route is added: a load error is
+/// the line's.
+fn parse_endpoint(p: &mut P, kw: &Tok) -> Result<end_bpf::BpfEndpoint, PErr> {
+    let w = parse_obj(p, kw, Param::Endpoint.value_hint())?;
+    let path = p.base.join(&w.file.text);
+    end_bpf::load(&w.file.text, &path, w.section).map_err(|e| load_error(e, "End.BPF", &path, &w))
+}
+
+/// What may follow `encap bpf`.
+const BPF_WORDS: &str = "in PROG, out PROG, xmit PROG or headroom N (PROG: obj FILE [sec SECTION])";
+
+/// `[in PROG] [out PROG] [xmit PROG] [headroom N]` after `encap bpf` (iproute2's
+/// `parse_encap_bpf`; Linux's `bpf_build_state`): at least one program, each loaded as
+/// its hook's type (`lwt_in`, `lwt_out`, `lwt_xmit`), `headroom` from 1 (iproute2) to
+/// 256 (`LWT_BPF_MAX_HEADROOM`).
+fn parse_bpf<'a>(p: &mut P<'a>, kw: &'a Tok) -> Result<Encap<'a>, PErr> {
+    use lwt_bpf::ProgType;
+    let mut bpf = LwtBpf::default();
+    let mut seen = Vec::new();
+    while let Some(w) = p.peek() {
+        let hook = match w.text.as_str() {
+            "in" => ProgType::LwtIn,
+            "out" => ProgType::LwtOut,
+            "xmit" => ProgType::LwtXmit,
+            "headroom" => {
+                p.next();
+                once(&mut seen, w)?;
+                let v = p.value(w, "a number of bytes from 1 to 256")?;
+                let n = value::u32_of(v, "headroom")?;
+                if n == 0 || n as usize > lwt_bpf::MAX_HEADROOM {
+                    return Err(
+                        PErr::at(v, format!("headroom {n} is out of range")).exp("a number of bytes from 1 to 256")
+                    );
+                }
+                bpf.headroom = n;
+                continue;
             }
-            L::Reloc { .. } | L::Verify { .. } => (
-                section.1.unwrap_or(mode),
-                "a program sr6 can run (docs/bpf.md, \"Helpers\" and \"Where sr6-bpf differs\")",
-            ),
+            _ => break,
         };
-        PErr::at(at, format!("End.BPF: cannot load `{}`: {e}", path.display())).exp(exp)
-    })
+        p.next();
+        once(&mut seen, w)?;
+        let words = parse_obj(p, w, "obj FILE [sec SECTION]")?;
+        let path = p.base.join(&words.file.text);
+        let what = format!("encap bpf {}", w.text);
+        let prog = lwt_bpf::load(&words.file.text, &path, words.section, hook)
+            .map_err(|e| load_error(e, &what, &path, &words))?;
+        match hook {
+            ProgType::LwtIn => bpf.input = Some(prog),
+            ProgType::LwtOut => bpf.output = Some(prog),
+            _ => bpf.xmit = Some(prog),
+        }
+    }
+    if bpf.input.is_none() && bpf.output.is_none() && bpf.xmit.is_none() {
+        return Err(PErr::at(kw, "`encap bpf` needs a program").exp(BPF_WORDS));
+    }
+    Ok(Encap::Bpf { bpf })
 }
 
 /// `srh [csid ...] segs S1,...,Sn [hmac K]` (in any order).

@@ -157,7 +157,7 @@ fn route_option_errors() {
 #[test]
 fn seg6_errors() {
     let e = err_at("route add fc00::/16 encap mpls 100 dev eth0", "mpls");
-    assert_eq!(expected(&e), "seg6, seg6local or gtp");
+    assert_eq!(expected(&e), "seg6, seg6local, gtp or bpf");
     let e = err_at("route add fc00::/16 encap seg6 mode tunnel segs fc00::1", "tunnel");
     for m in ["encap", "encap.red", "inline", "inline.red", "l2encap", "l2encap.red"] {
         assert!(expected(&e).contains(m), "{e}");

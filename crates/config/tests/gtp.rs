@@ -56,7 +56,7 @@ fn errors_point_at_the_word() {
         ("ip route add 10.9.0.0/16 encap gtp teid 1 dst 10.2.0.77 src 10.0.12.1 decap dev eth1", "decap", "goes alone"),
         ("ip route add 192.0.2.1/32 encap gtp decap qfi 1 dev eth0", "qfi", "not `decap`"),
         ("ip route add 192.0.2.1/32 encap gtp decap via 10.0.1.2 dev eth0", "via", "takes no `via`"),
-        ("ip route add 192.0.2.1/32 encap gtpx decap dev eth0", "gtpx", "seg6, seg6local or gtp"),
+        ("ip route add 192.0.2.1/32 encap gtpx decap dev eth0", "gtpx", "seg6, seg6local, gtp or bpf"),
         ("ip -6 route add fc00::1/128 encap seg6local action GTP-U.Decap dev eth0", "GTP-U.Decap", "encap gtp decap"),
     ];
     for (line, word, why) in cases {

@@ -62,6 +62,8 @@ drop_reasons! {
     BpfInvalidSrh => "bpf_invalid_srh", "at an End.BPF SID: no valid SRH with Segments Left above 0 on arrival, or an SRH the program left invalid (its length, Last Entry or TLVs; net/ipv6/seg6_local.c)";
     BpfDrop => "bpf_drop", "an End.BPF program returned BPF_DROP, or a value other than BPF_OK and BPF_REDIRECT";
     BpfError => "bpf_error", "an End.BPF program was aborted (an access out of what it was given, its instruction budget) or returned BPF_REDIRECT without choosing a route with bpf_lwt_seg6_action";
+    LwtBpfDrop => "lwt_bpf_drop", "a route's LWT BPF program (`encap bpf in|out|xmit`) returned BPF_DROP or a value the kernel does not take (net/core/lwt_bpf.c)";
+    LwtBpfError => "lwt_bpf_error", "a route's LWT BPF program was aborted (an access out of what it was given, its instruction budget), returned BPF_OK from `xmit` after changing the packet's protocol, BPF_REDIRECT from `xmit` (no bpf_redirect target), or rerouted to no IP packet or too many times";
     RateLimited => "rate_limited", "over the rate of its group at an End.Limit SID (RFC 9433 §6.8): its token bucket was empty";
     NotGtpu => "not_gtpu", "to an H.M.GTP4.D address, End.M.GTP6.D/.Di SID or GTP-U decap address but not UDP to port 2152 (RFC 9433 §6.7 S09, §6.3 S11)";
     GtpuMalformed => "gtpu_malformed", "GTP-U truncated, not version 1 with PT 1, its Length not the UDP length, a bad extension header length, or a UDP checksum that does not verify (3GPP TS 29.281 §5)";

@@ -129,6 +129,9 @@ pub enum RouteKind {
     /// [table N] dev DEV`: a plain GTP-U tunnel end (sr6's grammar,
     /// `behaviour::mobile::gtp_encap` and `gtp_decap`).
     Gtp { tunnel: GtpTunnel, via: Option<IpAddr>, dev: Option<String> },
+    /// `encap bpf [in PROG] [out PROG] [xmit PROG] [headroom N] [via NH] dev DEV`: LWT
+    /// BPF programs on a route (Linux's net/core/lwt_bpf.c; `pipeline::lwt_bpf`).
+    Bpf { bpf: crate::pipeline::lwt_bpf::LwtBpf, via: Option<IpAddr>, dev: Option<String> },
 }
 
 /// What `encap gtp` does (3GPP TS 29.281).

@@ -21,7 +21,7 @@ pub fn run(socket: &Path, args: &[String]) -> Result<()> {
 }
 
 /// The command with End.BPF's object (`endpoint obj FILE`, the mode word as iproute2
-/// reads it) made absolute against the client's working directory `cwd`, so that a
+/// reads it) and the LWT hooks' (`encap bpf in|out|xmit obj FILE`) made absolute against the client's working directory `cwd`, so that a
 /// relative `FILE` means what it means in the shell that typed it, not in the router's
 /// directory.
 fn absolute_objects(args: &[String], cwd: &Path) -> Vec<String> {
@@ -29,7 +29,8 @@ fn absolute_objects(args: &[String], cwd: &Path) -> Vec<String> {
     for i in 0..out.len().saturating_sub(2) {
         let mode = out[i + 1].as_str();
         let object = mode == "obj" || (!mode.is_empty() && "object-file".starts_with(mode));
-        if out[i] == "endpoint" && object && Path::new(&out[i + 2]).is_relative() {
+        let kw = matches!(out[i].as_str(), "endpoint" | "in" | "out" | "xmit");
+        if kw && object && Path::new(&out[i + 2]).is_relative() {
             out[i + 2] = cwd.join(&out[i + 2]).display().to_string();
         }
     }
@@ -48,6 +49,9 @@ mod tests {
         assert_eq!(absolute_objects(&words(line), cwd), words(&line.replace(" p.o", " /home/op/p.o")));
         let abs = "route add fc00::1/128 encap seg6local action End.BPF endpoint o /x/p.o dev eth0";
         assert_eq!(absolute_objects(&words(abs), cwd), words(abs));
+        let lwt = "route add fc00:9::/64 encap bpf in obj a.o sec s xmit obj b.o dev eth0";
+        let want = lwt.replace(" a.o", " /home/op/a.o").replace(" b.o", " /home/op/b.o");
+        assert_eq!(absolute_objects(&words(lwt), cwd), words(&want));
         let other = "route add fc00::1/128 encap seg6local action End.BPF endpoint pinned p dev eth0";
         assert_eq!(absolute_objects(&words(other), cwd), words(other));
     }

@@ -156,4 +156,51 @@ fn processing_a_batch_allocates_nothing() {
         let i = sr6_core::drop::DropReason::ALL.iter().position(|d| d.name() == r).unwrap();
         assert_eq!(c.drops[i], 0, "{r}");
     }
+
+    // Routes with LWT BPF programs: an SRH pushed by `in` (bpf_lwt_push_encap SEG6, the
+    // new destination routed), an IPv6 header pushed by `xmit` and rerouted.
+    for name in ["lwt_in", "lwt_xmit"] {
+        let src = common::repo().join(format!("crates/bpf/tests/progs/{name}.c"));
+        let mut cmd = std::process::Command::new("clang");
+        cmd.args(["-O2", "-g", "-target", "bpf", "-c"]).arg(&src).arg("-o").arg(dir.join(format!("{name}.o")));
+        for inc in ["/usr/include/x86_64-linux-gnu", "/usr/include/aarch64-linux-gnu"] {
+            if std::path::Path::new(inc).exists() {
+                cmd.arg(format!("-I{inc}"));
+            }
+        }
+        let out = cmd.output().expect("clang (scripts/setup.sh installs it)");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    let d = dir.display();
+    let lwt = format!(
+        "{conf}ip -6 route add fc00:3::/48 via fc00:23::3 dev eth2\n\
+         ip -6 route add fc00:9::/64 encap bpf in obj {d}/lwt_in.o sec in_encap via fc00:12::2 dev eth1\n\
+         ip -6 route add fc00:8::/64 encap bpf xmit obj {d}/lwt_xmit.o sec xmit_ip6 via fc00:12::2 dev eth1\n"
+    );
+    let t = sr6_core::tables::Tables::build(&sr6_config::parse_str(&lwt, "l.conf").unwrap()).unwrap().0;
+    let lwt_frames: Vec<Vec<u8>> = ["fc00:9::5", "fc00:8::5"]
+        .iter()
+        .map(|dst| {
+            let mut f = vec![2, 0, 0, 0, 0, 0xa0, 2, 0, 0, 0, 0x0a, 2, 0x86, 0xdd, 0x60, 0, 0, 0, 0, 16, 17, 64];
+            f.extend_from_slice(&"fc00:a::2".parse::<std::net::Ipv6Addr>().unwrap().octets());
+            f.extend_from_slice(&dst.parse::<std::net::Ipv6Addr>().unwrap().octets());
+            f.extend_from_slice(&[0x9c, 0x41, 0x9c, 0x42, 0, 16, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8]);
+            f
+        })
+        .collect();
+    let mut w = Worker::new(&t);
+    let run = |w: &mut Worker, batch: &mut Vec<PacketBuf>| {
+        for (b, f) in batch.iter_mut().zip(lwt_frames.iter().cycle()) {
+            b.load(f, 0);
+        }
+        w.process_batch(&t, 0, batch);
+    };
+    run(&mut w, &mut batch);
+    let before = ALLOCS.load(Ordering::SeqCst);
+    for _ in 0..10 {
+        run(&mut w, &mut batch);
+    }
+    let after = ALLOCS.load(Ordering::SeqCst);
+    assert_eq!(after - before, 0, "the pipeline with LWT BPF routes allocated {} times", after - before);
+    assert!(batch.iter().all(|b| b.verdict == Verdict::Tx(2)), "{:?}", w.counters);
 }

@@ -199,7 +199,7 @@ fn drop_reason(d: &seg6::Drop) -> DropReason {
 
 /// The program's packet into the buffer: the frame grown or shrunk at the front to its
 /// length, then overwritten. `false` (nothing written) if the headroom is short.
-fn write_back(p: &mut PacketBuf, bytes: &[u8]) -> bool {
+pub(crate) fn write_back(p: &mut PacketBuf, bytes: &[u8]) -> bool {
     let (n, m) = (bytes.len(), p.len());
     let resized = if n >= m { p.push_front(n - m) } else { p.pull_front(m - n) };
     match p.data_mut() {
@@ -246,7 +246,7 @@ fn end_x(t: &Tables, nh: [u8; 16]) -> Next {
 /// The outer source End.B6.Encaps pushes: `ip sr tunsrc`, else the first global address
 /// of the SID route's device, else the first address configured (as
 /// `tables::build::tunnel_source` for the policies).
-fn encap_src(t: &Tables, dev: DevId) -> [u8; 16] {
+pub(crate) fn encap_src(t: &Tables, dev: DevId) -> [u8; 16] {
     t.tunsrc
         .or_else(|| t.devices.get(usize::from(dev)).and_then(|d| d.addrs6.iter().find(|a| !is_link_local(a)).copied()))
         .or(t.first_addr6)

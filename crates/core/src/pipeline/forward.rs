@@ -4,7 +4,7 @@
 //! examined ([`hbh`]).
 
 use super::hbh::{self, Hbh};
-use super::{fragment, icmp, mtu, multipath, output, validate, Next, Worker};
+use super::{fragment, icmp, lwt_bpf, mtu, multipath, output, validate, Next, Worker};
 use crate::behaviour::mobile::gtp_encap;
 use crate::behaviour::{endpoint, headend, hmac_check, proxy};
 use crate::drop::DropReason;
@@ -153,7 +153,7 @@ pub fn route6(t: &Tables, w: &mut Worker, p: &mut PacketBuf, table: u32, forward
 
 /// What a route found for an IPv6 packet does with it.
 #[inline(always)]
-fn dispatch6(t: &Tables, w: &mut Worker, p: &mut PacketBuf, route: Option<Route>, forward: bool) -> Next {
+pub(crate) fn dispatch6(t: &Tables, w: &mut Worker, p: &mut PacketBuf, route: Option<Route>, forward: bool) -> Next {
     match route {
         Some(Route::Forward(nh)) => forward6(t, w, p, nh, forward),
         Some(Route::Multipath(g)) => match select(t, g, multipath::hash6(p.data(), t.multipath_hash6)) {
@@ -164,6 +164,7 @@ fn dispatch6(t: &Tables, w: &mut Worker, p: &mut PacketBuf, route: Option<Route>
         Some(Route::Sid(i)) => local_sid(t, w, p, i),
         Some(Route::Policy(i)) => policy6(t, w, p, i, forward),
         Some(Route::GtpEncap(i)) => gtp_encap::input(t, w, p, i, true, forward),
+        Some(Route::Lwt(i)) => lwt_bpf::route6(t, w, p, i, forward),
         Some(Route::Blackhole) => Next::drop(DropReason::Blackhole),
         Some(Route::Unreachable) | None => icmp::no_route6(t, w, p),
     }
@@ -436,7 +437,7 @@ fn route_rules<F: Family>(t: &Tables, w: &mut Worker, p: &mut PacketBuf, forward
 
 /// What a route found for an IPv4 packet does with it.
 #[inline(always)]
-fn dispatch4(t: &Tables, w: &mut Worker, p: &mut PacketBuf, route: Option<Route>, forward: bool) -> Next {
+pub(crate) fn dispatch4(t: &Tables, w: &mut Worker, p: &mut PacketBuf, route: Option<Route>, forward: bool) -> Next {
     match route {
         Some(Route::Forward(nh)) => forward4(t, w, p, nh, forward),
         Some(Route::Multipath(g)) => match select(t, g, multipath::hash4(p.data(), t.multipath_hash4)) {
@@ -446,6 +447,7 @@ fn dispatch4(t: &Tables, w: &mut Worker, p: &mut PacketBuf, route: Option<Route>
         Some(Route::Local) => Next::Done(output::local(p, &w.rx_macs, ETHERTYPE_IPV4)),
         Some(Route::Policy(i)) => policy4(t, w, p, i, forward),
         Some(Route::GtpEncap(i)) => gtp_encap::input(t, w, p, i, false, forward),
+        Some(Route::Lwt(i)) => lwt_bpf::route4(t, w, p, i, forward),
         Some(Route::Blackhole) => Next::drop(DropReason::Blackhole),
         Some(Route::Sid(i)) => local_sid4(t, w, p, i),
         Some(Route::Unreachable) => icmp::unreachable4(t, w, p),
@@ -501,7 +503,7 @@ pub fn route_back4(t: &Tables, a: std::net::Ipv4Addr) -> Option<(DevId, std::net
     }
 }
 
-fn nh_dev(t: &Tables, r: Route) -> Option<DevId> {
+pub(crate) fn nh_dev(t: &Tables, r: Route) -> Option<DevId> {
     match r {
         // A multipath route: its first next hop's device (the packet is not at hand).
         Route::Multipath(g) => nh_dev(t, Route::Forward(*t.groups.get(g as usize)?.hops.first()?)),

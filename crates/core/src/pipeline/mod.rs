@@ -19,6 +19,7 @@ pub(crate) mod forward;
 pub(crate) mod fragment;
 pub mod hbh;
 pub(crate) mod icmp;
+pub mod lwt_bpf;
 pub(crate) mod mtu;
 pub(crate) mod multipath;
 pub(crate) mod output;

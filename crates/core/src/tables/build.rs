@@ -422,6 +422,7 @@ impl<'a> Builder<'a> {
         // Policies are built last (their source address needs the FIB); keep their specs.
         let mut policy_specs: Vec<PolicySpec> = Vec::new();
         let mut gtp_encaps = Vec::new();
+        let mut lwts = Vec::new();
         for r in &spec.routes {
             let t = self.table(r.table);
             let route = match &r.kind {
@@ -485,6 +486,27 @@ impl<'a> Builder<'a> {
                     let state = (b.build)(&mut sb, action)?;
                     sids.push(Sid { prefix: r.prefix, behaviour: b, action: (**action).clone(), state, line: r.line });
                     Route::Sid((sids.len() - 1) as u32)
+                }
+                // LWT BPF programs (pipeline::lwt_bpf) on a route through `via`/`dev`.
+                RouteKind::Bpf { bpf, via, dev } => {
+                    let dev = match dev {
+                        Some(d) => Some(self.dev(d, r.line)?),
+                        None => None,
+                    };
+                    let nh = match (via, dev) {
+                        (Some(v), d) => {
+                            check_family(r.prefix, *v, r.line)?;
+                            self.gateway(*v, d, &onlink, r.line)?
+                        }
+                        (None, Some(d)) => NextHop::OnLink(d),
+                        (None, None) => return err(r.line, "a route needs `via NH` or `dev DEV`"),
+                    };
+                    let dev = match nh {
+                        NextHop::OnLink(d) => d,
+                        NextHop::Adj(i) => self.adjacencies.get(i as usize).map_or(0, |a| a.dev),
+                    };
+                    lwts.push(crate::pipeline::lwt_bpf::LwtRoute { bpf: bpf.clone(), nh, dev });
+                    Route::Lwt((lwts.len() - 1) as u32)
                 }
                 // GTP-U tunnels (behaviour::mobile::gtp_encap, gtp_decap).
                 RouteKind::Gtp { tunnel, dev, .. } => {
@@ -582,6 +604,7 @@ impl<'a> Builder<'a> {
             proxy_in: Vec::new(),
             limiters: std::mem::take(&mut self.limiters),
             gtp_encaps,
+            lwts,
             resolve_neighbours: false,
             rules: super::rules::Rules::default(),
             rules_fib6: u32::MAX,

@@ -95,6 +95,9 @@ pub enum Route {
     /// A GTP-U encapsulation (`encap gtp teid ...`): index into [`Tables::gtp_encaps`];
     /// general path only.
     GtpEncap(u32),
+    /// A route with LWT BPF programs (`encap bpf ...`): index into [`Tables::lwts`];
+    /// general path only.
+    Lwt(u32),
 }
 
 /// What the fast path finds next to a FIB value (the aux record of [`Fib::lpm6`] and
@@ -425,6 +428,8 @@ pub struct Tables {
     pub limiters: Vec<std::sync::Arc<crate::behaviour::end_limit::Limiter>>,
     /// The GTP-U encapsulations of `encap gtp` routes ([`Route::GtpEncap`]).
     pub gtp_encaps: Vec<crate::behaviour::mobile::gtp_encap::GtpEncap>,
+    /// The routes with LWT BPF programs ([`Route::Lwt`]).
+    pub lwts: Vec<crate::pipeline::lwt_bpf::LwtRoute>,
     /// Live routers set this after building: a packet whose next hop has no known
     /// link-layer address gets [`Verdict::Resolve`](crate::packet::Verdict::Resolve)
     /// and waits for resolution, rather than being dropped as `no_neighbour`.

@@ -166,6 +166,10 @@ fn route_line(spec: &RouterSpec, r: &RouteSpec) -> String {
             let _ = write!(o, " encap gtp {tunnel}");
             via_dev(&mut o, via, dev);
         }
+        RouteKind::Bpf { bpf, via, dev } => {
+            let _ = write!(o, " encap bpf {bpf}");
+            via_dev(&mut o, via, dev);
+        }
         RouteKind::Multipath { paths: ps } => {
             if r.table != sr6_core::spec::MAIN_TABLE {
                 let _ = write!(o, " table {}", r.table);
@@ -431,5 +435,34 @@ mod tests {
         );
         let again: String = lines.iter().map(|l| format!("ip route add {l}\n")).collect();
         assert_eq!(sr6_config::parse_str(&again, "t").unwrap().routes, spec.routes);
+    }
+
+    #[test]
+    fn lwt_bpf_routes_list_as_config() {
+        let dir = std::env::temp_dir().join(format!("sr6-show-lwt-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../bpf/tests/progs/lwt_in.c");
+        let mut cmd = std::process::Command::new("clang");
+        cmd.args(["-O2", "-g", "-target", "bpf", "-c"]).arg(&src).arg("-o").arg(dir.join("lwt_in.o"));
+        for inc in ["/usr/include/x86_64-linux-gnu", "/usr/include/aarch64-linux-gnu"] {
+            if std::path::Path::new(inc).exists() {
+                cmd.arg(format!("-I{inc}"));
+            }
+        }
+        let res = cmd.output().expect("clang (scripts/setup.sh installs it)");
+        assert!(res.status.success(), "{}", String::from_utf8_lossy(&res.stderr));
+        let o = dir.join("lwt_in.o").display().to_string();
+        let conf = format!(
+            "ip -6 route add fc00:9::/64 encap bpf in obj {o} sec in_encap headroom 8 via fc00:12::2 dev eth1\n"
+        );
+        let spec = sr6_config::parse_str(&conf, "t").unwrap();
+        let lines = routes(&spec);
+        assert_eq!(
+            lines,
+            [format!("fc00:9::/64 encap bpf in obj {o} sec in_encap headroom 8 via fc00:12::2 dev eth1")]
+        );
+        let again: String = lines.iter().map(|l| format!("ip -6 route add {l}\n")).collect();
+        assert_eq!(sr6_config::parse_str(&again, "t").unwrap().routes, spec.routes);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }
