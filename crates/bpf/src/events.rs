@@ -108,13 +108,16 @@ impl EventRing {
 
     /// Takes every event and the count lost since the last drain.
     pub fn drain(&mut self) -> Drained {
-        let d = Drained {
-            events: self.events.drain(..).collect(),
-            lost: self.lost,
-            lost_cpu: self.lost_at.0,
-            lost_index: self.lost_at.1,
-        };
-        self.used = 0;
+        self.drain_max(usize::MAX)
+    }
+
+    /// Takes the `max` oldest events (the rest wait for the next drain) and the count
+    /// lost since the last drain.
+    pub fn drain_max(&mut self, max: usize) -> Drained {
+        let n = max.min(self.events.len());
+        let events: Vec<Event> = self.events.drain(..n).collect();
+        self.used = self.used.saturating_sub(events.iter().map(|e| record_bytes(e.data.len())).sum());
+        let d = Drained { events, lost: self.lost, lost_cpu: self.lost_at.0, lost_index: self.lost_at.1 };
         self.lost = 0;
         d
     }
@@ -198,6 +201,19 @@ mod tests {
         assert_eq!(r.push(ev(1000)), -ENOSPC);
         assert_eq!(r.reserve(usize::MAX, 0, 0), Err(-ENOSPC));
         assert_eq!(r.pending().count(), 0);
+    }
+
+    #[test]
+    fn a_partial_drain_frees_what_it_took() {
+        let mut r = EventRing::with_capacity(48);
+        assert_eq!(r.push(ev(12)), 0);
+        assert_eq!(r.push(Event { ts_ns: 1, ..ev(12) }), 0);
+        assert_eq!(r.drain_max(1).events[0].ts_ns, 0);
+        assert_eq!(r.push(Event { ts_ns: 2, ..ev(12) }), 0, "room for one again");
+        assert_eq!(r.push(ev(12)), -ENOSPC);
+        let d = r.drain_max(5);
+        assert_eq!(d.events.iter().map(|e| e.ts_ns).collect::<Vec<_>>(), [1, 2]);
+        assert_eq!(d.lost, 1);
     }
 
     #[test]
