@@ -476,19 +476,25 @@ class Harness:
         self.n = 0
         self.runs: list[Run] = []
 
-    def run(self, config_text: str, frames, labels=None, probe=None) -> Run:
+    def run(self, config_text: str, frames, labels=None, probe=None, watch=None) -> Run:
         """frames: [(ingress device, scapy frame or bytes), ...] (or bare frames: eth0).
         probe: called with the kernel router's namespace once the frames went through,
-        before it is deleted; what it returns is the run's `kernel_probe`."""
+        before it is deleted; what it returns is the run's `kernel_probe`.
+        watch: called with that namespace before the frames are sent (a reader that must
+        be there first, e.g. `bpftool map event_pipe`); it returns a callable, called once
+        the frames went through, whose result is the run's `kernel_probe`."""
         frames = [(f if isinstance(f, tuple) else ("eth0", f)) for f in frames]
         frames = [(d, bytes(f)) for d, f in frames]
         self.n += 1
         wd = self.workdir / f"run{self.n}"
         wd.mkdir(parents=True, exist_ok=True)
         with KernelRouter(config_text, wd) as kr:
+            stop = watch(kr.r) if watch else None
             raw, _noise = kr.send(frames)
             devs = kr.devs
             probed = probe(kr.r) if probe else None
+            if stop:
+                probed = stop()
         sr6_out, reports = run_sr6(self.sr6_bin, config_text, frames, wd, devs)
         kernel, ignored = [], []
         for outs in raw:
