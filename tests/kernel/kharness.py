@@ -3,7 +3,9 @@ router (network namespaces + veth) and through `sr6 pcap`, compared byte for byt
 
 Public API (see tests/kernel/README.md):
 
-* ``Harness(sr6_bin, workdir)``; ``h.run(config_text, [(dev, frame), ...]) -> Run``.
+* ``Harness(sr6_bin, workdir)``; ``h.run(config_text, [(dev, frame), ...]) -> Run``
+  (``probe=`` / ``watch=``: look at the kernel router after the frames, or read it
+  while they go through; ``Run.kernel_probe`` holds the result).
 * ``Run.kernel[i]`` / ``Run.sr6[i]``: per input frame ``i``, ``{dev: [frame bytes]}``
   (``sr6[i]`` also has ``"local"``), after the filtering and normalisations below.
 * ``Run.assert_identical()``, ``Run.expect_kernel(i, **per_dev)``,
