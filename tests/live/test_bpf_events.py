@@ -14,7 +14,9 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -99,6 +101,18 @@ def test_events_as_text_and_timeout(net):
     p = events(sr6, "name", "events", "--timeout", "0.5")
     out, err = p.communicate(timeout=30)
     assert (p.returncode, out) == (0, ""), err
+
+
+def test_events_until_interrupted(net):
+    n, a, sr6 = net
+    drain(sr6)
+    p = events(sr6, "name", "events", "--json")
+    n.ping(a, "fc00:b::7", count=2)
+    time.sleep(0.5)
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=30)
+    assert p.returncode == 0, err
+    assert len(out.splitlines()) == 2 and all(json.loads(ln)["type"] == 9 for ln in out.splitlines()), out
 
 
 def test_events_refusals(net):

@@ -9,10 +9,13 @@
 //! ordinary one-request-one-answer way, for the events waiting in the map's ring
 //! (`bpf events id N max K`, which drains at most K of them and answers with their JSON
 //! records), prints them, and asks again — at once after events, after 100 ms after none
-//! — until `--count` events, `--timeout` seconds, or an interrupt.
+//! — until `--count` events, `--timeout` seconds, or an interrupt (SIGINT, SIGTERM,
+//! SIGHUP, as bpftool stops on: the events of the poll in flight are printed first).
 
 use std::io::Write;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
@@ -201,10 +204,14 @@ pub fn stream(socket: &Path, words: &[String]) -> Result<(), String> {
     if !matches!(sel.as_slice(), [k, _] if k == "id" || k == "name") {
         return Err(USAGE.into());
     }
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM, signal_hook::consts::SIGHUP] {
+        signal_hook::flag::register(sig, stop.clone()).map_err(|e| format!("installing the signal handlers: {e}"))?;
+    }
     let start = Instant::now();
     let mut seen = 0u64;
     let mut out = std::io::stdout().lock();
-    loop {
+    while !stop.load(Ordering::Relaxed) {
         let left = count.map_or(POLL_MAX as u64, |c| c.saturating_sub(seen)).min(POLL_MAX as u64);
         if left == 0 {
             return Ok(());
@@ -240,6 +247,7 @@ pub fn stream(socket: &Path, words: &[String]) -> Result<(), String> {
             std::thread::sleep(IDLE);
         }
     }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -328,6 +336,9 @@ mod tests {
         assert!(poll(&t, &["id", "9"]).unwrap_err().contains("no map with id 9"));
         assert!(poll(&t, &["id", "1", "max", "x"]).unwrap_err().contains("expected a number"));
         assert!(poll(&t, &["id", "1", "nope"]).unwrap_err().starts_with("usage: bpf events"));
+        let e = crate::bpf_maps::command(&t, &["map", "update", "id", "1", "key", "0", "0", "0", "0"], false);
+        assert!(e.unwrap_err().contains("is a perf event array"));
+        assert_eq!(crate::bpf_maps::command(&t, &["map", "dump", "id", "1"], false).unwrap(), "Found 0 elements");
         let _ = std::fs::remove_dir_all(obj.parent().unwrap());
     }
 

@@ -194,6 +194,17 @@ fn value_at(m: &Map, off: usize) -> Vec<u8> {
     m.storage().get(off..off + m.def.value_size as usize).map(<[u8]>::to_vec).unwrap_or_default()
 }
 
+/// A perf event array has no values to look up, update or delete.
+fn no_values(m: &Map) -> Result<(), String> {
+    match m.events() {
+        Some(_) => Err(format!(
+            "map `{}` is a perf event array: its slots hold readers, not values (read its events with `bpf events`)",
+            m.def.name
+        )),
+        None => Ok(()),
+    }
+}
+
 /// What a map helper's errno means to the operator.
 fn errno_text(e: i64) -> &'static str {
     match -e {
@@ -293,6 +304,7 @@ pub fn command(t: &Tables, args: &[&str], json: bool) -> Result<String, String> 
             let (ep, i, rest) = select(t, sel)?;
             ep.prog.with_maps(|maps| {
                 let m = maps.get(i).ok_or("the map is gone")?;
+                no_values(m)?;
                 let (key, rest) = bytes_after(rest, "key", m.def.key_size)?;
                 if !rest.is_empty() {
                     return Err(USAGE.to_string());
@@ -310,6 +322,7 @@ pub fn command(t: &Tables, args: &[&str], json: bool) -> Result<String, String> 
             let (ep, i, rest) = select(t, sel)?;
             ep.prog.with_maps(|maps| {
                 let m = maps.get_mut(i).ok_or("the map is gone")?;
+                no_values(m)?;
                 let (key, rest) = bytes_after(rest, "key", m.def.key_size)?;
                 let (value, rest) = bytes_after(rest, "value", m.def.value_size)?;
                 // BPF_ANY, BPF_NOEXIST, BPF_EXIST.
@@ -332,6 +345,7 @@ pub fn command(t: &Tables, args: &[&str], json: bool) -> Result<String, String> 
             let (ep, i, rest) = select(t, sel)?;
             ep.prog.with_maps(|maps| {
                 let m = maps.get_mut(i).ok_or("the map is gone")?;
+                no_values(m)?;
                 let (key, rest) = bytes_after(rest, "key", m.def.key_size)?;
                 if !rest.is_empty() {
                     return Err(USAGE.to_string());
