@@ -20,6 +20,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use sr6_bpf::events::{Drained, Event};
+use sr6_core::behaviour::end_bpf::BpfEndpoint;
 use sr6_core::tables::Tables;
 
 use crate::bpf_maps::{programs, select};
@@ -32,7 +33,8 @@ const POLL_MAX: usize = 4096;
 /// Pause between two polls that found nothing (bpftool polls every 200 ms).
 const IDLE: Duration = Duration::from_millis(100);
 
-const USAGE: &str = "usage: bpf events id N|name NAME [--count N] [--timeout SECONDS] [--json]";
+const USAGE: &str = "usage: bpf events [id N|name NAME] [--count N] [--timeout SECONDS] [--json] \
+(without a map: the only perf event array)";
 
 /// An event as `bpftool -j map event_pipe` prints it (the timestamp: the packet's time).
 pub fn event_json(e: &Event) -> Value {
@@ -93,11 +95,32 @@ pub fn record_text(v: &Value) -> String {
     }
 }
 
-/// The daemon's side of `sr6 ctl bpf events`: `id N|name NAME [max K]` drains at most K
-/// events (default and cap [`POLL_MAX`]) of that perf event array; the answer is the JSON
-/// array of their records.
+/// The only perf event array of `t`: its program and index, else why not.
+fn only_perf_map(t: &Tables) -> Result<(&BpfEndpoint, usize), String> {
+    let mut found = Vec::new();
+    for (_, ep) in programs(t) {
+        ep.prog.with_maps(|maps| {
+            found.extend(maps.iter().enumerate().filter(|(_, m)| m.events().is_some()).map(|(i, _)| (ep, i)))
+        });
+    }
+    match found.as_slice() {
+        [one] => Ok(*one),
+        [] => Err("no perf event array (`bpf list` shows the maps)".into()),
+        _ => Err(format!("{} perf event arrays: name one by `id N` or `name NAME`", found.len())),
+    }
+}
+
+/// The daemon's side of `sr6 ctl bpf events`: `[id N|name NAME] [max K]` drains at most
+/// K events (default and cap [`POLL_MAX`]) of that perf event array (without a map: the
+/// only one); the answer is the JSON array of their records.
 pub fn poll(t: &Tables, args: &[&str]) -> Result<String, String> {
-    let (ep, i, rest) = select(t, args)?;
+    let (ep, i, rest) = match args.first() {
+        Some(&"id" | &"name") => select(t, args)?,
+        _ => {
+            let (ep, i) = only_perf_map(t)?;
+            (ep, i, args)
+        }
+    };
     let max = match rest {
         [] => POLL_MAX,
         ["max", n] => n.parse::<usize>().map_err(|_| format!("`{n}`: expected a number of events"))?.min(POLL_MAX),
@@ -201,7 +224,7 @@ pub fn stream(socket: &Path, words: &[String]) -> Result<(), String> {
             _ => sel.push(w.clone()),
         }
     }
-    if !matches!(sel.as_slice(), [k, _] if k == "id" || k == "name") {
+    if !matches!(sel.as_slice(), [] | [_, _]) || sel.first().is_some_and(|k| k != "id" && k != "name") {
         return Err(USAGE.into());
     }
     let stop = Arc::new(AtomicBool::new(false));
@@ -318,7 +341,7 @@ mod tests {
         assert_eq!(&data[..16], &"fc00:9::1".parse::<Ipv6Addr>().unwrap().octets(), "the new destination");
         assert_eq!(&data[20..24], &[0x07, 0x01, 0, 64], "Tag, Segments Left 0, hop limit before forwarding");
         assert_eq!((recs[1]["timestamp"].as_u64(), recs[1]["cpu"].as_u64()), (Some(5_000_000_001), Some(0)));
-        let rest: Vec<Value> = serde_json::from_str(&poll(&t, &["name", "events"]).unwrap()).unwrap();
+        let rest: Vec<Value> = serde_json::from_str(&poll(&t, &[]).unwrap()).unwrap();
         assert_eq!(rest.len(), 1);
         assert_eq!(poll(&t, &["id", "1"]).unwrap(), "[]");
         // sr6 pcap's collector.
@@ -336,6 +359,8 @@ mod tests {
         assert!(poll(&t, &["id", "9"]).unwrap_err().contains("no map with id 9"));
         assert!(poll(&t, &["id", "1", "max", "x"]).unwrap_err().contains("expected a number"));
         assert!(poll(&t, &["id", "1", "nope"]).unwrap_err().starts_with("usage: bpf events"));
+        let none = Tables::build(&sr6_config::parse_str("addr add fc00::1/64 dev eth0\n", "t").unwrap()).unwrap().0;
+        assert!(poll(&none, &[]).unwrap_err().starts_with("no perf event array"));
         let e = crate::bpf_maps::command(&t, &["map", "update", "id", "1", "key", "0", "0", "0", "0"], false);
         assert!(e.unwrap_err().contains("is a perf event array"));
         assert_eq!(crate::bpf_maps::command(&t, &["map", "dump", "id", "1"], false).unwrap(), "Found 0 elements");

@@ -17,7 +17,7 @@ use sr6_core::tables::Tables;
 
 const USAGE: &str = "usage: bpf list | bpf map show | bpf map dump MAP | bpf map lookup MAP key BYTES | \
 bpf map update MAP key BYTES value BYTES [any|noexist|exist] | bpf map delete MAP key BYTES | \
-bpf events MAP [--count N] [--timeout SECONDS] \
+bpf events [MAP] [--count N] [--timeout SECONDS] \
 (MAP: id N | name NAME; BYTES: [hex] B1 B2 ..., each byte decimal or 0x.. unless after `hex`)";
 
 /// The End.BPF SIDs of `t`, in configuration order, with their programs.
