@@ -3,7 +3,9 @@ router (network namespaces + veth) and through `sr6 pcap`, compared byte for byt
 
 Public API (see tests/kernel/README.md):
 
-* ``Harness(sr6_bin, workdir)``; ``h.run(config_text, [(dev, frame), ...]) -> Run``.
+* ``Harness(sr6_bin, workdir)``; ``h.run(config_text, [(dev, frame), ...]) -> Run``
+  (``probe=`` / ``watch=``: look at the kernel router after the frames, or read it
+  while they go through; ``Run.kernel_probe`` holds the result).
 * ``Run.kernel[i]`` / ``Run.sr6[i]``: per input frame ``i``, ``{dev: [frame bytes]}``
   (``sr6[i]`` also has ``"local"``), after the filtering and normalisations below.
 * ``Run.assert_identical()``, ``Run.expect_kernel(i, **per_dev)``,
@@ -476,19 +478,25 @@ class Harness:
         self.n = 0
         self.runs: list[Run] = []
 
-    def run(self, config_text: str, frames, labels=None, probe=None) -> Run:
+    def run(self, config_text: str, frames, labels=None, probe=None, watch=None) -> Run:
         """frames: [(ingress device, scapy frame or bytes), ...] (or bare frames: eth0).
         probe: called with the kernel router's namespace once the frames went through,
-        before it is deleted; what it returns is the run's `kernel_probe`."""
+        before it is deleted; what it returns is the run's `kernel_probe`.
+        watch: called with that namespace before the frames are sent (a reader that must
+        be there first, e.g. `bpftool map event_pipe`); it returns a callable, called once
+        the frames went through, whose result is the run's `kernel_probe`."""
         frames = [(f if isinstance(f, tuple) else ("eth0", f)) for f in frames]
         frames = [(d, bytes(f)) for d, f in frames]
         self.n += 1
         wd = self.workdir / f"run{self.n}"
         wd.mkdir(parents=True, exist_ok=True)
         with KernelRouter(config_text, wd) as kr:
+            stop = watch(kr.r) if watch else None
             raw, _noise = kr.send(frames)
             devs = kr.devs
             probed = probe(kr.r) if probe else None
+            if stop:
+                probed = stop()
         sr6_out, reports = run_sr6(self.sr6_bin, config_text, frames, wd, devs)
         kernel, ignored = [], []
         for outs in raw:

@@ -134,7 +134,7 @@ def test_load_errors_point_at_the_object_or_the_section(sr6_cli, objs, tmp_path)
     refused_at(sr6_cli, f"endpoint obj {x86} sec end", "obj", "not an eBPF object")
     refused_at(sr6_cli, f"endpoint obj {objs / 'end.o'} sec nosuch", "sec", 'no section "nosuch"')
     refused_at(sr6_cli, f"endpoint obj {objs / 'refused.o'} sec unknown", "sec", "unknown helper")
-    refused_at(sr6_cli, f"endpoint obj {objs / 'refused.o'} sec perf", "sec", "bpf_perf_event_output")
+    refused_at(sr6_cli, f"endpoint obj {objs / 'refused.o'} sec pull", "sec", "bpf_skb_pull_data")
     refused_at(sr6_cli, f"endpoint obj {objs / 'refused.o'} sec push_encap", "sec", "lwt_seg6local")
     refused_at(sr6_cli, f"endpoint obj {objs / 'refused.o'} sec loop", "sec", "loop")
     # No `sec`: iproute2's default section, `prog`; the error is the object's.

@@ -164,6 +164,7 @@ pub fn provided(t: ProgType, id: i32) -> bool {
         GET_SMP_PROCESSOR_ID,
         GET_NUMA_NODE_ID,
         SKB_LOAD_BYTES,
+        PERF_EVENT_OUTPUT,
     ];
     common.contains(&id)
         || (t == ProgType::LwtSeg6local && [LWT_SEG6_STORE_BYTES, LWT_SEG6_ADJUST_SRH, LWT_SEG6_ACTION].contains(&id))
@@ -191,7 +192,10 @@ mod tests {
     fn seg6local_set() {
         let t = ProgType::LwtSeg6local;
         assert!(kernel_allows(t, LWT_SEG6_ACTION) && provided(t, LWT_SEG6_ACTION));
-        assert!(kernel_allows(t, PERF_EVENT_OUTPUT) && !provided(t, PERF_EVENT_OUTPUT));
+        assert!(kernel_allows(t, PERF_EVENT_OUTPUT) && provided(t, PERF_EVENT_OUTPUT));
+        // bpf_skb_output (111) is the tracing programs' (raw_tp_prog_func_proto).
+        assert!(!kernel_allows(t, 111));
+        assert!(kernel_allows(t, SKB_PULL_DATA) && !provided(t, SKB_PULL_DATA));
         assert!(!kernel_allows(t, LWT_PUSH_ENCAP));
         assert!(kernel_allows(t, 181) && !provided(t, 181)); // bpf_loop
         assert!(!kernel_allows(ProgType::LwtIn, LWT_SEG6_ACTION));

@@ -7,7 +7,9 @@
 //!   legacy `maps` section).
 //! - [`verifier`]: the load-time checks on the instruction stream ("verifier-lite").
 //! - [`vm`]: the interpreter; every memory access bounds-checked at run time.
-//! - [`maps`]: array and hash maps (and their per-CPU variants, as one copy).
+//! - [`maps`]: array and hash maps (and their per-CPU variants, as one copy), LPM tries,
+//!   perf event arrays.
+//! - [`events`]: `bpf_perf_event_output`'s events and the bounded ring a reader drains.
 //! - [`helpers`]: helper ids and which program type may call which.
 //! - [`skb`]: the packet interface the helpers act on ([`skb::Skb`]).
 //! - [`lwt`]: the LWT hooks of routes (`encap bpf in|out|xmit`, net/core/lwt_bpf.c) and
@@ -21,6 +23,7 @@
 
 pub mod btf;
 pub mod elf;
+pub mod events;
 mod helper_names;
 pub mod helpers;
 pub mod insn;

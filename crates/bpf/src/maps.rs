@@ -1,15 +1,19 @@
 //! eBPF maps as the kernel's helpers see them (kernel/bpf/arraymap.c, hashtab.c,
 //! lpm_trie.c): array and hash maps, their per-CPU variants kept as one copy (sr6 runs a
 //! program on one worker at a time per map set), longest-prefix-match tries, and global
-//! data (`.rodata`, `.data`, `.bss`) as one-element arrays. Values live in one flat byte vector per map so that a value is addressed by
+//! data (`.rodata`, `.data`, `.bss`) as one-element arrays, and perf event arrays, whose
+//! slots are not values but the ring of [`crate::events`]. Values live in one flat byte vector per map so that a value is addressed by
 //! `(map, offset)`, which is what the interpreter's pointers hold.
 
 use std::collections::HashMap;
+
+use crate::events::EventRing;
 
 /// `enum bpf_map_type` values sr6 knows by number (include/uapi/linux/bpf.h).
 pub mod map_type {
     pub const HASH: u32 = 1;
     pub const ARRAY: u32 = 2;
+    pub const PERF_EVENT_ARRAY: u32 = 4;
     pub const PERCPU_HASH: u32 = 5;
     pub const PERCPU_ARRAY: u32 = 6;
     pub const LRU_HASH: u32 = 9;
@@ -61,7 +65,13 @@ pub struct Map {
 #[derive(Clone, Debug)]
 enum Store {
     Array(Vec<u8>),
-    Hash { values: Vec<u8>, index: HashMap<Vec<u8>, u32>, free: Vec<u32> },
+    Hash {
+        values: Vec<u8>,
+        index: HashMap<Vec<u8>, u32>,
+        free: Vec<u32>,
+    },
+    /// A perf event array: no values a program or an operator can address, the events.
+    Events(Box<EventRing>),
 }
 
 /// Why a map definition is refused.
@@ -81,7 +91,7 @@ impl std::fmt::Display for MapDefError {
                     _ => "",
                 };
                 if name.is_empty() {
-                    write!(f, "map type {t} is not supported (sr6 has array, hash, percpu_array, percpu_hash)")
+                    write!(f, "map type {t} is not supported (sr6 has array, hash, percpu_array, percpu_hash, lpm_trie, perf_event_array)")
                 } else {
                     write!(f, "map type {name} ({t}) is not supported yet")
                 }
@@ -89,7 +99,8 @@ impl std::fmt::Display for MapDefError {
             MapDefError::BadSizes => write!(
                 f,
                 "key_size, value_size and max_entries must be non-zero (array: key_size 4; lpm_trie: \
-                 key_size 5..=260 and map_flags BPF_F_NO_PREALLOC)"
+                 key_size 5..=260 and map_flags BPF_F_NO_PREALLOC; \
+                 perf_event_array: key_size and value_size 4)"
             ),
             MapDefError::TooBig(n) => write!(f, "map needs {n} bytes of values, more than {MAX_MAP_BYTES}"),
         }
@@ -97,8 +108,24 @@ impl std::fmt::Display for MapDefError {
 }
 
 impl Map {
-    /// Builds an empty map (arrays zero-filled, as the kernel's).
-    pub fn new(def: MapDef) -> Result<Map, MapDefError> {
+    /// Builds an empty map (arrays zero-filled, as the kernel's). A perf event array
+    /// declared without sizes or `max_entries` gets 4, 4 and one slot per CPU, as libbpf
+    /// gives it (`fd_array_map_alloc_check` wants 4-byte keys and values).
+    pub fn new(mut def: MapDef) -> Result<Map, MapDefError> {
+        if def.map_type == map_type::PERF_EVENT_ARRAY {
+            for size in [&mut def.key_size, &mut def.value_size] {
+                if *size == 0 {
+                    *size = 4;
+                }
+            }
+            if def.max_entries == 0 {
+                def.max_entries = crate::events::default_slots();
+            }
+            if def.key_size != 4 || def.value_size != 4 {
+                return Err(MapDefError::BadSizes);
+            }
+            return Ok(Map { def, read_only: false, lpm: false, store: Store::Events(Box::default()) });
+        }
         let array = match def.map_type {
             map_type::ARRAY | map_type::PERCPU_ARRAY => true,
             map_type::HASH | map_type::PERCPU_HASH | map_type::LPM_TRIE => false,
@@ -140,11 +167,13 @@ impl Map {
         Map { def, read_only, lpm: false, store: Store::Array(v) }
     }
 
-    /// The value bytes (whole flat storage), for the interpreter's pointers.
+    /// The value bytes (whole flat storage), for the interpreter's pointers (none for a
+    /// perf event array).
     pub fn storage(&self) -> &[u8] {
         match &self.store {
             Store::Array(v) => v,
             Store::Hash { values, .. } => values,
+            Store::Events(_) => &[],
         }
     }
 
@@ -152,6 +181,22 @@ impl Map {
         match &mut self.store {
             Store::Array(v) => v,
             Store::Hash { values, .. } => values,
+            Store::Events(_) => &mut [],
+        }
+    }
+
+    /// A perf event array's ring.
+    pub fn events(&self) -> Option<&EventRing> {
+        match &self.store {
+            Store::Events(r) => Some(r),
+            _ => None,
+        }
+    }
+
+    pub fn events_mut(&mut self) -> Option<&mut EventRing> {
+        match &mut self.store {
+            Store::Events(r) => Some(r),
+            _ => None,
         }
     }
 
@@ -197,12 +242,14 @@ impl Map {
         match &self.store {
             Store::Array(_) => self.array_index(key).map(|i| i * vs),
             Store::Hash { index, .. } => index.get(key).map(|&s| s as usize * vs),
+            Store::Events(_) => None,
         }
     }
 
     /// `bpf_map_update_elem`: 0 or a negative errno.
+    /// A perf event array's slots hold readers, not values: `-EINVAL`.
     pub fn update(&mut self, key: &[u8], value: &[u8], flags: u64) -> i64 {
-        if flags > EXIST {
+        if flags > EXIST || self.events().is_some() {
             return -EINVAL;
         }
         if self.lpm {
@@ -222,6 +269,7 @@ impl Map {
         let vs = self.def.value_size as usize;
         let max = self.def.max_entries as usize;
         let slot = match &mut self.store {
+            Store::Events(_) => return -EINVAL,
             Store::Array(_) => {
                 if flags == NOEXIST {
                     return -EEXIST;
@@ -282,11 +330,11 @@ impl Map {
                     }
                     None => -ENOENT,
                 },
-                Store::Array(_) => -EINVAL,
+                Store::Array(_) | Store::Events(_) => -EINVAL,
             };
         }
         match &mut self.store {
-            Store::Array(_) => -EINVAL,
+            Store::Array(_) | Store::Events(_) => -EINVAL,
             Store::Hash { index, free, .. } => match index.remove(key) {
                 Some(s) => {
                     free.push(s);
@@ -297,7 +345,8 @@ impl Map {
         }
     }
 
-    /// Every (key, value) pair, for dumps and tests (arrays: every index).
+    /// Every (key, value) pair, for dumps and tests (arrays: every index; a perf event
+    /// array: none).
     pub fn entries(&self) -> Vec<(Vec<u8>, Vec<u8>)> {
         let vs = self.def.value_size as usize;
         let st = self.storage();
@@ -317,6 +366,7 @@ impl Map {
                     out.push((k.clone(), st.get(s * vs..s * vs + vs).unwrap_or_default().to_vec()));
                 }
             }
+            Store::Events(_) => {}
         }
         out
     }
@@ -387,6 +437,20 @@ mod tests {
         assert_eq!(m.delete(&lpm_key(16, [10, 1, 0, 0])), 0);
         assert_eq!(m.delete(&lpm_key(16, [10, 1, 0, 0])), -ENOENT);
         assert_eq!(val(&m, lpm_key(32, [10, 1, 2, 3])), Some(8));
+    }
+
+    #[test]
+    fn perf_event_arrays() {
+        let mut m = Map::new(def(map_type::PERF_EVENT_ARRAY, 0, 0, 0)).unwrap();
+        assert_eq!((m.def.key_size, m.def.value_size), (4, 4));
+        assert_eq!(m.def.max_entries, crate::events::default_slots());
+        assert!(m.storage().is_empty() && m.entries().is_empty());
+        assert_eq!(m.lookup(&0u32.to_le_bytes()), None);
+        assert_eq!(m.update(&0u32.to_le_bytes(), &[0; 4], 0), -EINVAL);
+        assert_eq!(m.delete(&0u32.to_le_bytes()), -EINVAL);
+        assert!(m.events_mut().is_some());
+        assert_eq!(Map::new(def(map_type::PERF_EVENT_ARRAY, 4, 8, 2)).unwrap_err(), MapDefError::BadSizes);
+        assert!(Map::new(def(map_type::ARRAY, 4, 4, 1)).unwrap().events().is_none());
     }
 
     #[test]

@@ -98,6 +98,8 @@ pub struct Seg6Packet {
     pub encap_src: [u8; 16],
     /// What `bpf_ktime_get_ns` returns.
     pub now_ns: u64,
+    /// The worker running the program (`bpf_get_smp_processor_id`, the CPU of events).
+    pub cpu: u32,
     /// Formats passed to `bpf_trace_printk`.
     pub traces: Vec<Vec<u8>>,
     prandom: u32,
@@ -112,6 +114,7 @@ impl Seg6Packet {
             route: None,
             encap_src: [0; 16],
             now_ns: 0,
+            cpu: 0,
             traces: Vec::new(),
             prandom: 0x2545_f491,
             state: SrhState::default(),
@@ -313,6 +316,10 @@ impl Skb for Seg6Packet {
 
     fn ktime_get_ns(&mut self) -> u64 {
         self.now_ns
+    }
+
+    fn cpu(&self) -> u32 {
+        self.cpu
     }
 
     fn prandom_u32(&mut self) -> u32 {

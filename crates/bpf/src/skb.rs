@@ -52,6 +52,11 @@ pub trait Skb {
     fn ktime_get_ns(&mut self) -> u64 {
         0
     }
+    /// The CPU the program runs on (`bpf_get_smp_processor_id`, `BPF_F_CURRENT_CPU`):
+    /// sr6's worker index.
+    fn cpu(&self) -> u32 {
+        0
+    }
     /// `bpf_get_prandom_u32`.
     fn prandom_u32(&mut self) -> u32 {
         0

@@ -487,6 +487,41 @@ impl Vm<'_> {
         Ok(i)
     }
 
+    /// `bpf_perf_event_output(ctx, map, flags, data, size)` for skb programs: the
+    /// kernel's `bpf_skb_event_output` (net/core/filter.c) through `bpf_event_output`
+    /// and `__bpf_perf_event_output` (kernel/trace/bpf_trace.c), into the map's ring
+    /// ([`crate::events`]). What the verifier would refuse (no context, no perf event
+    /// array, `data` not readable for `size` bytes) aborts the run; the kernel's run-time
+    /// errors are returned.
+    fn perf_event_output(&mut self, r: &[u64; NREGS]) -> Result<i64, Fault> {
+        const NAME: &str = "bpf_perf_event_output";
+        self.ctx_arg(r[1], NAME)?;
+        let m = self.map_arg(r[2], NAME)?;
+        let max_entries = self.maps[m].def.max_entries;
+        if self.maps[m].events().is_none() {
+            return Err(Fault::BadHelperArg { pc: self.pc, helper: NAME, what: "r2 is not a perf event array" });
+        }
+        let meta: &[u8] = if r[5] == 0 { &[] } else { self.read(r[4], r[5], "perf_event_output data read")? };
+        let meta_len = meta.len();
+        let cpu = self.skb.cpu();
+        let (index, ctx_len) = match crate::events::check_flags(r[3], max_entries, cpu, self.skb.data().len()) {
+            Ok(v) => v,
+            Err(e) => return Ok(e),
+        };
+        let len = meta_len.saturating_add(ctx_len);
+        if let Some(Err(e)) = self.maps[m].events_mut().map(|ring| ring.reserve(len, cpu, index)) {
+            return Ok(e);
+        }
+        let mut data = Vec::with_capacity(len);
+        if meta_len > 0 {
+            data.extend_from_slice(self.read(r[4], r[5], "perf_event_output data read")?);
+        }
+        data.extend_from_slice(self.skb.data().get(..ctx_len).unwrap_or_default());
+        let ts_ns = self.skb.ktime_get_ns();
+        let ev = crate::events::Event { cpu, index, ts_ns, data };
+        Ok(self.maps[m].events_mut().map_or(-crate::events::EINVAL, |ring| ring.push(ev)))
+    }
+
     fn call(&mut self, id: i32, r: &[u64; NREGS]) -> Result<i64, Fault> {
         let pc = self.pc;
         Ok(match id {
@@ -517,7 +552,9 @@ impl Vm<'_> {
             }
             KTIME_GET_NS | KTIME_GET_BOOT_NS => self.skb.ktime_get_ns() as i64,
             GET_PRANDOM_U32 => i64::from(self.skb.prandom_u32()),
-            GET_SMP_PROCESSOR_ID | GET_NUMA_NODE_ID => 0,
+            GET_SMP_PROCESSOR_ID => i64::from(self.skb.cpu()),
+            GET_NUMA_NODE_ID => 0,
+            PERF_EVENT_OUTPUT => self.perf_event_output(r)?,
             TRACE_PRINTK => {
                 let fmt = Copied::of(self.read(r[1], r[2], "trace_printk format read")?);
                 self.skb.trace_printk(fmt.bytes());

@@ -267,8 +267,8 @@ fn refused_programs_say_why() {
     let e = load_err("refused", "loop");
     assert!(matches!(e, LoadError::Verify { err: VerifyError::BackEdge { .. }, .. }), "{e}");
     assert!(e.to_string().contains("loops are not supported"), "{e}");
-    let e = load_err("refused", "perf");
-    assert!(e.to_string().contains("helper bpf_perf_event_output (id 25) is not provided by sr6 yet"), "{e}");
+    let e = load_err("refused", "pull");
+    assert!(e.to_string().contains("helper bpf_skb_pull_data (id 39) is not provided by sr6 yet"), "{e}");
     let e = load_err("refused", "push_encap");
     assert!(e.to_string().contains("bpf_lwt_push_encap (id 73) is not available to lwt_seg6local"), "{e}");
     let e = load_err("refused", "unknown");

@@ -46,7 +46,7 @@ fn refused() {
     assert_eq!(v(&[i(JMP | JA, 0, 0, -1, 0), exit()]), Err(E::BackEdge { pc: 0, target: 0 }));
     assert_eq!(v(&[i(JMP | CALL, 0, 0, 0, 9999), exit()]), Err(E::UnknownHelper { pc: 0, id: 9999 }));
     assert!(matches!(v(&[i(JMP | CALL, 0, 0, 0, 73), exit()]), Err(E::HelperNotAllowed { id: 73, .. })));
-    assert!(matches!(v(&[i(JMP | CALL, 0, 0, 0, 25), exit()]), Err(E::HelperNotProvided { id: 25, .. })));
+    assert!(matches!(v(&[i(JMP | CALL, 0, 0, 0, 39), exit()]), Err(E::HelperNotProvided { id: 39, .. })));
     assert_eq!(v(&[i(ALU64 | MOD | K, 0, 0, 0, 0), exit()]), Err(E::DivByZero { pc: 0 }));
     assert_eq!(v(&[i(ALU | LSH | K, 0, 0, 0, 32), exit()]), Err(E::BadShift { pc: 0, imm: 32 }));
     assert_eq!(v(&[i(ALU | END | X, 0, 0, 0, 8), exit()]), Err(E::BadEndian { pc: 0, imm: 8 }));
@@ -68,8 +68,8 @@ fn refused() {
 
 #[test]
 fn messages_name_the_instruction() {
-    let e = v(&[i(JMP | CALL, 0, 0, 0, 25), exit()]).unwrap_err();
-    assert_eq!(e.to_string(), "insn 0: helper bpf_perf_event_output (id 25) is not provided by sr6 yet");
+    let e = v(&[i(JMP | CALL, 0, 0, 0, 39), exit()]).unwrap_err();
+    assert_eq!(e.to_string(), "insn 0: helper bpf_skb_pull_data (id 39) is not provided by sr6 yet");
     let e = v(&[mov(0, 0), i(JMP | JA, 0, 0, -2, 0)]).unwrap_err();
     assert_eq!(e.to_string(), "insn 1: back-edge to 0: loops are not supported (yet) by sr6's verifier");
 }

@@ -16,11 +16,12 @@ use sr6_core::behaviour::end_bpf::BpfEndpoint;
 use sr6_core::tables::Tables;
 
 const USAGE: &str = "usage: bpf list | bpf map show | bpf map dump MAP | bpf map lookup MAP key BYTES | \
-bpf map update MAP key BYTES value BYTES [any|noexist|exist] | bpf map delete MAP key BYTES \
+bpf map update MAP key BYTES value BYTES [any|noexist|exist] | bpf map delete MAP key BYTES | \
+bpf events [MAP] [--count N] [--timeout SECONDS] \
 (MAP: id N | name NAME; BYTES: [hex] B1 B2 ..., each byte decimal or 0x.. unless after `hex`)";
 
 /// The End.BPF SIDs of `t`, in configuration order, with their programs.
-fn programs(t: &Tables) -> Vec<(String, &BpfEndpoint)> {
+pub(crate) fn programs(t: &Tables) -> Vec<(String, &BpfEndpoint)> {
     t.sids.iter().filter_map(|s| s.action.params.bpf.as_ref().map(|b| (crate::report::prefix(&s.prefix), b))).collect()
 }
 
@@ -29,6 +30,7 @@ fn type_name(t: u32) -> String {
     match t {
         1 => "hash".into(),
         2 => "array".into(),
+        4 => "perf_event_array".into(),
         5 => "percpu_hash".into(),
         6 => "percpu_array".into(),
         11 => "lpm_trie".into(),
@@ -109,7 +111,10 @@ fn map_line(m: &Value) -> String {
 }
 
 /// The map `sel` names (`id N` or `name NAME`) and the words after the selector.
-fn select<'a, 'w>(t: &'a Tables, sel: &'w [&'w str]) -> Result<(&'a BpfEndpoint, usize, &'w [&'w str]), String> {
+pub(crate) fn select<'a, 'w>(
+    t: &'a Tables,
+    sel: &'w [&'w str],
+) -> Result<(&'a BpfEndpoint, usize, &'w [&'w str]), String> {
     let all: Vec<(&BpfEndpoint, usize, String)> = programs(t)
         .into_iter()
         .flat_map(|(_, ep)| ep.prog.maps().into_iter().enumerate().map(move |(i, m)| (ep, i, m.def.name)))
@@ -189,6 +194,17 @@ fn value_at(m: &Map, off: usize) -> Vec<u8> {
     m.storage().get(off..off + m.def.value_size as usize).map(<[u8]>::to_vec).unwrap_or_default()
 }
 
+/// A perf event array has no values to look up, update or delete.
+fn no_values(m: &Map) -> Result<(), String> {
+    match m.events() {
+        Some(_) => Err(format!(
+            "map `{}` is a perf event array: its slots hold readers, not values (read its events with `bpf events`)",
+            m.def.name
+        )),
+        None => Ok(()),
+    }
+}
+
 /// What a map helper's errno means to the operator.
 fn errno_text(e: i64) -> &'static str {
     match -e {
@@ -266,6 +282,7 @@ pub fn command(t: &Tables, args: &[&str], json: bool) -> Result<String, String> 
                     .join("\n")
             })
         }
+        ["events", rest @ ..] => crate::bpf_events::poll(t, rest),
         ["map", "dump", sel @ ..] => {
             let (ep, i, rest) = select(t, sel)?;
             if !rest.is_empty() {
@@ -287,6 +304,7 @@ pub fn command(t: &Tables, args: &[&str], json: bool) -> Result<String, String> 
             let (ep, i, rest) = select(t, sel)?;
             ep.prog.with_maps(|maps| {
                 let m = maps.get(i).ok_or("the map is gone")?;
+                no_values(m)?;
                 let (key, rest) = bytes_after(rest, "key", m.def.key_size)?;
                 if !rest.is_empty() {
                     return Err(USAGE.to_string());
@@ -304,6 +322,7 @@ pub fn command(t: &Tables, args: &[&str], json: bool) -> Result<String, String> 
             let (ep, i, rest) = select(t, sel)?;
             ep.prog.with_maps(|maps| {
                 let m = maps.get_mut(i).ok_or("the map is gone")?;
+                no_values(m)?;
                 let (key, rest) = bytes_after(rest, "key", m.def.key_size)?;
                 let (value, rest) = bytes_after(rest, "value", m.def.value_size)?;
                 // BPF_ANY, BPF_NOEXIST, BPF_EXIST.
@@ -326,6 +345,7 @@ pub fn command(t: &Tables, args: &[&str], json: bool) -> Result<String, String> 
             let (ep, i, rest) = select(t, sel)?;
             ep.prog.with_maps(|maps| {
                 let m = maps.get_mut(i).ok_or("the map is gone")?;
+                no_values(m)?;
                 let (key, rest) = bytes_after(rest, "key", m.def.key_size)?;
                 if !rest.is_empty() {
                     return Err(USAGE.to_string());

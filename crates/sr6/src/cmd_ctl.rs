@@ -8,6 +8,11 @@ use anyhow::{anyhow, Result};
 use crate::live::ctl;
 
 pub fn run(socket: &Path, args: &[String]) -> Result<()> {
+    if let [bpf, events, rest @ ..] = args {
+        if bpf == "bpf" && events == "events" {
+            return crate::bpf_events::stream(socket, rest).map_err(|e| anyhow!(e));
+        }
+    }
     let cwd = std::env::current_dir().unwrap_or_default();
     let r = ctl::request(socket, &absolute_objects(args, &cwd)).map_err(|e| anyhow!(e))?;
     if r.ok {

@@ -103,6 +103,8 @@ pub fn run(config: &Path, inputs: &[PathBuf], in_dev: Option<&str>, out_dir: &Pa
     let mut sinks = PcapSinks::create(out_dir, &names)?;
     let mut w = Worker::new(&t);
     let mut batch: Vec<PacketBuf> = (0..BATCH).map(|_| PacketBuf::new()).collect();
+    // End.BPF's events, drained after each batch.
+    let mut events = crate::bpf_events::Collected::default();
     // The IDS's alerts, taken after each batch (offline, written as they come).
     let mut alerts = Vec::new();
     let mut alerts_file = match t.ids.as_ref().and_then(|i| i.spec.alerts.as_ref()) {
@@ -117,6 +119,7 @@ pub fn run(config: &Path, inputs: &[PathBuf], in_dev: Option<&str>, out_dir: &Pa
             break;
         }
         w.process_batch(&t, dev, &mut batch[..n]);
+        events.drain(&t);
         sinks.tx_outputs(w.extra.outputs(&batch[..n]))?;
         for a in w.ids.alerts.drain() {
             let js = ids_alerts::alert_json(&t, &a);
@@ -135,7 +138,8 @@ pub fn run(config: &Path, inputs: &[PathBuf], in_dev: Option<&str>, out_dir: &Pa
         if let (Some(o), true) = (js.as_object_mut(), t.ids.is_some()) {
             o.insert("ids_alerts".into(), serde_json::Value::Array(alerts));
         }
-        let bpf = crate::bpf_maps::report_json(&t);
+        let mut bpf = crate::bpf_maps::report_json(&t);
+        events.annotate(&mut bpf);
         if let (Some(o), false) = (js.as_object_mut(), bpf.is_null()) {
             o.insert("bpf".into(), bpf);
         }
@@ -144,6 +148,9 @@ pub fn run(config: &Path, inputs: &[PathBuf], in_dev: Option<&str>, out_dir: &Pa
         report::print(&t, &w.counters);
         if let Some(maps) = crate::bpf_maps::report_text(&t) {
             println!("{maps}");
+        }
+        if let Some(ev) = events.text(&t) {
+            println!("{ev}");
         }
     }
     Ok(())

@@ -5,6 +5,7 @@
 //! capture, SRH included), `behaviours` (the behaviour table), `perf` (runs the
 //! `sr6-perf` binary).
 
+mod bpf_events;
 mod bpf_maps;
 mod cmd_bench;
 mod cmd_ctl;

@@ -188,19 +188,7 @@ fn processing_a_batch_allocates_nothing() {
             f
         })
         .collect();
-    let mut w = Worker::new(&t);
-    let run = |w: &mut Worker, batch: &mut Vec<PacketBuf>| {
-        for (b, f) in batch.iter_mut().zip(lwt_frames.iter().cycle()) {
-            b.load(f, 0);
-        }
-        w.process_batch(&t, 0, batch);
-    };
-    run(&mut w, &mut batch);
-    let before = ALLOCS.load(Ordering::SeqCst);
-    for _ in 0..10 {
-        run(&mut w, &mut batch);
-    }
-    let after = ALLOCS.load(Ordering::SeqCst);
-    assert_eq!(after - before, 0, "the pipeline with LWT BPF routes allocated {} times", after - before);
+    let (w, n, _) = warm_runs(&t, &lwt_frames, &mut batch, |_| 0);
+    assert_eq!(n, 0, "the pipeline with LWT BPF routes allocated {n} times");
     assert!(batch.iter().all(|b| b.verdict == Verdict::Tx(2)), "{:?}", w.counters);
 }

@@ -17,6 +17,14 @@ struct legacy_map_def legacy SEC("maps") = {
 	.max_entries = 1,
 };
 
+/* A perf event array the legacy way: 4-byte keys and values, two slots. */
+struct legacy_map_def legacy_events SEC("maps") = {
+	.type = BPF_MAP_TYPE_PERF_EVENT_ARRAY,
+	.key_size = 4,
+	.value_size = 4,
+	.max_entries = 2,
+};
+
 SEC("count_legacy")
 int do_count_legacy(struct __sk_buff *skb)
 {
@@ -26,6 +34,14 @@ int do_count_legacy(struct __sk_buff *skb)
 	if (v)
 		*v += 3;
 	return BPF_OK;
+}
+
+SEC("emit_legacy")
+int do_emit_legacy(struct __sk_buff *skb)
+{
+	__u32 len = skb->len;
+
+	return bpf_perf_event_output(skb, &legacy_events, BPF_F_CURRENT_CPU | (8ULL << 32), &len, sizeof(len));
 }
 
 char _license[] SEC("license") = "GPL";

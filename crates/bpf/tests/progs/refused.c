@@ -18,12 +18,10 @@ int do_loop(struct __sk_buff *skb)
 	return sum & 1;
 }
 
-SEC("perf")
-int do_perf(struct __sk_buff *skb)
+SEC("pull")
+int do_pull(struct __sk_buff *skb)
 {
-	__u64 x = 1;
-
-	return bpf_perf_event_output(skb, (void *)0, 0, &x, sizeof(x));
+	return bpf_skb_pull_data(skb, 64);
 }
 
 SEC("push_encap")

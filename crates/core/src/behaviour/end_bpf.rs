@@ -27,6 +27,10 @@
 //! - **The clock** of `bpf_ktime_get_ns` is the packet's receive time ([`PacketBuf`]'s
 //!   `ts_ns`: the monotonic clock under `sr6 run`, the capture's timestamps under `sr6
 //!   pcap`, so offline runs are deterministic).
+//! - **The CPU** of `bpf_get_smp_processor_id` and of the events `bpf_perf_event_output`
+//!   emits is the worker's index, which `sr6 run`'s workers set once ([`set_cpu`]); 0
+//!   elsewhere (`sr6 pcap`). The events stay in their map's ring (`sr6_bpf::events`)
+//!   until a reader drains it.
 //! - **The route**: [`Next::Lookup6`] with the forwarding step (hop limit checked and
 //!   decremented after the program, as the kernel's `ip6_forward` does after
 //!   `seg6_lookup_nexthop`), in the main table (`BPF_OK`, End.B6, End.B6.Encaps, table
@@ -38,6 +42,7 @@
 //!
 //! [`SidParams`]: crate::spec::SidParams
 
+use std::cell::Cell;
 use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -66,6 +71,17 @@ pub static END_BPF: Behaviour = Behaviour {
     build,
     input,
 };
+
+thread_local! {
+    /// The worker this thread is (see [`set_cpu`]).
+    static CPU: Cell<u32> = const { Cell::new(0) };
+}
+
+/// Makes `cpu` the CPU End.BPF programs see on this thread (`bpf_get_smp_processor_id`,
+/// `BPF_F_CURRENT_CPU`): a worker calls it once with its index.
+pub fn set_cpu(cpu: u32) {
+    CPU.with(|c| c.set(cpu));
+}
 
 /// The section iproute2 loads when the line names none (`ELF_SECTION_PROG`).
 pub const DEFAULT_SECTION: &str = "prog";
@@ -168,6 +184,7 @@ fn input(t: &Tables, p: &mut PacketBuf, sid: &Sid, a: &Arrival) -> Next {
     let ifindex = u32::from(p.in_dev) + 1;
     r.pkt.meta = SkbMeta { protocol: SkbMeta::PROTO_IPV6, ingress_ifindex: ifindex, ifindex, ..SkbMeta::default() };
     r.pkt.now_ns = p.ts_ns;
+    r.pkt.cpu = CPU.with(Cell::get);
     r.pkt.encap_src = encap_src(t, sid.state.oif);
     r.pkt.traces.clear();
     let verdict = seg6::end_bpf_with(&mut r.scratch, &ep.prog.program, &mut r.maps, &mut r.pkt, RunOpts::default());

@@ -58,6 +58,8 @@ commands:
   bpf list [--json]                  End.BPF programs and their maps (ids for the commands below)
   bpf map dump|lookup|update|delete id N|name NAME [key [hex] BYTES] [value [hex] BYTES]
                                      a program's map, as bpftool map ... (docs/bpf.md)
+  bpf events [id N|name NAME] [--count N] [--timeout SECONDS] [--json]
+                                     stream a perf event array's events, as bpftool map event_pipe
   clear-counters                     zero every counter
   reload FILE                        replace the configuration with FILE (atomic)
   help                               this text";

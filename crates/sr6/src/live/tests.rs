@@ -44,10 +44,15 @@ impl Rig {
     }
 
     fn with(conf: &str) -> Rig {
+        Rig::worker(conf, 0)
+    }
+
+    /// The rig with its one worker numbered `id` (of `id + 1`).
+    fn worker(conf: &str, id: usize) -> Rig {
         let spec = sr6_config::parse_str(conf, "t").unwrap();
         let stop = Arc::new(AtomicBool::new(false));
         let t0 = sr6_core::tables::Tables::build(&spec).unwrap().0;
-        let shared = Arc::new(Shared::new(t0, 1, stop.clone()));
+        let shared = Arc::new(Shared::new(t0, id + 1, stop.clone()));
         let mut c = Control {
             spec,
             shared: shared.clone(),
@@ -65,7 +70,7 @@ impl Rig {
         let (tx, rx) = sync_channel(64);
         let (alerts, alerts_rx) = sync_channel(64);
         let ctx =
-            WorkerCtx { id: 0, shared, batch: 32, resolve: tx, cpu: None, overload: OverloadGuard::new(None), alerts };
+            WorkerCtx { id, shared, batch: 32, resolve: tx, cpu: None, overload: OverloadGuard::new(None), alerts };
         let ports: Vec<Box<dyn Port>> = vec![Box::new(p0), Box::new(p1)];
         let worker = std::thread::spawn(move || run(ctx, ports));
         Rig {
@@ -591,4 +596,56 @@ fn a_device_replaced_under_the_worker_keeps_its_counts() {
         let now = port_tx(&rig.control.lock().unwrap());
         now.tx == before.tx + 1 && now.tx_absent == before.tx_absent
     });
+}
+
+/// crates/bpf/tests/progs/events.c compiled with clang (scripts/setup.sh installs it).
+fn events_object(dir: &std::path::Path) -> std::path::PathBuf {
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../bpf/tests/progs/events.c");
+    let out = dir.join("events.o");
+    let mut cmd = std::process::Command::new("clang");
+    cmd.args(["-O2", "-g", "-target", "bpf", "-c"]).arg(&src).arg("-o").arg(&out);
+    for inc in ["/usr/include/x86_64-linux-gnu", "/usr/include/aarch64-linux-gnu"] {
+        if std::path::Path::new(inc).exists() {
+            cmd.arg(format!("-I{inc}"));
+        }
+    }
+    let res = cmd.output().expect("clang (scripts/setup.sh installs it)");
+    assert!(res.status.success(), "{}", String::from_utf8_lossy(&res.stderr));
+    out
+}
+
+/// An End.BPF program's events under a worker: tagged with the worker's index (its
+/// CPU, which the program also reads), read through `sr6 ctl bpf events` as the
+/// client polls them.
+#[test]
+fn end_bpf_events_carry_the_workers_index() {
+    let dir = std::env::temp_dir().join(format!("sr6-live-events-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let obj = events_object(&dir);
+    let conf = format!(
+        "{CONF}route add fc00:1::b/128 encap seg6local action End.BPF endpoint obj {} sec fields dev eth0\n",
+        obj.display()
+    );
+    // Worker 1 where the perf event array has a slot for it (one per CPU).
+    let id = usize::from(sr6_bpf::events::default_slots() > 1);
+    let rig = Rig::worker(&conf, id);
+    let a = |s: &str| s.parse::<std::net::Ipv6Addr>().unwrap().octets();
+    let mut f = vec![2, 0, 0, 0, 0, 0xa0, 2, 0, 0, 0, 1, 2, 0x86, 0xdd];
+    f.extend_from_slice(&[0x60, 0, 0, 0, 0, 40, 43, 64]);
+    f.extend_from_slice(&a("fc00:1::2"));
+    f.extend_from_slice(&a("fc00:1::b"));
+    f.extend_from_slice(&[59, 4, 4, 1, 1, 0, 0x12, 0x34]);
+    f.extend_from_slice(&a("fc00:9::1"));
+    f.extend_from_slice(&a("fc00:1::b"));
+    rig.wires[0].to_port.send(&f).unwrap();
+    assert!(rig.recv(1).is_some(), "forwarded to fc00:9::1");
+    let out = rig.ctl("bpf events name events max 10").unwrap();
+    let recs: Vec<serde_json::Value> = serde_json::from_str(&out).unwrap();
+    assert_eq!(recs.len(), 1, "{out}");
+    assert_eq!((recs[0]["cpu"].as_u64(), recs[0]["index"].as_u64()), (Some(id as u64), Some(id as u64)));
+    let data: Vec<u8> = serde_json::from_value(recs[0]["data"].clone()).unwrap();
+    assert_eq!(&data[..16], &a("fc00:9::1"));
+    assert_eq!(&data[20..28], &[0x12, 0x34, 0, 64, id as u8, 0, 0, 0], "Tag, SL, hop limit, CPU");
+    assert_eq!(rig.ctl("bpf events name events").unwrap(), "[]", "drained");
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -60,6 +60,7 @@ pub fn run(ctx: WorkerCtx, mut ports: Vec<Box<dyn Port>>) {
             eprintln!("sr6: warning: worker {}: cannot pin to CPU {cpu}: {e}", ctx.id);
         }
     }
+    sr6_core::behaviour::end_bpf::set_cpu(u32::try_from(ctx.id).unwrap_or(u32::MAX));
     let shared = ctx.shared.clone();
     let mut gen: Arc<Generation> = shared.gen.load_full();
     let mut w = Worker::new(&gen.tables);
