@@ -184,18 +184,11 @@ impl Skb for LwtPacket {
     }
 
     fn prandom_u32(&mut self) -> u32 {
-        let mut x = self.prandom;
-        x ^= x << 13;
-        x ^= x >> 17;
-        x ^= x << 5;
-        self.prandom = x;
-        x
+        crate::skb::xorshift32(&mut self.prandom)
     }
 
     fn trace_printk(&mut self, fmt: &[u8]) {
-        if self.traces.len() < 1024 {
-            self.traces.push(fmt.to_vec());
-        }
+        crate::skb::keep_trace(&mut self.traces, fmt);
     }
 
     /// `bpf_lwt_in_push_encap` / `bpf_lwt_xmit_push_encap`: SEG6 and SEG6_INLINE for

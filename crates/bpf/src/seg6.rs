@@ -323,19 +323,11 @@ impl Skb for Seg6Packet {
     }
 
     fn prandom_u32(&mut self) -> u32 {
-        // xorshift32: deterministic, for tests and replays.
-        let mut x = self.prandom;
-        x ^= x << 13;
-        x ^= x >> 17;
-        x ^= x << 5;
-        self.prandom = x;
-        x
+        crate::skb::xorshift32(&mut self.prandom)
     }
 
     fn trace_printk(&mut self, fmt: &[u8]) {
-        if self.traces.len() < 1024 {
-            self.traces.push(fmt.to_vec());
-        }
+        crate::skb::keep_trace(&mut self.traces, fmt);
     }
 
     /// Writable: Flags and Tag (bytes 5..8 of the SRH), or the TLV area, which then needs

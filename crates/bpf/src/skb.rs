@@ -80,3 +80,21 @@ pub trait Skb {
         -errno::ENOTSUPP
     }
 }
+
+/// `bpf_get_prandom_u32` of the packet views: xorshift32 over `state`, deterministic so
+/// that tests and replays give the same numbers.
+pub(crate) fn xorshift32(state: &mut u32) -> u32 {
+    let mut x = *state;
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    *state = x;
+    x
+}
+
+/// `bpf_trace_printk` of the packet views: the format kept, at most 1,024 a run.
+pub(crate) fn keep_trace(traces: &mut Vec<Vec<u8>>, fmt: &[u8]) {
+    if traces.len() < 1024 {
+        traces.push(fmt.to_vec());
+    }
+}
