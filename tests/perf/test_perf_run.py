@@ -193,3 +193,36 @@ def test_sr_proxy_rows(sr6_bin, tmp_path):
     section = md.split("## SR proxies / plain IPv6")[1].split("\n## ")[0]
     for b in ["End.AD", "End.AD-return", "End.AM", "End.AM-return"]:
         assert f"| {b} | " in section, section
+
+
+def test_end_bpf_rows(sr6_bin, tmp_path):
+    """The End.BPF rows: the End.BPF paper's programs compiled with clang into one object
+    per row, loaded by the kernel (iproute2's `endpoint obj`) and by sr6 from the same
+    source. Frames come back from both forwarders on every row — none would if the program
+    were not loaded (no route for the SID's packets to follow) or dropped them; Add TLV's
+    frames are 8 bytes longer on the way out, which the receiver does not mind. The report
+    puts each beside what the paper compares it with."""
+    exp = tmp_path / "exp.yaml"
+    exp.write_text("forwarders: [linux, sr6]\n"
+                   "behaviors: [End, End.T, End.BPF-end, End.BPF-tag, End.BPF-tlv, End.BPF-end_t]\n"
+                   "trial_duration_s: 0.2\nrepetitions: 1\nprecision: 0.2\nlatency_fraction: 0\n"
+                   "max_load_trial: false\n")
+    p = subprocess.run([str(sr6_bin), "perf", "run", str(exp), "--out", str(tmp_path / "res")],
+                       capture_output=True, text=True, timeout=900)
+    assert p.returncode == 0, p.stderr[-4000:]
+    assert "skipped" not in p.stderr, p.stderr[-4000:]
+    results = json.loads((tmp_path / "res" / "results.json").read_text())
+    rows = ["End", "End.T", "End.BPF-end", "End.BPF-tag", "End.BPF-tlv", "End.BPF-end_t"]
+    got = {(r["forwarder"], r["behavior"]) for r in results}
+    assert got == {(f, b) for f in ("linux", "sr6") for b in rows}
+    for r in results:
+        assert r["frame_bytes"] == 158, r["behavior"]
+        rep = r["repetitions"][0]
+        assert 0 < rep["ndr_pps"] <= rep["pdr_pps"] * 1.0000001, (r["forwarder"], r["behavior"])
+        assert any(t["received"] == t["sent"] > 0 for t in rep["trials"]), (r["forwarder"], r["behavior"])
+    md = (tmp_path / "res" / "report.md").read_text()
+    section = md.split("## End.BPF / native")[1].split("\n## ")[0]
+    for fw in ("linux", "sr6"):
+        assert f"### {fw}\n" in section, section
+    for b in rows[2:]:
+        assert sum(1 for line in section.splitlines() if line.startswith(f"| {b} | ")) == 2, section

@@ -5,6 +5,7 @@
 //! - [`elf`]: the loader of clang's ELF objects (program sections, relocations of map
 //!   references, BPF-to-BPF calls and global data; maps from `.maps` (BTF, [`btf`]) or the
 //!   legacy `maps` section).
+//! - [`clang`]: compiling C programs into objects with clang (tests, `sr6 perf`).
 //! - [`verifier`]: the load-time checks on the instruction stream ("verifier-lite").
 //! - [`vm`]: the interpreter; every memory access bounds-checked at run time.
 //! - [`maps`]: array and hash maps (and their per-CPU variants, as one copy), LPM tries,
@@ -22,6 +23,7 @@
 #![forbid(unsafe_code)]
 
 pub mod btf;
+pub mod clang;
 pub mod elf;
 pub mod events;
 mod helper_names;

@@ -108,6 +108,7 @@ impl Default for Experiment {
                 "End.AD-return",
                 "End.AM",
                 "End.AM-return",
+                "End.BPF-end",
             ]
             .iter()
             .map(|s| s.to_string())
@@ -152,6 +153,15 @@ impl Experiment {
             latency_pps: MOBILE_LATENCY_PPS,
             ..Experiment::default()
         }
+    }
+
+    /// The built-in End.BPF experiment (`sr6 perf run --preset bpf`): the End.BPF
+    /// paper's functions (`crate::model::END_BPF`: End, Tag++, Add TLV and End.T written
+    /// in eBPF) next to native End and End.T, for both forwarders, which load the same
+    /// objects.
+    pub fn bpf() -> Experiment {
+        let behaviors = ["End", "End.T"].into_iter().chain(crate::model::END_BPF.iter().map(|f| f.name));
+        Experiment { behaviors: behaviors.map(String::from).collect(), ..Experiment::default() }
     }
 
     /// Parses a YAML experiment; `file` only names it in errors.
@@ -258,7 +268,7 @@ mod tests {
     fn empty_file_is_the_default_experiment() {
         let e = Experiment::from_yaml("", "x.yaml").unwrap();
         assert_eq!(e, Experiment::default());
-        assert_eq!(e.behaviors().unwrap().len(), 19);
+        assert_eq!(e.behaviors().unwrap().len(), 20);
         let proxies: Vec<&str> = e.behaviors().unwrap().iter().filter(|b| b.is_proxy()).map(|b| b.name()).collect();
         assert_eq!(proxies, ["End.AD", "End.AD-return", "End.AM", "End.AM-return"]);
     }
@@ -292,6 +302,16 @@ mod tests {
         assert!(!e.behaviors().unwrap().is_empty());
         // It lists every key with its default.
         assert_eq!(e, Experiment::default());
+    }
+
+    #[test]
+    fn the_bpf_experiment_is_the_papers_functions_beside_native() {
+        let b = Experiment::bpf();
+        b.validate().unwrap();
+        let names: Vec<&str> = b.behaviors().unwrap().iter().map(|b| b.name()).collect();
+        assert_eq!(names, ["End", "End.T", "End.BPF-end", "End.BPF-tag", "End.BPF-tlv", "End.BPF-end_t"]);
+        assert_eq!(b.forwarders, ["linux", "sr6"]);
+        assert!(Experiment::default().behaviors().unwrap().contains(&Behavior::parse("End.BPF-end").unwrap()));
     }
 
     #[test]

@@ -16,7 +16,7 @@
 //! [`run`] (the orchestrator), [`report`] (results.json, CSV, report.md and the plots),
 //! [`traffic`] (the tester's frames, generator, receiver and trial), [`bpf`] (the tester's
 //! eBPF programs: the generator and counter that run in the kernel), [`tester`] (them on
-//! a testbed).
+//! a testbed), [`bpf_objects`] (the End.BPF rows' programs, compiled for the SUT).
 //!
 //! No `unsafe` code: system calls go through `sr6_io`'s safe APIs (`sr6_io::bpf`,
 //! `sr6_io::interrupt`, `sr6_io::live`) and `rustix`.
@@ -24,6 +24,7 @@
 #![forbid(unsafe_code)]
 
 pub mod bpf;
+pub mod bpf_objects;
 pub mod driver;
 pub mod experiment;
 pub mod model;

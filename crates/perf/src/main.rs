@@ -43,10 +43,11 @@ enum Cmd {
         #[arg(conflicts_with = "preset")]
         file: Option<PathBuf>,
         /// A built-in experiment instead of a file: `default` (the SRPerf paper's table,
-        /// NEXT-C-SID, SR proxies) or `mobile` (the GTP-U/SRv6 paper's six functions next
-        /// to plain IPv4 forwarding, on its short 46-byte IPv4 packets; `--packet-bytes
-        /// 1460` for its long ones).
-        #[arg(long, value_parser = ["default", "mobile"])]
+        /// NEXT-C-SID, SR proxies, eBPF End), `mobile` (the GTP-U/SRv6 paper's six
+        /// functions next to plain IPv4 forwarding, on its short 46-byte IPv4 packets;
+        /// `--packet-bytes 1460` for its long ones) or `bpf` (the End.BPF paper's
+        /// functions in eBPF next to native End and End.T).
+        #[arg(long, value_parser = ["default", "mobile", "bpf"])]
         preset: Option<String>,
         /// Forwarders, overriding the file (e.g. `linux,sr6`).
         #[arg(long, value_delimiter = ',')]
@@ -54,7 +55,8 @@ enum Cmd {
         /// Behaviours, overriding the file (e.g. `ipv6,End,T.Encaps`): ipv6, ipv4, T.Insert,
         /// T.Encaps, T.Encaps.L2, every endpoint behaviour of `sr6 behaviours`, and
         /// End-next-csid, End.X-next-csid, End.T-next-csid (NEXT-C-SID, pure uSID),
-        /// End.AD-return, End.AM-return (SR proxies, from the function).
+        /// End.AD-return, End.AM-return (SR proxies, from the function), End.BPF-end,
+        /// End.BPF-tag, End.BPF-tlv, End.BPF-end_t (End.BPF programs).
         #[arg(long, value_delimiter = ',')]
         behavior: Vec<String>,
         /// Seconds per trial, overriding the file.
@@ -125,6 +127,7 @@ fn run(o: PerfOpts) -> Result<(), String> {
             Experiment::from_yaml(&text, &f.display().to_string())?
         }
         None if o.preset.as_deref() == Some("mobile") => Experiment::mobile(),
+        None if o.preset.as_deref() == Some("bpf") => Experiment::bpf(),
         None => Experiment::default(),
     };
     if !o.forwarders.is_empty() {

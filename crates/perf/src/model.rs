@@ -16,8 +16,10 @@ use sr6_core::behaviour::{Behaviour, Inner, Param, Takes, TABLE};
 ///
 /// Then the SR proxies measured in the direction from the service function
 /// ([`PROXY_RETURN`]: End.AD-return, End.AM-return; the table's rows measure the
-/// direction to it), and the compressed-SID rows ([`NEXT_CSID`]): End, End.X and End.T
-/// with the NEXT-C-SID flavour (RFC 9800 §4.1) on pure uSID packets.
+/// direction to it), the compressed-SID rows ([`NEXT_CSID`]): End, End.X and End.T
+/// with the NEXT-C-SID flavour (RFC 9800 §4.1) on pure uSID packets, and the End.BPF
+/// rows ([`END_BPF`]): the End.BPF paper's functions, one eBPF object for both
+/// forwarders.
 ///
 /// Ordered as [`Behavior::all`] lists them; written to files and read back by
 /// [`Behavior::name`] and [`Behavior::parse`].
@@ -46,7 +48,43 @@ pub enum Behavior {
     /// A function of the mobile experiment ([`MOBILE`]): the six the GTP-U/SRv6 paper
     /// measures side by side (Lee et al. 2019, Table I), on IPv4 user traffic.
     Mobile(&'static MobileFn),
+    /// An End.BPF SID running one of the End.BPF paper's functions ([`END_BPF`]).
+    Bpf(&'static BpfFn),
 }
+
+/// An End.BPF row: a function of the End.BPF paper (Xhonneux et al., CoNEXT'18, §5),
+/// written in C, compiled with clang into one object that both forwarders load with
+/// the same line (`endpoint obj FILE sec SECTION`). The sources are sr6-bpf's test
+/// programs (`crates/bpf/tests/progs`), compiled when the experiment starts
+/// (`bpf_objects.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct BpfFn {
+    /// The row's name in files and reports (`End.BPF-end`).
+    pub name: &'static str,
+    /// The source file, one of [`crate::bpf_objects::SOURCES`] (`end.c`).
+    pub source: &'static str,
+    /// The ELF section of the program.
+    pub section: &'static str,
+    /// What it does, as the paper names it.
+    pub paper: &'static str,
+}
+
+impl BpfFn {
+    /// The object's file name (`end.o`).
+    pub fn object(&self) -> String {
+        format!("{}.o", self.source.trim_end_matches(".c"))
+    }
+}
+
+/// The End.BPF rows, in the order of the paper's Fig. 5: End in eBPF, Tag++ (through
+/// `bpf_lwt_seg6_store_bytes`), Add TLV (an 8-byte TLV through
+/// `bpf_lwt_seg6_adjust_srh`), End.T through `bpf_lwt_seg6_action` (table 100).
+pub static END_BPF: [BpfFn; 4] = [
+    BpfFn { name: "End.BPF-end", source: "end.c", section: "end", paper: "End (eBPF)" },
+    BpfFn { name: "End.BPF-tag", source: "tag.c", section: "tag_inc", paper: "Tag++" },
+    BpfFn { name: "End.BPF-tlv", source: "tlv.c", section: "add_tlv", paper: "Add TLV" },
+    BpfFn { name: "End.BPF-end_t", source: "action.c", section: "end_t", paper: "End.T (eBPF)" },
+];
 
 /// A function of the mobile user plane measured as the GTP-U/SRv6 paper does: GTP-U
 /// encapsulation and decapsulation, SRv6 encapsulation and decapsulation of IPv4, and
@@ -171,8 +209,8 @@ pub static NEXT_CSID: [CsidFlavour; 3] = [
 
 /// A row of sr6-core's behaviour table ([`TABLE`]), compared and hashed by its keyword
 /// and ordered as the table is. Made only from the table's rows.
-/// A row whose line names an eBPF object (End.BPF's `endpoint obj FILE`), which the
-/// experiments do not build yet: not measured.
+/// A row whose line names an eBPF object (End.BPF's `endpoint obj FILE`): measured
+/// by the [`END_BPF`] rows, one per program, not as a row of the table.
 pub fn needs_object(r: &Behaviour) -> bool {
     r.required.contains(&Param::Endpoint)
 }
@@ -252,13 +290,15 @@ static ALL: LazyLock<Vec<Behavior>> = LazyLock::new(|| {
         .chain(PROXY_RETURN.iter().map(Behavior::ProxyReturn))
         .chain(NEXT_CSID.iter().map(Behavior::NextCsid))
         .chain(MOBILE.iter().map(Behavior::Mobile))
+        .chain(END_BPF.iter().map(Behavior::Bpf))
         .collect()
 });
 
 impl Behavior {
     /// Every behaviour, in the order of reports: the head-end scenarios, every row of
     /// the behaviour table in table order, the [`PROXY_RETURN`] rows, the
-    /// [`NEXT_CSID`] rows, then the mobile functions ([`MOBILE`]).
+    /// [`NEXT_CSID`] rows, the mobile functions ([`MOBILE`]), then the End.BPF rows
+    /// ([`END_BPF`]).
     pub fn all() -> &'static [Behavior] {
         &ALL
     }
@@ -275,6 +315,7 @@ impl Behavior {
             Behavior::NextCsid(c) => c.name,
             Behavior::ProxyReturn(r) => r.name,
             Behavior::Mobile(m) => m.name,
+            Behavior::Bpf(f) => f.name,
         }
     }
 
@@ -300,6 +341,15 @@ impl Behavior {
             Behavior::NextCsid(c) => sr6_core::behaviour::by_keyword(c.keyword),
             Behavior::ProxyReturn(r) => sr6_core::behaviour::by_keyword(r.keyword),
             Behavior::Mobile(m) => m.row(),
+            Behavior::Bpf(_) => sr6_core::behaviour::by_keyword("End.BPF"),
+            _ => None,
+        }
+    }
+
+    /// The function of an End.BPF row (`None`: any other behaviour).
+    pub fn bpf(self) -> Option<&'static BpfFn> {
+        match self {
+            Behavior::Bpf(f) => Some(f),
             _ => None,
         }
     }
@@ -406,6 +456,10 @@ impl Behavior {
             Behavior::Mobile(m) => {
                 let i = MOBILE.iter().position(|x| x == m).unwrap_or(MOBILE.len());
                 TRANSIT.len() + rows() + PROXY_RETURN.len() + NEXT_CSID.len() + i
+            }
+            Behavior::Bpf(f) => {
+                let i = END_BPF.iter().position(|x| x == f).unwrap_or(END_BPF.len());
+                TRANSIT.len() + rows() + PROXY_RETURN.len() + NEXT_CSID.len() + MOBILE.len() + i
             }
             t => TRANSIT.iter().position(|x| *x == t).expect("every other variant is a head-end scenario"),
         }
@@ -681,7 +735,13 @@ mod tests {
             assert!(all.contains(&b), "{}", row.keyword);
             assert_eq!(b.endpoint().map(|r| r.keyword), Some(row.keyword));
         }
-        assert_eq!(all.len(), TRANSIT.len() + rows.len() + PROXY_RETURN.len() + NEXT_CSID.len() + MOBILE.len());
+        let extra = PROXY_RETURN.len() + NEXT_CSID.len() + MOBILE.len() + END_BPF.len();
+        assert_eq!(all.len(), TRANSIT.len() + rows.len() + extra);
+        for f in &END_BPF {
+            let b = Behavior::parse(f.name).unwrap();
+            assert_eq!((b.bpf(), b.endpoint().map(|r| r.keyword)), (Some(f), Some("End.BPF")));
+            assert_eq!(b.takes(), Some(Takes::Segment));
+        }
         for (i, b) in all.iter().enumerate() {
             assert_eq!(b.rank(), i, "{}", b.name());
             assert_eq!(b.is_transit(), i < TRANSIT.len(), "{}", b.name());
@@ -783,12 +843,15 @@ mod tests {
     }
 
     #[test]
-    fn mobile_rows_close_the_list() {
+    fn mobile_rows_then_the_end_bpf_rows() {
         let b = |n: &str| Behavior::parse(n).unwrap();
         let names: Vec<&str> = Behavior::all().iter().filter(|b| b.mobile().is_some()).map(|b| b.name()).collect();
         assert_eq!(names, ["GTP-U.Encap", "GTP-U.Decap", "SRv6.Encap", "SRv6.Decap", "H.M.GTP4.D", "End.M.GTP4.E"]);
-        assert_eq!(Behavior::all().last().map(|b| b.name()), Some("End.M.GTP4.E"));
-        assert!(b("End.T-next-csid") < b("GTP-U.Encap"));
+        assert_eq!(Behavior::all().last().map(|b| b.name()), Some("End.BPF-end_t"));
+        assert!(b("End.T-next-csid") < b("GTP-U.Encap") && b("End.M.GTP4.E") < b("End.BPF-end"));
+        let bpf: Vec<&str> = Behavior::all().iter().filter(|b| b.bpf().is_some()).map(|b| b.name()).collect();
+        assert_eq!(bpf, ["End.BPF-end", "End.BPF-tag", "End.BPF-tlv", "End.BPF-end_t"]);
+        assert_eq!(END_BPF[3].object(), "action.o");
         // The translations are the table's rows, named by their RFC 9433 keyword.
         assert_eq!(b("h.m.gtp4.d").endpoint().map(|r| r.keyword), Some("H.M.GTP4.D"));
         assert_eq!(b("End.M.GTP4.E").endpoint().map(|r| r.keyword), Some("End.M.GTP4.E"));

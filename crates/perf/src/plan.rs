@@ -50,6 +50,7 @@
 
 use std::fmt::Write;
 use std::net::{Ipv4Addr, Ipv6Addr};
+use std::path::Path;
 
 use sr6_core::behaviour::{Behaviour, Param, Takes};
 
@@ -180,6 +181,11 @@ pub fn flow(b: Behavior) -> Flow {
             let [n1, n2] = CSID_NEXT;
             f(Some(a6([b0, b1, csid_node(b), n1, n2, 0, 0, 0])), Some(a6([b0, b1, n1, n2, 0, 0, 0, 0])))
         }
+        // fc00:2::4:<row>: End.BPF SIDs, one per program.
+        Behavior::Bpf(fun) => {
+            let i = crate::model::END_BPF.iter().position(|x| x == fun).unwrap_or(0) as u16;
+            f(Some(a6([0xfc00, 0x2, 0, 0, 0, 0, 4, i])), Some(SEG1))
+        }
         Behavior::Mobile(m) => {
             let base = f(None, None);
             match m.kind {
@@ -282,7 +288,7 @@ pub fn sid_params(row: &Behaviour) -> Vec<(Param, String)> {
                 // The mobile behaviours (RFC 9433) are not in the experiments yet.
                 Param::V4SrcPosition => "64".to_string(),
                 Param::SrPrefix | Param::SrcPrefix => "fc00:4::/48".to_string(),
-                // End.BPF is not in the experiments yet (model::needs_object).
+                // The End.BPF rows name their own program (config_in).
                 Param::Endpoint => "obj end.o sec end".to_string(),
             };
             (p, v)
@@ -301,8 +307,17 @@ pub fn sid_params(row: &Behaviour) -> Vec<(Param, String)> {
 }
 
 /// The SUT's configuration for behaviour `b` (iproute2 lines; the leading `ip` kept so
-/// the same text configures the kernel). `tg1_mac` is the tester's receiving MAC.
+/// the same text configures the kernel). `tg1_mac` is the tester's receiving MAC. An
+/// End.BPF row names its object relative to the configuration file ([`config_in`]
+/// names it in a directory).
 pub fn config(b: Behavior, tg1_mac: &str) -> String {
+    config_in(b, tg1_mac, Path::new(""))
+}
+
+/// [`config`] with an End.BPF row's object in `objects` (where
+/// [`crate::bpf_objects::build`] compiled it): the kernel's iproute2 runs elsewhere
+/// than the configuration file, so its line needs the whole path.
+pub fn config_in(b: Behavior, tg1_mac: &str, objects: &Path) -> String {
     let mut c = format!(
         "ip -6 addr add {DUT0_6}/64 dev {DUT0}\n\
          ip -6 addr add {DUT1_6}/64 dev {DUT1}\n\
@@ -347,6 +362,21 @@ pub fn config(b: Behavior, tg1_mac: &str) -> String {
             None => String::new(),
         },
         Behavior::Mobile(m) => mobile_lines(b, m.kind, tg1_mac),
+        Behavior::Bpf(fun) => {
+            // End.T through the helper looks up table TABLE_ID: routes towards tg1 there.
+            let mut o = format!(
+                "ip -6 route add fc00:200::/64 via {TG1_6} dev {DUT1} table {TABLE_ID}\n\
+                 ip -6 route add fc00:100::/64 via {TG1_6} dev {DUT1} table {TABLE_ID}\n"
+            );
+            let obj = objects.join(fun.object());
+            let _ = writeln!(
+                o,
+                "ip -6 route add {dst}/128 encap seg6local action End.BPF endpoint obj {} sec {} dev {DUT0}",
+                obj.display(),
+                fun.section
+            );
+            o
+        }
     };
     c.push_str(&line);
     c
@@ -421,10 +451,20 @@ fn endpoint_lines(row: &Behaviour, prefix: &str, flavors: &str, tg1_mac: &str, i
 mod tests {
     use super::*;
 
+    /// The configuration of `b` with tg1 at 02:00:00:00:00:02; an End.BPF row's object
+    /// compiled into a directory of this process (clang: scripts/setup.sh).
+    fn test_config(b: Behavior) -> String {
+        let dir = std::env::temp_dir().join(format!("sr6-perf-plan-{}", std::process::id()));
+        if let Some(f) = b.bpf() {
+            crate::bpf_objects::build(&dir, f).unwrap();
+        }
+        config_in(b, "02:00:00:00:00:02", &dir)
+    }
+
     #[test]
     fn every_behaviour_configures_sr6() {
         for &b in Behavior::all() {
-            let text = config(b, "02:00:00:00:00:02");
+            let text = test_config(b);
             let spec = sr6_config::parse_str(&text, b.name()).unwrap_or_else(|e| panic!("{}: {e}", b.name()));
             sr6_core::tables::Tables::build(&spec).unwrap_or_else(|e| panic!("{}: {}", b.name(), e.message));
         }
@@ -545,7 +585,7 @@ mod tests {
         // The mobile rows at the paper's short and long sizes too.
         let sizes = |b: Behavior| if b.mobile().is_some() { vec![64, 46, 1460] } else { vec![64] };
         for (b, inner_len) in Behavior::all().iter().flat_map(|&b| sizes(b).into_iter().map(move |n| (b, n))) {
-            let spec = sr6_config::parse_str(&config(b, "02:00:00:00:00:02"), b.name()).unwrap();
+            let spec = sr6_config::parse_str(&test_config(b), b.name()).unwrap();
             let (t, _) = Tables::build(&spec).unwrap_or_else(|e| panic!("{}: {}", b.name(), e.message));
             let (dut0, dut1) = (t.device_id(DUT0).unwrap(), t.device_id(DUT1).unwrap());
             let a = crate::tester::addressing_with(
@@ -583,8 +623,40 @@ mod tests {
                     let inner = &tpl.frame[tpl.frame.len() - inner_len..];
                     mobile_sent_on(m.kind, &p.data()[14..], inner, &what);
                 }
+                if let Some(f) = b.bpf() {
+                    bpf_sent_on(f, &p.data()[14..], &tpl.frame[14..], &what);
+                }
             }
         }
+    }
+
+    /// What an End.BPF row sends to tg1 (`out`) for the packet `sent` (IPv6 + SRH
+    /// [SEG1, SID], Segments Left 1): the segment consumed (destination SEG1, Segments
+    /// Left 0, hop limit 64 - 1), and what the program did: nothing more (End), Tag + 1
+    /// and Flags 0x20 (Tag++), an 8-byte TLV after the segments (Add TLV; action.c's
+    /// End.T changes no byte, its table routes SEG1 to tg1 too).
+    fn bpf_sent_on(f: &crate::model::BpfFn, out: &[u8], sent: &[u8], what: &str) {
+        let mut want = sent.to_vec();
+        want[7] -= 1;
+        want[24..40].copy_from_slice(&SEG1.octets());
+        want[43] = 0;
+        match f.section {
+            "tag_inc" => {
+                let tag = u16::from_be_bytes([sent[46], sent[47]]).wrapping_add(1);
+                want[46..48].copy_from_slice(&tag.to_be_bytes());
+                want[45] = 0x20;
+            }
+            "add_tlv" => {
+                let end = 40 + (usize::from(sent[41]) + 1) * 8;
+                // tlv.c's TLV: type 0x7e, length 6, values 1 to 6.
+                want.splice(end..end, [0x7e, 6, 1, 2, 3, 4, 5, 6]);
+                want[41] += 1;
+                let plen = u16::from_be_bytes([sent[4], sent[5]]) + 8;
+                want[4..6].copy_from_slice(&plen.to_be_bytes());
+            }
+            _ => {}
+        }
+        assert_eq!(out, &want[..], "{what}");
     }
 
     /// What a mobile function sends to tg1 (`out`, from its IP header) for the user
@@ -653,6 +725,20 @@ mod tests {
         let sent_inner = if sent[6] == 43 { &sent[80..] } else { sent };
         assert_eq!(ip.hop_limit(), 63, "{what}");
         assert_eq!(inner, sent_inner, "{what}: the function's packet, as it sent it");
+    }
+
+    #[test]
+    fn bpf_rows_name_their_object_and_table() {
+        let f = &crate::model::END_BPF[3];
+        let c = config_in(Behavior::Bpf(f), "02:00:00:00:00:02", Path::new("/run/x"));
+        assert!(
+            c.contains("ip -6 route add fc00:2::4:3/128 encap seg6local action End.BPF endpoint obj /run/x/action.o sec end_t dev dut0\n"),
+            "{c}"
+        );
+        // action.c's End.T looks up table 100, where the plan routes the next segment.
+        assert_eq!(TABLE_ID, 100);
+        assert!(c.contains(&format!("ip -6 route add fc00:200::/64 via {TG1_6} dev {DUT1} table 100\n")), "{c}");
+        assert!(config(Behavior::Bpf(f), "02:00:00:00:00:02").contains(" obj action.o sec end_t "));
     }
 
     #[test]

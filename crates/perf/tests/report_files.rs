@@ -669,3 +669,42 @@ fn mobile_translations_as_a_share_of_srv6() {
     let (_, md) = write_ok(&results[..4], "no_mobile");
     assert!(!md.contains("Mobile user plane"), "{md}");
 }
+
+/// The End.BPF rows as shares of what the paper compares them with, beside its figure.
+#[test]
+fn end_bpf_rows_as_a_share_of_native() {
+    let behs = [
+        (beh("End"), 1.0),
+        (beh("End.T"), 0.98),
+        (beh("End.BPF-end"), 0.9),
+        (beh("End.BPF-tag"), 0.8),
+        (beh("End.BPF-tlv"), 0.7),
+        (beh("End.BPF-end_t"), 0.85),
+    ];
+    let mut results = synth(&[("sr6", 1_000_000.0, 1.0)], &behs, 3, 9);
+    // A forwarder with End.BPF-end and End.T only: no pair, no section of its own.
+    results.extend(synth(&[("linux", 700_000.0, 1.0)], &[behs[1], behs[2]], 3, 10));
+    let (_, md) = write_ok(&results, "end_bpf");
+    assert_eq!(md.matches("## End.BPF / native").count(), 1, "{md}");
+    let section = md.split("## End.BPF / native").nth(1).unwrap().split("\n## ").next().unwrap();
+    assert!(section.contains("### sr6\n") && !section.contains("### linux"), "{section}");
+    let get = |n: &str| results.iter().find(|r| r.forwarder == "sr6" && r.behavior == beh(n)).unwrap();
+    for (r, base, paper) in [
+        ("End.BPF-end", "End", 97),
+        ("End.BPF-tag", "End.BPF-end", 97),
+        ("End.BPF-tlv", "End.BPF-end", 95),
+        ("End.BPF-end_t", "End.T", 95),
+    ] {
+        let (a, b) = (get(r), get(base));
+        let want = format!(
+            "| {r} | {:.2} | {base} | {:.2} | **{:.1}%** | {paper}% | {:.1}% |",
+            a.pdr.mean / 1e3,
+            b.pdr.mean / 1e3,
+            a.pdr.mean / b.pdr.mean * 100.0,
+            a.ndr.mean / b.ndr.mean * 100.0
+        );
+        assert!(section.contains(&want), "{want}\n{section}");
+    }
+    let (_, md) = write_ok(&results[..2], "no_end_bpf");
+    assert!(!md.contains("End.BPF / native"), "{md}");
+}

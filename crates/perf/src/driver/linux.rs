@@ -17,7 +17,15 @@ impl Forwarder for Linux {
         if let Some(why) = plan::unsupported("linux", b) {
             return Err(why.to_string());
         }
-        apply_to_kernel(tb, &tb.sut, &plan::config(b, &tb.tg1_mac), false)?;
+        // An End.BPF row's object, compiled for iproute2 to load (by its whole path).
+        let objects = std::env::temp_dir().join(format!("{}-linux-bpf", tb.sut));
+        if let Some(f) = b.bpf() {
+            crate::bpf_objects::build(&objects, f)?;
+        }
+        let applied = apply_to_kernel(tb, &tb.sut, &plan::config_in(b, &tb.tg1_mac, &objects), false);
+        // The kernel holds the program once the route is in: the file is not needed.
+        let _ = std::fs::remove_dir_all(&objects);
+        applied?;
         Ok(tb.steer_sut_rx())
     }
 

@@ -49,11 +49,15 @@ impl Forwarder for Sr6 {
     }
 
     fn start(&mut self, tb: &Testbed, b: Behavior) -> Result<Vec<String>, String> {
+        let dir = std::env::temp_dir().join(format!("{}-sr6", tb.sut));
+        std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        // An End.BPF row's object, beside the configuration that names it.
+        if let Some(f) = b.bpf() {
+            crate::bpf_objects::build(&dir, f)?;
+        }
         let text = plan::config(b, &tb.tg1_mac);
         apply_to_kernel(tb, &tb.sut, &text, true)?;
         let warnings = tb.steer_sut_rx();
-        let dir = std::env::temp_dir().join(format!("{}-sr6", tb.sut));
-        std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         let conf = dir.join("sut.conf");
         let sock = dir.join("sut.sock");
         let log = dir.join("sut.log");

@@ -18,15 +18,19 @@
 //!    translation's PDR as a share of the SRv6 function it stands beside in the same
 //!    run — H.M.GTP4.D / SRv6.Encap, End.M.GTP4.E / SRv6.Decap — against issue 29's
 //!    goal of [`MOBILE_GOAL`] (within 10%), and the GTP-U function's beside it;
-//! 6. **Forwarding rate at maximum offered load** (where measured: forwarder, behaviour,
+//! 6. **End.BPF / native** (where a forwarder has both rows of a pair): each End.BPF
+//!    program's PDR as a share of what the End.BPF paper compares it with
+//!    ([`BPF_PAIRS`]: eBPF End and End.T against native End and End.T, Tag++ and Add
+//!    TLV against eBPF End), beside the paper's kernel figure;
+//! 7. **Forwarding rate at maximum offered load** (where measured: forwarder, behaviour,
 //!    what the tester sent, what came back, its CV, how many trials found the SUT
 //!    saturated, and the PDR beside it);
-//! 7. **Latency** (forwarder, behaviour, rate, samples, min, quartiles, avg, p50, p99, max
+//! 8. **Latency** (forwarder, behaviour, rate, samples, min, quartiles, avg, p50, p99, max
 //!    and standard deviation in µs; normalised to plain forwarding where measured);
-//! 8. **Plots**: each PNG shown, with a link to its SVG;
-//! 9. **Run**: the [`RunMeta`] (command, date, machine, sr6 version, settings);
-//! 10. **Notes and warnings**: `RunMeta::notes`, then figures that could not be drawn;
-//! 11. **Files**: what else is in the directory.
+//! 9. **Plots**: each PNG shown, with a link to its SVG;
+//! 10. **Run**: the [`RunMeta`] (command, date, machine, sr6 version, settings);
+//! 11. **Notes and warnings**: `RunMeta::notes`, then figures that could not be drawn;
+//! 12. **Files**: what else is in the directory.
 //!
 //! A value that is not finite, or a ratio over a zero, prints as `n/a`; a behaviour a
 //! forwarder was not measured on prints as `—`.
@@ -97,6 +101,7 @@ pub fn render(results: &[BehaviorResult], meta: &RunMeta, plots: &Plots) -> Stri
 
     proxies(&mut s, results);
     mobile(&mut s, results);
+    end_bpf(&mut s, results);
     max_load(&mut s, results);
     latency(&mut s, results);
     plot_links(&mut s, plots, &behs);
@@ -415,6 +420,65 @@ fn mobile(s: &mut String, results: &[BehaviorResult]) {
                     goal.to_string(),
                     gtp.map_or("—".into(), |g| g.behavior.name().to_string()),
                     gtp.map_or("—".into(), |g| format!("{}{}", at_least(g), kpps(g.pdr.mean))),
+                ],
+            );
+        }
+        s.push('\n');
+    }
+}
+
+/// The End.BPF rows beside what the End.BPF paper compares them with (§5, on the
+/// kernel, JIT on): (row, its baseline, the paper's throughput ratio). eBPF End forwards
+/// 3% less than the native End, Tag++ 3% less than eBPF End, Add TLV 5% less than eBPF
+/// End, eBPF End.T 5% less than the native End.T.
+pub const BPF_PAIRS: [(&str, &str, f64); 4] = [
+    ("End.BPF-end", "End", 0.97),
+    ("End.BPF-tag", "End.BPF-end", 0.97),
+    ("End.BPF-tlv", "End.BPF-end", 0.95),
+    ("End.BPF-end_t", "End.T", 0.95),
+];
+
+fn end_bpf(s: &mut String, results: &[BehaviorResult]) {
+    let get = |fw: &str, n: &str| Behavior::parse(n).and_then(|b| find(results, fw, b));
+    let mut heading = false;
+    for fw in forwarders(results) {
+        let rows: Vec<_> =
+            BPF_PAIRS.iter().filter_map(|(r, base, paper)| Some((get(fw, r)?, get(fw, base)?, *paper))).collect();
+        if rows.is_empty() {
+            continue;
+        }
+        if !heading {
+            heading = true;
+            let _ = writeln!(
+                s,
+                "## End.BPF / native
+"
+            );
+            let _ = writeln!(
+                s,
+                "Each End.BPF program's rate as a share of what the End.BPF paper (§5) compares it \
+                 with, in this run: the same object for every forwarder. The paper's column is its \
+                 kernel's figure (JIT on).\n"
+            );
+        }
+        let _ = writeln!(s, "### {}\n", cell(fw));
+        let head: Vec<String> =
+            ["program", "PDR", "beside", "its PDR", "**PDR / beside**", "paper (kernel)", "NDR / beside"]
+                .iter()
+                .map(|c| c.to_string())
+                .collect();
+        header(s, &head, 1);
+        for (r, base, paper) in rows {
+            row(
+                s,
+                [
+                    r.behavior.name().to_string(),
+                    format!("{}{}", at_least(r), kpps(r.pdr.mean)),
+                    base.behavior.name().to_string(),
+                    format!("{}{}", at_least(base), kpps(base.pdr.mean)),
+                    format!("**{}**", share(r.pdr.mean, base.pdr.mean)),
+                    format!("{:.0}%", paper * 100.0),
+                    share(r.ndr.mean, base.ndr.mean),
                 ],
             );
         }
