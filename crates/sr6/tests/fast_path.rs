@@ -1054,8 +1054,9 @@ fn hop_by_hop_frames_take_the_general_path_and_are_judged_by_their_options() {
 
 /// REPLACE-C-SID (RFC 9800 §4.2) is the general path's: End, End.X and End.T with the
 /// flavour (PSP too) are never taken by the fast path, whose results are the same.
-/// The RFC 9433 translations (GTP4 and GTP6) have no fast step: their frames, which
-/// the general path translates, the fast path declines.
+/// The RFC 9433 translations other than H.M.GTP4.D's T-PDUs have no fast step: their
+/// frames, which the general path translates, the fast path declines (H.M.GTP4.D's
+/// four T-PDUs, frames 0, 1, 3 and 4, it takes: `h_m_gtp4_d_fast_path_is_taken`).
 #[test]
 fn gtp_translations_stay_on_the_general_path() {
     let t = tables();
@@ -1063,7 +1064,7 @@ fn gtp_translations_stay_on_the_general_path() {
     let fs = gtp_frames(64, udp);
     for (i, f) in fs.iter().enumerate() {
         let (p, w) = run(&t, true, f, 0);
-        assert_eq!(w.fast_hits, 0, "frame {i}");
+        assert_eq!(w.fast_hits, u64::from([0, 1, 3, 4].contains(&i)), "frame {i}");
         same(&t, f, 0).unwrap();
         // Translated and sent out eth1 (the Echo Requests too, in a tagged SRH), but
         // the frame with Segments Left 1 (an ICMPv6 error to fc00:9::1, whose route is
@@ -1161,4 +1162,51 @@ fn rules_keep_every_frame_off_the_fast_path() {
     let other: &[u8] = &[0, 1, 0, 3, 0, 12, 0, 0, 9, 9, 9, 9];
     let f = frame("fc00:a::2", "fc00:3::9", 64, None, other);
     assert_eq!(run(&t, true, &f, 0).0.verdict, sr6_core::packet::Verdict::Tx(2));
+}
+
+/// H.M.GTP4.D (RFC 9433 §6.7) takes the fast path, out of the batch loop, for T-PDUs
+/// to both of fast_path.conf's routes (no `segs`: B routed; `segs`: S1's prepared
+/// header), with the bytes and counters of the general path; TTL 1, signalling, a bad
+/// UDP checksum, a bad IPv4 header checksum and Ethernet padding stay on the general
+/// path.
+#[test]
+fn h_m_gtp4_d_fast_path_is_taken() {
+    use sr6_wire::checksum;
+    let t = tables();
+    let udp: &[u8] = &[0, 1, 0, 2, 0, 12, 0, 0, 9, 9, 9, 9];
+    let hits = |f: &[u8]| run(&t, true, f, 0).1.fast_hits;
+    // UDP checksum computed (from 10.0.1.2, `ip4`'s source), or wrong.
+    let summed = |dst: [u8; 4], tpdu: &[u8], wrong: bool| {
+        let mut g = gtpu(255, tpdu);
+        let c = checksum::fold(
+            checksum::pseudo_header_v4(&[10, 0, 1, 2].into(), &dst.into(), g.len() as u16, 17) + checksum::sum(&g),
+        );
+        g[6..8].copy_from_slice(&(c ^ u16::from(wrong)).to_be_bytes());
+        frame4(&ip4(dst, 64, 0, false, &g))
+    };
+    for dst in [[20, 7, 0, 1], [20, 8, 1, 1]] {
+        for tpdu in [inner6("fc00:3::4", 9), ip4([20, 5, 5, 5], 9, 0, false, udp)] {
+            for f in [frame4(&ip4(dst, 64, 0, false, &gtpu(255, &tpdu))), summed(dst, &tpdu, false)] {
+                assert_eq!(hits(&f), 1, "{dst:?}");
+                same(&t, &f, 0).unwrap();
+            }
+            for f in [
+                frame4(&ip4(dst, 1, 0, false, &gtpu(255, &tpdu))),
+                frame4(&ip4(dst, 64, 0, true, &gtpu(255, &tpdu))),
+                summed(dst, &tpdu, true),
+                frame4(&ip4(dst, 64, 4, false, &gtpu(1, &[]))),
+            ] {
+                assert_eq!(hits(&f), 0, "{dst:?}");
+                same(&t, &f, 0).unwrap();
+            }
+            let mut padded = frame4(&ip4(dst, 64, 0, false, &gtpu(255, &tpdu)));
+            padded.extend_from_slice(&[0; 6]);
+            assert_eq!(hits(&padded), 0, "Ethernet padding: the general path's");
+            same(&t, &padded, 0).unwrap();
+        }
+        // IPv4 options: the headers still parse, the step still applies.
+        let f = frame4(&ip4(dst, 64, 8, false, &gtpu(255, &inner6("fc00:3::4", 9))));
+        assert_eq!(hits(&f), 1);
+        same(&t, &f, 0).unwrap();
+    }
 }

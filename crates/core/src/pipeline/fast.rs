@@ -15,7 +15,8 @@
 //! the batch loop ([`try_cold`]): IPv4 forwarding (RFC 1812 §5.2.2, §5.3.1), End.DX4,
 //! End.DT4, End.DT46 and End.DX2 (RFC 8986 §4.5, §4.7-§4.9), End.B6.Encaps(.Red) without
 //! flavours (§4.14), End.B6 (Linux's insertion) and End, End.T, End.X with PSP
-//! (§4.16.1), the SID handed over by `try6`. Everything else — errors, ICMP,
+//! (§4.16.1), the SID handed over by `try6`; H.M.GTP4.D (RFC 9433 §6.7) for an IPv4
+//! frame to its route. Everything else — errors, ICMP,
 //! local delivery, on-the-wire oddities, a Hop-by-Hop Options header (examined by
 //! [`super::hbh`]) — goes to the general path, and so does every
 //! frame longer than [`Tables::fast_max_len`](crate::tables::Tables): what no rewrite
@@ -301,7 +302,10 @@ pub fn try_cold(t: &Tables, c: &mut Counters, p: &mut PacketBuf, w: u64) -> Opti
     let ethertype = u16::from_be_bytes(*f.get(12..14)?.first_chunk::<2>()?);
     if ethertype == ETHERTYPE_IPV4 {
         // (No SID was left for an IPv4 frame: `try6` leaves one only for IPv6.)
-        return ipv4(t, dev, in_dev, f);
+        if let Some(out) = ipv4(t, dev, in_dev, f) {
+            return Some(out);
+        }
+        return sid4(t, c, p, dev);
     }
     // An IPv6 frame is worth a look only if `try6` found it is for such a SID.
     if s.is(FastKind::None) {
@@ -382,6 +386,32 @@ fn ipv4(t: &Tables, dev: &Device, in_dev: crate::packet::DevId, f: &mut [u8]) ->
     }
     ip.decrement_ttl();
     addrs.write(eth);
+    Some(out)
+}
+
+/// An IPv4 frame the plain IPv4 step declined, for a SID of an IPv4 route (H.M.GTP4.D,
+/// RFC 9433 §6.7): the step of its kind, after the screens of [`ipv4`] (the general
+/// path's `ipv4_input` checks: martian and local sources, martian destinations,
+/// directed broadcasts).
+#[cold]
+#[inline(never)]
+fn sid4(t: &Tables, c: &mut Counters, p: &mut PacketBuf, dev: &Device) -> Option<Out> {
+    use super::validate::screen4;
+    let f = p.data();
+    let ip = f.get(E..)?.first_chunk::<20>()?;
+    let (src, dst) =
+        (u32::from_be_bytes([ip[12], ip[13], ip[14], ip[15]]), u32::from_be_bytes([ip[16], ip[17], ip[18], ip[19]]));
+    if screen4(dst) || screen4(src) || t.local4_filter & crate::tables::local4_bit(src) != 0 || t.is_bcast4(dst) {
+        return None;
+    }
+    let Some(Route::Sid(i)) = t.fibs.get(Tables::MAIN as usize)?.lookup4(&dst.to_be_bytes()) else { return None };
+    if !t.fast_sids.get(i as usize)?.is(FastKind::Gtp4D) {
+        return None;
+    }
+    let len = f.len();
+    let out = crate::behaviour::mobile::gtp4_d::fast(t, dev, p, t.sids.get(i as usize)?)?;
+    // (A SID of a fast kind has an index the fixed counters hold.)
+    c.sids.count_frame(i as u16, len as u64);
     Some(out)
 }
 

@@ -51,6 +51,9 @@ pub(crate) enum FastKind {
     EndCsid = 9,
     /// End.X with NEXT-C-SID, to next hop `arg`.
     EndXCsid = 10,
+    /// H.M.GTP4.D (RFC 9433 §6.7) on an IPv4 route: tried for IPv4 frames the plain IPv4
+    /// step declined (its policy is the SID's).
+    Gtp4D = 11,
 }
 
 /// A local SID as the fast path sees it: a [`FastKind`] (as its byte, the form the

@@ -23,6 +23,15 @@
 //! Request/Response, Error Indication and End Marker are carried in a tagged SRH
 //! ([`super::signalling`]: B alone, Segments Left 0, without `segs`); other messages
 //! are dropped (`gtpu_signalling`).
+//!
+//! **The fast step** ([`fast`], kind [`FastKind::Gtp4D`], tried out of the batch loop
+//! for IPv4 frames the plain IPv4 step declined): a T-PDU whose headers [`parse`]
+//! accepts, with no Ethernet padding and a TTL over 1, whose policy the fast path can
+//! apply (no HMAC; [`RewriteKind::Encap`]) and whose destination — B without `segs`,
+//! else S1 — is a plain route, is rewritten in place with the policy's prepared
+//! headers and the per-packet fields patched: what the general path makes, checked by
+//! the differential test (`crates/sr6/tests/fast_path.rs`). Anything else, untouched,
+//! goes to the general path.
 
 use std::net::Ipv6Addr;
 
@@ -32,7 +41,9 @@ use super::{check_route, gtp4_sid, set_bits, ArgsMobSession, MAX_SID_PREFIX, MAX
 use crate::drop::DropReason;
 use crate::packet::PacketBuf;
 use crate::spec::{Seg6Mode, SidAction};
-use crate::tables::{BuildError, Policy, Sid, SidBuilder, SidState, Tables};
+use crate::tables::fast_route::{route_to, Out};
+use crate::tables::{BuildError, Device, FastKind, FastSid, Policy, RewriteKind, Sid, SidBuilder, SidState, Tables};
+use sr6_wire::fixed::{FrameFixed, Ipv6Fixed, ETH_IPV6_LEN as S, ETH_LEN as E};
 use sr6_wire::gtpu::{GTPU_PORT, MSG_TPDU};
 use sr6_wire::ipv4::{FLAG_MF, FRAG_OFFSET_MASK};
 use sr6_wire::{checksum, GtpuPacket, Ipv4Packet, Ipv6Packet, SrhPacket, UdpPacket, IPPROTO_UDP};
@@ -77,7 +88,8 @@ fn build(b: &mut SidBuilder, a: &SidAction) -> Result<SidState, BuildError> {
         }
         None => b.proxy_policy(Seg6Mode::EncapRed, &[sr], src),
     };
-    Ok(SidState { policy, table: Tables::MAIN, ..SidState::default() })
+    let fast = FastSid::new(FastKind::Gtp4D, 0);
+    Ok(SidState { policy, table: Tables::MAIN, fast, ..SidState::default() })
 }
 
 /// Never called: the builder puts H.M.GTP4.D in IPv4 FIBs only, whose packets go to
@@ -184,6 +196,63 @@ pub fn input4(t: &Tables, p: &mut PacketBuf, sid: &Sid) -> Next {
     }
     // S07.
     Next::Lookup6 { table: sid.state.table, forward: true }
+}
+
+/// The fast step (see the module docs) on an Ethernet + IPv4 frame received on `dev`
+/// for SID `sid`, whose addresses the caller screened as the plain IPv4 step does.
+/// `Some(device)` to transmit the rewritten frame to; `None` leaves it untouched.
+pub(crate) fn fast(t: &Tables, dev: &Device, p: &mut PacketBuf, sid: &Sid) -> Option<Out> {
+    let prm = &sid.action.params;
+    let ((sr, sr_len), (src, src_len)) = (prm.sr_prefix?, prm.src_prefix?);
+    let i = sid.state.policy as usize;
+    let (pol, fp) = (t.policies.get(i)?, t.rewrites.get(i)?);
+    // B changes per packet: no HMAC, prepared or not, can cover it here.
+    if fp.kind != RewriteKind::Encap || pol.hmac_key_id.is_some() || !dev.forwarding6 {
+        return None;
+    }
+    let f = p.data();
+    let tp = parse(f.get(E..)?).ok()?;
+    // No Ethernet padding; a TTL that the forwarding step leaves above 0 (§6.7 S05:
+    // the hop limit is the TTL, then decremented as a forwarded packet's).
+    if E + tp.hdr_len + tp.inner_len != f.len() || tp.ttl <= 1 {
+        return None;
+    }
+    // S03-S04: B and B'.
+    let b = gtp4_sid(u128::from(sr), sr_len, tp.v4dst.into(), tp.args);
+    let src6 = set_bits(u128::from(src), src_len, V4_BITS, u128::from(tp.v4src));
+    // S07's route, found before the frame is touched: B's without `segs` (the policy's
+    // Ethernet header is towards its placeholder), else S1's, in the block.
+    let to_b = if pol.srh.is_empty() { Some(route_to(t, sid.state.table, b)?) } else { None };
+    let n = usize::from(fp.len);
+    let srh_len = n.checked_sub(S)?;
+    let plen = u16::try_from(srh_len + tp.inner_len).ok()?;
+    // S02, S05-S06: the IPv4, UDP and GTP-U headers replaced by the policy's.
+    if !p.put_front(&fp.block, n, E + tp.hdr_len) {
+        return None;
+    }
+    // (The frame now starts with the n >= S bytes of headers.)
+    let (o, srh) = p.data_mut().split_first_chunk_mut::<S>()?;
+    o.set_vtf((6u32 << 28 | u32::from(tp.tos) << 20).to_be_bytes());
+    o.set_payload_len(plen);
+    o.set_hop_limit(tp.ttl - 1);
+    o.set_src_bytes(&src6.to_be_bytes());
+    match to_b {
+        Some((_, eth)) => {
+            o.set_next_header(tp.inner_proto);
+            o.set_dst_bytes(&b.to_be_bytes());
+            o.set_addrs(eth);
+        }
+        None => {
+            // The SRH's Next Header, and B as Segment List[0].
+            if let Some(nh) = srh.first_mut() {
+                *nh = tp.inner_proto;
+            }
+            if let Some(seg) = srh.get_mut(8..24) {
+                seg.copy_from_slice(&b.to_be_bytes());
+            }
+        }
+    }
+    Some(to_b.map_or(usize::from(fp.out), |(out, _)| out))
 }
 
 /// A GTP-U message other than a T-PDU, whose headers [`parse`] checked: carried in an
