@@ -31,7 +31,7 @@ use crate::behaviour::{binding, decap, end, end_dt46, end_dx2, next_csid};
 use crate::counters::Counters;
 use crate::lpm;
 use crate::packet::{Front, PacketBuf, BUF_LEN};
-use crate::tables::fast_route::{resolve, route4_to};
+use crate::tables::fast_route::{resolve, route4_or_sid};
 use crate::tables::{Device, FastKind, FastSid, Fib, Route, Tables};
 use crate::words::WordMap;
 use sr6_wire::fixed::{FrameFixed, Ipv4Fixed, Ipv6Fixed, SrhFixed, ETH_IPV6_LEN as S, ETH_LEN as E};
@@ -302,10 +302,11 @@ pub fn try_cold(t: &Tables, c: &mut Counters, p: &mut PacketBuf, w: u64) -> Opti
     let ethertype = u16::from_be_bytes(*f.get(12..14)?.first_chunk::<2>()?);
     if ethertype == ETHERTYPE_IPV4 {
         // (No SID was left for an IPv4 frame: `try6` leaves one only for IPv6.)
-        if let Some(out) = ipv4(t, dev, in_dev, f) {
-            return Some(out);
-        }
-        return sid4(t, c, p, dev);
+        return match ipv4(t, dev, in_dev, f) {
+            Ok(out) => Some(out),
+            Err(Some((i, dst))) => sid4(t, c, p, dev, i, dst),
+            Err(None) => None,
+        };
     }
     // An IPv6 frame is worth a look only if `try6` found it is for such a SID.
     if s.is(FastKind::None) {
@@ -363,52 +364,45 @@ fn last_segment(t: &Tables, dev: &Device, f: &mut [u8], s: FastSid) -> Option<Fa
 /// options, a destination below 224.0.0.0 that the main FIB sends to a gateway or an
 /// on-link neighbour (no /32 of the exact table) other than the device `in_dev` it
 /// came from; source and destination outside the ranges [`validate`] checks, the
-/// source none of the router's addresses.
+/// source none of the router's addresses. `Err(Some((i, dst)))` for a destination
+/// `dst` whose route is the local SID `i` (H.M.GTP4.D, RFC 9433 §6.7: [`sid4`]'s),
+/// `Err(None)` to decline.
 ///
 /// [`validate`]: super::validate
 #[inline(always)]
-fn ipv4(t: &Tables, dev: &Device, in_dev: crate::packet::DevId, f: &mut [u8]) -> Option<Out> {
+fn ipv4(t: &Tables, dev: &Device, in_dev: crate::packet::DevId, f: &mut [u8]) -> Result<Out, Option<(u32, u32)>> {
     use super::validate::screen4;
     let len = f.len();
-    let (eth, ip) = f.split_first_chunk_mut::<E>()?;
-    let ip = ip.first_chunk_mut::<20>()?;
+    let (eth, ip) = f.split_first_chunk_mut::<E>().ok_or(None)?;
+    let ip = ip.first_chunk_mut::<20>().ok_or(None)?;
     // No Ethernet padding; multicast, broadcast, class E, 0/8 and 127/8 are the
     // general path's.
-    let dst = ip.forwardable_dst(len - E)?;
+    let dst = ip.forwardable_dst(len - E).ok_or(None)?;
     let src = ip.src();
-    if !dev.forwarding4 || screen4(dst) || screen4(src) || t.local4_filter & crate::tables::local4_bit(src) != 0 {
-        return None;
+    if screen4(dst) || screen4(src) || t.local4_filter & crate::tables::local4_bit(src) != 0 {
+        return Err(None);
     }
-    let (out, addrs) = route4_to(t, Tables::MAIN, dst)?;
+    let (out, addrs) = route4_or_sid(t, Tables::MAIN, dst).map_err(|sid| sid.map(|i| (i, dst)))?;
     // Back out of its device: the kernel checks the source in full.
-    if out == usize::from(in_dev) {
-        return None;
+    if !dev.forwarding4 || out == usize::from(in_dev) {
+        return Err(None);
     }
     ip.decrement_ttl();
     addrs.write(eth);
-    Some(out)
+    Ok(out)
 }
 
-/// An IPv4 frame the plain IPv4 step declined, for a SID of an IPv4 route (H.M.GTP4.D,
-/// RFC 9433 §6.7): the step of its kind, after the screens of [`ipv4`] (the general
-/// path's `ipv4_input` checks: martian and local sources, martian destinations,
-/// directed broadcasts).
+/// An IPv4 frame for the local SID `i` of an IPv4 route, its header checked by
+/// [`ipv4`] (no options, Total Length the frame's, TTL over 1, checksum, addresses
+/// screened): H.M.GTP4.D's step, unless `dst` is a directed broadcast (which the
+/// general path delivers). Counted as the general path counts it.
 #[cold]
 #[inline(never)]
-fn sid4(t: &Tables, c: &mut Counters, p: &mut PacketBuf, dev: &Device) -> Option<Out> {
-    use super::validate::screen4;
-    let f = p.data();
-    let ip = f.get(E..)?.first_chunk::<20>()?;
-    let (src, dst) =
-        (u32::from_be_bytes([ip[12], ip[13], ip[14], ip[15]]), u32::from_be_bytes([ip[16], ip[17], ip[18], ip[19]]));
-    if screen4(dst) || screen4(src) || t.local4_filter & crate::tables::local4_bit(src) != 0 || t.is_bcast4(dst) {
+fn sid4(t: &Tables, c: &mut Counters, p: &mut PacketBuf, dev: &Device, i: u32, dst: u32) -> Option<Out> {
+    if !t.fast_sids.get(i as usize)?.is(FastKind::Gtp4D) || t.is_bcast4(dst) {
         return None;
     }
-    let Some(Route::Sid(i)) = t.fibs.get(Tables::MAIN as usize)?.lookup4(&dst.to_be_bytes()) else { return None };
-    if !t.fast_sids.get(i as usize)?.is(FastKind::Gtp4D) {
-        return None;
-    }
-    let len = f.len();
+    let len = p.len();
     let out = crate::behaviour::mobile::gtp4_d::fast(t, dev, p, t.sids.get(i as usize)?)?;
     // (A SID of a fast kind has an index the fixed counters hold.)
     c.sids.count_frame(i as u16, len as u64);

@@ -113,16 +113,34 @@ pub(crate) fn route_to_any(t: &Tables, fib: &Fib, dst: u128, e: u32) -> Option<(
 /// (not a /32 of the exact table).
 #[inline(always)]
 pub(crate) fn route4_to(t: &Tables, table: u32, dst: u32) -> Option<(Out, EthAddrs)> {
-    let fib = t.fibs.get(table as usize)?;
+    route4_or_sid(t, table, dst).ok()
+}
+
+/// [`route4_to`], telling a local SID's route (H.M.GTP4.D's) from the rest of what it
+/// declines: `Err(Some(i))` for SID `i`, `Err(None)` for anything else.
+#[inline(always)]
+pub(crate) fn route4_or_sid(t: &Tables, table: u32, dst: u32) -> Result<(Out, EthAddrs), Option<u32>> {
+    let fib = t.fibs.get(table as usize).ok_or(None)?;
     let (e, hop) = fib.lpm4.lookup_aux(u128::from(dst) << 96);
-    if lpm::entry_marked(e) && fib.exact4.get(u128::from(dst)).is_some() {
-        return None;
+    if lpm::entry_marked(e) {
+        if let Some(r) = fib.exact4.get(u128::from(dst)) {
+            return Err(sid_of(r));
+        }
     }
     if is_gateway(hop) {
-        return Some((hop.dev.into(), EthAddrs::of(&hop.eth)));
+        return Ok((hop.dev.into(), EthAddrs::of(&hop.eth)));
     }
-    match *fib.lpm4.value(e)? {
-        Route::Forward(nh) => resolve(t, nh, mapped(dst)),
+    match *fib.lpm4.value(e).ok_or(None)? {
+        Route::Forward(nh) => resolve(t, nh, mapped(dst)).ok_or(None),
+        r => Err(sid_of(r)),
+    }
+}
+
+/// The SID a route is to, if it is to one.
+#[inline(always)]
+fn sid_of(r: Route) -> Option<u32> {
+    match r {
+        Route::Sid(i) => Some(i),
         _ => None,
     }
 }

@@ -116,14 +116,21 @@ fn parse(data: &[u8]) -> Result<TPdu, DropReason> {
     if !ip.verify_checksum() {
         return Err(DropReason::Malformed);
     }
+    parse_checked(data, ip.header_len(), usize::from(ip.total_len()))
+}
+
+/// [`parse`] past the IPv4 header's own checks (version, lengths, checksum), which
+/// the caller made: `ihl` and `total` are its header length and Total Length.
+#[inline(always)]
+fn parse_checked(data: &[u8], ihl: usize, total: usize) -> Result<TPdu, DropReason> {
+    let ip = Ipv4Packet::new_unchecked(data);
     if ip.flags_frag() & (FLAG_MF | FRAG_OFFSET_MASK) != 0 {
         return Err(DropReason::Fragment);
     }
     if ip.protocol() != IPPROTO_UDP {
         return Err(DropReason::NotGtpu);
     }
-    let ihl = ip.header_len();
-    let l4 = data.get(ihl..usize::from(ip.total_len())).ok_or(DropReason::Malformed)?;
+    let l4 = data.get(ihl..total).ok_or(DropReason::Malformed)?;
     let udp = UdpPacket::new_checked(l4).map_err(|_| DropReason::GtpuMalformed)?;
     if udp.dst_port() != GTPU_PORT {
         return Err(DropReason::NotGtpu);
@@ -199,7 +206,8 @@ pub fn input4(t: &Tables, p: &mut PacketBuf, sid: &Sid) -> Next {
 }
 
 /// The fast step (see the module docs) on an Ethernet + IPv4 frame received on `dev`
-/// for SID `sid`, whose addresses the caller screened as the plain IPv4 step does.
+/// for SID `sid`, whose IPv4 header the caller checked as the plain IPv4 step does (no
+/// options, Total Length the frame's, TTL over 1, checksum; addresses screened).
 /// `Some(device)` to transmit the rewritten frame to; `None` leaves it untouched.
 pub(crate) fn fast(t: &Tables, dev: &Device, p: &mut PacketBuf, sid: &Sid) -> Option<Out> {
     let prm = &sid.action.params;
@@ -211,9 +219,10 @@ pub(crate) fn fast(t: &Tables, dev: &Device, p: &mut PacketBuf, sid: &Sid) -> Op
         return None;
     }
     let f = p.data();
-    let tp = parse(f.get(E..)?).ok()?;
-    // No Ethernet padding; a TTL that the forwarding step leaves above 0 (§6.7 S05:
-    // the hop limit is the TTL, then decremented as a forwarded packet's).
+    let tp = parse_checked(f.get(E..)?, 20, f.len() - E).ok()?;
+    // No Ethernet padding (nor past the UDP datagram); a TTL that the forwarding step
+    // leaves above 0 (§6.7 S05: the hop limit is the TTL, then decremented as a
+    // forwarded packet's).
     if E + tp.hdr_len + tp.inner_len != f.len() || tp.ttl <= 1 {
         return None;
     }

@@ -115,6 +115,11 @@ pub fn set_bits(a: u128, pos: u8, n: u8, v: u128) -> u128 {
 /// A GTP4 SID (Figs. 9 and 11): `prefix` (its first `plen` bits), the IPv4 address,
 /// Args.Mob.Session, zeros.
 pub fn gtp4_sid(prefix: u128, plen: u8, v4: Ipv4Addr, args: ArgsMobSession) -> u128 {
+    // The usual case, the 72 bits fitting after the prefix: one shift of them.
+    if plen <= MAX_SID_PREFIX {
+        let carried = u128::from(u32::from(v4)) << ARGS_BITS | args.to_bits();
+        return prefix & !(u128::MAX >> plen) | carried << (MAX_SID_PREFIX - plen);
+    }
     let s = set_bits(prefix & !low(128 - plen.min(128)), plen, V4_BITS, u128::from(u32::from(v4)));
     set_bits(s, plen.saturating_add(V4_BITS), ARGS_BITS, args.to_bits())
 }
@@ -246,6 +251,25 @@ mod tests {
         assert_eq!(parse_gtp4_sid(sid, 45).0, Ipv4Addr::new(192, 0, 2, 7));
         assert_eq!(parse_gtp4_sid(sid, 45).1, ArgsMobSession { qfi: 9, r: true, u: false, teid: 7 });
         assert_eq!(get_bits(sid, 45 + 72, 128 - 45 - 72), 0, "zero padded");
+    }
+
+    /// The one-shift GTP4 SID equals the bit fields written one by one (Fig. 11), at
+    /// every prefix length that leaves room for them, with a prefix of stray low bits.
+    #[test]
+    fn gtp4_sid_by_shift_equals_the_fields() {
+        let pfx = 0xfc00_0001_2345_6789_abcd_ef01_2345_6789u128;
+        let v4 = Ipv4Addr::new(203, 0, 113, 9);
+        let args = ArgsMobSession { qfi: 0x2a, r: true, u: false, teid: 0xdead_beef };
+        for plen in 0..=MAX_SID_PREFIX {
+            let fields = set_bits(
+                set_bits(pfx & !low(128 - plen), plen, V4_BITS, u128::from(u32::from(v4))),
+                plen + V4_BITS,
+                ARGS_BITS,
+                args.to_bits(),
+            );
+            assert_eq!(gtp4_sid(pfx, plen, v4, args), fields, "/{plen}");
+            assert_eq!(parse_gtp4_sid(fields, plen), (v4, args), "/{plen}");
+        }
     }
 
     #[test]
