@@ -224,3 +224,91 @@ def test_link_aggregation(sr6_bin, tmp_path, objs, node):
         assert split(200, 9006) == (40, 160), "1:4 exactly over whole rounds"
         set_weights(1, 0)
         assert split(100, 9007) == (100, 0), "a path of weight 0 is not used"
+
+
+# --- multipath traceroute -----------------------------------------------------------------
+
+OAMP_SID, PROBER = "fc00:f::3", "fc00:e::2"
+
+# Runs in the prober's namespace: sends one probe per target (UDP in an SRH [target, the
+# End.OAMP SID]) and prints, one a line in hex, the IPv6 packets with an SRH that come
+# back to the prober.
+PROBE = r"""
+import sys, time
+from scapy.all import AsyncSniffer, IPv6, IPv6ExtHdrSegmentRouting, UDP, Raw, send
+me, oamp, targets = sys.argv[1], sys.argv[2], sys.argv[3:]
+s = AsyncSniffer(iface="p-r", store=True,
+                 lfilter=lambda p: IPv6 in p and p[IPv6].dst == me and p[IPv6].nh == 43)
+s.start()
+time.sleep(0.5)
+for t in targets:
+    send(IPv6(src=me, dst=oamp) / IPv6ExtHdrSegmentRouting(addresses=[t, oamp], segleft=1)
+         / UDP(sport=33434, dport=33434) / Raw(b"oamp probe"), verbose=False)
+    time.sleep(0.3)
+time.sleep(1.0)
+s.stop()
+for p in s.results:
+    print(bytes(p[IPv6]).hex(), flush=True)
+"""
+
+
+def parse_answer(pkt: bytes) -> tuple[str, list[str], int, int]:
+    """(the probe's target, the next hops listed, total, status) of an answer: IPv6 / SRH
+    [prober] / IPv6 (prober -> target) / SRH [target, OAMP] + the answer TLV."""
+    a6 = lambda b: str(ipaddress.IPv6Address(b))  # noqa: E731
+    assert pkt[6] == 43 and a6(pkt[24:40]) == PROBER, pkt.hex()
+    outer_srh = (pkt[41] + 1) * 8
+    assert pkt[40] == 41 and pkt[43] == 0 and a6(pkt[48:64]) == PROBER, "End.B6.Encaps with the SRH [prober]"
+    inner = pkt[40 + outer_srh:]
+    assert a6(inner[8:24]) == PROBER and inner[6] == 43, inner.hex()
+    target = a6(inner[24:40])
+    srh = inner[40:40 + (inner[41] + 1) * 8]
+    assert srh[3] == 0 and srh[4] == 1 and a6(srh[24:40]) == OAMP_SID, "the probe's SRH, its segment consumed"
+    tlv = srh[8 + 32:]
+    assert len(tlv) == 136 and tlv[0] == 125 and tlv[1] == 134, tlv.hex()
+    count, total, status = tlv[2], tlv[3], tlv[4]
+    hops = [a6(tlv[8 + 16 * i:24 + 16 * i]) for i in range(count)]
+    assert tlv[8 + 16 * count:] == bytes(136 - 8 - 16 * count), "unused slots are zero"
+    assert inner[40 + len(srh) + 8:] == b"oamp probe", "the probe's payload comes back"
+    return target, hops, total, status
+
+
+def test_oamp_multipath_traceroute(sr6_bin, tmp_path, objs):
+    with Net(sr6_bin, tmp_path, tag="o") as n:
+        p, r, x, y = n.ns("p"), n.ns("r"), n.ns("x"), n.ns("y")
+        n.link(p, "p-r", r, "r-p")
+        n.link(r, "r-x", x, "x-r")
+        n.link(r, "r-y", y, "y-r")
+        n.kernel(p, f"ip -6 addr add {PROBER}/64 dev p-r\nip -6 route add default via fc00:e::1 dev p-r",
+                 forwarding=False)
+        n.kernel(x, "ip -6 addr add fc00:31::2/64 dev x-r")
+        n.kernel(y, "ip -6 addr add fc00:32::2/64 dev y-r")
+        # The kernel refuses the object: it has no helper 0x7f53.
+        k = subprocess.run(["ip", "-n", x, "-6", "route", "add", OAMP_SID + "/128", "encap", "seg6local", "action",
+                            "End.BPF", "endpoint", "obj", str(objs / "end_oamp.o"), "sec", "end_oamp", "dev", "x-r"],
+                           capture_output=True, text=True)
+        assert k.returncode != 0 and "unknown#32595" in k.stderr, k.stderr
+        sr6 = n.sr6(r, "ip -6 addr add fc00:e::1/64 dev r-p\nip -6 addr add fc00:31::1/64 dev r-x\n"
+                       "ip -6 addr add fc00:32::1/64 dev r-y\n"
+                       "ip -6 route add fc00:d::/64 nexthop via fc00:31::2 dev r-x nexthop via fc00:32::2 dev r-y\n"
+                       "ip -6 route add fc00:c::/64 via fc00:32::2 dev r-y\n"
+                       f"ip -6 route add {OAMP_SID}/128 encap seg6local action End.BPF endpoint obj "
+                       f"{objs}/end_oamp.o sec end_oamp dev r-p\n")
+        assert n.ping(p, "fc00:e::1", count=1), "p reaches r (neighbours)"
+        targets = ["fc00:d::1", "fc00:c::7", "2001:db8::1", "fc00:e::1"]
+        out = subprocess.run(["ip", "netns", "exec", p, sys.executable, "-c", PROBE, PROBER, OAMP_SID, *targets],
+                             capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0, out.stderr
+        answers = {}
+        for line in out.stdout.split():
+            target, hops, total, status = parse_answer(bytes.fromhex(line))
+            answers[target] = (hops, total, status)
+        assert answers == {
+            "fc00:d::1": (["fc00:31::2", "fc00:32::2"], 2, 0),  # the multipath route: both, in order
+            "fc00:c::7": (["fc00:32::2"], 1, 0),                # one gateway
+            "2001:db8::1": ([], 0, 2),                          # no route: ENOENT
+            "fc00:e::1": ([], 0, 0),                            # a local address: no gateway
+        }, answers
+        assert len(out.stdout.split()) == 4, "one answer per probe"
+        bss = map_values(sr6, ".bss")
+        assert int.from_bytes(bss[0], "little") == 4
