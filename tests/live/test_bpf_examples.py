@@ -2,11 +2,12 @@
 built with examples/bpf/build.sh, run by `sr6 run` and, where the kernel can run the same
 object, by the kernel as a peer.
 
-- One-way delay (dm_encap.c, end_dm.c). h -- e -- r -- b: e is the head-end (the kernel
-  or sr6: `encap bpf in obj dm_encap.o` on the route to b's prefix), r is sr6 with the
-  End.DM SID fc00:f::d (End.BPF, end_dm.o). 1 packet in 4 carries a DM TLV; r reports
-  each probe's delay as an event (`sr6 ctl bpf events --json`) and decapsulates every
-  packet (End.DT6 through the action helper), so b gets the plain datagrams.
+- One-way delay (dm_encap.c, end_dm.c). h -- e -- r -- b: e is the head-end (`encap bpf
+  in obj dm_encap.o` on the route to b's prefix), r has the End.DM SID fc00:f::d
+  (End.BPF, end_dm.o); kernel -> sr6, sr6 -> sr6 and sr6 -> kernel. 1 packet in 4
+  carries a DM TLV; r reports each probe's delay as an event (`sr6 ctl bpf events
+  --json`, `bpftool map event_pipe`) and decapsulates every packet (End.DT6 through the
+  action helper), so b gets the plain datagrams.
 - Link aggregation (link_agg.c). a -- r ==(two paths: m1, m2)== b: r is sr6 (or, as the
   oracle, the kernel) with the End.BPF SID fc00:f::a, which sends each packet along path
   1 or 2 (End.T to table 101 or 102) by weighted round robin; the weights are in the map
@@ -21,9 +22,10 @@ from __future__ import annotations
 
 import ipaddress
 import json
-import re
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -62,7 +64,9 @@ DM_SID = "fc00:f::d"
 H, B = "fc00:1::2", "fc00:3::2"
 
 
-def dm_net(n: Net, objs: Path, head: str):
+def dm_net(n: Net, objs: Path, head: str, tail: str):
+    """h -- e (head-end: `head`) -- r (End.DM: `tail`) -- b; returns h, b, and r's `Sr6`
+    or, for the kernel, its namespace."""
     h, e, r, b = n.ns("h"), n.ns("e"), n.ns("r"), n.ns("b")
     n.link(h, "h-e", e, "e-h")
     n.link(e, "e-r", r, "r-e")
@@ -73,52 +77,100 @@ def dm_net(n: Net, objs: Path, head: str):
                  "ip sr tunsrc set fc00:2::1\n"
                  "ip -6 route add fc00:f::/64 via fc00:2::2 dev e-r\n"
                  f"ip -6 route add fc00:3::/64 encap bpf in obj {objs}/dm_encap.o sec dm_in via fc00:2::2 dev e-r\n")
+    tail_conf = ("ip -6 addr add fc00:2::2/64 dev r-e\nip -6 addr add fc00:3::1/64 dev r-b\n"
+                 "ip -6 route add fc00:1::/64 via fc00:2::1 dev r-e\n"
+                 f"ip -6 route add {DM_SID}/128 encap seg6local action End.BPF endpoint obj {objs}/end_dm.o "
+                 "sec end_dm dev r-e\n")
     if head == "kernel":
         n.kernel(e, head_conf)
     else:
         n.sr6(e, head_conf)
-    sr6 = n.sr6(r, "ip -6 addr add fc00:2::2/64 dev r-e\nip -6 addr add fc00:3::1/64 dev r-b\n"
-                   "ip -6 route add fc00:1::/64 via fc00:2::1 dev r-e\n"
-                   f"ip -6 route add {DM_SID}/128 encap seg6local action End.BPF endpoint obj {objs}/end_dm.o "
-                   "sec end_dm dev r-e\n")
-    return h, b, sr6
+    if tail == "kernel":
+        n.kernel(r, tail_conf)
+        return h, b, r
+    return h, b, n.sr6(r, tail_conf)
 
 
-@pytest.mark.parametrize("head", ["kernel", "sr6"])
-def test_one_way_delay(sr6_bin, tmp_path, objs, head):
+class KernelDm:
+    """End.DM in the kernel of namespace `ns`: its events through `bpftool map event_pipe`,
+    its `.bss` through `bpftool map dump` (the maps of the newest program do_end_dm)."""
+
+    def __init__(self, ns: str):
+        self.ns = ns
+        prog = max((p for p in self.tool("prog", "show") if p.get("name") == "do_end_dm"), key=lambda p: p["id"])
+        self.maps = {self.tool("map", "show", "id", str(m))["name"]: m for m in prog["map_ids"]}
+        self.pipe = None
+
+    def tool(self, *args: str):
+        return json.loads(subprocess.run(["ip", "netns", "exec", self.ns, "bpftool", "-j", *args], check=True,
+                                         capture_output=True, text=True).stdout)
+
+    def start(self) -> None:
+        self.pipe = subprocess.Popen(["ip", "netns", "exec", self.ns, "bpftool", "-j", "map", "event_pipe", "id",
+                                      str(self.maps["events"])], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     text=True)
+        time.sleep(0.5)
+
+    def stop(self) -> list[dict]:
+        time.sleep(0.5)
+        self.pipe.send_signal(signal.SIGINT)
+        out, err = self.pipe.communicate(timeout=20)
+        assert self.pipe.returncode == 0, err
+        return json.loads(out) if out.strip() else []
+
+    def bss(self) -> bytes:
+        recs = self.tool("map", "dump", "id", str(self.maps[next(k for k in self.maps if k.endswith(".bss"))]))
+        return bytes(int(x, 16) for x in recs[0]["value"])
+
+
+@pytest.mark.parametrize("head,tail", [("kernel", "sr6"), ("sr6", "sr6"), ("sr6", "kernel")])
+def test_one_way_delay(sr6_bin, tmp_path, objs, head, tail):
     with Net(sr6_bin, tmp_path, tag="d") as n:
-        h, b, sr6 = dm_net(n, objs, head)
+        h, b, r = dm_net(n, objs, head, tail)
+        k = KernelDm(r) if tail == "kernel" else None
         # Four pings through the monitored path (encapsulated 0..3: the first a probe, seq
         # 0) resolve the neighbours; their events are read and set aside.
+        if k:
+            k.start()
         assert n.ping(h, B, count=4), "ping h -> b through the head-end and End.DM"
-        p = events_proc(sr6, "name", "events", "--timeout", "1", "--json")
-        warm = [json.loads(ln) for ln in p.communicate(timeout=30)[0].splitlines()]
+        if k:
+            warm = k.stop()
+        else:
+            p = events_proc(r, "name", "events", "--timeout", "1", "--json")
+            warm = [json.loads(ln) for ln in p.communicate(timeout=30)[0].splitlines()]
         assert len(warm) == 1, warm
         # 200 datagrams: encapsulated 4..203, of which 4, 8, ..., 200 carry a DM TLV.
-        p = events_proc(sr6, "name", "events", "--count", "60", "--timeout", "8", "--json")
+        if k:
+            k.start()
+        else:
+            p = events_proc(r, "name", "events", "--count", "60", "--timeout", "8", "--json")
         res = n.udp(h, b, B, 200, rate=400)
-        out, err = p.communicate(timeout=60)
-        assert p.returncode == 0, err
+        if k:
+            recs = k.stop()
+        else:
+            out, err = p.communicate(timeout=60)
+            assert p.returncode == 0, err
+            recs = [json.loads(ln) for ln in out.splitlines()]
         assert res["unique"] == 200 and res["dups"] == 0, f"End.DM decapsulated every packet to b: {res}"
-        recs = [json.loads(ln) for ln in out.splitlines()]
         assert all(r["type"] == 9 for r in recs), recs
         evs = []
-        for r in recs:
-            d = bytes(r["data"])
+        for rec in recs:
+            d = bytes(rec["data"])
             assert len(d) == 60, d.hex()
             delay, tx, rx, seq = (int.from_bytes(d[i:i + w], "little") for i, w in ((0, 8), (8, 8), (16, 8), (24, 4)))
             evs.append((delay, tx, rx, seq, str(ipaddress.IPv6Address(d[28:44])), str(ipaddress.IPv6Address(d[44:60]))))
-            assert rx == r["timestamp"], "under sr6, bpf_ktime_get_ns is the packet's receive time"
-        assert [e[3] for e in evs] == list(range(1, 51)), f"1 in 4 of 200 packets measured: {[e[3] for e in evs]}"
+            if not k:
+                assert rx == rec["timestamp"], "under sr6, bpf_ktime_get_ns is the packet's receive time"
+        # The kernel's events come from one ring per CPU: in order within each.
+        assert sorted(e[3] for e in evs) == list(range(1, 51)), f"1 in 4 of 200 packets measured: {evs}"
         for delay, tx, rx, _, src, dst in evs:
             assert (src, dst) == (H, B), "the flow measured: the inner packet's addresses"
             assert delay == rx - tx
             # Both ends read CLOCK_MONOTONIC on this host: a one-way delay over three veths
             # is positive and well under a second.
             assert 0 < delay < 500_000_000, f"delay {delay} ns"
-        bss = map_values(sr6, ".bss")
-        assert len(bss) == 1 and len(bss[0]) == 16, bss
-        decap, measured = int.from_bytes(bss[0][:8], "little"), int.from_bytes(bss[0][8:], "little")
+        bss = k.bss() if k else map_values(r, ".bss")[0]
+        decap, measured = int.from_bytes(bss[:8], "little"), int.from_bytes(bss[8:16], "little")
         assert (decap, measured) == (204, 51), "the program's counters: every packet decapsulated, 51 measured"
 
 
