@@ -602,9 +602,11 @@ impl Vm<'_> {
                 let mut hops = [[0u8; 16]; crate::skb::MAX_NEXTHOPS];
                 let room = ((r[5] as u32 / 16) as usize).min(hops.len());
                 let n = self.skb.ecmp_nexthops(&dst, r[3] as u32, &mut hops[..room]);
-                let out = self.write(r[4], u64::from(r[5] as u32), "ecmp_nexthops output")?;
-                for (o, h) in out.chunks_exact_mut(16).zip(&hops[..(n.max(0) as usize).min(room)]) {
-                    o.copy_from_slice(h);
+                if r[5] as u32 > 0 {
+                    let out = self.write(r[4], u64::from(r[5] as u32), "ecmp_nexthops output")?;
+                    for (o, h) in out.chunks_exact_mut(16).zip(&hops[..(n.max(0) as usize).min(room)]) {
+                        o.copy_from_slice(h);
+                    }
                 }
                 n
             }
