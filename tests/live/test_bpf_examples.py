@@ -47,6 +47,13 @@ def objs(tmp_path_factory) -> Path:
     return out
 
 
+def test_build_script_says_when_clang_is_missing(tmp_path):
+    r = subprocess.run(["bash", str(EXAMPLES / "build.sh"), str(tmp_path / "out")], capture_output=True, text=True,
+                       env={"PATH": "/usr/bin:/bin", "CLANG": "no-such-clang"})
+    assert r.returncode == 1 and "clang not found" in r.stderr and "scripts/setup.sh" in r.stderr, r.stderr
+    assert not (tmp_path / "out").exists(), "nothing built"
+
+
 def events_proc(sr6, *args: str) -> subprocess.Popen:
     return subprocess.Popen([str(sr6.net.sr6_bin), "ctl", "--socket", str(sr6.sock), "bpf", "events", *args],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
