@@ -28,6 +28,12 @@ pub const LWT_SEG6_ADJUST_SRH: i32 = 75;
 pub const LWT_SEG6_ACTION: i32 = 76;
 pub const KTIME_GET_BOOT_NS: i32 = 125;
 
+/// sr6's extension helper `sr6_ecmp_nexthops(skb, dst, table, out, out_len)`, for
+/// `lwt_seg6local` programs: the next hops of a destination's route (docs/bpf.md, "sr6's
+/// extension helper"). Far above the kernel's ids (the last, `cgrp_storage_delete`, is
+/// 211), so that no kernel helper takes it; the kernel refuses a program calling it.
+pub const SR6_ECMP_NEXTHOPS: i32 = 0x7f53;
+
 /// The program types of the LWT family (`enum bpf_prog_type`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ProgType {
@@ -60,6 +66,9 @@ impl ProgType {
 
 /// The helper's name (`bpf_` + the uapi name), or `None` for an id the kernel does not have.
 pub fn helper_name(id: i32) -> Option<String> {
+    if id == SR6_ECMP_NEXTHOPS {
+        return Some("sr6_ecmp_nexthops".to_string());
+    }
     let i = usize::try_from(id).ok().filter(|&i| i > 0)?;
     HELPER_NAMES.get(i).map(|n| format!("bpf_{n}"))
 }
@@ -140,10 +149,13 @@ const LWT_OUT: &[i32] = &[
 const LWT_XMIT: &[i32] = &[9, 10, 11, 13, 20, 21, 23, 29, 30, 38, 40, 41, 43, 135];
 
 /// Whether the kernel lets a program of this type call the helper (the subset of the
-/// kernel's lists that sr6 knows; a helper outside it is refused as not available).
+/// kernel's lists that sr6 knows; a helper outside it is refused as not available), or,
+/// for sr6's extension helper, whether sr6 gives it to the type (`lwt_seg6local` only).
 pub fn kernel_allows(t: ProgType, id: i32) -> bool {
     let own = match t {
-        ProgType::LwtSeg6local => [LWT_SEG6_STORE_BYTES, LWT_SEG6_ADJUST_SRH, LWT_SEG6_ACTION].contains(&id),
+        ProgType::LwtSeg6local => {
+            [LWT_SEG6_STORE_BYTES, LWT_SEG6_ADJUST_SRH, LWT_SEG6_ACTION, SR6_ECMP_NEXTHOPS].contains(&id)
+        }
         ProgType::LwtIn => id == LWT_PUSH_ENCAP,
         ProgType::LwtXmit => id == LWT_PUSH_ENCAP || LWT_XMIT.contains(&id),
         ProgType::LwtOut => false,
@@ -167,7 +179,8 @@ pub fn provided(t: ProgType, id: i32) -> bool {
         PERF_EVENT_OUTPUT,
     ];
     common.contains(&id)
-        || (t == ProgType::LwtSeg6local && [LWT_SEG6_STORE_BYTES, LWT_SEG6_ADJUST_SRH, LWT_SEG6_ACTION].contains(&id))
+        || (t == ProgType::LwtSeg6local
+            && [LWT_SEG6_STORE_BYTES, LWT_SEG6_ADJUST_SRH, LWT_SEG6_ACTION, SR6_ECMP_NEXTHOPS].contains(&id))
         || (matches!(t, ProgType::LwtIn | ProgType::LwtXmit) && id == LWT_PUSH_ENCAP)
 }
 
@@ -199,6 +212,17 @@ mod tests {
         assert!(!kernel_allows(t, LWT_PUSH_ENCAP));
         assert!(kernel_allows(t, 181) && !provided(t, 181)); // bpf_loop
         assert!(!kernel_allows(ProgType::LwtIn, LWT_SEG6_ACTION));
+    }
+
+    #[test]
+    fn the_extension_helper() {
+        assert_eq!(helper_name(SR6_ECMP_NEXTHOPS).as_deref(), Some("sr6_ecmp_nexthops"));
+        assert!(helper_name(SR6_ECMP_NEXTHOPS - 1).is_none() && helper_name(212).is_none());
+        let t = ProgType::LwtSeg6local;
+        assert!(kernel_allows(t, SR6_ECMP_NEXTHOPS) && provided(t, SR6_ECMP_NEXTHOPS));
+        for t in [ProgType::LwtIn, ProgType::LwtOut, ProgType::LwtXmit] {
+            assert!(!kernel_allows(t, SR6_ECMP_NEXTHOPS) && !provided(t, SR6_ECMP_NEXTHOPS), "{t:?}");
+        }
     }
 
     #[test]

@@ -14,7 +14,7 @@
 //! owns the keys).
 
 use crate::maps::Map;
-use crate::skb::{errno, Skb, SkbMeta};
+use crate::skb::{errno, NextHopLookup, Skb, SkbMeta};
 use crate::vm::{self, Fault, Program, RunOpts, Scratch};
 
 const IPV6_HDR: usize = 40;
@@ -447,6 +447,19 @@ pub fn end_bpf_with(
     pkt: &mut Seg6Packet,
     opts: RunOpts,
 ) -> Verdict {
+    end_bpf_ext(scratch, prog, maps, pkt, opts, None)
+}
+
+/// [`end_bpf_with`], with the router's routes for sr6's extension helper
+/// `sr6_ecmp_nexthops` (without them, it returns `-ENOTSUPP`).
+pub fn end_bpf_ext(
+    scratch: &mut Scratch,
+    prog: &Program,
+    maps: &mut [Map],
+    pkt: &mut Seg6Packet,
+    opts: RunOpts,
+    fib: Option<&dyn NextHopLookup>,
+) -> Verdict {
     let Some(off) = find_hdr(&pkt.buf, NEXTHDR_ROUTING, true) else { return Verdict::Drop(Drop::NoSrh) };
     let Some(&h) = pkt.buf.get(off + 1) else { return Verdict::Drop(Drop::NoSrh) };
     let len = (usize::from(h) + 1) << 3;
@@ -462,7 +475,11 @@ pub fn end_bpf_with(
     pkt.state = SrhState { srh: Some(off), hdrlen: u16::from(h) << 3, valid: true };
     pkt.route = None;
 
-    let r0 = match vm::run_with(scratch, prog, maps, pkt, opts) {
+    let run = match fib {
+        Some(fib) => vm::run_with(scratch, prog, maps, &mut WithFib { pkt: &mut *pkt, fib }, opts),
+        None => vm::run_with(scratch, prog, maps, pkt, opts),
+    };
+    let r0 = match run {
         Ok(r) => r as u32,
         Err(f) => return Verdict::Drop(Drop::Fault(f)),
     };
@@ -481,4 +498,53 @@ pub fn end_bpf_with(
         };
     }
     Verdict::Forward(Route { daddr: pkt.daddr(), nexthop: None, table: 0 })
+}
+
+/// A [`Seg6Packet`] with the router's routes: every helper is the packet's, but
+/// `sr6_ecmp_nexthops`, which asks `fib`.
+struct WithFib<'a> {
+    pkt: &'a mut Seg6Packet,
+    fib: &'a dyn NextHopLookup,
+}
+
+impl Skb for WithFib<'_> {
+    fn data(&self) -> &[u8] {
+        self.pkt.data()
+    }
+    fn data_mut(&mut self) -> Option<&mut [u8]> {
+        self.pkt.data_mut()
+    }
+    fn meta(&self) -> &SkbMeta {
+        self.pkt.meta()
+    }
+    fn meta_mut(&mut self) -> &mut SkbMeta {
+        self.pkt.meta_mut()
+    }
+    fn ktime_get_ns(&mut self) -> u64 {
+        self.pkt.ktime_get_ns()
+    }
+    fn cpu(&self) -> u32 {
+        self.pkt.cpu()
+    }
+    fn prandom_u32(&mut self) -> u32 {
+        self.pkt.prandom_u32()
+    }
+    fn trace_printk(&mut self, fmt: &[u8]) {
+        self.pkt.trace_printk(fmt)
+    }
+    fn lwt_seg6_store_bytes(&mut self, offset: u32, from: &[u8]) -> i64 {
+        self.pkt.lwt_seg6_store_bytes(offset, from)
+    }
+    fn lwt_seg6_adjust_srh(&mut self, offset: u32, delta: i32) -> i64 {
+        self.pkt.lwt_seg6_adjust_srh(offset, delta)
+    }
+    fn lwt_seg6_action(&mut self, action: u32, param: &[u8]) -> i64 {
+        self.pkt.lwt_seg6_action(action, param)
+    }
+    fn lwt_push_encap(&mut self, encap_type: u32, hdr: &[u8]) -> i64 {
+        self.pkt.lwt_push_encap(encap_type, hdr)
+    }
+    fn ecmp_nexthops(&mut self, dst: &[u8; 16], table: u32, out: &mut [[u8; 16]]) -> i64 {
+        self.fib.ecmp_nexthops(dst, table, out)
+    }
 }

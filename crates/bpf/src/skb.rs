@@ -7,6 +7,7 @@
 pub mod errno {
     pub const EFAULT: i64 = 14;
     pub const EINVAL: i64 = 22;
+    pub const ENOENT: i64 = 2;
     pub const EBADMSG: i64 = 74;
     pub const ENOTSUPP: i64 = 524;
 }
@@ -79,6 +80,24 @@ pub trait Skb {
     fn lwt_push_encap(&mut self, _encap_type: u32, _hdr: &[u8]) -> i64 {
         -errno::ENOTSUPP
     }
+    /// `sr6_ecmp_nexthops(skb, dst, table, out, out_len)`, sr6's extension helper
+    /// ([`crate::helpers::SR6_ECMP_NEXTHOPS`]): the gateways of the route `table` (0: the
+    /// main table) has for `dst`, as many as `out` holds. Returns how many the route has
+    /// (0: a route without gateways), `-ENOENT` without a route, `-EINVAL` for a table
+    /// the router does not have.
+    fn ecmp_nexthops(&mut self, _dst: &[u8; 16], _table: u32, _out: &mut [[u8; 16]]) -> i64 {
+        -errno::ENOTSUPP
+    }
+}
+
+/// The most next hops `sr6_ecmp_nexthops` writes in one call.
+pub const MAX_NEXTHOPS: usize = 32;
+
+/// The router side of [`Skb::ecmp_nexthops`], for a packet view that has no routes of
+/// its own ([`crate::seg6::end_bpf_ext`]).
+pub trait NextHopLookup {
+    /// As [`Skb::ecmp_nexthops`].
+    fn ecmp_nexthops(&self, dst: &[u8; 16], table: u32, out: &mut [[u8; 16]]) -> i64;
 }
 
 /// `bpf_get_prandom_u32` of the packet views: xorshift32 over `state`, deterministic so

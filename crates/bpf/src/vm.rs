@@ -595,6 +595,21 @@ impl Vm<'_> {
                 let hdr = Copied::of(self.read(r[3], u64::from(r[4] as u32), "push_encap header read")?);
                 self.skb.lwt_push_encap(r[2] as u32, hdr.bytes())
             }
+            SR6_ECMP_NEXTHOPS => {
+                self.ctx_arg(r[1], "sr6_ecmp_nexthops")?;
+                let dst: [u8; 16] =
+                    self.read(r[2], 16, "ecmp_nexthops destination read")?.try_into().unwrap_or([0; 16]);
+                let mut hops = [[0u8; 16]; crate::skb::MAX_NEXTHOPS];
+                let room = ((r[5] as u32 / 16) as usize).min(hops.len());
+                let n = self.skb.ecmp_nexthops(&dst, r[3] as u32, &mut hops[..room]);
+                if r[5] as u32 > 0 {
+                    let out = self.write(r[4], u64::from(r[5] as u32), "ecmp_nexthops output")?;
+                    for (o, h) in out.chunks_exact_mut(16).zip(&hops[..(n.max(0) as usize).min(room)]) {
+                        o.copy_from_slice(h);
+                    }
+                }
+                n
+            }
             _ => return Err(Fault::BadHelperArg { pc, helper: "unknown", what: "helper not provided" }),
         })
     }

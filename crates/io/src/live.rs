@@ -124,14 +124,14 @@ impl PortSpec {
     }
 }
 
-/// Nanoseconds of `CLOCK_MONOTONIC`, the clock live ports stamp frames with.
+/// Nanoseconds of `CLOCK_MONOTONIC`, the clock live ports stamp frames with: its
+/// absolute value (the kernel's `bpf_ktime_get_ns`), so that two processes on one host,
+/// or sr6 and the kernel, compare their times (End.BPF's one-way delay example).
 pub fn now_ns() -> u64 {
-    // std's Instant is CLOCK_MONOTONIC on Linux; measure from a process-wide origin.
-    use std::sync::OnceLock;
-    use std::time::Instant;
-    static ORIGIN: OnceLock<Instant> = OnceLock::new();
-    let o = ORIGIN.get_or_init(Instant::now);
-    o.elapsed().as_nanos() as u64
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `ts` is a valid, writable timespec; CLOCK_MONOTONIC always exists.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    (ts.tv_sec as u64).wrapping_mul(1_000_000_000).wrapping_add(ts.tv_nsec as u64)
 }
 
 /// Sleeps until one of `pfds` polls readable or `timeout_ms` passes (EINTR included).

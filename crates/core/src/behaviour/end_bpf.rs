@@ -49,6 +49,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use sr6_bpf::helpers::ProgType;
 use sr6_bpf::maps::Map;
 use sr6_bpf::seg6::{self, Seg6Packet, Verdict};
+use sr6_bpf::skb::NextHopLookup;
 use sr6_bpf::skb::SkbMeta;
 pub use sr6_bpf::LoadError;
 use sr6_bpf::{Program, RunOpts, Scratch};
@@ -187,7 +188,9 @@ fn input(t: &Tables, p: &mut PacketBuf, sid: &Sid, a: &Arrival) -> Next {
     r.pkt.cpu = CPU.with(Cell::get);
     r.pkt.encap_src = encap_src(t, sid.state.oif);
     r.pkt.traces.clear();
-    let verdict = seg6::end_bpf_with(&mut r.scratch, &ep.prog.program, &mut r.maps, &mut r.pkt, RunOpts::default());
+    let fib = Routes(t);
+    let verdict =
+        seg6::end_bpf_ext(&mut r.scratch, &ep.prog.program, &mut r.maps, &mut r.pkt, RunOpts::default(), Some(&fib));
     let route = match verdict {
         Verdict::Forward(route) => route,
         Verdict::Drop(d) => return Next::drop(drop_reason(&d)),
@@ -240,6 +243,50 @@ fn table(t: &Tables, id: u32) -> Option<u32> {
         return Some(Tables::MAIN_BY_NAME);
     }
     Some(i)
+}
+
+/// The tables as sr6's extension helper `sr6_ecmp_nexthops` sees them.
+struct Routes<'a>(&'a Tables);
+
+impl NextHopLookup for Routes<'_> {
+    fn ecmp_nexthops(&self, dst: &[u8; 16], table: u32, out: &mut [[u8; 16]]) -> i64 {
+        ecmp_nexthops(self.0, dst, table, out)
+    }
+}
+
+/// `sr6_ecmp_nexthops` (docs/bpf.md, "sr6's extension helper"): the gateways of the route
+/// `table` (the kernel's id; 0: the main table, without the rules) has for `dst`, as many
+/// as `out` holds: one for a route `via` a gateway, each member's for a multipath route
+/// (in its order; on-link members have none), none for any other route (local, a SID, an
+/// SR policy, on-link, a blackhole, ...). Returns how many the route has, `-ENOENT`
+/// without a route, `-EINVAL` for a table the configuration does not have.
+pub fn ecmp_nexthops(t: &Tables, dst: &[u8; 16], table: u32, out: &mut [[u8; 16]]) -> i64 {
+    let fib = match table {
+        0 => t.fibs.get(Tables::MAIN as usize),
+        id => t.table_ids.iter().position(|x| *x == id).and_then(|i| t.fibs.get(i)),
+    };
+    let Some(fib) = fib else { return -sr6_bpf::skb::errno::EINVAL };
+    let hops: &[NextHop] = match fib.lookup6(dst) {
+        None => return -sr6_bpf::skb::errno::ENOENT,
+        Some(Route::Forward(nh)) => &[nh][..],
+        Some(Route::Multipath(g)) => t.groups.get(g as usize).map_or(&[][..], |g| &g.hops),
+        Some(_) => &[],
+    };
+    let gateways = hops.iter().filter_map(|h| match h {
+        NextHop::Adj(i) => match t.adjacencies.get(*i as usize).map(|a| a.nh) {
+            Some(std::net::IpAddr::V6(a)) => Some(a.octets()),
+            _ => None,
+        },
+        NextHop::OnLink(_) => None,
+    });
+    let mut n = 0;
+    for g in gateways {
+        if let Some(o) = out.get_mut(n) {
+            *o = g;
+        }
+        n += 1;
+    }
+    n as i64
 }
 
 /// End.X through the helper: the main table's route to `nh`; through its gateway, or
