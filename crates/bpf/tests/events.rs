@@ -161,7 +161,7 @@ fn bad_arguments_abort_the_run() {
         v.push(i(ALU64 | MOV | X, 1, 6, 0, 0));
         v.push(i(JMP | CALL, 0, 0, 0, 25));
         v.push(i(JMP | EXIT, 0, 0, 0, 0));
-        Program { name: "t".into(), prog_type: ProgType::LwtSeg6local, insns: v }
+        Program::new("t", ProgType::LwtSeg6local, v)
     };
     let def = |t: u32| MapDef { name: "m".into(), map_type: t, key_size: 4, value_size: 4, max_entries: 1, flags: 0 };
     let mut maps = vec![Map::new(def(map_type::PERF_EVENT_ARRAY)).unwrap(), Map::new(def(map_type::ARRAY)).unwrap()];

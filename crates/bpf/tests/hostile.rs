@@ -1,6 +1,7 @@
-//! Hostile input never panics: random instruction streams run by the interpreter (without
-//! the verifier, so it must hold on its own) and checked by the verifier, random and
-//! mutated ELF objects given to the loader.
+//! Hostile input never panics: random instruction streams run by the JIT and the
+//! interpreter (without the verifier, so both must hold on their own, with the same
+//! results) and checked by the verifier, random and mutated ELF objects given to the
+//! loader.
 
 mod common;
 
@@ -11,7 +12,7 @@ use sr6_bpf::insn::Insn;
 use sr6_bpf::maps::{map_type, Map, MapDef};
 use sr6_bpf::seg6::{end_bpf, Seg6Packet};
 use sr6_bpf::verifier::verify;
-use sr6_bpf::{run, Program, RunOpts};
+use sr6_bpf::{run, Engine, Program, RunOpts};
 
 /// Opcodes worth trying: every valid one and a few invalid.
 const CODES: &[u8] = &[
@@ -49,13 +50,23 @@ proptest! {
     #[test]
     fn random_programs_never_panic(prog in prop::collection::vec(insn(), 1..48), raw in any::<bool>()) {
         let _ = verify(&prog, ProgType::LwtSeg6local, 3);
-        let p = Program { name: "p".into(), prog_type: ProgType::LwtSeg6local, insns: prog };
-        let mut m = maps();
-        let mut pkt = Seg6Packet::new(common::packet(2, 0, 7, &[], 17));
-        if raw {
-            let _ = run(&p, &mut m, &mut pkt, RunOpts { budget: 5_000 });
-        } else {
-            let _ = end_bpf(&p, &mut m, &mut pkt, RunOpts { budget: 5_000 });
+        let p = Program::new("p", ProgType::LwtSeg6local, prog);
+        // The JIT's code when it takes the program, then the interpreter: the same result
+        // (but for a budget fault: the JIT charges whole functions).
+        let mut outs = Vec::new();
+        for engine in [Engine::Auto, Engine::Interp] {
+            let opts = RunOpts { budget: 5_000, engine };
+            let mut m = maps();
+            let mut pkt = Seg6Packet::new(common::packet(2, 0, 7, &[], 17));
+            let r = if raw {
+                format!("{:?}", run(&p, &mut m, &mut pkt, opts))
+            } else {
+                format!("{:?}", end_bpf(&p, &mut m, &mut pkt, opts))
+            };
+            outs.push((r, format!("{pkt:?}"), format!("{m:?}")));
+        }
+        if p.is_jitted() && !outs.iter().any(|o| o.0.contains("Budget")) {
+            prop_assert_eq!(&outs[0], &outs[1], "{:?}", p.insns);
         }
     }
 
@@ -94,7 +105,7 @@ fn mutated_objects_never_panic() {
         }
         if let Ok(mut o) = load_bytes(&b, sec, ProgType::LwtSeg6local) {
             let mut pkt = Seg6Packet::new(common::packet(2, 0, 7, &[], 17));
-            let _ = end_bpf(&o.program, &mut o.maps, &mut pkt, RunOpts { budget: 5_000 });
+            let _ = end_bpf(&o.program, &mut o.maps, &mut pkt, RunOpts { budget: 5_000, ..RunOpts::default() });
         }
     }
 }
