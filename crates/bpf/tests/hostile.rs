@@ -63,7 +63,8 @@ proptest! {
             } else {
                 format!("{:?}", end_bpf(&p, &mut m, &mut pkt, opts))
             };
-            outs.push((r, format!("{pkt:?}"), format!("{m:?}")));
+            let maps: Vec<_> = m.iter().map(|m| (m.storage().to_vec(), m.events().map(|e| format!("{e:?}")))).collect();
+            outs.push((r, format!("{pkt:?}"), format!("{maps:?}")));
         }
         if p.is_jitted() && !outs.iter().any(|o| o.0.contains("Budget")) {
             prop_assert_eq!(&outs[0], &outs[1], "{:?}", p.insns);
