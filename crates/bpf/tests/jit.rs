@@ -426,11 +426,48 @@ fn corner_cases_agree() {
         ins(ALU64 | MOV | X, 0, 10, 0, 0),
         exit,
     ]);
+    // Stack pointers in registers across frames: main passes r10 - 8 to f (depth 1),
+    // which passes its own r10 - 16 to g (depth 2); each writes through the pointer it got
+    // and its own, and the values read back through r10 and the pointers.
+    progs.push(vec![
+        ins(ALU64 | MOV | X, 1, 10, 0, 0),
+        ins(ALU64 | ADD | K, 1, 0, 0, -8),
+        ins(JMP | CALL, 0, PSEUDO_CALL, 0, 4),
+        ins(LDX | MEM | DW, 2, 10, -8, 0),
+        ins(ALU64 | ADD | X, 0, 2, 0, 0),
+        exit,
+        exit,
+        // f: *r1 = 0x100; r6 = r10 - 16; *r6 = 0x20; g(r6); r0 = *(r10 - 16) + *r6.
+        ins(ST | MEM | DW, 1, 0, 0, 0x100),
+        ins(ALU64 | MOV | X, 6, 10, 0, 0),
+        ins(ALU64 | ADD | K, 6, 0, 0, -16),
+        ins(ST | MEM | DW, 6, 0, 0, 0x20),
+        ins(ALU64 | MOV | X, 1, 6, 0, 0),
+        ins(JMP | CALL, 0, PSEUDO_CALL, 0, 4),
+        ins(LDX | MEM | DW, 0, 10, -16, 0),
+        ins(LDX | MEM | DW, 3, 6, 0, 0),
+        ins(ALU64 | ADD | X, 0, 3, 0, 0),
+        exit,
+        // g: *r1 += 3 (its caller's frame); *(r10 - 8) = 7 through a pointer; r0 = it.
+        ins(LDX | MEM | DW, 2, 1, 0, 0),
+        ins(ALU64 | ADD | K, 2, 0, 0, 3),
+        ins(STX | MEM | DW, 1, 2, 0, 0),
+        ins(ALU64 | MOV | X, 4, 10, 0, 0),
+        ins(ST | MEM | W, 4, 0, -8, 7),
+        ins(LDX | MEM | W, 0, 10, -8, 0),
+        exit,
+    ]);
     let (mut n, total) = (0, progs.len());
-    for insns in progs {
+    let last = progs.len() - 1;
+    for (k, insns) in progs.into_iter().enumerate() {
         let p = Program::new("p", ProgType::LwtSeg6local, insns);
         assert!(p.is_jitted(), "{:?}", p.insns);
-        if both(&p, false, 1 << 20).is_some() {
+        let r = both(&p, false, 1 << 20);
+        if k == last {
+            // f: 0x23 + 0x23 (g: 7); main: 0x46 + 0x100.
+            assert_eq!(r, Some(Ok(0x146)));
+        }
+        if r.is_some() {
             n += 1;
         }
     }

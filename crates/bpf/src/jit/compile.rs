@@ -9,8 +9,9 @@
 //! top of the current frame, as the interpreter's); rbp holds the `Env`; rax, rcx, rdx and
 //! r11 are scratch. The registers hold the interpreter's tagged addresses, so pointer
 //! arithmetic and comparisons are the interpreter's. Loads and stores at `r10 + off`
-//! inside the frame, and packet loads (packet stores for `lwt_xmit`) checked against the
-//! packet's length, are inline; every other access, atomics and helper calls go through
+//! inside the frame (checked here), through other registers to a stack frame or the
+//! packet (checked at run time against the frame's 512 bytes and the packet's length;
+//! packet stores only for `lwt_xmit`) are inline; every other access, atomics and helper calls go through
 //! [`super::runtime::step`], the interpreter's code.
 //!
 //! BPF-to-BPF calls are host calls: r6..r9 pushed, the depth checked and counted, the new
@@ -19,9 +20,8 @@
 
 use super::emit::*;
 use super::runtime::{step, Env, BUDGET, DONE, TOO_DEEP};
-use crate::helpers::ProgType;
 use crate::insn::*;
-use crate::vm::{make, size_bytes, FRAMES, STACK_SIZE, TAG_MAP, TAG_MAP_HANDLE, TAG_PKT, TAG_SHIFT};
+use crate::vm::{make, size_bytes, FRAMES, STACK_SIZE, TAG_MAP, TAG_MAP_HANDLE, TAG_PKT, TAG_SHIFT, TAG_STACK};
 use std::mem::offset_of;
 
 /// Host register of r0..r9.
@@ -142,11 +142,10 @@ struct Cx<'a> {
     exit: Label,
     ret: Label,
     budget: Label,
-    writable: bool,
 }
 
 /// Compiles `insns`; `None` for a program the compiler does not take (it is interpreted).
-pub(crate) fn compile(insns: &[Insn], prog_type: ProgType) -> Option<Vec<u8>> {
+pub(crate) fn compile(insns: &[Insn]) -> Option<Vec<u8>> {
     if insns.is_empty() || insns.len() > i32::MAX as usize / 2 {
         return None;
     }
@@ -154,7 +153,7 @@ pub(crate) fn compile(insns: &[Insn], prog_type: ProgType) -> Option<Vec<u8>> {
     let mut a = Asm::default();
     let labels = (0..insns.len()).map(|_| a.label()).collect();
     let (stub, exit, ret, budget) = (a.label(), a.label(), a.label(), a.label());
-    let mut cx = Cx { a, insns, labels, stub, exit, ret, budget, writable: prog_type.packet_writable() };
+    let mut cx = Cx { a, insns, labels, stub, exit, ret, budget };
     cx.prologue(funcs[0].1 - funcs[0].0);
     for (k, &(s, e)) in funcs.iter().enumerate() {
         for (pc, &half) in second.iter().enumerate().take(e).skip(s) {
@@ -369,21 +368,37 @@ impl Cx<'_> {
         self.a.lea(R11, base, i32::from(offset));
     }
 
-    /// The packet check of an access of `size` bytes at the address in r11: jumps to
-    /// `slow` unless it is a packet address with `off + size <= limit` (an `Env` field);
-    /// then r11 = the host address.
-    fn packet_check(&mut self, size: u64, limit: usize, slow: Label) {
+    /// The check of an access of `size` bytes at the tagged address in r11: a packet
+    /// address with `off + size <= limit` (an `Env` field: the packet's length for
+    /// loads, its writable length for stores), or a stack frame's with `off + size <=
+    /// 512`; then r11 = the host address, else a jump to `slow` (the interpreter's code).
+    fn mem_check(&mut self, size: u64, limit: usize, slow: Label) {
         let a = &mut self.a;
+        let (stack, ok) = (a.label(), a.label());
         a.mov_rr(true, RAX, R11);
         a.shift_i(true, SHR, RAX, TAG_SHIFT as u8);
-        a.alu_ri(Alu::Cmp, true, RAX, TAG_PKT as i32);
-        a.jcc(CC_NE, slow);
+        // The offset: the low 40 bits.
         a.shift_i(true, SHL, R11, 64 - TAG_SHIFT as u8);
         a.shift_i(true, SHR, R11, 64 - TAG_SHIFT as u8);
-        a.lea(RAX, R11, size as i32);
-        a.alu_rm(Alu::Cmp, RAX, ENV, off(limit));
+        a.lea(RDX, R11, size as i32);
+        a.alu_ri(Alu::Cmp, true, RAX, TAG_PKT as i32);
+        a.jcc(CC_NE, stack);
+        a.alu_rm(Alu::Cmp, RDX, ENV, off(limit));
         a.jcc(CC_A, slow);
         a.alu_rm(Alu::Add, R11, ENV, off(offset_of!(Env<'static>, pkt_ptr)));
+        a.jmp(ok);
+        // Frame i's tag is TAG_STACK + 2i, i < FRAMES: (tag - TAG_STACK) even and below
+        // 2 * FRAMES, and the frame's bytes at (tag - TAG_STACK) * 256.
+        a.bind(stack);
+        a.alu_ri(Alu::Sub, true, RAX, TAG_STACK as i32);
+        a.test_ri(true, RAX, !(2 * FRAMES as i32 - 2));
+        a.jcc(CC_NE, slow);
+        a.alu_ri(Alu::Cmp, true, RDX, STACK_SIZE as i32);
+        a.jcc(CC_A, slow);
+        a.shift_i(true, SHL, RAX, 8);
+        a.alu_rr(Alu::Add, true, R11, RAX);
+        a.alu_rm(Alu::Add, R11, ENV, off(offset_of!(Env<'static>, stack_base)));
+        a.bind(ok);
     }
 
     /// Whether `r10 + off` for `size` bytes is inside the frame (checked at compile time).
@@ -405,7 +420,7 @@ impl Cx<'_> {
         }
         let (slow, done) = (self.a.label(), self.a.label());
         self.address(i.src, i.off);
-        self.packet_check(size, offset_of!(Env<'static>, pkt_len), slow);
+        self.mem_check(size, offset_of!(Env<'static>, pkt_len), slow);
         self.a.load(size, signed, d, R11, 0);
         self.a.jmp(done);
         self.a.bind(slow);
@@ -434,13 +449,10 @@ impl Cx<'_> {
             }
             return;
         }
-        if !self.writable {
-            self.slow(pc);
-            return;
-        }
         let (slow, done) = (self.a.label(), self.a.label());
         self.address(i.dst, i.off);
-        self.packet_check(size, offset_of!(Env<'static>, pkt_wlen), slow);
+        // Packet stores: pkt_wlen is 0 unless the program type may write the packet.
+        self.mem_check(size, offset_of!(Env<'static>, pkt_wlen), slow);
         let v = self.store_value(i);
         self.a.store(size, v, R11, 0);
         self.a.jmp(done);

@@ -59,7 +59,7 @@ impl Jit {
 
     #[cfg(all(target_arch = "x86_64", unix))]
     fn compile_always(insns: &[Insn], prog_type: ProgType) -> Jit {
-        let Some(code) = compile::compile(insns, prog_type) else { return Jit::none() };
+        let Some(code) = compile::compile(insns) else { return Jit::none() };
         match mem::ExecMem::new(&code) {
             Some(mem) => Jit(Some(Arc::new(Code { mem, insns: insns.to_vec(), prog_type }))),
             None => Jit::none(),

@@ -31,6 +31,8 @@ pub(crate) struct Env<'a> {
     pub pkt_wlen: u64,
     /// Host address of the top of the current frame (byte 512 of it).
     pub frame_host: u64,
+    /// Host address of frame 0 (the frames follow each other).
+    pub stack_base: u64,
     /// BPF-to-BPF call depth (0: the main function).
     pub depth: u64,
     /// Instructions left in the budget (charged per function entered).
@@ -61,7 +63,9 @@ impl Env<'_> {
             }
         }
         let top = (self.depth as usize + 1) * STACK_SIZE;
-        self.frame_host = self.vm.stack.as_mut_ptr().wrapping_add(top) as u64;
+        let base = self.vm.stack.as_mut_ptr();
+        self.stack_base = base as u64;
+        self.frame_host = base.wrapping_add(top) as u64;
     }
 }
 
@@ -122,6 +126,7 @@ pub(crate) fn run(
         pkt_len: 0,
         pkt_wlen: 0,
         frame_host: 0,
+        stack_base: 0,
         depth: 0,
         left: budget,
         saved_rsp: 0,
@@ -132,8 +137,9 @@ pub(crate) fn run(
     env.refresh();
     // SAFETY: `code` is machine code the compiler made for `insns` (compile.rs): it keeps
     // the System V ABI's callee-saved registers, touches memory only through `env`'s
-    // fields, the current frames (below `frame_host`, checked against the frame bounds at
-    // compile time) and the packet (checked against `pkt_len`/`pkt_wlen` at run time),
+    // fields, the stack frames (r10-relative: checked against the frame's bounds at
+    // compile time; other addresses: against the frame tags and 512 bytes at run time)
+    // and the packet (checked against `pkt_len`/`pkt_wlen` at run time),
     // and calls only `step`. It ends after a bounded number of instructions: no loops,
     // each function's length charged to the budget when entered.
     let status = unsafe {
