@@ -503,3 +503,20 @@ fn the_budget_bounds_the_jit() {
     assert_eq!(run(1000, Engine::Auto), Err(Fault::Budget(1000)));
     assert_eq!(run(1000, Engine::Interp), Err(Fault::Budget(1000)));
 }
+
+/// A program (with its machine code) can be shared between workers.
+#[test]
+fn programs_are_send_and_sync() {
+    fn check<T: Send + Sync + Clone + std::fmt::Debug>() {}
+    check::<Program>();
+    let p =
+        Program::new("p", ProgType::LwtSeg6local, vec![ins(ALU64 | MOV | K, 0, 0, 0, 1), ins(JMP | EXIT, 0, 0, 0, 0)]);
+    assert!(format!("{p:?}").contains("bytes of x86-64") || !cfg!(all(target_arch = "x86_64", unix)));
+    let q = p.clone().without_jit();
+    assert!(!q.is_jitted());
+    let t = std::thread::spawn(move || {
+        let mut pkt = Seg6Packet::new(vec![0; 40]);
+        sr6_bpf::run(&p, &mut maps(), &mut pkt, JIT)
+    });
+    assert_eq!(t.join().unwrap(), Ok(1));
+}
