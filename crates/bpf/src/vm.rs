@@ -18,7 +18,7 @@ use crate::skb::{errno, Skb};
 
 pub(crate) const TAG_SHIFT: u32 = 40;
 pub(crate) const OFF_MASK: u64 = (1 << TAG_SHIFT) - 1;
-const TAG_CTX: u64 = 1;
+pub(crate) const TAG_CTX: u64 = 1;
 pub(crate) const TAG_PKT: u64 = 0x10;
 pub(crate) const TAG_MAP_HANDLE: u64 = 0x12;
 /// Frame `i`'s tag is `TAG_STACK + 2 * i`: the tag below each region is no region, so an

@@ -11,7 +11,8 @@
 //! arithmetic and comparisons are the interpreter's. Loads and stores at `r10 + off`
 //! inside the frame (checked here), through other registers to a stack frame or the
 //! packet (checked at run time against the frame's 512 bytes and the packet's length;
-//! packet stores only for `lwt_xmit`) are inline; every other access, atomics and helper calls go through
+//! packet stores only for `lwt_xmit`) are inline, and so are the u32 loads of
+//! `skb->len`, `skb->data` and `skb->data_end`; every other access, atomics and helper calls go through
 //! [`super::runtime::step`], the interpreter's code.
 //!
 //! BPF-to-BPF calls are host calls: r6..r9 pushed, the depth checked and counted, the new
@@ -21,7 +22,9 @@
 use super::emit::*;
 use super::runtime::{step, Env, BUDGET, DONE, TOO_DEEP};
 use crate::insn::*;
-use crate::vm::{make, size_bytes, FRAMES, STACK_SIZE, TAG_MAP, TAG_MAP_HANDLE, TAG_PKT, TAG_SHIFT, TAG_STACK};
+use crate::vm::{
+    make, size_bytes, FRAMES, STACK_SIZE, TAG_CTX, TAG_MAP, TAG_MAP_HANDLE, TAG_PKT, TAG_SHIFT, TAG_STACK,
+};
 use std::mem::offset_of;
 
 /// Host register of r0..r9.
@@ -420,12 +423,40 @@ impl Cx<'_> {
         }
         let (slow, done) = (self.a.label(), self.a.label());
         self.address(i.src, i.off);
+        if i.code == LDX | MEM | W && matches!(i.off, 0 | 76 | 80) {
+            self.ctx_packet_field(d, i.off as u64, done);
+        }
         self.mem_check(size, offset_of!(Env<'static>, pkt_len), slow);
         self.a.load(size, signed, d, R11, 0);
         self.a.jmp(done);
         self.a.bind(slow);
         self.slow(pc);
         self.a.bind(done);
+    }
+
+    /// `skb->len`, `skb->data`, `skb->data_end` (a u32 load at context offset `field`, the
+    /// address in r11): when the address is exactly that field's, `d` = the interpreter's
+    /// value (the packet's length, its start's and end's tagged addresses) and a jump to
+    /// `done`; else on to the general check.
+    fn ctx_packet_field(&mut self, d: u8, field: u64, done: Label) {
+        let len = off(offset_of!(Env<'static>, pkt_len));
+        let a = &mut self.a;
+        let other = a.label();
+        a.mov_ri(RAX, make(TAG_CTX, field));
+        a.alu_rr(Alu::Cmp, true, R11, RAX);
+        a.jcc(CC_NE, other);
+        match field {
+            // The length as a u32 (the interpreter's `len() as u32`).
+            0 => a.load(4, false, d, ENV, len),
+            76 => a.mov_ri(d, make(TAG_PKT, 0)),
+            _ => {
+                a.load(8, false, d, ENV, len);
+                a.mov_ri(RAX, make(TAG_PKT, 0));
+                a.alu_rr(Alu::Or, true, d, RAX);
+            }
+        }
+        a.jmp(done);
+        a.bind(other);
     }
 
     /// The value to store into rax or a host register (after the address is in r11).
