@@ -127,17 +127,22 @@ struct Frame {
 /// nothing leaks from one packet to the next).
 pub struct Scratch {
     stack: Box<[u8; STACK_SIZE * FRAMES]>,
+    /// The JIT's table of map values (address, readable and writable length), one per
+    /// map; grown on the first run with more maps than before, then reused.
+    map_tab: Vec<[u64; 3]>,
 }
 
 impl Scratch {
-    pub(crate) fn stack_mut(&mut self) -> &mut [u8; STACK_SIZE * FRAMES] {
-        &mut self.stack
+    /// The stack and the JIT's map table, the table sized for `maps` maps.
+    pub(crate) fn jit_parts(&mut self, maps: usize) -> (&mut [u8; STACK_SIZE * FRAMES], &mut [[u64; 3]]) {
+        self.map_tab.resize(maps, [0; 3]);
+        (&mut self.stack, &mut self.map_tab)
     }
 }
 
 impl Default for Scratch {
     fn default() -> Self {
-        Scratch { stack: Box::new([0; STACK_SIZE * FRAMES]) }
+        Scratch { stack: Box::new([0; STACK_SIZE * FRAMES]), map_tab: Vec::new() }
     }
 }
 

@@ -239,11 +239,12 @@ fn group() -> impl Strategy<Value = G> {
                 0 => vec![ins(LDX | MEM | W, p, 1, 0, 76), ins(ALU64 | MOV | X, 1, 1, 0, 0)],
                 1 => vec![ins(LDX | MEM | W, p, 1, 0, 80)],
                 2 => vec![ins(ALU64 | MOV | X, p, 10, 0, 0), ins(ALU64 | ADD | K, p, 0, 0, -64)],
-                3 => vec![ins(LD | IMM | DW, p, PSEUDO_MAP_VALUE, 0, 3), ins(0, 0, 0, 0, 0)],
+                // .data, or .rodata (stores refused).
+                3 => vec![ins(LD | IMM | DW, p, PSEUDO_MAP_VALUE, 0, 2 + (imm & 1)), ins(0, 0, 0, 0, 0)],
                 _ => vec![ins(ALU64 | MOV | X, p, 1, 0, 0)],
             };
             let sz = if base == 4 { W } else { sz };
-            // Mostly in bounds: below data_end, inside the 16 bytes of .data.
+            // Mostly in bounds: below data_end, inside the 8 bytes of .rodata, 16 of .data.
             let off = match base {
                 1 => off - 64,
                 3 if off >= 0 => off & 7,

@@ -9,9 +9,10 @@
 //! top of the current frame, as the interpreter's); rbp holds the `Env`; rax, rcx, rdx and
 //! r11 are scratch. The registers hold the interpreter's tagged addresses, so pointer
 //! arithmetic and comparisons are the interpreter's. Loads and stores at `r10 + off`
-//! inside the frame (checked here), through other registers to a stack frame or the
-//! packet (checked at run time against the frame's 512 bytes and the packet's length;
-//! packet stores only for `lwt_xmit`) are inline, and so are the u32 loads of
+//! inside the frame (checked here), through other registers to a stack frame, the packet
+//! or a map's values (checked at run time against the frame's 512 bytes, the packet's
+//! length, the values' length; packet stores only for `lwt_xmit`, map stores only to
+//! writable maps) are inline, and so are the u32 loads of
 //! `skb->len`, `skb->data` and `skb->data_end`; every other access, atomics and helper calls go through
 //! [`super::runtime::step`], the interpreter's code.
 //!
@@ -372,12 +373,14 @@ impl Cx<'_> {
     }
 
     /// The check of an access of `size` bytes at the tagged address in r11: a packet
-    /// address with `off + size <= limit` (an `Env` field: the packet's length for
-    /// loads, its writable length for stores), or a stack frame's with `off + size <=
-    /// 512`; then r11 = the host address, else a jump to `slow` (the interpreter's code).
-    fn mem_check(&mut self, size: u64, limit: usize, slow: Label) {
+    /// address with `off + size` at most the `Env` field at `limit` (the packet's length
+    /// for loads, its writable length for stores), a stack frame's with `off + size <=
+    /// 512`, or a map's values' with `off + size` at most their readable (`store`: their
+    /// writable) length; then r11 = the host address, else a jump to `slow` (the
+    /// interpreter's code).
+    fn mem_check(&mut self, size: u64, limit: usize, store: bool, slow: Label) {
         let a = &mut self.a;
-        let (stack, ok) = (a.label(), a.label());
+        let (not_pkt, map, ok) = (a.label(), a.label(), a.label());
         a.mov_rr(true, RAX, R11);
         a.shift_i(true, SHR, RAX, TAG_SHIFT as u8);
         // The offset: the low 40 bits.
@@ -385,14 +388,16 @@ impl Cx<'_> {
         a.shift_i(true, SHR, R11, 64 - TAG_SHIFT as u8);
         a.lea(RDX, R11, size as i32);
         a.alu_ri(Alu::Cmp, true, RAX, TAG_PKT as i32);
-        a.jcc(CC_NE, stack);
+        a.jcc(CC_NE, not_pkt);
         a.alu_rm(Alu::Cmp, RDX, ENV, off(limit));
         a.jcc(CC_A, slow);
         a.alu_rm(Alu::Add, R11, ENV, off(offset_of!(Env<'static>, pkt_ptr)));
         a.jmp(ok);
+        a.bind(not_pkt);
+        a.alu_ri(Alu::Cmp, true, RAX, TAG_MAP as i32);
+        a.jcc(CC_AE, map);
         // Frame i's tag is TAG_STACK + 2i, i < FRAMES: (tag - TAG_STACK) even and below
         // 2 * FRAMES, and the frame's bytes at (tag - TAG_STACK) * 256.
-        a.bind(stack);
         a.alu_ri(Alu::Sub, true, RAX, TAG_STACK as i32);
         a.test_ri(true, RAX, !(2 * FRAMES as i32 - 2));
         a.jcc(CC_NE, slow);
@@ -401,6 +406,17 @@ impl Cx<'_> {
         a.shift_i(true, SHL, RAX, 8);
         a.alu_rr(Alu::Add, true, R11, RAX);
         a.alu_rm(Alu::Add, R11, ENV, off(offset_of!(Env<'static>, stack_base)));
+        a.jmp(ok);
+        // Map i's values: tag TAG_MAP + i, i < the number of maps; its entry in map_tab.
+        a.bind(map);
+        a.alu_ri(Alu::Sub, true, RAX, TAG_MAP as i32);
+        a.alu_rm(Alu::Cmp, RAX, ENV, off(offset_of!(Env<'static>, nmaps)));
+        a.jcc(CC_AE, slow);
+        a.imul_ri(true, RAX, 24);
+        a.alu_rm(Alu::Add, RAX, ENV, off(offset_of!(Env<'static>, map_tab_ptr)));
+        a.alu_rm(Alu::Cmp, RDX, RAX, if store { 16 } else { 8 });
+        a.jcc(CC_A, slow);
+        a.alu_rm(Alu::Add, R11, RAX, 0);
         a.bind(ok);
     }
 
@@ -426,7 +442,7 @@ impl Cx<'_> {
         if i.code == LDX | MEM | W && matches!(i.off, 0 | 76 | 80) {
             self.ctx_packet_field(d, i.off as u64, done);
         }
-        self.mem_check(size, offset_of!(Env<'static>, pkt_len), slow);
+        self.mem_check(size, offset_of!(Env<'static>, pkt_len), false, slow);
         self.a.load(size, signed, d, R11, 0);
         self.a.jmp(done);
         self.a.bind(slow);
@@ -483,7 +499,7 @@ impl Cx<'_> {
         let (slow, done) = (self.a.label(), self.a.label());
         self.address(i.dst, i.off);
         // Packet stores: pkt_wlen is 0 unless the program type may write the packet.
-        self.mem_check(size, offset_of!(Env<'static>, pkt_wlen), slow);
+        self.mem_check(size, offset_of!(Env<'static>, pkt_wlen), true, slow);
         let v = self.store_value(i);
         self.a.store(size, v, R11, 0);
         self.a.jmp(done);

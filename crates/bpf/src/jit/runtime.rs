@@ -33,6 +33,9 @@ pub(crate) struct Env<'a> {
     pub frame_host: u64,
     /// Host address of frame 0 (the frames follow each other).
     pub stack_base: u64,
+    /// Host address of `map_tab` and its length (the number of maps).
+    pub map_tab_ptr: u64,
+    pub nmaps: u64,
     /// BPF-to-BPF call depth (0: the main function).
     pub depth: u64,
     /// Instructions left in the budget (charged per function entered).
@@ -42,6 +45,9 @@ pub(crate) struct Env<'a> {
     pub vm: Vm<'a>,
     /// The compiled program's own instructions (what `step` executes).
     pub insns: &'a [Insn],
+    /// Per map: its values' host address, the length loads may read (0: no values), the
+    /// length stores may write (0 when read-only).
+    pub map_tab: &'a mut [[u64; 3]],
     pub fault: Option<Fault>,
 }
 
@@ -66,6 +72,13 @@ impl Env<'_> {
         let base = self.vm.stack.as_mut_ptr();
         self.stack_base = base as u64;
         self.frame_host = base.wrapping_add(top) as u64;
+        for (m, e) in self.vm.maps.iter_mut().zip(self.map_tab.iter_mut()) {
+            let ro = m.read_only;
+            let v = m.storage_mut();
+            *e = [v.as_mut_ptr() as u64, v.len() as u64, if ro { 0 } else { v.len() as u64 }];
+        }
+        self.map_tab_ptr = self.map_tab.as_mut_ptr() as u64;
+        self.nmaps = self.map_tab.len() as u64;
     }
 }
 
@@ -114,7 +127,7 @@ pub(crate) fn run(
     skb: &mut dyn Skb,
     budget: u64,
 ) -> Result<u64, Fault> {
-    let stack = scratch.stack_mut();
+    let (stack, map_tab) = scratch.jit_parts(maps.len());
     stack[..STACK_SIZE].fill(0);
     let mut regs = [0u64; NREGS];
     regs[1] = ctx_addr();
@@ -127,11 +140,14 @@ pub(crate) fn run(
         pkt_wlen: 0,
         frame_host: 0,
         stack_base: 0,
+        map_tab_ptr: 0,
+        nmaps: 0,
         depth: 0,
         left: budget,
         saved_rsp: 0,
         vm: Vm { prog, maps, skb, stack, pc: 0 },
         insns,
+        map_tab,
         fault: None,
     };
     env.refresh();
@@ -139,7 +155,8 @@ pub(crate) fn run(
     // the System V ABI's callee-saved registers, touches memory only through `env`'s
     // fields, the stack frames (r10-relative: checked against the frame's bounds at
     // compile time; other addresses: against the frame tags and 512 bytes at run time)
-    // and the packet (checked against `pkt_len`/`pkt_wlen` at run time),
+    // the packet (checked against `pkt_len`/`pkt_wlen` at run time) and the maps'
+    // values (checked against `map_tab`'s lengths at run time),
     // and calls only `step`. It ends after a bounded number of instructions: no loops,
     // each function's length charged to the budget when entered.
     let status = unsafe {
