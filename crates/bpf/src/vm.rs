@@ -134,6 +134,7 @@ pub struct Scratch {
 
 impl Scratch {
     /// The stack and the JIT's map table, the table sized for `maps` maps.
+    #[cfg_attr(not(all(target_arch = "x86_64", unix)), allow(dead_code))]
     pub(crate) fn jit_parts(&mut self, maps: usize) -> (&mut [u8; STACK_SIZE * FRAMES], &mut [[u64; 3]]) {
         self.map_tab.resize(maps, [0; 3]);
         (&mut self.stack, &mut self.map_tab)

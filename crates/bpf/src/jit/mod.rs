@@ -25,6 +25,7 @@ use crate::vm::{Fault, Program, Scratch};
 use std::sync::Arc;
 
 /// A program's machine code (shared by the clones of its [`Program`]).
+#[cfg_attr(not(all(target_arch = "x86_64", unix)), allow(dead_code))]
 struct Code {
     #[cfg(all(target_arch = "x86_64", unix))]
     mem: mem::ExecMem,
