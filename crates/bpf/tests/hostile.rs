@@ -10,9 +10,9 @@ use sr6_bpf::elf::load_bytes;
 use sr6_bpf::helpers::ProgType;
 use sr6_bpf::insn::Insn;
 use sr6_bpf::maps::{map_type, Map, MapDef};
-use sr6_bpf::seg6::{end_bpf, Seg6Packet};
+use sr6_bpf::seg6::{end_bpf, Drop, Seg6Packet, Verdict};
 use sr6_bpf::verifier::verify;
-use sr6_bpf::{run, Engine, Program, RunOpts};
+use sr6_bpf::{run, Engine, Fault, Program, RunOpts};
 
 /// Opcodes worth trying: every valid one and a few invalid.
 const CODES: &[u8] = &[
@@ -78,7 +78,7 @@ proptest! {
 }
 
 /// Real objects with bytes flipped: the loader refuses or loads them, and what it loads
-/// runs without panicking. `SR6_BPF_MUTATIONS=N[:SEED]` runs longer (default 3000 from a
+/// runs without panicking, with the same results under the JIT and the interpreter. `SR6_BPF_MUTATIONS=N[:SEED]` runs longer (default 3000 from a
 /// fixed seed).
 #[test]
 fn mutated_objects_never_panic() {
@@ -105,8 +105,19 @@ fn mutated_objects_never_panic() {
             b[at] = rnd() as u8;
         }
         if let Ok(mut o) = load_bytes(&b, sec, ProgType::LwtSeg6local) {
+            // The JIT's run (when it takes the program) and the interpreter's agree.
+            let mut im = o.maps.clone();
             let mut pkt = Seg6Packet::new(common::packet(2, 0, 7, &[], 17));
-            let _ = end_bpf(&o.program, &mut o.maps, &mut pkt, RunOpts { budget: 5_000, ..RunOpts::default() });
+            let mut ipkt = pkt.clone();
+            let v = end_bpf(&o.program, &mut o.maps, &mut pkt, RunOpts { budget: 5_000, ..RunOpts::default() });
+            let iv = end_bpf(&o.program, &mut im, &mut ipkt, RunOpts { budget: 5_000, engine: Engine::Interp });
+            let budget = |v: &Verdict| matches!(v, Verdict::Drop(Drop::Fault(Fault::Budget(_))));
+            if o.program.is_jitted() && !budget(&v) && !budget(&iv) {
+                assert_eq!((&v, &pkt.buf), (&iv, &ipkt.buf), "round {round}");
+                for (a, b) in o.maps.iter().zip(&im) {
+                    assert_eq!(a.storage(), b.storage(), "round {round}");
+                }
+            }
         }
     }
 }
