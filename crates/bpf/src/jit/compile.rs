@@ -1,20 +1,20 @@
 //! eBPF instructions to x86-64 machine code.
 //!
 //! First a structural check ([`functions`]): the code is generated only for programs whose
-//! control flow it can take for granted (no loop, every jump inside its function,
-//! no falling off a function's end, no call to the main function, no write to r10, only
+//! control flow it can take for granted (no loop, every jump inside its function, no
+//! falling off a function's end, no call to the main function, no write to r10, only
 //! encodings it knows); anything else returns `None` and the program is interpreted.
 //!
 //! Registers: r0..r9 live in host registers ([`REG`]), r10 in `Env::regs[10]` (the tagged
 //! top of the current frame, as the interpreter's); rbp holds the `Env`; rax, rcx, rdx and
 //! r11 are scratch. The registers hold the interpreter's tagged addresses, so pointer
-//! arithmetic and comparisons are the interpreter's. Loads and stores at `r10 + off`
-//! inside the frame (checked here), through other registers to a stack frame, the packet
-//! or a map's values (checked at run time against the frame's 512 bytes, the packet's
-//! length, the values' length; packet stores only for `lwt_xmit`, map stores only to
-//! writable maps) are inline, and so are the u32 loads of
-//! `skb->len`, `skb->data` and `skb->data_end`; every other access, atomics and helper calls go through
-//! [`super::runtime::step`], the interpreter's code.
+//! arithmetic and comparisons are the interpreter's. Inline: loads and stores at
+//! `r10 + off` inside the frame (checked here); through other registers to a stack frame,
+//! the packet or a map's values (checked at run time against the frame's 512 bytes, the
+//! packet's length, the values' length; packet stores only for `lwt_xmit`, map stores
+//! only to writable maps); the u32 loads of `skb->len`, `skb->data` and `skb->data_end`.
+//! Every other access, atomics and helper calls go through [`super::runtime::step`], the
+//! interpreter's code.
 //!
 //! BPF-to-BPF calls are host calls: r6..r9 pushed, the depth checked and counted, the new
 //! frame zeroed, r10 and the frame pointer moved; EXIT of a called function is `ret`.
