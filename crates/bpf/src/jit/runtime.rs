@@ -1,6 +1,6 @@
 //! What compiled code runs against: the [`Env`] it gets in a register (the registers'
-//! home when it calls out, the packet's pointer and length, the current frame, the call
-//! depth, the budget left) and [`step`], the one function it calls: the interpreter's own
+//! home when it calls out, the packet's, the stack's and the maps' addresses and lengths,
+//! the current frame, the call depth, the budget left) and [`step`], the one function it calls: the interpreter's own
 //! code for a load, store, atomic or helper call it does not do inline.
 
 use super::mem::ExecMem;
@@ -52,8 +52,9 @@ pub(crate) struct Env<'a> {
 }
 
 impl Env<'_> {
-    /// Re-reads what may have moved: the packet (a helper may have resized it) and the
-    /// stack's address (reborrowed, so the code's pointers derive from the latest borrow).
+    /// Re-reads what may have moved: the packet (a helper may have resized it), the maps'
+    /// values (an update may move a hash map's) and the stack's address (reborrowed, so
+    /// the code's pointers derive from the latest borrows).
     fn refresh(&mut self) {
         let data = self.vm.skb.data();
         let (rptr, rlen) = (data.as_ptr(), data.len());
@@ -154,11 +155,11 @@ pub(crate) fn run(
     // SAFETY: `code` is machine code the compiler made for `insns` (compile.rs): it keeps
     // the System V ABI's callee-saved registers, touches memory only through `env`'s
     // fields, the stack frames (r10-relative: checked against the frame's bounds at
-    // compile time; other addresses: against the frame tags and 512 bytes at run time)
-    // the packet (checked against `pkt_len`/`pkt_wlen` at run time) and the maps'
-    // values (checked against `map_tab`'s lengths at run time),
-    // and calls only `step`. It ends after a bounded number of instructions: no loops,
-    // each function's length charged to the budget when entered.
+    // compile time; other addresses: against the frame tags and 512 bytes at run time),
+    // the packet (against `pkt_len`/`pkt_wlen` at run time) and the maps' values
+    // (against `map_tab`'s lengths at run time), and calls only `step`. It ends after a
+    // bounded number of instructions: no loops, each function's length charged to the
+    // budget when entered, calls at most FRAMES deep.
     let status = unsafe {
         let entry: Entry = std::mem::transmute::<*const u8, Entry>(code.as_ptr());
         entry(&mut env)
