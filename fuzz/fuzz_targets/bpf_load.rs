@@ -29,7 +29,7 @@ fuzz_target!(|data: &[u8]| {
     for sec in SECTIONS {
         if let Ok(mut o) = load_bytes(data, sec, ProgType::LwtSeg6local) {
             let mut pkt = Seg6Packet::new(packet());
-            let _ = end_bpf(&o.program, &mut o.maps, &mut pkt, RunOpts { budget: 20_000 });
+            let _ = end_bpf(&o.program, &mut o.maps, &mut pkt, RunOpts { budget: 20_000, ..RunOpts::default() });
         }
     }
 });

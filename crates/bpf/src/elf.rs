@@ -232,7 +232,7 @@ pub fn load_bytes(data: &[u8], section: &str, prog_type: ProgType) -> Result<Obj
     }
     verify_with_funcs(&insns, prog_type, maps.len(), &func_starts)
         .map_err(|err| LoadError::Verify { section: section.to_string(), err })?;
-    Ok(Object { program: Program { name: section.to_string(), prog_type, insns }, maps })
+    Ok(Object { program: Program::new(section, prog_type, insns), maps })
 }
 
 fn is_exec(s: &object::Section<'_, '_>) -> bool {

@@ -19,8 +19,11 @@
 //!   `bpf_lwt_seg6_store_bytes`, `_adjust_srh`, `_action` (net/core/filter.c) and the
 //!   run of `input_action_end_bpf`.
 //!
-//! No unsafe code; nothing a program does can panic the caller.
-#![forbid(unsafe_code)]
+//! - [`jit`]: the x86-64 JIT, differentially tested against the interpreter.
+//!
+//! Unsafe code only in [`jit`] (executable memory, entering the machine code); nothing a
+//! program does can panic the caller.
+#![deny(unsafe_code)]
 
 pub mod btf;
 pub mod clang;
@@ -29,6 +32,8 @@ pub mod events;
 mod helper_names;
 pub mod helpers;
 pub mod insn;
+#[allow(unsafe_code)]
+pub mod jit;
 pub mod lwt;
 pub mod maps;
 pub mod seg6;
@@ -37,4 +42,4 @@ pub mod verifier;
 pub mod vm;
 
 pub use elf::{load_object, LoadError, Object};
-pub use vm::{run, run_with, Fault, Program, RunOpts, Scratch};
+pub use vm::{run, run_with, Engine, Fault, Program, RunOpts, Scratch};

@@ -12,18 +12,19 @@
 
 use crate::helpers::*;
 use crate::insn::*;
+pub use crate::jit::Jit;
 use crate::maps::Map;
 use crate::skb::{errno, Skb};
 
-const TAG_SHIFT: u32 = 40;
-const OFF_MASK: u64 = (1 << TAG_SHIFT) - 1;
-const TAG_CTX: u64 = 1;
-const TAG_PKT: u64 = 0x10;
-const TAG_MAP_HANDLE: u64 = 0x12;
+pub(crate) const TAG_SHIFT: u32 = 40;
+pub(crate) const OFF_MASK: u64 = (1 << TAG_SHIFT) - 1;
+pub(crate) const TAG_CTX: u64 = 1;
+pub(crate) const TAG_PKT: u64 = 0x10;
+pub(crate) const TAG_MAP_HANDLE: u64 = 0x12;
 /// Frame `i`'s tag is `TAG_STACK + 2 * i`: the tag below each region is no region, so an
 /// offset below 0 never lands in another region.
-const TAG_STACK: u64 = 0x20;
-const TAG_MAP: u64 = 0x100;
+pub(crate) const TAG_STACK: u64 = 0x20;
+pub(crate) const TAG_MAP: u64 = 0x100;
 
 /// Bytes of one stack frame (the kernel's MAX_BPF_STACK).
 pub const STACK_SIZE: usize = 512;
@@ -61,17 +62,57 @@ pub struct Program {
     pub name: String,
     pub prog_type: ProgType,
     pub insns: Vec<Insn>,
+    /// The machine code [`run_with`] runs in place of the interpreter, if any (made by
+    /// [`Program::new`] from `insns`; after changing `insns`, make the program again).
+    pub jit: Jit,
+}
+
+impl Program {
+    /// A program of `insns` (verified by the caller), compiled by the JIT when it can.
+    pub fn new(name: impl Into<String>, prog_type: ProgType, insns: Vec<Insn>) -> Program {
+        let jit = Jit::compile(&insns, prog_type);
+        Program { name: name.into(), prog_type, insns, jit }
+    }
+
+    /// The same program, always interpreted.
+    pub fn without_jit(mut self) -> Program {
+        self.jit = Jit::none();
+        self
+    }
+
+    /// Whether [`run_with`] runs machine code for this program.
+    pub fn is_jitted(&self) -> bool {
+        self.jit.code_len().is_some()
+    }
+}
+
+/// Which engine runs a program.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Engine {
+    /// The JIT's code when the program has some, else the interpreter.
+    #[default]
+    Auto,
+    /// Always the interpreter (the reference the JIT is tested against).
+    Interp,
 }
 
 /// Options of a run.
 #[derive(Clone, Copy, Debug)]
 pub struct RunOpts {
     pub budget: u64,
+    pub engine: Engine,
+}
+
+impl RunOpts {
+    /// The default options with the interpreter forced.
+    pub fn interp() -> RunOpts {
+        RunOpts { engine: Engine::Interp, ..RunOpts::default() }
+    }
 }
 
 impl Default for RunOpts {
     fn default() -> Self {
-        RunOpts { budget: DEFAULT_BUDGET }
+        RunOpts { budget: DEFAULT_BUDGET, engine: Engine::Auto }
     }
 }
 
@@ -86,20 +127,32 @@ struct Frame {
 /// nothing leaks from one packet to the next).
 pub struct Scratch {
     stack: Box<[u8; STACK_SIZE * FRAMES]>,
+    /// The JIT's table of map values (address, readable and writable length), one per
+    /// map; grown on the first run with more maps than before, then reused.
+    map_tab: Vec<[u64; 3]>,
+}
+
+impl Scratch {
+    /// The stack and the JIT's map table, the table sized for `maps` maps.
+    #[cfg_attr(not(all(target_arch = "x86_64", unix)), allow(dead_code))]
+    pub(crate) fn jit_parts(&mut self, maps: usize) -> (&mut [u8; STACK_SIZE * FRAMES], &mut [[u64; 3]]) {
+        self.map_tab.resize(maps, [0; 3]);
+        (&mut self.stack, &mut self.map_tab)
+    }
 }
 
 impl Default for Scratch {
     fn default() -> Self {
-        Scratch { stack: Box::new([0; STACK_SIZE * FRAMES]) }
+        Scratch { stack: Box::new([0; STACK_SIZE * FRAMES]), map_tab: Vec::new() }
     }
 }
 
-struct Vm<'a> {
-    prog: &'a Program,
-    maps: &'a mut [Map],
-    skb: &'a mut dyn Skb,
-    stack: &'a mut [u8; STACK_SIZE * FRAMES],
-    pc: usize,
+pub(crate) struct Vm<'a> {
+    pub(crate) prog: &'a Program,
+    pub(crate) maps: &'a mut [Map],
+    pub(crate) skb: &'a mut dyn Skb,
+    pub(crate) stack: &'a mut [u8; STACK_SIZE * FRAMES],
+    pub(crate) pc: usize,
 }
 
 /// Bytes copied out of program memory for a helper that then needs `&mut` access to
@@ -129,12 +182,12 @@ fn tag(addr: u64) -> u64 {
     addr >> TAG_SHIFT
 }
 
-fn make(tag: u64, off: u64) -> u64 {
+pub(crate) fn make(tag: u64, off: u64) -> u64 {
     (tag << TAG_SHIFT) | (off & OFF_MASK)
 }
 
 /// The frame pointer of frame `depth`: the top of its 512 bytes.
-fn stack_top(depth: usize) -> u64 {
+pub(crate) fn stack_top(depth: usize) -> u64 {
     make(TAG_STACK + 2 * depth as u64, STACK_SIZE as u64)
 }
 
@@ -154,7 +207,8 @@ pub fn run(prog: &Program, maps: &mut [Map], skb: &mut dyn Skb, opts: RunOpts) -
     run_with(&mut Scratch::default(), prog, maps, skb, opts)
 }
 
-/// Runs `prog` with a reused [`Scratch`]: no allocation unless a helper copies more than
+/// Runs `prog` with a reused [`Scratch`], by its JIT code unless `opts.engine` is
+/// [`Engine::Interp`] or it has none: no allocation unless a helper copies more than
 /// 512 bytes or a hash map gets a new key.
 pub fn run_with(
     scratch: &mut Scratch,
@@ -163,6 +217,11 @@ pub fn run_with(
     skb: &mut dyn Skb,
     opts: RunOpts,
 ) -> Result<u64, Fault> {
+    if opts.engine == Engine::Auto {
+        if let Some(res) = prog.jit.run(scratch, prog, maps, skb, opts.budget) {
+            return res;
+        }
+    }
     let mut vm = Vm { prog, maps, skb, stack: &mut scratch.stack, pc: 0 };
     vm.stack[..STACK_SIZE].fill(0);
     vm.exec(opts.budget)
@@ -373,9 +432,7 @@ impl Vm<'_> {
                             r[10] = stack_top(depth);
                             next = (pc as i64 + 1 + i64::from(i.imm)) as usize;
                         }
-                        CALL => {
-                            r[0] = self.call(i.imm, &r)? as u64;
-                        }
+                        CALL => self.helper(i, &mut r)?,
                         EXIT => {
                             if depth == 0 {
                                 return Ok(r[0]);
@@ -413,30 +470,48 @@ impl Vm<'_> {
                     };
                     next = pc + 2;
                 }
-                LDX => {
-                    let size = size_bytes(i.code);
-                    let addr = r[s].wrapping_add(i.off as i64 as u64);
-                    let v = self.load(addr, size)?;
-                    r[d] = if i.code & 0xe0 == MEMSX { sign_extend(v, size * 8) } else { v };
-                }
-                ST => {
-                    let size = size_bytes(i.code);
-                    let addr = r[d].wrapping_add(i.off as i64 as u64);
-                    self.store(addr, size, i.imm as i64 as u64)?;
-                }
-                STX => {
-                    let size = size_bytes(i.code);
-                    let addr = r[d].wrapping_add(i.off as i64 as u64);
-                    if i.code & 0xe0 == ATOMIC {
-                        self.atomic(i, addr, size, &mut r)?;
-                    } else {
-                        self.store(addr, size, r[s])?;
-                    }
-                }
+                LDX | ST | STX => self.mem(i, &mut r)?,
                 _ => return Err(bad),
             }
             self.pc = next;
         }
+    }
+
+    /// LDX, ST and STX (with atomics) at `self.pc`: the interpreter's and the JIT's slow
+    /// path.
+    pub(crate) fn mem(&mut self, i: Insn, r: &mut [u64; NREGS]) -> Result<(), Fault> {
+        let (d, s) = (i.dst as usize & 0xf, i.src as usize & 0xf);
+        if d >= NREGS || s >= NREGS {
+            return Err(Fault::BadInsn { pc: self.pc, code: i.code });
+        }
+        let size = size_bytes(i.code);
+        match i.class() {
+            LDX => {
+                let addr = r[s].wrapping_add(i.off as i64 as u64);
+                let v = self.load(addr, size)?;
+                r[d] = if i.code & 0xe0 == MEMSX { sign_extend(v, size * 8) } else { v };
+            }
+            ST => {
+                let addr = r[d].wrapping_add(i.off as i64 as u64);
+                self.store(addr, size, i.imm as i64 as u64)?;
+            }
+            STX => {
+                let addr = r[d].wrapping_add(i.off as i64 as u64);
+                if i.code & 0xe0 == ATOMIC {
+                    self.atomic(i, addr, size, r)?;
+                } else {
+                    self.store(addr, size, r[s])?;
+                }
+            }
+            _ => return Err(Fault::BadInsn { pc: self.pc, code: i.code }),
+        }
+        Ok(())
+    }
+
+    /// A helper call (`CALL imm` without `PSEUDO_CALL`) at `self.pc`: r0 = its result.
+    pub(crate) fn helper(&mut self, i: Insn, r: &mut [u64; NREGS]) -> Result<(), Fault> {
+        r[0] = self.call(i.imm, r)? as u64;
+        Ok(())
     }
 
     fn atomic(&mut self, i: Insn, addr: u64, size: u64, r: &mut [u64; NREGS]) -> Result<(), Fault> {
@@ -615,7 +690,7 @@ impl Vm<'_> {
     }
 }
 
-fn size_bytes(code: u8) -> u64 {
+pub(crate) fn size_bytes(code: u8) -> u64 {
     match code & 0x18 {
         W => 4,
         H => 2,
@@ -630,7 +705,7 @@ fn sign_extend(v: u64, bits: u64) -> u64 {
 }
 
 /// ALU64 (RFC 9669 §4.1): division by zero gives 0, modulo by zero leaves dst.
-fn alu64(i: Insn, a: u64, b: u64) -> Option<u64> {
+pub(crate) fn alu64(i: Insn, a: u64, b: u64) -> Option<u64> {
     let signed = i.off == 1;
     Some(match i.code & 0xf0 {
         ADD => a.wrapping_add(b),
@@ -667,7 +742,7 @@ fn alu64(i: Insn, a: u64, b: u64) -> Option<u64> {
 
 /// ALU (32-bit), the result zero-extended by the caller. END converts to/from little or
 /// big endian (the host is little-endian, as `bpfel`).
-fn alu32(i: Insn, a: u32, b: u32) -> Option<u32> {
+pub(crate) fn alu32(i: Insn, a: u32, b: u32) -> Option<u32> {
     let signed = i.off == 1;
     Some(match i.code & 0xf0 {
         ADD => a.wrapping_add(b),
@@ -697,7 +772,7 @@ fn alu32(i: Insn, a: u32, b: u32) -> Option<u32> {
 
 /// ALU END: to little endian truncates to the width (the host is little-endian, as
 /// `bpfel`), to big endian swaps the bytes of that width.
-fn endian(i: Insn, a: u64) -> Option<u64> {
+pub(crate) fn endian(i: Insn, a: u64) -> Option<u64> {
     let be = i.code & X != 0;
     Some(match (i.imm, be) {
         (16, false) => u64::from(a as u16),

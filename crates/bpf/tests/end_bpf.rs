@@ -1,7 +1,8 @@
 //! End.BPF programs compiled by clang from tests/progs and run by sr6-bpf on hand-built
-//! packets. The expected packets are built independently, field by field, from the
-//! helpers' documented semantics (net/core/filter.c, net/ipv6/seg6_local.c) and the
-//! headers' layouts (RFC 8200 §3, RFC 8754 §2), never from sr6-bpf's output.
+//! packets, by the JIT and by the interpreter (the same results). The expected packets
+//! are built independently, field by field, from the helpers' documented semantics
+//! (net/core/filter.c, net/ipv6/seg6_local.c) and the headers' layouts (RFC 8200 §3,
+//! RFC 8754 §2), never from sr6-bpf's output.
 
 mod common;
 
@@ -17,10 +18,19 @@ fn load(file: &str, sec: &str) -> Object {
     load_object(&o, sec, ProgType::LwtSeg6local).unwrap_or_else(|e| panic!("{file}/{sec}: {e}"))
 }
 
+/// End.BPF on `buf` (the JIT's code), checked against the interpreter run from the same
+/// state: the same verdict, packet and maps.
 fn run(obj: &mut Object, buf: Vec<u8>) -> (Verdict, Seg6Packet) {
     let mut p = Seg6Packet::new(buf);
     p.encap_src = addr(0xee);
+    let (mut ip, mut im) = (p.clone(), obj.maps.clone());
+    let iv = end_bpf(&obj.program, &mut im, &mut ip, RunOpts::interp());
     let v = end_bpf(&obj.program, &mut obj.maps, &mut p, RunOpts::default());
+    assert!(obj.program.is_jitted(), "{} is not compiled", obj.program.name);
+    assert_eq!((&v, format!("{p:?}")), (&iv, format!("{ip:?}")), "the JIT differs from the interpreter");
+    for (a, b) in obj.maps.iter().zip(&im) {
+        assert_eq!((a.storage(), a.entries().len()), (b.storage(), b.entries().len()), "map {}", a.def.name);
+    }
     (v, p)
 }
 

@@ -18,12 +18,22 @@ fn load(file: &str, sec: &str) -> Object {
     load_object(&o, sec, ProgType::LwtSeg6local).unwrap_or_else(|e| panic!("{file}/{sec}: {e}"))
 }
 
-/// Runs `o` on `buf` as worker `cpu` at time `ts`; the verdict and the packet after.
+/// Runs `o` on `buf` as worker `cpu` at time `ts`; the verdict and the packet after. The
+/// JIT's run, checked against the interpreter's from the same state (the same verdict,
+/// packet, maps and events).
 fn run_on(o: &mut Object, buf: Vec<u8>, cpu: u32, ts: u64) -> (Verdict, Vec<u8>) {
     let mut p = Seg6Packet::new(buf);
     p.cpu = cpu;
     p.now_ns = ts;
+    let (mut ip, mut im) = (p.clone(), o.maps.clone());
+    let iv = end_bpf(&o.program, &mut im, &mut ip, RunOpts::interp());
     let v = end_bpf(&o.program, &mut o.maps, &mut p, RunOpts::default());
+    assert!(o.program.is_jitted(), "{} is not compiled", o.program.name);
+    assert_eq!((&v, &p.buf), (&iv, &ip.buf), "the JIT differs from the interpreter");
+    for (a, b) in o.maps.iter().zip(&im) {
+        assert_eq!(a.storage(), b.storage(), "map {}", a.def.name);
+        assert_eq!(format!("{:?}", a.events()), format!("{:?}", b.events()), "events of {}", a.def.name);
+    }
     (v, p.buf)
 }
 
@@ -161,7 +171,7 @@ fn bad_arguments_abort_the_run() {
         v.push(i(ALU64 | MOV | X, 1, 6, 0, 0));
         v.push(i(JMP | CALL, 0, 0, 0, 25));
         v.push(i(JMP | EXIT, 0, 0, 0, 0));
-        Program { name: "t".into(), prog_type: ProgType::LwtSeg6local, insns: v }
+        Program::new("t", ProgType::LwtSeg6local, v)
     };
     let def = |t: u32| MapDef { name: "m".into(), map_type: t, key_size: 4, value_size: 4, max_entries: 1, flags: 0 };
     let mut maps = vec![Map::new(def(map_type::PERF_EVENT_ARRAY)).unwrap(), Map::new(def(map_type::ARRAY)).unwrap()];

@@ -1,6 +1,7 @@
-//! Hostile input never panics: random instruction streams run by the interpreter (without
-//! the verifier, so it must hold on its own) and checked by the verifier, random and
-//! mutated ELF objects given to the loader.
+//! Hostile input never panics: random instruction streams run by the JIT and the
+//! interpreter (without the verifier, so both must hold on their own, with the same
+//! results) and checked by the verifier, random and mutated ELF objects given to the
+//! loader.
 
 mod common;
 
@@ -9,9 +10,9 @@ use sr6_bpf::elf::load_bytes;
 use sr6_bpf::helpers::ProgType;
 use sr6_bpf::insn::Insn;
 use sr6_bpf::maps::{map_type, Map, MapDef};
-use sr6_bpf::seg6::{end_bpf, Seg6Packet};
+use sr6_bpf::seg6::{end_bpf, Drop, Seg6Packet, Verdict};
 use sr6_bpf::verifier::verify;
-use sr6_bpf::{run, Program, RunOpts};
+use sr6_bpf::{run, Engine, Fault, Program, RunOpts};
 
 /// Opcodes worth trying: every valid one and a few invalid.
 const CODES: &[u8] = &[
@@ -49,13 +50,24 @@ proptest! {
     #[test]
     fn random_programs_never_panic(prog in prop::collection::vec(insn(), 1..48), raw in any::<bool>()) {
         let _ = verify(&prog, ProgType::LwtSeg6local, 3);
-        let p = Program { name: "p".into(), prog_type: ProgType::LwtSeg6local, insns: prog };
-        let mut m = maps();
-        let mut pkt = Seg6Packet::new(common::packet(2, 0, 7, &[], 17));
-        if raw {
-            let _ = run(&p, &mut m, &mut pkt, RunOpts { budget: 5_000 });
-        } else {
-            let _ = end_bpf(&p, &mut m, &mut pkt, RunOpts { budget: 5_000 });
+        let p = Program::new("p", ProgType::LwtSeg6local, prog);
+        // The JIT's code when it takes the program, then the interpreter: the same result
+        // (but for a budget fault: the JIT charges whole functions).
+        let mut outs = Vec::new();
+        for engine in [Engine::Auto, Engine::Interp] {
+            let opts = RunOpts { budget: 5_000, engine };
+            let mut m = maps();
+            let mut pkt = Seg6Packet::new(common::packet(2, 0, 7, &[], 17));
+            let r = if raw {
+                format!("{:?}", run(&p, &mut m, &mut pkt, opts))
+            } else {
+                format!("{:?}", end_bpf(&p, &mut m, &mut pkt, opts))
+            };
+            let maps: Vec<_> = m.iter().map(|m| (m.storage().to_vec(), m.events().map(|e| format!("{e:?}")))).collect();
+            outs.push((r, format!("{pkt:?}"), format!("{maps:?}")));
+        }
+        if p.is_jitted() && !outs.iter().any(|o| o.0.contains("Budget")) {
+            prop_assert_eq!(&outs[0], &outs[1], "{:?}", p.insns);
         }
     }
 
@@ -66,7 +78,7 @@ proptest! {
 }
 
 /// Real objects with bytes flipped: the loader refuses or loads them, and what it loads
-/// runs without panicking. `SR6_BPF_MUTATIONS=N[:SEED]` runs longer (default 3000 from a
+/// runs without panicking, with the same results under the JIT and the interpreter. `SR6_BPF_MUTATIONS=N[:SEED]` runs longer (default 3000 from a
 /// fixed seed).
 #[test]
 fn mutated_objects_never_panic() {
@@ -93,8 +105,19 @@ fn mutated_objects_never_panic() {
             b[at] = rnd() as u8;
         }
         if let Ok(mut o) = load_bytes(&b, sec, ProgType::LwtSeg6local) {
+            // The JIT's run (when it takes the program) and the interpreter's agree.
+            let mut im = o.maps.clone();
             let mut pkt = Seg6Packet::new(common::packet(2, 0, 7, &[], 17));
-            let _ = end_bpf(&o.program, &mut o.maps, &mut pkt, RunOpts { budget: 5_000 });
+            let mut ipkt = pkt.clone();
+            let v = end_bpf(&o.program, &mut o.maps, &mut pkt, RunOpts { budget: 5_000, ..RunOpts::default() });
+            let iv = end_bpf(&o.program, &mut im, &mut ipkt, RunOpts { budget: 5_000, engine: Engine::Interp });
+            let budget = |v: &Verdict| matches!(v, Verdict::Drop(Drop::Fault(Fault::Budget(_))));
+            if o.program.is_jitted() && !budget(&v) && !budget(&iv) {
+                assert_eq!((&v, &pkt.buf), (&iv, &ipkt.buf), "round {round}");
+                for (a, b) in o.maps.iter().zip(&im) {
+                    assert_eq!(a.storage(), b.storage(), "round {round}");
+                }
+            }
         }
     }
 }

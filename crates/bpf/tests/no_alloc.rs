@@ -1,4 +1,4 @@
-//! A run allocates nothing once warmed up: a counting global allocator watches End.BPF
+//! A run (by the JIT, as the data plane runs it) allocates nothing once warmed up: a counting global allocator watches End.BPF
 //! (`end_bpf_with` and a reused `Scratch`) over programs that use the stack, maps, calls
 //! and the helpers that copy from program memory (store_bytes, action, skb_load_bytes).
 
@@ -30,6 +30,9 @@ fn a_warm_run_allocates_nothing() {
         .iter()
         .map(|(f, s)| load_object(&common::compile(f), s, ProgType::LwtSeg6local).unwrap())
         .collect();
+    for o in &objs {
+        assert!(o.program.is_jitted(), "{} is not compiled: this test is about the JIT's runs", o.program.name);
+    }
     let input = common::packet(2, 0, 7, &[], 6);
     let mut pkt = Seg6Packet::new(input.clone());
     let mut scratch = Scratch::default();

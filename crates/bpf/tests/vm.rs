@@ -8,7 +8,7 @@ use sr6_bpf::insn::*;
 use sr6_bpf::maps::{map_type, Map, MapDef};
 use sr6_bpf::seg6::Seg6Packet;
 use sr6_bpf::verifier::{verify, VerifyError};
-use sr6_bpf::{run, Fault, Program, RunOpts};
+use sr6_bpf::{run, Engine, Fault, Program, RunOpts};
 
 fn i(code: u8, dst: u8, src: u8, off: i16, imm: i32) -> Insn {
     Insn { code, dst, src, off, imm }
@@ -34,9 +34,23 @@ fn exec(insns: &[Insn]) -> Result<u64, Fault> {
     exec_on(insns, &mut Seg6Packet::new(vec![0xab; 64]))
 }
 
+/// Runs `insns` with the interpreter and, when the JIT takes the program, with the JIT
+/// too: the same r0 or fault, packet and maps, or the test fails.
 fn exec_on(insns: &[Insn], pkt: &mut Seg6Packet) -> Result<u64, Fault> {
-    let prog = Program { name: "t".into(), prog_type: ProgType::LwtSeg6local, insns: insns.to_vec() };
-    run(&prog, &mut maps(), pkt, RunOpts { budget: 10_000 })
+    let prog = Program::new("t", ProgType::LwtSeg6local, insns.to_vec());
+    let mut jit_pkt = pkt.clone();
+    let (mut m, mut jit_m) = (maps(), maps());
+    let r = run(&prog, &mut m, pkt, RunOpts { budget: 10_000, engine: Engine::Interp });
+    if prog.is_jitted() {
+        let j = run(&prog, &mut jit_m, &mut jit_pkt, RunOpts { budget: 10_000, engine: Engine::Auto });
+        assert_eq!(j, r, "the JIT differs from the interpreter on {insns:?}");
+        assert_eq!(jit_pkt.buf, pkt.buf, "packet");
+        assert_eq!(jit_pkt.meta, pkt.meta, "meta");
+        for (a, b) in m.iter().zip(&jit_m) {
+            assert_eq!(a.storage(), b.storage(), "map {}", a.def.name);
+        }
+    }
+    r
 }
 
 /// r0 = a; r0 OP= b (64-bit or 32-bit); exit.
@@ -340,7 +354,7 @@ fn map_helpers_from_a_program() {
 #[test]
 fn a_reused_scratch_leaks_nothing_between_runs() {
     use sr6_bpf::{run_with, Scratch};
-    let prog = |insns: Vec<Insn>| Program { name: "t".into(), prog_type: ProgType::LwtSeg6local, insns };
+    let prog = |insns: Vec<Insn>| Program::new("t", ProgType::LwtSeg6local, insns);
     let write = prog(vec![i(ST | MEM | DW, 10, 0, -8, 0x5a5a), mov64(0, 0), exit()]);
     let read = prog(vec![i(LDX | MEM | DW, 0, 10, -8, 0), exit()]);
     let mut s = Scratch::default();
