@@ -186,7 +186,20 @@ fn gtp_frames(hl: u8, udp: &[u8]) -> Vec<Vec<u8>> {
     let sid = "fc00:1:c::1:0:0";
     v.push(frame("fc00:9::1", sid, hl, Some((&["fc00:3::4", sid], 1, 41)), &inner6("fc00:3::4", 9)));
     v.push(frame("fc00:9::1", sid, hl, Some((&[sid], 0, 4)), &ip4([20, 5, 5, 5], 9, 0, false, udp)));
+    // End.M.GTP4.E with no SRH (the SID alone in the destination), from a source that
+    // carries 10.0.1.2 at bit 64, with a PDU Session Container (QFI 9) and without.
+    for sid in ["fc00:1:9:1405:505:2400:0:100", "fc00:1:9:1405:505:0:0:100"] {
+        v.push(bare("fc00:9::a00:102:0:0", sid, hl, 4, &ip4([20, 5, 5, 5], 9, 0, false, udp)));
+        v.push(bare("fc00:9::a00:102:0:0", sid, hl, 41, &inner6("fc00:3::4", 9)));
+    }
     v
+}
+
+/// Ethernet + IPv6 with Next Header `nh` and no extension header + `payload`.
+fn bare(src: &str, dst: &str, hl: u8, nh: u8, payload: &[u8]) -> Vec<u8> {
+    let mut f = frame(src, dst, hl, None, payload);
+    f[20] = nh;
+    f
 }
 
 fn frames() -> Vec<Vec<u8>> {
@@ -1054,17 +1067,20 @@ fn hop_by_hop_frames_take_the_general_path_and_are_judged_by_their_options() {
 
 /// REPLACE-C-SID (RFC 9800 §4.2) is the general path's: End, End.X and End.T with the
 /// flavour (PSP too) are never taken by the fast path, whose results are the same.
-/// The RFC 9433 translations other than H.M.GTP4.D's T-PDUs have no fast step: their
-/// frames, which the general path translates, the fast path declines (H.M.GTP4.D's
-/// four T-PDUs, frames 0, 1, 3 and 4, it takes: `h_m_gtp4_d_fast_path_is_taken`).
+/// The RFC 9433 translations other than H.M.GTP4.D's T-PDUs and End.M.GTP4.E without
+/// an SRH have no fast step: their frames, which the general path translates, the fast
+/// path declines (H.M.GTP4.D's four T-PDUs, frames 0, 1, 3 and 4, and End.M.GTP4.E's
+/// four frames with no SRH, 17 to 20, it takes: `h_m_gtp4_d_fast_path_is_taken`,
+/// `end_m_gtp4_e_fast_path_is_taken`).
 #[test]
 fn gtp_translations_stay_on_the_general_path() {
     let t = tables();
     let udp: &[u8] = &[0, 1, 0, 2, 0, 12, 0, 0, 9, 9, 9, 9];
     let fs = gtp_frames(64, udp);
+    assert_eq!(fs.len(), 21);
     for (i, f) in fs.iter().enumerate() {
         let (p, w) = run(&t, true, f, 0);
-        assert_eq!(w.fast_hits, u64::from([0, 1, 3, 4].contains(&i)), "frame {i}");
+        assert_eq!(w.fast_hits, u64::from([0, 1, 3, 4, 17, 18, 19, 20].contains(&i)), "frame {i}");
         same(&t, f, 0).unwrap();
         // Translated and sent out eth1 (the Echo Requests too, in a tagged SRH), but
         // the frame with Segments Left 1 (an ICMPv6 error to fc00:9::1, whose route is
@@ -1208,5 +1224,45 @@ fn h_m_gtp4_d_fast_path_is_taken() {
         let f = frame4(&ip4(dst, 64, 8, false, &gtpu(255, &inner6("fc00:3::4", 9))));
         assert_eq!(hits(&f), 0);
         same(&t, &f, 0).unwrap();
+    }
+}
+
+/// End.M.GTP4.E (RFC 9433 §6.6) takes the fast path, out of the batch loop, for packets
+/// with no extension header (IPv4 and IPv6 T-PDUs, with and without a PDU Session
+/// Container), with the general path's bytes and counters: IPv4 + UDP (checksum
+/// computed) + GTP-U out of eth1 with TTL 64 - 1. Hop limit 1 and 2, an SRH and a
+/// Hop-by-Hop header are decided as the general path decides.
+#[test]
+fn end_m_gtp4_e_fast_path_is_taken() {
+    let t = tables();
+    let udp: &[u8] = &[0, 1, 0, 2, 0, 12, 0, 0, 9, 9, 9, 9];
+    let hits = |f: &[u8]| run(&t, true, f, 0).1.fast_hits;
+    let src = "fc00:9::a00:102:0:0";
+    for sid in ["fc00:1:9:1405:505:2400:0:100", "fc00:1:9:1405:505:0:0:100"] {
+        for (nh, tpdu) in [(4, ip4([20, 5, 5, 5], 9, 0, false, udp)), (41, inner6("fc00:3::4", 9))] {
+            let f = bare(src, sid, 64, nh, &tpdu);
+            assert_eq!(hits(&f), 1, "{sid} {nh}");
+            same(&t, &f, 0).unwrap();
+            let (p, _) = run(&t, true, &f, 0);
+            assert_eq!(p.verdict, Verdict::Tx(1));
+            let d = p.data();
+            assert_eq!((&d[12..14], d[14], d[22], d[23]), (&[8, 0][..], 0x45, 63, 17), "IPv4, TTL 63, UDP");
+            assert_eq!((&d[26..30], &d[30..34]), (&[10, 0, 1, 2][..], &[20, 5, 5, 5][..]));
+            assert_eq!(&d[d.len() - tpdu.len()..], &tpdu[..], "the T-PDU as sent");
+            // hop limit 2 too; 1 is answered by the general path.
+            let f2 = bare(src, sid, 2, nh, &tpdu);
+            assert_eq!(hits(&f2), 1);
+            same(&t, &f2, 0).unwrap();
+            let f1 = bare(src, sid, 1, nh, &tpdu);
+            assert_eq!(hits(&f1), 0);
+            same(&t, &f1, 0).unwrap();
+        }
+        // An SRH (Segments Left 0), a Hop-by-Hop header: the general path's.
+        let with_srh = frame(src, sid, 64, Some((&[sid], 0, 4)), &ip4([20, 5, 5, 5], 9, 0, false, udp));
+        let hbh = with_hbh(&bare(src, sid, 64, 4, &ip4([20, 5, 5, 5], 9, 0, false, udp)), [1, 4, 0, 0, 0, 0]);
+        for f in [with_srh, hbh] {
+            assert_eq!(hits(&f), 0);
+            same(&t, &f, 0).unwrap();
+        }
     }
 }

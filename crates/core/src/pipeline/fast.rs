@@ -15,8 +15,8 @@
 //! the batch loop ([`try_cold`]): IPv4 forwarding (RFC 1812 §5.2.2, §5.3.1), End.DX4,
 //! End.DT4, End.DT46 and End.DX2 (RFC 8986 §4.5, §4.7-§4.9), End.B6.Encaps(.Red) without
 //! flavours (§4.14), End.B6 (Linux's insertion) and End, End.T, End.X with PSP
-//! (§4.16.1), the SID handed over by `try6`; H.M.GTP4.D (RFC 9433 §6.7) for an IPv4
-//! frame to its route. Everything else — errors, ICMP,
+//! (§4.16.1), End.M.GTP4.E (RFC 9433 §6.6), the SID handed over by `try6`; H.M.GTP4.D
+//! (§6.7) for an IPv4 frame to its route. Everything else — errors, ICMP,
 //! local delivery, on-the-wire oddities, a Hop-by-Hop Options header (examined by
 //! [`super::hbh`]) — goes to the general path, and so does every
 //! frame longer than [`Tables::fast_max_len`](crate::tables::Tables): what no rewrite
@@ -322,6 +322,8 @@ pub fn try_cold(t: &Tables, c: &mut Counters, p: &mut PacketBuf, w: u64) -> Opti
         binding::fast_encaps(t, dev, p, s.arg)?
     } else if s.is(FastKind::B6Insert) {
         binding::fast_insert(t, dev, p, s.arg)?
+    } else if s.is(FastKind::Gtp4E) {
+        crate::behaviour::mobile::gtp4_e::fast(t, dev, p, t.sids.get(i)?)?
     } else {
         let psp = s.is(FastKind::EndPsp) || s.is(FastKind::EndXPsp);
         let v = if psp { end::fast_psp(t, dev, f, s)? } else { last_segment(t, dev, f, s)? };

@@ -54,6 +54,8 @@ pub(crate) enum FastKind {
     /// H.M.GTP4.D (RFC 9433 §6.7) on an IPv4 route: tried for IPv4 frames the plain IPv4
     /// step declined (its policy is the SID's).
     Gtp4D = 11,
+    /// End.M.GTP4.E (RFC 9433 §6.6) on a packet with no extension header.
+    Gtp4E = 12,
 }
 
 /// A local SID as the fast path sees it: a [`FastKind`] (as its byte, the form the

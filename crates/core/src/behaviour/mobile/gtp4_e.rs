@@ -25,6 +25,14 @@
 //! At Segments Left 0, an SRH whose Tag names a signalling message
 //! ([`super::signalling`]) is rebuilt as that message instead, whatever follows the
 //! SRH.
+//!
+//! **The fast step** ([`fast`], kind [`FastKind::Gtp4E`], out of the batch loop): a
+//! packet with no extension header (the paper's SRv6 packets: the SID in the
+//! destination, no SRH) carrying IPv4 or IPv6, whose IPv4 destination is a plain route
+//! out of a device that forwards IPv4, is translated in place by the general path's
+//! own code ([`write_headers`]), its TTL decremented as `forward4` does; anything else,
+//! untouched, goes to the general path (the differential test of
+//! `crates/sr6/tests/fast_path.rs` compares both).
 
 use std::net::Ipv4Addr;
 
@@ -34,8 +42,10 @@ use super::{check_route, parse_gtp4_sid, MAX_SRC_PREFIX, V4_BITS};
 use crate::drop::DropReason;
 use crate::packet::PacketBuf;
 use crate::spec::{Prefix, SidAction};
-use crate::tables::{BuildError, Sid, SidBuilder, SidState, Tables};
+use crate::tables::fast_route::{route4_to, Out};
+use crate::tables::{BuildError, Device, FastKind, FastSid, Sid, SidBuilder, SidState, Tables};
 use sr6_wire::checksum;
+use sr6_wire::fixed::{Ipv6Fixed, ETH_IPV6_LEN as S, ETH_LEN as E};
 use sr6_wire::gtpu::{GTPU_PORT, MSG_TPDU, PDU_TYPE_DL};
 use sr6_wire::ipv4::FLAG_DF;
 use sr6_wire::{GtpuRepr, Ipv4Packet, Ipv4Repr, Ipv6Packet, PduSession, UdpPacket, IPPROTO_UDP};
@@ -59,7 +69,7 @@ fn build(b: &mut SidBuilder, a: &SidAction) -> Result<SidState, BuildError> {
     if pos > MAX_SRC_PREFIX {
         return Err(b.error(format!("End.M.GTP4.E: v4src-position {pos} leaves no room for the 32-bit IPv4 source")));
     }
-    Ok(SidState { table: Tables::MAIN, ..SidState::default() })
+    Ok(SidState { table: Tables::MAIN, fast: FastSid::new(FastKind::Gtp4E, 0), ..SidState::default() })
 }
 
 /// The headers End.M.GTP4.E puts in front of the T-PDU: IPv4, UDP, GTP-U.
@@ -100,15 +110,38 @@ fn input(_: &Tables, p: &mut PacketBuf, sid: &Sid, a: &Arrival) -> Next {
     p.truncate(inner_len);
     let (v4dst, args) = parse_gtp4_sid(dst, plen);
     let v4src = Ipv4Addr::from(super::get_bits(src, pos, V4_BITS) as u32);
+    match write_headers(p, v4src, v4dst, args, tc, hl) {
+        Ok(()) => Next::Lookup4 { table: sid.state.table, forward: true },
+        Err(r) => Next::drop(r),
+    }
+}
+
+/// The GTP-U header End.M.GTP4.E writes for session `args`: a PDU Session Container
+/// when the QFI or R is not 0.
+fn gtpu_of(args: super::ArgsMobSession) -> GtpuRepr {
     let session = (args.qfi != 0 || args.r).then_some(PduSession { pdu_type: PDU_TYPE_DL, qfi: args.qfi, rqi: args.r });
-    let gtp = GtpuRepr { msg_type: MSG_TPDU, teid: args.teid, session };
+    GtpuRepr { msg_type: MSG_TPDU, teid: args.teid, session }
+}
+
+/// Puts the IPv4, UDP and GTP-U headers in front of the T-PDU that `p` holds (S04's
+/// result), the UDP checksum computed, TTL `hl` (the forwarding step decrements it).
+fn write_headers(
+    p: &mut PacketBuf,
+    v4src: Ipv4Addr,
+    v4dst: Ipv4Addr,
+    args: super::ArgsMobSession,
+    tc: u8,
+    hl: u8,
+) -> Result<(), DropReason> {
+    let inner_len = p.len();
+    let gtp = gtpu_of(args);
     let hdr = IPV4_UDP + gtp.buffer_len();
     let udp_len = 8 + gtp.buffer_len() + inner_len;
     if hdr + inner_len > usize::from(u16::MAX) {
-        return Next::drop(DropReason::TooBig);
+        return Err(DropReason::TooBig);
     }
     if !p.push_front(hdr) {
-        return Next::drop(DropReason::NoHeadroom);
+        return Err(DropReason::NoHeadroom);
     }
     let outer = Ipv4Repr {
         src_addr: v4src,
@@ -122,7 +155,7 @@ fn input(_: &Tables, p: &mut PacketBuf, sid: &Sid, a: &Arrival) -> Next {
     };
     let data = p.data_mut();
     outer.emit(&mut Ipv4Packet::new_unchecked(&mut *data));
-    let Some(seg) = data.get_mut(20..) else { return Next::drop(DropReason::Malformed) };
+    let Some(seg) = data.get_mut(20..) else { return Err(DropReason::Malformed) };
     let mut udp = UdpPacket::new_unchecked(&mut *seg);
     udp.set_src_port(GTPU_PORT);
     udp.set_dst_port(GTPU_PORT);
@@ -136,5 +169,41 @@ fn input(_: &Tables, p: &mut PacketBuf, sid: &Sid, a: &Arrival) -> Next {
     let sum = checksum::pseudo_header_v4(&v4src, &v4dst, udp_len as u16, IPPROTO_UDP) + checksum::sum(seg);
     let c = checksum::fold(sum);
     UdpPacket::new_unchecked(seg).set_checksum(if c == 0 { 0xffff } else { c });
-    Next::Lookup4 { table: sid.state.table, forward: true }
+    Ok(())
+}
+
+/// The fast step (see the module docs) on the Ethernet + IPv6 frame `p`, received on
+/// `dev`, for SID `sid`: `try6` checked its IPv6 header (version, Payload Length the
+/// frame's, hop limit over 1, source screened). `Some(device)` to transmit the
+/// translated frame to; `None` leaves it untouched.
+pub(crate) fn fast(t: &Tables, dev: &Device, p: &mut PacketBuf, sid: &Sid) -> Option<Out> {
+    let (Prefix::V6(_, plen), Some(pos)) = (sid.prefix, sid.action.params.v4src_position) else { return None };
+    let f = p.data();
+    let h = f.first_chunk::<S>()?;
+    // The T-PDU right after the IPv6 header (no SRH, no other extension header).
+    if !matches!(h.next_header(), decap::IPV4 | decap::IPV6) || !dev.forwarding4 {
+        return None;
+    }
+    let (src, dst, hl) = (u128::from_be_bytes(h.src_bytes()), h.dst(), h.hop_limit());
+    let tc = (u32::from_be_bytes(h.vtf()) >> 20) as u8;
+    let (v4dst, args) = parse_gtp4_sid(dst, plen);
+    let v4src = Ipv4Addr::from(super::get_bits(src, pos, V4_BITS) as u32);
+    // The route, and room: within the smallest MTU the fast path allows (so that no
+    // device's MTU is passed), and in the headroom.
+    let (out, eth) = route4_to(t, sid.state.table, u32::from(v4dst))?;
+    let hdr = IPV4_UDP + gtpu_of(args).buffer_len();
+    if f.len() - S + hdr + E > t.fast_max_len || p.headroom() + S < hdr + E {
+        return None;
+    }
+    // From here nothing fails: the frame is the IPv4 packet's, as the general path makes
+    // it, then forwarded (`forward4`: TTL - 1, checksum updated; Ethernet header).
+    let _ = p.pull_front(S);
+    write_headers(p, v4src, v4dst, args, tc, hl).ok()?;
+    Ipv4Packet::new_unchecked(p.data_mut()).decrement_ttl();
+    let _ = p.push_front(E);
+    let d = p.data_mut();
+    let (e, _) = d.split_first_chunk_mut::<E>()?;
+    eth.write(e);
+    e[12..].copy_from_slice(&sr6_wire::ETHERTYPE_IPV4.to_be_bytes());
+    Some(out)
 }
