@@ -4,7 +4,6 @@
 //! crates/bpf/tests/progs' (lwt_in.c, lwt_xmit.c, tag.c, refused.c), compiled by clang.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use sr6_config::{parse_file, parse_str};
 use sr6_core::pipeline::lwt_bpf::ProgType;
@@ -15,15 +14,7 @@ use sr6_core::spec::RouteKind;
 fn compile(dir: &Path, name: &str) -> PathBuf {
     let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../bpf/tests/progs").join(format!("{name}.c"));
     let out = dir.join(format!("{name}.o"));
-    let mut cmd = Command::new("clang");
-    cmd.args(["-O2", "-g", "-target", "bpf", "-c"]).arg(&src).arg("-o").arg(&out);
-    for inc in ["/usr/include/x86_64-linux-gnu", "/usr/include/aarch64-linux-gnu"] {
-        if Path::new(inc).exists() {
-            cmd.arg(format!("-I{inc}"));
-        }
-    }
-    let res = cmd.output().unwrap_or_else(|e| panic!("cannot run clang ({e}): run scripts/setup.sh"));
-    assert!(res.status.success(), "clang failed: {}", String::from_utf8_lossy(&res.stderr));
+    sr6_bpf::clang::compile(&src, &out, &[]).unwrap_or_else(|e| panic!("{e}"));
     out
 }
 

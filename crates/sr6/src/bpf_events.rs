@@ -286,15 +286,7 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../bpf/tests/progs/events.c");
         let out = dir.join("events.o");
-        let mut cmd = std::process::Command::new("clang");
-        cmd.args(["-O2", "-g", "-target", "bpf", "-c"]).arg(&src).arg("-o").arg(&out);
-        for inc in ["/usr/include/x86_64-linux-gnu", "/usr/include/aarch64-linux-gnu"] {
-            if std::path::Path::new(inc).exists() {
-                cmd.arg(format!("-I{inc}"));
-            }
-        }
-        let res = cmd.output().expect("clang (scripts/setup.sh installs it)");
-        assert!(res.status.success(), "{}", String::from_utf8_lossy(&res.stderr));
+        sr6_bpf::clang::compile(&src, &out, &[]).unwrap();
         out
     }
 

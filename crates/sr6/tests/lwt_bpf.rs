@@ -22,15 +22,7 @@ fn objs() -> PathBuf {
         std::fs::create_dir_all(&dir).unwrap();
         for name in ["lwt_in", "lwt_xmit"] {
             let src = common::repo().join(format!("crates/bpf/tests/progs/{name}.c"));
-            let mut cmd = std::process::Command::new("clang");
-            cmd.args(["-O2", "-g", "-target", "bpf", "-c"]).arg(&src).arg("-o").arg(dir.join(format!("{name}.o")));
-            for inc in ["/usr/include/x86_64-linux-gnu", "/usr/include/aarch64-linux-gnu"] {
-                if std::path::Path::new(inc).exists() {
-                    cmd.arg(format!("-I{inc}"));
-                }
-            }
-            let out = cmd.output().expect("clang (scripts/setup.sh installs it)");
-            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+            sr6_bpf::clang::compile(&src, &dir.join(format!("{name}.o")), &[]).unwrap();
         }
         dir
     })

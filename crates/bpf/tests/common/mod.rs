@@ -4,7 +4,6 @@
 #![allow(dead_code)]
 
 use std::path::PathBuf;
-use std::process::Command;
 
 /// Compiles tests/progs/NAME.c to an object under the target's test directory. Panics,
 /// with what to do, when clang is missing: these tests never skip.
@@ -13,18 +12,7 @@ pub fn compile(name: &str) -> PathBuf {
     let out_dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("bpf-progs");
     std::fs::create_dir_all(&out_dir).expect("create the objects' directory");
     let out = out_dir.join(format!("{name}.o"));
-    let mut cmd = Command::new("clang");
-    cmd.args(["-O2", "-g", "-target", "bpf", "-c"]).arg(&src).arg("-o").arg(&out);
-    // Debian keeps asm/types.h under the multiarch directory, which -target bpf misses.
-    for dir in ["/usr/include/x86_64-linux-gnu", "/usr/include/aarch64-linux-gnu"] {
-        if std::path::Path::new(dir).exists() {
-            cmd.arg(format!("-I{dir}"));
-        }
-    }
-    let res = cmd.output().unwrap_or_else(|e| {
-        panic!("cannot run clang ({e}): the eBPF tests need clang and libbpf-dev; run scripts/setup.sh")
-    });
-    assert!(res.status.success(), "clang failed on {}:\n{}", src.display(), String::from_utf8_lossy(&res.stderr));
+    sr6_bpf::clang::compile(&src, &out, &[]).unwrap_or_else(|e| panic!("{e}"));
     out
 }
 

@@ -442,15 +442,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("sr6-show-lwt-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../bpf/tests/progs/lwt_in.c");
-        let mut cmd = std::process::Command::new("clang");
-        cmd.args(["-O2", "-g", "-target", "bpf", "-c"]).arg(&src).arg("-o").arg(dir.join("lwt_in.o"));
-        for inc in ["/usr/include/x86_64-linux-gnu", "/usr/include/aarch64-linux-gnu"] {
-            if std::path::Path::new(inc).exists() {
-                cmd.arg(format!("-I{inc}"));
-            }
-        }
-        let res = cmd.output().expect("clang (scripts/setup.sh installs it)");
-        assert!(res.status.success(), "{}", String::from_utf8_lossy(&res.stderr));
+        sr6_bpf::clang::compile(&src, &dir.join("lwt_in.o"), &[]).unwrap();
         let o = dir.join("lwt_in.o").display().to_string();
         let conf = format!(
             "ip -6 route add fc00:9::/64 encap bpf in obj {o} sec in_encap headroom 8 via fc00:12::2 dev eth1\n"
