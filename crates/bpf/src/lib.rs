@@ -12,6 +12,7 @@
 //!   perf event arrays.
 //! - [`events`]: `bpf_perf_event_output`'s events and the bounded ring a reader drains.
 //! - [`helpers`]: helper ids and which program type may call which.
+//! - [`bytes`]: a packet's bytes and how helpers resize them ([`bytes::PacketBytes`]).
 //! - [`skb`]: the packet interface the helpers act on ([`skb::Skb`]).
 //! - [`lwt`]: the LWT hooks of routes (`encap bpf in|out|xmit`, net/core/lwt_bpf.c) and
 //!   `bpf_lwt_push_encap`.
@@ -26,6 +27,7 @@
 #![deny(unsafe_code)]
 
 pub mod btf;
+pub mod bytes;
 pub mod clang;
 pub mod elf;
 pub mod events;

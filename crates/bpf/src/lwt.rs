@@ -24,6 +24,7 @@
 //!
 //! Routes are not looked up here: [`Outcome`] says what the packet side must do.
 
+use crate::bytes::PacketBytes;
 use crate::helpers::ProgType;
 use crate::maps::Map;
 use crate::seg6::{push_seg6, ret};
@@ -78,8 +79,8 @@ pub enum Drop {
 
 /// A packet (from its IP header) with what the LWT helpers need.
 #[derive(Clone, Debug)]
-pub struct LwtPacket {
-    pub buf: Vec<u8>,
+pub struct LwtPacket<B = Vec<u8>> {
+    pub buf: B,
     pub meta: SkbMeta,
     /// Source of the outer header `BPF_LWT_ENCAP_SEG6` pushes (the kernel's `set_tun_src`
     /// on the route's device).
@@ -88,7 +89,9 @@ pub struct LwtPacket {
     pub now_ns: u64,
     /// Formats passed to `bpf_trace_printk`.
     pub traces: Vec<Vec<u8>>,
-    prandom: u32,
+    /// The state of `bpf_get_prandom_u32` (xorshift32): a caller that makes one packet
+    /// view per run keeps it between runs.
+    pub prandom: u32,
     hook: ProgType,
     seg6_pushed: bool,
 }
@@ -99,24 +102,26 @@ impl SkbMeta {
 }
 
 impl LwtPacket {
-    pub fn new(buf: Vec<u8>) -> LwtPacket {
+    /// `skb->protocol` of the packet in `buf`, by its version (IPv4 or IPv6).
+    pub fn protocol_of(buf: &[u8]) -> u32 {
+        match buf.first().map(|b| b >> 4) {
+            Some(4) => SkbMeta::PROTO_IPV4,
+            _ => SkbMeta::PROTO_IPV6,
+        }
+    }
+}
+
+impl<B: PacketBytes> LwtPacket<B> {
+    pub fn new(buf: B) -> LwtPacket<B> {
         LwtPacket {
             buf,
             meta: SkbMeta::default(),
             encap_src: [0; 16],
             now_ns: 0,
             traces: Vec::new(),
-            prandom: 0x2545_f491,
+            prandom: crate::skb::PRANDOM_SEED,
             hook: ProgType::LwtIn,
             seg6_pushed: false,
-        }
-    }
-
-    /// `skb->protocol` of the packet in `buf`, by its version (IPv4 or IPv6).
-    pub fn protocol_of(buf: &[u8]) -> u32 {
-        match buf.first().map(|b| b >> 4) {
-            Some(4) => SkbMeta::PROTO_IPV4,
-            _ => SkbMeta::PROTO_IPV6,
         }
     }
 
@@ -134,11 +139,10 @@ impl LwtPacket {
             6 if hdr.len() >= 40 => false,
             _ => return -errno::EINVAL,
         };
-        if self.buf.len() + hdr.len() > MAX_PACKET {
-            const ENOMEM: i64 = 12;
-            return -ENOMEM;
+        if self.buf.len() + hdr.len() > MAX_PACKET || !self.buf.open_gap(0, hdr.len()) {
+            return -errno::ENOMEM;
         }
-        self.buf.splice(0..0, hdr.iter().copied());
+        self.buf[..hdr.len()].copy_from_slice(hdr);
         if v4 {
             self.meta.protocol = SkbMeta::PROTO_IPV4;
             if self.buf[10..12] == [0, 0] {
@@ -161,7 +165,7 @@ fn ipv4_checksum(h: &[u8]) -> u16 {
     !(sum as u16)
 }
 
-impl Skb for LwtPacket {
+impl<B: PacketBytes> Skb for LwtPacket<B> {
     fn data(&self) -> &[u8] {
         &self.buf
     }
@@ -215,7 +219,13 @@ impl Skb for LwtPacket {
 
 /// Runs the hook's program (its type says which hook) on `pkt` and reads its return
 /// code as the kernel's `run_lwt_bpf` and `bpf_input` / `bpf_output` / `bpf_xmit` do.
-pub fn run_lwt(scratch: &mut Scratch, prog: &Program, maps: &mut [Map], pkt: &mut LwtPacket, opts: RunOpts) -> Outcome {
+pub fn run_lwt<B: PacketBytes>(
+    scratch: &mut Scratch,
+    prog: &Program,
+    maps: &mut [Map],
+    pkt: &mut LwtPacket<B>,
+    opts: RunOpts,
+) -> Outcome {
     pkt.hook = prog.prog_type;
     pkt.seg6_pushed = false;
     pkt.meta.protocol = LwtPacket::protocol_of(&pkt.buf);

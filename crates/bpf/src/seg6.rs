@@ -13,8 +13,9 @@
 //! HMAC check of the received SRH and an HMAC for SRHs the program pushes (the packet side
 //! owns the keys).
 
+use crate::bytes::PacketBytes;
 use crate::maps::Map;
-use crate::skb::{errno, NextHopLookup, Skb, SkbMeta};
+use crate::skb::{errno, NextHopLookup, Skb, SkbMeta, PRANDOM_SEED};
 use crate::vm::{self, Fault, Program, RunOpts, Scratch};
 
 const IPV6_HDR: usize = 40;
@@ -86,10 +87,12 @@ struct SrhState {
     valid: bool,
 }
 
-/// A packet (starting at its IPv6 header) with the End.BPF helper state.
+/// A packet (starting at its IPv6 header) with the End.BPF helper state. Its bytes are
+/// a `Vec<u8>` by default, or any [`PacketBytes`] (sr6's pipeline runs programs on its
+/// packet buffers in place).
 #[derive(Clone, Debug)]
-pub struct Seg6Packet {
-    pub buf: Vec<u8>,
+pub struct Seg6Packet<B = Vec<u8>> {
+    pub buf: B,
     pub meta: SkbMeta,
     /// The route an action helper chose.
     pub route: Option<Route>,
@@ -102,12 +105,14 @@ pub struct Seg6Packet {
     pub cpu: u32,
     /// Formats passed to `bpf_trace_printk`.
     pub traces: Vec<Vec<u8>>,
-    prandom: u32,
+    /// The state of `bpf_get_prandom_u32` (xorshift32): a caller that makes one packet
+    /// view per run keeps it between runs.
+    pub prandom: u32,
     state: SrhState,
 }
 
-impl Seg6Packet {
-    pub fn new(buf: Vec<u8>) -> Seg6Packet {
+impl<B: PacketBytes> Seg6Packet<B> {
+    pub fn new(buf: B) -> Seg6Packet<B> {
         Seg6Packet {
             buf,
             meta: SkbMeta { protocol: SkbMeta::PROTO_IPV6, ..SkbMeta::default() },
@@ -116,7 +121,7 @@ impl Seg6Packet {
             now_ns: 0,
             cpu: 0,
             traces: Vec::new(),
-            prandom: 0x2545_f491,
+            prandom: PRANDOM_SEED,
             state: SrhState::default(),
         }
     }
@@ -188,7 +193,13 @@ impl Seg6Packet {
 /// Next Header 41), RFC 8986 §4.13-4.14 and §5.1 as Linux does them; Payload Length
 /// set. 0, or a negated errno with `buf` unchanged. Shared by End.BPF's action helper
 /// and the LWT hooks' `bpf_lwt_push_encap` ([`crate::lwt`]).
-pub(crate) fn push_seg6(buf: &mut Vec<u8>, protocol: u32, encap_src: &[u8; 16], encap: bool, srh: &[u8]) -> i64 {
+pub(crate) fn push_seg6(
+    buf: &mut impl PacketBytes,
+    protocol: u32,
+    encap_src: &[u8; 16],
+    encap: bool,
+    srh: &[u8],
+) -> i64 {
     if srh.len() < 8 || !validate_srh(srh, srh.len(), false) {
         return -errno::EINVAL;
     }
@@ -214,12 +225,19 @@ pub(crate) fn push_seg6(buf: &mut Vec<u8>, protocol: u32, encap_src: &[u8; 16], 
         hdr[7] = buf[7];
         hdr[8..24].copy_from_slice(encap_src);
         hdr[24..40].copy_from_slice(&first);
-        buf.splice(0..0, hdr.iter().chain(srh).copied());
+        if !buf.open_gap(0, IPV6_HDR + srh.len()) {
+            return -errno::ENOMEM;
+        }
+        buf[..IPV6_HDR].copy_from_slice(&hdr);
+        buf[IPV6_HDR..IPV6_HDR + srh.len()].copy_from_slice(srh);
         buf[IPV6_HDR] = NEXTHDR_IPV6;
     } else {
         let (nh, mut old_da) = (buf[6], [0u8; 16]);
         old_da.copy_from_slice(&buf[24..40]);
-        buf.splice(IPV6_HDR..IPV6_HDR, srh.iter().copied());
+        if !buf.open_gap(IPV6_HDR, srh.len()) {
+            return -errno::ENOMEM;
+        }
+        buf[IPV6_HDR..IPV6_HDR + srh.len()].copy_from_slice(srh);
         buf[IPV6_HDR] = nh;
         buf[IPV6_HDR + 8..IPV6_HDR + 24].copy_from_slice(&old_da);
         buf[6] = NEXTHDR_ROUTING;
@@ -301,7 +319,7 @@ pub fn validate_srh(srh: &[u8], len: usize, reduced: bool) -> bool {
     true
 }
 
-impl Skb for Seg6Packet {
+impl<B: PacketBytes> Skb for Seg6Packet<B> {
     fn data(&self) -> &[u8] {
         &self.buf
     }
@@ -371,17 +389,12 @@ impl Skb for Seg6Packet {
         if delta < 0 && ptr + n > end {
             return -errno::EFAULT;
         }
-        const ENOMEM: i64 = 12;
         if delta > 0 {
-            if self.buf.len() + n > MAX_PACKET || ptr > self.buf.len() {
-                return -ENOMEM;
+            if self.buf.len() + n > MAX_PACKET || !self.buf.open_gap(ptr, n) {
+                return -errno::ENOMEM;
             }
-            self.buf.splice(ptr..ptr, std::iter::repeat_n(0u8, n));
-        } else {
-            if ptr + n > self.buf.len() {
-                return -ENOMEM;
-            }
-            self.buf.drain(ptr..ptr + n);
+        } else if !self.buf.close_gap(ptr, n) {
+            return -errno::ENOMEM;
         }
         self.set_payload_len();
         match find_hdr(&self.buf, NEXTHDR_ROUTING, false) {
@@ -413,7 +426,9 @@ impl Skb for Seg6Packet {
                     if off + IPV6_HDR > self.buf.len() {
                         return -errno::EBADMSG;
                     }
-                    self.buf.drain(..off);
+                    if !self.buf.close_gap(0, off) {
+                        return -errno::EBADMSG;
+                    }
                     self.update_srh_state();
                 }
                 self.lookup(None, table)
@@ -440,11 +455,11 @@ pub fn end_bpf(prog: &Program, maps: &mut [Map], pkt: &mut Seg6Packet, opts: Run
 }
 
 /// [`end_bpf`] with a reused [`Scratch`] (no allocation for the run itself).
-pub fn end_bpf_with(
+pub fn end_bpf_with<B: PacketBytes>(
     scratch: &mut Scratch,
     prog: &Program,
     maps: &mut [Map],
-    pkt: &mut Seg6Packet,
+    pkt: &mut Seg6Packet<B>,
     opts: RunOpts,
 ) -> Verdict {
     end_bpf_ext(scratch, prog, maps, pkt, opts, None)
@@ -452,11 +467,11 @@ pub fn end_bpf_with(
 
 /// [`end_bpf_with`], with the router's routes for sr6's extension helper
 /// `sr6_ecmp_nexthops` (without them, it returns `-ENOTSUPP`).
-pub fn end_bpf_ext(
+pub fn end_bpf_ext<B: PacketBytes>(
     scratch: &mut Scratch,
     prog: &Program,
     maps: &mut [Map],
-    pkt: &mut Seg6Packet,
+    pkt: &mut Seg6Packet<B>,
     opts: RunOpts,
     fib: Option<&dyn NextHopLookup>,
 ) -> Verdict {
@@ -466,6 +481,25 @@ pub fn end_bpf_ext(
     if !validate_srh(pkt.buf.get(off..).unwrap_or_default(), len, true) {
         return Verdict::Drop(Drop::NoSrh);
     }
+    end_bpf_at(scratch, prog, maps, pkt, opts, fib, off)
+}
+
+/// [`end_bpf_ext`] for a caller that has found the SRH itself, at offset `off`: the first
+/// routing header with Segments Left over 0 (`ipv6_find_hdr` with `IP6_FH_F_SKIP_RH`),
+/// valid by `seg6_validate_srh` (a fast path that takes only an SRH right after the IPv6
+/// header, without TLVs, with Segments Left in range). The same outcome as
+/// [`end_bpf_ext`] for such a packet; for any other, a drop (`NoSrh`) if `off` holds no
+/// SRH with Segments Left over 0.
+pub fn end_bpf_at<B: PacketBytes>(
+    scratch: &mut Scratch,
+    prog: &Program,
+    maps: &mut [Map],
+    pkt: &mut Seg6Packet<B>,
+    opts: RunOpts,
+    fib: Option<&dyn NextHopLookup>,
+    off: usize,
+) -> Verdict {
+    let Some(&[_, h, SRH_TYPE, _]) = pkt.buf.get(off..off + 4) else { return Verdict::Drop(Drop::NoSrh) };
     // advance_nextseg: Segments Left - 1, the destination becomes that segment.
     let Some(sl) = pkt.buf[off + 3].checked_sub(1) else { return Verdict::Drop(Drop::NoSrh) };
     pkt.buf[off + 3] = sl;
@@ -502,12 +536,12 @@ pub fn end_bpf_ext(
 
 /// A [`Seg6Packet`] with the router's routes: every helper is the packet's, but
 /// `sr6_ecmp_nexthops`, which asks `fib`.
-struct WithFib<'a> {
-    pkt: &'a mut Seg6Packet,
+struct WithFib<'a, B> {
+    pkt: &'a mut Seg6Packet<B>,
     fib: &'a dyn NextHopLookup,
 }
 
-impl Skb for WithFib<'_> {
+impl<B: PacketBytes> Skb for WithFib<'_, B> {
     fn data(&self) -> &[u8] {
         self.pkt.data()
     }

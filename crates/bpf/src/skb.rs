@@ -1,11 +1,13 @@
 //! What a program runs against: the packet and its metadata (the kernel's `struct
 //! sk_buff` as `struct __sk_buff` shows it, include/uapi/linux/bpf.h) and the helpers that
 //! touch them. The packet side implements [`Skb`]; [`crate::seg6::Seg6Packet`] is this
-//! crate's own implementation of the End.BPF helpers over a plain byte vector.
+//! crate's own implementation of the End.BPF helpers over a packet's bytes
+//! ([`crate::bytes::PacketBytes`]).
 
 /// Errno values (negated) the packet helpers return, as the kernel's.
 pub mod errno {
     pub const EFAULT: i64 = 14;
+    pub const ENOMEM: i64 = 12;
     pub const EINVAL: i64 = 22;
     pub const ENOENT: i64 = 2;
     pub const EBADMSG: i64 = 74;
@@ -99,6 +101,9 @@ pub trait NextHopLookup {
     /// As [`Skb::ecmp_nexthops`].
     fn ecmp_nexthops(&self, dst: &[u8; 16], table: u32, out: &mut [[u8; 16]]) -> i64;
 }
+
+/// The state `bpf_get_prandom_u32` starts from in a new packet view.
+pub const PRANDOM_SEED: u32 = 0x2545_f491;
 
 /// `bpf_get_prandom_u32` of the packet views: xorshift32 over `state`, deterministic so
 /// that tests and replays give the same numbers.

@@ -65,13 +65,28 @@ pub struct Program {
     /// The machine code [`run_with`] runs in place of the interpreter, if any (made by
     /// [`Program::new`] from `insns`; after changing `insns`, make the program again).
     pub jit: Jit,
+    /// Whether any instruction names r10, the frame pointer: a program that does not can
+    /// touch no stack, which then needs no clearing before a run.
+    uses_stack: bool,
 }
 
 impl Program {
     /// A program of `insns` (verified by the caller), compiled by the JIT when it can.
     pub fn new(name: impl Into<String>, prog_type: ProgType, insns: Vec<Insn>) -> Program {
         let jit = Jit::compile(&insns, prog_type);
-        Program { name: name.into(), prog_type, insns, jit }
+        let uses_stack = insns.iter().any(|i| i.dst == 10 || i.src == 10);
+        Program { name: name.into(), prog_type, insns, jit, uses_stack }
+    }
+
+    /// Clears frame 0 of `stack` for a run, if the program can read it: every run starts
+    /// on a zeroed stack (the kernel leaves it as it was; sr6 makes runs reproducible).
+    #[inline]
+    pub(crate) fn clear_stack(&self, stack: &mut [u8]) {
+        if self.uses_stack {
+            if let Some(f) = stack.get_mut(..STACK_SIZE) {
+                f.fill(0);
+            }
+        }
     }
 
     /// The same program, always interpreted.
@@ -222,8 +237,8 @@ pub fn run_with(
             return res;
         }
     }
+    prog.clear_stack(&mut scratch.stack[..]);
     let mut vm = Vm { prog, maps, skb, stack: &mut scratch.stack, pc: 0 };
-    vm.stack[..STACK_SIZE].fill(0);
     vm.exec(opts.budget)
 }
 
@@ -265,6 +280,36 @@ impl Vm<'_> {
             }
         };
         s.get(a..b).ok_or_else(|| self.oob(addr, len, kind))
+    }
+
+    /// `f` on the packet and the `len` bytes of program memory at `addr` (a helper's
+    /// input, such as `bpf_lwt_seg6_store_bytes`'s source): borrowed in place from the
+    /// stack or a map, which the packet cannot alias; copied first when they are the
+    /// packet's own.
+    fn with_bytes<R>(
+        &mut self,
+        addr: u64,
+        len: u64,
+        kind: &'static str,
+        f: impl FnOnce(&mut dyn Skb, &[u8]) -> R,
+    ) -> Result<R, Fault> {
+        let (t, a, b) = self.range(addr, len, kind)?;
+        let pc = self.pc;
+        let oob = move || Fault::OutOfBounds { pc, addr, len, kind };
+        match t {
+            TAG_PKT => {
+                let c = Copied::of(self.skb.data().get(a..b).ok_or_else(oob)?);
+                Ok(f(&mut *self.skb, c.bytes()))
+            }
+            t if t >= TAG_MAP => {
+                let m = self.maps.get((t - TAG_MAP) as usize).ok_or_else(oob)?;
+                Ok(f(&mut *self.skb, m.storage().get(a..b).ok_or_else(oob)?))
+            }
+            t => {
+                let fr = ((t - TAG_STACK) / 2) as usize * STACK_SIZE;
+                Ok(f(&mut *self.skb, self.stack.get(fr + a..fr + b).ok_or_else(oob)?))
+            }
+        }
     }
 
     /// Bytes writable at `addr` (stack, writable map values, packet only when allowed).
@@ -631,8 +676,7 @@ impl Vm<'_> {
             GET_NUMA_NODE_ID => 0,
             PERF_EVENT_OUTPUT => self.perf_event_output(r)?,
             TRACE_PRINTK => {
-                let fmt = Copied::of(self.read(r[1], r[2], "trace_printk format read")?);
-                self.skb.trace_printk(fmt.bytes());
+                self.with_bytes(r[1], r[2], "trace_printk format read", |skb, fmt| skb.trace_printk(fmt))?;
                 r[2] as i64
             }
             SKB_LOAD_BYTES => {
@@ -653,8 +697,9 @@ impl Vm<'_> {
             }
             LWT_SEG6_STORE_BYTES => {
                 self.ctx_arg(r[1], "bpf_lwt_seg6_store_bytes")?;
-                let from = Copied::of(self.read(r[3], u64::from(r[4] as u32), "store_bytes source read")?);
-                self.skb.lwt_seg6_store_bytes(r[2] as u32, from.bytes())
+                let off = r[2] as u32;
+                let len = u64::from(r[4] as u32);
+                self.with_bytes(r[3], len, "store_bytes source read", |skb, b| skb.lwt_seg6_store_bytes(off, b))?
             }
             LWT_SEG6_ADJUST_SRH => {
                 self.ctx_arg(r[1], "bpf_lwt_seg6_adjust_srh")?;
@@ -662,13 +707,17 @@ impl Vm<'_> {
             }
             LWT_SEG6_ACTION => {
                 self.ctx_arg(r[1], "bpf_lwt_seg6_action")?;
-                let param = Copied::of(self.read(r[3], u64::from(r[4] as u32), "action parameter read")?);
-                self.skb.lwt_seg6_action(r[2] as u32, param.bytes())
+                let act = r[2] as u32;
+                self.with_bytes(r[3], u64::from(r[4] as u32), "action parameter read", |skb, b| {
+                    skb.lwt_seg6_action(act, b)
+                })?
             }
             LWT_PUSH_ENCAP => {
                 self.ctx_arg(r[1], "bpf_lwt_push_encap")?;
-                let hdr = Copied::of(self.read(r[3], u64::from(r[4] as u32), "push_encap header read")?);
-                self.skb.lwt_push_encap(r[2] as u32, hdr.bytes())
+                let ty = r[2] as u32;
+                self.with_bytes(r[3], u64::from(r[4] as u32), "push_encap header read", |skb, b| {
+                    skb.lwt_push_encap(ty, b)
+                })?
             }
             SR6_ECMP_NEXTHOPS => {
                 self.ctx_arg(r[1], "sr6_ecmp_nexthops")?;

@@ -129,7 +129,7 @@ pub(crate) fn run(
     budget: u64,
 ) -> Result<u64, Fault> {
     let (stack, map_tab) = scratch.jit_parts(maps.len());
-    stack[..STACK_SIZE].fill(0);
+    prog.clear_stack(&mut stack[..]);
     let mut regs = [0u64; NREGS];
     regs[1] = ctx_addr();
     regs[10] = stack_top(0);
