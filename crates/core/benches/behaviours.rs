@@ -8,6 +8,9 @@
 //! UDP). Before measuring, every benchmark checks that all 256 packets are transmitted
 //! out of the expected device: a benchmark of a packet that is dropped measures nothing.
 //!
+//! The End.BPF cases need clang (their programs are compiled at start; without it they
+//! are skipped, with a message).
+//!
 //! Run: `cargo bench -p sr6-core --bench behaviours -- --warm-up-time 1 --measurement-time 2`
 //! (docs/performance.md).
 
@@ -255,20 +258,52 @@ fn cases() -> Vec<Case> {
         c("H.Encaps.L2", eth(0x86dd, &udp6("fc00:104::5")), "eth0", "eth1"),
         c("H.Insert", eth(0x86dd, &udp6("fc00:102::5")), "eth0", "eth1"),
         c("End-HMAC-SHA256", hmac_frame, "hm0", "eth1"),
+        c("End.BPF-end", eth(0x86dd, &sr_udp("fc00:ff::70", 1, &["fc00:ff::70", "fc00:20::9"])), "eth0", "eth1"),
+        c("End.BPF-tag", eth(0x86dd, &sr_udp("fc00:ff::71", 1, &["fc00:ff::71", "fc00:20::9"])), "eth0", "eth1"),
+        c("End.BPF-tlv", eth(0x86dd, &sr_udp("fc00:ff::72", 1, &["fc00:ff::72", "fc00:20::9"])), "eth0", "eth1"),
+        c("End.BPF-end_t", eth(0x86dd, &sr_udp("fc00:ff::73", 1, &["fc00:ff::73", "fc00:20::9"])), "eth0", "eth1"),
     ]
 }
 
-fn tables() -> Tables {
-    let spec = sr6_config::parse_str(CONFIG, "bench.conf").unwrap_or_else(|e| panic!("{e}"));
+/// End.BPF SIDs fc00:ff::70-73 running the End.BPF paper's functions (End in eBPF,
+/// Tag++, Add TLV, End.T through the action helper), compiled by clang from
+/// crates/bpf/tests/progs; `None` (with the reason) if clang cannot build them.
+fn bpf_config() -> Result<String, String> {
+    let progs = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../bpf/tests/progs");
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("bench-bpf");
+    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    let mut conf = String::new();
+    for (sid, file, sec) in
+        [("70", "end", "end"), ("71", "tag", "tag_inc"), ("72", "tlv", "add_tlv"), ("73", "action", "end_t")]
+    {
+        let obj = dir.join(format!("{file}.o"));
+        sr6_bpf::clang::compile(&progs.join(format!("{file}.c")), &obj, &[]).map_err(|e| e.to_string())?;
+        conf.push_str(&format!(
+            "ip -6 route add fc00:ff::{sid}/128 encap seg6local action End.BPF endpoint obj {} sec {sec} dev eth0\n",
+            obj.display()
+        ));
+    }
+    Ok(conf)
+}
+
+fn tables() -> (Tables, bool) {
+    let (conf, bpf) = match bpf_config() {
+        Ok(b) => (format!("{CONFIG}{b}"), true),
+        Err(e) => {
+            eprintln!("End.BPF cases skipped: {e}");
+            (CONFIG.to_string(), false)
+        }
+    };
+    let spec = sr6_config::parse_str(&conf, "bench.conf").unwrap_or_else(|e| panic!("{e}"));
     let (t, _warnings) = Tables::build(&spec).unwrap_or_else(|e| panic!("line {}: {}", e.line, e.message));
-    t
+    (t, bpf)
 }
 
 fn behaviours(c: &mut Criterion) {
-    let t = tables();
+    let (t, bpf) = tables();
     let mut g = c.benchmark_group("behaviour");
     g.throughput(Throughput::Elements(BATCH as u64));
-    for case in cases() {
+    for case in cases().into_iter().filter(|c| bpf || !c.name.starts_with("End.BPF")) {
         let dev = t.device_id(case.in_dev).expect("ingress device");
         let out = t.device_id(case.out_dev).expect("egress device");
         let mut w = Worker::new(&t);

@@ -7,6 +7,7 @@
 #![forbid(unsafe_code)]
 
 pub mod behaviour;
+pub mod bpf_prog;
 pub mod counters;
 pub mod drop;
 pub mod exact;
@@ -16,6 +17,7 @@ pub mod ids;
 pub mod lpm;
 mod multiplier;
 pub mod packet;
+pub mod packet_bytes;
 pub mod pipeline;
 pub mod spec;
 pub mod tables;

@@ -12,18 +12,17 @@
 //! End.B6, End.B6.Encaps through `bpf_lwt_seg6_action`), anything else drops. The
 //! packet side here:
 //!
-//! - **The packet**: the IPv6 packet is copied into the program's byte vector, and the
-//!   result copied back into the [`PacketBuf`] (grown or shrunk at the front, so an
-//!   End.B6.Encaps result needs the headroom any encapsulation needs). The vector is
-//!   kept with the program and reused, so the steady state allocates nothing but what
-//!   a helper that resizes the packet does.
-//! - **Maps and scratch** live with the loaded program, which the [`SidParams`] of the
-//!   configuration hold (`Arc`), so every worker and every generation of the tables
-//!   shares them: a table rebuild keeps a map's contents. One `Mutex` per program guards
-//!   its maps, its stack and its packet vector for the length of a run: simple and
-//!   sound with several workers (a program runs on one worker at a time; workers
-//!   sending packets to the same End.BPF SID take turns). Per-CPU maps are therefore
-//!   one copy.
+//! - **The packet**: the program runs on the packet where it lies, in its
+//!   [`PacketBuf`] ([`crate::packet_bytes`]): nothing is copied in or out; a helper that
+//!   grows the packet (End.B6.Encaps, TLV space) takes the buffer's headroom, and is
+//!   refused with `-ENOMEM` past it, where the kernel would reallocate.
+//! - **Maps and scratch** live with the loaded program ([`BpfProg`]), which the
+//!   [`SidParams`] of the configuration hold (`Arc`): shared by every worker and every
+//!   generation of the tables, one run at a time.
+//! - **The fast step** ([`fast`]): a packet whose SRH the fast path can take has its
+//!   program run from the batch, past its Ethernet header, and is sent straight out when
+//!   the program routes it by a table to a known neighbour without resizing it; anything
+//!   else continues on the general path from where the program left it.
 //! - **The clock** of `bpf_ktime_get_ns` is the packet's receive time ([`PacketBuf`]'s
 //!   `ts_ns`: the monotonic clock under `sr6 run`, the capture's timestamps under `sr6
 //!   pcap`, so offline runs are deterministic).
@@ -44,21 +43,26 @@
 
 use std::cell::Cell;
 use std::path::Path;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 use sr6_bpf::helpers::ProgType;
-use sr6_bpf::maps::Map;
 use sr6_bpf::seg6::{self, Seg6Packet, Verdict};
 use sr6_bpf::skb::NextHopLookup;
 use sr6_bpf::skb::SkbMeta;
 pub use sr6_bpf::LoadError;
-use sr6_bpf::{Program, RunOpts, Scratch};
+use sr6_bpf::RunOpts;
 
-use super::{Arrival, Behaviour, Next, Param, Takes};
+use super::{endpoint, Arrival, Behaviour, Next, Param, Takes};
+pub use crate::bpf_prog::BpfProg;
 use crate::drop::DropReason;
 use crate::packet::{DevId, PacketBuf};
+use crate::packet_bytes::BufBytes;
 use crate::spec::{SidAction, MAIN_TABLE};
-use crate::tables::{is_link_local, BuildError, NextHop, Route, Sid, SidBuilder, SidState, Tables};
+use crate::tables::fast_route::route_to;
+use crate::tables::{
+    is_link_local, BuildError, Device, FastKind, FastSid, NextHop, Out, Route, Sid, SidBuilder, SidState, Tables,
+};
+use sr6_wire::fixed::{FrameFixed, Ipv6Fixed, SrhFixed, ETH_IPV6_LEN, ETH_LEN};
 
 pub static END_BPF: Behaviour = Behaviour {
     keyword: "End.BPF",
@@ -119,43 +123,11 @@ impl std::fmt::Display for BpfEndpoint {
     }
 }
 
-/// A loaded program and what its runs share (see the module docs).
-pub struct BpfProg {
-    program: Program,
-    run: Mutex<Runner>,
-}
-
-struct Runner {
-    maps: Vec<Map>,
-    scratch: Scratch,
-    pkt: Seg6Packet,
-}
-
 /// Loads section `section` of the object at `path` (`obj`: the name as written) as an
 /// `lwt_seg6local` program, with its maps, as iproute2 does for `endpoint obj`.
 pub fn load(obj: &str, path: &Path, section: &str) -> Result<BpfEndpoint, LoadError> {
-    let o = sr6_bpf::load_object(path, section, ProgType::LwtSeg6local)?;
-    let runner = Runner { maps: o.maps, scratch: Scratch::default(), pkt: Seg6Packet::new(Vec::new()) };
-    let prog = Arc::new(BpfProg { program: o.program, run: Mutex::new(runner) });
+    let prog = BpfProg::load(path, section, ProgType::LwtSeg6local)?;
     Ok(BpfEndpoint { obj: obj.to_string(), section: section.to_string(), prog })
-}
-
-impl BpfProg {
-    /// A copy of the maps as they are now (names, definitions, contents).
-    pub fn maps(&self) -> Vec<Map> {
-        self.run.lock().unwrap_or_else(PoisonError::into_inner).maps.clone()
-    }
-
-    /// `f` on the maps themselves, between two runs of the program (`sr6 ctl bpf map
-    /// update`: the operator's writes take the program's turn, as a worker's run does).
-    pub fn with_maps<R>(&self, f: impl FnOnce(&mut [Map]) -> R) -> R {
-        f(&mut self.run.lock().unwrap_or_else(PoisonError::into_inner).maps)
-    }
-
-    /// The program as loaded: its section's name and its eBPF instructions.
-    pub fn program(&self) -> &Program {
-        &self.program
-    }
 }
 
 fn build(b: &mut SidBuilder, a: &SidAction) -> Result<SidState, BuildError> {
@@ -164,7 +136,8 @@ fn build(b: &mut SidBuilder, a: &SidAction) -> Result<SidState, BuildError> {
     }
     // The device of the SID's route: End.B6.Encaps through the helper takes the outer
     // source from it, as the kernel's set_tun_src does from the skb's route.
-    Ok(SidState { oif: b.route_dev().unwrap_or(DevId::MAX), ..SidState::default() })
+    let fast = FastSid::new(FastKind::Bpf, 0);
+    Ok(SidState { oif: b.route_dev().unwrap_or(DevId::MAX), fast, ..SidState::default() })
 }
 
 fn input(t: &Tables, p: &mut PacketBuf, sid: &Sid, a: &Arrival) -> Next {
@@ -174,31 +147,52 @@ fn input(t: &Tables, p: &mut PacketBuf, sid: &Sid, a: &Arrival) -> Next {
     if !matches!(a, Arrival::Segments(_)) {
         return Next::drop(DropReason::BpfInvalidSrh);
     }
-    let mut guard = ep.prog.run.lock().unwrap_or_else(PoisonError::into_inner);
-    let r = &mut *guard;
-    let data = p.data();
     // The IPv6 packet without link-layer padding (the kernel trims it on receive).
-    let plen = data.get(4..6).map_or(0, |b| usize::from(u16::from_be_bytes([b[0], b[1]])));
-    let ip = data.get(..40 + plen).unwrap_or(data);
-    r.pkt.buf.clear();
-    r.pkt.buf.extend_from_slice(ip);
-    let ifindex = u32::from(p.in_dev) + 1;
-    r.pkt.meta = SkbMeta { protocol: SkbMeta::PROTO_IPV6, ingress_ifindex: ifindex, ifindex, ..SkbMeta::default() };
-    r.pkt.now_ns = p.ts_ns;
-    r.pkt.cpu = CPU.with(Cell::get);
-    r.pkt.encap_src = encap_src(t, sid.state.oif);
-    r.pkt.traces.clear();
-    let fib = Routes(t);
-    let verdict =
-        seg6::end_bpf_ext(&mut r.scratch, &ep.prog.program, &mut r.maps, &mut r.pkt, RunOpts::default(), Some(&fib));
-    let route = match verdict {
-        Verdict::Forward(route) => route,
-        Verdict::Drop(d) => return Next::drop(drop_reason(&d)),
-    };
-    if !write_back(p, &r.pkt.buf) {
-        return Next::drop(DropReason::NoHeadroom);
+    let plen = p.data().get(4..6).map_or(0, |b| usize::from(u16::from_be_bytes([b[0], b[1]])));
+    p.truncate(40 + plen);
+    match run(t, p, 0, ep, sid, None) {
+        Ok(route) => route_next(t, &route),
+        Err(d) => Next::drop(d),
     }
-    drop(guard);
+}
+
+/// Runs the program of `ep` (SID `sid`'s) on the IPv6 packet `l2` bytes into `p`'s
+/// frame, in place ([`BufBytes`]): the route it chose, or why it dropped the packet.
+/// `srh`: where the caller found a valid SRH with Segments Left over 0 (the fast step);
+/// `None`: found and validated here, as the kernel does.
+fn run(
+    t: &Tables,
+    p: &mut PacketBuf,
+    l2: usize,
+    ep: &BpfEndpoint,
+    sid: &Sid,
+    srh: Option<usize>,
+) -> Result<seg6::Route, DropReason> {
+    let mut guard = ep.prog.runner();
+    let r = &mut *guard;
+    let ifindex = u32::from(p.in_dev) + 1;
+    let now_ns = p.ts_ns;
+    let mut pkt = Seg6Packet::new(BufBytes::new(p, l2));
+    pkt.meta = SkbMeta { protocol: SkbMeta::PROTO_IPV6, ingress_ifindex: ifindex, ifindex, ..SkbMeta::default() };
+    pkt.now_ns = now_ns;
+    pkt.cpu = CPU.with(Cell::get);
+    pkt.encap_src = encap_src(t, sid.state.oif);
+    pkt.prandom = r.prandom;
+    let fib = Routes(t);
+    let (prog, opts) = (ep.prog.program(), RunOpts::default());
+    let verdict = match srh {
+        Some(off) => seg6::end_bpf_at(&mut r.scratch, prog, &mut r.maps, &mut pkt, opts, Some(&fib), off),
+        None => seg6::end_bpf_ext(&mut r.scratch, prog, &mut r.maps, &mut pkt, opts, Some(&fib)),
+    };
+    r.prandom = pkt.prandom;
+    match verdict {
+        Verdict::Forward(route) => Ok(route),
+        Verdict::Drop(d) => Err(drop_reason(&d)),
+    }
+}
+
+/// Where the route the program chose takes the packet, on the general path.
+fn route_next(t: &Tables, route: &seg6::Route) -> Next {
     match route.nexthop {
         Some(nh) => end_x(t, nh),
         None => match table(t, route.table) {
@@ -208,26 +202,56 @@ fn input(t: &Tables, p: &mut PacketBuf, sid: &Sid, a: &Arrival) -> Next {
     }
 }
 
+/// The fast step of End.BPF (kind Bpf) for SID `sid` (index `i`) on a frame received on
+/// `dev`: a frame [`endpoint::fast_srh_frame`] takes, with Segments Left over 0 and in
+/// range, has its program run in place, past the Ethernet header. `None` (frame
+/// untouched) for any other frame, which the general path takes. Once the program has
+/// run, the packet is this step's: it is sent out directly when the program returned
+/// `BPF_OK` (or routed it by a table through the action helper), left its length
+/// unchanged and the FIB sends the destination to a known neighbour
+/// ([`route_to`], the hop limit decremented as `ip6_forward` does); otherwise what
+/// follows is the general path's [`Next`] ([`FastNext`]'s `After`: a drop, an End.X,
+/// a route to look up, a packet a helper resized), carried out and counted on the SID
+/// as the general path would.
+pub(crate) fn fast(t: &Tables, dev: &Device, p: &mut PacketBuf, sid: &Sid) -> Option<FastBpf> {
+    let ep = sid.action.params.bpf.as_ref()?;
+    let f = p.data_mut();
+    let len = f.len();
+    let (_, srh, _) = endpoint::fast_srh_frame(dev, f)?;
+    srh.next_index()?;
+    // The SRH right after the IPv6 header, valid (no TLVs, Segments Left in range).
+    let route = match run(t, p, ETH_LEN, ep, sid, Some(ETH_IPV6_LEN - ETH_LEN)) {
+        Ok(route) => route,
+        Err(d) => return Some(FastBpf::After(Next::drop(d))),
+    };
+    if route.nexthop.is_none() && p.len() == len {
+        if let Some(fib) = table(t, route.table).filter(|i| *i != Tables::MAIN_BY_NAME) {
+            if let Some((out, eth)) = route_to(t, fib, u128::from_be_bytes(route.daddr)) {
+                let h = p.data_mut().first_chunk_mut::<ETH_IPV6_LEN>()?;
+                h.set_hop_limit(h.hop_limit() - 1);
+                h.set_addrs(eth);
+                return Some(FastBpf::Tx(out));
+            }
+        }
+    }
+    Some(FastBpf::After(route_next(t, &route)))
+}
+
+/// What End.BPF's fast step did with a frame it took.
+pub(crate) enum FastBpf {
+    /// Transmit the frame out of this device.
+    Tx(Out),
+    /// The program ran; the general path carries on with this (the frame still has its
+    /// Ethernet header).
+    After(Next),
+}
+
 /// The counter a drop of End.BPF goes to.
 fn drop_reason(d: &seg6::Drop) -> DropReason {
     match d {
         seg6::Drop::NoSrh | seg6::Drop::InvalidSrh => DropReason::BpfInvalidSrh,
         seg6::Drop::ProgramDrop | seg6::Drop::IllegalReturn(_) => DropReason::BpfDrop,
         seg6::Drop::Fault(_) | seg6::Drop::RedirectWithoutRoute => DropReason::BpfError,
-    }
-}
-
-/// The program's packet into the buffer: the frame grown or shrunk at the front to its
-/// length, then overwritten. `false` (nothing written) if the headroom is short.
-pub(crate) fn write_back(p: &mut PacketBuf, bytes: &[u8]) -> bool {
-    let (n, m) = (bytes.len(), p.len());
-    let resized = if n >= m { p.push_front(n - m) } else { p.pull_front(m - n) };
-    match p.data_mut() {
-        d if resized && d.len() == n => {
-            d.copy_from_slice(bytes);
-            true
-        }
-        _ => false,
     }
 }
 
@@ -320,24 +344,6 @@ pub(crate) fn encap_src(t: &Tables, dev: DevId) -> [u8; 16] {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn buf(bytes: &[u8]) -> PacketBuf {
-        let mut p = PacketBuf::new();
-        assert!(p.load(bytes, 0));
-        p
-    }
-
-    #[test]
-    fn write_back_grows_shrinks_and_refuses_past_the_headroom() {
-        let mut p = buf(&[1; 100]);
-        assert!(write_back(&mut p, &[2; 140]));
-        assert_eq!(p.data(), &[2; 140][..]);
-        assert!(write_back(&mut p, &[3; 60]));
-        assert_eq!(p.data(), &[3; 60][..]);
-        let room = p.headroom() + p.len();
-        assert!(!write_back(&mut p, &vec![4; room + 1]), "more than the headroom can take");
-        assert_eq!(p.data(), &[3; 60][..], "nothing written");
-    }
 
     #[test]
     fn tables_by_kernel_id() {

@@ -26,8 +26,9 @@
 //! behaviour's module (`behaviour::end::fast`, `decap::fast6`, ...), chosen by the
 //! SID's [`FastKind`].
 
+use crate::behaviour::end_bpf::{self, FastBpf};
 use crate::behaviour::next::FastNext;
-use crate::behaviour::{binding, decap, end, end_dt46, end_dx2, next_csid};
+use crate::behaviour::{binding, decap, end, end_dt46, end_dx2, next_csid, Next};
 use crate::counters::Counters;
 use crate::lpm;
 use crate::packet::{Front, PacketBuf, BUF_LEN};
@@ -290,7 +291,7 @@ fn sid(
 /// SID `i`, what the fast path knows of it `s`; kind None for any other frame).
 /// `Some(device)` to transmit to; `None` leaves the frame untouched.
 #[inline(never)]
-pub fn try_cold(t: &Tables, c: &mut Counters, p: &mut PacketBuf, w: u64) -> Option<Out> {
+pub fn try_cold(t: &Tables, c: &mut Counters, p: &mut PacketBuf, w: u64) -> Option<Cold> {
     let (i, s) = FastSid::unpack(w);
     // As in `try6`: a frame that could exceed an MTU is the general path's.
     if p.len() > t.fast_max_len {
@@ -303,8 +304,8 @@ pub fn try_cold(t: &Tables, c: &mut Counters, p: &mut PacketBuf, w: u64) -> Opti
     if ethertype == ETHERTYPE_IPV4 {
         // (No SID was left for an IPv4 frame: `try6` leaves one only for IPv6.)
         return match ipv4(t, dev, in_dev, f) {
-            Ok(out) => Some(out),
-            Err(Some((i, dst))) => sid4(t, c, p, dev, i, dst),
+            Ok(out) => Some(Cold::Tx(out)),
+            Err(Some((i, dst))) => sid4(t, c, p, dev, i, dst).map(Cold::Tx),
             Err(None) => None,
         };
     }
@@ -324,6 +325,11 @@ pub fn try_cold(t: &Tables, c: &mut Counters, p: &mut PacketBuf, w: u64) -> Opti
         binding::fast_insert(t, dev, p, s.arg)?
     } else if s.is(FastKind::Gtp4E) {
         crate::behaviour::mobile::gtp4_e::fast(t, dev, p, t.sids.get(i)?)?
+    } else if s.is(FastKind::Bpf) {
+        match end_bpf::fast(t, dev, p, t.sids.get(i)?)? {
+            FastBpf::Tx(out) => out,
+            FastBpf::After(next) => return Some(Cold::After { sid: i, ipv6_len: (len - E) as u64, next }),
+        }
     } else {
         let psp = s.is(FastKind::EndPsp) || s.is(FastKind::EndXPsp);
         let v = if psp { end::fast_psp(t, dev, f, s)? } else { last_segment(t, dev, f, s)? };
@@ -336,7 +342,18 @@ pub fn try_cold(t: &Tables, c: &mut Counters, p: &mut PacketBuf, w: u64) -> Opti
         }
     };
     c.sids.count_frame(i as u16, len as u64);
-    Some(out)
+    Some(Cold::Tx(out))
+}
+
+/// What [`try_cold`] did with a frame it took.
+pub enum Cold {
+    /// Transmit the rewritten frame out of this device.
+    Tx(Out),
+    /// The step of SID `sid` ran and was not the whole story (End.BPF's, whose program
+    /// cannot run twice): the general path carries on with `next` on the frame (still
+    /// with its Ethernet header), counted on the SID as for a packet of `ipv6_len` bytes
+    /// ([`super::forward::sid_step`]).
+    After { sid: usize, ipv6_len: u64, next: Next },
 }
 
 /// An IPv6 frame for a decapsulating SID `s` of `try_cold`'s kinds (End.DX4, End.DT4,

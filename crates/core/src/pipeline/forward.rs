@@ -180,16 +180,24 @@ fn local_sid(t: &Tables, w: &mut Worker, p: &mut PacketBuf, i: u32) -> Next {
         return Next::drop(DropReason::NoRoute);
     };
     let len = p.len() as u64;
-    let icmp_before = w.counters.icmp_sent;
     let next = match endpoint::arrival(t, p, sid.action.flavors.next_csid) {
         Ok(a) => (sid.behaviour.input)(t, p, sid, &a),
         Err(n) => n,
     };
+    sid_step(t, w, p, i as usize, len, next)
+}
+
+/// What SID `i`'s behaviour decided (`next`) carried out ([`Worker::step`]) and counted
+/// on the SID, for a packet of `len` bytes as it arrived: as an error when it ends in a
+/// drop or an ICMP error (behaviours send none themselves: only the step does).
+#[inline(always)]
+pub(crate) fn sid_step(t: &Tables, w: &mut Worker, p: &mut PacketBuf, i: usize, len: u64, next: Next) -> Next {
+    let icmp_before = w.counters.icmp_sent;
     let next = w.step(t, p, next);
     if matches!(next, Next::Done(Verdict::Drop(_))) || w.counters.icmp_sent != icmp_before {
-        w.counters.sids.error(i as usize);
+        w.counters.sids.error(i);
     } else {
-        w.counters.sids.count(i as usize, len);
+        w.counters.sids.count(i, len);
     }
     next
 }
@@ -203,15 +211,8 @@ fn local_sid4(t: &Tables, w: &mut Worker, p: &mut PacketBuf, i: u32) -> Next {
         return Next::drop(DropReason::NoRoute);
     };
     let len = p.len() as u64;
-    let icmp_before = w.counters.icmp_sent;
     let next = crate::behaviour::mobile::input4(t, p, sid);
-    let next = w.step(t, p, next);
-    if matches!(next, Next::Done(Verdict::Drop(_))) || w.counters.icmp_sent != icmp_before {
-        w.counters.sids.error(i as usize);
-    } else {
-        w.counters.sids.count(i as usize, len);
-    }
-    next
+    sid_step(t, w, p, i as usize, len, next)
 }
 
 /// Head-end policy `i` on an IPv6 packet (RFC 8986 §5), after the forwarding step of

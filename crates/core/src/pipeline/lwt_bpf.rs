@@ -25,29 +25,30 @@
 //!
 //! Drops: `lwt_bpf_drop` (`BPF_DROP`, an illegal return code), `lwt_bpf_error` (a
 //! fault, `BPF_OK` from `xmit` with another protocol, `BPF_REDIRECT` from `xmit`:
-//! sr6 has no `bpf_redirect`, so there is no target). Maps, scratch and the packet
-//! vector live with each loaded program behind a `Mutex`, as End.BPF's
-//! ([`crate::behaviour::end_bpf`]); the clock is the packet's receive time.
+//! sr6 has no `bpf_redirect`, so there is no target). Each hook's program is a
+//! [`BpfProg`] (maps and scratch with it, one run at a time), run on the packet in place
+//! ([`crate::packet_bytes`]), as End.BPF's; the clock is the packet's receive time.
 //!
 //! Routes without programs pay one arm of the FIB dispatch ([`crate::tables::Route::Lwt`]);
 //! the fast path declines these routes.
 
 use std::path::Path;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 pub use sr6_bpf::helpers::ProgType;
 pub use sr6_bpf::lwt::MAX_HEADROOM;
 use sr6_bpf::lwt::{self, LwtPacket, Outcome};
-use sr6_bpf::maps::Map;
 use sr6_bpf::skb::SkbMeta;
 pub use sr6_bpf::LoadError;
-use sr6_bpf::{Program, RunOpts, Scratch};
+use sr6_bpf::{Program, RunOpts};
 
 use super::{forward, icmp, mtu, Next, Worker};
 use crate::behaviour::end_bpf;
+use crate::bpf_prog::BpfProg;
 use crate::drop::DropReason;
 use crate::firewall::Hook;
 use crate::packet::{DevId, PacketBuf};
+use crate::packet_bytes::BufBytes;
 use crate::tables::rules::{self, Rules};
 use crate::tables::{NextHop, Route, Tables};
 use sr6_wire::{Ipv4Packet, Ipv6Packet, ETHERTYPE_IPV4, ETHERTYPE_IPV6};
@@ -64,18 +65,7 @@ pub struct LwtProg {
     /// `FILE` as written on the line.
     pub obj: String,
     pub section: String,
-    prog: Arc<Loaded>,
-}
-
-struct Loaded {
-    program: Program,
-    run: Mutex<Runner>,
-}
-
-struct Runner {
-    maps: Vec<Map>,
-    scratch: Scratch,
-    pkt: LwtPacket,
+    pub prog: Arc<BpfProg>,
 }
 
 impl PartialEq for LwtProg {
@@ -101,21 +91,14 @@ impl std::fmt::Display for LwtProg {
 impl LwtProg {
     /// The program as loaded.
     pub fn program(&self) -> &Program {
-        &self.prog.program
-    }
-
-    /// A copy of the maps as they are now.
-    pub fn maps(&self) -> Vec<Map> {
-        self.prog.run.lock().unwrap_or_else(PoisonError::into_inner).maps.clone()
+        self.prog.program()
     }
 }
 
 /// Loads section `section` of the object at `path` (`obj`: the name as written) as a
 /// program of the hook's type (`LwtIn`, `LwtOut`, `LwtXmit`), with its maps.
 pub fn load(obj: &str, path: &Path, section: &str, hook: ProgType) -> Result<LwtProg, LoadError> {
-    let o = sr6_bpf::load_object(path, section, hook)?;
-    let runner = Runner { maps: o.maps, scratch: Scratch::default(), pkt: LwtPacket::new(Vec::new()) };
-    let prog = Arc::new(Loaded { program: o.program, run: Mutex::new(runner) });
+    let prog = BpfProg::load(path, section, hook)?;
     Ok(LwtProg { obj: obj.to_string(), section: section.to_string(), prog })
 }
 
@@ -151,6 +134,9 @@ impl std::fmt::Display for LwtBpf {
 /// `via`/`dev`.
 #[derive(Clone, Debug)]
 pub struct LwtRoute {
+    /// The route's prefix and kernel table id (what `sr6 ctl bpf list` names it by).
+    pub prefix: crate::spec::Prefix,
+    pub table: u32,
     pub bpf: LwtBpf,
     pub nh: NextHop,
     /// The route's device (the outer source of an SRH the `in` program pushes).
@@ -184,11 +170,10 @@ fn path(t: &Tables, w: &mut Worker, p: &mut PacketBuf, i: u32, way: Way) -> Next
     let Some(r) = t.lwts.get(i as usize) else { return Next::drop(DropReason::NoRoute) };
     if let Some(prog) = r.bpf.input.as_ref().filter(|_| way.input) {
         match run(t, p, prog, r) {
-            Ok(Outcome::Continue) => {}
-            Ok(Outcome::Lookup) => return seg6_lookup(t, w, p),
-            Ok(Outcome::Reroute) => return reroute_input(p),
-            Ok(Outcome::Drop(d)) => return Next::drop(reason(&d)),
-            Err(why) => return Next::drop(why),
+            Outcome::Continue => {}
+            Outcome::Lookup => return seg6_lookup(t, w, p),
+            Outcome::Reroute => return reroute_input(p),
+            Outcome::Drop(d) => return Next::drop(reason(&d)),
         }
     }
     let nh = r.nh;
@@ -202,20 +187,17 @@ fn path(t: &Tables, w: &mut Worker, p: &mut PacketBuf, i: u32, way: Way) -> Next
         return next;
     }
     if let Some(prog) = &r.bpf.output {
-        match run(t, p, prog, r) {
-            Ok(Outcome::Drop(d)) => return Next::drop(reason(&d)),
-            Err(why) => return Next::drop(why),
-            Ok(_) => {}
+        if let Outcome::Drop(d) = run(t, p, prog, r) {
+            return Next::drop(reason(&d));
         }
     }
     // The neighbour is chosen by the destination before `xmit` runs (ip6_finish_output2).
     let Some(dst) = dst_key(p, way.v6) else { return Next::drop(DropReason::Malformed) };
     if let Some(prog) = &r.bpf.xmit {
         match run(t, p, prog, r) {
-            Ok(Outcome::Continue | Outcome::Lookup) => {}
-            Ok(Outcome::Reroute) => return reroute_output(t, w, p, way.depth),
-            Ok(Outcome::Drop(d)) => return Next::drop(reason(&d)),
-            Err(why) => return Next::drop(why),
+            Outcome::Continue | Outcome::Lookup => {}
+            Outcome::Reroute => return reroute_output(t, w, p, way.depth),
+            Outcome::Drop(d) => return Next::drop(reason(&d)),
         }
     }
     let ethertype = if way.v6 { ETHERTYPE_IPV6 } else { ETHERTYPE_IPV4 };
@@ -230,28 +212,22 @@ fn reason(d: &lwt::Drop) -> DropReason {
     }
 }
 
-/// Runs one hook's program on the packet in `p` and writes the packet back (the
-/// program's vector copied into the buffer, grown or shrunk at its front).
-fn run(t: &Tables, p: &mut PacketBuf, prog: &LwtProg, r: &LwtRoute) -> Result<Outcome, DropReason> {
-    let mut guard = prog.prog.run.lock().unwrap_or_else(PoisonError::into_inner);
+/// Runs one hook's program on the packet in `p`, in place ([`BufBytes`]).
+fn run(t: &Tables, p: &mut PacketBuf, prog: &LwtProg, r: &LwtRoute) -> Outcome {
+    let mut guard = prog.prog.runner();
     let run = &mut *guard;
-    run.pkt.buf.clear();
-    run.pkt.buf.extend_from_slice(p.data());
-    let hook = prog.prog.program.prog_type;
+    let hook = prog.prog.program().prog_type;
     let ingress = u32::from(p.in_dev) + 1;
     let ifindex = if hook == ProgType::LwtIn { ingress } else { u32::from(r.dev) + 1 };
-    run.pkt.meta = SkbMeta { ingress_ifindex: ingress, ifindex, ..SkbMeta::default() };
-    run.pkt.now_ns = p.ts_ns;
-    run.pkt.encap_src = end_bpf::encap_src(t, r.dev);
-    run.pkt.traces.clear();
-    let o = lwt::run_lwt(&mut run.scratch, &prog.prog.program, &mut run.maps, &mut run.pkt, RunOpts::default());
-    if hook == ProgType::LwtOut || matches!(o, Outcome::Drop(_)) {
-        return Ok(o);
-    }
-    if !end_bpf::write_back(p, &run.pkt.buf) {
-        return Err(DropReason::NoHeadroom);
-    }
-    Ok(o)
+    let now_ns = p.ts_ns;
+    let mut pkt = LwtPacket::new(BufBytes::new(p, 0));
+    pkt.meta = SkbMeta { ingress_ifindex: ingress, ifindex, ..SkbMeta::default() };
+    pkt.now_ns = now_ns;
+    pkt.encap_src = end_bpf::encap_src(t, r.dev);
+    pkt.prandom = run.prandom;
+    let o = lwt::run_lwt(&mut run.scratch, prog.prog.program(), &mut run.maps, &mut pkt, RunOpts::default());
+    run.prandom = pkt.prandom;
+    o
 }
 
 /// The neighbour key of the packet's destination (IPv4: mapped), as `forward6`/`forward4`

@@ -34,7 +34,7 @@ use crate::drop::DropReason;
 use crate::packet::{DevId, PacketBuf, Verdict};
 use crate::tables::{FastDevs, FastSid, Tables};
 use extra::ExtraFrames;
-use fast::Fast;
+use fast::{Cold, Fast};
 use sr6_wire::{EthernetFrame, ETHERTYPE_IPV4, ETHERTYPE_IPV6};
 
 /// Ethernet header length of the frames sr6 routes (untagged).
@@ -248,16 +248,22 @@ impl Worker {
         self.now_ns = self.now_ns.max(p.ts_ns);
         // IPv4 forwarding and End.DX4 have fast paths of their own, tried here so that
         // the IPv6 cases in the batch loop keep their registers.
+        let mut after = None;
         if self.fast_path && !matches!(p.verdict, Verdict::Drop(_)) {
-            if let Some(out) = fast::try_cold(t, &mut self.counters, p, w) {
-                *self.counters.tx.at(out as DevId) += 1;
-                p.verdict = Verdict::Tx(out as DevId);
-                return;
+            match fast::try_cold(t, &mut self.counters, p, w) {
+                Some(Cold::Tx(out)) => {
+                    *self.counters.tx.at(out as DevId) += 1;
+                    p.verdict = Verdict::Tx(out as DevId);
+                    return;
+                }
+                Some(Cold::After { sid, ipv6_len, next }) => after = Some((sid, ipv6_len, next)),
+                None => {}
             }
         }
         self.general += 1;
-        let v = match p.verdict {
-            Verdict::Drop(r) => Verdict::Drop(r),
+        let v = match (p.verdict, after) {
+            (Verdict::Drop(r), _) => Verdict::Drop(r),
+            (_, Some((sid, ipv6_len, next))) => self.after_fast_step(t, p, sid, ipv6_len, next),
             _ => self.classify_general(t, p),
         };
         match v {
@@ -286,7 +292,7 @@ impl Worker {
         let f = EthernetFrame::new_unchecked(d);
         let ethertype = f.ethertype();
         self.rx_macs = f.addrs();
-        let mut next = match ethertype {
+        let next = match ethertype {
             ETHERTYPE_IPV6 => {
                 let _ = p.pull_front(ETH_LEN);
                 forward::ipv6_input(t, self, p)
@@ -298,6 +304,27 @@ impl Worker {
             // ARP, VLAN-tagged frames, LLDP...: the host's business.
             _ => return Verdict::Local,
         };
+        self.run_general(t, p, next)
+    }
+
+    /// The general path from where a fast step of SID `sid` left a frame ([`Cold::After`]):
+    /// the step's `next` carried out and counted on the SID, then whatever follows.
+    #[inline(never)]
+    fn after_fast_step(&mut self, t: &Tables, p: &mut PacketBuf, sid: usize, ipv6_len: u64, next: Next) -> Verdict {
+        p.inner_at = 0;
+        let d = p.data();
+        if d.len() < ETH_LEN {
+            return Verdict::Drop(DropReason::Malformed);
+        }
+        self.rx_macs = EthernetFrame::new_unchecked(d).addrs();
+        let _ = p.pull_front(ETH_LEN);
+        let next = forward::sid_step(t, self, p, sid, ipv6_len, next);
+        self.run_general(t, p, next)
+    }
+
+    /// The general path's loop: `next` carried out, and each step after it, to a verdict.
+    #[inline]
+    fn run_general(&mut self, t: &Tables, p: &mut PacketBuf, mut next: Next) -> Verdict {
         let mut passes = 0;
         loop {
             next = match next {

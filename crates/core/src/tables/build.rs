@@ -505,7 +505,8 @@ impl<'a> Builder<'a> {
                         NextHop::OnLink(d) => d,
                         NextHop::Adj(i) => self.adjacencies.get(i as usize).map_or(0, |a| a.dev),
                     };
-                    lwts.push(crate::pipeline::lwt_bpf::LwtRoute { bpf: bpf.clone(), nh, dev });
+                    let (prefix, table) = (r.prefix, r.table);
+                    lwts.push(crate::pipeline::lwt_bpf::LwtRoute { prefix, table, bpf: bpf.clone(), nh, dev });
                     Route::Lwt((lwts.len() - 1) as u32)
                 }
                 // GTP-U tunnels (behaviour::mobile::gtp_encap, gtp_decap).

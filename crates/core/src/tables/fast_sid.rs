@@ -56,6 +56,8 @@ pub(crate) enum FastKind {
     Gtp4D = 11,
     /// End.M.GTP4.E (RFC 9433 §6.6) on a packet with no extension header.
     Gtp4E = 12,
+    /// End.BPF: its program run on the packet in place (`end_bpf::fast`).
+    Bpf = 13,
 }
 
 /// A local SID as the fast path sees it: a [`FastKind`] (as its byte, the form the
