@@ -198,7 +198,7 @@ def test_bpf_events_text_as_bpftool_prints_it(kernel, objs, sr6_bin, tmp_path): 
     T.write_pcap(pcap, [bytes(f[1] if isinstance(f, tuple) else f) for f in fr], times=[0])
     p = subprocess.run([str(sr6_bin), "pcap", "--config", str(conf), "--in", str(pcap), "--in-dev", "eth0",
                         "--out-dir", str(tmp_path / "out")], capture_output=True, text=True, timeout=120, check=True)
-    text = p.stdout.split("End.BPF events:\n", 1)[1].splitlines()
+    text = p.stdout.split("eBPF events:\n", 1)[1].splitlines()
     assert text[0].startswith("map ") and text[0].endswith(": 1 event(s), 0 lost"), text
     ours = bpftool_text("\n".join(text[1:]))
     # The kernel's event has 20 bytes, no padding: the same two lines.

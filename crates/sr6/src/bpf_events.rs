@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use sr6_bpf::events::{Drained, Event};
-use sr6_core::behaviour::end_bpf::BpfEndpoint;
+use sr6_core::bpf_prog::BpfProg;
 use sr6_core::tables::Tables;
 
 use crate::bpf_maps::{programs, select};
@@ -96,11 +96,11 @@ pub fn record_text(v: &Value) -> String {
 }
 
 /// The only perf event array of `t`: its program and index, else why not.
-fn only_perf_map(t: &Tables) -> Result<(&BpfEndpoint, usize), String> {
+fn only_perf_map(t: &Tables) -> Result<(&BpfProg, usize), String> {
     let mut found = Vec::new();
-    for (_, ep) in programs(t) {
-        ep.prog.with_maps(|maps| {
-            found.extend(maps.iter().enumerate().filter(|(_, m)| m.events().is_some()).map(|(i, _)| (ep, i)))
+    for a in programs(t) {
+        a.prog.with_maps(|maps| {
+            found.extend(maps.iter().enumerate().filter(|(_, m)| m.events().is_some()).map(|(i, _)| (a.prog, i)))
         });
     }
     match found.as_slice() {
@@ -114,11 +114,11 @@ fn only_perf_map(t: &Tables) -> Result<(&BpfEndpoint, usize), String> {
 /// K events (default and cap [`POLL_MAX`]) of that perf event array (without a map: the
 /// only one); the answer is the JSON array of their records.
 pub fn poll(t: &Tables, args: &[&str]) -> Result<String, String> {
-    let (ep, i, rest) = match args.first() {
+    let (prog, i, rest) = match args.first() {
         Some(&"id" | &"name") => select(t, args)?,
         _ => {
-            let (ep, i) = only_perf_map(t)?;
-            (ep, i, args)
+            let (prog, i) = only_perf_map(t)?;
+            (prog, i, args)
         }
     };
     let max = match rest {
@@ -126,7 +126,7 @@ pub fn poll(t: &Tables, args: &[&str]) -> Result<String, String> {
         ["max", n] => n.parse::<usize>().map_err(|_| format!("`{n}`: expected a number of events"))?.min(POLL_MAX),
         _ => return Err(USAGE.into()),
     };
-    let d = ep.prog.with_maps(|maps| {
+    let d = prog.with_maps(|maps| {
         let m = maps.get_mut(i).ok_or("the map is gone")?;
         let name = m.def.name.clone();
         m.events_mut().map(|r| r.drain_max(max)).ok_or(format!("map `{name}` is not a perf event array"))
@@ -145,8 +145,8 @@ impl Collected {
     /// every event, the rings only bound what one batch emits).
     pub fn drain(&mut self, t: &Tables) {
         let mut id = 0;
-        for (_, ep) in programs(t) {
-            ep.prog.with_maps(|maps| {
+        for a in programs(t) {
+            a.prog.with_maps(|maps| {
                 for m in maps.iter_mut() {
                     id += 1;
                     if let Some(r) = m.events_mut() {
@@ -177,7 +177,7 @@ impl Collected {
             return None;
         }
         let names = crate::bpf_maps::list_json(t);
-        let mut out = vec!["End.BPF events:".to_string()];
+        let mut out = vec!["eBPF events:".to_string()];
         for (id, recs) in &self.maps {
             let m = names
                 .as_array()
@@ -185,10 +185,11 @@ impl Collected {
                 .flatten()
                 .flat_map(|p| p["maps"].as_array().into_iter().flatten())
                 .find(|m| m["id"].as_u64() == Some(*id as u64));
-            let (name, sid) =
-                m.map_or(("?", "?"), |m| (m["name"].as_str().unwrap_or("?"), m["sid"].as_str().unwrap_or("?")));
+            let (name, at) = m.map_or(("?".to_string(), "?".to_string()), |m| {
+                (m["name"].as_str().unwrap_or("?").to_string(), crate::bpf_maps::attach_text(m))
+            });
             let n = recs.iter().filter(|r| r["type"].as_u64() == Some(RECORD_SAMPLE)).count();
-            out.push(format!("map {id} ({name}, sid {sid}): {n} event(s), {} lost", lost(recs)));
+            out.push(format!("map {id} ({name}, {at}): {n} event(s), {} lost", lost(recs)));
             out.extend(recs.iter().map(record_text));
         }
         Some(out.join("\n"))
@@ -342,7 +343,7 @@ mod tests {
         let mut c = Collected::default();
         c.drain(&t);
         let text = c.text(&t).unwrap();
-        assert!(text.starts_with("End.BPF events:\nmap 1 (events, sid fc00:1::b/128): 1 event(s), 0 lost\n== @5.0 CPU: 0 index: 0 =====\nfc 00 00 09"), "{text}");
+        assert!(text.starts_with("eBPF events:\nmap 1 (events, sid fc00:1::b/128): 1 event(s), 0 lost\n== @5.0 CPU: 0 index: 0 =====\nfc 00 00 09"), "{text}");
         let mut bpf = crate::bpf_maps::report_json(&t);
         c.annotate(&mut bpf);
         assert_eq!(bpf[0]["maps"][0]["events"][0]["data"][21], json!(0x09));

@@ -1,18 +1,20 @@
-//! The End.BPF programs' maps for their operator (docs/bpf.md, "Maps from the command
+//! The eBPF programs' maps for their operator (docs/bpf.md, "Maps from the command
 //! line"): `sr6 ctl bpf list`, `sr6 ctl bpf map show|dump|lookup|update|delete` in the
 //! shape of `bpftool prog show` and `bpftool map ...` (keys and values as bytes, as
 //! bpftool prints a map without BTF), and the maps `sr6 pcap` prints after a run.
 //!
-//! Each End.BPF SID loads its own copy of its object, so a map belongs to one SID. Maps
-//! are numbered from 1 in the order `bpf list` shows them (SIDs in configuration order,
-//! each program's maps in its object's order): `id N` names one, as does `name NAME`
+//! The programs are End.BPF's (one per SID) and the LWT hooks' of `encap bpf` routes
+//! (one per hook). Each loads its own copy of its object, so a map belongs to one
+//! program. Maps are numbered from 1 in the order `bpf list` shows them (End.BPF SIDs in
+//! configuration order, then the LWT routes' hooks, `in`, `out`, `xmit`; each program's
+//! maps in its object's order): `id N` names one, as does `name NAME`
 //! when one map has that name. The numbers hold for a generation of the tables; a
 //! change of the configuration that reloads the objects gives fresh maps.
 
 use serde_json::{json, Value};
 
 use sr6_bpf::maps::Map;
-use sr6_core::behaviour::end_bpf::BpfEndpoint;
+use sr6_core::bpf_prog::BpfProg;
 use sr6_core::tables::Tables;
 
 const USAGE: &str = "usage: bpf list | bpf map show | bpf map dump MAP | bpf map lookup MAP key BYTES | \
@@ -20,9 +22,58 @@ bpf map update MAP key BYTES value BYTES [any|noexist|exist] | bpf map delete MA
 bpf events [MAP] [--count N] [--timeout SECONDS] \
 (MAP: id N | name NAME; BYTES: [hex] B1 B2 ..., each byte decimal or 0x.. unless after `hex`)";
 
-/// The End.BPF SIDs of `t`, in configuration order, with their programs.
-pub(crate) fn programs(t: &Tables) -> Vec<(String, &BpfEndpoint)> {
-    t.sids.iter().filter_map(|s| s.action.params.bpf.as_ref().map(|b| (crate::report::prefix(&s.prefix), b))).collect()
+/// A loaded program and where the configuration attaches it.
+pub(crate) struct Attached<'a> {
+    /// End.BPF's SID (`ADDR/LEN`).
+    pub sid: Option<String>,
+    /// An LWT hook's route (`PREFIX`, with ` table N` outside the main table) and hook.
+    pub route: Option<(String, &'static str)>,
+    pub obj: &'a str,
+    pub section: &'a str,
+    pub prog: &'a BpfProg,
+}
+
+impl Attached<'_> {
+    /// Where it is attached, as `bpf list` prints it: the SID, or `PREFIX HOOK`.
+    pub fn at(&self) -> String {
+        match (&self.sid, &self.route) {
+            (Some(sid), _) => sid.clone(),
+            (None, Some((route, hook))) => format!("{route} {hook}"),
+            (None, None) => String::new(),
+        }
+    }
+}
+
+/// The programs of `t`: End.BPF's SIDs in configuration order, then each LWT route's
+/// hooks (`in`, `out`, `xmit`).
+pub(crate) fn programs(t: &Tables) -> Vec<Attached<'_>> {
+    let sids = t.sids.iter().filter_map(|s| {
+        let b = s.action.params.bpf.as_ref()?;
+        Some(Attached {
+            sid: Some(crate::report::prefix(&s.prefix)),
+            route: None,
+            obj: &b.obj,
+            section: &b.section,
+            prog: &b.prog,
+        })
+    });
+    let hooks = t.lwts.iter().flat_map(|r| {
+        let mut route = crate::report::prefix(&r.prefix);
+        if r.table != sr6_core::spec::MAIN_TABLE {
+            route.push_str(&format!(" table {}", r.table));
+        }
+        [("in", &r.bpf.input), ("out", &r.bpf.output), ("xmit", &r.bpf.xmit)].into_iter().filter_map(move |(h, p)| {
+            let p = p.as_ref()?;
+            Some(Attached {
+                sid: None,
+                route: Some((route.clone(), h)),
+                obj: &p.obj,
+                section: &p.section,
+                prog: &p.prog,
+            })
+        })
+    });
+    sids.chain(hooks).collect()
 }
 
 /// bpftool's name of a map type.
@@ -38,35 +89,59 @@ fn type_name(t: u32) -> String {
     }
 }
 
-fn map_json(id: usize, sid: &str, m: &Map) -> Value {
-    json!({
+/// Where a program is attached, as JSON fields: `sid`, or `route` and `hook`; and
+/// `attach`, either as text.
+fn attach_json(a: &Attached, v: &mut Value) {
+    if let Some(sid) = &a.sid {
+        v["sid"] = json!(sid);
+    }
+    if let Some((route, hook)) = &a.route {
+        v["route"] = json!(route);
+        v["hook"] = json!(hook);
+    }
+    v["attach"] = json!(a.at());
+}
+
+/// Where the program of a map of [`map_json`] is attached: `sid ADDR/LEN` or `route
+/// PREFIX HOOK`.
+pub(crate) fn attach_text(m: &Value) -> String {
+    let kind = if m.get("sid").is_some() { "sid" } else { "route" };
+    format!("{kind} {}", m["attach"].as_str().unwrap_or_default())
+}
+
+fn map_json(id: usize, a: &Attached, m: &Map) -> Value {
+    let mut v = json!({
         "id": id, "name": m.def.name, "type": type_name(m.def.map_type),
         "key_size": m.def.key_size, "value_size": m.def.value_size,
         "max_entries": m.def.max_entries, "flags": m.def.flags,
-        "read_only": m.read_only, "sid": sid,
-    })
+        "read_only": m.read_only,
+    });
+    attach_json(a, &mut v);
+    v
 }
 
-/// `bpf list`: each End.BPF SID's program and maps.
+/// `bpf list`: each program (End.BPF's SIDs, LWT hooks) and its maps.
 pub fn list_json(t: &Tables) -> Value {
     let mut id = 0;
     let rows = programs(t)
         .into_iter()
-        .map(|(sid, ep)| {
-            let maps: Vec<Value> = ep
+        .map(|a| {
+            let maps: Vec<Value> = a
                 .prog
                 .maps()
                 .iter()
                 .map(|m| {
                     id += 1;
-                    map_json(id, &sid, m)
+                    map_json(id, &a, m)
                 })
                 .collect();
-            let p = ep.prog.program();
-            json!({
-                "sid": sid, "obj": ep.obj, "section": ep.section, "type": p.prog_type.name(),
+            let p = a.prog.program();
+            let mut v = json!({
+                "obj": a.obj, "section": a.section, "type": p.prog_type.name(),
                 "insns": p.insns.len(), "maps": maps,
-            })
+            });
+            attach_json(&a, &mut v);
+            v
         })
         .collect();
     Value::Array(rows)
@@ -75,13 +150,13 @@ pub fn list_json(t: &Tables) -> Value {
 fn list_text(v: &Value) -> String {
     let rows = v.as_array().map(Vec::as_slice).unwrap_or_default();
     if rows.is_empty() {
-        return "no End.BPF programs".into();
+        return "no eBPF programs (End.BPF SIDs or encap bpf routes)".into();
     }
     let mut out = Vec::new();
     for r in rows {
         out.push(format!(
             "{}: {}  obj {} sec {}  {} insns",
-            r["sid"].as_str().unwrap_or_default(),
+            r["attach"].as_str().unwrap_or_default(),
             r["type"].as_str().unwrap_or_default(),
             r["obj"].as_str().unwrap_or_default(),
             r["section"].as_str().unwrap_or_default(),
@@ -111,13 +186,10 @@ fn map_line(m: &Value) -> String {
 }
 
 /// The map `sel` names (`id N` or `name NAME`) and the words after the selector.
-pub(crate) fn select<'a, 'w>(
-    t: &'a Tables,
-    sel: &'w [&'w str],
-) -> Result<(&'a BpfEndpoint, usize, &'w [&'w str]), String> {
-    let all: Vec<(&BpfEndpoint, usize, String)> = programs(t)
+pub(crate) fn select<'a, 'w>(t: &'a Tables, sel: &'w [&'w str]) -> Result<(&'a BpfProg, usize, &'w [&'w str]), String> {
+    let all: Vec<(&BpfProg, usize, String)> = programs(t)
         .into_iter()
-        .flat_map(|(_, ep)| ep.prog.maps().into_iter().enumerate().map(move |(i, m)| (ep, i, m.def.name)))
+        .flat_map(|a| a.prog.maps().into_iter().enumerate().map(move |(i, m)| (a.prog, i, m.def.name)))
         .collect();
     match sel {
         ["id", n, rest @ ..] => {
@@ -216,8 +288,8 @@ fn errno_text(e: i64) -> &'static str {
     }
 }
 
-/// The End.BPF programs with their maps' contents, for `sr6 pcap --json` (`null` without
-/// End.BPF SIDs): [`list_json`] with each map's `entries` as `bpf map dump --json` has them.
+/// The programs with their maps' contents, for `sr6 pcap --json` (`null` without
+/// programs): [`list_json`] with each map's `entries` as `bpf map dump --json` has them.
 pub fn report_json(t: &Tables) -> Value {
     let mut v = list_json(t);
     let progs = programs(t);
@@ -225,8 +297,8 @@ pub fn report_json(t: &Tables) -> Value {
     if rows.is_empty() {
         return Value::Null;
     }
-    for (row, (_, ep)) in rows.iter_mut().zip(progs) {
-        let contents = ep.prog.maps();
+    for (row, a) in rows.iter_mut().zip(progs) {
+        let contents = a.prog.maps();
         for (m, map) in row["maps"].as_array_mut().into_iter().flatten().zip(&contents) {
             m["entries"] = Value::Array(
                 map.entries().iter().map(|(k, v)| json!({"key": hex_json(k), "value": hex_json(v)})).collect(),
@@ -236,17 +308,17 @@ pub fn report_json(t: &Tables) -> Value {
     v
 }
 
-/// The same as text, for `sr6 pcap`'s report (`None` without End.BPF SIDs).
+/// The same as text, for `sr6 pcap`'s report (`None` without programs).
 pub fn report_text(t: &Tables) -> Option<String> {
     let v = list_json(t);
     let progs = programs(t);
     if progs.is_empty() {
         return None;
     }
-    let mut out = vec!["End.BPF maps:".to_string()];
-    for (row, (sid, ep)) in v.as_array().into_iter().flatten().zip(progs) {
-        for (m, map) in row["maps"].as_array().into_iter().flatten().zip(ep.prog.maps()) {
-            out.push(format!("  map {}  sid {sid}", map_line(m)));
+    let mut out = vec!["eBPF maps:".to_string()];
+    for (row, a) in v.as_array().into_iter().flatten().zip(progs) {
+        for (m, map) in row["maps"].as_array().into_iter().flatten().zip(a.prog.maps()) {
+            out.push(format!("  map {}  {}", map_line(m), attach_text(m)));
             for (k, v) in map.entries() {
                 out.push(format!("    key: {}  value: {}", hex(&k), hex(&v)));
             }
@@ -276,19 +348,16 @@ pub fn command(t: &Tables, args: &[&str], json: bool) -> Result<String, String> 
             } else if maps.is_empty() {
                 "no maps".into()
             } else {
-                maps.iter()
-                    .map(|m| format!("{}  sid {}", map_line(m), m["sid"].as_str().unwrap_or_default()))
-                    .collect::<Vec<_>>()
-                    .join("\n")
+                maps.iter().map(|m| format!("{}  {}", map_line(m), attach_text(m))).collect::<Vec<_>>().join("\n")
             })
         }
         ["events", rest @ ..] => crate::bpf_events::poll(t, rest),
         ["map", "dump", sel @ ..] => {
-            let (ep, i, rest) = select(t, sel)?;
+            let (prog, i, rest) = select(t, sel)?;
             if !rest.is_empty() {
                 return Err(USAGE.into());
             }
-            let entries = ep.prog.with_maps(|m| m.get(i).map(Map::entries).unwrap_or_default());
+            let entries = prog.with_maps(|m| m.get(i).map(Map::entries).unwrap_or_default());
             Ok(if json {
                 pretty(&Value::Array(
                     entries.iter().map(|(k, v)| json!({"key": hex_json(k), "value": hex_json(v)})).collect(),
@@ -301,8 +370,8 @@ pub fn command(t: &Tables, args: &[&str], json: bool) -> Result<String, String> 
             })
         }
         ["map", "lookup", sel @ ..] => {
-            let (ep, i, rest) = select(t, sel)?;
-            ep.prog.with_maps(|maps| {
+            let (prog, i, rest) = select(t, sel)?;
+            prog.with_maps(|maps| {
                 let m = maps.get(i).ok_or("the map is gone")?;
                 no_values(m)?;
                 let (key, rest) = bytes_after(rest, "key", m.def.key_size)?;
@@ -319,8 +388,8 @@ pub fn command(t: &Tables, args: &[&str], json: bool) -> Result<String, String> 
             })
         }
         ["map", "update", sel @ ..] => {
-            let (ep, i, rest) = select(t, sel)?;
-            ep.prog.with_maps(|maps| {
+            let (prog, i, rest) = select(t, sel)?;
+            prog.with_maps(|maps| {
                 let m = maps.get_mut(i).ok_or("the map is gone")?;
                 no_values(m)?;
                 let (key, rest) = bytes_after(rest, "key", m.def.key_size)?;
@@ -342,8 +411,8 @@ pub fn command(t: &Tables, args: &[&str], json: bool) -> Result<String, String> 
             })
         }
         ["map", "delete", sel @ ..] => {
-            let (ep, i, rest) = select(t, sel)?;
-            ep.prog.with_maps(|maps| {
+            let (prog, i, rest) = select(t, sel)?;
+            prog.with_maps(|maps| {
                 let m = maps.get_mut(i).ok_or("the map is gone")?;
                 no_values(m)?;
                 let (key, rest) = bytes_after(rest, "key", m.def.key_size)?;
@@ -372,7 +441,10 @@ mod tests {
 
     /// crates/bpf/tests/progs/maps.c compiled with clang (scripts/setup.sh installs it).
     fn maps_object() -> std::path::PathBuf {
-        let dir = std::env::temp_dir().join(format!("sr6-bpf-maps-{}", std::process::id()));
+        // One directory per call: each test removes its own.
+        static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("sr6-bpf-maps-{}-{n}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../bpf/tests/progs/maps.c");
         let out = dir.join("maps.o");
@@ -393,6 +465,54 @@ mod tests {
         f.extend_from_slice(&a("fc00:1::b"));
         f.extend_from_slice(&[0; 8]);
         f
+    }
+
+    /// An LWT hook's program (`encap bpf in`) is listed after the End.BPF SIDs, by its
+    /// route and hook, and its maps are numbered, dumped and changed as theirs.
+    #[test]
+    fn lwt_programs_are_listed_with_their_maps() {
+        let obj = maps_object();
+        let conf = format!(
+            "link set eth0 address 02:00:00:00:00:a0\naddr add fc00:1::1/64 dev eth0\n\
+             sysctl -w net.ipv6.conf.all.forwarding=1\n\
+             neigh add fc00:1::2 lladdr 02:00:00:00:01:02 dev eth0\nroute add fc00:9::/64 via fc00:1::2 dev eth0\n\
+             route add fc00:1::b/128 encap seg6local action End.BPF endpoint obj {o} sec count dev eth0\n\
+             route add fc00:8::/64 encap bpf in obj {o} sec count via fc00:1::2 dev eth0\n",
+            o = obj.display()
+        );
+        let t = Tables::build(&sr6_config::parse_str(&conf, "t.conf").unwrap()).unwrap().0;
+        let list = run(&t, "list").unwrap();
+        let (sid_part, lwt_part) = list.split_once("fc00:8::/64 in: lwt_in  obj ").expect(&list);
+        assert!(sid_part.starts_with("fc00:1::b/128: lwt_seg6local"), "{list}");
+        let id = lwt_part
+            .lines()
+            .find(|l| l.contains("name pkts"))
+            .and_then(|l| l.trim_start_matches("\tmap ").split(':').next())
+            .expect(&list)
+            .to_string();
+        assert_ne!(id, "1", "the SID's maps come first: {list}");
+        assert!(run(&t, "map dump name pkts").unwrap_err().contains("2 maps are named `pkts`"));
+        // A packet routed through the hook: its program counts it in slot 2.
+        let mut f = frame(0x0101);
+        f[38..54].copy_from_slice(&"fc00:8::1".parse::<Ipv6Addr>().unwrap().octets());
+        let mut w = Worker::new(&t);
+        let mut b = PacketBuf::new();
+        b.load(&f, 0);
+        w.process_batch(&t, 0, std::slice::from_mut(&mut b));
+        assert!(matches!(b.verdict, sr6_core::packet::Verdict::Tx(0)), "{:?}", b.verdict);
+        let one = "key: 02 00 00 00  value: 01 00 00 00 00 00 00 00";
+        assert_eq!(run(&t, &format!("map lookup id {id} key 2 0 0 0")).unwrap(), one);
+        assert_eq!(run(&t, "map lookup id 1 key 2 0 0 0").unwrap(), one.replace("01 00", "00 00"), "the SID's own");
+        run(&t, &format!("map update id {id} key 2 0 0 0 value 9 0 0 0 0 0 0 0")).unwrap();
+        let shown = run(&t, "map show").unwrap();
+        assert!(
+            shown.contains(&format!("{id}: array  name pkts")) && shown.contains("route fc00:8::/64 in"),
+            "{shown}"
+        );
+        let js = list_json(&t);
+        assert_eq!((js[1]["route"].as_str(), js[1]["hook"].as_str()), (Some("fc00:8::/64"), Some("in")));
+        assert_eq!(report_json(&t)[1]["maps"][0]["entries"][2]["value"][0], json!("0x09"));
+        let _ = std::fs::remove_dir_all(obj.parent().unwrap());
     }
 
     fn run(t: &Tables, args: &str) -> Result<String, String> {

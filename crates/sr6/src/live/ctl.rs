@@ -55,7 +55,7 @@ commands:
   show status [--json]               backend, workers, devices, tables generation
   ids alerts [-n N] [--json]         the IDS's most recent alerts (default 20, at most 1000)
   ids stats [--json]                 the IDS: rules, packets inspected, alerts, drops
-  bpf list [--json]                  End.BPF programs and their maps (ids for the commands below)
+  bpf list [--json]                  eBPF programs (End.BPF, encap bpf) and their maps (ids below)
   bpf map dump|lookup|update|delete id N|name NAME [key [hex] BYTES] [value [hex] BYTES]
                                      a program's map, as bpftool map ... (docs/bpf.md)
   bpf events [id N|name NAME] [--count N] [--timeout SECONDS] [--json]
