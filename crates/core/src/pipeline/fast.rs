@@ -16,7 +16,7 @@
 //! End.DT4, End.DT46 and End.DX2 (RFC 8986 §4.5, §4.7-§4.9), End.B6.Encaps(.Red) without
 //! flavours (§4.14), End.B6 (Linux's insertion) and End, End.T, End.X with PSP
 //! (§4.16.1), End.M.GTP4.E (RFC 9433 §6.6), the SID handed over by `try6`; H.M.GTP4.D
-//! (§6.7) for an IPv4 frame to its route. Everything else — errors, ICMP,
+//! (§6.7) for an IPv4 frame to its route; End.BPF ([`try_bpf`]). Everything else — errors, ICMP,
 //! local delivery, on-the-wire oddities, a Hop-by-Hop Options header (examined by
 //! [`super::hbh`]) — goes to the general path, and so does every
 //! frame longer than [`Tables::fast_max_len`](crate::tables::Tables): what no rewrite
@@ -291,7 +291,7 @@ fn sid(
 /// SID `i`, what the fast path knows of it `s`; kind None for any other frame).
 /// `Some(device)` to transmit to; `None` leaves the frame untouched.
 #[inline(never)]
-pub fn try_cold(t: &Tables, c: &mut Counters, p: &mut PacketBuf, w: u64) -> Option<Cold> {
+pub fn try_cold(t: &Tables, c: &mut Counters, p: &mut PacketBuf, w: u64) -> Option<Out> {
     let (i, s) = FastSid::unpack(w);
     // As in `try6`: a frame that could exceed an MTU is the general path's.
     if p.len() > t.fast_max_len {
@@ -304,13 +304,14 @@ pub fn try_cold(t: &Tables, c: &mut Counters, p: &mut PacketBuf, w: u64) -> Opti
     if ethertype == ETHERTYPE_IPV4 {
         // (No SID was left for an IPv4 frame: `try6` leaves one only for IPv6.)
         return match ipv4(t, dev, in_dev, f) {
-            Ok(out) => Some(Cold::Tx(out)),
-            Err(Some((i, dst))) => sid4(t, c, p, dev, i, dst).map(Cold::Tx),
+            Ok(out) => Some(out),
+            Err(Some((i, dst))) => sid4(t, c, p, dev, i, dst),
             Err(None) => None,
         };
     }
-    // An IPv6 frame is worth a look only if `try6` found it is for such a SID.
-    if s.is(FastKind::None) {
+    // An IPv6 frame is worth a look only if `try6` found it is for such a SID (End.BPF's
+    // is `try_bpf`'s).
+    if s.is_none_or_bpf() {
         return None;
     }
     if ethertype != ETHERTYPE_IPV6 {
@@ -325,11 +326,6 @@ pub fn try_cold(t: &Tables, c: &mut Counters, p: &mut PacketBuf, w: u64) -> Opti
         binding::fast_insert(t, dev, p, s.arg)?
     } else if s.is(FastKind::Gtp4E) {
         crate::behaviour::mobile::gtp4_e::fast(t, dev, p, t.sids.get(i)?)?
-    } else if s.is(FastKind::Bpf) {
-        match end_bpf::fast(t, dev, p, t.sids.get(i)?)? {
-            FastBpf::Tx(out) => out,
-            FastBpf::After(next) => return Some(Cold::After { sid: i, ipv6_len: (len - E) as u64, next }),
-        }
     } else {
         let psp = s.is(FastKind::EndPsp) || s.is(FastKind::EndXPsp);
         let v = if psp { end::fast_psp(t, dev, f, s)? } else { last_segment(t, dev, f, s)? };
@@ -342,10 +338,32 @@ pub fn try_cold(t: &Tables, c: &mut Counters, p: &mut PacketBuf, w: u64) -> Opti
         }
     };
     c.sids.count_frame(i as u16, len as u64);
-    Some(Cold::Tx(out))
+    Some(out)
 }
 
-/// What [`try_cold`] did with a frame it took.
+/// End.BPF's fast step for a frame [`try6`] found is for the End.BPF SID of word `w`
+/// (kind Bpf), apart from [`try_cold`] because what it returns is larger: once the
+/// program has run, the frame is the step's, and what follows may be the general
+/// path's ([`Cold::After`]). `None`: the frame untouched, the general path's.
+#[inline(never)]
+pub fn try_bpf(t: &Tables, c: &mut Counters, p: &mut PacketBuf, w: u64) -> Option<Cold> {
+    let (i, _) = FastSid::unpack(w);
+    // As in `try6`: a frame that could exceed an MTU is the general path's.
+    let len = p.len();
+    if len > t.fast_max_len {
+        return None;
+    }
+    let dev = t.devices.get(p.in_dev as usize)?;
+    Some(match end_bpf::fast(t, dev, p, t.sids.get(i)?)? {
+        FastBpf::Tx(out) => {
+            c.sids.count_frame(i as u16, len as u64);
+            Cold::Tx(out)
+        }
+        FastBpf::After(next) => Cold::After { sid: i, ipv6_len: (len - E) as u64, next },
+    })
+}
+
+/// What [`try_bpf`] did with a frame it took.
 pub enum Cold {
     /// Transmit the rewritten frame out of this device.
     Tx(Out),

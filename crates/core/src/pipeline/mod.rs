@@ -32,7 +32,7 @@ pub use crate::behaviour::Next;
 use crate::counters::Counters;
 use crate::drop::DropReason;
 use crate::packet::{DevId, PacketBuf, Verdict};
-use crate::tables::{FastDevs, FastSid, Tables};
+use crate::tables::{FastDevs, FastKind, FastSid, Tables};
 use extra::ExtraFrames;
 use fast::{Cold, Fast};
 use sr6_wire::{EthernetFrame, ETHERTYPE_IPV4, ETHERTYPE_IPV6};
@@ -248,24 +248,49 @@ impl Worker {
         self.now_ns = self.now_ns.max(p.ts_ns);
         // IPv4 forwarding and End.DX4 have fast paths of their own, tried here so that
         // the IPv6 cases in the batch loop keep their registers.
-        let mut after = None;
         if self.fast_path && !matches!(p.verdict, Verdict::Drop(_)) {
-            match fast::try_cold(t, &mut self.counters, p, w) {
-                Some(Cold::Tx(out)) => {
-                    *self.counters.tx.at(out as DevId) += 1;
-                    p.verdict = Verdict::Tx(out as DevId);
-                    return;
-                }
-                Some(Cold::After { sid, ipv6_len, next }) => after = Some((sid, ipv6_len, next)),
-                None => {}
+            if let Some(out) = fast::try_cold(t, &mut self.counters, p, w) {
+                *self.counters.tx.at(out as DevId) += 1;
+                p.verdict = Verdict::Tx(out as DevId);
+                return;
+            }
+            // End.BPF's fast step, which `try_cold` leaves alone.
+            if FastSid::unpack(w).1.is(FastKind::Bpf) && self.bpf_step(t, p, w) {
+                return;
             }
         }
         self.general += 1;
-        let v = match (p.verdict, after) {
-            (Verdict::Drop(r), _) => Verdict::Drop(r),
-            (_, Some((sid, ipv6_len, next))) => self.after_fast_step(t, p, sid, ipv6_len, next),
+        let v = match p.verdict {
+            Verdict::Drop(r) => Verdict::Drop(r),
             _ => self.classify_general(t, p),
         };
+        self.finish(p, v);
+    }
+
+    /// End.BPF's fast step ([`fast::try_bpf`]) on a frame for the SID of word `w`:
+    /// `true` if it took the frame, which it then sent or had the general path carry on
+    /// from where the program left it; `false`: the frame untouched.
+    #[inline(never)]
+    #[cold]
+    fn bpf_step(&mut self, t: &Tables, p: &mut PacketBuf, w: u64) -> bool {
+        let Some(c) = fast::try_bpf(t, &mut self.counters, p, w) else { return false };
+        match c {
+            Cold::Tx(out) => {
+                *self.counters.tx.at(out as DevId) += 1;
+                p.verdict = Verdict::Tx(out as DevId);
+            }
+            Cold::After { sid, ipv6_len, next } => {
+                self.general += 1;
+                let v = self.after_fast_step(t, p, sid, ipv6_len, next);
+                self.finish(p, v);
+            }
+        }
+        true
+    }
+
+    /// The general path's verdict `v` counted and given to the frame.
+    #[inline(always)]
+    fn finish(&mut self, p: &mut PacketBuf, v: Verdict) {
         match v {
             Verdict::Tx(d) => {
                 if let Some(c) = self.counters.tx.get_mut(d as usize) {
@@ -309,7 +334,7 @@ impl Worker {
 
     /// The general path from where a fast step of SID `sid` left a frame ([`Cold::After`]):
     /// the step's `next` carried out and counted on the SID, then whatever follows.
-    #[inline(never)]
+    #[inline(always)]
     fn after_fast_step(&mut self, t: &Tables, p: &mut PacketBuf, sid: usize, ipv6_len: u64, next: Next) -> Verdict {
         p.inner_at = 0;
         let d = p.data();

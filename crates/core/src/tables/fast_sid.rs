@@ -10,6 +10,9 @@ use crate::packet::DevId;
 /// (`pipeline::fast::try6`); the others are tried out of the loop, after it declined
 /// (`pipeline::fast::try_cold`).
 const IN_LOOP: u8 = 0x80;
+/// The bit of End.BPF's kind, which `pipeline::fast::try_bpf` takes rather than
+/// `try_cold`: one test tells it and None from the rest ([`FastSid::is_none_or_bpf`]).
+const BPF: u8 = 0x40;
 
 /// The kinds of fast step, stored as this byte in a SID's word. Each names the
 /// behaviour step that handles it (`crate::behaviour`).
@@ -57,7 +60,7 @@ pub(crate) enum FastKind {
     /// End.M.GTP4.E (RFC 9433 §6.6) on a packet with no extension header.
     Gtp4E = 12,
     /// End.BPF: its program run on the packet in place (`end_bpf::fast`).
-    Bpf = 13,
+    Bpf = BPF,
 }
 
 /// A local SID as the fast path sees it: a [`FastKind`] (as its byte, the form the
@@ -102,6 +105,12 @@ impl FastSid {
     #[inline(always)]
     pub fn is(self, k: FastKind) -> bool {
         self.kind == k as u8
+    }
+
+    /// Whether this is no SID of a fast kind, or End.BPF's: neither is `try_cold`'s.
+    #[inline(always)]
+    pub fn is_none_or_bpf(self) -> bool {
+        self.kind & !BPF == 0
     }
 
     /// Whether this SID is End or End.T without PSP ([`FastKind::End`],
