@@ -469,21 +469,6 @@ fn fast_path_equals_general_path_on_crafted_frames() {
     assert!(fast_hits >= 40, "the fast path handled only {fast_hits} of {} frames", fs.len());
 }
 
-/// `frame` with the bytes at `flips`' offsets (modulo its length) XORed with their
-/// values, and cut to `cut` bytes (at least one) when `cut` is shorter and a multiple
-/// of 3.
-fn mutated(frame: &[u8], flips: &[(usize, u8)], cut: usize) -> Vec<u8> {
-    let mut f = frame.to_vec();
-    for &(at, v) in flips {
-        let i = at % f.len();
-        f[i] ^= v;
-    }
-    if cut < f.len() && cut.is_multiple_of(3) {
-        f.truncate(cut.max(1));
-    }
-    f
-}
-
 proptest! {
     #![proptest_config(ProptestConfig { cases: 4000, ..ProptestConfig::default() })]
 
@@ -492,7 +477,7 @@ proptest! {
             flips in prop::collection::vec((0usize..120, any::<u8>()), 0..4), cut in 0usize..300, dev in 0u16..DEVS) {
         let t = tables();
         let fs = frames();
-        let f = mutated(&fs[which % fs.len()], &flips, cut);
+        let f = common::mutated(&fs[which % fs.len()], &flips, cut);
         same(&t, &f, dev)?;
     }
 
@@ -503,7 +488,7 @@ proptest! {
             flips in prop::collection::vec((0usize..120, any::<u8>()), 0..4), cut in 0usize..300, dev in 0u16..DEVS) {
         let t = rules_tables();
         let fs = frames();
-        let f = mutated(&fs[which % fs.len()], &flips, cut);
+        let f = common::mutated(&fs[which % fs.len()], &flips, cut);
         same(&t, &f, dev)?;
     }
 }

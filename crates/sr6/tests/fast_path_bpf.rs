@@ -38,40 +38,24 @@ const SIDS: &[(&str, &str, &str)] = &[
 
 fn objs() -> PathBuf {
     static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    DIR.get_or_init(|| {
-        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("fast-path-bpf");
-        std::fs::create_dir_all(&dir).unwrap();
-        for name in ["end", "tag", "tlv", "action", "maps", "misc"] {
-            let src = common::repo().join(format!("crates/bpf/tests/progs/{name}.c"));
-            sr6_bpf::clang::compile(&src, &dir.join(format!("{name}.o")), &[]).unwrap();
-        }
-        dir
-    })
-    .clone()
+    let names = ["end", "tag", "tlv", "action", "maps", "misc"];
+    DIR.get_or_init(|| common::bpf_objects("fast-path-bpf", &names)).clone()
 }
 
-const BASE: &str = "\
-ip -6 addr add fc00:1::1/64 dev eth0
-ip -6 addr add fc00:12::1/64 dev eth1
-ip -6 addr add fc00:13::1/64 dev eth2
-ip -6 neigh add fc00:1::2 lladdr 02:aa:00:00:00:01 dev eth0
-ip -6 neigh add fc00:12::2 lladdr 02:aa:00:00:00:02 dev eth1
-ip -6 neigh add fc00:13::2 lladdr 02:aa:00:00:00:03 dev eth2
-ip -6 route add fc00:a::/64 via fc00:1::2 dev eth0
-ip -6 route add fc00:3::/48 via fc00:13::2 dev eth2
+/// [`common::BPF_ROUTER`] with routes for the next segments the frames carry: by a
+/// gateway in the main table and in table 100, on link without a neighbour, multipath.
+const ROUTES: &str = "\
 ip -6 route add fc00:9::/64 via fc00:12::2 dev eth1
 ip -6 route add fc00:9::/64 via fc00:13::2 dev eth2 table 100
 ip -6 route add fc00:44::/64 dev eth1
 ip -6 route add fc00:45::/64 nexthop via fc00:12::2 dev eth1 nexthop via fc00:13::2 dev eth2
-ip sr tunsrc set fc00:ff::1
-sysctl -w net.ipv6.conf.all.forwarding=1
 ";
 
 /// The configuration with every SID of [`SIDS`], loaded (a fresh copy of each object,
 /// with its own maps).
 fn tables() -> Tables {
     let dir = objs();
-    let mut conf = BASE.to_string();
+    let mut conf = format!("{}{ROUTES}", common::BPF_ROUTER);
     for (sid, obj, sec) in SIDS {
         conf.push_str(&format!(
             "ip -6 route add {sid}/128 encap seg6local action End.BPF endpoint obj {}/{obj}.o sec {sec} dev eth0\n",
@@ -207,20 +191,6 @@ fn end_and_tag_take_the_fast_step() {
     }
 }
 
-/// `frame` with the bytes at `flips`' offsets (modulo its length) XORed with their
-/// values, and cut to `cut` bytes when `cut` is shorter and a multiple of 3.
-fn mutated(frame: &[u8], flips: &[(usize, u8)], cut: usize) -> Vec<u8> {
-    let mut f = frame.to_vec();
-    for &(at, v) in flips {
-        let i = at % f.len();
-        f[i] ^= v;
-    }
-    if cut < f.len() && cut.is_multiple_of(3) {
-        f.truncate(cut.max(1));
-    }
-    f
-}
-
 proptest! {
     #![proptest_config(ProptestConfig { cases: 1500, ..ProptestConfig::default() })]
 
@@ -231,9 +201,8 @@ proptest! {
         static T: std::sync::OnceLock<std::sync::Mutex<(Tables, Tables)>> = std::sync::OnceLock::new();
         let t = T.get_or_init(|| std::sync::Mutex::new((tables(), tables()))).lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let fs = frames();
-        let f = mutated(&fs[which % fs.len()], &flips, cut);
+        let f = common::mutated(&fs[which % fs.len()], &flips, cut);
         same(&t.0, &t.1, &f)?;
         prop_assert_eq!(maps(&t.0), maps(&t.1));
     }
 }
-

@@ -17,36 +17,14 @@ use sr6_core::tables::Tables;
 
 fn objs() -> PathBuf {
     static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    DIR.get_or_init(|| {
-        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("lwt-bpf-pipeline");
-        std::fs::create_dir_all(&dir).unwrap();
-        for name in ["lwt_in", "lwt_xmit"] {
-            let src = common::repo().join(format!("crates/bpf/tests/progs/{name}.c"));
-            sr6_bpf::clang::compile(&src, &dir.join(format!("{name}.o")), &[]).unwrap();
-        }
-        dir
-    })
-    .clone()
+    DIR.get_or_init(|| common::bpf_objects("lwt-bpf-pipeline", &["lwt_in", "lwt_xmit"])).clone()
 }
-
-const BASE: &str = "\
-ip -6 addr add fc00:1::1/64 dev eth0
-ip -6 addr add fc00:12::1/64 dev eth1
-ip -6 addr add fc00:13::1/64 dev eth2
-ip -6 neigh add fc00:1::2 lladdr 02:aa:00:00:00:01 dev eth0
-ip -6 neigh add fc00:12::2 lladdr 02:aa:00:00:00:02 dev eth1
-ip -6 neigh add fc00:13::2 lladdr 02:aa:00:00:00:03 dev eth2
-ip -6 route add fc00:a::/64 via fc00:1::2 dev eth0
-ip -6 route add fc00:3::/48 via fc00:13::2 dev eth2
-ip sr tunsrc set fc00:ff::1
-sysctl -w net.ipv6.conf.all.forwarding=1
-";
 
 /// The tables with `ip -6 route add fc00:9::/64 encap bpf HOOKS via fc00:12::2 dev eth1`,
 /// `@` in HOOKS standing for the objects' directory.
 fn tables(hooks: &str) -> Tables {
     let hooks = hooks.replace('@', &format!("{}/", objs().display()));
-    let conf = format!("{BASE}ip -6 route add fc00:9::/64 encap bpf {hooks} via fc00:12::2 dev eth1\n");
+    let conf = format!("{}ip -6 route add fc00:9::/64 encap bpf {hooks} via fc00:12::2 dev eth1\n", common::BPF_ROUTER);
     Tables::build(&sr6_config::parse_str(&conf, "t.conf").unwrap()).unwrap().0
 }
 
