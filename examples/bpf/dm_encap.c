@@ -23,8 +23,8 @@
  * under sr6, bpf_ktime_get_ns is the time the packet was received. */
 #include "srv6.h"
 
-/* Configuration, in .data: change it with `bpftool map update` in the kernel, or edit
- * and rebuild. */
+/* Configuration, in .data: change it with `bpftool map update` in the kernel, `sr6 ctl
+ * bpf map update` in sr6 (README.md, "Limits"). */
 __u32 ratio = 4;                                        /* 1 in `ratio` packets is a probe */
 __u8 dm_sid[16] = { 0xfc, 0, 0, 0x0f, [15] = 0x0d };   /* fc00:f::d, the End.DM SID */
 
