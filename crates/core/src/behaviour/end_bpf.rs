@@ -5,7 +5,7 @@
 //! the pipeline.
 //!
 //! The kernel's `input_action_end_bpf` (net/ipv6/seg6_local.c) is the specification,
-//! and [`sr6_bpf::seg6::end_bpf_with`] implements it over a plain packet: the SRH is
+//! and [`sr6_bpf::seg6::end_bpf_ext`] implements it over a packet's bytes: the SRH is
 //! validated and a segment consumed (Segments Left - 1, the destination updated, RFC
 //! 8754 §4.3.1.1) before the program runs; `BPF_OK` routes on the new destination,
 //! `BPF_REDIRECT` takes the route an action helper chose (End.X, End.T, End.DT6,
@@ -202,17 +202,16 @@ fn route_next(t: &Tables, route: &seg6::Route) -> Next {
     }
 }
 
-/// The fast step of End.BPF (kind Bpf) for SID `sid` (index `i`) on a frame received on
-/// `dev`: a frame [`endpoint::fast_srh_frame`] takes, with Segments Left over 0 and in
-/// range, has its program run in place, past the Ethernet header. `None` (frame
-/// untouched) for any other frame, which the general path takes. Once the program has
-/// run, the packet is this step's: it is sent out directly when the program returned
+/// The fast step of End.BPF (kind Bpf) for SID `sid` on a frame received on `dev`: a
+/// frame [`endpoint::fast_srh_frame`] takes, with Segments Left over 0 and in range, has
+/// its program run in place, past the Ethernet header. `None` (frame untouched) for any
+/// other frame, which the general path takes. Once the program has run, the packet is
+/// this step's: it is sent out directly ([`FastBpf::Tx`]) when the program returned
 /// `BPF_OK` (or routed it by a table through the action helper), left its length
-/// unchanged and the FIB sends the destination to a known neighbour
-/// ([`route_to`], the hop limit decremented as `ip6_forward` does); otherwise what
-/// follows is the general path's [`Next`] ([`FastNext`]'s `After`: a drop, an End.X,
-/// a route to look up, a packet a helper resized), carried out and counted on the SID
-/// as the general path would.
+/// unchanged and the FIB sends the destination to a known neighbour ([`route_to`], the
+/// hop limit decremented as `ip6_forward` does); otherwise what follows is the general
+/// path's [`Next`] ([`FastBpf::After`]: a drop, an End.X, a route to look up, a packet a
+/// helper resized), carried out and counted on the SID as the general path would.
 pub(crate) fn fast(t: &Tables, dev: &Device, p: &mut PacketBuf, sid: &Sid) -> Option<FastBpf> {
     let ep = sid.action.params.bpf.as_ref()?;
     let f = p.data_mut();
@@ -226,8 +225,9 @@ pub(crate) fn fast(t: &Tables, dev: &Device, p: &mut PacketBuf, sid: &Sid) -> Op
     };
     if route.nexthop.is_none() && p.len() == len {
         if let Some(fib) = table(t, route.table).filter(|i| *i != Tables::MAIN_BY_NAME) {
-            if let Some((out, eth)) = route_to(t, fib, u128::from_be_bytes(route.daddr)) {
-                let h = p.data_mut().first_chunk_mut::<ETH_IPV6_LEN>()?;
+            // (The frame still has the Ethernet + IPv6 headers it arrived with.)
+            let found = route_to(t, fib, u128::from_be_bytes(route.daddr));
+            if let (Some((out, eth)), Some(h)) = (found, p.data_mut().first_chunk_mut::<ETH_IPV6_LEN>()) {
                 h.set_hop_limit(h.hop_limit() - 1);
                 h.set_addrs(eth);
                 return Some(FastBpf::Tx(out));
