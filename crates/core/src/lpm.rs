@@ -376,6 +376,26 @@ impl<const N: usize, V, A: Copy + Default> Lpm<N, V, A> {
         self.slot((key >> 64) as u64, e).map(|s| &s.2)
     }
 
+    /// [`hash_hit`](Self::hash_hit) and the root entry under which the hit lies, for
+    /// [`hash_hit_under`](Self::hash_hit_under).
+    #[inline(always)]
+    pub fn hash_hit_root(&self, key: u128) -> Option<(u32, &A)> {
+        let e = self.root[usize::from((key >> 112) as u16)];
+        if e & (LEAF | HASH | EXACT) != LEAF | HASH {
+            return None;
+        }
+        self.slot((key >> 64) as u64, e).map(|s| (e, &s.2))
+    }
+
+    /// [`hash_hit`](Self::hash_hit) for a key with the same first 16 bits as one whose
+    /// [`hash_hit_root`](Self::hash_hit_root) returned the root entry `root`, without
+    /// reading that entry again.
+    #[inline(always)]
+    pub fn hash_hit_under(&self, root: u32, key: u128) -> Option<&A> {
+        debug_assert_eq!(root & (LEAF | HASH | EXACT), LEAF | HASH);
+        self.slot((key >> 64) as u64, root).map(|s| &s.2)
+    }
+
     /// The hash-table slot of the prefix that the key with first 64 bits `hi` falls
     /// under, below the hash-mode root entry `e`; `None` if there is none (the shorter
     /// prefixes' fallback applies).
@@ -593,15 +613,23 @@ mod tests {
                 let mut k = k; k[0] = 0x2a; k[1] = r;
                 prop_assert_eq!(t.lookup(&k).copied(), naive(&ps, &k));
                 // A hash hit, when there is one, is the lookup's value.
-                if let Some(a) = t.hash_hit(u128::from_be_bytes(k)) {
+                let kk = u128::from_be_bytes(k);
+                if let Some(a) = t.hash_hit(kk) {
                     prop_assert_eq!(Some(a - 1), naive(&ps, &k));
                 }
+                let root = t.hash_hit_root(kk);
+                prop_assert_eq!(root.map(|r| r.1), t.hash_hit(kk));
                 // A key sharing the first 6 bytes of a prefix: hits a /48 with other host bits.
                 if let Some(p) = ps.get(usize::from(r) % ps.len().max(1)) {
                     let mut k2 = k; k2[..6].copy_from_slice(&p.0[..6]);
                     prop_assert_eq!(t.lookup(&k2).copied(), naive(&ps, &k2));
                     if let Some(a) = t.hash_hit(u128::from_be_bytes(k2)) {
                         prop_assert_eq!(Some(a - 1), naive(&ps, &k2));
+                    }
+                    // Under the root entry of a hit, any key of the same /16 probes as
+                    // `hash_hit` would (what NEXT-C-SID's shifted destination does).
+                    if let (Some((e, _)), true) = (root, k2[..2] == k[..2]) {
+                        prop_assert_eq!(t.hash_hit_under(e, u128::from_be_bytes(k2)), t.hash_hit(u128::from_be_bytes(k2)));
                     }
                 }
             }

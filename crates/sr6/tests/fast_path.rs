@@ -629,6 +629,8 @@ fn next_csid_fast_paths_are_taken() {
         ("fc62::ee02", true),
         ("fc63::e:2:0:0", true),
         ("fc64:6500::", true),
+        ("fc66:0:e:2::", true),
+        ("fc66:0:e:2:e:2::", true),
         ("fc63::e:0:0:0", false),
         ("fc00:60:e::", false),
         ("fc00:60:e7:2::", false),

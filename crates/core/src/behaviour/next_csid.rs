@@ -9,9 +9,9 @@
 use super::Next;
 use crate::packet::PacketBuf;
 use crate::spec::CsidLengths;
-use crate::tables::fast_route::{resolve, route_in, route_to};
+use crate::tables::fast_route::{is_gateway, resolve, route_in, route_to};
 use crate::tables::{Device, FastKind, FastSid, Fib, Hop, Out, Tables};
-use sr6_wire::fixed::{FrameFixed, Ipv6Fixed, ETH_IPV6_LEN};
+use sr6_wire::fixed::{EthAddrs, FrameFixed, Ipv6Fixed, ETH_IPV6_LEN};
 use sr6_wire::Ipv6Packet;
 
 /// Whether the destination `dst` carries a non-zero argument after the block and the
@@ -129,32 +129,42 @@ pub(crate) fn shifted_under(dst: u128, mask: u64, nf: u32) -> Option<u128> {
     Some(u128::from(((dst >> 64) as u64 & mask) | arg_hi) << 64 | u128::from(arg_lo))
 }
 
-/// The fast step of a pure uSID packet (no SRH) whose route lookup found the [`Hop`] of
-/// a NEXT-C-SID End, End.T or End.X SID ([`Hop::csid`]): `pipeline::fast::try6` has
-/// checked the frame as for transit (version, length, hop limit above 1, no Hop-by-Hop
-/// header, a source to forward from) and hands over `h`, the Ethernet + IPv6 header,
-/// with its destination `dst`. RFC 9800 §4.1.1 S01 and S05-S08 with the lengths and the
-/// SID's word read from the hop — no other table is read before the next lookup —, the
-/// header rewritten once the packet is routed. Returns the output device and the SID's
-/// index (to count it), or `None` with the frame untouched: an argument of zero (the
-/// ordinary behaviour, upper-layer processing) or a destination that is no plain route.
+/// The fast step of a pure uSID packet (no SRH) whose route lookup in `main` found the
+/// [`Hop`] of a NEXT-C-SID End, End.T or End.X SID ([`Hop::csid`]) with code `code`
+/// (the hop's own, except that a lookup that did not end in a hash hit passes
+/// [`Fib::CSID`] for [`Fib::CSID_MAIN`]); `root` is the LPM's root entry of the hash hit
+/// ([`Lpm::hash_hit_root`](crate::lpm::Lpm::hash_hit_root)) for [`Fib::CSID_MAIN`].
+/// `pipeline::fast::try6` has checked the frame as for transit (version, length, hop
+/// limit above 1, no Hop-by-Hop header, a source to forward from) and hands over `h`,
+/// the Ethernet + IPv6 header, with its destination `dst`. RFC 9800 §4.1.1 S01 and
+/// S05-S08 with the lengths and the SID's argument read from the hop — no other table
+/// is read before the next lookup —, the header rewritten once the packet is routed.
+/// Returns the output device and the SID's index (to count it), or `None` with the
+/// frame untouched: an argument of zero (the ordinary behaviour, upper-layer
+/// processing) or a destination that is no plain route.
 #[inline(always)]
 pub(crate) fn fast_hop(
     t: &Tables,
     main: &Fib,
     h: &mut [u8; ETH_IPV6_LEN],
     hop: &Hop,
+    code: u32,
+    root: u32,
     dst: u128,
 ) -> Option<(Out, usize)> {
-    let (x, arg, i, mask, nf) = hop.csid_parts();
+    let (i, mask, nf) = hop.csid_parts();
     let new = shifted_under(dst, mask, nf)?;
-    // End.X to its next hop; End in `main` (the lookup's own FIB, in hand), End.T in its table.
-    let (out, eth) = if x {
-        resolve(t, FastSid::new(FastKind::EndXCsid, arg).next_hop(), new)?
-    } else if arg == Tables::MAIN {
-        route_in(t, main, new)?
+    // End in `main` (the lookup's own FIB, in hand), under the same root entry when
+    // the block covers it; End.X to its next hop; End.T in its table.
+    let (out, eth) = if code == Fib::CSID_MAIN {
+        match main.lpm6.hash_hit_under(root, new) {
+            Some(g) if is_gateway(g) => (g.dev.into(), EthAddrs::of(&g.eth)),
+            _ => route_in(t, main, new)?,
+        }
+    } else if code == Fib::CSID_X {
+        resolve(t, FastSid::new(FastKind::EndXCsid, hop.csid_arg()).next_hop(), new)?
     } else {
-        route_to(t, arg, new)?
+        route_to(t, hop.csid_arg(), new)?
     };
     // S07, and the addresses of the next hop.
     h.decrement_hop_limit();

@@ -69,19 +69,12 @@ impl From<Option<Out>> for Fast {
     }
 }
 
-/// What the fast path knows of a batch before its first packet: the main FIB (and that
-/// the device the batch came from forwards IPv6).
-#[derive(Clone, Copy)]
-pub struct Ingress<'t> {
-    pub main: &'t Fib,
-}
-
 /// Tries the fast path on an Ethernet frame received on the batch's device (see
 /// [`Fast`]). The caller has checked that the batch's device forwards IPv6 and whether
 /// it requires an HMAC (`REQUIRE_HMAC`); the frame's `in_dev` is not read (see
 /// [`Worker::process_batch`](super::Worker::process_batch)).
 #[inline(always)]
-pub fn try6<const REQUIRE_HMAC: bool>(t: &Tables, c: &mut Counters, from: Ingress, p: &mut PacketBuf) -> Fast {
+pub fn try6<const REQUIRE_HMAC: bool>(t: &Tables, c: &mut Counters, p: &mut PacketBuf) -> Fast {
     let (f, front) = p.data_and_front();
     let len = f.len();
     // A frame that a rewrite could take past an MTU is the general path's, which checks
@@ -115,7 +108,8 @@ pub fn try6<const REQUIRE_HMAC: bool>(t: &Tables, c: &mut Counters, from: Ingres
     }
     // A packet carrying an SRH is most likely for one of our SIDs (/128s): probe those
     // first; anything else (transit, head-end) walks the trie first. Same result.
-    let main = from.main;
+    // (Inside the tables, at a fixed offset: no register of its own.)
+    let main = t.fibs.main();
     // Only SIDs with an SRH are for the fast path: the block yields the index of a SID
     // of a kind the loop handles and what the fast path knows of it; every other case
     // returns from inside it.
@@ -158,36 +152,49 @@ pub fn try6<const REQUIRE_HMAC: bool>(t: &Tables, c: &mut Counters, from: Ingres
             }
             r
         } else {
-            if host_dst(dst) {
-                return Fast::General;
-            }
             // A Hop-by-Hop Options header is the general path's to examine (`hbh`), for
             // transit and head-end alike: one compare.
             if h.next_header() == IPPROTO_HOPOPTS {
                 return Fast::General;
             }
             // One hash probe for the usual prefix; the whole lookup otherwise.
-            let (code, hop, e) = match main.lpm6.hash_hit(dst) {
-                Some(hop) => (hop.code, hop, None),
+            let (code, hop, e, root) = match main.lpm6.hash_hit_root(dst) {
+                Some((root, hop)) => (hop.code, hop, None, root),
                 None => {
                     let (e, hop) = main.lpm6.lookup_aux(dst);
-                    (if lpm::entry_marked(e) { 0 } else { hop.code }, hop, Some(e))
+                    // (A NEXT-C-SID hop found without a hash hit has no root entry to
+                    // reuse: `next_csid::fast_hop`.)
+                    let code = match hop.code {
+                        _ if lpm::entry_marked(e) => 0,
+                        Fib::CSID_MAIN => Fib::CSID,
+                        c => c,
+                    };
+                    (code, hop, Some(e), 0)
                 }
             };
             if code == Fib::GATEWAY {
+                if host_dst(dst) {
+                    return Fast::General;
+                }
                 h.decrement_hop_limit();
                 h.set_addr_bytes(&hop.eth);
                 return Fast::Tx(hop.dev.into());
             }
-            if code & !Fib::HOP_INDEX == Fib::POLICY {
-                return policy(t, c, p, code & Fib::HOP_INDEX).into();
-            }
             // A pure uSID packet for a NEXT-C-SID End, End.T or End.X: the hop holds
-            // all its step needs.
-            if code & !Fib::HOP_INDEX == Fib::CSID {
-                let Some((out, i)) = next_csid::fast_hop(t, main, h, hop, dst) else { return Fast::General };
+            // all its step needs. As for every SID, no host destination test: the hop
+            // is the SID's prefix's, which meets no host destination (`fast_sid_of`).
+            if code >= Fib::CSID {
+                let Some((out, i)) = next_csid::fast_hop(t, main, h, hop, code, root, dst) else {
+                    return Fast::General;
+                };
                 c.sids.count_frame(i as u16, len as u64);
                 return Fast::Tx(out);
+            }
+            if host_dst(dst) {
+                return Fast::General;
+            }
+            if code & !Fib::HOP_INDEX == Fib::POLICY {
+                return policy(t, c, p, code & Fib::HOP_INDEX).into();
             }
             let Some(r) = main.route_of_entry(dst, e.unwrap_or_else(|| main.lpm6.lookup_entry(dst))) else {
                 return Fast::General;
@@ -264,7 +271,8 @@ fn sid(
         if s.is_end_main() {
             return end::fast(t, main, h, srh, tail);
         }
-        return end::fast(t, t.fibs.get(s.arg as usize)?, h, srh, tail);
+        // (End.T's table is never the main one: that is End's kind.)
+        return end::fast(t, t.fibs.other(s.arg as usize)?, h, srh, tail);
     }
     if s.is(FastKind::EndX) {
         return end::fast_x(t, s.next_hop(), h, srh, tail);

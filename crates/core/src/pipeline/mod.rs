@@ -130,14 +130,14 @@ impl Worker {
         self.clear_extra();
         // The fast-path switch and the device tested once per batch, not per packet.
         match self.fast_device(t, from) {
-            Some((ingress, false)) => {
+            Some(false) => {
                 for p in batch.iter_mut() {
-                    self.process_one::<false>(t, ingress, p);
+                    self.process_one::<false>(t, p);
                 }
             }
-            Some((ingress, true)) => {
+            Some(true) => {
                 for p in batch.iter_mut() {
-                    self.process_one::<true>(t, ingress, p);
+                    self.process_one::<true>(t, p);
                 }
             }
             None => self.process_declined(t, from, batch),
@@ -153,8 +153,8 @@ impl Worker {
         self.from = from;
         self.clear_extra();
         match self.fast_device(t, from) {
-            Some((ingress, false)) => self.process_one::<false>(t, ingress, p),
-            Some((ingress, true)) => self.process_one::<true>(t, ingress, p),
+            Some(false) => self.process_one::<false>(t, p),
+            Some(true) => self.process_one::<true>(t, p),
             None => {
                 let fast = self.no_cold_cases(t, from);
                 self.process_general(t, p, FastSid::NOT_SID);
@@ -202,16 +202,15 @@ impl Worker {
         }
     }
 
-    /// The main FIB, and whether device `dev` requires an HMAC on every SRH, if the fast
-    /// path is on and the device forwards IPv6 (otherwise [`fast::try6`] would decline
-    /// every frame from it).
+    /// Whether device `dev` requires an HMAC on every SRH, if the fast path is on and the
+    /// device forwards IPv6 (otherwise [`fast::try6`] would decline every frame from it).
     #[inline(always)]
-    fn fast_device<'t>(&self, t: &'t Tables, dev: DevId) -> Option<(fast::Ingress<'t>, bool)> {
+    fn fast_device(&self, t: &Tables, dev: DevId) -> Option<bool> {
         let bits = t.fast_devs.get(dev);
         if !self.fast_path || bits & FastDevs::FORWARDING6 == 0 {
             return None;
         }
-        Some((fast::Ingress { main: t.fibs.first()? }, bits & FastDevs::REQUIRE_HMAC != 0))
+        Some(bits & FastDevs::REQUIRE_HMAC != 0)
     }
 
     /// [`process`](Self::process) without the rx and fast-hit counts, for a frame
@@ -219,11 +218,11 @@ impl Worker {
     /// `REQUIRE_HMAC`). Inlined into [`process_batch`](Self::process_batch) so the
     /// per-packet call and its register saves disappear.
     #[inline(always)]
-    fn process_one<const REQUIRE_HMAC: bool>(&mut self, t: &Tables, ingress: fast::Ingress, p: &mut PacketBuf) {
+    fn process_one<const REQUIRE_HMAC: bool>(&mut self, t: &Tables, p: &mut PacketBuf) {
         // The fast path only ever transmits: its verdict needs no dispatch. A frame the
         // receive path condemned (e.g. too big) is empty ([`PacketBuf::condemn`]): the
         // fast path declines it, the general path counts its drop.
-        match fast::try6::<REQUIRE_HMAC>(t, &mut self.counters, ingress, p) {
+        match fast::try6::<REQUIRE_HMAC>(t, &mut self.counters, p) {
             Fast::Tx(out) => {
                 // A device index read as a `DevId`: the cast is exact, and the counter
                 // needs no bounds check.

@@ -573,7 +573,7 @@ impl<'a> Builder<'a> {
             fast_devs: FastDevs::of(&self.devices),
             fast_max_len: 0,
             devices: std::mem::take(&mut self.devices),
-            fibs,
+            fibs: super::Fibs::new(fibs),
             table_ids: self.table_ids.clone(),
             // Past the ids the fast path can count (`counters::FIXED`): kind None.
             fast_sids: sids

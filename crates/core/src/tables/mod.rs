@@ -104,8 +104,8 @@ pub enum Route {
 /// [`Fib::lpm4`], kept in the LPM's hash slot itself): [`Fib::GATEWAY`] alone (so that
 /// one compare tells it), with the adjacency's device and Ethernet header, for a route
 /// through a gateway whose neighbour is known; [`Fib::POLICY`] + the policy index for a head-end policy;
-/// [`Fib::CSID`] for a SID with the NEXT-C-SID flavour the fast path shifts ([`Hop::csid`]);
-/// else 0.
+/// [`Fib::CSID_MAIN`], [`Fib::CSID`] or [`Fib::CSID_X`] for a SID with the NEXT-C-SID
+/// flavour the fast path shifts ([`Hop::csid`]); else 0.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Hop {
     pub code: u32,
@@ -117,30 +117,49 @@ impl Hop {
     /// The hop of a prefix SID with the NEXT-C-SID flavour of lengths `c` whose fast
     /// step is `f` (kind EndCsid or EndXCsid) and whose index is `i`, so that the route
     /// lookup of a pure uSID packet finds all the fast path needs
-    /// (`behaviour::next_csid::fast_hop`): the kind's bit and the argument in the code
-    /// after [`Fib::CSID`], the index as the device, and in the bytes a gateway's
-    /// Ethernet header takes, the mask of the Locator-Block in the address's first 64
-    /// bits and the C-SID length. Only for a block of at most 64 bits and a C-SID of
-    /// less than 64 (the usual formats, F3216 first; the others' packets take the
-    /// general fast step) with an argument under 2^24: `None` otherwise.
+    /// (`behaviour::next_csid::fast_hop`). The code alone says what the step looks up
+    /// (one compare each): [`Fib::CSID_X`] for End.X (its next hop), [`Fib::CSID_MAIN`]
+    /// for End in the main table with a block of at least 16 bits (the shifted
+    /// destination lies under the same root entry of the LPM as the SID's: the step
+    /// probes its hash table without reading that entry again), [`Fib::CSID`] for the
+    /// others (End.T, a shorter block). The index is the device; the bytes a gateway's
+    /// Ethernet header takes hold the mask of the Locator-Block in the address's first
+    /// 64 bits, the C-SID length and the argument (FIB or next hop) in 3 bytes. Only for
+    /// a block of at most 64 bits and a C-SID of less than 64 (the usual formats, F3216
+    /// first; the others' packets take the general fast step) with an argument under
+    /// 2^24: `None` otherwise.
     pub(crate) fn csid(f: FastSid, i: u16, c: crate::spec::CsidLengths) -> Option<Hop> {
         if c.lblen > 64 || c.nflen >= 64 || f.arg >= 1 << 24 {
             return None;
         }
-        let x = u32::from(f.is(FastKind::EndXCsid)) << 24;
+        let code = if f.is(FastKind::EndXCsid) {
+            Fib::CSID_X
+        } else if f.arg == Tables::MAIN && c.lblen >= 16 {
+            Fib::CSID_MAIN
+        } else {
+            Fib::CSID
+        };
         let mut eth = [0; 12];
         eth[..8].copy_from_slice(&crate::behaviour::next_csid::block_mask_hi(c.lblen).to_le_bytes());
         eth[8] = c.nflen;
-        Some(Hop { code: Fib::CSID | x | f.arg, dev: i, eth })
+        eth[9..].copy_from_slice(&f.arg.to_le_bytes()[..3]);
+        Some(Hop { code, dev: i, eth })
     }
 
-    /// What [`Hop::csid`] stored: whether the SID is an End.X, its argument (FIB or
-    /// next hop), its index, the block's mask in the first 64 bits, the C-SID length.
+    /// What [`Hop::csid`] stored for the shift: the SID's index, the block's mask in the
+    /// first 64 bits, the C-SID length.
     #[inline(always)]
-    pub(crate) fn csid_parts(&self) -> (bool, u32, usize, u64, u32) {
+    pub(crate) fn csid_parts(&self) -> (usize, u64, u32) {
         let [m0, m1, m2, m3, m4, m5, m6, m7, nf, ..] = self.eth;
-        let mask = u64::from_le_bytes([m0, m1, m2, m3, m4, m5, m6, m7]);
-        (self.code & 1 << 24 != 0, self.code & 0xff_ffff, usize::from(self.dev), mask, u32::from(nf))
+        (usize::from(self.dev), u64::from_le_bytes([m0, m1, m2, m3, m4, m5, m6, m7]), u32::from(nf))
+    }
+
+    /// What [`Hop::csid`] stored for the lookup of End.T and End.X: the argument (FIB or
+    /// next hop).
+    #[inline(always)]
+    pub(crate) fn csid_arg(&self) -> u32 {
+        let [.., a0, a1, a2] = self.eth;
+        u32::from_le_bytes([a0, a1, a2, 0])
     }
 }
 
@@ -173,7 +192,10 @@ impl Fib {
     /// `lpm4` ([`Lpm::lookup_aux`]).
     pub(crate) const GATEWAY: u32 = 1 << 28;
     pub(crate) const POLICY: u32 = 2 << 28;
+    /// The NEXT-C-SID codes ([`Hop::csid`]): every code at or above [`Fib::CSID`] is one.
     pub(crate) const CSID: u32 = 3 << 28;
+    pub(crate) const CSID_X: u32 = 4 << 28;
+    pub(crate) const CSID_MAIN: u32 = 5 << 28;
     pub(crate) const HOP_INDEX: u32 = (1 << 28) - 1;
 
     #[inline(always)]
@@ -223,6 +245,16 @@ impl Fib {
     /// Builds a FIB from its /128 (/32) entries and its shorter prefixes; the trie
     /// entries under which a /128 (/32) lies are marked for [`lookup6`](Self::lookup6).
     /// The [`Hop`]s are set for policies only; [`Fib::set_hops`] adds the gateways.
+    /// A FIB with no route.
+    pub fn empty() -> Fib {
+        Fib::new(
+            ExactMap::build(Vec::new()),
+            Lpm::build(Vec::new()),
+            ExactMap::build(Vec::new()),
+            Lpm::build(Vec::new()),
+        )
+    }
+
     pub fn new(exact6: ExactMap<Route>, mut lpm6: FibLpm6, exact4: ExactMap<Route>, mut lpm4: FibLpm4) -> Fib {
         for (k, _) in exact6.iter() {
             lpm6.mark(k);
@@ -375,12 +407,84 @@ pub struct HmacKeys {
     pub keys: FxHashMap<u32, HmacKey>,
 }
 
+/// The FIBs by dense index, [`Tables::MAIN`] first. The main table lies inside
+/// [`Tables`] itself, at a fixed offset: the fast path, which reads it for nearly every
+/// packet, reaches it through the tables' address and keeps no register of its own for
+/// it across the batch loop (`pipeline::fast::try6`).
+#[derive(Debug)]
+pub struct Fibs {
+    main: Fib,
+    others: Vec<Fib>,
+}
+
+impl Fibs {
+    /// The FIBs of `fibs`, in order; an empty main table if there are none.
+    pub fn new(fibs: Vec<Fib>) -> Fibs {
+        let mut it = fibs.into_iter();
+        let main = it.next().unwrap_or_else(Fib::empty);
+        Fibs { main, others: it.collect() }
+    }
+
+    /// The main table.
+    #[inline(always)]
+    pub fn main(&self) -> &Fib {
+        &self.main
+    }
+
+    /// The main table, as `Vec::first` would say it.
+    #[inline(always)]
+    pub fn first(&self) -> Option<&Fib> {
+        Some(&self.main)
+    }
+
+    /// The FIB of dense index `i`.
+    #[inline(always)]
+    pub fn get(&self, i: usize) -> Option<&Fib> {
+        if i == 0 {
+            return Some(&self.main);
+        }
+        self.other(i)
+    }
+
+    /// The FIB of dense index `i` if it is not the main table (`None` for 0).
+    #[inline(always)]
+    pub fn other(&self, i: usize) -> Option<&Fib> {
+        self.others.get(i.wrapping_sub(1))
+    }
+
+    pub fn len(&self) -> usize {
+        1 + self.others.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &Fib> {
+        std::iter::once(&self.main).chain(&self.others)
+    }
+
+    pub fn iter_mut(&mut self) -> impl Iterator<Item = &mut Fib> {
+        std::iter::once(&mut self.main).chain(&mut self.others)
+    }
+}
+
+impl std::ops::Index<usize> for Fibs {
+    type Output = Fib;
+    fn index(&self, i: usize) -> &Fib {
+        match self.get(i) {
+            Some(f) => f,
+            None => panic!("no FIB of index {i} (there are {})", self.len()),
+        }
+    }
+}
+
 /// Everything the data plane reads. Immutable once built.
 #[derive(Debug)]
 pub struct Tables {
     pub devices: Vec<Device>,
     /// FIBs by dense index; [`Tables::MAIN`] is the main table.
-    pub fibs: Vec<Fib>,
+    pub fibs: Fibs,
     /// Kernel table id of each FIB.
     pub table_ids: Vec<u32>,
     pub sids: Vec<Sid>,
