@@ -309,3 +309,67 @@ fn overrun_is_reported_and_the_monitor_goes_on() {
     assert!(overrun, "10,000 unread events did not overrun the monitor");
     assert!(!after.is_empty());
 }
+
+/// Routes of every kind sr6 mirrors, installed by `ip` in namespace A, come back from
+/// the kernel's dump (`netlink::routes`) as the very lines that installed them, and
+/// those lines are what sr6's configuration reads. Each line is written the way
+/// `KernelRoute::to_line` orders its words, with what the kernel adds (`metric 1024`
+/// on IPv6 routes).
+#[test]
+#[ignore = "needs root and network namespaces"]
+fn routes_come_back_as_their_lines() {
+    let ns = Net::new();
+    let lines = [
+        format!("ip -6 route add fc00:1::/48 via {B6} dev {DEV_A} metric 1024"),
+        format!("ip -6 route add fc00:2::/64 via {B6} dev {DEV_A} table 100 metric 1024"),
+        format!("ip route add 20.1.0.0/16 via {B4} dev {DEV_A}"),
+        format!(
+            "ip route add 20.2.0.0/16 nexthop via {B4} dev {DEV_A} weight 1 nexthop via 192.0.2.3 dev {DEV_A} weight 3"
+        ),
+        "ip -6 route add blackhole fc00:3::/64 metric 1024".to_string(),
+        "ip -6 route add unreachable fc00:4::/64 metric 1024".to_string(),
+        format!("ip -6 route add fc00:42::/64 encap seg6 mode encap segs fc00:2::1,fc00:3::1 dev {DEV_A} metric 1024"),
+        format!("ip -6 route add fc00:43::/64 encap seg6 mode inline segs fc00:2::1 dev {DEV_A} metric 1024"),
+        format!(
+            "ip -6 route add fc00:44::/64 encap seg6 mode encap.red segs fc00:2::1,fc00:3::1 dev {DEV_A} metric 1024"
+        ),
+        format!("ip -6 route add fc00:1::e/128 encap seg6local action End count dev {DEV_A} metric 1024"),
+        format!(
+            "ip -6 route add fc00:0:e::/48 encap seg6local action End flavors next-csid lblen 32 nflen 16 dev {DEV_A} \
+             metric 1024"
+        ),
+        format!("ip -6 route add fc00:1::e7/128 encap seg6local action End.T table 100 dev {DEV_A} metric 1024"),
+        format!("ip -6 route add fc00:1::e8/128 encap seg6local action End.X nh6 {B6} dev {DEV_A} metric 1024"),
+        format!("ip -6 route add fc00:1::d6/128 encap seg6local action End.DX6 nh6 {B6} dev {DEV_A} metric 1024"),
+        format!("ip -6 route add fc00:1::d4/128 encap seg6local action End.DX4 nh4 {B4} dev {DEV_A} metric 1024"),
+        format!("ip -6 route add fc00:1::dd/128 encap seg6local action End.DT6 table 100 dev {DEV_A} metric 1024"),
+        format!(
+            "ip -6 route add fc00:1::b6/128 encap seg6local action End.B6.Encaps srh segs fc00:2::1,fc00:3::1 \
+             dev {DEV_A} metric 1024"
+        ),
+    ];
+    for l in &lines {
+        let words: Vec<&str> = l.split_whitespace().skip(1).collect();
+        ns.a.ip(&words);
+    }
+    let (routes, links) = ns.in_a(|| (netlink::routes().unwrap(), netlink::links().unwrap()));
+    let name = |i: u32| links.iter().find(|l| l.ifindex == i).map(|l| l.name.clone());
+    let got: Vec<String> =
+        routes.iter().filter_map(|r| r.as_ref().ok()).filter_map(|r| r.to_line(&name).ok()).collect();
+    for l in &lines {
+        let l = l.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(got.contains(&l), "{l}\nnot among what the dump gave:\n{}", got.join("\n"));
+    }
+    // What sr6 reads: every line the dump gave (the kernel's own routes too: connected
+    // prefixes, local addresses), each on its own.
+    for l in &got {
+        if let Err(e) = sr6_config::parse_str(l, "dump") {
+            panic!("{l}: {e}");
+        }
+    }
+    // The kernel's local, multicast and broadcast routes are no lines, and say why.
+    let refused: Vec<String> =
+        routes.iter().filter_map(|r| r.as_ref().ok()).filter_map(|r| r.to_line(&name).err()).collect();
+    assert!(refused.iter().all(|e| e.contains("of type")), "{refused:?}");
+    assert!(routes.iter().all(Result::is_ok), "{routes:?}");
+}

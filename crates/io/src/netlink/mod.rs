@@ -12,6 +12,10 @@
 //! * [`LinkMonitor`]: the link events (`RTNLGRP_LINK`: devices created, deleted,
 //!   renamed, up/down, new MAC or MTU), with [`LinkEvent::Overrun`] likewise;
 //! * [`neighbour`]: one entry (`ip neigh get`);
+//! * [`routes`]: a dump of the IPv4 and IPv6 routes of every table (`RTM_GETROUTE`),
+//!   each a [`KernelRoute`] that writes itself as the `ip route add` line sr6's
+//!   configuration reads ([`route`]: the decoder kernel-route mirroring and zebra's
+//!   FPM stream share);
 //! * [`request_resolution`]: ask the kernel to resolve a neighbour now (`RTM_NEWNEIGH`
 //!   with `NTF_USE`, as `ip neigh replace ADDR dev DEV nud none use`, but leaving
 //!   static entries alone), whose result arrives through the monitor.
@@ -34,7 +38,8 @@
 //!
 //! Every message from the kernel is decoded without panicking. Of a link only the
 //! header, `IFLA_IFNAME`, `IFLA_ADDRESS` and `IFLA_MTU` are decoded, of a neighbour
-//! only the header, `NDA_DST` and `NDA_LLADDR`: any other attribute — unknown, new, or
+//! only the header, `NDA_DST` and `NDA_LLADDR`, of a route what [`route`] lists: any
+//! other attribute — unknown, new, or
 //! one that the parsing library would reject — is skipped without being parsed, so a
 //! kernel newer than the library cannot make a link or neighbour disappear. Errors are
 //! [`std::io::Error`]s whose message says what was being done; an error the kernel
@@ -59,6 +64,7 @@ mod decode;
 mod link_monitor;
 mod monitor;
 mod peer;
+pub mod route;
 mod socket;
 
 use std::fmt;
@@ -69,6 +75,7 @@ use std::time::Duration;
 pub use link_monitor::{LinkEvent, LinkMonitor};
 pub use monitor::NeighMonitor;
 pub use peer::LinkPeer;
+pub use route::{Encap, KernelNextHop, KernelRoute, RouteKind, Seg6Encap, Seg6Local};
 pub use socket::Rtnl;
 
 /// How long a request waits for the kernel's answer (between two datagrams of a dump).
@@ -206,6 +213,13 @@ pub fn links() -> io::Result<Vec<LinkInfo>> {
 /// Proxy entries are not neighbours and are not included.
 pub fn neighbours() -> io::Result<Vec<Neighbour>> {
     Rtnl::open()?.neighbours()
+}
+
+/// Every IPv4 and IPv6 route of every table (`ip route show table all` and `ip -6 route
+/// show table all`): a route the decoder could not read is an `Err` saying why, in its
+/// place.
+pub fn routes() -> io::Result<Vec<Result<KernelRoute, String>>> {
+    Rtnl::open()?.routes()
 }
 
 /// The kernel's entry for `addr` on device `ifindex` (`ip neigh get ADDR dev DEV`), or

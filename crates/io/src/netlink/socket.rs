@@ -27,6 +27,7 @@ pub(super) const RECV_BUF: usize = 64 * 1024;
 const DUMP_ATTEMPTS: usize = 5;
 const RTM_NEWLINK: u16 = libc::RTM_NEWLINK;
 const RTM_NEWNEIGH: u16 = libc::RTM_NEWNEIGH;
+const RTM_NEWROUTE: u16 = libc::RTM_NEWROUTE;
 
 /// A `NETLINK_ROUTE` socket for requests: keep one to avoid opening a socket per call.
 /// Its requests act on the network namespace it was opened in.
@@ -219,6 +220,14 @@ impl Rtnl {
     pub fn neighbours(&mut self) -> io::Result<Vec<Neighbour>> {
         let m = RouteNetlinkMessage::GetNeighbour(NeighbourMessage::default());
         self.dump(m, "listing neighbours", RTM_NEWNEIGH, decode::neighbour)
+    }
+
+    /// See [`super::routes`].
+    pub fn routes(&mut self) -> io::Result<Vec<Result<super::KernelRoute, String>>> {
+        use netlink_packet_route::route::RouteMessage;
+        // Family unspecified: every IPv4 and IPv6 route of every table.
+        let m = RouteNetlinkMessage::GetRoute(RouteMessage::default());
+        self.dump(m, "listing routes", RTM_NEWROUTE, |p| Some(super::route::decode(p)))
     }
 
     /// See [`super::neighbour`].
