@@ -14,7 +14,9 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use sr6_io::netlink::{self, nud, KernelError, LinkInfo, NeighEvent, NeighMonitor, Neighbour};
+use sr6_io::netlink::{
+    self, nud, KernelError, LinkInfo, NeighEvent, NeighMonitor, Neighbour, RouteEvent, RouteMonitor,
+};
 use sr6_testnet::{ip, Netns};
 
 const DEV_A: &str = "sr6a";
@@ -372,4 +374,62 @@ fn routes_come_back_as_their_lines() {
         routes.iter().filter_map(|r| r.as_ref().ok()).filter_map(|r| r.to_line(&name).err()).collect();
     assert!(refused.iter().all(|e| e.contains("of type")), "{refused:?}");
     assert!(routes.iter().all(Result::is_ok), "{routes:?}");
+}
+
+/// The route monitor sees `ip` add, replace and delete a route in namespace A, each as
+/// the whole route, and a seg6 route as its line.
+#[test]
+#[ignore = "needs root and network namespaces"]
+fn route_events_follow_ip() {
+    let ns = Net::new();
+    let name = ns.a.name().to_string();
+    let (events, links) = ns.in_a(|| {
+        let mut mon = RouteMonitor::open().expect("monitor");
+        let ip = |args: &[&str]| {
+            let ok = Command::new("ip").args(["-n", &name]).args(args).status().map(|s| s.success());
+            assert_eq!(ok.ok(), Some(true), "ip {args:?}");
+        };
+        ip(&["-6", "route", "add", "fc00:77::/64", "via", B6, "dev", DEV_A]);
+        ip(&[
+            "-6",
+            "route",
+            "replace",
+            "fc00:77::/64",
+            "encap",
+            "seg6",
+            "mode",
+            "encap",
+            "segs",
+            "fc00:2::1",
+            "dev",
+            DEV_A,
+        ]);
+        ip(&["route", "add", "20.7.0.0/16", "via", B4, "dev", DEV_A]);
+        ip(&["-6", "route", "del", "fc00:77::/64"]);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let mut seen = Vec::new();
+        while seen.len() < 4 && Instant::now() < deadline {
+            seen.extend(mon.recv(Duration::from_millis(200)).expect("recv"));
+        }
+        (seen, netlink::links().unwrap())
+    });
+    let name = |i: u32| links.iter().find(|l| l.ifindex == i).map(|l| l.name.clone());
+    let line = |r: &netlink::KernelRoute| r.to_line(&name).unwrap();
+    let got: Vec<String> = events
+        .iter()
+        .map(|e| match e {
+            RouteEvent::New(r) => format!("new {}", line(r)),
+            RouteEvent::Del(r) => format!("del {}", line(r)),
+            e => format!("{e:?}"),
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            format!("new ip -6 route add fc00:77::/64 via {B6} dev {DEV_A} metric 1024"),
+            format!("new ip -6 route add fc00:77::/64 encap seg6 mode encap segs fc00:2::1 dev {DEV_A} metric 1024"),
+            format!("new ip route add 20.7.0.0/16 via {B4} dev {DEV_A}"),
+            format!("del ip -6 route add fc00:77::/64 encap seg6 mode encap segs fc00:2::1 dev {DEV_A} metric 1024"),
+        ]
+    );
 }

@@ -11,19 +11,17 @@
 
 use std::io;
 use std::os::fd::{AsRawFd, RawFd};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use netlink_sys::Socket;
 
 use super::decode::{link, Frame};
-use super::monitor::drain;
-use super::socket::{context, open_socket, wait_readable, RECV_BUF};
+use super::monitor::{recv_events, subscribe};
+use super::socket::RECV_BUF;
 use super::LinkInfo;
 
 /// `RTNLGRP_LINK` of `<linux/rtnetlink.h>`.
 const RTNLGRP_LINK: u32 = 1;
-/// The receive buffer asked for (capped at `net.core.rmem_max`).
-const SOCKET_RCVBUF: usize = 1 << 20;
 
 /// A change of the kernel's devices.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -57,33 +55,14 @@ pub struct LinkMonitor {
 impl LinkMonitor {
     /// Subscribes to the link events of the calling thread's network namespace.
     pub fn open() -> io::Result<LinkMonitor> {
-        let what = "subscribing to link events";
-        let sock = open_socket()?;
-        sock.add_membership(RTNLGRP_LINK).map_err(|e| context(e, what))?;
-        // Best effort: a smaller buffer only means an earlier Overrun.
-        let _ = sock.set_rx_buf_sz(SOCKET_RCVBUF);
-        sock.set_non_blocking(true).map_err(|e| context(e, what))?;
+        let sock = subscribe(&[RTNLGRP_LINK], "subscribing to link events")?;
         Ok(LinkMonitor { sock, buf: vec![0; RECV_BUF] })
     }
 
     /// The events that arrive within `timeout` (empty if none), with every event
     /// already queued, in the kernel's order; [`LinkEvent::Overrun`], if any, last.
     pub fn recv(&mut self, timeout: Duration) -> io::Result<Vec<LinkEvent>> {
-        let deadline = Instant::now().checked_add(timeout);
-        let mut events = Vec::new();
-        loop {
-            let over =
-                drain(&self.sock, &mut self.buf, &mut events, LinkEvent::Overrun, "receiving link events", link_event)?;
-            if over || !events.is_empty() {
-                return Ok(events);
-            }
-            let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
-            if left == Some(Duration::ZERO)
-                || !wait_readable(self.fd(), left).map_err(|e| context(e, "waiting for link events"))?
-            {
-                return Ok(events);
-            }
-        }
+        recv_events(&self.sock, &mut self.buf, timeout, LinkEvent::Overrun, "link events", link_event)
     }
 
     /// The socket's descriptor: readable when events wait.

@@ -16,6 +16,8 @@
 //!   each a [`KernelRoute`] that writes itself as the `ip route add` line sr6's
 //!   configuration reads ([`route`]: the decoder kernel-route mirroring and zebra's
 //!   FPM stream share);
+//! * [`RouteMonitor`]: the route events that follow (`RTNLGRP_IPV4_ROUTE`,
+//!   `RTNLGRP_IPV6_ROUTE`), with [`RouteEvent::Overrun`] likewise;
 //! * [`request_resolution`]: ask the kernel to resolve a neighbour now (`RTM_NEWNEIGH`
 //!   with `NTF_USE`, as `ip neigh replace ADDR dev DEV nud none use`, but leaving
 //!   static entries alone), whose result arrives through the monitor.
@@ -65,6 +67,7 @@ mod link_monitor;
 mod monitor;
 mod peer;
 pub mod route;
+mod route_monitor;
 mod socket;
 
 use std::fmt;
@@ -76,6 +79,7 @@ pub use link_monitor::{LinkEvent, LinkMonitor};
 pub use monitor::NeighMonitor;
 pub use peer::LinkPeer;
 pub use route::{Encap, KernelNextHop, KernelRoute, RouteKind, Seg6Encap, Seg6Local};
+pub use route_monitor::{RouteEvent, RouteMonitor};
 pub use socket::Rtnl;
 
 /// How long a request waits for the kernel's answer (between two datagrams of a dump).

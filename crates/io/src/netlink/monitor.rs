@@ -1,5 +1,6 @@
-//! The event side: a socket subscribed to `RTNLGRP_NEIGH`, and the datagram reader
-//! every subscription shares ([`drain`]; the link events of `link_monitor.rs` use it too).
+//! The event side: a socket subscribed to `RTNLGRP_NEIGH`, and what every subscription
+//! shares ([`subscribe`], [`recv_events`], [`drain`]; the link and route events of
+//! `link_monitor.rs` and `route_monitor.rs` use them too).
 
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
@@ -28,12 +29,7 @@ pub struct NeighMonitor {
 impl NeighMonitor {
     /// Subscribes to the neighbour events of the calling thread's network namespace.
     pub fn open() -> io::Result<NeighMonitor> {
-        let what = "subscribing to neighbour events";
-        let sock = open_socket()?;
-        sock.add_membership(libc::RTNLGRP_NEIGH).map_err(|e| context(e, what))?;
-        // Best effort: a smaller buffer only means an earlier Overrun.
-        let _ = sock.set_rx_buf_sz(SOCKET_RCVBUF);
-        sock.set_non_blocking(true).map_err(|e| context(e, what))?;
+        let sock = subscribe(&[libc::RTNLGRP_NEIGH], "subscribing to neighbour events")?;
         Ok(NeighMonitor { sock, buf: vec![0; RECV_BUF] })
     }
 
@@ -43,34 +39,60 @@ impl NeighMonitor {
     /// [`NeighEvent::Overrun`], if any, is the last event of the vector: events were
     /// lost after the ones before it.
     pub fn recv(&mut self, timeout: Duration) -> io::Result<Vec<NeighEvent>> {
-        let deadline = Instant::now().checked_add(timeout);
-        let mut events = Vec::new();
-        loop {
-            if self.drain(&mut events)? || !events.is_empty() {
-                return Ok(events);
-            }
-            let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
-            if left == Some(Duration::ZERO)
-                || !wait_readable(self.fd(), left).map_err(|e| context(e, "waiting for neighbour events"))?
-            {
-                return Ok(events);
-            }
-        }
+        recv_events(&self.sock, &mut self.buf, timeout, NeighEvent::Overrun, "neighbour events", |f| match f.ty {
+            libc::RTM_NEWNEIGH => neighbour(f.payload).map(NeighEvent::New),
+            libc::RTM_DELNEIGH => neighbour(f.payload).map(NeighEvent::Del),
+            _ => None,
+        })
     }
 
     /// The socket's descriptor: readable when events wait.
     pub fn fd(&self) -> RawFd {
         self.sock.as_raw_fd()
     }
+}
 
-    /// Reads every queued datagram into `events`; `true` after an overrun (then
-    /// `events` ends with [`NeighEvent::Overrun`]).
-    fn drain(&mut self, events: &mut Vec<NeighEvent>) -> io::Result<bool> {
-        drain(&self.sock, &mut self.buf, events, NeighEvent::Overrun, "receiving neighbour events", |f| match f.ty {
-            libc::RTM_NEWNEIGH => neighbour(f.payload).map(NeighEvent::New),
-            libc::RTM_DELNEIGH => neighbour(f.payload).map(NeighEvent::Del),
-            _ => None,
-        })
+/// A non-blocking socket subscribed to the multicast `groups` of the calling thread's
+/// network namespace, with a receive buffer of [`SOCKET_RCVBUF`] (best effort: a
+/// smaller one only means an earlier overrun).
+pub(crate) fn subscribe(groups: &[u32], what: &str) -> io::Result<Socket> {
+    let sock = open_socket()?;
+    for g in groups {
+        sock.add_membership(*g).map_err(|e| context(e, what))?;
+    }
+    let _ = sock.set_rx_buf_sz(SOCKET_RCVBUF);
+    sock.set_non_blocking(true).map_err(|e| context(e, what))?;
+    Ok(sock)
+}
+
+/// The events of `what` (say, "link events") that arrive on `sock` within `timeout`:
+/// waits until [`drain`] has decoded at least one (or `timeout` has passed: then the
+/// vector is empty), then returns it with every other event already queued, in the
+/// kernel's order; `overrun`, if events were lost, last.
+pub(crate) fn recv_events<E>(
+    sock: &Socket,
+    buf: &mut [u8],
+    timeout: Duration,
+    overrun: E,
+    what: &str,
+    decode: impl Fn(Frame<'_>) -> Option<E>,
+) -> io::Result<Vec<E>>
+where
+    E: Clone,
+{
+    let deadline = Instant::now().checked_add(timeout);
+    let mut events = Vec::new();
+    loop {
+        let over = drain(sock, buf, &mut events, overrun.clone(), &format!("receiving {what}"), &decode)?;
+        if over || !events.is_empty() {
+            return Ok(events);
+        }
+        let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+        if left == Some(Duration::ZERO)
+            || !wait_readable(sock.as_raw_fd(), left).map_err(|e| context(e, format!("waiting for {what}")))?
+        {
+            return Ok(events);
+        }
     }
 }
 

@@ -1,0 +1,79 @@
+//! Route events: a socket subscribed to `RTNLGRP_IPV4_ROUTE` and `RTNLGRP_IPV6_ROUTE`
+//! (`ip monitor route`), so that a live router can follow the kernel's routing tables
+//! — what a routing daemon (FRR's zebra) or an operator's `ip route` installs and
+//! withdraws.
+//!
+//! The kernel sends an `RTM_NEWROUTE` for a route added or replaced and an
+//! `RTM_DELROUTE` for one removed, each with the whole route; both decode with
+//! [`super::route::decode`]. As with links and neighbours: open the monitor first, then
+//! dump ([`super::routes`]), then apply events; on [`RouteEvent::Overrun`], dump again.
+
+use std::io;
+use std::os::fd::{AsRawFd, RawFd};
+use std::time::Duration;
+
+use netlink_sys::Socket;
+
+use super::decode::Frame;
+use super::monitor::{recv_events, subscribe};
+use super::route::{decode, KernelRoute};
+use super::socket::RECV_BUF;
+
+/// `RTNLGRP_IPV4_ROUTE` and `RTNLGRP_IPV6_ROUTE` of `<linux/rtnetlink.h>`.
+const RTNLGRP_IPV4_ROUTE: u32 = 7;
+const RTNLGRP_IPV6_ROUTE: u32 = 11;
+
+/// A change of the kernel's routing tables.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RouteEvent {
+    /// A route was added or replaced.
+    New(KernelRoute),
+    /// A route was removed.
+    Del(KernelRoute),
+    /// A route message the decoder could not read, and why (the route it was about
+    /// is unknown: the caller may dump again to be sure).
+    Undecodable(String),
+    /// Events were lost: dump [`super::routes`] again. The monitor stays subscribed.
+    Overrun,
+}
+
+/// One route event from one netlink message (`None` for other messages).
+pub(crate) fn route_event(f: Frame<'_>) -> Option<RouteEvent> {
+    let new = match f.ty {
+        libc::RTM_NEWROUTE => true,
+        libc::RTM_DELROUTE => false,
+        _ => return None,
+    };
+    Some(match decode(f.payload) {
+        Ok(r) if new => RouteEvent::New(r),
+        Ok(r) => RouteEvent::Del(r),
+        Err(e) => RouteEvent::Undecodable(e),
+    })
+}
+
+/// IPv4 and IPv6 route events of the network namespace it was opened in.
+/// Non-blocking, as [`super::NeighMonitor`].
+#[derive(Debug)]
+pub struct RouteMonitor {
+    sock: Socket,
+    buf: Vec<u8>,
+}
+
+impl RouteMonitor {
+    /// Subscribes to the route events of the calling thread's network namespace.
+    pub fn open() -> io::Result<RouteMonitor> {
+        let sock = subscribe(&[RTNLGRP_IPV4_ROUTE, RTNLGRP_IPV6_ROUTE], "subscribing to route events")?;
+        Ok(RouteMonitor { sock, buf: vec![0; RECV_BUF] })
+    }
+
+    /// The events that arrive within `timeout` (empty if none), with every event
+    /// already queued, in the kernel's order; [`RouteEvent::Overrun`], if any, last.
+    pub fn recv(&mut self, timeout: Duration) -> io::Result<Vec<RouteEvent>> {
+        recv_events(&self.sock, &mut self.buf, timeout, RouteEvent::Overrun, "route events", route_event)
+    }
+
+    /// The socket's descriptor: readable when events wait.
+    pub fn fd(&self) -> RawFd {
+        self.sock.as_raw_fd()
+    }
+}
