@@ -22,7 +22,7 @@ use crate::live::link_state::DevState;
 use crate::live::neigh::{self, DevMap};
 use crate::live::overload::{self, OverloadGuard};
 use crate::live::state::{lock, Shared};
-use crate::live::{links, show, worker};
+use crate::live::{kernel_routes, links, show, worker};
 
 /// Options of `sr6 run`.
 pub struct RunOpts {
@@ -37,6 +37,8 @@ pub struct RunOpts {
     /// SCHED_FIFO priority of the overload guard (`live::overload`); `None`: off.
     pub overload_priority: Option<i32>,
     pub verbose: bool,
+    /// `--mirror-kernel-routes` (`live::kernel_routes`).
+    pub mirror_kernel_routes: bool,
     /// `--ids-rules FILE --ids-mode MODE`.
     pub ids: Option<(PathBuf, String)>,
 }
@@ -106,8 +108,15 @@ pub fn run(o: RunOpts) -> Result<()> {
             d.state = if l.up { DevState::Up } else { DevState::Down };
         });
     }
-    let mut control =
-        Control { spec, shared: shared.clone(), dev_macs, dev_mtus, learned: BTreeMap::new(), commands: 0 };
+    let mut control = Control {
+        spec,
+        shared: shared.clone(),
+        dev_macs,
+        dev_mtus,
+        learned: BTreeMap::new(),
+        commands: 0,
+        kernel_routes: Vec::new(),
+    };
     match neigh::load_all(&mut control, &devs) {
         Ok(n) if o.verbose => eprintln!("sr6: {n} neighbour(s) from the kernel"),
         Ok(_) => {}
@@ -207,6 +216,13 @@ pub fn run(o: RunOpts) -> Result<()> {
         };
         std::thread::Builder::new().name("sr6-links".into()).spawn(move || links::run(f))?
     };
+    let routes_handle = if o.mirror_kernel_routes {
+        let c = control.clone();
+        let verbose = o.verbose;
+        Some(std::thread::Builder::new().name("sr6-routes".into()).spawn(move || kernel_routes::run(c, verbose))?)
+    } else {
+        None
+    };
     eprintln!(
         "sr6: running on {} with {}, {} worker(s){}; control socket {} (Ctrl-C to stop)",
         status.devices.join(", "),
@@ -230,6 +246,9 @@ pub fn run(o: RunOpts) -> Result<()> {
     }
     let _ = neigh_handle.join();
     let _ = links_handle.join();
+    if let Some(h) = routes_handle {
+        let _ = h.join();
+    }
     let _ = std::fs::remove_file(&o.socket);
     let c = lock(&control);
     let g = c.shared.gen.load();

@@ -74,6 +74,12 @@ enum Cmd {
         /// Say more: neighbour resolution, table rebuilds.
         #[arg(long, short)]
         verbose: bool,
+        /// Forward by the routes of the kernel's tables too, as a routing daemon (FRR's
+        /// zebra) or `ip route` installs them in sr6's network namespace, following
+        /// their changes; the configuration's and `sr6 ctl`'s routes win for the same
+        /// prefix and table (docs/frr.md). Off by default.
+        #[arg(long)]
+        mirror_kernel_routes: bool,
         /// IDS rules (Snort syntax, docs/ids.md), as the configuration line `ids rules
         /// FILE` at INPUT; a configuration file's own `ids` line wins.
         #[arg(long, value_name = "FILE")]
@@ -183,6 +189,7 @@ fn main() -> ExitCode {
             ring,
             overload_priority,
             verbose,
+            mirror_kernel_routes,
             ids_rules,
             ids_mode,
         } => cmd_run::run(cmd_run::RunOpts {
@@ -196,6 +203,7 @@ fn main() -> ExitCode {
             ring_frames: ring,
             overload_priority,
             verbose,
+            mirror_kernel_routes,
             ids: ids_rules.map(|f| (f, ids_mode)),
         }),
         Cmd::Ctl { socket, command } => cmd_ctl::run(&socket, &command),

@@ -31,6 +31,10 @@ pub struct Control {
     pub learned: BTreeMap<(String, IpAddr), [u8; 6]>,
     /// Number of `ctl` commands applied (their "line numbers" in error messages).
     pub commands: usize,
+    /// Routes mirrored from the kernel's tables (`sr6 run --mirror-kernel-routes`,
+    /// `kernel_routes.rs`), as the lines that make them: merged under the
+    /// configuration's at every build ([`Control::build`]).
+    pub kernel_routes: Vec<String>,
 }
 
 impl Control {
@@ -70,7 +74,18 @@ impl Control {
                 s.neighs.push(NeighSpec { line: 0, dev: dev.clone(), addr: *addr, mac: *mac });
             }
         }
-        let (mut t, warnings) = Tables::build(&s).map_err(|e| format!("line {}: {}", e.line, e.message))?;
+        let plain = s.clone();
+        let mirrored = merge_kernel_routes(&mut s, &self.kernel_routes);
+        let (mut t, warnings) = match Tables::build(&s) {
+            Ok(built) => built,
+            // A mirrored route the tables refuse does not stop the configuration's.
+            Err(e) if !mirrored.is_empty() => {
+                let (t, mut w) = Tables::build(&plain).map_err(|e| format!("line {}: {}", e.line, e.message))?;
+                w.push(format!("the routes mirrored from the kernel are left out: {}", e.message));
+                (t, w)
+            }
+            Err(e) => return Err(format!("line {}: {}", e.line, e.message)),
+        };
         t.resolve_neighbours = true;
         Ok((t, warnings))
     }
@@ -151,6 +166,44 @@ impl Control {
     }
 }
 
+/// Adds to `s` the routes of the kernel's `lines` that sr6 can forward by (docs/frr.md,
+/// "What is mirrored"): a route of the configuration or of `sr6 ctl` for the same prefix
+/// in the same table wins; a route through a device sr6 does not serve, or through a
+/// nexthop object, is left out. Returns the lines of the routes added.
+pub fn merge_kernel_routes<'a>(s: &mut RouterSpec, lines: &'a [String]) -> Vec<&'a str> {
+    let mut added = Vec::new();
+    for line in lines {
+        let mut k = RouterSpec::default();
+        if sr6_config::parse_line(line, "kernel", 0, &mut k).is_err() {
+            continue;
+        }
+        for r in k.routes {
+            let taken = s.routes.iter().any(|x| x.table == r.table && x.prefix == r.prefix);
+            if taken || !served(&r.kind, &s.devices) {
+                continue;
+            }
+            s.routes.push(r);
+            if added.last() != Some(&line.as_str()) {
+                added.push(line.as_str());
+            }
+        }
+    }
+    added
+}
+
+/// Whether every device route `kind` names is one of `devices` (and it names no
+/// nexthop object, which the mirror does not follow).
+fn served(kind: &sr6_core::spec::RouteKind, devices: &[String]) -> bool {
+    use sr6_core::spec::RouteKind as K;
+    let known = |d: &Option<String>| d.as_ref().is_none_or(|d| devices.contains(d));
+    match kind {
+        K::Forward { dev, .. } | K::Seg6 { dev, .. } | K::Seg6Local { dev, .. } => known(dev),
+        K::Multipath { paths } => paths.iter().all(|p| known(&p.dev)),
+        K::Blackhole | K::Unreachable => true,
+        _ => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -167,6 +220,7 @@ mod tests {
             learned: BTreeMap::new(),
             dev_mtus: BTreeMap::new(),
             commands: 0,
+            kernel_routes: Vec::new(),
         }
     }
 
@@ -185,6 +239,37 @@ mod tests {
         assert!(e.contains("HMAC key id 4"), "{e}");
         assert_eq!(c.spec, before);
         assert_eq!(c.shared.gen.load().id, gen);
+    }
+
+    /// Mirrored kernel routes go under the configuration's: the configuration wins a
+    /// prefix, a route through a device sr6 does not serve or a nexthop object is left
+    /// out, and one the tables refuse leaves the configuration's routes standing.
+    #[test]
+    fn kernel_routes_merge_under_the_configuration() {
+        let mut c = control(CONF);
+        c.kernel_routes = vec![
+            "ip -6 route add fc00:1::/64 via fc00::9 dev eth0 metric 20".into(),
+            "ip -6 route add fc00:2::/64 via fc00::2 dev eth0 metric 1024".into(),
+            "ip -6 route add fc00:3::/64 via fc00::2 dev eth7 metric 1024".into(),
+            "ip -6 route add fc00:4::/64 nhid 5".into(),
+            "ip -6 route add blackhole fc00:5::/64 metric 1024".into(),
+        ];
+        let mut s = c.spec.clone();
+        let used = merge_kernel_routes(&mut s, &c.kernel_routes);
+        assert_eq!(used, [c.kernel_routes[1].as_str(), c.kernel_routes[4].as_str()]);
+        let (t, w) = c.build(&c.spec).unwrap();
+        assert!(w.is_empty(), "{w:?}");
+        let fib = t.fibs.main();
+        let route = |a: &str| fib.lookup6(&a.parse::<std::net::Ipv6Addr>().unwrap().octets());
+        // fc00:1::/64 stays the configuration's (via fc00::2, not fc00::9).
+        assert_eq!(route("fc00:1::1"), route("fc00:2::1"));
+        assert!(matches!(route("fc00:5::1"), Some(sr6_core::tables::Route::Blackhole)));
+        assert!(route("fc00:3::1").is_none() && route("fc00:4::1").is_none());
+        // A mirrored route the tables refuse (an HMAC key sr6 has not): left out, said.
+        c.kernel_routes.push("ip -6 route add fc00:6::/64 encap seg6 mode encap segs fc00::9 hmac 4 dev eth0".into());
+        let (t, w) = c.build(&c.spec).unwrap();
+        assert!(w.iter().any(|w| w.contains("mirrored from the kernel are left out") && w.contains("HMAC")), "{w:?}");
+        assert!(t.fibs.main().lookup6(&"fc00:1::1".parse::<std::net::Ipv6Addr>().unwrap().octets()).is_some());
     }
 
     #[test]

@@ -43,7 +43,7 @@ commands:
   rule add|del ...                   change the policy routing rules (ip rule);
                                      any other configuration line (neigh, sr hmac, sysctl...) too
   show sids [--json]                 local SIDs with packets, bytes, errors
-  show routes [--json]               routes, in configuration syntax
+  show routes [--json]               routes, in configuration syntax (mirrored kernel routes last)
   show proxies [--json]              SR proxies: caches, packets to and from their functions, drops
   show rules [--json]                policy routing rules (ip rule), in configuration syntax
   show firewall [--json]             firewall policies and rules (ip6tables -S -v): packets, bytes
@@ -243,7 +243,15 @@ fn show_cmd(what: &str, json: bool, c: &Control, status: &Status) -> Result<Stri
             Ok(if json { pretty(&v) } else { crate::report::firewall_text(&v) })
         }
         "routes" | "route" => {
-            let r = show::routes(&c.spec);
+            let mut r = show::routes(&c.spec);
+            // The routes mirrored from the kernel that the tables hold, after the
+            // configuration's and `sr6 ctl`'s, under a comment saying so.
+            let mut merged = c.spec.clone();
+            let kernel = super::control::merge_kernel_routes(&mut merged, &c.kernel_routes);
+            if !kernel.is_empty() {
+                r.push("# mirrored from the kernel's tables (--mirror-kernel-routes)".into());
+                r.extend(kernel.iter().map(|l| l.to_string()));
+            }
             Ok(if json { pretty(&serde_json::json!(r)) } else { r.join("\n") })
         }
         "rules" | "rule" => {
@@ -331,6 +339,7 @@ mod tests {
             learned: BTreeMap::new(),
             dev_mtus: BTreeMap::new(),
             commands: 0,
+            kernel_routes: Vec::new(),
         };
         let st = Status {
             backend: "test".into(),

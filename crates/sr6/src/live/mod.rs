@@ -16,6 +16,7 @@ pub mod control;
 pub mod ctl;
 pub mod fw_ctl;
 pub mod ids;
+pub mod kernel_routes;
 pub mod link_state;
 pub mod links;
 pub mod neigh;

@@ -1,0 +1,76 @@
+"""`sr6 run --mirror-kernel-routes` (docs/frr.md): a route installed with `ip route` in the
+kernel of sr6's namespace — as a routing daemon's zebra would — is forwarded by sr6 at
+once, one withdrawn stops being, and a route of sr6's own configuration wins over the
+kernel's for the same prefix. `show routes` lists the mirrored routes after the
+configuration's.
+
+Topology: a (fc00:a::2) -- a-r | r-a  r (sr6)  r-b | b-r -- b (fc00:b::2, and
+fc00:77::7 and fc00:78::8 on its loopback). sr6's configuration has its two addresses and
+a route to fc00:78::/64 through a gateway that does not exist; the kernel of r is given
+routes to both prefixes through b."""
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from livenet import Net, sh
+
+R_CONF = """
+ip -6 addr add fc00:a::1/64 dev r-a
+ip -6 addr add fc00:b::1/64 dev r-b
+ip -6 route add fc00:78::/64 via fc00:b::99 dev r-b
+"""
+
+
+def reaches(n: Net, ns: str, dst: str, want: bool, timeout: float = 5.0) -> bool:
+    """Whether `ns` reaches (or, `want` False, stops reaching) `dst` within `timeout`."""
+    deadline = time.monotonic() + timeout
+    while True:
+        ok = n.ping(ns, dst, count=1)
+        if ok == want or time.monotonic() > deadline:
+            return ok
+        time.sleep(0.1)
+
+
+@pytest.fixture(scope="module")
+def net(sr6_bin, tmp_path_factory):
+    n = Net(sr6_bin, tmp_path_factory.mktemp("kroutes"), tag="kr")
+    try:
+        a, r, b = n.ns("a"), n.ns("r"), n.ns("b")
+        n.link(a, "a-r", r, "r-a")
+        n.link(r, "r-b", b, "b-r")
+        n.kernel(a, "ip -6 addr add fc00:a::2/64 dev a-r\nip -6 route add default via fc00:a::1 dev a-r",
+                 forwarding=False)
+        n.kernel(b, "ip -6 addr add fc00:b::2/64 dev b-r\nip -6 route add default via fc00:b::1 dev b-r\n"
+                    "ip -6 addr add fc00:77::7/128 dev lo\nip -6 addr add fc00:78::8/128 dev lo",
+                 forwarding=False)
+        sr6 = n.sr6(r, R_CONF, extra=["--mirror-kernel-routes"])
+        assert n.ping(a, "fc00:b::2"), "no connectivity through sr6:\n" + sr6.log_text()
+        yield n, a, r, b, sr6
+    finally:
+        n.close()
+
+
+def test_a_kernel_route_is_forwarded_then_withdrawn(net):
+    n, a, r, _, sr6 = net
+    assert not n.ping(a, "fc00:77::7", count=1), "fc00:77::7 reachable before any route to it"
+    sh(["ip", "-n", r, "-6", "route", "add", "fc00:77::/64", "via", "fc00:b::2", "dev", "r-b"])
+    assert reaches(n, a, "fc00:77::7", True), "the kernel's new route is not forwarded:\n" + sr6.log_text()
+    listing = sr6.ctl("show", "routes")
+    assert "# mirrored from the kernel" in listing and "fc00:77::/64 via fc00:b::2 dev r-b" in listing, listing
+    sh(["ip", "-n", r, "-6", "route", "del", "fc00:77::/64"])
+    assert not reaches(n, a, "fc00:77::7", False), "the withdrawn route is still forwarded"
+    assert "fc00:77::/64" not in sr6.ctl("show", "routes")
+
+
+def test_the_configuration_wins_its_prefix(net):
+    n, a, r, _, sr6 = net
+    sh(["ip", "-n", r, "-6", "route", "add", "fc00:78::/64", "via", "fc00:b::2", "dev", "r-b"])
+    try:
+        # sr6's own route (through a gateway nobody answers for) stays in force.
+        time.sleep(0.5)
+        assert not n.ping(a, "fc00:78::8", count=1), "the kernel's route replaced the configuration's"
+        assert "fc00:78::/64 via fc00:b::2" not in sr6.ctl("show", "routes")
+    finally:
+        sh(["ip", "-n", r, "-6", "route", "del", "fc00:78::/64", "via", "fc00:b::2"])
