@@ -18,6 +18,7 @@ import time
 import pytest
 
 from livenet import TRAFFIC, Net, sh
+from topologies import build_arb
 
 PORT = 9999
 RATE = 400  # datagrams per second
@@ -131,13 +132,7 @@ def net(request, sr6_bin, tmp_path_factory):
     backend = request.param
     n = Net(sr6_bin, tmp_path_factory.mktemp(f"devlife-{backend}"), tag="dl" + backend[3])
     try:
-        a, r, b = n.ns("a"), n.ns("r"), n.ns("b")
-        n.link(a, "a-r", r, "r-a")
-        n.link(r, "r-b", b, "b-r")
-        n.kernel(a, "ip -6 addr add fc00:a::2/64 dev a-r\nip -6 route add default via fc00:a::1 dev a-r",
-                 forwarding=False)
-        n.kernel(b, "ip -6 addr add fc00:b::2/64 dev b-r\nip -6 route add default via fc00:b::1 dev b-r",
-                 forwarding=False)
+        a, r, b = build_arb(n)
         sr6 = n.sr6(r, R_CONF, backend=backend)
         assert n.ping(a, "fc00:b::2"), "no connectivity through sr6:\n" + sr6.log_text()
         yield n, a, r, b, sr6

@@ -15,6 +15,7 @@ import time
 import pytest
 
 from livenet import Net, sh
+from topologies import build_arb
 
 R_CONF = """
 ip -6 addr add fc00:a::1/64 dev r-a
@@ -37,14 +38,7 @@ def reaches(n: Net, ns: str, dst: str, want: bool, timeout: float = 5.0) -> bool
 def net(sr6_bin, tmp_path_factory):
     n = Net(sr6_bin, tmp_path_factory.mktemp("kroutes"), tag="kr")
     try:
-        a, r, b = n.ns("a"), n.ns("r"), n.ns("b")
-        n.link(a, "a-r", r, "r-a")
-        n.link(r, "r-b", b, "b-r")
-        n.kernel(a, "ip -6 addr add fc00:a::2/64 dev a-r\nip -6 route add default via fc00:a::1 dev a-r",
-                 forwarding=False)
-        n.kernel(b, "ip -6 addr add fc00:b::2/64 dev b-r\nip -6 route add default via fc00:b::1 dev b-r\n"
-                    "ip -6 addr add fc00:77::7/128 dev lo\nip -6 addr add fc00:78::8/128 dev lo",
-                 forwarding=False)
+        a, r, b = build_arb(n, "ip -6 addr add fc00:77::7/128 dev lo\nip -6 addr add fc00:78::8/128 dev lo")
         sr6 = n.sr6(r, R_CONF, extra=["--mirror-kernel-routes"])
         assert n.ping(a, "fc00:b::2"), "no connectivity through sr6:\n" + sr6.log_text()
         yield n, a, r, b, sr6

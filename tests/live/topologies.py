@@ -9,6 +9,21 @@ from __future__ import annotations
 
 from livenet import Net
 
+# ---- a -- r -- b ----------------------------------------------------------------------------
+def build_arb(net: Net, b_extra: str = "") -> tuple[str, str, str]:
+    """a (fc00:a::2) -- a-r | r-a  r  r-b | b-r -- b (fc00:b::2): two hosts whose kernels
+    route everything through r (fc00:a::1 and fc00:b::1, r's to configure), and
+    `b_extra` lines for b. Returns the three namespaces."""
+    a, r, b = net.ns("a"), net.ns("r"), net.ns("b")
+    net.link(a, "a-r", r, "r-a")
+    net.link(r, "r-b", b, "b-r")
+    net.kernel(a, "ip -6 addr add fc00:a::2/64 dev a-r\nip -6 route add default via fc00:a::1 dev a-r",
+               forwarding=False)
+    net.kernel(b, "ip -6 addr add fc00:b::2/64 dev b-r\nip -6 route add default via fc00:b::1 dev b-r\n"
+               + b_extra, forwarding=False)
+    return a, r, b
+
+
 # ---- T1 ------------------------------------------------------------------------------------
 T1_H1 = """
 ip -6 addr add fc00:a::2/64 dev h1-r1
