@@ -58,6 +58,20 @@ def test_a_kernel_route_is_forwarded_then_withdrawn(net):
     assert "fc00:77::/64" not in sr6.ctl("show", "routes")
 
 
+def test_a_route_through_a_nexthop_object(net):
+    """As FRR's zebra installs routes: through a nexthop object; deleting the object
+    takes the route with it."""
+    n, a, r, _, sr6 = net
+    sh(["ip", "-n", r, "-6", "nexthop", "add", "id", "77", "via", "fc00:b::2", "dev", "r-b"])
+    sh(["ip", "-n", r, "-6", "route", "add", "fc00:77::/64", "nhid", "77"])
+    assert reaches(n, a, "fc00:77::7", True), "the route through nexthop 77 is not forwarded:\n" + sr6.log_text()
+    listing = sr6.ctl("show", "routes")
+    assert "nexthop add id 77 via fc00:b::2 dev r-b" in listing and "fc00:77::/64 nhid 77" in listing, listing
+    sh(["ip", "-n", r, "nexthop", "del", "id", "77"])
+    assert not reaches(n, a, "fc00:77::7", False), "the route is still forwarded after its nexthop went"
+    assert "nhid 77" not in sr6.ctl("show", "routes")
+
+
 def test_the_configuration_wins_its_prefix(net):
     n, a, r, _, sr6 = net
     sh(["ip", "-n", r, "-6", "route", "add", "fc00:78::/64", "via", "fc00:b::2", "dev", "r-b"])

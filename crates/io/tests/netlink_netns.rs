@@ -433,3 +433,46 @@ fn route_events_follow_ip() {
         ]
     );
 }
+
+/// Nexthop objects installed by `ip` in namespace A come back from the kernel's dump
+/// (`netlink::nexthops`) as the lines that made them, routes through them as `nhid`
+/// routes, and sr6's configuration reads them all, in that order.
+#[test]
+#[ignore = "needs root and network namespaces"]
+fn nexthops_come_back_as_their_lines() {
+    let ns = Net::new();
+    let lines = [
+        format!("ip -6 nexthop add id 7 via {B6} dev {DEV_A}"),
+        format!("ip nexthop add id 8 via {B4} dev {DEV_A}"),
+        format!("ip -6 nexthop add id 9 via 2001:db8:5e6::3 dev {DEV_A}"),
+        "ip -6 nexthop add id 10 blackhole".to_string(),
+        "ip nexthop add id 11 group 7/9,3".to_string(),
+    ];
+    // (A blackhole nexthop is the loopback device's.)
+    ns.a.up("lo");
+    for l in &lines {
+        let words: Vec<&str> = l.split_whitespace().skip(1).collect();
+        ns.a.ip(&words);
+    }
+    ns.a.ip(&["-6", "route", "add", "fc00:99::/64", "nhid", "11"]);
+    let (nexthops, routes, links) =
+        ns.in_a(|| (netlink::nexthops().unwrap(), netlink::routes().unwrap(), netlink::links().unwrap()));
+    let name = |i: u32| links.iter().find(|l| l.ifindex == i).map(|l| l.name.clone());
+    let got: Vec<String> = nexthops.iter().map(|n| n.as_ref().unwrap().to_line(&name).unwrap()).collect();
+    let mut want = lines.to_vec();
+    want.sort();
+    let mut sorted = got.clone();
+    sorted.sort();
+    assert_eq!(sorted, want);
+    let route = routes
+        .iter()
+        .filter_map(|r| r.as_ref().ok())
+        .find(|r| r.dst.to_string() == "fc00:99::")
+        .expect("the route through the group");
+    let route_line = route.to_line(&name).unwrap();
+    assert_eq!(route_line, "ip -6 route add fc00:99::/64 nhid 11 metric 1024");
+    let all = format!("{}\n{route_line}", lines.join("\n"));
+    if let Err(e) = sr6_config::parse_str(&all, "dump") {
+        panic!("{e}");
+    }
+}

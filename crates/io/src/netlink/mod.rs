@@ -16,8 +16,10 @@
 //!   each a [`KernelRoute`] that writes itself as the `ip route add` line sr6's
 //!   configuration reads ([`route`]: the decoder kernel-route mirroring and zebra's
 //!   FPM stream share);
-//! * [`RouteMonitor`]: the route events that follow (`RTNLGRP_IPV4_ROUTE`,
-//!   `RTNLGRP_IPV6_ROUTE`), with [`RouteEvent::Overrun`] likewise;
+//! * [`nexthops`]: a dump of the nexthop objects (`RTM_GETNEXTHOP`) those routes may
+//!   name, each a [`KernelNexthop`] that writes itself as its `ip nexthop add` line;
+//! * [`RouteMonitor`]: the route and nexthop events that follow (`RTNLGRP_IPV4_ROUTE`,
+//!   `RTNLGRP_IPV6_ROUTE`, `RTNLGRP_NEXTHOP`), with [`RouteEvent::Overrun`] likewise;
 //! * [`request_resolution`]: ask the kernel to resolve a neighbour now (`RTM_NEWNEIGH`
 //!   with `NTF_USE`, as `ip neigh replace ADDR dev DEV nud none use`, but leaving
 //!   static entries alone), whose result arrives through the monitor.
@@ -65,6 +67,7 @@
 mod decode;
 mod link_monitor;
 mod monitor;
+pub mod nexthop;
 mod peer;
 pub mod route;
 mod route_monitor;
@@ -77,6 +80,7 @@ use std::time::Duration;
 
 pub use link_monitor::{LinkEvent, LinkMonitor};
 pub use monitor::NeighMonitor;
+pub use nexthop::KernelNexthop;
 pub use peer::LinkPeer;
 pub use route::{Encap, KernelNextHop, KernelRoute, RouteKind, Seg6Encap, Seg6Local};
 pub use route_monitor::{RouteEvent, RouteMonitor};
@@ -224,6 +228,12 @@ pub fn neighbours() -> io::Result<Vec<Neighbour>> {
 /// place.
 pub fn routes() -> io::Result<Vec<Result<KernelRoute, String>>> {
     Rtnl::open()?.routes()
+}
+
+/// Every nexthop object (`ip nexthop show`); empty on a kernel without them (before
+/// 5.3). A nexthop the decoder could not read is an `Err` saying why.
+pub fn nexthops() -> io::Result<Vec<Result<KernelNexthop, String>>> {
+    Rtnl::open()?.nexthops()
 }
 
 /// The kernel's entry for `addr` on device `ifindex` (`ip neigh get ADDR dev DEV`), or

@@ -1,5 +1,5 @@
-//! Route events: a socket subscribed to `RTNLGRP_IPV4_ROUTE` and `RTNLGRP_IPV6_ROUTE`
-//! (`ip monitor route`), so that a live router can follow the kernel's routing tables
+//! Route events: a socket subscribed to `RTNLGRP_IPV4_ROUTE`, `RTNLGRP_IPV6_ROUTE` and
+//! `RTNLGRP_NEXTHOP` (`ip monitor route nexthop`), so that a live router can follow the kernel's routing tables
 //! — what a routing daemon (FRR's zebra) or an operator's `ip route` installs and
 //! withdraws.
 //!
@@ -16,12 +16,15 @@ use netlink_sys::Socket;
 
 use super::decode::Frame;
 use super::monitor::{recv_events, subscribe};
+use super::nexthop::KernelNexthop;
 use super::route::{decode, KernelRoute};
-use super::socket::RECV_BUF;
+use super::socket::{RECV_BUF, RTM_DELNEXTHOP, RTM_NEWNEXTHOP};
 
 /// `RTNLGRP_IPV4_ROUTE` and `RTNLGRP_IPV6_ROUTE` of `<linux/rtnetlink.h>`.
 const RTNLGRP_IPV4_ROUTE: u32 = 7;
 const RTNLGRP_IPV6_ROUTE: u32 = 11;
+/// `RTNLGRP_NEXTHOP` (Linux 5.3).
+const RTNLGRP_NEXTHOP: u32 = 32;
 
 /// A change of the kernel's routing tables.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -30,7 +33,12 @@ pub enum RouteEvent {
     New(KernelRoute),
     /// A route was removed.
     Del(KernelRoute),
-    /// A route message the decoder could not read, and why (the route it was about
+    /// A nexthop object was added or replaced.
+    NewNexthop(KernelNexthop),
+    /// A nexthop object was removed (the kernel removes the routes through it too,
+    /// without a message for each).
+    DelNexthop(KernelNexthop),
+    /// A route or nexthop message the decoder could not read, and why (the route it was about
     /// is unknown: the caller may dump again to be sure).
     Undecodable(String),
     /// Events were lost: dump [`super::routes`] again. The monitor stays subscribed.
@@ -42,6 +50,13 @@ pub(crate) fn route_event(f: Frame<'_>) -> Option<RouteEvent> {
     let new = match f.ty {
         libc::RTM_NEWROUTE => true,
         libc::RTM_DELROUTE => false,
+        RTM_NEWNEXTHOP | RTM_DELNEXTHOP => {
+            return Some(match super::nexthop::decode(f.payload) {
+                Ok(n) if f.ty == RTM_NEWNEXTHOP => RouteEvent::NewNexthop(n),
+                Ok(n) => RouteEvent::DelNexthop(n),
+                Err(e) => RouteEvent::Undecodable(e),
+            })
+        }
         _ => return None,
     };
     Some(match decode(f.payload) {
@@ -62,7 +77,10 @@ pub struct RouteMonitor {
 impl RouteMonitor {
     /// Subscribes to the route events of the calling thread's network namespace.
     pub fn open() -> io::Result<RouteMonitor> {
-        let sock = subscribe(&[RTNLGRP_IPV4_ROUTE, RTNLGRP_IPV6_ROUTE], "subscribing to route events")?;
+        let what = "subscribing to route events";
+        let sock = subscribe(&[RTNLGRP_IPV4_ROUTE, RTNLGRP_IPV6_ROUTE], what)?;
+        // Best effort: a kernel before 5.3 has no nexthop objects to follow.
+        let _ = sock.add_membership(RTNLGRP_NEXTHOP);
         Ok(RouteMonitor { sock, buf: vec![0; RECV_BUF] })
     }
 

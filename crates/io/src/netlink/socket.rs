@@ -28,6 +28,10 @@ const DUMP_ATTEMPTS: usize = 5;
 const RTM_NEWLINK: u16 = libc::RTM_NEWLINK;
 const RTM_NEWNEIGH: u16 = libc::RTM_NEWNEIGH;
 const RTM_NEWROUTE: u16 = libc::RTM_NEWROUTE;
+/// `RTM_NEWNEXTHOP` and `RTM_GETNEXTHOP` of `<linux/rtnetlink.h>` (Linux 5.3).
+pub(super) const RTM_NEWNEXTHOP: u16 = 104;
+pub(super) const RTM_DELNEXTHOP: u16 = 105;
+const RTM_GETNEXTHOP: u16 = 106;
 
 /// A `NETLINK_ROUTE` socket for requests: keep one to avoid opening a socket per call.
 /// Its requests act on the network namespace it was opened in.
@@ -230,6 +234,18 @@ impl Rtnl {
         self.dump(m, "listing routes", RTM_NEWROUTE, |p| Some(super::route::decode(p)))
     }
 
+    /// See [`super::nexthops`].
+    pub fn nexthops(&mut self) -> io::Result<Vec<Result<super::KernelNexthop, String>>> {
+        let what = "listing nexthop objects";
+        // An `nhmsg` of family unspecified: every nexthop object.
+        let req = |r: &mut Self| r.send_raw(RTM_GETNEXTHOP, &[0; 8], NLM_F_REQUEST | NLM_F_DUMP, what);
+        match self.dump_with(req, what, RTM_NEWNEXTHOP, |p| Some(super::nexthop::decode(p))) {
+            // A kernel before 5.3 has no nexthop objects.
+            Err(e) if errno_of(&e) == Some(libc::EOPNOTSUPP) || errno_of(&e) == Some(libc::EINVAL) => Ok(Vec::new()),
+            r => r,
+        }
+    }
+
     /// See [`super::neighbour`].
     pub fn neighbour(&mut self, ifindex: u32, addr: IpAddr) -> io::Result<Option<Neighbour>> {
         let what = format!("looking up neighbour {addr} on ifindex {ifindex}");
@@ -284,6 +300,22 @@ impl Rtnl {
         Ok(self.seq)
     }
 
+    /// [`send`](Self::send) of a message the parsing library has no type for: type `ty`
+    /// with `payload` after the header.
+    fn send_raw(&mut self, ty: u16, payload: &[u8], flags: u16, what: &str) -> io::Result<u32> {
+        self.seq = self.seq.wrapping_add(1).max(1);
+        let len = (16 + payload.len()) as u32;
+        let mut bytes = Vec::with_capacity(len as usize);
+        bytes.extend_from_slice(&len.to_ne_bytes());
+        bytes.extend_from_slice(&ty.to_ne_bytes());
+        bytes.extend_from_slice(&flags.to_ne_bytes());
+        bytes.extend_from_slice(&self.seq.to_ne_bytes());
+        bytes.extend_from_slice(&0u32.to_ne_bytes());
+        bytes.extend_from_slice(payload);
+        self.sock.send_to(&bytes, &SocketAddr::new(0, 0), 0).map_err(|e| context(e, what))?;
+        Ok(self.seq)
+    }
+
     /// Hands each message answering request `seq` to `each` until it breaks or fails.
     /// Messages of other requests (left over from one that failed) are skipped.
     fn answers(
@@ -322,8 +354,20 @@ impl Rtnl {
         ty: u16,
         decode: impl Fn(&[u8]) -> Option<T>,
     ) -> io::Result<Vec<T>> {
+        self.dump_with(|r| r.send(msg.clone(), NLM_F_REQUEST | NLM_F_DUMP, what), what, ty, decode)
+    }
+
+    /// [`dump`](Self::dump) with the request `request` sends (returning its sequence
+    /// number).
+    fn dump_with<T>(
+        &mut self,
+        request: impl Fn(&mut Self) -> io::Result<u32>,
+        what: &str,
+        ty: u16,
+        decode: impl Fn(&[u8]) -> Option<T>,
+    ) -> io::Result<Vec<T>> {
         for _ in 0..DUMP_ATTEMPTS {
-            let seq = self.send(msg.clone(), NLM_F_REQUEST | NLM_F_DUMP, what)?;
+            let seq = request(self)?;
             let mut out = Vec::new();
             let mut interrupted = false;
             self.answers(seq, what, |f| {

@@ -166,33 +166,54 @@ impl Control {
     }
 }
 
-/// Adds to `s` the routes of the kernel's `lines` that sr6 can forward by (docs/frr.md,
-/// "What is mirrored"): a route of the configuration or of `sr6 ctl` for the same prefix
-/// in the same table wins; a route through a device sr6 does not serve, or through a
-/// nexthop object, is left out. Returns the lines of the routes added.
+/// Adds to `s` the routes and nexthop objects of the kernel's `lines` that sr6 can
+/// forward by (docs/frr.md, "What wins"): a route of the configuration or of `sr6 ctl`
+/// for the same prefix in the same table wins; a nexthop id the configuration uses is
+/// the configuration's, and the kernel's routes through it are left out; a route or
+/// nexthop through a device sr6 does not serve is left out, and so are the routes and
+/// groups that need it. Returns the lines of what was added.
 pub fn merge_kernel_routes<'a>(s: &mut RouterSpec, lines: &'a [String]) -> Vec<&'a str> {
-    let mut added = Vec::new();
-    for line in lines {
-        let mut k = RouterSpec::default();
-        if sr6_config::parse_line(line, "kernel", 0, &mut k).is_err() {
-            continue;
-        }
-        for r in k.routes {
-            let taken = s.routes.iter().any(|x| x.table == r.table && x.prefix == r.prefix);
-            if taken || !served(&r.kind, &s.devices) {
-                continue;
-            }
-            s.routes.push(r);
-            if added.last() != Some(&line.as_str()) {
-                added.push(line.as_str());
-            }
+    // One spec for all the kernel's lines, in order (nexthops first), so that routes
+    // and groups find the nexthops they name; a line it refuses is left out alone.
+    let mut k = RouterSpec::default();
+    for (i, line) in lines.iter().enumerate() {
+        let _ = sr6_config::parse_line(line, "kernel", i + 1, &mut k);
+    }
+    let ours: Vec<u32> = s.nexthops.iter().map(|n| n.id).collect();
+    let mut taken_nh: Vec<u32> = Vec::new();
+    let mut added: Vec<usize> = Vec::new();
+    for n in &k.nexthops {
+        use sr6_core::spec::NexthopKind as N;
+        let ok = !ours.contains(&n.id)
+            && match &n.kind {
+                N::Single { dev, .. } => s.devices.contains(dev),
+                N::Blackhole { .. } => true,
+                N::Group { members } => members.iter().all(|(m, _)| taken_nh.contains(m)),
+            };
+        if ok {
+            taken_nh.push(n.id);
+            s.nexthops.push(n.clone());
+            added.push(n.line);
         }
     }
-    added
+    for r in k.routes {
+        let taken = s.routes.iter().any(|x| x.table == r.table && x.prefix == r.prefix);
+        let usable = match &r.kind {
+            sr6_core::spec::RouteKind::Nhid { id } => taken_nh.contains(id),
+            kind => served(kind, &s.devices),
+        };
+        if !taken && usable {
+            added.push(r.line);
+            s.routes.push(r);
+        }
+    }
+    added.sort_unstable();
+    added.dedup();
+    added.iter().filter_map(|l| lines.get(l.wrapping_sub(1)).map(String::as_str)).collect()
 }
 
-/// Whether every device route `kind` names is one of `devices` (and it names no
-/// nexthop object, which the mirror does not follow).
+/// Whether every device route `kind` names is one of `devices` (routes through a
+/// nexthop object are judged by it, in [`merge_kernel_routes`]).
 fn served(kind: &sr6_core::spec::RouteKind, devices: &[String]) -> bool {
     use sr6_core::spec::RouteKind as K;
     let known = |d: &Option<String>| d.as_ref().is_none_or(|d| devices.contains(d));
@@ -253,10 +274,18 @@ mod tests {
             "ip -6 route add fc00:3::/64 via fc00::2 dev eth7 metric 1024".into(),
             "ip -6 route add fc00:4::/64 nhid 5".into(),
             "ip -6 route add blackhole fc00:5::/64 metric 1024".into(),
+            "ip -6 nexthop add id 6 via fc00::2 dev eth0".into(),
+            "ip -6 nexthop add id 7 via fc00::2 dev eth7".into(),
+            "ip nexthop add id 8 group 6/7".into(),
+            "ip -6 route add fc00:7::/64 nhid 6 metric 1024".into(),
+            "ip -6 route add fc00:8::/64 nhid 8 metric 1024".into(),
         ];
         let mut s = c.spec.clone();
         let used = merge_kernel_routes(&mut s, &c.kernel_routes);
-        assert_eq!(used, [c.kernel_routes[1].as_str(), c.kernel_routes[4].as_str()]);
+        // Nexthop 7 is through a device sr6 does not serve: it, group 8 and the route
+        // through 8 are left out; nexthop 5 does not exist.
+        let k = |i: usize| c.kernel_routes[i].as_str();
+        assert_eq!(used, [k(1), k(4), k(5), k(8)]);
         let (t, w) = c.build(&c.spec).unwrap();
         assert!(w.is_empty(), "{w:?}");
         let fib = t.fibs.main();
@@ -264,7 +293,8 @@ mod tests {
         // fc00:1::/64 stays the configuration's (via fc00::2, not fc00::9).
         assert_eq!(route("fc00:1::1"), route("fc00:2::1"));
         assert!(matches!(route("fc00:5::1"), Some(sr6_core::tables::Route::Blackhole)));
-        assert!(route("fc00:3::1").is_none() && route("fc00:4::1").is_none());
+        assert!(route("fc00:3::1").is_none() && route("fc00:4::1").is_none() && route("fc00:8::1").is_none());
+        assert!(route("fc00:7::1").is_some());
         // A mirrored route the tables refuse (an HMAC key sr6 has not): left out, said.
         c.kernel_routes.push("ip -6 route add fc00:6::/64 encap seg6 mode encap segs fc00::9 hmac 4 dev eth0".into());
         let (t, w) = c.build(&c.spec).unwrap();

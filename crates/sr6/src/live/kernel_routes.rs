@@ -2,9 +2,11 @@
 //! (FRR's zebra) or an operator's `ip route` installs in the kernel of sr6's network
 //! namespace is forwarded by sr6 too, and what they withdraw stops being.
 //!
-//! A thread subscribes to the kernel's route events ([`RouteMonitor`]), then dumps every
-//! table ([`netlink::routes`]), and keeps the routes sr6 can take as the `ip route add`
-//! lines that make them ([`KernelRoute::to_line`]). Each batch of events (all those
+//! A thread subscribes to the kernel's route and nexthop events ([`RouteMonitor`]), then
+//! dumps every table ([`netlink::routes`]) and the nexthop objects routes may name
+//! ([`netlink::nexthops`]; FRR's zebra installs its routes through them), and keeps
+//! what sr6 can take as the `ip nexthop add` and `ip route add` lines that make it
+//! ([`KernelNexthop::to_line`], [`KernelRoute::to_line`]). Each batch of events (all those
 //! queued, read at once) becomes one new generation of the tables: the lines go to
 //! [`Control::kernel_routes`], which every build merges under the configuration's
 //! ([`super::control::merge_kernel_routes`]). Left out: the kernel's own routes
@@ -21,7 +23,7 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use sr6_io::netlink::{self, KernelRoute, RouteEvent, RouteMonitor};
+use sr6_io::netlink::{self, KernelNexthop, KernelRoute, RouteEvent, RouteMonitor};
 
 use super::control::Control;
 use super::state::lock;
@@ -50,8 +52,9 @@ pub fn run(control: Arc<Mutex<Control>>, verbose: bool) {
     };
     // Monitor first, then the dump: no change falls between.
     let mut known = dump();
+    let mut nexthops = dump_nexthops();
     let mut refused = BTreeSet::new();
-    publish(&control, &known, &mut refused, verbose);
+    publish(&control, &nexthops, &known, &mut refused, verbose);
     while !shared.stop.load(Ordering::Relaxed) {
         let events = mon.recv(TICK).unwrap_or_else(|e| {
             eprintln!("sr6: warning: route events: {e}");
@@ -69,11 +72,22 @@ pub fn run(control: Arc<Mutex<Control>>, verbose: bool) {
                 RouteEvent::Del(r) => {
                     known.remove(&key(&r));
                 }
+                RouteEvent::NewNexthop(n) => {
+                    nexthops.insert(n.id, n);
+                }
+                RouteEvent::DelNexthop(n) => {
+                    // The kernel removed the routes through it with it, silently.
+                    nexthops.remove(&n.id);
+                    known.retain(|_, r| r.nh_id != Some(n.id));
+                }
                 RouteEvent::Undecodable(e) => eprintln!("sr6: warning: a kernel route sr6 cannot read: {e}"),
-                RouteEvent::Overrun => known = dump(),
+                RouteEvent::Overrun => {
+                    known = dump();
+                    nexthops = dump_nexthops();
+                }
             }
         }
-        publish(&control, &known, &mut refused, verbose);
+        publish(&control, &nexthops, &known, &mut refused, verbose);
     }
 }
 
@@ -93,27 +107,52 @@ fn dump() -> BTreeMap<Key, KernelRoute> {
     }
 }
 
-/// The lines of the routes sr6 takes from `known`, the lowest metric of a prefix first;
-/// a route it cannot take is logged once (`refused` remembers it).
+/// The kernel's nexthop objects by id (empty, with a warning, if the dump fails).
+fn dump_nexthops() -> BTreeMap<u32, KernelNexthop> {
+    match netlink::nexthops() {
+        Ok(v) => v
+            .into_iter()
+            .filter_map(|n| n.map_err(|e| eprintln!("sr6: warning: a kernel nexthop sr6 cannot read: {e}")).ok())
+            .map(|n| (n.id, n))
+            .collect(),
+        Err(e) => {
+            eprintln!("sr6: warning: listing the kernel's nexthop objects: {e}");
+            BTreeMap::new()
+        }
+    }
+}
+
+/// The lines of the nexthop objects (single ones before groups, which name them) and
+/// of the routes sr6 takes from `known`, the lowest metric of a prefix first; what it
+/// cannot take is logged once (`refused` remembers it).
 pub fn lines(
+    nexthops: &BTreeMap<u32, KernelNexthop>,
     known: &BTreeMap<Key, KernelRoute>,
     name: &dyn Fn(u32) -> Option<String>,
     refused: &mut BTreeSet<String>,
 ) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut refuse = |what: String| {
+        if refused.insert(what.clone()) {
+            eprintln!("sr6: kernel route not mirrored: {what}");
+        }
+    };
+    let group = |n: &&KernelNexthop| matches!(n.kind, netlink::nexthop::NexthopKind::Group { .. });
+    let (groups, singles): (Vec<&KernelNexthop>, Vec<&KernelNexthop>) = nexthops.values().partition(group);
+    for n in singles.into_iter().chain(groups) {
+        match n.to_line(name) {
+            Ok(l) => out.push(l),
+            Err(e) => refuse(e),
+        }
+    }
     let mut routes: Vec<&KernelRoute> = known.values().filter(|r| r.protocol != RTPROT_KERNEL).collect();
     routes.sort_by_key(|r| (r.is_v6(), r.table, r.dst, r.prefix_len, r.metric.unwrap_or(0)));
-    let mut out = Vec::new();
     for r in routes {
         match r.to_line(name) {
             Ok(l) => out.push(l),
             // Local and broadcast routes are the kernel's own; the rest is worth a word.
             Err(e) if e.contains("of type") => {}
-            Err(e) => {
-                let what = format!("{}/{} (table {}): {e}", r.dst, r.prefix_len, r.table);
-                if refused.insert(what.clone()) {
-                    eprintln!("sr6: kernel route not mirrored: {what}");
-                }
-            }
+            Err(e) => refuse(format!("{}/{} (table {}): {e}", r.dst, r.prefix_len, r.table)),
         }
     }
     out
@@ -123,13 +162,14 @@ pub fn lines(
 /// changed.
 fn publish(
     control: &Mutex<Control>,
+    nexthops: &BTreeMap<u32, KernelNexthop>,
     known: &BTreeMap<Key, KernelRoute>,
     refused: &mut BTreeSet<String>,
     verbose: bool,
 ) {
     let links = netlink::links().unwrap_or_default();
     let name = |i: u32| links.iter().find(|l| l.ifindex == i).map(|l| l.name.clone());
-    let lines = lines(known, &name, refused);
+    let lines = lines(nexthops, known, &name, refused);
     let mut c = lock(control);
     if c.kernel_routes == lines {
         return;
