@@ -9,7 +9,7 @@
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
-use netlink_packet_core::{NlaBuffer, NlasIterator};
+use super::route::{attrs, u32_of};
 
 /// Length of `struct nhmsg`.
 const NHMSG_LEN: usize = 8;
@@ -58,14 +58,6 @@ pub struct KernelNexthop {
     pub encap: Option<u16>,
     /// A bridge FDB nexthop (`fdb`), for VXLAN, not for routes.
     pub fdb: bool,
-}
-
-fn attrs(bytes: &[u8]) -> impl Iterator<Item = NlaBuffer<&[u8]>> {
-    NlasIterator::new(bytes).map_while(Result::ok)
-}
-
-fn u32_of(v: &[u8], what: &str) -> Result<u32, String> {
-    v.first_chunk().map(|b| u32::from_ne_bytes(*b)).ok_or_else(|| format!("{what} of {} bytes", v.len()))
 }
 
 /// The `RTM_NEWNEXTHOP` (or `RTM_DELNEXTHOP`) payload `payload` as a [`KernelNexthop`];
@@ -171,19 +163,9 @@ impl KernelNexthop {
 
 #[cfg(test)]
 mod tests {
+    use super::super::route::nla;
     use super::*;
     use proptest::prelude::*;
-
-    fn nla(ty: u16, v: &[u8]) -> Vec<u8> {
-        let mut b = Vec::new();
-        b.extend_from_slice(&((4 + v.len()) as u16).to_ne_bytes());
-        b.extend_from_slice(&ty.to_ne_bytes());
-        b.extend_from_slice(v);
-        while b.len() % 4 != 0 {
-            b.push(0);
-        }
-        b
-    }
 
     fn names(i: u32) -> Option<String> {
         Some(format!("eth{i}"))

@@ -228,11 +228,12 @@ pub fn decode(payload: &[u8]) -> Result<KernelRoute, String> {
 
 /// The attributes of `bytes`, those that can be framed (the walk stops at the first
 /// malformed one).
-fn attrs(bytes: &[u8]) -> impl Iterator<Item = NlaBuffer<&[u8]>> {
+pub(super) fn attrs(bytes: &[u8]) -> impl Iterator<Item = NlaBuffer<&[u8]>> {
     NlasIterator::new(bytes).map_while(Result::ok)
 }
 
-fn u32_of(v: &[u8], what: &str) -> Result<u32, String> {
+/// A 32-bit attribute value (`what` names it in the error).
+pub(super) fn u32_of(v: &[u8], what: &str) -> Result<u32, String> {
     v.first_chunk().map(|b| u32::from_ne_bytes(*b)).ok_or_else(|| format!("{what} of {} bytes", v.len()))
 }
 
@@ -537,22 +538,24 @@ fn seg6local_words(l: &Seg6Local, dev: &dyn Fn(u32) -> Result<String, String>) -
     Ok(s)
 }
 
+/// An attribute as the kernel writes it: length, type, value, padding (for the tests
+/// here and in `nexthop.rs`).
+#[cfg(test)]
+pub(super) fn nla(ty: u16, v: &[u8]) -> Vec<u8> {
+    let mut b = Vec::new();
+    b.extend_from_slice(&((4 + v.len()) as u16).to_ne_bytes());
+    b.extend_from_slice(&ty.to_ne_bytes());
+    b.extend_from_slice(v);
+    while b.len() % 4 != 0 {
+        b.push(0);
+    }
+    b
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use proptest::prelude::*;
-
-    /// An attribute: length, type, value, padding.
-    fn nla(ty: u16, v: &[u8]) -> Vec<u8> {
-        let mut b = Vec::new();
-        b.extend_from_slice(&((4 + v.len()) as u16).to_ne_bytes());
-        b.extend_from_slice(&ty.to_ne_bytes());
-        b.extend_from_slice(v);
-        while b.len() % 4 != 0 {
-            b.push(0);
-        }
-        b
-    }
 
     fn header(family: u8, len: u8, ty: u8) -> Vec<u8> {
         vec![family, len, 0, 0, 254, 4, 0, ty, 0, 0, 0, 0]
