@@ -84,6 +84,8 @@ pub fn run(ctx: WorkerCtx, mut ports: Vec<Box<dyn Port>>) {
     let mut idle: u32 = 0;
     let mut last_retry = now_ns();
     let mut tx_no_port: u64 = 0;
+    // Per port: whether its last flush failed (reported once per episode).
+    let mut tx_failing: Vec<bool> = vec![false; ports.len()];
     let mut last_publish = 0u64;
     let mut unpublished = false;
     let mut guard = ctx.overload;
@@ -159,6 +161,9 @@ pub fn run(ctx: WorkerCtx, mut ports: Vec<Box<dyn Port>>) {
                     continue;
                 };
                 let old = std::mem::replace(slot, p);
+                if let Some(f) = tx_failing.get_mut(d) {
+                    *f = false;
+                }
                 c.add(&old.stats().since(b));
                 *b = slot.stats();
                 pfd.fd = slot.fd();
@@ -218,9 +223,14 @@ pub fn run(ctx: WorkerCtx, mut ports: Vec<Box<dyn Port>>) {
                 }
             }
         }
-        for p in ports.iter_mut() {
-            if let Err(e) = p.tx_flush() {
-                eprintln!("sr6: worker {}: transmit on {}: {e}", ctx.id, p.ifname());
+        for (p, failing) in ports.iter_mut().zip(tx_failing.iter_mut()) {
+            match p.tx_flush() {
+                Ok(()) => *failing = false,
+                Err(e) if !*failing => {
+                    *failing = true;
+                    eprintln!("sr6: worker {}: {}", ctx.id, tx_error_message(p.ifname(), &e));
+                }
+                Err(_) => {}
             }
         }
         if guard.enabled() {
@@ -349,6 +359,33 @@ fn send(ports: &mut [Box<dyn Port>], dev: DevId, frame: &[u8], no_port: &mut u64
     }
 }
 
+/// What a failed flush on `ifname` means, for the log. A device that went down or is
+/// being deleted (the link monitor then closes or re-attaches its port) fails the
+/// flush with one of three errors; the frames are dropped and counted by the port.
+fn tx_error_message(ifname: &str, e: &std::io::Error) -> String {
+    match e.raw_os_error() {
+        Some(libc::ENETDOWN | libc::ENXIO | libc::ENODEV) => {
+            format!("transmit on {ifname}: the device is down or going away ({e}); its queued frames are dropped")
+        }
+        _ => format!("transmit on {ifname}: {e}"),
+    }
+}
+
 fn minus(a: PortStats, b: PortStats) -> PortStats {
     a.since(&b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::tx_error_message;
+
+    #[test]
+    fn a_vanishing_device_is_named_as_such() {
+        let gone = std::io::Error::from_raw_os_error(libc::ENXIO);
+        let m = tx_error_message("r-b", &gone);
+        assert!(m.starts_with("transmit on r-b: the device is down or going away"), "{m}");
+        let other = std::io::Error::from_raw_os_error(libc::EMSGSIZE);
+        let m = tx_error_message("r-b", &other);
+        assert!(!m.contains("going away") && m.starts_with("transmit on r-b: "), "{m}");
+    }
 }
