@@ -475,13 +475,23 @@ pub fn end_bpf_ext<B: PacketBytes>(
     opts: RunOpts,
     fib: Option<&dyn NextHopLookup>,
 ) -> Verdict {
-    let Some(off) = find_hdr(&pkt.buf, NEXTHDR_ROUTING, true) else { return Verdict::Drop(Drop::NoSrh) };
-    let Some(&h) = pkt.buf.get(off + 1) else { return Verdict::Drop(Drop::NoSrh) };
-    let len = (usize::from(h) + 1) << 3;
-    if !validate_srh(pkt.buf.get(off..).unwrap_or_default(), len, true) {
-        return Verdict::Drop(Drop::NoSrh);
+    match find_valid_srh(&pkt.buf) {
+        Ok(off) => end_bpf_at(scratch, prog, maps, pkt, opts, fib, off),
+        Err(d) => Verdict::Drop(d),
     }
-    end_bpf_at(scratch, prog, maps, pkt, opts, fib, off)
+}
+
+/// Where End.BPF finds the SRH it consumes (`get_and_validate_srh`): the first routing
+/// header with Segments Left over 0 (`ipv6_find_hdr` with `IP6_FH_F_SKIP_RH`), valid by
+/// `seg6_validate_srh`; [`Drop::NoSrh`] without one.
+pub fn find_valid_srh(buf: &[u8]) -> Result<usize, Drop> {
+    let Some(off) = find_hdr(buf, NEXTHDR_ROUTING, true) else { return Err(Drop::NoSrh) };
+    let Some(&h) = buf.get(off + 1) else { return Err(Drop::NoSrh) };
+    let len = (usize::from(h) + 1) << 3;
+    if !validate_srh(buf.get(off..).unwrap_or_default(), len, true) {
+        return Err(Drop::NoSrh);
+    }
+    Ok(off)
 }
 
 /// [`end_bpf_ext`] for a caller that has found the SRH itself, at offset `off`: the first
@@ -499,14 +509,43 @@ pub fn end_bpf_at<B: PacketBytes>(
     fib: Option<&dyn NextHopLookup>,
     off: usize,
 ) -> Verdict {
-    let Some(&[_, h, SRH_TYPE, _]) = pkt.buf.get(off..off + 4) else { return Verdict::Drop(Drop::NoSrh) };
-    // advance_nextseg: Segments Left - 1, the destination becomes that segment.
-    let Some(sl) = pkt.buf[off + 3].checked_sub(1) else { return Verdict::Drop(Drop::NoSrh) };
-    pkt.buf[off + 3] = sl;
-    let seg = off + 8 + usize::from(sl) * 16;
-    let next: [u8; 16] = pkt.buf.get(seg..seg + 16).and_then(|a| a.try_into().ok()).unwrap_or([0; 16]);
-    pkt.buf[24..40].copy_from_slice(&next);
-    pkt.state = SrhState { srh: Some(off), hdrlen: u16::from(h) << 3, valid: true };
+    match end_bpf_run_at(scratch, prog, maps, pkt, opts, fib, off) {
+        Ok(()) => {
+            Verdict::Forward(pkt.route.take().unwrap_or_else(|| Route { daddr: pkt.daddr(), nexthop: None, table: 0 }))
+        }
+        Err(d) => Verdict::Drop(d),
+    }
+}
+
+/// [`end_bpf_at`] without building its [`Verdict`], for a caller that routes the packet
+/// itself: `Ok` leaves the route in [`Seg6Packet::route`] — `None` for the main table's
+/// route to the packet's destination as it is now (`BPF_OK`), else the route an action
+/// helper chose (`BPF_REDIRECT`) — and `Err` says why the packet is dropped.
+#[inline]
+pub fn end_bpf_run_at<B: PacketBytes>(
+    scratch: &mut Scratch,
+    prog: &Program,
+    maps: &mut [Map],
+    pkt: &mut Seg6Packet<B>,
+    opts: RunOpts,
+    fib: Option<&dyn NextHopLookup>,
+    off: usize,
+) -> Result<(), Drop> {
+    {
+        // One view of the bytes for the whole step (each of `buf`'s derefs costs).
+        let b: &mut [u8] = &mut pkt.buf;
+        let Some(&[_, h, SRH_TYPE, sl]) = b.get(off..off + 4) else { return Err(Drop::NoSrh) };
+        // advance_nextseg: Segments Left - 1, the destination becomes that segment.
+        let Some(sl) = sl.checked_sub(1) else { return Err(Drop::NoSrh) };
+        let seg = off + 8 + usize::from(sl) * 16;
+        let Some(next) = b.get(seg..seg + 16).and_then(|a| <[u8; 16]>::try_from(a).ok()) else {
+            return Err(Drop::NoSrh);
+        };
+        let Some(da) = b.get_mut(24..40) else { return Err(Drop::NoSrh) };
+        da.copy_from_slice(&next);
+        b[off + 3] = sl;
+        pkt.state = SrhState { srh: Some(off), hdrlen: u16::from(h) << 3, valid: true };
+    }
     pkt.route = None;
 
     let run = match fib {
@@ -515,23 +554,21 @@ pub fn end_bpf_at<B: PacketBytes>(
     };
     let r0 = match run {
         Ok(r) => r as u32,
-        Err(f) => return Verdict::Drop(Drop::Fault(f)),
+        Err(f) => return Err(Drop::Fault(f)),
     };
     match r0 {
-        ret::BPF_OK | ret::BPF_REDIRECT => {}
-        ret::BPF_DROP => return Verdict::Drop(Drop::ProgramDrop),
-        other => return Verdict::Drop(Drop::IllegalReturn(other)),
+        ret::BPF_OK => pkt.route = None,
+        ret::BPF_REDIRECT => {}
+        ret::BPF_DROP => return Err(Drop::ProgramDrop),
+        other => return Err(Drop::IllegalReturn(other)),
     }
     if pkt.state.srh.is_some() && !pkt.has_valid_srh() {
-        return Verdict::Drop(Drop::InvalidSrh);
+        return Err(Drop::InvalidSrh);
     }
-    if r0 == ret::BPF_REDIRECT {
-        return match pkt.route.clone() {
-            Some(r) => Verdict::Forward(r),
-            None => Verdict::Drop(Drop::RedirectWithoutRoute),
-        };
+    if r0 == ret::BPF_REDIRECT && pkt.route.is_none() {
+        return Err(Drop::RedirectWithoutRoute);
     }
-    Verdict::Forward(Route { daddr: pkt.daddr(), nexthop: None, table: 0 })
+    Ok(())
 }
 
 /// A [`Seg6Packet`] with the router's routes: every helper is the packet's, but

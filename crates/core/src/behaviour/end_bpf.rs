@@ -46,9 +46,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use sr6_bpf::helpers::ProgType;
-use sr6_bpf::seg6::{self, Seg6Packet, Verdict};
+use sr6_bpf::seg6::{self, Seg6Packet};
 use sr6_bpf::skb::NextHopLookup;
-use sr6_bpf::skb::SkbMeta;
 pub use sr6_bpf::LoadError;
 use sr6_bpf::RunOpts;
 
@@ -151,15 +150,18 @@ fn input(t: &Tables, p: &mut PacketBuf, sid: &Sid, a: &Arrival) -> Next {
     let plen = p.data().get(4..6).map_or(0, |b| usize::from(u16::from_be_bytes([b[0], b[1]])));
     p.truncate(40 + plen);
     match run(t, p, 0, ep, sid, None) {
-        Ok(route) => route_next(t, &route),
+        Ok(Some(route)) => route_next(t, &route),
+        Ok(None) => Next::Lookup6 { table: Tables::MAIN, forward: true },
         Err(d) => Next::drop(d),
     }
 }
 
 /// Runs the program of `ep` (SID `sid`'s) on the IPv6 packet `l2` bytes into `p`'s
-/// frame, in place ([`BufBytes`]): the route it chose, or why it dropped the packet.
+/// frame, in place ([`BufBytes`]): the route an action helper chose (`None`: the main
+/// table's route to the packet's destination, `BPF_OK`), or why it dropped the packet.
 /// `srh`: where the caller found a valid SRH with Segments Left over 0 (the fast step);
 /// `None`: found and validated here, as the kernel does.
+#[inline(always)]
 fn run(
     t: &Tables,
     p: &mut PacketBuf,
@@ -167,27 +169,30 @@ fn run(
     ep: &BpfEndpoint,
     sid: &Sid,
     srh: Option<usize>,
-) -> Result<seg6::Route, DropReason> {
+) -> Result<Option<seg6::Route>, DropReason> {
     let mut guard = ep.prog.runner();
     let r = &mut *guard;
     let ifindex = u32::from(p.in_dev) + 1;
     let now_ns = p.ts_ns;
     let mut pkt = Seg6Packet::new(BufBytes::new(p, l2));
-    pkt.meta = SkbMeta { protocol: SkbMeta::PROTO_IPV6, ingress_ifindex: ifindex, ifindex, ..SkbMeta::default() };
+    pkt.meta.ingress_ifindex = ifindex;
+    pkt.meta.ifindex = ifindex;
     pkt.now_ns = now_ns;
     pkt.cpu = CPU.with(Cell::get);
     pkt.encap_src = encap_src(t, sid.state.oif);
     pkt.prandom = r.prandom;
     let fib = Routes(t);
     let (prog, opts) = (ep.prog.program(), RunOpts::default());
-    let verdict = match srh {
-        Some(off) => seg6::end_bpf_at(&mut r.scratch, prog, &mut r.maps, &mut pkt, opts, Some(&fib), off),
-        None => seg6::end_bpf_ext(&mut r.scratch, prog, &mut r.maps, &mut pkt, opts, Some(&fib)),
+    let off = match srh {
+        Some(off) => Ok(off),
+        None => seg6::find_valid_srh(&pkt.buf),
     };
+    let res =
+        off.and_then(|off| seg6::end_bpf_run_at(&mut r.scratch, prog, &mut r.maps, &mut pkt, opts, Some(&fib), off));
     r.prandom = pkt.prandom;
-    match verdict {
-        Verdict::Forward(route) => Ok(route),
-        Verdict::Drop(d) => Err(drop_reason(&d)),
+    match res {
+        Ok(()) => Ok(pkt.route.take()),
+        Err(d) => Err(drop_reason(&d)),
     }
 }
 
@@ -212,6 +217,7 @@ fn route_next(t: &Tables, route: &seg6::Route) -> Next {
 /// hop limit decremented as `ip6_forward` does); otherwise what follows is the general
 /// path's [`Next`] ([`FastBpf::After`]: a drop, an End.X, a route to look up, a packet a
 /// helper resized), carried out and counted on the SID as the general path would.
+#[inline(always)]
 pub(crate) fn fast(t: &Tables, dev: &Device, p: &mut PacketBuf, sid: &Sid) -> Option<FastBpf> {
     let ep = sid.action.params.bpf.as_ref()?;
     let f = p.data_mut();
@@ -223,10 +229,17 @@ pub(crate) fn fast(t: &Tables, dev: &Device, p: &mut PacketBuf, sid: &Sid) -> Op
         Ok(route) => route,
         Err(d) => return Some(FastBpf::After(Next::drop(d))),
     };
-    if route.nexthop.is_none() && p.len() == len {
-        if let Some(fib) = table(t, route.table).filter(|i| *i != Tables::MAIN_BY_NAME) {
+    if p.len() == len {
+        // `BPF_OK`: the main table's route to the destination the frame has now; a
+        // table an action helper named: its route to the destination it saw.
+        let (fib, dst) = match &route {
+            None => (Some(Tables::MAIN), fast_dst(p)),
+            Some(r) if r.nexthop.is_none() => (table(t, r.table), u128::from_be_bytes(r.daddr)),
+            Some(_) => (None, 0),
+        };
+        if let Some(fib) = fib.filter(|i| *i != Tables::MAIN_BY_NAME) {
             // (The frame still has the Ethernet + IPv6 headers it arrived with.)
-            let found = route_to(t, fib, u128::from_be_bytes(route.daddr));
+            let found = route_to(t, fib, dst);
             if let (Some((out, eth)), Some(h)) = (found, p.data_mut().first_chunk_mut::<ETH_IPV6_LEN>()) {
                 h.set_hop_limit(h.hop_limit() - 1);
                 h.set_addrs(eth);
@@ -234,7 +247,17 @@ pub(crate) fn fast(t: &Tables, dev: &Device, p: &mut PacketBuf, sid: &Sid) -> Op
             }
         }
     }
-    Some(FastBpf::After(route_next(t, &route)))
+    Some(FastBpf::After(match route {
+        Some(r) => route_next(t, &r),
+        None => Next::Lookup6 { table: Tables::MAIN, forward: true },
+    }))
+}
+
+/// The destination of the Ethernet + IPv6 frame in `p` (0 if it is too short, which a
+/// frame the fast step took is not).
+#[inline(always)]
+fn fast_dst(p: &PacketBuf) -> u128 {
+    p.data().first_chunk::<ETH_IPV6_LEN>().map_or(0, |h| h.dst())
 }
 
 /// What End.BPF's fast step did with a frame it took.

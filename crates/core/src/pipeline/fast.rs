@@ -353,7 +353,7 @@ pub fn try_cold(t: &Tables, c: &mut Counters, p: &mut PacketBuf, w: u64) -> Opti
 /// (kind Bpf), apart from [`try_cold`] because what it returns is larger: once the
 /// program has run, the frame is the step's, and what follows may be the general
 /// path's ([`Cold::After`]). `None`: the frame untouched, the general path's.
-#[inline(never)]
+#[inline(always)]
 pub fn try_bpf(t: &Tables, c: &mut Counters, p: &mut PacketBuf, w: u64) -> Option<Cold> {
     let (i, _) = FastSid::unpack(w);
     // As in `try6`: a frame that could exceed an MTU is the general path's.

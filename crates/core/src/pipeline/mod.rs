@@ -231,9 +231,28 @@ impl Worker {
             }
             // Two calls rather than one with the word chosen first: each passes its
             // word straight, with no merge of the two ways before the call.
-            Fast::Cold(w) => self.process_general(t, p, w),
+            Fast::Cold(w) => self.process_cold(t, p, w),
             Fast::General => self.process_general(t, p, FastSid::NOT_SID),
         }
+    }
+
+    /// A frame [`fast::try6`] found is for the SID of word `w`, of a kind it leaves to
+    /// the steps out of the batch loop: End.BPF's straight to its step, the others by
+    /// way of [`process_general`](Self::process_general) (which tries [`fast::try_cold`]
+    /// first). One call from the loop either way, so the loop's code is the same.
+    #[inline(never)]
+    #[cold]
+    fn process_cold(&mut self, t: &Tables, p: &mut PacketBuf, w: u64) {
+        if FastSid::unpack(w).1.is(FastKind::Bpf) && self.fast_path && !matches!(p.verdict, Verdict::Drop(_)) {
+            // As `process_general` does first: the step may hand the frame on to the
+            // general path's steps, which read both.
+            p.in_dev = self.from;
+            self.now_ns = self.now_ns.max(p.ts_ns);
+            if self.bpf_step(t, p, w) {
+                return;
+            }
+        }
+        self.process_general(t, p, w)
     }
 
     /// Everything the fast path does not handle, verdict counters included; `w` is the
@@ -253,10 +272,6 @@ impl Worker {
                 p.verdict = Verdict::Tx(out as DevId);
                 return;
             }
-            // End.BPF's fast step, which `try_cold` leaves alone.
-            if FastSid::unpack(w).1.is(FastKind::Bpf) && self.bpf_step(t, p, w) {
-                return;
-            }
         }
         self.general += 1;
         let v = match p.verdict {
@@ -269,8 +284,7 @@ impl Worker {
     /// End.BPF's fast step ([`fast::try_bpf`]) on a frame for the SID of word `w`:
     /// `true` if it took the frame, which it then sent or had the general path carry on
     /// from where the program left it; `false`: the frame untouched.
-    #[inline(never)]
-    #[cold]
+    #[inline(always)]
     fn bpf_step(&mut self, t: &Tables, p: &mut PacketBuf, w: u64) -> bool {
         let Some(c) = fast::try_bpf(t, &mut self.counters, p, w) else { return false };
         match c {
