@@ -237,13 +237,24 @@ impl Worker {
     }
 
     /// A frame [`fast::try6`] found is for the SID of word `w`, of a kind it leaves to
-    /// the steps out of the batch loop: End.BPF's straight to its step, the others by
-    /// way of [`process_general`](Self::process_general) (which tries [`fast::try_cold`]
-    /// first). One call from the loop either way, so the loop's code is the same.
+    /// the steps out of the batch loop: End.BPF's to [`process_bpf`](Self::process_bpf),
+    /// the others to [`process_general`](Self::process_general) (which tries
+    /// [`fast::try_cold`] first). One call from the loop either way, so the loop's code
+    /// is the same; both calls here are jumps.
     #[inline(never)]
     #[cold]
     fn process_cold(&mut self, t: &Tables, p: &mut PacketBuf, w: u64) {
-        if FastSid::unpack(w).1.is(FastKind::Bpf) && self.fast_path && !matches!(p.verdict, Verdict::Drop(_)) {
+        if FastSid::unpack(w).1.is(FastKind::Bpf) {
+            return self.process_bpf(t, p, w);
+        }
+        self.process_general(t, p, w)
+    }
+
+    /// A frame for the End.BPF SID of word `w`: its fast step, else the general path.
+    #[inline(never)]
+    #[cold]
+    fn process_bpf(&mut self, t: &Tables, p: &mut PacketBuf, w: u64) {
+        if self.fast_path && !matches!(p.verdict, Verdict::Drop(_)) {
             // As `process_general` does first: the step may hand the frame on to the
             // general path's steps, which read both.
             p.in_dev = self.from;
