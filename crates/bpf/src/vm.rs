@@ -156,6 +156,12 @@ impl Scratch {
     }
 }
 
+impl std::fmt::Debug for Scratch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Scratch").field("maps", &self.map_tab.len()).finish_non_exhaustive()
+    }
+}
+
 impl Default for Scratch {
     fn default() -> Self {
         Scratch { stack: Box::new([0; STACK_SIZE * FRAMES]), map_tab: Vec::new() }

@@ -16,9 +16,10 @@
 //!   [`PacketBuf`] ([`crate::packet_bytes`]): nothing is copied in or out; a helper that
 //!   grows the packet (End.B6.Encaps, TLV space) takes the buffer's headroom, and is
 //!   refused with `-ENOMEM` past it, where the kernel would reallocate.
-//! - **Maps and scratch** live with the loaded program ([`BpfProg`]), which the
-//!   [`SidParams`] of the configuration hold (`Arc`): shared by every worker and every
-//!   generation of the tables, one run at a time.
+//! - **Maps** live with the loaded program ([`BpfProg`]), which the [`SidParams`] of
+//!   the configuration hold (`Arc`): shared by every worker and every generation of the
+//!   tables, one run at a time for a program with maps; the stack is the worker's or
+//!   the thread's (`crate::bpf_prog` says who owns what).
 //! - **The fast step** ([`fast`]): a packet whose SRH the fast path can take has its
 //!   program run from the batch, past its Ethernet header, and is sent straight out when
 //!   the program routes it by a table to a known neighbour without resizing it; anything
@@ -53,6 +54,7 @@ use sr6_bpf::RunOpts;
 
 use super::{endpoint, Arrival, Behaviour, Next, Param, Takes};
 pub use crate::bpf_prog::BpfProg;
+use crate::bpf_prog::Run;
 use crate::drop::DropReason;
 use crate::packet::{DevId, PacketBuf};
 use crate::packet_bytes::BufBytes;
@@ -61,6 +63,7 @@ use crate::tables::fast_route::route_to;
 use crate::tables::{
     is_link_local, BuildError, Device, FastKind, FastSid, NextHop, Out, Route, Sid, SidBuilder, SidState, Tables,
 };
+use sr6_bpf::Scratch;
 use sr6_wire::fixed::{FrameFixed, Ipv6Fixed, SrhFixed, ETH_IPV6_LEN, ETH_LEN};
 
 pub static END_BPF: Behaviour = Behaviour {
@@ -149,19 +152,26 @@ fn input(t: &Tables, p: &mut PacketBuf, sid: &Sid, a: &Arrival) -> Next {
     // The IPv6 packet without link-layer padding (the kernel trims it on receive).
     let plen = p.data().get(4..6).map_or(0, |b| usize::from(u16::from_be_bytes([b[0], b[1]])));
     p.truncate(40 + plen);
-    match run(t, p, 0, ep, sid, None) {
-        Ok(Some(route)) => route_next(t, &route),
-        Ok(None) => Next::Lookup6 { table: Tables::MAIN, forward: true },
+    let mut route = None;
+    match run(t, p, 0, ep, sid, None, None, &mut route) {
+        Ok(()) => match route {
+            Some(route) => route_next(t, &route),
+            None => Next::Lookup6 { table: Tables::MAIN, forward: true },
+        },
         Err(d) => Next::drop(d),
     }
 }
 
 /// Runs the program of `ep` (SID `sid`'s) on the IPv6 packet `l2` bytes into `p`'s
-/// frame, in place ([`BufBytes`]): the route an action helper chose (`None`: the main
-/// table's route to the packet's destination, `BPF_OK`), or why it dropped the packet.
+/// frame, in place ([`BufBytes`]): `Ok` with the route an action helper chose in
+/// `route` (left `None`: the main table's route to the packet's destination, `BPF_OK`;
+/// an out-parameter, written only when there is one, so that the usual case moves no
+/// route around), or why it dropped the packet.
 /// `srh`: where the caller found a valid SRH with Segments Left over 0 (the fast step);
-/// `None`: found and validated here, as the kernel does.
+/// `None`: found and validated here, as the kernel does. `scratch`: the caller's (the
+/// worker's), else the thread's.
 #[inline(always)]
+#[allow(clippy::too_many_arguments)]
 fn run(
     t: &Tables,
     p: &mut PacketBuf,
@@ -169,9 +179,9 @@ fn run(
     ep: &BpfEndpoint,
     sid: &Sid,
     srh: Option<usize>,
-) -> Result<Option<seg6::Route>, DropReason> {
-    let mut guard = ep.prog.runner();
-    let r = &mut *guard;
+    scratch: Option<&mut Scratch>,
+    route: &mut Option<seg6::Route>,
+) -> Result<(), DropReason> {
     let ifindex = u32::from(p.in_dev) + 1;
     let now_ns = p.ts_ns;
     let mut pkt = Seg6Packet::new(BufBytes::new(p, l2));
@@ -180,18 +190,29 @@ fn run(
     pkt.now_ns = now_ns;
     pkt.cpu = CPU.with(Cell::get);
     pkt.encap_src = encap_src(t, sid.state.oif);
-    pkt.prandom = r.prandom;
     let fib = Routes(t);
     let (prog, opts) = (ep.prog.program(), RunOpts::default());
     let off = match srh {
         Some(off) => Ok(off),
         None => seg6::find_valid_srh(&pkt.buf),
     };
-    let res =
-        off.and_then(|off| seg6::end_bpf_run_at(&mut r.scratch, prog, &mut r.maps, &mut pkt, opts, Some(&fib), off));
-    r.prandom = pkt.prandom;
+    let step = |r: &mut Run<'_>| {
+        pkt.prandom = r.prandom;
+        let res = off.and_then(|off| seg6::end_bpf_run_at(r.scratch, prog, r.maps, &mut pkt, opts, Some(&fib), off));
+        r.prandom = pkt.prandom;
+        res
+    };
+    let res = match scratch {
+        Some(s) => ep.prog.run_in(s, step),
+        None => ep.prog.run(step),
+    };
     match res {
-        Ok(()) => Ok(pkt.route.take()),
+        Ok(()) => {
+            if let Some(r) = pkt.route.take() {
+                *route = Some(r);
+            }
+            Ok(())
+        }
         Err(d) => Err(drop_reason(&d)),
     }
 }
@@ -218,17 +239,17 @@ fn route_next(t: &Tables, route: &seg6::Route) -> Next {
 /// path's [`Next`] ([`FastBpf::After`]: a drop, an End.X, a route to look up, a packet a
 /// helper resized), carried out and counted on the SID as the general path would.
 #[inline(always)]
-pub(crate) fn fast(t: &Tables, dev: &Device, p: &mut PacketBuf, sid: &Sid) -> Option<FastBpf> {
+pub(crate) fn fast(t: &Tables, dev: &Device, p: &mut PacketBuf, sid: &Sid, scratch: &mut Scratch) -> Option<FastBpf> {
     let ep = sid.action.params.bpf.as_ref()?;
     let f = p.data_mut();
     let len = f.len();
     let (_, srh, _) = endpoint::fast_srh_frame(dev, f)?;
     srh.next_index()?;
     // The SRH right after the IPv6 header, valid (no TLVs, Segments Left in range).
-    let route = match run(t, p, ETH_LEN, ep, sid, Some(ETH_IPV6_LEN - ETH_LEN)) {
-        Ok(route) => route,
-        Err(d) => return Some(FastBpf::After(Next::drop(d))),
-    };
+    let mut route = None;
+    if let Err(d) = run(t, p, ETH_LEN, ep, sid, Some(ETH_IPV6_LEN - ETH_LEN), Some(scratch), &mut route) {
+        return Some(FastBpf::After(Next::drop(d)));
+    }
     if p.len() == len {
         // `BPF_OK`: the main table's route to the destination the frame has now; a
         // table an action helper named: its route to the destination it saw.
@@ -357,7 +378,16 @@ fn end_x(t: &Tables, nh: [u8; 16]) -> Next {
 /// The outer source End.B6.Encaps pushes: `ip sr tunsrc`, else the first global address
 /// of the SID route's device, else the first address configured (as
 /// `tables::build::tunnel_source` for the policies).
+#[inline(always)]
 pub(crate) fn encap_src(t: &Tables, dev: DevId) -> [u8; 16] {
+    match t.bpf_encap_src.get(usize::from(dev)).or(t.bpf_encap_src.last()) {
+        Some(a) => *a,
+        None => encap_src_of(t, dev),
+    }
+}
+
+/// [`encap_src`] worked out (`Tables::bpf_encap_src` holds it for each device).
+pub(crate) fn encap_src_of(t: &Tables, dev: DevId) -> [u8; 16] {
     t.tunsrc
         .or_else(|| t.devices.get(usize::from(dev)).and_then(|d| d.addrs6.iter().find(|a| !is_link_local(a)).copied()))
         .or(t.first_addr6)

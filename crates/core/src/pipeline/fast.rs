@@ -354,7 +354,13 @@ pub fn try_cold(t: &Tables, c: &mut Counters, p: &mut PacketBuf, w: u64) -> Opti
 /// program has run, the frame is the step's, and what follows may be the general
 /// path's ([`Cold::After`]). `None`: the frame untouched, the general path's.
 #[inline(always)]
-pub fn try_bpf(t: &Tables, c: &mut Counters, p: &mut PacketBuf, w: u64) -> Option<Cold> {
+pub fn try_bpf(
+    t: &Tables,
+    c: &mut Counters,
+    scratch: &mut sr6_bpf::Scratch,
+    p: &mut PacketBuf,
+    w: u64,
+) -> Option<Cold> {
     let (i, _) = FastSid::unpack(w);
     // As in `try6`: a frame that could exceed an MTU is the general path's.
     let len = p.len();
@@ -362,7 +368,7 @@ pub fn try_bpf(t: &Tables, c: &mut Counters, p: &mut PacketBuf, w: u64) -> Optio
         return None;
     }
     let dev = t.devices.get(p.in_dev as usize)?;
-    Some(match end_bpf::fast(t, dev, p, t.sids.get(i)?)? {
+    Some(match end_bpf::fast(t, dev, p, t.sids.get(i)?, scratch)? {
         FastBpf::Tx(out) => {
             c.sids.count_frame(i as u16, len as u64);
             Cold::Tx(out)

@@ -214,8 +214,6 @@ fn reason(d: &lwt::Drop) -> DropReason {
 
 /// Runs one hook's program on the packet in `p`, in place ([`BufBytes`]).
 fn run(t: &Tables, p: &mut PacketBuf, prog: &LwtProg, r: &LwtRoute) -> Outcome {
-    let mut guard = prog.prog.runner();
-    let run = &mut *guard;
     let hook = prog.prog.program().prog_type;
     let ingress = u32::from(p.in_dev) + 1;
     let ifindex = if hook == ProgType::LwtIn { ingress } else { u32::from(r.dev) + 1 };
@@ -224,10 +222,12 @@ fn run(t: &Tables, p: &mut PacketBuf, prog: &LwtProg, r: &LwtRoute) -> Outcome {
     pkt.meta = SkbMeta { ingress_ifindex: ingress, ifindex, ..SkbMeta::default() };
     pkt.now_ns = now_ns;
     pkt.encap_src = end_bpf::encap_src(t, r.dev);
-    pkt.prandom = run.prandom;
-    let o = lwt::run_lwt(&mut run.scratch, prog.prog.program(), &mut run.maps, &mut pkt, RunOpts::default());
-    run.prandom = pkt.prandom;
-    o
+    prog.prog.run(|run| {
+        pkt.prandom = run.prandom;
+        let o = lwt::run_lwt(run.scratch, prog.prog.program(), run.maps, &mut pkt, RunOpts::default());
+        run.prandom = pkt.prandom;
+        o
+    })
 }
 
 /// The neighbour key of the packet's destination (IPv4: mapped), as `forward6`/`forward4`

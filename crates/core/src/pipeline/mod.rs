@@ -72,6 +72,8 @@ pub struct Worker {
     /// The device of the batch being processed: kept here rather than in a register
     /// of the batch loop, since only the general path reads it (to set `in_dev`).
     from: DevId,
+    /// The stack End.BPF's fast step runs programs on ([`crate::bpf_prog`]).
+    bpf_scratch: sr6_bpf::Scratch,
 }
 
 impl Worker {
@@ -86,6 +88,7 @@ impl Worker {
             fast_path: true,
             fast_hits: 0,
             extra: ExtraFrames::default(),
+            bpf_scratch: sr6_bpf::Scratch::default(),
             ids: crate::ids::WorkerIds::new(t.ids.as_deref()),
             general: 0,
             from: 0,
@@ -103,7 +106,19 @@ impl Worker {
     /// with a fresh worker each, such as the fuzz targets.
     pub fn reset(&mut self) {
         // Every field named, so that a new one cannot be forgotten here.
-        let Worker { counters, icmp_limit, now_ns, rx_macs, fast_path, fast_hits, extra, ids, general, from } = self;
+        let Worker {
+            counters,
+            icmp_limit,
+            now_ns,
+            rx_macs,
+            fast_path,
+            fast_hits,
+            extra,
+            ids,
+            general,
+            from,
+            bpf_scratch: _,
+        } = self;
         counters.clear();
         ids.alerts.clear();
         extra.clear();
@@ -297,7 +312,7 @@ impl Worker {
     /// from where the program left it; `false`: the frame untouched.
     #[inline(always)]
     fn bpf_step(&mut self, t: &Tables, p: &mut PacketBuf, w: u64) -> bool {
-        let Some(c) = fast::try_bpf(t, &mut self.counters, p, w) else { return false };
+        let Some(c) = fast::try_bpf(t, &mut self.counters, &mut self.bpf_scratch, p, w) else { return false };
         match c {
             Cold::Tx(out) => {
                 *self.counters.tx.at(out as DevId) += 1;

@@ -596,6 +596,7 @@ impl<'a> Builder<'a> {
                 IpAddr::V6(x) => Some(x),
                 IpAddr::V4(_) => None,
             }),
+            bpf_encap_src: Vec::new(),
             bcast4: self.spec.addrs.iter().filter_map(bcast4).collect(),
             local4_filter: self.spec.addrs.iter().fold(0, |f, a| match a.addr {
                 IpAddr::V4(x) => f | super::local4_bit(u32::from(x)),
@@ -614,6 +615,8 @@ impl<'a> Builder<'a> {
             ids: None,
         };
         tables.rules = super::rules::Rules::build(spec, &tables)?;
+        tables.bpf_encap_src =
+            (0..=tables.devices.len()).map(|d| crate::behaviour::end_bpf::encap_src_of(&tables, d as DevId)).collect();
         let with_rules = |r: &[super::rules::Rule]| if r.is_empty() { u32::MAX } else { Tables::MAIN };
         (tables.rules_fib6, tables.rules_fib4) = (with_rules(&tables.rules.v6), with_rules(&tables.rules.v4));
         if !tables.rules.v6.is_empty() || !tables.rules.v4.is_empty() {

@@ -515,6 +515,10 @@ pub struct Tables {
     pub tunsrc: Option<Ipv6Addr>,
     /// The first IPv6 address of the configuration file (the last-resort source).
     pub first_addr6: Option<Ipv6Addr>,
+    /// The outer source End.BPF's End.B6.Encaps (and an LWT hook's push) takes for a
+    /// route through each device, the last entry for a route without one
+    /// (`behaviour::end_bpf::encap_src`): worked out once, not per packet.
+    pub bpf_encap_src: Vec<[u8; 16]>,
     /// The directed broadcast address of each connected IPv4 subnet shorter than /31,
     /// as the kernel adds it to its local table (`fib_add_ifaddr`).
     pub bcast4: Vec<u32>,
