@@ -65,6 +65,7 @@
 //!   `NTF_*`, `RTM_*`, errno values).
 
 mod decode;
+pub mod fpm;
 mod link_monitor;
 mod monitor;
 pub mod nexthop;
@@ -78,6 +79,7 @@ use std::io;
 use std::net::IpAddr;
 use std::time::Duration;
 
+pub use fpm::FpmStream;
 pub use link_monitor::{LinkEvent, LinkMonitor};
 pub use monitor::NeighMonitor;
 pub use nexthop::KernelNexthop;
