@@ -66,6 +66,8 @@ if [ $only_venv = 0 ]; then
   have bpftool || need_apt+=(bpftool)
   [ -f /usr/include/bpf/bpf_helpers.h ] || need_apt+=(libbpf-dev)
   [ -f /usr/include/linux/bpf.h ] || need_apt+=(linux-libc-dev)
+  # FRR's zebra and staticd: the FPM stream's live test (tests/live/test_fpm.py).
+  [ -x /usr/lib/frr/zebra ] || need_apt+=(frr)
 fi
 if [ ${#need_apt[@]} -gt 0 ]; then
   apt_install "${need_apt[@]}"

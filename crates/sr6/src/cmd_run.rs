@@ -22,7 +22,7 @@ use crate::live::link_state::DevState;
 use crate::live::neigh::{self, DevMap};
 use crate::live::overload::{self, OverloadGuard};
 use crate::live::state::{lock, Shared};
-use crate::live::{kernel_routes, links, show, worker};
+use crate::live::{fpm, kernel_routes, links, show, worker};
 
 /// Options of `sr6 run`.
 pub struct RunOpts {
@@ -39,6 +39,8 @@ pub struct RunOpts {
     pub verbose: bool,
     /// `--mirror-kernel-routes` (`live::kernel_routes`).
     pub mirror_kernel_routes: bool,
+    /// `--fpm-listen ADDR:PORT` (`live::fpm`).
+    pub fpm_listen: Option<std::net::SocketAddr>,
     /// `--ids-rules FILE --ids-mode MODE`.
     pub ids: Option<(PathBuf, String)>,
 }
@@ -116,6 +118,7 @@ pub fn run(o: RunOpts) -> Result<()> {
         learned: BTreeMap::new(),
         commands: 0,
         kernel_routes: Vec::new(),
+        fpm_routes: Vec::new(),
     };
     match neigh::load_all(&mut control, &devs) {
         Ok(n) if o.verbose => eprintln!("sr6: {n} neighbour(s) from the kernel"),
@@ -145,6 +148,10 @@ pub fn run(o: RunOpts) -> Result<()> {
         }
     }
     let listener = ctl::bind(&o.socket).map_err(|e| anyhow!(e))?;
+    let fpm_listener = match o.fpm_listen {
+        Some(a) => Some(fpm::listen(a).map_err(|e| anyhow!("cannot listen for zebra's FPM stream on {a}: {e}"))?),
+        None => None,
+    };
 
     let (req_tx, req_rx) = sync_channel(1024);
     // The IDS's alerts: one writer thread behind a bounded queue (docs/ids.md).
@@ -223,6 +230,17 @@ pub fn run(o: RunOpts) -> Result<()> {
     } else {
         None
     };
+    let fpm_handle = match fpm_listener {
+        Some(l) => {
+            let c = control.clone();
+            let verbose = o.verbose;
+            if let Some(a) = o.fpm_listen {
+                eprintln!("sr6: listening for zebra's FPM stream on {a}");
+            }
+            Some(std::thread::Builder::new().name("sr6-fpm".into()).spawn(move || fpm::run(c, l, verbose))?)
+        }
+        None => None,
+    };
     eprintln!(
         "sr6: running on {} with {}, {} worker(s){}; control socket {} (Ctrl-C to stop)",
         status.devices.join(", "),
@@ -247,6 +265,9 @@ pub fn run(o: RunOpts) -> Result<()> {
     let _ = neigh_handle.join();
     let _ = links_handle.join();
     if let Some(h) = routes_handle {
+        let _ = h.join();
+    }
+    if let Some(h) = fpm_handle {
         let _ = h.join();
     }
     let _ = std::fs::remove_file(&o.socket);

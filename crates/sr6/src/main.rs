@@ -80,6 +80,12 @@ enum Cmd {
         /// prefix and table (docs/frr.md). Off by default.
         #[arg(long)]
         mirror_kernel_routes: bool,
+        /// Take routes from FRR's zebra over its FPM stream too (`dplane_fpm_nl`; in
+        /// zebra's configuration: `fpm address ADDR port PORT`), listening on
+        /// ADDR:PORT (`:2620`: 127.0.0.1 port 2620, zebra's default); they win over the
+        /// kernel's, the configuration's and `sr6 ctl`'s win over them (docs/frr.md).
+        #[arg(long, value_name = "[ADDR]:PORT", value_parser = crate::live::fpm::parse_listen)]
+        fpm_listen: Option<std::net::SocketAddr>,
         /// IDS rules (Snort syntax, docs/ids.md), as the configuration line `ids rules
         /// FILE` at INPUT; a configuration file's own `ids` line wins.
         #[arg(long, value_name = "FILE")]
@@ -190,6 +196,7 @@ fn main() -> ExitCode {
             overload_priority,
             verbose,
             mirror_kernel_routes,
+            fpm_listen,
             ids_rules,
             ids_mode,
         } => cmd_run::run(cmd_run::RunOpts {
@@ -204,6 +211,7 @@ fn main() -> ExitCode {
             overload_priority,
             verbose,
             mirror_kernel_routes,
+            fpm_listen,
             ids: ids_rules.map(|f| (f, ids_mode)),
         }),
         Cmd::Ctl { socket, command } => cmd_ctl::run(&socket, &command),

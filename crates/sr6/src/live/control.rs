@@ -35,6 +35,9 @@ pub struct Control {
     /// `kernel_routes.rs`), as the lines that make them: merged under the
     /// configuration's at every build ([`Control::build`]).
     pub kernel_routes: Vec<String>,
+    /// Routes from zebra's FPM stream (`sr6 run --fpm-listen`, `fpm.rs`), as the lines
+    /// that make them: merged under the configuration's, before the kernel's.
+    pub fpm_routes: Vec<String>,
 }
 
 impl Control {
@@ -75,19 +78,28 @@ impl Control {
             }
         }
         let plain = s.clone();
-        let mirrored = merge_kernel_routes(&mut s, &self.kernel_routes);
+        let outside = self.outside_routes();
+        let mirrored = merge_kernel_routes(&mut s, &outside);
         let (mut t, warnings) = match Tables::build(&s) {
             Ok(built) => built,
             // A mirrored route the tables refuse does not stop the configuration's.
             Err(e) if !mirrored.is_empty() => {
                 let (t, mut w) = Tables::build(&plain).map_err(|e| format!("line {}: {}", e.line, e.message))?;
-                w.push(format!("the routes mirrored from the kernel are left out: {}", e.message));
+                let from =
+                    if self.fpm_routes.is_empty() { "mirrored from the kernel" } else { "from zebra and the kernel" };
+                w.push(format!("the routes {from} are left out: {}", e.message));
                 (t, w)
             }
             Err(e) => return Err(format!("line {}: {}", e.line, e.message)),
         };
         t.resolve_neighbours = true;
         Ok((t, warnings))
+    }
+
+    /// The lines of the routes from outside the configuration, in the order they are
+    /// merged (the first for a prefix wins): zebra's FPM stream's, then the kernel's.
+    pub fn outside_routes(&self) -> Vec<String> {
+        self.fpm_routes.iter().chain(&self.kernel_routes).cloned().collect()
     }
 
     /// Rebuilds from the current spec and publishes (after a neighbour change).
@@ -173,6 +185,11 @@ impl Control {
 /// nexthop through a device sr6 does not serve is left out, and so are the routes and
 /// groups that need it. Returns the lines of what was added.
 pub fn merge_kernel_routes<'a>(s: &mut RouterSpec, lines: &'a [String]) -> Vec<&'a str> {
+    merge_outside_routes(s, lines).into_iter().filter_map(|i| lines.get(i).map(String::as_str)).collect()
+}
+
+/// [`merge_kernel_routes`], returning the indices in `lines` of what was added, in order.
+pub fn merge_outside_routes(s: &mut RouterSpec, lines: &[String]) -> Vec<usize> {
     // One spec for all the kernel's lines, in order (nexthops first), so that routes
     // and groups find the nexthops they name; a line it refuses is left out alone.
     let mut k = RouterSpec::default();
@@ -209,7 +226,7 @@ pub fn merge_kernel_routes<'a>(s: &mut RouterSpec, lines: &'a [String]) -> Vec<&
     }
     added.sort_unstable();
     added.dedup();
-    added.iter().filter_map(|l| lines.get(l.wrapping_sub(1)).map(String::as_str)).collect()
+    added.iter().map(|l| l.wrapping_sub(1)).filter(|i| *i < lines.len()).collect()
 }
 
 /// Whether every device route `kind` names is one of `devices` (routes through a
@@ -242,6 +259,7 @@ mod tests {
             dev_mtus: BTreeMap::new(),
             commands: 0,
             kernel_routes: Vec::new(),
+            fpm_routes: Vec::new(),
         }
     }
 

@@ -247,10 +247,17 @@ fn show_cmd(what: &str, json: bool, c: &Control, status: &Status) -> Result<Stri
             // The routes mirrored from the kernel that the tables hold, after the
             // configuration's and `sr6 ctl`'s, under a comment saying so.
             let mut merged = c.spec.clone();
-            let kernel = super::control::merge_kernel_routes(&mut merged, &c.kernel_routes);
+            let outside = c.outside_routes();
+            let used = super::control::merge_outside_routes(&mut merged, &outside);
+            let nf = c.fpm_routes.len();
+            let (fpm, kernel): (Vec<usize>, Vec<usize>) = used.into_iter().partition(|i| *i < nf);
+            if !fpm.is_empty() {
+                r.push("# from zebra's FPM stream (--fpm-listen)".into());
+                r.extend(fpm.iter().map(|i| outside[*i].clone()));
+            }
             if !kernel.is_empty() {
                 r.push("# mirrored from the kernel's tables (--mirror-kernel-routes)".into());
-                r.extend(kernel.iter().map(|l| l.to_string()));
+                r.extend(kernel.iter().map(|i| outside[*i].clone()));
             }
             Ok(if json { pretty(&serde_json::json!(r)) } else { r.join("\n") })
         }
@@ -340,6 +347,7 @@ mod tests {
             dev_mtus: BTreeMap::new(),
             commands: 0,
             kernel_routes: Vec::new(),
+            fpm_routes: Vec::new(),
         };
         let st = Status {
             backend: "test".into(),

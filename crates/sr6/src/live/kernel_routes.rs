@@ -34,9 +34,9 @@ const TICK: Duration = Duration::from_millis(50);
 const RTPROT_KERNEL: u8 = 2;
 
 /// A route's identity in the kernel: family, table, prefix, metric.
-type Key = (bool, u32, String, Option<u32>);
+pub(crate) type Key = (bool, u32, String, Option<u32>);
 
-fn key(r: &KernelRoute) -> Key {
+pub(crate) fn key(r: &KernelRoute) -> Key {
     (r.is_v6(), r.table, format!("{}/{}", r.dst, r.prefix_len), r.metric)
 }
 

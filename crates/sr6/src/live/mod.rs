@@ -14,6 +14,7 @@ pub mod absent;
 pub mod backend;
 pub mod control;
 pub mod ctl;
+pub mod fpm;
 pub mod fw_ctl;
 pub mod ids;
 pub mod kernel_routes;

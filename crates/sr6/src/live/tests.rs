@@ -61,6 +61,7 @@ impl Rig {
             dev_mtus: BTreeMap::new(),
             commands: 0,
             kernel_routes: Vec::new(),
+            fpm_routes: Vec::new(),
         };
         c.republish().map(|_| ()).unwrap_or_else(|e| panic!("{e}"));
         let (p0, w0) = SocketPairPort::pair("eth0", 0).unwrap();
