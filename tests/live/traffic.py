@@ -8,7 +8,8 @@
   traffic.py recv PORT COUNT IDLE_S     -- counts datagrams until COUNT distinct sequence
                                            numbers arrived or nothing came for IDLE_S
                                            seconds. Prints {"received", "unique", "dups",
-                                           "missing_first"} as JSON. Writes "ready" to
+                                           "missing_first" (the first 10 missing numbers),
+                                           "missing_last" (the last one, -1 if none)} as JSON. Writes "ready" to
                                            stderr once bound.
 
 Standard library only.
@@ -67,9 +68,10 @@ def recv(port: int, count: int, idle: float) -> None:
         if len(data) >= 8:
             received += 1
             seen.add(struct.unpack("!Q", data[:8])[0])
-    missing = sorted(set(range(count)) - seen)[:10]
+    missing = sorted(set(range(count)) - seen)
     print(json.dumps({"received": received, "unique": len(seen), "dups": received - len(seen),
-                      "missing_first": missing}), flush=True)
+                      "missing_first": missing[:10], "missing_last": missing[-1] if missing else -1}),
+          flush=True)
 
 
 if __name__ == "__main__":
