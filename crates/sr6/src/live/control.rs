@@ -102,6 +102,34 @@ impl Control {
         self.fpm_routes.iter().chain(&self.kernel_routes).cloned().collect()
     }
 
+    /// Puts `lines` in the place of one source's route lines (`slot`: the kernel's or
+    /// zebra's) and publishes the tables built with them, printing the build's
+    /// warnings: `None` when the lines are those already in place, `Some(Ok(id))` with
+    /// the new generation's id, `Some(Err(why))` when the tables refuse them (the old
+    /// lines then stay, and so do the tables).
+    pub fn replace_outside_routes(
+        &mut self,
+        slot: fn(&mut Control) -> &mut Vec<String>,
+        lines: Vec<String>,
+    ) -> Option<Result<u64, String>> {
+        if *slot(self) == lines {
+            return None;
+        }
+        let old = std::mem::replace(slot(self), lines);
+        match self.build(&self.spec) {
+            Ok((t, warnings)) => {
+                for w in warnings {
+                    eprintln!("sr6: warning: {w}");
+                }
+                Some(Ok(self.shared.publish(t)))
+            }
+            Err(e) => {
+                *slot(self) = old;
+                Some(Err(e))
+            }
+        }
+    }
+
     /// Rebuilds from the current spec and publishes (after a neighbour change).
     pub fn republish(&mut self) -> Result<u64, String> {
         let (t, _) = self.build(&self.spec)?;
@@ -318,6 +346,25 @@ mod tests {
         let (t, w) = c.build(&c.spec).unwrap();
         assert!(w.iter().any(|w| w.contains("mirrored from the kernel are left out") && w.contains("HMAC")), "{w:?}");
         assert!(t.fibs.main().lookup6(&"fc00:1::1".parse::<std::net::Ipv6Addr>().unwrap().octets()).is_some());
+    }
+
+    /// A source's new lines publish a generation; the same lines again publish none;
+    /// zebra's lines win a prefix over the kernel's.
+    #[test]
+    fn outside_routes_are_replaced_by_source() {
+        let mut c = control(CONF);
+        let gen = c.shared.gen.load().id;
+        let k = vec!["ip -6 route add fc00:2::/64 via fc00::2 dev eth0 metric 20".to_string()];
+        let id = c.replace_outside_routes(|c| &mut c.kernel_routes, k.clone()).unwrap().unwrap();
+        assert!(id > gen);
+        assert!(c.replace_outside_routes(|c| &mut c.kernel_routes, k).is_none());
+        assert_eq!(c.shared.gen.load().id, id);
+        let f = vec!["ip -6 route add blackhole fc00:2::/64 metric 20".to_string()];
+        c.replace_outside_routes(|c| &mut c.fpm_routes, f).unwrap().unwrap();
+        let g = c.shared.gen.load();
+        let route = g.tables.fibs.main().lookup6(&"fc00:2::1".parse::<std::net::Ipv6Addr>().unwrap().octets());
+        assert!(matches!(route, Some(sr6_core::tables::Route::Blackhole)), "{route:?}");
+        assert_eq!(c.kernel_routes.len(), 1);
     }
 
     #[test]

@@ -167,24 +167,12 @@ fn publish(control: &Mutex<Control>, fib: &Fib, refused: &mut BTreeSet<String>, 
     let name = |i: u32| links.iter().find(|l| l.ifindex == i).map(|l| l.name.clone());
     let lines = kernel_routes::lines(&fib.nexthops, &fib.routes, &name, refused);
     let mut c = lock(control);
-    if c.fpm_routes == lines {
-        return;
-    }
-    let old = std::mem::replace(&mut c.fpm_routes, lines);
-    match c.build(&c.spec) {
-        Ok((t, warnings)) => {
-            let id = c.shared.publish(t);
-            for w in warnings {
-                eprintln!("sr6: warning: {w}");
-            }
-            if verbose {
-                eprintln!("sr6: FPM: {} line(s) from zebra (tables generation {id})", c.fpm_routes.len());
-            }
+    match c.replace_outside_routes(|c| &mut c.fpm_routes, lines) {
+        Some(Ok(id)) if verbose => {
+            eprintln!("sr6: FPM: {} line(s) from zebra (tables generation {id})", c.fpm_routes.len())
         }
-        Err(e) => {
-            eprintln!("sr6: warning: zebra's routes are not taken: {e}");
-            c.fpm_routes = old;
-        }
+        Some(Err(e)) => eprintln!("sr6: warning: zebra's routes are not taken: {e}"),
+        _ => {}
     }
 }
 

@@ -171,23 +171,11 @@ fn publish(
     let name = |i: u32| links.iter().find(|l| l.ifindex == i).map(|l| l.name.clone());
     let lines = lines(nexthops, known, &name, refused);
     let mut c = lock(control);
-    if c.kernel_routes == lines {
-        return;
-    }
-    let old = std::mem::replace(&mut c.kernel_routes, lines);
-    match c.build(&c.spec) {
-        Ok((t, warnings)) => {
-            let id = c.shared.publish(t);
-            for w in warnings {
-                eprintln!("sr6: warning: {w}");
-            }
-            if verbose {
-                eprintln!("sr6: {} kernel route(s) mirrored (tables generation {id})", c.kernel_routes.len());
-            }
+    match c.replace_outside_routes(|c| &mut c.kernel_routes, lines) {
+        Some(Ok(id)) if verbose => {
+            eprintln!("sr6: {} kernel route(s) mirrored (tables generation {id})", c.kernel_routes.len())
         }
-        Err(e) => {
-            eprintln!("sr6: warning: the kernel's routes are not mirrored: {e}");
-            c.kernel_routes = old;
-        }
+        Some(Err(e)) => eprintln!("sr6: warning: the kernel's routes are not mirrored: {e}"),
+        _ => {}
     }
 }
