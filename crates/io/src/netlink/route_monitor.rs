@@ -1,7 +1,8 @@
-//! Route events: a socket subscribed to `RTNLGRP_IPV4_ROUTE`, `RTNLGRP_IPV6_ROUTE` and
-//! `RTNLGRP_NEXTHOP` (`ip monitor route nexthop`), so that a live router can follow the kernel's routing tables
-//! — what a routing daemon (FRR's zebra) or an operator's `ip route` installs and
-//! withdraws.
+//! Route events: a socket subscribed to `RTNLGRP_IPV4_ROUTE`, `RTNLGRP_IPV6_ROUTE`,
+//! `RTNLGRP_NEXTHOP` and `RTNLGRP_LINK` (`ip monitor route nexthop link`), so that a live
+//! router can follow the kernel's routing tables — what a routing daemon (FRR's zebra)
+//! or an operator's `ip route` installs and withdraws, and what the kernel removes by
+//! itself when a device goes down.
 //!
 //! The kernel sends an `RTM_NEWROUTE` for a route added or replaced and an
 //! `RTM_DELROUTE` for one removed, each with the whole route; both decode with
@@ -15,6 +16,7 @@ use std::time::Duration;
 use netlink_sys::Socket;
 
 use super::decode::Frame;
+use super::link_monitor::LinkEvent;
 use super::monitor::{recv_events, subscribe};
 use super::nexthop::KernelNexthop;
 use super::route::{decode, KernelRoute};
@@ -25,6 +27,8 @@ const RTNLGRP_IPV4_ROUTE: u32 = 7;
 const RTNLGRP_IPV6_ROUTE: u32 = 11;
 /// `RTNLGRP_NEXTHOP` (Linux 5.3).
 const RTNLGRP_NEXTHOP: u32 = 32;
+/// `RTNLGRP_LINK`.
+const RTNLGRP_LINK: u32 = 1;
 
 /// A change of the kernel's routing tables.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,6 +42,12 @@ pub enum RouteEvent {
     /// A nexthop object was removed (the kernel removes the routes through it too,
     /// without a message for each).
     DelNexthop(KernelNexthop),
+    /// Device `ifindex` is down, has lost its carrier or is gone. The kernel has then
+    /// deleted the nexthop objects through it (net/ipv4/nexthop.c, `nh_netdev_event`:
+    /// `NETDEV_DOWN`, `NETDEV_UNREGISTER`, and `NETDEV_CHANGE` without `IFF_RUNNING` or
+    /// `IFF_LOWER_UP`) with no message of their own; the routes through them get their
+    /// `RTM_DELROUTE`s, the groups they were members of nothing.
+    LinkDown(u32),
     /// A route or nexthop message the decoder could not read, and why (the route it was about
     /// is unknown: the caller may dump again to be sure).
     Undecodable(String),
@@ -56,6 +66,13 @@ pub(crate) fn route_event(f: Frame<'_>) -> Option<RouteEvent> {
                 Ok(n) => RouteEvent::DelNexthop(n),
                 Err(e) => RouteEvent::Undecodable(e),
             })
+        }
+        libc::RTM_NEWLINK | libc::RTM_DELLINK => {
+            return match super::link_monitor::link_event(f)? {
+                LinkEvent::New(l) if l.up && l.carrier => None,
+                LinkEvent::New(l) | LinkEvent::Del(l) => Some(RouteEvent::LinkDown(l.ifindex)),
+                LinkEvent::Overrun => None,
+            };
         }
         _ => return None,
     };
@@ -78,7 +95,7 @@ impl RouteMonitor {
     /// Subscribes to the route events of the calling thread's network namespace.
     pub fn open() -> io::Result<RouteMonitor> {
         let what = "subscribing to route events";
-        let sock = subscribe(&[RTNLGRP_IPV4_ROUTE, RTNLGRP_IPV6_ROUTE], what)?;
+        let sock = subscribe(&[RTNLGRP_IPV4_ROUTE, RTNLGRP_IPV6_ROUTE, RTNLGRP_LINK], what)?;
         // Best effort: a kernel before 5.3 has no nexthop objects to follow.
         let _ = sock.add_membership(RTNLGRP_NEXTHOP);
         Ok(RouteMonitor { sock, buf: vec![0; RECV_BUF] })
@@ -93,5 +110,23 @@ impl RouteMonitor {
     /// The socket's descriptor: readable when events wait.
     pub fn fd(&self) -> RawFd {
         self.sock.as_raw_fd()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The link messages are link_monitor.rs's captured fixtures (a veth created down,
+    //! then deleted).
+    use super::*;
+    use crate::netlink::decode::frames;
+
+    fn event(bytes: &[u8]) -> Option<RouteEvent> {
+        route_event(frames(bytes).next().expect("one message").expect("framed"))
+    }
+
+    #[test]
+    fn a_device_down_or_gone_is_a_link_down() {
+        assert_eq!(event(include_bytes!("fixtures/newlink_veth_created.bin")), Some(RouteEvent::LinkDown(3)));
+        assert_eq!(event(include_bytes!("fixtures/dellink_deleted.bin")), Some(RouteEvent::LinkDown(3)));
     }
 }

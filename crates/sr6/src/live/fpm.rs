@@ -53,10 +53,9 @@ impl Fib {
             RouteEvent::NewNexthop(n) => {
                 self.nexthops.insert(n.id, n);
             }
-            RouteEvent::DelNexthop(n) => {
-                self.nexthops.remove(&n.id);
-                self.routes.retain(|_, r| r.nh_id != Some(n.id));
-            }
+            RouteEvent::DelNexthop(n) => kernel_routes::forget_nexthop(&mut self.nexthops, &mut self.routes, n.id),
+            // zebra's stream carries no link messages (zebra replaces the routes itself).
+            RouteEvent::LinkDown(_) => {}
             RouteEvent::Undecodable(e) => eprintln!("sr6: warning: an FPM message sr6 cannot read: {e}"),
             RouteEvent::Overrun => {}
         }

@@ -23,6 +23,7 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use sr6_io::netlink::nexthop::NexthopKind;
 use sr6_io::netlink::{self, KernelNexthop, KernelRoute, RouteEvent, RouteMonitor};
 
 use super::control::Control;
@@ -75,11 +76,8 @@ pub fn run(control: Arc<Mutex<Control>>, verbose: bool) {
                 RouteEvent::NewNexthop(n) => {
                     nexthops.insert(n.id, n);
                 }
-                RouteEvent::DelNexthop(n) => {
-                    // The kernel removed the routes through it with it, silently.
-                    nexthops.remove(&n.id);
-                    known.retain(|_, r| r.nh_id != Some(n.id));
-                }
+                RouteEvent::DelNexthop(n) => forget_nexthop(&mut nexthops, &mut known, n.id),
+                RouteEvent::LinkDown(ifindex) => flush_dev(&mut nexthops, &mut known, ifindex),
                 RouteEvent::Undecodable(e) => eprintln!("sr6: warning: a kernel route sr6 cannot read: {e}"),
                 RouteEvent::Overrun => {
                     known = dump();
@@ -88,6 +86,48 @@ pub fn run(control: Arc<Mutex<Control>>, verbose: bool) {
             }
         }
         publish(&control, &nexthops, &known, &mut refused, verbose);
+    }
+}
+
+/// Nexthop object `id` deleted, with what the kernel deletes with it, silently
+/// (net/ipv4/nexthop.c, `remove_nexthop`): the routes through it, and its place in every
+/// group it was a member of; a group left without members goes too, with its routes.
+/// (So a link going down, whose nexthops the kernel flushes, shrinks a multipath group
+/// at once, before zebra replaces the routes.)
+pub(crate) fn forget_nexthop(
+    nexthops: &mut BTreeMap<u32, KernelNexthop>,
+    known: &mut BTreeMap<Key, KernelRoute>,
+    id: u32,
+) {
+    let mut gone = vec![id];
+    while let Some(id) = gone.pop() {
+        nexthops.remove(&id);
+        known.retain(|_, r| r.nh_id != Some(id));
+        for n in nexthops.values_mut() {
+            if let NexthopKind::Group { members, .. } = &mut n.kind {
+                let before = members.len();
+                members.retain(|(m, _)| *m != id);
+                if members.is_empty() && before > 0 {
+                    gone.push(n.id);
+                }
+            }
+        }
+    }
+}
+
+/// Device `ifindex` went down or lost its carrier: the kernel deleted the nexthop
+/// objects through it ([`RouteEvent::LinkDown`], `nexthop_flush_dev`), and so does the
+/// mirror, at once: a multipath group through it shrinks before the routing daemon has
+/// even heard of the failure.
+pub(crate) fn flush_dev(
+    nexthops: &mut BTreeMap<u32, KernelNexthop>,
+    known: &mut BTreeMap<Key, KernelRoute>,
+    ifindex: u32,
+) {
+    let through = |n: &KernelNexthop| matches!(n.kind, NexthopKind::Single { oif: Some(i), .. } if i == ifindex);
+    let ids: Vec<u32> = nexthops.values().filter(|n| through(n)).map(|n| n.id).collect();
+    for id in ids {
+        forget_nexthop(nexthops, known, id);
     }
 }
 
@@ -177,5 +217,69 @@ fn publish(
         }
         Some(Err(e)) => eprintln!("sr6: warning: the kernel's routes are not mirrored: {e}"),
         _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn nexthop(id: u32, kind: NexthopKind) -> KernelNexthop {
+        KernelNexthop { id, v6: Some(true), protocol: 11, kind, encap: None, fdb: false }
+    }
+
+    fn route(dst: &str, nh_id: u32) -> KernelRoute {
+        KernelRoute {
+            dst: dst.parse().unwrap(),
+            prefix_len: 48,
+            table: 254,
+            protocol: 11,
+            kind: netlink::RouteKind::Unicast,
+            metric: Some(20),
+            nexthops: Vec::new(),
+            nh_id: Some(nh_id),
+            encap: None,
+        }
+    }
+
+    /// As the kernel: a deleted member leaves its groups (the routes through them stay),
+    /// and a group it leaves empty goes, with its routes.
+    #[test]
+    fn a_deleted_nexthop_leaves_its_groups() {
+        let single = || NexthopKind::Single { gateway: Some("fe80::1".parse().unwrap()), oif: Some(2) };
+        let group = |m: &[u32]| NexthopKind::Group { members: m.iter().map(|i| (*i, 1)).collect(), resilient: false };
+        let mut nhs: BTreeMap<u32, KernelNexthop> =
+            [nexthop(1, single()), nexthop(2, single()), nexthop(10, group(&[1, 2])), nexthop(11, group(&[2]))]
+                .into_iter()
+                .map(|n| (n.id, n))
+                .collect();
+        let mut known: BTreeMap<Key, KernelRoute> =
+            [route("fc00:1::", 10), route("fc00:2::", 11), route("fc00:3::", 2)]
+                .into_iter()
+                .map(|r| (key(&r), r))
+                .collect();
+        forget_nexthop(&mut nhs, &mut known, 2);
+        assert_eq!(nhs.keys().copied().collect::<Vec<_>>(), [1, 10], "11, left empty, went too");
+        assert_eq!(nhs[&10].kind, group(&[1]));
+        let dsts: Vec<String> = known.values().map(|r| r.dst.to_string()).collect();
+        assert_eq!(dsts, ["fc00:1::"], "the routes through 2 and 11 went; the group's route stays");
+    }
+
+    /// A device down: the nexthops through it go, as by their deletion.
+    #[test]
+    fn a_device_down_flushes_its_nexthops() {
+        let via = |oif: u32| NexthopKind::Single { gateway: Some("fe80::1".parse().unwrap()), oif: Some(oif) };
+        let group = NexthopKind::Group { members: vec![(1, 1), (2, 1)], resilient: false };
+        let mut nhs: BTreeMap<u32, KernelNexthop> =
+            [nexthop(1, via(3)), nexthop(2, via(4)), nexthop(10, group), nexthop(12, NexthopKind::Blackhole)]
+                .into_iter()
+                .map(|n| (n.id, n))
+                .collect();
+        let mut known: BTreeMap<Key, KernelRoute> =
+            [route("fc00:1::", 10), route("fc00:2::", 1)].into_iter().map(|r| (key(&r), r)).collect();
+        flush_dev(&mut nhs, &mut known, 3);
+        assert_eq!(nhs.keys().copied().collect::<Vec<_>>(), [2, 10, 12]);
+        assert_eq!(nhs[&10].kind, NexthopKind::Group { members: vec![(2, 1)], resilient: false });
+        assert_eq!(known.len(), 1, "the route through nexthop 1 went, the group's stayed");
     }
 }
