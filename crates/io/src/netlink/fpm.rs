@@ -8,7 +8,7 @@
 //! or more netlink messages, `RTM_NEWROUTE`/`RTM_DELROUTE` and, with zebra's `fpm
 //! use-next-hop-groups`, `RTM_NEWNEXTHOP`/`RTM_DELNEXTHOP`, as zebra would send them
 //! to the kernel. They decode with the kernel mirror's own decoder
-//! ([`super::route_monitor`]'s), into the same [`RouteEvent`]s: one decoder for both
+//! ([`super::RouteMonitor`]'s), into the same [`RouteEvent`]s: one decoder for both
 //! ways of following a routing daemon.
 //!
 //! [`FpmStream`] frames what a connection delivers, in whatever pieces it arrives.

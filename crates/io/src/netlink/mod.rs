@@ -19,7 +19,9 @@
 //! * [`nexthops`]: a dump of the nexthop objects (`RTM_GETNEXTHOP`) those routes may
 //!   name, each a [`KernelNexthop`] that writes itself as its `ip nexthop add` line;
 //! * [`RouteMonitor`]: the route and nexthop events that follow (`RTNLGRP_IPV4_ROUTE`,
-//!   `RTNLGRP_IPV6_ROUTE`, `RTNLGRP_NEXTHOP`), with [`RouteEvent::Overrun`] likewise;
+//!   `RTNLGRP_IPV6_ROUTE`, `RTNLGRP_NEXTHOP`), and the devices going down, whose
+//!   nexthops the kernel flushes silently (`RTNLGRP_LINK`), with
+//!   [`RouteEvent::Overrun`] likewise;
 //! * [`request_resolution`]: ask the kernel to resolve a neighbour now (`RTM_NEWNEIGH`
 //!   with `NTF_USE`, as `ip neigh replace ADDR dev DEV nud none use`, but leaving
 //!   static entries alone), whose result arrives through the monitor.

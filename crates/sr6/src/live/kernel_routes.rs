@@ -13,6 +13,9 @@
 //! (`proto kernel`: connected prefixes and link-local ones, which sr6 derives from its
 //! own addresses), local and broadcast routes, routes through devices sr6 does not
 //! serve, and what the line cannot say (End.BPF, other tunnels), each logged once.
+//! What the kernel deletes without a message is deleted here too: with a nexthop
+//! object, the routes through it and its place in groups ([`forget_nexthop`]); with a
+//! device that goes down, the nexthop objects through it ([`flush_dev`]).
 //!
 //! Every event rebuilds the tables from the whole configuration, as `sr6 ctl` does:
 //! fine for the routes of a lab or an IGP, not yet for a full BGP table (the
