@@ -110,16 +110,9 @@ pub fn run(o: RunOpts) -> Result<()> {
             d.state = if l.up { DevState::Up } else { DevState::Down };
         });
     }
-    let mut control = Control {
-        spec,
-        shared: shared.clone(),
-        dev_macs,
-        dev_mtus,
-        learned: BTreeMap::new(),
-        commands: 0,
-        kernel_routes: Vec::new(),
-        fpm_routes: Vec::new(),
-    };
+    let mut control = Control::new(spec, shared.clone());
+    control.dev_macs = dev_macs;
+    control.dev_mtus = dev_mtus;
     match neigh::load_all(&mut control, &devs) {
         Ok(n) if o.verbose => eprintln!("sr6: {n} neighbour(s) from the kernel"),
         Ok(_) => {}

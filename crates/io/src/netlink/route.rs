@@ -461,6 +461,10 @@ impl KernelRoute {
                 s.push_str(&format!(" dev {}", dev(i)?));
             }
         }
+        // Who installed it, as `ip route` names it (not for `ip route add`'s own, boot).
+        if !matches!(self.protocol, 0 | 3) {
+            s.push_str(&format!(" proto {}", proto_name(self.protocol)));
+        }
         if self.table != RT_TABLE_MAIN {
             s.push_str(&format!(" table {}", self.table));
         }
@@ -481,6 +485,36 @@ impl KernelRoute {
         }
         Ok(s)
     }
+}
+
+/// `RTPROT_*` as iproute2 names it (`/usr/share/iproute2/rt_protos`), else the number.
+pub fn proto_name(p: u8) -> String {
+    let name = match p {
+        1 => "redirect",
+        2 => "kernel",
+        3 => "boot",
+        4 => "static",
+        8 => "gated",
+        9 => "ra",
+        10 => "mrt",
+        11 => "zebra",
+        12 => "bird",
+        13 => "dnrouted",
+        14 => "xorp",
+        15 => "ntk",
+        16 => "dhcp",
+        17 => "mrouted",
+        18 => "keepalived",
+        42 => "babel",
+        99 => "openr",
+        186 => "bgp",
+        187 => "isis",
+        188 => "ospf",
+        189 => "rip",
+        192 => "eigrp",
+        _ => return p.to_string(),
+    };
+    name.to_string()
 }
 
 /// Segments as `ip` lists them: comma-separated.
@@ -577,7 +611,10 @@ mod tests {
         m.extend(nla(rta::OIF, &2u32.to_ne_bytes()));
         m.extend(nla(rta::PRIORITY, &1024u32.to_ne_bytes()));
         let r = decode(&m).unwrap();
-        assert_eq!(r.to_line(&names).unwrap(), "ip -6 route add fc00:1::/48 via fe80::1 dev eth2 metric 1024");
+        assert_eq!(
+            r.to_line(&names).unwrap(),
+            "ip -6 route add fc00:1::/48 via fe80::1 dev eth2 proto static metric 1024"
+        );
         // encap seg6 mode encap segs fc00:2::1,fc00:3::1 with an HMAC TLV of key 7.
         let mut srh = vec![0, 0, 4, 1, 1, 0, 0, 0];
         srh[1] = ((16 * 2 + 40) / 8) as u8;
@@ -595,7 +632,7 @@ mod tests {
         let r = decode(&m).unwrap();
         assert_eq!(
             r.to_line(&names).unwrap(),
-            "ip -6 route add fc00:42::/64 encap seg6 mode encap segs fc00:2::1,fc00:3::1 hmac 7 dev eth1"
+            "ip -6 route add fc00:42::/64 encap seg6 mode encap segs fc00:2::1,fc00:3::1 hmac 7 dev eth1 proto static"
         );
     }
 
@@ -616,7 +653,7 @@ mod tests {
         assert_eq!(
             r.to_line(&names).unwrap(),
             "ip -6 route add fc00:0:c3::/48 encap seg6local action End.X nh6 fc00:23::3 flavors psp,next-csid \
-             lblen 32 nflen 16 dev eth3"
+             lblen 32 nflen 16 dev eth3 proto static"
         );
         // End.BPF: the kernel keeps the program, not where it came from.
         let mut bpf = nla(local::ACTION, &15u32.to_ne_bytes());
@@ -653,7 +690,7 @@ mod tests {
         let r = decode(&m).unwrap();
         assert_eq!(
             r.to_line(&names).unwrap(),
-            "ip route add 20.1.2.0/24 table 100 nexthop via 10.0.12.2 dev eth1 weight 1 \
+            "ip route add 20.1.2.0/24 proto static table 100 nexthop via 10.0.12.2 dev eth1 weight 1 \
              nexthop via 10.0.13.2 dev eth2 weight 3"
         );
     }

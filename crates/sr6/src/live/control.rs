@@ -11,7 +11,7 @@ use std::net::IpAddr;
 use std::path::Path;
 use std::sync::Arc;
 
-use sr6_core::spec::{MtuSpec, NeighSpec, RouterSpec};
+use sr6_core::spec::{MtuSpec, NeighSpec, RouteSpec, RouterSpec};
 use sr6_core::tables::Tables;
 
 use super::state::Shared;
@@ -19,6 +19,9 @@ use super::state::Shared;
 /// The live configuration. See the module docs.
 pub struct Control {
     pub spec: RouterSpec,
+    /// The configuration as its file last gave it (at start, or `reload`): a route of
+    /// `spec` it has is the configuration's, any other `sr6 ctl`'s (`show routes`).
+    pub config: RouterSpec,
     pub shared: Arc<Shared>,
     /// Device MACs of the real Linux devices, by name (they override `link set ...
     /// address`: the kernel answers neighbour discovery with the real one).
@@ -41,6 +44,34 @@ pub struct Control {
 }
 
 impl Control {
+    /// The live configuration of a router started with `spec`, publishing to `shared`:
+    /// no neighbours learned, no outside routes, the devices' MACs and MTUs as `spec`
+    /// has them (`sr6 run` then fills in the kernel's).
+    pub fn new(spec: RouterSpec, shared: Arc<Shared>) -> Control {
+        Control {
+            config: spec.clone(),
+            spec,
+            shared,
+            dev_macs: BTreeMap::new(),
+            dev_mtus: BTreeMap::new(),
+            learned: BTreeMap::new(),
+            commands: 0,
+            kernel_routes: Vec::new(),
+            fpm_routes: Vec::new(),
+        }
+    }
+
+    /// Where route `r` of [`spec`](Self::spec) comes from: `"config"` when the
+    /// configuration file has it (the same table, prefix and route), else `"ctl"`.
+    pub fn route_origin(&self, r: &RouteSpec) -> &'static str {
+        let same = |c: &&RouteSpec| c.table == r.table && c.prefix == r.prefix && c.kind == r.kind;
+        if self.config.routes.iter().any(|c| same(&c)) {
+            "config"
+        } else {
+            "ctl"
+        }
+    }
+
     /// Builds the tables a live router runs from `spec` + the learned neighbours:
     /// static `neigh` lines win over learned ones, the devices' real MACs are used,
     /// and packets with an unresolved next hop wait for resolution.
@@ -179,6 +210,7 @@ impl Control {
         s.devices = self.spec.devices.clone();
         let (t, warnings) = self.build(&s).map_err(|e| format!("{}:{e}", path.display()))?;
         let id = self.shared.publish(t);
+        self.config = s.clone();
         self.spec = s;
         let mut out = format!("reloaded {} (tables generation {id})", path.display());
         for w in warnings {
@@ -279,16 +311,7 @@ mod tests {
         let spec = sr6_config::parse_str(src, "t").unwrap();
         let t = Tables::build(&spec).unwrap().0;
         let shared = Arc::new(Shared::new(t, 1, Arc::new(AtomicBool::new(false))));
-        Control {
-            spec,
-            shared,
-            dev_macs: BTreeMap::new(),
-            learned: BTreeMap::new(),
-            dev_mtus: BTreeMap::new(),
-            commands: 0,
-            kernel_routes: Vec::new(),
-            fpm_routes: Vec::new(),
-        }
+        Control::new(spec, shared)
     }
 
     const CONF: &str = "addr add fc00::1/64 dev eth0\nroute add fc00:1::/64 via fc00::2 dev eth0\n";

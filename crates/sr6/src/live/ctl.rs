@@ -43,7 +43,7 @@ commands:
   rule add|del ...                   change the policy routing rules (ip rule);
                                      any other configuration line (neigh, sr hmac, sysctl...) too
   show sids [--json]                 local SIDs with packets, bytes, errors
-  show routes [--json]               routes, in configuration syntax (mirrored kernel routes last)
+  show routes [--json]               routes, in configuration syntax, by origin (config, ctl, FPM, kernel)
   show proxies [--json]              SR proxies: caches, packets to and from their functions, drops
   show rules [--json]                policy routing rules (ip rule), in configuration syntax
   show firewall [--json]             firewall policies and rules (ip6tables -S -v): packets, bytes
@@ -243,23 +243,8 @@ fn show_cmd(what: &str, json: bool, c: &Control, status: &Status) -> Result<Stri
             Ok(if json { pretty(&v) } else { crate::report::firewall_text(&v) })
         }
         "routes" | "route" => {
-            let mut r = show::routes(&c.spec);
-            // The routes mirrored from the kernel that the tables hold, after the
-            // configuration's and `sr6 ctl`'s, under a comment saying so.
-            let mut merged = c.spec.clone();
-            let outside = c.outside_routes();
-            let used = super::control::merge_outside_routes(&mut merged, &outside);
-            let nf = c.fpm_routes.len();
-            let (fpm, kernel): (Vec<usize>, Vec<usize>) = used.into_iter().partition(|i| *i < nf);
-            if !fpm.is_empty() {
-                r.push("# from zebra's FPM stream (--fpm-listen)".into());
-                r.extend(fpm.iter().map(|i| outside[*i].clone()));
-            }
-            if !kernel.is_empty() {
-                r.push("# mirrored from the kernel's tables (--mirror-kernel-routes)".into());
-                r.extend(kernel.iter().map(|i| outside[*i].clone()));
-            }
-            Ok(if json { pretty(&serde_json::json!(r)) } else { r.join("\n") })
+            let v = route_listing(c);
+            Ok(if json { pretty(&serde_json::json!(v)) } else { route_listing_text(&v) })
         }
         "rules" | "rule" => {
             let r = show::rules(&c.spec);
@@ -328,10 +313,52 @@ pub fn request(path: &Path, args: &[String]) -> Result<Response, String> {
     serde_json::from_str(&resp).map_err(|e| format!("{}: malformed answer: {e}", path.display()))
 }
 
+/// `show routes`: every route the tables hold, in configuration syntax, with where it
+/// comes from (`origin`: `config`, `ctl`, `fpm` for zebra's stream, `kernel` for the
+/// mirror) and, for the outside ones, the routing protocol that installed them (the
+/// line's `proto`, when it has one): the configuration's and `sr6 ctl`'s first, then
+/// the outside routes the tables took, in the order they are merged.
+fn route_listing(c: &Control) -> Vec<serde_json::Value> {
+    let entry = |line: String, origin: &str| {
+        let proto = line.split_whitespace().skip_while(|w| *w != "proto").nth(1).map(str::to_string);
+        serde_json::json!({ "route": line, "origin": origin, "protocol": proto })
+    };
+    let lines = show::routes(&c.spec);
+    let own = c.spec.routes.iter().zip(lines).map(|(r, l)| (c.route_origin(r), l));
+    let (config, ctl): (Vec<_>, Vec<_>) = own.partition(|(o, _)| *o == "config");
+    let mut v: Vec<serde_json::Value> = config.into_iter().chain(ctl).map(|(o, l)| entry(l, o)).collect();
+    let mut merged = c.spec.clone();
+    let outside = c.outside_routes();
+    let nf = c.fpm_routes.len();
+    for i in super::control::merge_outside_routes(&mut merged, &outside) {
+        v.push(entry(outside[i].clone(), if i < nf { "fpm" } else { "kernel" }));
+    }
+    v
+}
+
+/// [`route_listing`] as text: the lines, each source after a comment naming it (the
+/// configuration's without one).
+fn route_listing_text(v: &[serde_json::Value]) -> String {
+    let mut out = Vec::new();
+    let mut last = "config";
+    for e in v {
+        let origin = e["origin"].as_str().unwrap_or("config");
+        if origin != last {
+            out.push(match origin {
+                "ctl" => "# added by sr6 ctl".to_string(),
+                "fpm" => "# from zebra's FPM stream (--fpm-listen)".to_string(),
+                _ => "# mirrored from the kernel's tables (--mirror-kernel-routes)".to_string(),
+            });
+            last = origin;
+        }
+        out.push(e["route"].as_str().unwrap_or_default().to_string());
+    }
+    out.join("\n")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::BTreeMap;
     use std::sync::atomic::AtomicBool;
 
     fn setup() -> (Arc<Mutex<Control>>, Status) {
@@ -339,16 +366,7 @@ mod tests {
         let spec = sr6_config::parse_str(src, "t").unwrap();
         let t = sr6_core::tables::Tables::build(&spec).unwrap().0;
         let shared = Arc::new(Shared::new(t, 2, Arc::new(AtomicBool::new(false))));
-        let c = Control {
-            spec,
-            shared,
-            dev_macs: BTreeMap::new(),
-            learned: BTreeMap::new(),
-            dev_mtus: BTreeMap::new(),
-            commands: 0,
-            kernel_routes: Vec::new(),
-            fpm_routes: Vec::new(),
-        };
+        let c = Control::new(spec, shared);
         let st = Status {
             backend: "test".into(),
             workers: 2,
@@ -358,6 +376,26 @@ mod tests {
             warnings: vec![],
         };
         (Arc::new(Mutex::new(c)), st)
+    }
+
+    /// `show routes` says where each route comes from: the configuration's, then
+    /// `sr6 ctl`'s, then the mirror's with the protocol that installed them.
+    #[test]
+    fn routes_are_listed_by_origin() {
+        let (c, _) = setup();
+        let mut c = c.lock().unwrap();
+        c.apply_line("route add fc00:2::/64 via fc00::2 dev eth0").unwrap();
+        c.kernel_routes = vec!["ip -6 route add fc00:3::/48 via fc00::3 dev eth0 proto isis metric 20".into()];
+        let v = route_listing(&c);
+        let origins: Vec<(&str, Option<&str>)> =
+            v.iter().map(|e| (e["origin"].as_str().unwrap(), e["protocol"].as_str())).collect();
+        assert_eq!(origins, [("config", None), ("ctl", None), ("kernel", Some("isis"))]);
+        let text = route_listing_text(&v);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[1], "# added by sr6 ctl", "{text}");
+        assert!(lines[2].contains("fc00:2::/64"), "{text}");
+        assert_eq!(lines[3], "# mirrored from the kernel's tables (--mirror-kernel-routes)", "{text}");
+        assert!(lines[4].ends_with("proto isis metric 20"), "{text}");
     }
 
     fn run(c: &Mutex<Control>, st: &Status, cmd: &str) -> Response {

@@ -1,7 +1,6 @@
 //! Workers end to end over socket-pair ports: frames in, the pipeline, frames out, table
 //! swaps under traffic, and packets waiting for neighbour resolution.
 
-use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver};
 use std::sync::{Arc, Mutex};
@@ -53,16 +52,7 @@ impl Rig {
         let stop = Arc::new(AtomicBool::new(false));
         let t0 = sr6_core::tables::Tables::build(&spec).unwrap().0;
         let shared = Arc::new(Shared::new(t0, id + 1, stop.clone()));
-        let mut c = Control {
-            spec,
-            shared: shared.clone(),
-            dev_macs: BTreeMap::new(),
-            learned: BTreeMap::new(),
-            dev_mtus: BTreeMap::new(),
-            commands: 0,
-            kernel_routes: Vec::new(),
-            fpm_routes: Vec::new(),
-        };
+        let mut c = Control::new(spec, shared.clone());
         c.republish().map(|_| ()).unwrap_or_else(|e| panic!("{e}"));
         let (p0, w0) = SocketPairPort::pair("eth0", 0).unwrap();
         let (p1, w1) = SocketPairPort::pair("eth1", 1).unwrap();
