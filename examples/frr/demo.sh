@@ -65,26 +65,11 @@ case $mode in
   demo|--check|--keep) ;;
   *) echo "usage: demo.sh [--check|--keep|down]" >&2; exit 2 ;;
 esac
-[ "$(id -u)" = 0 ] || { echo "demo.sh: needs root (network namespaces, XDP)" >&2; exit 1; }
-for t in ethtool ping python3 vtysh; do
-  command -v $t >/dev/null || { echo "demo.sh: needs $t (bash scripts/setup.sh installs it)" >&2; exit 1; }
-done
 for d in zebra isisd staticd; do
   [ -x "$FRRD/$d" ] || { echo "demo.sh: needs FRR's $d in $FRRD (bash scripts/setup.sh installs frr)" >&2; exit 1; }
 done
-# Without --check or $SR6_BIN, the build is brought up to date when cargo is at hand
-# (under sudo it often is not: then target/release/sr6 as it is).
-if [ "$mode" != --check ] && [ -z "${SR6_BIN:-}" ] && command -v cargo >/dev/null; then
-  cargo build --release --quiet -p sr6 || exit 1
-fi
-[ -x "$SR6" ] || { echo "demo.sh: no sr6 binary at $SR6 (cargo build --release -p sr6)" >&2; exit 1; }
-down
-[ "$mode" = --keep ] || trap down EXIT
-trap 'exit 130' INT TERM
-mkdir -p "$RUN"
-
-say() { printf '\n== %s\n' "$*"; }
-ns() { ip netns exec "$P$1" "${@:2}"; }
+. examples/demo-lib.sh
+demo_prepare demo.sh "ethtool ping python3 vtysh"
 
 say "namespaces ${P}{${NODES// /,}} and their links"
 for n in $NODES; do
@@ -93,12 +78,6 @@ for n in $NODES; do
   ns "$n" sysctl -qw net.ipv6.conf.all.accept_dad=0 net.ipv6.conf.default.accept_dad=0
   mkdir -p "$RUN/$n"
 done
-# Checksums complete on the wire (veth would leave them to an offload otherwise).
-link() {
-  ip link add "$2" netns "$P$1" type veth peer name "$4" netns "$P$3" || exit 1
-  ns "$1" ip link set "$2" up; ns "$3" ip link set "$4" up
-  ns "$1" ethtool -K "$2" tx off >/dev/null; ns "$3" ethtool -K "$4" tx off >/dev/null
-}
 link h1 h1-r1 r1 r1-h1
 link r1 r1-r2 r2 r2-r1
 link r1 r1-r3 r3 r3-r1
@@ -226,9 +205,6 @@ flows() {  # TAG COUNT: FLOWS flows h1 -> h2 at RATE each, ports 9000.., results
   [ -z "${3:-}" ] || { sleep "$3"; $4; }
   wait "${pids[@]}"
 }
-json() {  # FILE PYTHON-EXPRESSION-OVER-j
-  python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2" 2>/dev/null || echo "?"
-}
 total() {  # TAG FIELD: the field summed over the flows
   local s=0 i v
   for i in $(seq 0 $((FLOWS - 1))); do v=$(json "$RUN/$1.$i.json" "j['$2']"); [ "$v" = "?" ] && v=0; s=$((s + v)); done
@@ -332,12 +308,6 @@ kernel_back=$(kpaths r1 fc00:4::/48); sr6_back=$(paths r1 fc00:4::/48)
 echo "   in r1's kernel (zebra's): $kernel_back; in r1's sr6: $sr6_back"
 
 say "checks"
-failed=0
-check() {  # DESCRIPTION TEST...
-  local what=$1; shift
-  if "$@"; then echo "  PASS  $what"; else echo "  FAIL  $what"; failed=$((failed + 1)); fi
-}
-eq() { [ "$1" = "$2" ]; }
 check "IS-IS converged: r1's, r2's and r4's sr6 mirror the other three locators from their kernels, r3's kernel has them" \
   eq "$converged" 1
 check "r4's sr6 mirrors the End.DT6 SID and the H.Encaps policy from its kernel" \

@@ -48,21 +48,9 @@ case $mode in
   demo|--check|--keep) ;;
   *) echo "usage: demo.sh [--check|--keep|down]" >&2; exit 2 ;;
 esac
-[ "$(id -u)" = 0 ] || { echo "demo.sh: needs root (network namespaces, XDP)" >&2; exit 1; }
-for t in ethtool python3; do
-  command -v $t >/dev/null || { echo "demo.sh: needs $t (bash scripts/setup.sh installs it)" >&2; exit 1; }
-done
-if [ "$mode" != --check ] && [ -z "${SR6_BIN:-}" ] && command -v cargo >/dev/null; then
-  cargo build --release --quiet -p sr6 || exit 1
-fi
-[ -x "$SR6" ] || { echo "demo.sh: no sr6 binary at $SR6 (cargo build --release -p sr6)" >&2; exit 1; }
-down
-[ "$mode" = --keep ] || trap down EXIT
-trap 'exit 130' INT TERM
-mkdir -p "$RUN"
+. examples/demo-lib.sh
+demo_prepare demo.sh "ethtool python3"
 
-say() { printf '\n== %s\n' "$*"; }
-ns() { ip netns exec "$P$1" "${@:2}"; }
 kernel() {  # NODE < iproute2 lines
   local n=$1 line
   while read -r line; do
@@ -78,12 +66,6 @@ for n in $NODES; do
     net.ipv6.conf.all.accept_ra=0 net.ipv6.conf.default.accept_ra=0 \
     net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.default.rp_filter=0
 done
-# Checksums complete on the wire (veth would leave them to an offload otherwise).
-link() {
-  ip link add "$2" netns "$P$1" type veth peer name "$4" netns "$P$3" || exit 1
-  ns "$1" ip link set "$2" up; ns "$3" ip link set "$4" up
-  ns "$1" ethtool -K "$2" tx off >/dev/null; ns "$3" ethtool -K "$4" tx off >/dev/null
-}
 link gnb gnb-sa sra sa-gnb
 link sra sa-core core core-sa
 link core core-sb srb sb-core
@@ -166,15 +148,6 @@ ns core ip -s -6 route show fc00:c::e/128 | sed 's/^/   /'
 for s in sra srb; do echo "   $s:"; ctl $s show sids | sed 's/^/     /'; ctl $s show sids --json >"$RUN/$s-sids.json"; done
 
 say "checks"
-failed=0
-check() {  # DESCRIPTION TEST...
-  local what=$1; shift
-  if "$@"; then echo "  PASS  $what"; else echo "  FAIL  $what"; failed=$((failed + 1)); fi
-}
-eq() { [ "$1" = "$2" ]; }
-json() {  # FILE PYTHON-EXPRESSION-OVER-j
-  python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2" 2>/dev/null || echo "?"
-}
 check "uplink: the UPF received all $N T-PDUs (unique: $(json "$RUN/uplink.json" 'j["unique"]'))" \
   eq "$(json "$RUN/uplink.json" 'j["unique"]')" "$N"
 check "uplink: each with TEID 0x1234 and QFI 9 ($(json "$RUN/uplink.json" '(j["teids"], j["qfis"])'))" \

@@ -49,23 +49,9 @@ case $mode in
   demo|--check|--keep) ;;
   *) echo "usage: demo.sh [--check|--keep|down]" >&2; exit 2 ;;
 esac
-[ "$(id -u)" = 0 ] || { echo "demo.sh: needs root (network namespaces, XDP)" >&2; exit 1; }
-for t in nft ethtool ping python3; do
-  command -v $t >/dev/null || { echo "demo.sh: needs $t (bash scripts/setup.sh installs it)" >&2; exit 1; }
-done
-# Without --check or $SR6_BIN, the build is brought up to date when cargo is at hand
-# (under sudo it often is not: then target/release/sr6 as it is).
-if [ "$mode" != --check ] && [ -z "${SR6_BIN:-}" ] && command -v cargo >/dev/null; then
-  cargo build --release --quiet -p sr6 || exit 1
-fi
-[ -x "$SR6" ] || { echo "demo.sh: no sr6 binary at $SR6 (cargo build --release -p sr6)" >&2; exit 1; }
-down
-[ "$mode" = --keep ] || trap down EXIT
-trap 'exit 130' INT TERM
-mkdir -p "$RUN"
+. examples/demo-lib.sh
+demo_prepare demo.sh "nft ethtool ping python3"
 
-say() { printf '\n== %s\n' "$*"; }
-ns() { ip netns exec "$P$1" "${@:2}"; }
 # Applies iproute2 lines to the kernel of a namespace.
 kernel() {
   local n=$1 line
@@ -84,11 +70,6 @@ for n in $NODES; do
 done
 # veth leaves checksums to "hardware" when the sender offloads them; a real wire always
 # carries complete ones, so the offload is off.
-link() {
-  ip link add "$2" netns "$P$1" type veth peer name "$4" netns "$P$3" || exit 1
-  ns "$1" ip link set "$2" up; ns "$3" ip link set "$4" up
-  ns "$1" ethtool -K "$2" tx off >/dev/null; ns "$3" ethtool -K "$4" tx off >/dev/null
-}
 link a a-ing ing ing-a
 link ing ing-s sr6 s-ing
 link sr6 s-fw1 fw fw-s1
@@ -229,12 +210,6 @@ ctl show proxies | sed 's/^/   /'
 ctl show proxies --json >"$RUN/proxies.json"
 
 say "checks"
-failed=0
-check() {  # DESCRIPTION TEST...
-  local what=$1; shift
-  if "$@"; then echo "  PASS  $what"; else echo "  FAIL  $what"; failed=$((failed + 1)); fi
-}
-eq() { [ "$1" = "$2" ]; }
 route_count() { ns "$1" ip -s -6 route show "$2" | sed -n 's/.*packets \([0-9]*\).*/\1/p'; }
 for v in 6 4; do
   got=$(field "$RUN/allowed$v.json" unique)

@@ -51,21 +51,9 @@ case $mode in
   demo|--check|--keep) ;;
   *) echo "usage: sr-aware.sh [--check|--keep|down]" >&2; exit 2 ;;
 esac
-[ "$(id -u)" = 0 ] || { echo "sr-aware.sh: needs root (network namespaces, XDP)" >&2; exit 1; }
-for t in ethtool ping python3; do
-  command -v $t >/dev/null || { echo "sr-aware.sh: needs $t (bash scripts/setup.sh installs it)" >&2; exit 1; }
-done
-if [ "$mode" != --check ] && [ -z "${SR6_BIN:-}" ] && command -v cargo >/dev/null; then
-  cargo build --release --quiet -p sr6 || exit 1
-fi
-[ -x "$SR6" ] || { echo "sr-aware.sh: no sr6 binary at $SR6 (cargo build --release -p sr6)" >&2; exit 1; }
-down
-[ "$mode" = --keep ] || trap down EXIT
-trap 'exit 130' INT TERM
-mkdir -p "$RUN"
+. examples/demo-lib.sh
+demo_prepare sr-aware.sh "ethtool ping python3"
 
-say() { printf '\n== %s\n' "$*"; }
-ns() { ip netns exec "$P$1" "${@:2}"; }
 kernel() {  # NODE < iproute2 lines
   local n=$1 line
   while read -r line; do
@@ -81,11 +69,6 @@ for n in $NODES; do
     net.ipv6.conf.all.accept_ra=0 net.ipv6.conf.default.accept_ra=0
 done
 # veth leaves checksums to "hardware" when the sender offloads them: off, as on a wire.
-link() {
-  ip link add "$2" netns "$P$1" type veth peer name "$4" netns "$P$3" || exit 1
-  ns "$1" ip link set "$2" up; ns "$3" ip link set "$4" up
-  ns "$1" ethtool -K "$2" tx off >/dev/null; ns "$3" ethtool -K "$4" tx off >/dev/null
-}
 link a a-ing ing ing-a
 link ing ing-f fw f-ing
 link fw f-ids ids i-fw
@@ -201,12 +184,6 @@ for _ in $(seq 50); do
 done
 
 say "checks"
-failed=0
-check() {  # DESCRIPTION TEST...
-  local what=$1; shift
-  if "$@"; then echo "  PASS  $what"; else echo "  FAIL  $what"; failed=$((failed + 1)); fi
-}
-eq() { [ "$1" = "$2" ]; }
 route_count() { ns "$1" ip -s -6 route show "$2" | sed -n 's/.*packets \([0-9]*\).*/\1/p'; }
 got=$(field "$RUN/trusted.json" unique)
 check "B received all $N datagrams of the trusted flow, ATTACK inside (got $got)" eq "$got" "$N"
