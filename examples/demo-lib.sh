@@ -1,7 +1,33 @@
 # What the live demos share (examples/*/demo.sh, examples/sfc/sr-aware.sh), sourced from
-# the repository's root once the script has set P (its namespace prefix), RUN (its
-# directory under /run), SR6 (the binary) and mode (demo, --check or --keep), and
-# defined down() (which removes what it builds).
+# the repository's root once the script has set P (its namespace prefix), NODES (its
+# namespaces, without the prefix), RUN (its directory under /run), SR6 (the binary) and
+# mode (demo, --check, --keep or down). The processes a demo starts in the background
+# write their pids in *.pid files under $RUN, which down() stops.
+
+# down: stops the processes of the *.pid files under $RUN, removes the namespaces and
+# $RUN.
+down() {
+  local f pid pids=()
+  while read -r f; do
+    pid=$(cat "$f" 2>/dev/null)
+    [ -n "$pid" ] && kill "$pid" 2>/dev/null && pids+=("$pid")
+  done < <(find "$RUN" -name '*.pid' 2>/dev/null)
+  for pid in "${pids[@]}"; do
+    for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  done
+  for n in $NODES; do ip netns del "$P$n" 2>/dev/null; done
+  rm -rf "$RUN"
+}
+
+# demo_mode NAME: `down` removes a demo left running (--keep) and exits; anything but
+# demo, --check and --keep is a usage error.
+demo_mode() {
+  case $mode in
+    down) down; exit 0 ;;
+    demo|--check|--keep) ;;
+    *) echo "usage: $1 [--check|--keep|down]" >&2; exit 2 ;;
+  esac
+}
 
 # demo_prepare NAME "TOOL...": checks root and the tools; without --check or $SR6_BIN
 # brings the build up to date when cargo is at hand (under sudo it often is not: then

@@ -45,30 +45,11 @@ FLOWS=${FRR_FLOWS:-8}         # UDP flows h1 -> h2 (one port each)
 RATE=${FRR_RATE:-500}         # datagrams per second, per flow
 mode=${1:-demo}
 
-down() {
-  local f pid
-  for f in "$RUN"/*/*.pid; do
-    [ -e "$f" ] || continue
-    pid=$(cat "$f" 2>/dev/null)
-    [ -n "$pid" ] && kill "$pid" 2>/dev/null
-  done
-  for f in "$RUN"/*/*.pid; do
-    [ -e "$f" ] || continue
-    pid=$(cat "$f" 2>/dev/null)
-    for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-  done
-  for n in $NODES; do ip netns del "$P$n" 2>/dev/null; done
-  rm -rf "$RUN"
-}
-case $mode in
-  down) down; exit 0 ;;
-  demo|--check|--keep) ;;
-  *) echo "usage: demo.sh [--check|--keep|down]" >&2; exit 2 ;;
-esac
+. examples/demo-lib.sh
+demo_mode demo.sh
 for d in zebra isisd staticd; do
   [ -x "$FRRD/$d" ] || { echo "demo.sh: needs FRR's $d in $FRRD (bash scripts/setup.sh installs frr)" >&2; exit 1; }
 done
-. examples/demo-lib.sh
 demo_prepare demo.sh "ethtool ping python3 vtysh"
 
 say "namespaces ${P}{${NODES// /,}} and their links"

@@ -32,23 +32,8 @@ BACKEND=${MOBILE_BACKEND:-auto}   # sr6 run --backend
 N=${MOBILE_COUNT:-200}            # T-PDUs per direction
 mode=${1:-demo}
 
-down() {
-  local pid s
-  for s in sra srb; do
-    pid=$(cat "$RUN/$s.pid" 2>/dev/null)
-    if [ -n "$pid" ] && kill "$pid" 2>/dev/null; then
-      for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    fi
-  done
-  for n in $NODES; do ip netns del "$P$n" 2>/dev/null; done
-  rm -rf "$RUN"
-}
-case $mode in
-  down) down; exit 0 ;;
-  demo|--check|--keep) ;;
-  *) echo "usage: demo.sh [--check|--keep|down]" >&2; exit 2 ;;
-esac
 . examples/demo-lib.sh
+demo_mode demo.sh
 demo_prepare demo.sh "ethtool python3"
 
 kernel() {  # NODE < iproute2 lines

@@ -35,21 +35,8 @@ N=${SFC_COUNT:-200}            # UDP datagrams per flow
 PINGS=3
 mode=${1:-demo}
 
-down() {
-  local pid
-  pid=$(cat "$RUN/sr6.pid" 2>/dev/null)
-  if [ -n "$pid" ] && kill "$pid" 2>/dev/null; then
-    for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-  fi
-  for n in $NODES; do ip netns del "$P$n" 2>/dev/null; done
-  rm -rf "$RUN"
-}
-case $mode in
-  down) down; exit 0 ;;
-  demo|--check|--keep) ;;
-  *) echo "usage: demo.sh [--check|--keep|down]" >&2; exit 2 ;;
-esac
 . examples/demo-lib.sh
+demo_mode demo.sh
 demo_prepare demo.sh "nft ethtool ping python3"
 
 # Applies iproute2 lines to the kernel of a namespace.

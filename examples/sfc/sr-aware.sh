@@ -35,23 +35,8 @@ N=${SFC_COUNT:-200}            # UDP datagrams per flow
 PINGS=3
 mode=${1:-demo}
 
-down() {
-  local pid r
-  for r in fw ids; do
-    pid=$(cat "$RUN/$r.pid" 2>/dev/null)
-    if [ -n "$pid" ] && kill "$pid" 2>/dev/null; then
-      for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    fi
-  done
-  for n in $NODES; do ip netns del "$P$n" 2>/dev/null; done
-  rm -rf "$RUN"
-}
-case $mode in
-  down) down; exit 0 ;;
-  demo|--check|--keep) ;;
-  *) echo "usage: sr-aware.sh [--check|--keep|down]" >&2; exit 2 ;;
-esac
 . examples/demo-lib.sh
+demo_mode sr-aware.sh
 demo_prepare sr-aware.sh "ethtool ping python3"
 
 kernel() {  # NODE < iproute2 lines
