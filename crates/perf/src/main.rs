@@ -55,6 +55,7 @@ enum Cmd {
         /// Behaviours, overriding the file (e.g. `ipv6,End,T.Encaps`): ipv6, ipv4, T.Insert,
         /// T.Encaps, T.Encaps.L2, every endpoint behaviour of `sr6 behaviours`, and
         /// End-next-csid, End.X-next-csid, End.T-next-csid (NEXT-C-SID, pure uSID),
+        /// End-replace-csid (REPLACE-C-SID, a container in the SRH),
         /// End.AD-return, End.AM-return (SR proxies, from the function), End.BPF-end,
         /// End.BPF-tag, End.BPF-tlv, End.BPF-end_t (End.BPF programs).
         #[arg(long, value_delimiter = ',')]

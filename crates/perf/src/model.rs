@@ -16,8 +16,9 @@ use sr6_core::behaviour::{Behaviour, Inner, Param, Takes, TABLE};
 ///
 /// Then the SR proxies measured in the direction from the service function
 /// ([`PROXY_RETURN`]: End.AD-return, End.AM-return; the table's rows measure the
-/// direction to it), the compressed-SID rows ([`NEXT_CSID`]): End, End.X and End.T
-/// with the NEXT-C-SID flavour (RFC 9800 §4.1) on pure uSID packets, and the End.BPF
+/// direction to it), the compressed-SID rows ([`CSID_ROWS`]): End, End.X and End.T
+/// with the NEXT-C-SID flavour (RFC 9800 §4.1) on pure uSID packets, End with the
+/// REPLACE-C-SID flavour (§4.2) on a packet whose SRH holds a C-SID container, and the End.BPF
 /// rows ([`END_BPF`]): the End.BPF paper's functions, one eBPF object for both
 /// forwarders.
 ///
@@ -38,9 +39,11 @@ pub enum Behavior {
     /// An endpoint behaviour: a row of the behaviour table. Its SUT configuration, SID
     /// and traffic are derived from the row (`plan.rs`, `traffic/template.rs`).
     Endpoint(Endpoint),
-    /// An endpoint behaviour with the NEXT-C-SID flavour (RFC 9800 §4.1), sent pure
-    /// uSID packets (no SRH: the C-SIDs to come are in the destination address).
-    NextCsid(&'static CsidFlavour),
+    /// An endpoint behaviour with a compressed-SID flavour (RFC 9800): NEXT-C-SID
+    /// (§4.1), sent pure uSID packets (no SRH: the C-SIDs to come are in the
+    /// destination address), or REPLACE-C-SID (§4.2), sent a C-SID container in the
+    /// SRH.
+    Csid(&'static CsidFlavour),
     /// An SR proxy's second part (draft-ietf-spring-sr-service-programming §6): the
     /// packets its service function sends back, received on the proxy's `iif`. The
     /// tester plays the function: its frames arrive on dut0, the proxy's `iif` here.
@@ -188,7 +191,8 @@ pub static PROXY_RETURN: [ProxyReturn; 2] = [
 ];
 
 /// A compressed-SID row: a behaviour of the table with the NEXT-C-SID flavour
-/// (`flavors next-csid lblen 32 nflen 16`), measured under its own name.
+/// (`flavors next-csid lblen 32 nflen 16`) or the REPLACE-C-SID one (`flavors
+/// replace-csid lblen 32 nflen 16`), measured under its own name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct CsidFlavour {
     /// The behaviour-table keyword (`End.X`).
@@ -196,15 +200,20 @@ pub struct CsidFlavour {
     /// The row's name in files and reports (`End.X-next-csid`).
     pub name: &'static str,
     /// Whether the Linux kernel applies the flavour to this behaviour (it has
-    /// NEXT-C-SID on End and End.X; on End.T it accepts `flavors` and ignores them).
+    /// NEXT-C-SID on End and End.X; on End.T it accepts `flavors` and ignores them; it
+    /// has no REPLACE-C-SID).
     pub in_kernel: bool,
+    /// REPLACE-C-SID (an sr6 extension of the kernel's grammar) rather than NEXT-C-SID.
+    pub replace: bool,
 }
 
-/// The NEXT-C-SID rows, in report order.
-pub static NEXT_CSID: [CsidFlavour; 3] = [
-    CsidFlavour { keyword: "End", name: "End-next-csid", in_kernel: true },
-    CsidFlavour { keyword: "End.X", name: "End.X-next-csid", in_kernel: true },
-    CsidFlavour { keyword: "End.T", name: "End.T-next-csid", in_kernel: false },
+/// The compressed-SID rows, in report order: NEXT-C-SID, then REPLACE-C-SID (End, the
+/// row the kernel's NEXT-C-SID End stands beside).
+pub static CSID_ROWS: [CsidFlavour; 4] = [
+    CsidFlavour { keyword: "End", name: "End-next-csid", in_kernel: true, replace: false },
+    CsidFlavour { keyword: "End.X", name: "End.X-next-csid", in_kernel: true, replace: false },
+    CsidFlavour { keyword: "End.T", name: "End.T-next-csid", in_kernel: false, replace: false },
+    CsidFlavour { keyword: "End", name: "End-replace-csid", in_kernel: false, replace: true },
 ];
 
 /// A row of sr6-core's behaviour table ([`TABLE`]), compared and hashed by its keyword
@@ -288,7 +297,7 @@ static ALL: LazyLock<Vec<Behavior>> = LazyLock::new(|| {
         .into_iter()
         .chain(Endpoint::all().map(Behavior::Endpoint))
         .chain(PROXY_RETURN.iter().map(Behavior::ProxyReturn))
-        .chain(NEXT_CSID.iter().map(Behavior::NextCsid))
+        .chain(CSID_ROWS.iter().map(Behavior::Csid))
         .chain(MOBILE.iter().map(Behavior::Mobile))
         .chain(END_BPF.iter().map(Behavior::Bpf))
         .collect()
@@ -297,7 +306,7 @@ static ALL: LazyLock<Vec<Behavior>> = LazyLock::new(|| {
 impl Behavior {
     /// Every behaviour, in the order of reports: the head-end scenarios, every row of
     /// the behaviour table in table order, the [`PROXY_RETURN`] rows, the
-    /// [`NEXT_CSID`] rows, the mobile functions ([`MOBILE`]), then the End.BPF rows
+    /// [`CSID_ROWS`] rows, the mobile functions ([`MOBILE`]), then the End.BPF rows
     /// ([`END_BPF`]).
     pub fn all() -> &'static [Behavior] {
         &ALL
@@ -312,7 +321,7 @@ impl Behavior {
             Behavior::TEncaps => "T.Encaps",
             Behavior::TEncapsL2 => "T.Encaps.L2",
             Behavior::Endpoint(e) => e.keyword(),
-            Behavior::NextCsid(c) => c.name,
+            Behavior::Csid(c) => c.name,
             Behavior::ProxyReturn(r) => r.name,
             Behavior::Mobile(m) => m.name,
             Behavior::Bpf(f) => f.name,
@@ -338,7 +347,7 @@ impl Behavior {
     pub fn endpoint(self) -> Option<&'static Behaviour> {
         match self {
             Behavior::Endpoint(e) => Some(e.row()),
-            Behavior::NextCsid(c) => sr6_core::behaviour::by_keyword(c.keyword),
+            Behavior::Csid(c) => sr6_core::behaviour::by_keyword(c.keyword),
             Behavior::ProxyReturn(r) => sr6_core::behaviour::by_keyword(r.keyword),
             Behavior::Mobile(m) => m.row(),
             Behavior::Bpf(_) => sr6_core::behaviour::by_keyword("End.BPF"),
@@ -382,10 +391,10 @@ impl Behavior {
         self.proxy_return().is_some_and(ProxyReturn::caches)
     }
 
-    /// The NEXT-C-SID flavour of a compressed-SID row (`None`: any other behaviour).
-    pub fn next_csid(self) -> Option<&'static CsidFlavour> {
+    /// The flavour of a compressed-SID row (`None`: any other behaviour).
+    pub fn csid(self) -> Option<&'static CsidFlavour> {
         match self {
-            Behavior::NextCsid(c) => Some(c),
+            Behavior::Csid(c) => Some(c),
             _ => None,
         }
     }
@@ -449,17 +458,17 @@ impl Behavior {
             Behavior::ProxyReturn(r) => {
                 TRANSIT.len() + rows() + PROXY_RETURN.iter().position(|x| x == r).unwrap_or(PROXY_RETURN.len())
             }
-            Behavior::NextCsid(c) => {
-                let i = NEXT_CSID.iter().position(|x| x == c).unwrap_or(NEXT_CSID.len());
+            Behavior::Csid(c) => {
+                let i = CSID_ROWS.iter().position(|x| x == c).unwrap_or(CSID_ROWS.len());
                 TRANSIT.len() + rows() + PROXY_RETURN.len() + i
             }
             Behavior::Mobile(m) => {
                 let i = MOBILE.iter().position(|x| x == m).unwrap_or(MOBILE.len());
-                TRANSIT.len() + rows() + PROXY_RETURN.len() + NEXT_CSID.len() + i
+                TRANSIT.len() + rows() + PROXY_RETURN.len() + CSID_ROWS.len() + i
             }
             Behavior::Bpf(f) => {
                 let i = END_BPF.iter().position(|x| x == f).unwrap_or(END_BPF.len());
-                TRANSIT.len() + rows() + PROXY_RETURN.len() + NEXT_CSID.len() + MOBILE.len() + i
+                TRANSIT.len() + rows() + PROXY_RETURN.len() + CSID_ROWS.len() + MOBILE.len() + i
             }
             t => TRANSIT.iter().position(|x| *x == t).expect("every other variant is a head-end scenario"),
         }
@@ -735,7 +744,7 @@ mod tests {
             assert!(all.contains(&b), "{}", row.keyword);
             assert_eq!(b.endpoint().map(|r| r.keyword), Some(row.keyword));
         }
-        let extra = PROXY_RETURN.len() + NEXT_CSID.len() + MOBILE.len() + END_BPF.len();
+        let extra = PROXY_RETURN.len() + CSID_ROWS.len() + MOBILE.len() + END_BPF.len();
         assert_eq!(all.len(), TRANSIT.len() + rows.len() + extra);
         for f in &END_BPF {
             let b = Behavior::parse(f.name).unwrap();
@@ -749,23 +758,28 @@ mod tests {
     }
 
     #[test]
-    fn next_csid_rows_are_flavoured_endpoints() {
-        let names: Vec<&str> = Behavior::all().iter().filter(|b| b.next_csid().is_some()).map(|b| b.name()).collect();
-        assert_eq!(names, ["End-next-csid", "End.X-next-csid", "End.T-next-csid"]);
-        for c in &NEXT_CSID {
+    fn csid_rows_are_flavoured_endpoints() {
+        let names: Vec<&str> = Behavior::all().iter().filter(|b| b.csid().is_some()).map(|b| b.name()).collect();
+        assert_eq!(names, ["End-next-csid", "End.X-next-csid", "End.T-next-csid", "End-replace-csid"]);
+        for c in &CSID_ROWS {
             let b = Behavior::parse(c.name).unwrap();
-            assert_eq!(b, Behavior::NextCsid(c));
+            assert_eq!(b, Behavior::Csid(c));
             // The row it flavours: that row's traffic shape, and the table allows the flavour.
             let row = b.endpoint().unwrap();
             assert_eq!(row.keyword, c.keyword);
-            assert!(row.flavors.contains(&sr6_core::behaviour::Flavor::NextCsid), "{}", c.name);
+            let flavor = if c.replace {
+                sr6_core::behaviour::Flavor::ReplaceCsid
+            } else {
+                sr6_core::behaviour::Flavor::NextCsid
+            };
+            assert!(row.flavors.contains(&flavor), "{}", c.name);
             assert_eq!(b.takes(), Some(Takes::Segment));
             assert!(!b.is_transit() && b.streams() == 1 && !b.inner_ipv4(0));
             assert_ne!(b, Behavior::parse(c.keyword).unwrap());
         }
         assert_eq!(Behavior::parse("end.x-NEXT-csid").unwrap().name(), "End.X-next-csid");
-        let last = *Behavior::all().iter().rfind(|b| b.next_csid().is_some()).unwrap();
-        assert_eq!(last.name(), "End.T-next-csid");
+        let last = *Behavior::all().iter().rfind(|b| b.csid().is_some()).unwrap();
+        assert_eq!(last.name(), "End-replace-csid");
         assert!(Behavior::parse("End.DT46").unwrap() < Behavior::parse("End-next-csid").unwrap());
     }
 

@@ -17,12 +17,17 @@
 //! required parameters given values from this address plan ([`sid_params`]). A new row
 //! is measured without a change here.
 //!
-//! The NEXT-C-SID rows ([`crate::model::NEXT_CSID`], RFC 9800 §4.1) use a compressed
+//! The compressed-SID rows ([`crate::model::CSID_ROWS`], RFC 9800) use a compressed
 //! plan of their own, F3216 (Linux's default lengths): the block [`CSID_BLOCK`]
 //! (fc00:0::/32), the SUT's C-SID of each row `0100 + i` (`fc00:0:100::/48` End,
 //! `fc00:0:101::/48` End.X, ...: `flavors next-csid lblen 32 nflen 16`), and two C-SIDs to
 //! come, `0200` and `0300`. The tester sends to `fc00:0:10i:200:300::`; the SUT shifts
 //! the destination to `fc00:0:200:300::`, which it routes to tg1 (`fc00:0:200::/48`).
+//! The REPLACE-C-SID row (§4.2, `fc00:0:103::/48`, `flavors replace-csid lblen 32
+//! nflen 16`: 16-bit C-SIDs, 8 to a container, a 3-bit index) is sent to
+//! `fc00:0:103::1` (index 1) with an SRH of one container, Segments Left 0, whose slot 0
+//! is `0200` ([`csid_container`]); the SUT takes the index down to 0 and writes that
+//! C-SID over its own: `fc00:0:200::`, routed to tg1 as above.
 //!
 //! The SR proxies (draft-ietf-spring-sr-service-programming §6) stand in front of a
 //! service function; the tester plays the function, so the testbed stays two-node:
@@ -175,7 +180,12 @@ pub fn flow(b: Behavior) -> Flow {
             let index = u16::try_from(index.unwrap_or(0)).expect("fewer than 65536 behaviours");
             f(Some(a6([0xfc00, 0x2, 0, 0, 0, 0, 2, index])), Some(SEG1))
         }
-        Behavior::NextCsid(_) => {
+        Behavior::Csid(c) if c.replace => {
+            // Block, the SUT's C-SID, an argument of index 1; then slot 0's C-SID, index 0.
+            let [b0, b1, ..] = CSID_BLOCK.segments();
+            f(Some(a6([b0, b1, csid_node(b), 0, 0, 0, 0, 1])), Some(a6([b0, b1, CSID_NEXT[0], 0, 0, 0, 0, 0])))
+        }
+        Behavior::Csid(_) => {
             // Block, the SUT's C-SID, the C-SIDs to come; after the shift, the next.
             let [b0, b1, ..] = CSID_BLOCK.segments();
             let [n1, n2] = CSID_NEXT;
@@ -212,11 +222,17 @@ pub fn mobile_src(prefix: Ipv6Addr, pos: u8, v4: Ipv4Addr) -> Ipv6Addr {
 /// The SUT's C-SID of a NEXT-C-SID row (`CSID_NODE + i` for the i-th row; 0 for any
 /// other behaviour).
 fn csid_node(b: Behavior) -> u16 {
-    let i = crate::model::NEXT_CSID.iter().position(|c| Some(c) == b.next_csid());
+    let i = crate::model::CSID_ROWS.iter().position(|c| Some(c) == b.csid());
     i.map_or(0, |i| CSID_NODE + i as u16)
 }
 
-/// The /48 locator of a NEXT-C-SID row's SID (`fc00:0:100::/48`).
+/// The C-SID container of the REPLACE-C-SID row's SRH: slot 0 (its first 16 bits) the
+/// C-SID routed to tg1, the other slots empty.
+pub fn csid_container() -> Ipv6Addr {
+    a6([CSID_NEXT[0], 0, 0, 0, 0, 0, 0, 0])
+}
+
+/// The /48 locator of a compressed-SID row's SID (`fc00:0:100::/48`).
 fn csid_prefix(b: Behavior) -> String {
     let [b0, b1, ..] = CSID_BLOCK.segments();
     format!("{}/{}", a6([b0, b1, csid_node(b), 0, 0, 0, 0, 0]), CSID_LBLEN + CSID_NFLEN)
@@ -246,7 +262,10 @@ pub fn unsupported(forwarder: &str, b: Behavior) -> Option<String> {
         return Some(format!("sr6 perf does not measure {} yet", row.keyword));
     }
     match forwarder {
-        "linux" if b.next_csid().is_some_and(|c| !c.in_kernel) => {
+        "linux" if b.csid().is_some_and(|c| c.replace) => {
+            Some("the kernel has no REPLACE-C-SID (RFC 9800 §4.2; an sr6 extension)".to_string())
+        }
+        "linux" if b.csid().is_some_and(|c| !c.in_kernel) => {
             Some(format!("the kernel accepts flavours on {} but ignores them", row.keyword))
         }
         "linux" if !row.in_kernel => Some(format!("the kernel has no {}", row.keyword)),
@@ -348,14 +367,15 @@ pub fn config_in(b: Behavior, tg1_mac: &str, objects: &Path) -> String {
             Some(row) => endpoint_lines(row, &format!("{dst}/128"), "", tg1_mac, DUT0),
             None => String::new(),
         },
-        Behavior::NextCsid(_) => match b.endpoint() {
+        Behavior::Csid(_) => match b.endpoint() {
             Some(row) => {
                 let next = csid_next_prefix();
                 let mut o = format!("ip -6 route add {next} via {TG1_6} dev {DUT1}\n");
                 if row.required.iter().any(|p| matches!(p, Param::Table | Param::VrfTable)) {
                     let _ = writeln!(o, "ip -6 route add {next} via {TG1_6} dev {DUT1} table {TABLE_ID}");
                 }
-                let flavors = format!(" flavors next-csid lblen {CSID_LBLEN} nflen {CSID_NFLEN}");
+                let flavour = if b.csid().is_some_and(|c| c.replace) { "replace-csid" } else { "next-csid" };
+                let flavors = format!(" flavors {flavour} lblen {CSID_LBLEN} nflen {CSID_NFLEN}");
                 o.push_str(&endpoint_lines(row, &csid_prefix(b), &flavors, tg1_mac, DUT1));
                 o
             }
@@ -573,6 +593,26 @@ mod tests {
         }
     }
 
+    /// The REPLACE-C-SID row: its own C-SID with the flavour, index 1 in the
+    /// destination, the next C-SID routed to tg1 as the NEXT-C-SID rows' is.
+    #[test]
+    fn the_replace_csid_row_takes_slot_0_of_its_container() {
+        let b = Behavior::parse("End-replace-csid").unwrap();
+        let l = line_of("End-replace-csid");
+        assert_eq!(
+            l,
+            "ip -6 route add fc00:0:200::/48 via fc00:b::2 dev dut1\n\
+             ip -6 route add fc00:0:103::/48 encap seg6local action End \
+             flavors replace-csid lblen 32 nflen 16 dev dut0\n"
+        );
+        let f = flow(b);
+        assert_eq!(f.dst6.unwrap().to_string(), "fc00:0:103::1");
+        assert_eq!(f.next_sid.unwrap().to_string(), "fc00:0:200::");
+        assert_eq!(csid_container().to_string(), "200::");
+        assert!(unsupported("linux", b).unwrap().contains("no REPLACE-C-SID"));
+        assert_eq!(unsupported("sr6", b), None);
+    }
+
     /// sr6's pipeline, given each behaviour's configuration, sends the tester's frame
     /// (the template the tester sends, addressed as on a testbed) out of dut1 to tg1's
     /// MAC; a NEXT-C-SID row with the destination shifted by one C-SID, hop limit - 1.
@@ -610,11 +650,12 @@ mod tests {
                 let what = format!("{} stream {} ({inner_len} B)", b.name(), tpl.stream);
                 assert_eq!(p.verdict, Verdict::Tx(dut1), "{what}");
                 assert_eq!(&p.data()[..6], &tg1_mac, "{what}");
-                if let Some(next) = flow(b).next_sid.filter(|_| b.next_csid().is_some()) {
+                if let (Some(next), Some(c)) = (flow(b).next_sid, b.csid()) {
                     let ip = &p.data()[14..];
-                    assert_eq!((ip[6], ip[7]), (41, 63), "{what}: no SRH, hop limit 64 - 1");
-                    assert_eq!(&ip[24..40], &next.octets(), "{what}: the destination shifted");
-                    assert_eq!(&ip[40..], &tpl.frame[54..], "{what}: the inner packet as sent");
+                    let nh = if c.replace { 43 } else { 41 };
+                    assert_eq!((ip[6], ip[7]), (nh, 63), "{what}: SRH (REPLACE-C-SID) or none, hop limit 64 - 1");
+                    assert_eq!(&ip[24..40], &next.octets(), "{what}: the destination's next C-SID");
+                    assert_eq!(&ip[40..], &tpl.frame[54..], "{what}: the SRH and inner packet as sent");
                 }
                 if b.proxy_return().is_some() {
                     proxy_sent_on(&p.data()[14..], &tpl.frame[14..], flow(b), &what);
@@ -770,13 +811,13 @@ mod tests {
         let returns: Vec<&str> = crate::model::PROXY_RETURN.iter().map(|r| r.name).collect();
         let gtp: Vec<&str> = crate::model::MOBILE.iter().filter(|m| !m.in_kernel()).map(|m| m.name).collect();
         let vrf_or_extension = |n: &&str| {
-            ["End.DT4", "End.DT46", "End.T-next-csid"].contains(n)
+            ["End.DT4", "End.DT46", "End.T-next-csid", "End-replace-csid"].contains(n)
                 || extensions.contains(n)
                 || returns.contains(n)
                 || gtp.contains(n)
         };
         assert!(no.iter().all(vrf_or_extension), "{no:?}");
-        assert_eq!(no.len(), 3 + extensions.len() + returns.len() + gtp.len(), "{no:?}");
+        assert_eq!(no.len(), 4 + extensions.len() + returns.len() + gtp.len(), "{no:?}");
         assert_eq!(gtp, ["GTP-U.Encap", "GTP-U.Decap", "H.M.GTP4.D", "End.M.GTP4.E"]);
         assert!(unsupported("linux", Behavior::parse("GTP-U.Decap").unwrap()).unwrap().contains("libgtpnl"));
         assert_eq!(

@@ -126,6 +126,9 @@ pub const ENCAP_LEN: usize = 80;
 /// Bytes of encapsulation on the pure uSID templates (NEXT-C-SID) and on the mobile
 /// rows' SRv6 ones: outer IPv6 40.
 pub const USID_ENCAP_LEN: usize = 40;
+/// Bytes of encapsulation on the REPLACE-C-SID template: outer IPv6 40 + an SRH of one
+/// C-SID container 24.
+pub const CONTAINER_ENCAP_LEN: usize = 64;
 /// Bytes of GTP-U encapsulation: IPv4 20 + UDP 8 + GTP-U 8 (the paper's Fig. 4).
 pub const GTPU4_ENCAP_LEN: usize = IPV4_LEN + UDP_LEN + GTPU_LEN;
 /// The GTP-U port (TS 29.281 §4.4.2).
@@ -242,6 +245,9 @@ enum Encap {
     Masqueraded,
     /// Outer IPv6 only, to a C-SID container (pure uSID), or to any SID with no SRH.
     Usid,
+    /// Outer IPv6 to a REPLACE-C-SID SID + an SRH of one C-SID container
+    /// ([`crate::plan::csid_container`]) at Segments Left 0.
+    Container,
     /// Outer IPv4 + UDP + GTP-U (a T-PDU, no extension header), to `upf4`.
     Gtpu4,
 }
@@ -258,8 +264,8 @@ fn shape(b: Behavior, stream: u16) -> (Encap, Inner) {
         };
         return (encap, Inner::V4);
     }
-    if b.next_csid().is_some() {
-        return (Encap::Usid, Inner::V6);
+    if let Some(c) = b.csid() {
+        return (if c.replace { Encap::Container } else { Encap::Usid }, Inner::V6);
     }
     if let Some(r) = b.proxy_return() {
         let inner = ip_inner(b.inner_ipv4(stream));
@@ -352,6 +358,14 @@ fn build_shaped(b: Behavior, a: &Addressing, stream: u16, (encap, inner): (Encap
             ipv6_header(&mut frame, inner_bytes.len() as u16, nh, &a.src6, &a.sid);
             udp_csum_at += USID_ENCAP_LEN;
         }
+        Encap::Container => {
+            let srh_len = CONTAINER_ENCAP_LEN - IPV6_LEN;
+            ipv6_header(&mut frame, (srh_len + inner_bytes.len()) as u16, IPPROTO_ROUTING, &a.src6, &a.sid);
+            // Hdr Ext Len 2, type 4, Segments Left 0, Last Entry 0.
+            frame.extend_from_slice(&[nh, (srh_len / 8 - 1) as u8, 4, 0, 0, 0, 0, 0]);
+            frame.extend_from_slice(&crate::plan::csid_container().octets());
+            udp_csum_at += CONTAINER_ENCAP_LEN;
+        }
         Encap::Gtpu4 => {
             gtpu4_headers(&mut frame, a, inner_bytes.len());
             udp_csum_at += GTPU4_ENCAP_LEN;
@@ -367,6 +381,7 @@ pub fn frame_len(b: Behavior, inner_len: usize) -> usize {
     match shape(b, 0) {
         (Encap::None, _) => ETH_LEN + inner_len,
         (Encap::Usid, _) => ETH_LEN + USID_ENCAP_LEN + inner_len,
+        (Encap::Container, _) => ETH_LEN + CONTAINER_ENCAP_LEN + inner_len,
         (Encap::Gtpu4, _) => ETH_LEN + GTPU4_ENCAP_LEN + inner_len,
         (Encap::Srh(_) | Encap::Masqueraded, Inner::Eth) => ETH_LEN + ENCAP_LEN + ETH_LEN + inner_len,
         (Encap::Srh(_) | Encap::Masqueraded, _) => ETH_LEN + ENCAP_LEN + inner_len,
