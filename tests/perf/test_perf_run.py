@@ -161,6 +161,29 @@ def test_next_csid_rows(sr6_bin, tmp_path):
         assert any(t["received"] == t["sent"] > 0 for t in rep["trials"]), (r["forwarder"], r["behavior"])
 
 
+def test_replace_csid_row(sr6_bin, tmp_path):
+    """The REPLACE-C-SID row (`flavors replace-csid lblen 32 nflen 16`, an SRH of one
+    C-SID container): the SUT writes the container's next C-SID over its own, routed
+    back to the tester, so frames come back (nothing would otherwise: the SUT's own
+    C-SID has no route out). The kernel has no REPLACE-C-SID and skips it, saying so."""
+    exp = tmp_path / "exp.yaml"
+    exp.write_text("forwarders: [linux, sr6]\nbehaviors: [End-replace-csid]\n"
+                   "trial_duration_s: 0.2\nrepetitions: 1\nprecision: 0.2\nlatency_fraction: 0\n"
+                   "max_load_trial: false\n")
+    p = subprocess.run([str(sr6_bin), "perf", "run", str(exp), "--out", str(tmp_path / "res")],
+                       capture_output=True, text=True, timeout=900)
+    assert p.returncode == 0, p.stderr[-4000:]
+    assert "linux End-replace-csid: skipped — the kernel has no REPLACE-C-SID" in p.stderr, p.stderr[-2000:]
+    results = json.loads((tmp_path / "res" / "results.json").read_text())
+    assert [(r["forwarder"], r["behavior"]) for r in results] == [("sr6", "End-replace-csid")]
+    r = results[0]
+    # Ethernet 14 + outer IPv6 40 + SRH 8 + one container 16 + the 64-byte inner packet.
+    assert r["frame_bytes"] == 142
+    rep = r["repetitions"][0]
+    assert 0 < rep["ndr_pps"] <= rep["pdr_pps"] * 1.0000001
+    assert any(t["received"] == t["sent"] > 0 for t in rep["trials"])
+
+
 def test_sr_proxy_rows(sr6_bin, tmp_path):
     """The SR proxies in both directions, the tester playing the service function: End.AD
     and End.AM to the function (tg1), End.AD-return and End.AM-return from it (frames

@@ -104,6 +104,7 @@ impl Default for Experiment {
                 "End.DT46",
                 "End-next-csid",
                 "End.X-next-csid",
+                "End-replace-csid",
                 "End.AD",
                 "End.AD-return",
                 "End.AM",
@@ -268,7 +269,7 @@ mod tests {
     fn empty_file_is_the_default_experiment() {
         let e = Experiment::from_yaml("", "x.yaml").unwrap();
         assert_eq!(e, Experiment::default());
-        assert_eq!(e.behaviors().unwrap().len(), 20);
+        assert_eq!(e.behaviors().unwrap().len(), 21);
         let proxies: Vec<&str> = e.behaviors().unwrap().iter().filter(|b| b.is_proxy()).map(|b| b.name()).collect();
         assert_eq!(proxies, ["End.AD", "End.AD-return", "End.AM", "End.AM-return"]);
     }
