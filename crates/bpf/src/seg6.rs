@@ -531,31 +531,76 @@ pub fn end_bpf_run_at<B: PacketBytes>(
     fib: Option<&dyn NextHopLookup>,
     off: usize,
 ) -> Result<(), Drop> {
-    {
-        // One view of the bytes for the whole step (each of `buf`'s derefs costs).
-        let b: &mut [u8] = &mut pkt.buf;
-        let Some(&[_, h, SRH_TYPE, sl]) = b.get(off..off + 4) else { return Err(Drop::NoSrh) };
-        // advance_nextseg: Segments Left - 1, the destination becomes that segment.
-        let Some(sl) = sl.checked_sub(1) else { return Err(Drop::NoSrh) };
-        let seg = off + 8 + usize::from(sl) * 16;
-        let Some(next) = b.get(seg..seg + 16).and_then(|a| <[u8; 16]>::try_from(a).ok()) else {
-            return Err(Drop::NoSrh);
-        };
-        let Some(da) = b.get_mut(24..40) else { return Err(Drop::NoSrh) };
-        da.copy_from_slice(&next);
-        b[off + 3] = sl;
-        pkt.state = SrhState { srh: Some(off), hdrlen: u16::from(h) << 3, valid: true };
-    }
-    pkt.route = None;
+    let c = consume(&mut pkt.buf, off)?;
+    end_bpf_consumed(scratch, prog, maps, pkt, opts, fib, c)
+}
 
+/// The segment End.BPF consumed before its program runs ([`consume`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Consumed(SrhState);
+
+/// The first half of [`end_bpf_run_at`], for a caller that runs the program itself first
+/// ([`crate::vm::run_lean`]): `advance_nextseg` on the SRH at `off` of the packet `b`
+/// (the first routing header with Segments Left over 0, valid: as [`end_bpf_at`] says) —
+/// Segments Left - 1, the destination becomes that segment (RFC 8754 §4.3.1.1). What
+/// [`end_bpf_consumed`] needs, or [`Drop::NoSrh`] (nothing changed) if `off` holds no SRH
+/// with Segments Left over 0 and its segment.
+#[inline(always)]
+pub fn consume(b: &mut [u8], off: usize) -> Result<Consumed, Drop> {
+    let Some(&[_, h, SRH_TYPE, sl]) = b.get(off..off + 4) else { return Err(Drop::NoSrh) };
+    let Some(sl) = sl.checked_sub(1) else { return Err(Drop::NoSrh) };
+    let seg = off + 8 + usize::from(sl) * 16;
+    let Some(next) = b.get(seg..seg + 16).and_then(|a| <[u8; 16]>::try_from(a).ok()) else {
+        return Err(Drop::NoSrh);
+    };
+    let Some(da) = b.get_mut(24..40) else { return Err(Drop::NoSrh) };
+    da.copy_from_slice(&next);
+    b[off + 3] = sl;
+    Ok(Consumed(SrhState { srh: Some(off), hdrlen: u16::from(h) << 3, valid: true }))
+}
+
+/// The second half of [`end_bpf_run_at`]: the program's run on `pkt`, whose segment
+/// `c` says was consumed ([`consume`], on the same bytes), and what its return code
+/// means.
+#[inline]
+pub fn end_bpf_consumed<B: PacketBytes>(
+    scratch: &mut Scratch,
+    prog: &Program,
+    maps: &mut [Map],
+    pkt: &mut Seg6Packet<B>,
+    opts: RunOpts,
+    fib: Option<&dyn NextHopLookup>,
+    c: Consumed,
+) -> Result<(), Drop> {
+    pkt.state = c.0;
+    pkt.route = None;
     let run = match fib {
         Some(fib) => vm::run_with(scratch, prog, maps, &mut WithFib { pkt: &mut *pkt, fib }, opts),
         None => vm::run_with(scratch, prog, maps, pkt, opts),
     };
-    let r0 = match run {
-        Ok(r) => r as u32,
-        Err(f) => return Err(Drop::Fault(f)),
-    };
+    match run {
+        Ok(r0) => finish(pkt, r0 as u32),
+        Err(f) => Err(Drop::Fault(f)),
+    }
+}
+
+/// What `input_action_end_bpf` makes of the return code `r0` of a program that never
+/// called a helper (a lean run, [`crate::vm::run_lean`]): the packet and its SRH are as
+/// [`consume`] left them, so `BPF_OK` routes the destination by the main table and
+/// `BPF_REDIRECT` has no route to take.
+pub fn lean_verdict(r0: u64) -> Result<(), Drop> {
+    match r0 as u32 {
+        ret::BPF_OK => Ok(()),
+        ret::BPF_REDIRECT => Err(Drop::RedirectWithoutRoute),
+        ret::BPF_DROP => Err(Drop::ProgramDrop),
+        other => Err(Drop::IllegalReturn(other)),
+    }
+}
+
+/// What `input_action_end_bpf` does with the program's return code `r0`: `BPF_OK`
+/// forgets a route a helper chose, `BPF_REDIRECT` needs one, anything else drops; the
+/// SRH, if the packet still has one, must be valid.
+fn finish<B: PacketBytes>(pkt: &mut Seg6Packet<B>, r0: u32) -> Result<(), Drop> {
     match r0 {
         ret::BPF_OK => pkt.route = None,
         ret::BPF_REDIRECT => {}

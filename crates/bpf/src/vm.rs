@@ -148,6 +148,12 @@ pub struct Scratch {
 }
 
 impl Scratch {
+    /// The stack frames alone.
+    #[cfg_attr(not(all(target_arch = "x86_64", unix)), allow(dead_code))]
+    pub(crate) fn stack_mut(&mut self) -> &mut [u8; STACK_SIZE * FRAMES] {
+        &mut self.stack
+    }
+
     /// The stack and the JIT's map table, the table sized for `maps` maps.
     #[cfg_attr(not(all(target_arch = "x86_64", unix)), allow(dead_code))]
     pub(crate) fn jit_parts(&mut self, maps: usize) -> (&mut [u8; STACK_SIZE * FRAMES], &mut [[u64; 3]]) {
@@ -246,6 +252,22 @@ pub fn run_with(
     prog.clear_stack(&mut scratch.stack[..]);
     let mut vm = Vm { prog, maps, skb, stack: &mut scratch.stack, pc: 0 };
     vm.exec(opts.budget)
+}
+
+/// A lean run of `prog`'s machine code on the packet bytes `pkt`, read only, with no
+/// map and no packet view: `None` if the program has no machine code, `opts` ask for the
+/// interpreter, or the program called out of its code (a helper, a context field other
+/// than `data`, `data_end` and `len`, a map, an access it cannot check inline) — it
+/// has then changed nothing but its registers and stack, and the caller runs it in full
+/// ([`run_with`]) with the same outcome as if it had from the start. Otherwise what
+/// [`run_with`] returns. For a program that only reads the packet (an End.BPF that
+/// inspects and forwards), this is the whole cost of running it.
+#[inline]
+pub fn run_lean(scratch: &mut Scratch, prog: &Program, pkt: &[u8], opts: RunOpts) -> Option<Result<u64, Fault>> {
+    if opts.engine != Engine::Auto {
+        return None;
+    }
+    prog.jit.run_lean(scratch, prog, pkt, opts.budget)
 }
 
 impl Vm<'_> {

@@ -17,6 +17,7 @@ use sr6_bpf::maps::{map_type, Map, MapDef};
 use sr6_bpf::seg6::{end_bpf_with, Seg6Packet};
 use sr6_bpf::skb::Skb;
 use sr6_bpf::verifier::verify;
+use sr6_bpf::vm::run_lean;
 use sr6_bpf::{run_with, Engine, Fault, Program, RunOpts, Scratch};
 
 const JIT: RunOpts = RunOpts { budget: 1 << 20, engine: Engine::Auto };
@@ -152,7 +153,25 @@ fn both(p: &Program, xmit: bool, budget: u64) -> Option<Result<u64, Fault>> {
     assert_eq!(j.0, i.0, "r0 or fault of {:?}", p.insns);
     assert_eq!(j.1, i.1, "packet of {:?}", p.insns);
     assert_eq!(j.2, i.2, "maps of {:?}", p.insns);
+    if !xmit {
+        lean_agrees(p, &buf, budget, &i);
+    }
     Some(i.0)
+}
+
+/// A lean run of `p` (`run_lean`: the compiled code on the bytes alone, ended by its
+/// first call out) on `buf`, against the interpreter's full run `full` (its result, the
+/// packet view's state, the maps'): when the lean run completes, it has the same result,
+/// and the full run changed nothing of the view nor of a map — what lets End.BPF skip
+/// them.
+fn lean_agrees(p: &Program, buf: &[u8], budget: u64, full: &(Result<u64, Fault>, String, String)) {
+    let mut s = Scratch::default();
+    let Some(lean) = run_lean(&mut s, p, buf, RunOpts { budget, engine: Engine::Auto }) else { return };
+    assert_eq!(lean, full.0, "lean run of {:?}", p.insns);
+    let mut untouched = Seg6Packet::new(buf.to_vec());
+    untouched.meta.cb = [1, 2, 3, 4, 5];
+    assert_eq!(full.1, format!("{untouched:?}"), "a lean run of {:?} skipped a change to the packet view", p.insns);
+    assert_eq!(full.2, state(&maps()), "a lean run of {:?} skipped a change to the maps", p.insns);
 }
 
 fn ins(code: u8, dst: u8, src: u8, off: i16, imm: i32) -> Insn {

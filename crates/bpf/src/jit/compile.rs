@@ -7,7 +7,9 @@
 //!
 //! Registers: r0..r9 live in host registers ([`REG`]), r10 in `Env::regs[10]` (the tagged
 //! top of the current frame, as the interpreter's); rbp holds the `Env`; rax, rcx, rdx and
-//! r11 are scratch. The registers hold the interpreter's tagged addresses, so pointer
+//! r11 are scratch. Only the registers a program names (and r0) are loaded at entry,
+//! saved and reloaded around a call out, and — the callee-saved host registers among
+//! them — pushed and popped: `return BPF_OK` costs a handful of host instructions. The registers hold the interpreter's tagged addresses, so pointer
 //! arithmetic and comparisons are the interpreter's. Inline: loads and stores at
 //! `r10 + off` inside the frame (checked here); through other registers to a stack frame,
 //! the packet or a map's values (checked at run time against the frame's 512 bytes, the
@@ -37,7 +39,7 @@ fn off(o: usize) -> i32 {
 }
 
 fn reg_off(r: usize) -> i32 {
-    off(offset_of!(Env<'static>, regs) + 8 * r)
+    off(offset_of!(Env<'static, 'static>, regs) + 8 * r)
 }
 
 /// The functions of a program (`[start, end)`, the main one first) and which slots are
@@ -141,6 +143,14 @@ fn has_cycle(insns: &[Insn], second: &[bool]) -> bool {
 struct Cx<'a> {
     a: Asm,
     insns: &'a [Insn],
+    /// The eBPF registers r0..r9 the program names anywhere (r0 always): only these are
+    /// loaded, saved around a call out and, for the callee-saved host registers among
+    /// them, pushed at entry. The others keep the values the run gave them in `Env`.
+    used: [bool; 10],
+    /// The host registers the prologue pushes after rbp, and whether 8 bytes of padding
+    /// follow them (the body runs at rsp = 0 mod 16).
+    saved: Vec<u8>,
+    pad: bool,
     labels: Vec<Label>,
     stub: Label,
     exit: Label,
@@ -157,7 +167,12 @@ pub(crate) fn compile(insns: &[Insn]) -> Option<Vec<u8>> {
     let mut a = Asm::default();
     let labels = (0..insns.len()).map(|_| a.label()).collect();
     let (stub, exit, ret, budget) = (a.label(), a.label(), a.label(), a.label());
-    let mut cx = Cx { a, insns, labels, stub, exit, ret, budget };
+    let used = used_regs(insns);
+    // r0 and r6..r9 live in callee-saved host registers (rbx, r12..r15).
+    let saved: Vec<u8> = [0, 6, 7, 8, 9].into_iter().filter(|&r| used[r]).map(|r| REG[r]).collect();
+    // Entry: rsp = 8 mod 16; rbp and the saved registers pushed, then padding if needed.
+    let pad = saved.len() % 2 == 1;
+    let mut cx = Cx { a, insns, used, saved, pad, labels, stub, exit, ret, budget };
     cx.prologue(funcs[0].1 - funcs[0].0);
     for (k, &(s, e)) in funcs.iter().enumerate() {
         for (pc, &half) in second.iter().enumerate().take(e).skip(s) {
@@ -172,22 +187,41 @@ pub(crate) fn compile(insns: &[Insn]) -> Option<Vec<u8>> {
     cx.a.finish()
 }
 
+/// Which of r0..r9 the program names as a source or destination (r0 always: EXIT
+/// returns it).
+fn used_regs(insns: &[Insn]) -> [bool; 10] {
+    let mut used = [false; 10];
+    used[0] = true;
+    for i in insns {
+        for r in [i.dst, i.src] {
+            if let Some(u) = used.get_mut(r as usize) {
+                *u = true;
+            }
+        }
+    }
+    used
+}
+
 impl Cx<'_> {
     fn load_regs(&mut self) {
         for (r, &h) in REG.iter().enumerate() {
-            self.a.load(8, false, h, ENV, reg_off(r));
+            if self.used[r] {
+                self.a.load(8, false, h, ENV, reg_off(r));
+            }
         }
     }
 
     fn save_regs(&mut self) {
         for (r, &h) in REG.iter().enumerate() {
-            self.a.store(8, h, ENV, reg_off(r));
+            if self.used[r] {
+                self.a.store(8, h, ENV, reg_off(r));
+            }
         }
     }
 
     /// Charges `len` instructions to the budget, or ends the run with [`BUDGET`].
     fn charge(&mut self, len: usize) {
-        let left = off(offset_of!(Env<'static>, left));
+        let left = off(offset_of!(Env<'static, 'static>, left));
         self.a.load(8, false, RAX, ENV, left);
         self.a.alu_ri(Alu::Sub, true, RAX, len as i32);
         self.a.jcc(CC_B, self.budget);
@@ -195,13 +229,17 @@ impl Cx<'_> {
     }
 
     fn prologue(&mut self, main_len: usize) {
-        // Entry: rsp = 8 mod 16. Six pushes and 8 bytes: the body runs at rsp = 0 mod 16.
-        for r in [RBX, RBP, R12, R13, R14, R15] {
-            self.a.push(r);
+        // Entry: rsp = 8 mod 16. rbp, the callee-saved registers the program uses and
+        // padding to an odd count of 8 bytes: the body runs at rsp = 0 mod 16.
+        self.a.push(RBP);
+        for i in 0..self.saved.len() {
+            self.a.push(self.saved[i]);
         }
-        self.a.alu_ri(Alu::Sub, true, RSP, 8);
+        if self.pad {
+            self.a.alu_ri(Alu::Sub, true, RSP, 8);
+        }
         self.a.mov_rr(true, ENV, RDI);
-        self.a.store(8, RSP, ENV, off(offset_of!(Env<'static>, saved_rsp)));
+        self.a.store(8, RSP, ENV, off(offset_of!(Env<'static, 'static>, saved_rsp)));
         self.charge(main_len);
         self.load_regs();
     }
@@ -217,20 +255,23 @@ impl Cx<'_> {
         a.mov_ri(RAX, BUDGET);
         // Every way out: rax = status; rsp back to the main body's, whatever the depth.
         a.bind(self.ret);
-        a.load(8, false, RSP, ENV, off(offset_of!(Env<'static>, saved_rsp)));
-        a.alu_ri(Alu::Add, true, RSP, 8);
-        for r in [R15, R14, R13, R12, RBP, RBX] {
+        a.load(8, false, RSP, ENV, off(offset_of!(Env<'static, 'static>, saved_rsp)));
+        if self.pad {
+            a.alu_ri(Alu::Add, true, RSP, 8);
+        }
+        for &r in self.saved.iter().rev() {
             a.pop(r);
         }
+        a.pop(RBP);
         a.ret();
         // The call out: rax = pc. Called from a body (rsp = 0 mod 16), so rsp = 8 here.
         a.bind(self.stub);
-        a.store(8, RAX, ENV, off(offset_of!(Env<'static>, pc)));
+        a.store(8, RAX, ENV, off(offset_of!(Env<'static, 'static>, pc)));
         self.save_regs();
         let a = &mut self.a;
         a.mov_rr(true, RDI, ENV);
         a.alu_ri(Alu::Sub, true, RSP, 8);
-        let f: unsafe extern "sysv64" fn(*mut Env<'_>) -> u64 = step;
+        let f: unsafe extern "sysv64" fn(*mut Env<'_, '_>) -> u64 = step;
         a.mov_ri(RAX, f as usize as u64);
         a.call_r(RAX);
         a.alu_ri(Alu::Add, true, RSP, 8);
@@ -391,7 +432,7 @@ impl Cx<'_> {
         a.jcc(CC_NE, not_pkt);
         a.alu_rm(Alu::Cmp, RDX, ENV, off(limit));
         a.jcc(CC_A, slow);
-        a.alu_rm(Alu::Add, R11, ENV, off(offset_of!(Env<'static>, pkt_ptr)));
+        a.alu_rm(Alu::Add, R11, ENV, off(offset_of!(Env<'static, 'static>, pkt_ptr)));
         a.jmp(ok);
         a.bind(not_pkt);
         a.alu_ri(Alu::Cmp, true, RAX, TAG_MAP as i32);
@@ -405,15 +446,15 @@ impl Cx<'_> {
         a.jcc(CC_A, slow);
         a.shift_i(true, SHL, RAX, 8);
         a.alu_rr(Alu::Add, true, R11, RAX);
-        a.alu_rm(Alu::Add, R11, ENV, off(offset_of!(Env<'static>, stack_base)));
+        a.alu_rm(Alu::Add, R11, ENV, off(offset_of!(Env<'static, 'static>, stack_base)));
         a.jmp(ok);
         // Map i's values: tag TAG_MAP + i, i < the number of maps; its entry in map_tab.
         a.bind(map);
         a.alu_ri(Alu::Sub, true, RAX, TAG_MAP as i32);
-        a.alu_rm(Alu::Cmp, RAX, ENV, off(offset_of!(Env<'static>, nmaps)));
+        a.alu_rm(Alu::Cmp, RAX, ENV, off(offset_of!(Env<'static, 'static>, nmaps)));
         a.jcc(CC_AE, slow);
         a.imul_ri(true, RAX, 24);
-        a.alu_rm(Alu::Add, RAX, ENV, off(offset_of!(Env<'static>, map_tab_ptr)));
+        a.alu_rm(Alu::Add, RAX, ENV, off(offset_of!(Env<'static, 'static>, map_tab_ptr)));
         a.alu_rm(Alu::Cmp, RDX, RAX, if store { 16 } else { 8 });
         a.jcc(CC_A, slow);
         a.alu_rm(Alu::Add, R11, RAX, 0);
@@ -430,7 +471,7 @@ impl Cx<'_> {
         let d = REG[i.dst as usize];
         if i.src == FP {
             if Self::in_frame(i.off, size) {
-                self.a.load(8, false, R11, ENV, off(offset_of!(Env<'static>, frame_host)));
+                self.a.load(8, false, R11, ENV, off(offset_of!(Env<'static, 'static>, frame_host)));
                 self.a.load(size, signed, d, R11, i32::from(i.off));
             } else {
                 self.slow(pc);
@@ -442,7 +483,7 @@ impl Cx<'_> {
         if i.code == LDX | MEM | W && matches!(i.off, 0 | 76 | 80) {
             self.ctx_packet_field(d, i.off as u64, done);
         }
-        self.mem_check(size, offset_of!(Env<'static>, pkt_len), false, slow);
+        self.mem_check(size, offset_of!(Env<'static, 'static>, pkt_len), false, slow);
         self.a.load(size, signed, d, R11, 0);
         self.a.jmp(done);
         self.a.bind(slow);
@@ -455,7 +496,7 @@ impl Cx<'_> {
     /// value (the packet's length, its start's and end's tagged addresses) and a jump to
     /// `done`; else on to the general check.
     fn ctx_packet_field(&mut self, d: u8, field: u64, done: Label) {
-        let len = off(offset_of!(Env<'static>, pkt_len));
+        let len = off(offset_of!(Env<'static, 'static>, pkt_len));
         let a = &mut self.a;
         let other = a.label();
         a.mov_ri(RAX, make(TAG_CTX, field));
@@ -488,7 +529,7 @@ impl Cx<'_> {
     fn store(&mut self, pc: usize, i: Insn, size: u64) {
         if i.dst == FP {
             if Self::in_frame(i.off, size) {
-                self.a.load(8, false, R11, ENV, off(offset_of!(Env<'static>, frame_host)));
+                self.a.load(8, false, R11, ENV, off(offset_of!(Env<'static, 'static>, frame_host)));
                 let v = self.store_value(i);
                 self.a.store(size, v, R11, i32::from(i.off));
             } else {
@@ -499,7 +540,7 @@ impl Cx<'_> {
         let (slow, done) = (self.a.label(), self.a.label());
         self.address(i.dst, i.off);
         // Packet stores: pkt_wlen is 0 unless the program type may write the packet.
-        self.mem_check(size, offset_of!(Env<'static>, pkt_wlen), true, slow);
+        self.mem_check(size, offset_of!(Env<'static, 'static>, pkt_wlen), true, slow);
         let v = self.store_value(i);
         self.a.store(size, v, R11, 0);
         self.a.jmp(done);
@@ -509,15 +550,15 @@ impl Cx<'_> {
     }
 
     fn bpf_call(&mut self, pc: usize, target: usize, len: usize) {
-        let depth = off(offset_of!(Env<'static>, depth));
-        let frame = off(offset_of!(Env<'static>, frame_host));
+        let depth = off(offset_of!(Env<'static, 'static>, depth));
+        let frame = off(offset_of!(Env<'static, 'static>, frame_host));
         let ok = self.a.label();
         let a = &mut self.a;
         a.load(8, false, RAX, ENV, depth);
         a.alu_ri(Alu::Cmp, true, RAX, FRAMES as i32 - 1);
         a.jcc(CC_B, ok);
         a.mov_ri(RAX, pc as u64);
-        a.store(8, RAX, ENV, off(offset_of!(Env<'static>, pc)));
+        a.store(8, RAX, ENV, off(offset_of!(Env<'static, 'static>, pc)));
         a.mov_ri(RAX, TOO_DEEP);
         a.jmp(self.ret);
         a.bind(ok);

@@ -85,6 +85,29 @@ impl Jit {
         None
     }
 
+    /// A lean run of the machine code on the packet bytes `pkt` alone (`runtime::run_lean`):
+    /// `None` when there is no code for `prog` or the program called out.
+    #[inline(always)]
+    pub(crate) fn run_lean(
+        &self,
+        scratch: &mut Scratch,
+        prog: &Program,
+        pkt: &[u8],
+        budget: u64,
+    ) -> Option<Result<u64, Fault>> {
+        let code = self.0.as_ref()?;
+        if code.prog_type != prog.prog_type || code.insns.len() != prog.insns.len() {
+            return None;
+        }
+        #[cfg(all(target_arch = "x86_64", unix))]
+        return runtime::run_lean(&code.mem, scratch, prog, pkt, budget);
+        #[cfg(not(all(target_arch = "x86_64", unix)))]
+        {
+            let _ = (scratch, pkt, budget);
+            None
+        }
+    }
+
     /// Runs the machine code on `prog`, or `None` when there is none for it (then the
     /// caller interprets).
     pub(crate) fn run(
