@@ -13,13 +13,16 @@
 //!   Sound with several workers: a program with maps runs on one worker at a time, so
 //!   per-CPU maps are one copy. The operator's map commands (`sr6 ctl bpf map ...`)
 //!   take the maps' turn as a worker's run does.
+//! - **A lean run first**: a program runs its compiled code alone on the packet's bytes
+//!   ([`BpfProg::run_lean`]) until the first time it calls out of it (a helper, a map,
+//!   a context field); then, and for that program from then on, in full.
 //! - **The state of `bpf_get_prandom_u32`** is the program's, read before and written
 //!   after a run without a lock (two workers running the same program at once may draw
 //!   the same numbers, as two CPUs may in the kernel, whose state is per CPU).
 
 use std::cell::RefCell;
 use std::path::Path;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use sr6_bpf::helpers::ProgType;
@@ -34,6 +37,9 @@ pub struct BpfProg {
     has_maps: bool,
     /// `bpf_get_prandom_u32`'s state, kept from one packet to the next.
     prandom: AtomicU32,
+    /// Set once a lean run of the program called out of its compiled code: from then on
+    /// it runs in full only ([`run_lean`](Self::run_lean)).
+    calls_out: AtomicBool,
 }
 
 thread_local! {
@@ -59,6 +65,7 @@ impl BpfProg {
             has_maps: !o.maps.is_empty(),
             maps: Mutex::new(o.maps),
             prandom: AtomicU32::new(sr6_bpf::skb::PRANDOM_SEED),
+            calls_out: AtomicBool::new(false),
         }))
     }
 
@@ -97,6 +104,39 @@ impl BpfProg {
         })
     }
 
+    /// Whether [`run_lean`](Self::run_lean) may be tried: the program has not been seen
+    /// to call out.
+    #[inline(always)]
+    pub(crate) fn may_run_lean(&self) -> bool {
+        !self.calls_out.load(Ordering::Relaxed)
+    }
+
+    /// A lean run of the program on the packet bytes `pkt` ([`sr6_bpf::vm::run_lean`]:
+    /// its compiled code alone, no packet view, no maps, no lock; on the caller's scratch, else
+    /// the thread's), for a program not yet
+    /// seen to call out of its code: `None` if it does (it has then changed nothing, and
+    /// the caller runs it in full), and from then on for every packet — a program that
+    /// needs its helpers, its maps or the context pays for one wasted start, once. With
+    /// the interpreter only (`SR6_BPF_JIT=0`), always `None`.
+    #[inline(always)]
+    pub(crate) fn run_lean(&self, scratch: Option<&mut Scratch>, pkt: &[u8]) -> Option<Result<u64, sr6_bpf::Fault>> {
+        if self.calls_out.load(Ordering::Relaxed) {
+            return None;
+        }
+        let opts = sr6_bpf::RunOpts::default();
+        let r = match scratch {
+            Some(s) => sr6_bpf::vm::run_lean(s, &self.program, pkt, opts),
+            None => SCRATCH.with(|cell| {
+                let mut slot = cell.try_borrow_mut().ok()?;
+                sr6_bpf::vm::run_lean(slot.get_or_insert_with(Scratch::default), &self.program, pkt, opts)
+            }),
+        };
+        if r.is_none() {
+            self.calls_out.store(true, Ordering::Relaxed);
+        }
+        r
+    }
+
     /// [`run`](Self::run) on the caller's scratch (a worker's own, which saves the
     /// look-up of the thread's).
     #[inline(always)]
@@ -126,6 +166,7 @@ mod tests {
             maps: Mutex::new(Vec::new()),
             has_maps: false,
             prandom: AtomicU32::new(7),
+            calls_out: AtomicBool::new(false),
         };
         let inner = p.run(|outer| {
             outer.prandom = 9;

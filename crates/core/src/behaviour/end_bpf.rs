@@ -52,16 +52,16 @@ use sr6_bpf::skb::NextHopLookup;
 pub use sr6_bpf::LoadError;
 use sr6_bpf::RunOpts;
 
-use super::{endpoint, Arrival, Behaviour, Next, Param, Takes};
+use super::{endpoint, segment, Arrival, Behaviour, Next, Param, Takes};
 pub use crate::bpf_prog::BpfProg;
 use crate::bpf_prog::Run;
 use crate::drop::DropReason;
 use crate::packet::{DevId, PacketBuf};
 use crate::packet_bytes::BufBytes;
 use crate::spec::{SidAction, MAIN_TABLE};
-use crate::tables::fast_route::route_to;
+use crate::tables::fast_route::{route_into, route_to};
 use crate::tables::{
-    is_link_local, BuildError, Device, FastKind, FastSid, NextHop, Out, Route, Sid, SidBuilder, SidState, Tables,
+    is_link_local, BuildError, Device, FastKind, FastSid, Fib, NextHop, Out, Route, Sid, SidBuilder, SidState, Tables,
 };
 use sr6_bpf::Scratch;
 use sr6_wire::fixed::{FrameFixed, Ipv6Fixed, SrhFixed, ETH_IPV6_LEN, ETH_LEN};
@@ -179,9 +179,27 @@ fn run(
     ep: &BpfEndpoint,
     sid: &Sid,
     srh: Option<usize>,
-    scratch: Option<&mut Scratch>,
+    mut scratch: Option<&mut Scratch>,
     route: &mut Option<seg6::Route>,
 ) -> Result<(), DropReason> {
+    let (prog, opts) = (ep.prog.program(), RunOpts::default());
+    // input_action_end_bpf: the SRH (found and validated, unless the caller did) and
+    // its segment consumed before the program runs.
+    let consumed = {
+        let bytes = p.data_mut().get_mut(l2..).unwrap_or_default();
+        let off = match srh {
+            Some(off) => off,
+            None => seg6::find_valid_srh(bytes).map_err(|d| drop_reason(&d))?,
+        };
+        seg6::consume(bytes, off).map_err(|d| drop_reason(&d))?
+    };
+    // Its compiled code alone first, on the bytes: the whole run for a program that
+    // calls no helper (`BpfProg::run_lean`).
+    match ep.prog.run_lean(scratch.as_deref_mut(), p.data().get(l2..).unwrap_or_default()) {
+        Some(Ok(r0)) => return seg6::lean_verdict(r0).map_err(|d| drop_reason(&d)),
+        Some(Err(f)) => return Err(drop_reason(&seg6::Drop::Fault(f))),
+        None => {}
+    }
     let ifindex = u32::from(p.in_dev) + 1;
     let now_ns = p.ts_ns;
     let mut pkt = Seg6Packet::new(BufBytes::new(p, l2));
@@ -191,14 +209,9 @@ fn run(
     pkt.cpu = CPU.with(Cell::get);
     pkt.encap_src = encap_src(t, sid.state.oif);
     let fib = Routes(t);
-    let (prog, opts) = (ep.prog.program(), RunOpts::default());
-    let off = match srh {
-        Some(off) => Ok(off),
-        None => seg6::find_valid_srh(&pkt.buf),
-    };
     let step = |r: &mut Run<'_>| {
         pkt.prandom = r.prandom;
-        let res = off.and_then(|off| seg6::end_bpf_run_at(r.scratch, prog, r.maps, &mut pkt, opts, Some(&fib), off));
+        let res = seg6::end_bpf_consumed(r.scratch, prog, r.maps, &mut pkt, opts, Some(&fib), consumed);
         r.prandom = pkt.prandom;
         res
     };
@@ -272,6 +285,48 @@ pub(crate) fn fast(t: &Tables, dev: &Device, p: &mut PacketBuf, sid: &Sid, scrat
         Some(r) => route_next(t, &r),
         None => Next::Lookup6 { table: Tables::MAIN, forward: true },
     }))
+}
+
+/// End.BPF's step in the batch loop, for a frame `f` (Ethernet + IPv6, checked as
+/// transit by `pipeline::fast::try6`: length, hop limit over 1, source) whose
+/// destination is End.BPF SID `sid`'s /128, with an SRH right after the IPv6 header,
+/// without TLVs, Segments Left over 0 and in range, on a device that requires no HMAC.
+/// For a program that has never called out of its compiled code (`BpfProg::run_lean`):
+/// the next segment's route is found first (a gateway or a known neighbour of the main
+/// FIB, as End's fast step), the segment consumed, the program run on the packet in
+/// place, and on `BPF_OK` the frame sent. Anything else — no route, a program that calls
+/// out, any other return code, a fault — puts the frame back as it came (Segments Left
+/// and destination restored: a lean run changes nothing else, and runs the same again),
+/// `None`, for the step out of the loop ([`fast`]) to do it all.
+#[inline(always)]
+pub(crate) fn fast_lean(t: &Tables, main: &Fib, f: &mut [u8], sid: &Sid, scratch: &mut Scratch) -> Option<Out> {
+    let prog = &sid.action.params.bpf.as_ref()?.prog;
+    if !prog.may_run_lean() {
+        return None;
+    }
+    let (h, rest) = f.split_first_chunk_mut::<ETH_IPV6_LEN>()?;
+    let (srh, tail) = rest.split_first_chunk_mut::<8>()?;
+    let seg = segment::fast_next(srh, tail)?;
+    let mut eth = [0; 12];
+    let out = route_into(t, main, u128::from_be_bytes(seg), &mut eth)?;
+    // input_action_end_bpf: the segment consumed before the program runs.
+    let dst = h.dst_bytes();
+    srh.decrement_segments_left();
+    h.set_dst_bytes(&seg);
+    let verdict = prog.run_lean(Some(scratch), f.get(ETH_LEN..).unwrap_or_default());
+    let ok = matches!(verdict, Some(Ok(r0)) if r0 as u32 == seg6::ret::BPF_OK);
+    // (Always there: split above.)
+    let (h, srh) = f.first_chunk_mut::<{ ETH_IPV6_LEN + 8 }>()?.split_first_chunk_mut::<ETH_IPV6_LEN>()?;
+    if ok {
+        // ip6_forward after seg6_lookup_nexthop.
+        h.decrement_hop_limit();
+        h.set_addr_bytes(&eth);
+        return Some(out);
+    }
+    let srh: &mut [u8; 8] = srh.try_into().ok()?;
+    srh.set_segments_left(srh.segments_left() + 1);
+    h.set_dst_bytes(&dst);
+    None
 }
 
 /// The destination of the Ethernet + IPv6 frame in `p` (0 if it is too short, which a
