@@ -287,9 +287,9 @@ pub(crate) fn fast(t: &Tables, dev: &Device, p: &mut PacketBuf, sid: &Sid, scrat
     }))
 }
 
-/// End.BPF's step in the batch loop, for a frame `f` (Ethernet + IPv6, checked as
-/// transit by `pipeline::fast::try6`: length, hop limit over 1, source) whose
-/// destination is End.BPF SID `sid`'s /128, with an SRH right after the IPv6 header,
+/// End.BPF's lean step, for a frame `f` (Ethernet + IPv6, checked as transit by
+/// `pipeline::fast::try6`: length, hop limit over 1, source) whose destination is
+/// End.BPF SID `sid`'s, with an SRH right after the IPv6 header,
 /// without TLVs, Segments Left over 0 and in range, on a device that requires no HMAC.
 /// For a program that has never called out of its compiled code (`BpfProg::run_lean`):
 /// the next segment's route is found first (a gateway or a known neighbour of the main
@@ -305,6 +305,11 @@ pub(crate) fn fast_lean(t: &Tables, main: &Fib, f: &mut [u8], sid: &Sid, scratch
         return None;
     }
     let (h, rest) = f.split_first_chunk_mut::<ETH_IPV6_LEN>()?;
+    // (The transit checks do not include this one: a SID reached by a longer prefix
+    // comes here whatever follows the IPv6 header.)
+    if h.next_header() != sr6_wire::IPPROTO_ROUTING {
+        return None;
+    }
     let (srh, tail) = rest.split_first_chunk_mut::<8>()?;
     let seg = segment::fast_next(srh, tail)?;
     let mut eth = [0; 12];

@@ -31,7 +31,7 @@ use crate::behaviour::next::FastNext;
 use crate::behaviour::{binding, decap, end, end_dt46, end_dx2, next_csid, Next};
 use crate::counters::Counters;
 use crate::lpm;
-use crate::packet::{Front, PacketBuf, BUF_LEN};
+use crate::packet::{DevId, Front, PacketBuf, BUF_LEN};
 use crate::tables::fast_route::{resolve, route4_or_sid};
 use crate::tables::{Device, FastKind, FastSid, Fib, Route, Tables};
 use crate::words::WordMap;
@@ -368,22 +368,37 @@ pub fn try_bpf(
         return None;
     }
     let dev = t.devices.get(p.in_dev as usize)?;
-    let sid = t.sids.get(i)?;
-    // A program that calls no helper: its lean step (`try6` checked the frame as for
-    // transit; the device forwards IPv6).
-    if dev.require_hmac == 0 {
-        if let Some(out) = end_bpf::fast_lean(t, t.fibs.main(), p.data_mut(), sid, scratch) {
-            c.sids.count_frame(i as u16, len as u64);
-            return Some(Cold::Tx(out));
-        }
-    }
-    Some(match end_bpf::fast(t, dev, p, sid, scratch)? {
+    Some(match end_bpf::fast(t, dev, p, t.sids.get(i)?, scratch)? {
         FastBpf::Tx(out) => {
             c.sids.count_frame(i as u16, len as u64);
             Cold::Tx(out)
         }
         FastBpf::After(next) => Cold::After { sid: i, ipv6_len: (len - E) as u64, next },
     })
+}
+
+/// End.BPF's lean step ([`end_bpf::fast_lean`]) for a frame [`try6`] found is for the
+/// End.BPF SID of word `w`, received on device `from`: tried first, before
+/// [`try_bpf`], for a program that calls no helper. `try6` checked the frame as for
+/// transit (length, MTU bound, hop limit, source) and that `from` forwards IPv6.
+/// `Some(device)` to transmit to; `None` leaves the frame untouched.
+#[inline(always)]
+pub fn try_bpf_lean(
+    t: &Tables,
+    c: &mut Counters,
+    scratch: &mut sr6_bpf::Scratch,
+    from: DevId,
+    p: &mut PacketBuf,
+    w: u64,
+) -> Option<Out> {
+    let (i, _) = FastSid::unpack(w);
+    if t.devices.get(usize::from(from))?.require_hmac != 0 {
+        return None;
+    }
+    let len = p.len();
+    let out = end_bpf::fast_lean(t, t.fibs.main(), p.data_mut(), t.sids.get(i)?, scratch)?;
+    c.sids.count_frame(i as u16, len as u64);
+    Some(out)
 }
 
 /// What [`try_bpf`] did with a frame it took.

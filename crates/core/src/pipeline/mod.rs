@@ -270,6 +270,12 @@ impl Worker {
     #[cold]
     fn process_bpf(&mut self, t: &Tables, p: &mut PacketBuf, w: u64) {
         if self.fast_path && !matches!(p.verdict, Verdict::Drop(_)) {
+            // A program that calls no helper: sent from here, or the frame untouched.
+            if let Some(out) = fast::try_bpf_lean(t, &mut self.counters, &mut self.bpf_scratch, self.from, p, w) {
+                *self.counters.tx.at(out as DevId) += 1;
+                p.verdict = Verdict::Tx(out as DevId);
+                return;
+            }
             // As `process_general` does first: the step may hand the frame on to the
             // general path's steps, which read both.
             p.in_dev = self.from;
