@@ -11,6 +11,7 @@ pub mod bpf_prog;
 pub mod counters;
 pub mod drop;
 pub mod exact;
+pub mod fib_workload;
 pub mod firewall;
 pub mod hmac;
 pub mod ids;

@@ -291,6 +291,17 @@ impl<const N: usize, V, A: Copy + Default> Lpm<N, V, A> {
         }
     }
 
+    /// The bytes the table holds on the heap: root, nodes, values, hash slots and aux
+    /// records (capacities, not lengths).
+    pub fn heap_bytes(&self) -> usize {
+        use std::mem::size_of;
+        size_of::<[u32; 1 << ROOT_BITS]>()
+            + self.nodes.capacity() * size_of::<u32>()
+            + self.values.capacity() * size_of::<V>()
+            + self.slots.capacity() * size_of::<(u64, u32, A)>()
+            + self.aux.capacity() * size_of::<A>()
+    }
+
     /// The value of the longest prefix covering `key`.
     #[inline(always)]
     pub fn lookup(&self, key: &[u8; N]) -> Option<&V> {
