@@ -85,6 +85,14 @@ impl Jit {
         None
     }
 
+    /// The machine code, if it was compiled from `prog`'s instructions (the fields are
+    /// public: a program changed since is interpreted).
+    #[inline(always)]
+    fn code_for(&self, prog: &Program) -> Option<&Code> {
+        let code = self.0.as_deref()?;
+        (code.prog_type == prog.prog_type && code.insns.len() == prog.insns.len()).then_some(code)
+    }
+
     /// A lean run of the machine code on the packet bytes `pkt` alone (`runtime::run_lean`):
     /// `None` when there is no code for `prog` or the program called out.
     #[inline(always)]
@@ -95,10 +103,7 @@ impl Jit {
         pkt: &[u8],
         budget: u64,
     ) -> Option<Result<u64, Fault>> {
-        let code = self.0.as_ref()?;
-        if code.prog_type != prog.prog_type || code.insns.len() != prog.insns.len() {
-            return None;
-        }
+        let code = self.code_for(prog)?;
         #[cfg(all(target_arch = "x86_64", unix))]
         return runtime::run_lean(&code.mem, scratch, prog, pkt, budget);
         #[cfg(not(all(target_arch = "x86_64", unix)))]
@@ -118,11 +123,7 @@ impl Jit {
         skb: &mut dyn Skb,
         budget: u64,
     ) -> Option<Result<u64, Fault>> {
-        let code = self.0.as_ref()?;
-        // Compiled from other instructions (the fields are public): interpret.
-        if code.prog_type != prog.prog_type || code.insns.len() != prog.insns.len() {
-            return None;
-        }
+        let code = self.code_for(prog)?;
         #[cfg(all(target_arch = "x86_64", unix))]
         return Some(runtime::run(&code.mem, &code.insns, scratch, prog, maps, skb, budget));
         #[cfg(not(all(target_arch = "x86_64", unix)))]
