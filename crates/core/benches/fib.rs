@@ -2,16 +2,68 @@
 //! the workloads of [`sr6_core::fib_workload`] — an SRv6 locator plan, an IPv6 and an
 //! IPv4 Internet table — with destinations spread over the table and a single-destination
 //! stream, 4,096 lookups a batch. The build time, the memory per prefix and the mean
-//! prefix length of each table are printed first. `cargo bench -p sr6-core --bench fib`.
+//! prefix length of each table are printed first; after the Internet tables' lookups,
+//! the time of one route change ([`Lpm::insert`], [`Lpm::remove`]) over 100,000 changes
+//! of [`churn`] (median, 99th percentile, maximum). `cargo bench -p sr6-core --bench fib`.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
-use sr6_core::fib_workload::{internet4, internet6, locator_plan, mean_len, spread, Prefix};
-use sr6_core::lpm::{entry_index, Lpm4, Lpm6};
+use criterion::measurement::WallTime;
+use criterion::{black_box, criterion_group, criterion_main, BenchmarkGroup, Criterion, Throughput};
+use sr6_core::fib_workload::{churn, internet4, internet6, locator_plan, mean_len, spread, Change, Prefix};
+use sr6_core::lpm::{entry_index, Lpm, Lpm4, Lpm6};
 
 const SEED: u64 = 1;
 const BATCH: usize = 4096;
+const CHANGES: usize = 100_000;
+
+/// Benchmarks lookups of `dsts` (left-aligned keys) in `lpm`, spread and single.
+fn lookups<const N: usize>(g: &mut BenchmarkGroup<WallTime>, name: &str, lpm: &Lpm<N, u32>, dsts: &[u128]) {
+    let single = vec![dsts[0]; dsts.len()];
+    for (stream, dsts) in [("spread", dsts), ("single", &single[..])] {
+        g.bench_function(format!("{name}/{stream}"), |b| {
+            b.iter(|| {
+                let mut acc = 0usize;
+                for &d in dsts.iter() {
+                    acc ^= entry_index(lpm.lookup_entry(black_box(d)));
+                }
+                acc
+            })
+        });
+    }
+}
+
+/// Applies [`CHANGES`] changes of [`churn`] to `lpm` (prefixes' addresses in the low
+/// `width` bits), timing each; prints the median, 99th percentile and maximum.
+fn changes<const N: usize>(name: &str, lpm: &mut Lpm<N, u32>, table: &[Prefix], fresh: &[Prefix], width: u8) {
+    let ch = churn(SEED, table, fresh, CHANGES);
+    let mut took: Vec<Duration> = Vec::with_capacity(ch.len());
+    let key = |a: u128| a << (128 - u32::from(width));
+    for (i, c) in ch.iter().enumerate() {
+        let t0 = Instant::now();
+        match *c {
+            Change::Add((a, l)) => {
+                black_box(lpm.insert(key(a), l, i as u32, 0));
+            }
+            Change::Delete((a, l)) => {
+                black_box(lpm.remove(key(a), l));
+            }
+        }
+        took.push(t0.elapsed());
+    }
+    took.sort_unstable();
+    let at = |q: f64| took[((took.len() - 1) as f64 * q) as usize].as_secs_f64() * 1e6;
+    eprintln!(
+        "fib/{name}: {} route changes (adds and deletes), one in median {:.2} us, p99 {:.2} us, max {:.1} us; \
+         {} prefixes after, {:.1} bytes a prefix",
+        took.len(),
+        at(0.5),
+        at(0.99),
+        at(1.0),
+        lpm.len(),
+        lpm.heap_bytes() as f64 / lpm.len().max(1) as f64
+    );
+}
 
 /// Builds the table of `t`, reporting its build time and size.
 fn report(name: &str, t: &[Prefix], build: impl FnOnce() -> usize) {
@@ -43,19 +95,10 @@ fn fib(c: &mut Criterion) {
             lpm = Some(l);
             b
         });
-        let Some(lpm) = lpm else { return };
-        let spread_dsts = spread(SEED, &t, 128, BATCH);
-        let single = vec![spread_dsts[0]; BATCH];
-        for (stream, dsts) in [("spread", &spread_dsts), ("single", &single)] {
-            g.bench_function(format!("lookup6/{name}/{stream}"), |b| {
-                b.iter(|| {
-                    let mut acc = 0usize;
-                    for &d in dsts.iter() {
-                        acc ^= entry_index(lpm.lookup_entry(black_box(d)));
-                    }
-                    acc
-                })
-            });
+        let Some(mut lpm) = lpm else { return };
+        lookups(&mut g, &format!("lookup6/{name}"), &lpm, &spread(SEED, &t, 128, BATCH));
+        if name == "internet6" {
+            changes(name, &mut lpm, &t, &internet6(SEED + 1, CHANGES), 128);
         }
     }
     let t = internet4(SEED, 1_000_000);
@@ -68,21 +111,11 @@ fn fib(c: &mut Criterion) {
         lpm = Some(l);
         b
     });
-    let Some(lpm) = lpm else { return };
+    let Some(mut lpm) = lpm else { return };
     // IPv4 keys left-aligned, as the FIB looks them up.
-    let spread_dsts: Vec<u128> = spread(SEED, &t, 32, BATCH).into_iter().map(|d| d << 96).collect();
-    let single = vec![spread_dsts[0]; BATCH];
-    for (stream, dsts) in [("spread", &spread_dsts), ("single", &single)] {
-        g.bench_function(format!("lookup4/internet4/{stream}"), |b| {
-            b.iter(|| {
-                let mut acc = 0usize;
-                for &d in dsts.iter() {
-                    acc ^= entry_index(lpm.lookup_entry(black_box(d)));
-                }
-                acc
-            })
-        });
-    }
+    let dsts: Vec<u128> = spread(SEED, &t, 32, BATCH).into_iter().map(|d| d << 96).collect();
+    lookups(&mut g, "lookup4/internet4", &lpm, &dsts);
+    changes("internet4", &mut lpm, &t, &internet4(SEED + 1, CHANGES), 32);
     g.finish();
 }
 

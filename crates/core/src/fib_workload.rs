@@ -10,6 +10,8 @@
 //!   prefixes, /24-heavy.
 //! - [`spread`]: destinations spread over a table (one under a prefix drawn at random,
 //!   its host bits random); a single-destination stream is one of them, repeated.
+//! - [`churn`]: route changes on a table, as a BGP feed sends them — withdrawals of
+//!   prefixes it holds and announcements of new ones.
 //!
 //! **The Internet tables' shape.** The prefix-length shares below are sr6's
 //! approximation of the published shape of the global tables: for IPv6, /48s about half
@@ -228,6 +230,50 @@ pub fn spread(seed: u64, table: &[Prefix], width: u8, n: usize) -> Vec<u128> {
         .collect()
 }
 
+/// A route change of [`churn`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Change {
+    /// Announce a prefix (a new one: the table does not hold it at that point).
+    Add(Prefix),
+    /// Withdraw a prefix the table holds at that point.
+    Delete(Prefix),
+}
+
+/// `n` route changes on `table`, each an [`Add`](Change::Add) or a
+/// [`Delete`](Change::Delete) at random (half each): a delete withdraws a prefix drawn at
+/// random from what the table holds at that point (the table as changed so far), an add
+/// announces a prefix of `fresh` the table does not hold, drawn at random (`fresh`: a
+/// table drawn with another seed, new prefixes of the same shape). When either runs out, the other kind
+/// is made.
+pub fn churn(seed: u64, table: &[Prefix], fresh: &[Prefix], n: usize) -> Vec<Change> {
+    let mut rng = Rng::new(seed ^ 0xc4a7);
+    let mut held: Vec<Prefix> = table.to_vec();
+    let mut have: HashSet<Prefix> = table.iter().copied().collect();
+    // `fresh` in a random order (a generated table comes shortest first).
+    let mut order: Vec<Prefix> = fresh.iter().filter(|p| !have.contains(p)).copied().collect();
+    for i in (1..order.len()).rev() {
+        order.swap(i, rng.below(i as u64 + 1) as usize);
+    }
+    let mut fresh = order.into_iter();
+    let mut out = Vec::with_capacity(n);
+    let mut pending = fresh.next();
+    while out.len() < n {
+        let add = held.is_empty() || (rng.below(2) == 0 && pending.is_some());
+        if add {
+            let Some(p) = pending else { break };
+            pending = fresh.find(|p| !have.contains(p));
+            have.insert(p);
+            held.push(p);
+            out.push(Change::Add(p));
+        } else {
+            let p = held.swap_remove(rng.below(held.len() as u64) as usize);
+            have.remove(&p);
+            out.push(Change::Delete(p));
+        }
+    }
+    out
+}
+
 /// The mean prefix length of `table`.
 pub fn mean_len(table: &[Prefix]) -> f64 {
     if table.is_empty() {
@@ -291,6 +337,29 @@ mod tests {
         }
         let locators: HashSet<u128> = routes.iter().filter(|p| p.1 == 48).map(|p| p.0).collect();
         assert!(sids.iter().all(|s| locators.contains(&(s.0 & mask(128, 48)))), "a SID outside the locators");
+    }
+
+    /// Every delete withdraws a prefix held at that point, every add a new one, about
+    /// half each.
+    #[test]
+    fn churn_changes_what_the_table_holds() {
+        let t = internet6(2, 3000);
+        let fresh = internet6(3, 3000);
+        let ch = churn(2, &t, &fresh, 4000);
+        assert_eq!(ch.len(), 4000);
+        let mut held: HashSet<Prefix> = t.iter().copied().collect();
+        let mut adds = 0;
+        for c in &ch {
+            match *c {
+                Change::Add(p) => {
+                    adds += 1;
+                    assert!(held.insert(p), "add of a held prefix {p:?}");
+                }
+                Change::Delete(p) => assert!(held.remove(&p), "delete of a prefix not held {p:?}"),
+            }
+        }
+        assert!((1800..2200).contains(&adds), "{adds} adds");
+        assert_eq!(churn(2, &t, &fresh, 100), ch[..100]);
     }
 
     #[test]

@@ -15,8 +15,17 @@
 //! dependent loads, a /64 7 — or one hash-table slot (two on a collision). Prefixes are
 //! inserted shortest first, so a longer prefix simply overwrites the entries it covers,
 //! and a new child node inherits its parent entry's value (that is the leaf pushing).
+//!
+//! The table is also changed in place, a prefix at a time ([`update`]): the control
+//! state kept beside the lookup structure (each prefix's value index, each value's
+//! prefix length) tells which entries a new prefix may overwrite and what a deleted
+//! one's entries fall back to.
+
+use rustc_hash::FxHashMap;
 
 use crate::multiplier;
+
+mod update;
 
 const LEAF: u32 = 1 << 31;
 /// On a value entry: some key of the companion exact-match table (the /128s, which
@@ -70,6 +79,30 @@ pub struct Lpm<const N: usize, V, A = u32> {
     aux: Vec<A>,
     /// The aux record returned when there is none.
     no_aux: A,
+    /// The key of an empty hash slot: one under a root entry that is not in hash mode
+    /// and never will be (only [`build`](Self::build) chooses hash mode).
+    empty_key: u64,
+    /// How many hash slots are taken.
+    hashed: usize,
+    // Control state, read by the updates only ([`update`]).
+    /// Every prefix (left-aligned, host bits clear; its length) and its value entry
+    /// (index + 1).
+    prefixes: FxHashMap<(u128, u8), u32>,
+    /// By value entry: the length of the prefix it belongs to (`plen[0]` unused).
+    plen: Vec<u8>,
+    /// How many prefixes of each length the table holds.
+    per_len: [u32; 129],
+    /// Value entries (index + 1) of deleted prefixes, free for reuse.
+    free_values: Vec<u32>,
+    /// Offsets of nodes no entry points to any more, free for reuse.
+    free_nodes: Vec<u32>,
+    /// By node (offset / 256): its default, the value entry of the longest prefix
+    /// covering the node's whole range (0: none) — what every entry of the node holds
+    /// unless a longer prefix owns it.
+    node_default: Vec<u32>,
+    /// By hash-mode root entry: the keys of its prefixes in the hash table (to turn it
+    /// back into a trie without scanning the table).
+    hash_members: FxHashMap<u16, rustc_hash::FxHashSet<u64>>,
 }
 
 /// IPv6 LPM.
@@ -91,8 +124,25 @@ impl<const N: usize, V, A: Copy + Default> Default for Lpm<N, V, A> {
             mul: multiplier::DEFAULT,
             aux: vec![A::default()],
             no_aux: A::default(),
+            empty_key: 0,
+            hashed: 0,
+            prefixes: FxHashMap::default(),
+            plen: vec![0],
+            per_len: [0; 129],
+            free_values: Vec::new(),
+            free_nodes: Vec::new(),
+            node_default: Vec::new(),
+            hash_members: FxHashMap::default(),
         }
     }
+}
+
+/// The key as a left-aligned big-endian integer (the form [`Lpm::lookup_key`] takes).
+#[inline(always)]
+fn key_of<const N: usize>(key: &[u8; N]) -> u128 {
+    let mut k = [0u8; 16];
+    k[..N.min(16)].copy_from_slice(&key[..N.min(16)]);
+    u128::from_be_bytes(k)
 }
 
 /// The key's first 64 bits (left-aligned) and its root index.
@@ -141,16 +191,28 @@ impl<const N: usize, V, A: Copy + Default> Lpm<N, V, A> {
         let empty_key = (free as u64) << 48;
         let mut t = Lpm::default();
         let mut hashed: Vec<(u64, u32)> = Vec::new();
+        t.prefixes.reserve(prefixes.len());
+        t.plen.reserve(prefixes.len());
         for (key, len, v) in prefixes {
             let len = (len as usize).min(N * 8);
             t.values.push(v);
             let val = t.values.len() as u32; // index + 1
             debug_assert!(val <= VALUE);
+            t.plen.push(len as u8);
+            let k = update::masked(key_of(&key), len as u8);
+            if let Some(old) = t.prefixes.insert((k, len as u8), val) {
+                // A duplicate: the earlier value is unreachable once this one is in.
+                t.free_values.push(old);
+            } else {
+                t.per_len[len] += 1;
+            }
             let hi = hi_of(&key);
             if len > ROOT_BITS && lens[(hi >> 48) as usize] != 255 {
-                hashed.push((hi & (u64::MAX << (64 - len)), LEAF | val));
+                let k = hi & (u64::MAX << (64 - len));
+                t.hash_members.entry((hi >> 48) as u16).or_default().insert(k);
+                hashed.push((k, LEAF | val));
             } else {
-                t.insert(&key, len, LEAF | val);
+                t.insert_sorted(&key, len, LEAF | val);
             }
         }
         for (r, &l) in lens.iter().enumerate() {
@@ -161,6 +223,7 @@ impl<const N: usize, V, A: Copy + Default> Lpm<N, V, A> {
             }
         }
         let cap = (hashed.len() * 4).next_power_of_two().max(8);
+        t.empty_key = empty_key;
         t.slots = vec![(empty_key, 0, A::default()); cap];
         t.shift = 64 - cap.trailing_zeros();
         // Distinct prefixes (a later duplicate replaces an earlier one below).
@@ -173,6 +236,7 @@ impl<const N: usize, V, A: Copy + Default> Lpm<N, V, A> {
             loop {
                 let s = &mut t.slots[i];
                 if s.1 == 0 || s.0 == k {
+                    t.hashed += usize::from(s.1 == 0);
                     *s = (k, val, A::default());
                     break;
                 }
@@ -195,12 +259,22 @@ impl<const N: usize, V, A: Copy + Default> Lpm<N, V, A> {
 
     /// Appends a node whose 256 entries are `fill`; returns its offset.
     fn new_node(&mut self, fill: u32) -> u32 {
+        if let Some(at) = self.free_nodes.pop() {
+            if let Some(node) = self.nodes.get_mut(at as usize..at as usize + STRIDE) {
+                node.fill(fill);
+                if let Some(d) = self.node_default.get_mut(at as usize / STRIDE) {
+                    *d = fill & VALUE;
+                }
+                return at;
+            }
+        }
         let at = self.nodes.len();
+        self.node_default.push(fill & VALUE);
         self.nodes.extend(std::iter::repeat_n(fill, STRIDE));
         at as u32
     }
 
-    fn insert(&mut self, key: &[u8; N], len: usize, val: u32) {
+    fn insert_sorted(&mut self, key: &[u8; N], len: usize, val: u32) {
         let r = usize::from(u16::from_be_bytes([key[0], key[1]]));
         if len <= ROOT_BITS {
             let count = 1usize << (ROOT_BITS - len);
@@ -256,6 +330,9 @@ impl<const N: usize, V, A: Copy + Default> Lpm<N, V, A> {
     /// only for longer prefixes inserted earlier at equal length; shortest-first order
     /// keeps this rare).
     fn fill_under(&mut self, node: usize, val: u32) {
+        if let Some(d) = self.node_default.get_mut(node / STRIDE) {
+            *d = val & VALUE;
+        }
         for i in node..node + STRIDE {
             let e = self.nodes[i];
             if e & LEAF == 0 {
@@ -292,7 +369,7 @@ impl<const N: usize, V, A: Copy + Default> Lpm<N, V, A> {
     }
 
     /// The bytes the table holds on the heap: root, nodes, values, hash slots and aux
-    /// records (capacities, not lengths).
+    /// records (capacities, not lengths), and the control state the updates read.
     pub fn heap_bytes(&self) -> usize {
         use std::mem::size_of;
         size_of::<[u32; 1 << ROOT_BITS]>()
@@ -300,6 +377,20 @@ impl<const N: usize, V, A: Copy + Default> Lpm<N, V, A> {
             + self.values.capacity() * size_of::<V>()
             + self.slots.capacity() * size_of::<(u64, u32, A)>()
             + self.aux.capacity() * size_of::<A>()
+            + self.prefixes.capacity() * (size_of::<((u128, u8), u32)>() + 1)
+            + self.plen.capacity()
+            + (self.free_values.capacity() + self.free_nodes.capacity() + self.node_default.capacity())
+                * size_of::<u32>()
+    }
+
+    /// How many prefixes the table holds.
+    pub fn len(&self) -> usize {
+        self.prefixes.len()
+    }
+
+    /// Whether the table holds no prefix.
+    pub fn is_empty(&self) -> bool {
+        self.prefixes.is_empty()
     }
 
     /// The value of the longest prefix covering `key`.
