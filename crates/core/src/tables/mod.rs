@@ -1,6 +1,7 @@
 //! The forwarding state: devices, FIBs, local SIDs, SR policies, neighbours and HMAC
-//! keys — built once from a [`RouterSpec`](crate::spec::RouterSpec) by
-//! [`Tables::build`] and never modified. A change builds new tables and swaps them in.
+//! keys — built from a [`RouterSpec`](crate::spec::RouterSpec) by [`Tables::build`].
+//! A change builds new tables and swaps them in, except the plain route changes
+//! [`Tables::apply_routes`] makes in place (`update.rs`).
 
 mod build;
 pub mod csid_policy;
@@ -11,6 +12,7 @@ mod policy;
 mod rewrite;
 pub mod rules;
 mod sid_builder;
+mod update;
 
 pub use build::BuildError;
 pub use fast_route::Out;
@@ -19,6 +21,7 @@ pub use multipath::Group;
 pub use policy::Policy;
 pub(crate) use rewrite::{Rewrite, RewriteKind};
 pub use sid_builder::SidBuilder;
+pub use update::{NeedsBuild, RouteChange};
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
@@ -464,6 +467,14 @@ impl Fibs {
         std::iter::once(&self.main).chain(&self.others)
     }
 
+    /// The FIB of dense index `i`, to change.
+    pub fn get_mut(&mut self, i: usize) -> Option<&mut Fib> {
+        if i == 0 {
+            return Some(&mut self.main);
+        }
+        self.others.get_mut(i.wrapping_sub(1))
+    }
+
     pub fn iter_mut(&mut self) -> impl Iterator<Item = &mut Fib> {
         std::iter::once(&mut self.main).chain(&mut self.others)
     }
@@ -479,7 +490,8 @@ impl std::ops::Index<usize> for Fibs {
     }
 }
 
-/// Everything the data plane reads. Immutable once built.
+/// Everything the data plane reads. Immutable while published; [`Tables::apply_routes`]
+/// changes routes of tables no worker reads.
 #[derive(Debug)]
 pub struct Tables {
     pub devices: Vec<Device>,

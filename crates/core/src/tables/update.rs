@@ -1,0 +1,200 @@
+//! Route changes applied to built tables in place ([`Tables::apply_routes`]), for the
+//! routes a routing daemon sends by the thousand: a prefix through a gateway on a
+//! device, a device route outside the main table, a blackhole or unreachable prefix,
+//! in a table that exists, shorter than a host route. The FIB's LPM changes a prefix
+//! at a time ([`Lpm::insert`](crate::lpm::Lpm::insert)); a gateway not seen before gets
+//! an adjacency, resolved from the neighbours the tables know. What a route change can
+//! move elsewhere is redone: after a change to the main table, each policy's first
+//! segment is resolved again for the fast path.
+//!
+//! Anything else — a host route (/128, /32: the exact tables), a device route in the
+//! main table (gateways given without a device resolve through those), a prefix that
+//! is also an address's connected route, a new table, an SID, a policy, a multipath
+//! route, a change to the main table while a policy takes its source address from the
+//! route to its first segment — is refused with [`NeedsBuild`], and the caller builds
+//! the tables from the whole configuration as before. The result is the tables that
+//! [`Tables::build`] makes of the changed configuration, lookup for lookup (a test
+//! compares them), with adjacencies that no route uses any more left in place.
+
+use std::net::IpAddr;
+
+use super::{eth_addrs, neigh_key, Adjacency, NextHop, Rewrite, Route, Tables};
+use crate::spec::{Prefix, RouteKind, RouteSpec, MAIN_TABLE};
+
+/// A route change: [`Add`](RouteChange::Add) also replaces the route of the same table
+/// and prefix.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RouteChange {
+    Add(RouteSpec),
+    Delete(RouteSpec),
+}
+
+/// Why [`Tables::apply_routes`] did not apply a change: build the tables instead.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NeedsBuild(pub String);
+
+impl RouteChange {
+    fn spec(&self) -> &RouteSpec {
+        match self {
+            RouteChange::Add(r) | RouteChange::Delete(r) => r,
+        }
+    }
+}
+
+impl Tables {
+    /// Applies `changes`, in order, to the tables in place — all of them, or none if
+    /// one needs a build (see the module docs; the tables are then unchanged).
+    pub fn apply_routes(&mut self, changes: &[RouteChange]) -> Result<(), NeedsBuild> {
+        for c in changes {
+            self.check_incremental(c)?;
+        }
+        let mut main = false;
+        for c in changes {
+            let r = c.spec();
+            let t = self.fib_of_table(r.table).ok_or_else(|| NeedsBuild("a new table".into()))?;
+            main |= t == Tables::MAIN as usize;
+            let (key, len) = lpm_key(r.prefix);
+            match c {
+                RouteChange::Add(r) => {
+                    let route = self.incremental_route(r)?;
+                    let adjacencies = &self.adjacencies;
+                    let Some(fib) = self.fibs.get_mut(t) else { continue };
+                    let hop = fib.hop(&route, adjacencies);
+                    match r.prefix {
+                        Prefix::V6(..) => fib.lpm6.insert(key, len, route, hop),
+                        Prefix::V4(..) => fib.lpm4.insert(key, len, route, hop),
+                    };
+                }
+                RouteChange::Delete(r) => {
+                    let Some(fib) = self.fibs.get_mut(t) else { continue };
+                    match r.prefix {
+                        Prefix::V6(..) => fib.lpm6.remove(key, len),
+                        Prefix::V4(..) => fib.lpm4.remove(key, len),
+                    };
+                }
+            }
+        }
+        if main && !self.policies.is_empty() {
+            self.resolve_policies();
+        }
+        Ok(())
+    }
+
+    /// Whether `c` can be applied in place (the module docs list what cannot).
+    fn check_incremental(&self, c: &RouteChange) -> Result<(), NeedsBuild> {
+        let r = c.spec();
+        let no = |why: &str| Err(NeedsBuild(format!("{why}: the tables are built again")));
+        if self.fib_of_table(r.table).is_none() {
+            return no("a route in a new table");
+        }
+        let (host, connected) = match r.prefix {
+            Prefix::V6(a, l) => (l >= 128, self.devices.iter().any(|d| covers6(&d.addrs6, &d.plens6, a.octets(), l))),
+            Prefix::V4(a, l) => (l >= 32, self.devices.iter().any(|d| covers4(&d.addrs4, &d.plens4, a.octets(), l))),
+        };
+        if host {
+            return no("a host route");
+        }
+        if connected && r.table == MAIN_TABLE {
+            return no("the prefix of an address's connected route");
+        }
+        if r.table == MAIN_TABLE && !self.policies.is_empty() && self.tunsrc.is_none() {
+            return no("a main-table route while policies take their source from their routes");
+        }
+        // The route replaced or removed must be one of these kinds too.
+        let t = self.fib_of_table(r.table).and_then(|t| self.fibs.get(t));
+        let (key, len) = lpm_key(r.prefix);
+        let now = match r.prefix {
+            Prefix::V6(..) => t.and_then(|f| f.lpm6.get(key, len)),
+            Prefix::V4(..) => t.and_then(|f| f.lpm4.get(key, len)),
+        };
+        match now {
+            None | Some(Route::Forward(NextHop::Adj(_)) | Route::Blackhole | Route::Unreachable) => {}
+            Some(Route::Forward(NextHop::OnLink(_))) if r.table != MAIN_TABLE => {}
+            Some(_) => return no("a route of another kind there now"),
+        }
+        {
+            match &r.kind {
+                RouteKind::Forward { via: Some(v), dev: Some(d) } => {
+                    if self.device_id(d).is_none() {
+                        return no("an unknown device");
+                    }
+                    if matches!((r.prefix, v), (Prefix::V6(..), IpAddr::V4(_)) | (Prefix::V4(..), IpAddr::V6(_))) {
+                        return no("a gateway of the other family");
+                    }
+                }
+                RouteKind::Forward { via: None, dev: Some(d) } if r.table != MAIN_TABLE => {
+                    if self.device_id(d).is_none() {
+                        return no("an unknown device");
+                    }
+                }
+                RouteKind::Blackhole | RouteKind::Unreachable => {}
+                _ => return no("a route of this kind"),
+            }
+        }
+        Ok(())
+    }
+
+    /// The dense index of kernel table `id`.
+    fn fib_of_table(&self, id: u32) -> Option<usize> {
+        self.table_ids.iter().position(|&t| t == id)
+    }
+
+    /// The FIB value of a route [`check_incremental`](Self::check_incremental) accepted.
+    fn incremental_route(&mut self, r: &RouteSpec) -> Result<Route, NeedsBuild> {
+        let dev = |t: &Tables, d: &str| t.device_id(d).ok_or_else(|| NeedsBuild("an unknown device".into()));
+        Ok(match &r.kind {
+            RouteKind::Forward { via: Some(v), dev: Some(d) } => {
+                let d = dev(self, d)?;
+                Route::Forward(NextHop::Adj(self.adjacency_to(d, *v)))
+            }
+            RouteKind::Forward { via: None, dev: Some(d) } => Route::Forward(NextHop::OnLink(dev(self, d)?)),
+            RouteKind::Blackhole => Route::Blackhole,
+            RouteKind::Unreachable => Route::Unreachable,
+            _ => return Err(NeedsBuild("a route of this kind".into())),
+        })
+    }
+
+    /// The adjacency towards `nh` on `dev`: the one the tables have, or a new one
+    /// resolved from the known neighbours.
+    fn adjacency_to(&mut self, dev: u16, nh: IpAddr) -> u32 {
+        if let Some(i) = self.adjacencies.iter().position(|a| a.dev == dev && a.nh == nh) {
+            return i as u32;
+        }
+        let mac = self.devices.get(usize::from(dev)).map_or([0; 6], |d| d.mac);
+        let eth = self.neighbours.get(&(dev, neigh_key(nh))).map(|n| eth_addrs(*n, mac));
+        self.adjacencies.push(Adjacency { dev, nh, eth });
+        (self.adjacencies.len() - 1) as u32
+    }
+
+    /// Resolves each policy's first segment again (RFC 8986 §5.1) for the fast path:
+    /// the device and Ethernet header its route gives, and the rewrite made with them.
+    fn resolve_policies(&mut self) {
+        let out: Vec<_> = self
+            .policies
+            .iter()
+            .map(|p| match self.fibs.main().lookup6(&p.first) {
+                Some(Route::Forward(nh)) => self.resolve(nh, u128::from_be_bytes(p.first)),
+                _ => None,
+            })
+            .collect();
+        self.rewrites = self.policies.iter().zip(&out).map(|(p, o)| Rewrite::of(p, *o)).collect();
+        self.policy_out = out;
+    }
+}
+
+/// The LPM key (left-aligned) and length of a prefix.
+fn lpm_key(p: Prefix) -> (u128, u8) {
+    match p {
+        Prefix::V6(a, l) => (u128::from(a), l),
+        Prefix::V4(a, l) => (u128::from(u32::from(a)) << 96, l),
+    }
+}
+
+/// Whether `p`/`len` is the connected prefix of one of `addrs` (lengths `plens`).
+fn covers6(addrs: &[std::net::Ipv6Addr], plens: &[u8], p: [u8; 16], len: u8) -> bool {
+    addrs.iter().zip(plens).any(|(a, &l)| l == len && super::build::mask6(a.octets(), l) == super::build::mask6(p, len))
+}
+
+fn covers4(addrs: &[std::net::Ipv4Addr], plens: &[u8], p: [u8; 4], len: u8) -> bool {
+    addrs.iter().zip(plens).any(|(a, &l)| l == len && super::build::mask4(a.octets(), l) == super::build::mask4(p, len))
+}

@@ -1,0 +1,200 @@
+//! Route changes applied in place ([`Tables::apply_routes`]) against the tables built
+//! from the changed configuration ([`Tables::build`], the oracle): after every change,
+//! the same route and the same fast-path hop for every address tried, in the main table
+//! and a numbered one, IPv6 and IPv4, and the same resolution of each policy's first
+//! segment. Changes the in-place path does not take are refused, leaving the tables as
+//! they were.
+
+use std::net::IpAddr;
+
+use proptest::prelude::*;
+use sr6_core::spec::{RouteSpec, RouterSpec};
+use sr6_core::tables::{NeedsBuild, NextHop, Route, RouteChange, Tables};
+
+const BASE: &str = "\
+ip link set dev eth0 address 02:00:00:00:00:01
+ip link set dev eth1 address 02:00:00:00:00:02
+ip -6 addr add fc00:1::1/64 dev eth0
+ip -6 addr add fc00:2::1/64 dev eth1
+ip addr add 10.1.0.1/24 dev eth0
+ip -6 neigh add fc00:1::2 lladdr 02:00:00:00:01:02 dev eth0
+ip -6 neigh add fc00:2::2 lladdr 02:00:00:00:02:02 dev eth1
+ip -6 neigh add fc00:2::3 lladdr 02:00:00:00:02:03 dev eth1
+ip neigh add 10.1.0.2 lladdr 02:00:00:00:01:12 dev eth0
+ip neigh add 10.1.0.3 lladdr 02:00:00:00:01:13 dev eth0
+ip sr tunsrc set fc00:1::1
+ip -6 route add fc00:aa::/48 encap seg6 mode encap segs fc00:77:1::1,fc00:88::1 dev eth0
+ip -6 route add fc00:77::/32 via fc00:1::2 dev eth0
+ip -6 route add fc00:bb::/48 via fc00:2::2 dev eth1 table 100
+ip route add 10.200.0.0/16 via 10.1.0.2 dev eth0
+ip -6 route add fc00:2::/64 via fc00:1::2 dev eth0
+";
+
+/// The prefixes the changes pick from: nested, overlapping, one covering the policy's
+/// first segment (fc00:77:1::1), in the main table and table 100.
+const PREFIXES6: &[&str] = &[
+    "fc00:77::/32",
+    "fc00:77::/40",
+    "fc00:77:1::/48",
+    "fc00:77:1::/64",
+    "fc00::/16",
+    "fc00:bb::/48",
+    "fc00:bb:1::/56",
+    "::/0",
+    "fc00:bb:1:1::/127",
+];
+const PREFIXES4: &[&str] = &["10.200.0.0/16", "10.200.1.0/24", "10.0.0.0/8", "0.0.0.0/0", "10.200.1.128/25"];
+/// Gateways: with an adjacency from the start, resolved without one (a new adjacency
+/// takes the neighbour's MAC), unresolved.
+const VIAS6: &[&str] = &["fc00:1::2 dev eth0", "fc00:2::2 dev eth1", "fc00:2::3 dev eth1", "fc00:1::7 dev eth0"];
+const VIAS4: &[&str] = &["10.1.0.2 dev eth0", "10.1.0.3 dev eth0", "10.1.0.9 dev eth0"];
+
+fn spec(text: &str) -> RouterSpec {
+    sr6_config::parse_str(text, "t.conf").unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn build(s: &RouterSpec) -> Tables {
+    Tables::build(s).unwrap_or_else(|e| panic!("line {}: {}", e.line, e.message)).0
+}
+
+/// A route as comparable across tables: an adjacency by what it is, not its index.
+fn norm(t: &Tables, r: Option<Route>) -> String {
+    match r {
+        Some(Route::Forward(NextHop::Adj(i))) => {
+            let a = &t.adjacencies[i as usize];
+            format!("via {} dev {} eth {:?}", a.nh, a.dev, a.eth)
+        }
+        other => format!("{other:?}"),
+    }
+}
+
+/// The addresses compared: under every prefix of the lists (first, last, a middle
+/// one), and the policy's segments.
+fn addresses() -> Vec<IpAddr> {
+    let mut v: Vec<IpAddr> = Vec::new();
+    for p in PREFIXES6 {
+        let (a, l) = p.split_once('/').unwrap();
+        let (a, l): (u128, u32) = (a.parse::<std::net::Ipv6Addr>().unwrap().into(), l.parse().unwrap());
+        let host = if l == 0 { u128::MAX } else { u128::MAX >> l };
+        for x in [a, a | host, a | (host / 3), a | ((host >> 1) + 1)] {
+            v.push(IpAddr::V6(x.into()));
+        }
+    }
+    for p in PREFIXES4 {
+        let (a, l) = p.split_once('/').unwrap();
+        let (a, l): (u32, u32) = (a.parse::<std::net::Ipv4Addr>().unwrap().into(), l.parse().unwrap());
+        let host = if l == 0 { u32::MAX } else { u32::MAX >> l };
+        for x in [a, a | host, a | (host / 3)] {
+            v.push(IpAddr::V4(x.into()));
+        }
+    }
+    v.extend(
+        ["fc00:77:1::1", "fc00:88::1", "fc00:cc::1", "fc00:2::9", "2001:db8::1", "192.0.2.1"]
+            .map(|a| a.parse::<IpAddr>().unwrap()),
+    );
+    v
+}
+
+/// Everything a packet to each address would be forwarded by, in both tables (a table
+/// whose last route went is empty in place, and gone from a build: the same lookups).
+fn view(t: &Tables) -> Vec<String> {
+    let mut out = Vec::new();
+    let empty = sr6_core::tables::Fib::empty();
+    for fib in [0usize, 1] {
+        let f = t.fibs.get(fib).unwrap_or(&empty);
+        for a in addresses() {
+            let (r, hop) = match a {
+                IpAddr::V6(x) => (f.lookup6(&x.octets()), *f.lpm6.lookup_aux(u128::from(x)).1),
+                IpAddr::V4(x) => (f.lookup4(&x.octets()), *f.lpm4.lookup_aux(u128::from(u32::from(x)) << 96).1),
+            };
+            out.push(format!("table {fib} {a}: {} hop {hop:?}", norm(t, r)));
+        }
+    }
+    out.push(format!("policy_out {:?}", t.policy_out));
+    out
+}
+
+/// The change a configuration line makes to `s`'s routes (applied to `s`); `None` if
+/// the line changes nothing.
+fn change(s: &mut RouterSpec, line: &str) -> Option<RouteChange> {
+    let before = s.routes.clone();
+    sr6_config::parse_line(line, "ctl", 1, s).unwrap_or_else(|e| panic!("{line}: {e}"));
+    let key = |r: &RouteSpec| (r.table, r.prefix);
+    if let Some(added) = s.routes.iter().find(|r| !before.contains(r)) {
+        return Some(RouteChange::Add(added.clone()));
+    }
+    let gone = before.iter().find(|r| !s.routes.iter().any(|x| key(x) == key(r)))?;
+    Some(RouteChange::Delete(gone.clone()))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    #[test]
+    fn in_place_changes_match_a_build(ops in proptest::collection::vec((0u8..4, any::<usize>(), any::<usize>(), any::<bool>()), 1..25)) {
+        let mut s = spec(BASE);
+        let mut t = build(&s);
+        for (op, p, via, table100) in ops {
+            let v6 = p % 3 != 0;
+            let (prefix, via) = if v6 {
+                (PREFIXES6[p % PREFIXES6.len()], VIAS6[via % VIAS6.len()])
+            } else {
+                (PREFIXES4[p % PREFIXES4.len()], VIAS4[via % VIAS4.len()])
+            };
+            let fam = if v6 { "-6 " } else { "" };
+            let table = if table100 { " table 100" } else { "" };
+            let line = match op {
+                0 => format!("ip {fam}route replace {prefix} via {via}{table}"),
+                1 => format!("ip {fam}route replace blackhole {prefix}{table}"),
+                2 => format!("ip {fam}route replace unreachable {prefix}{table}"),
+                _ => {
+                    let line = format!("ip {fam}route del {prefix}{table}");
+                    // Only a route the configuration has.
+                    if sr6_config::parse_line(&line, "ctl", 1, &mut s.clone()).is_err() {
+                        continue;
+                    }
+                    line
+                }
+            };
+            let Some(c) = change(&mut s, &line) else { continue };
+            // Every change here is one the in-place path takes.
+            if let Err(NeedsBuild(why)) = t.apply_routes(std::slice::from_ref(&c)) {
+                prop_assert!(false, "{}: refused: {}", line, why);
+            }
+            prop_assert_eq!(view(&t), view(&build(&s)), "after {}", line);
+        }
+    }
+}
+
+/// What the in-place path refuses, it refuses whole, changing nothing.
+#[test]
+fn refused_changes_change_nothing() {
+    let mut s = spec(BASE);
+    let mut t = build(&s);
+    let before = view(&t);
+    for line in [
+        "ip -6 route add fc00:99::1/128 via fc00:1::2 dev eth0",
+        "ip -6 route add fc00:99::/64 dev eth0",
+        "ip -6 route add fc00:99::/64 encap seg6 mode encap segs fc00::9 dev eth0",
+        "ip -6 route add fc00:99::/64 via fc00:1::2 dev eth0 table 7",
+        "ip -6 route add fc00:99::/64 nexthop via fc00:1::2 dev eth0 nexthop via fc00:2::2 dev eth1",
+        "ip -6 route del fc00:aa::/48",
+        "ip route add 10.1.0.0/24 via 10.1.0.2 dev eth0",
+        // The configuration's route for an address's connected prefix: without it,
+        // the connected route is back.
+        "ip -6 route del fc00:2::/64",
+    ] {
+        let mut s2 = s.clone();
+        let c = change(&mut s2, line).unwrap_or_else(|| panic!("{line} changes nothing"));
+        // A good change first: the batch is refused whole.
+        let good = change(&mut s2, "ip -6 route add fc00:cc::/48 via fc00:1::2 dev eth0").unwrap();
+        let e = t.apply_routes(&[good, c]).unwrap_err();
+        assert!(e.0.contains("built again"), "{line}: {e:?}");
+        assert_eq!(view(&t), before, "{line}");
+    }
+    // And one it takes.
+    let c = change(&mut s, "ip -6 route add fc00:cc::/48 via fc00:1::2 dev eth0").unwrap();
+    t.apply_routes(&[c]).unwrap();
+    assert_ne!(view(&t), before);
+    assert_eq!(view(&t), view(&build(&s)));
+}
