@@ -14,7 +14,11 @@ pub fn run(socket: &Path, args: &[String]) -> Result<()> {
         }
     }
     let cwd = std::env::current_dir().unwrap_or_default();
-    let r = ctl::request(socket, &absolute_objects(args, &cwd)).map_err(|e| anyhow!(e))?;
+    let args = match args {
+        [batch, file] if batch == "batch" => vec![batch.clone(), batch_text(file, &cwd)?],
+        _ => absolute_objects(args, &cwd),
+    };
+    let r = ctl::request(socket, &args).map_err(|e| anyhow!(e))?;
     if r.ok {
         if !r.output.is_empty() {
             println!("{}", r.output.trim_end());
@@ -23,6 +27,26 @@ pub fn run(socket: &Path, args: &[String]) -> Result<()> {
     } else {
         Err(anyhow!("{}", r.output.trim_end()))
     }
+}
+
+/// The lines of `sr6 ctl batch FILE` (`-`: standard input), each with its objects made
+/// absolute as a single command's are.
+fn batch_text(file: &str, cwd: &Path) -> Result<String> {
+    use std::io::Read;
+    let mut text = String::new();
+    if file == "-" {
+        std::io::stdin().read_to_string(&mut text).map_err(|e| anyhow!("standard input: {e}"))?;
+    } else {
+        text = std::fs::read_to_string(file).map_err(|e| anyhow!("{file}: {e}"))?;
+    }
+    Ok(text
+        .lines()
+        .map(|l| {
+            let words: Vec<String> = l.split_whitespace().map(String::from).collect();
+            absolute_objects(&words, cwd).join(" ")
+        })
+        .collect::<Vec<_>>()
+        .join("\n"))
 }
 
 /// The command with End.BPF's object (`endpoint obj FILE`, the mode word as iproute2

@@ -41,6 +41,9 @@ pub struct Control {
     /// Routes from zebra's FPM stream (`sr6 run --fpm-listen`, `fpm.rs`), as the lines
     /// that make them: merged under the configuration's, before the kernel's.
     pub fpm_routes: Vec<String>,
+    /// The generation before the published one, for route changes made in place
+    /// ([`super::in_place`]); `None` after a build.
+    pub spare: Option<super::in_place::Spare>,
 }
 
 impl Control {
@@ -58,6 +61,7 @@ impl Control {
             commands: 0,
             kernel_routes: Vec::new(),
             fpm_routes: Vec::new(),
+            spare: None,
         }
     }
 
@@ -152,7 +156,7 @@ impl Control {
                 for w in warnings {
                     eprintln!("sr6: warning: {w}");
                 }
-                Some(Ok(self.shared.publish(t)))
+                Some(Ok(self.publish_built(t)))
             }
             Err(e) => {
                 *slot(self) = old;
@@ -164,7 +168,14 @@ impl Control {
     /// Rebuilds from the current spec and publishes (after a neighbour change).
     pub fn republish(&mut self) -> Result<u64, String> {
         let (t, _) = self.build(&self.spec)?;
-        Ok(self.shared.publish(t))
+        Ok(self.publish_built(t))
+    }
+
+    /// Publishes tables built from the whole configuration (the generation they
+    /// replace can no longer catch up by route changes).
+    fn publish_built(&mut self, t: Tables) -> u64 {
+        self.spare = None;
+        self.shared.publish(t)
     }
 
     /// Applies one configuration command (`route add ...`, `route del ...`, any line
@@ -173,19 +184,49 @@ impl Control {
         self.commands += 1;
         let mut s = self.spec.clone();
         sr6_config::parse_line(line, "ctl", self.commands, &mut s).map_err(|e| e.to_string())?;
+        self.commit(s, &format!("ctl:{}", self.commands))
+    }
+
+    /// Applies the configuration lines of `text` (`sr6 ctl batch`: one per line, `#`
+    /// comments and blank lines skipped) as one change: all of them, published once,
+    /// or none (the error names the first line refused).
+    pub fn apply_batch(&mut self, text: &str) -> Result<String, String> {
+        self.commands += 1;
+        let mut s = self.spec.clone();
+        let mut n = 0;
+        for (i, line) in text.lines().enumerate() {
+            let l = line.trim();
+            if l.is_empty() || l.starts_with('#') {
+                continue;
+            }
+            sr6_config::parse_line(l, "batch", i + 1, &mut s).map_err(|e| e.to_string())?;
+            n += 1;
+        }
+        let out = self.commit(s, &format!("batch (ctl:{})", self.commands))?;
+        Ok(format!("{n} line(s) {out}"))
+    }
+
+    /// Makes `s` (the configuration changed by a command from `origin`) current: route
+    /// changes in place where they can be, else built; refused as a whole otherwise.
+    fn commit(&mut self, mut s: RouterSpec, origin: &str) -> Result<String, String> {
         if s == self.spec {
             return Ok("nothing to change".into());
         }
         if s.devices.len() != self.spec.devices.len() {
             let new: Vec<&String> = s.devices.iter().filter(|d| !self.spec.devices.contains(d)).collect();
             return Err(format!(
-                "ctl:{}: device {} is not attached; a running sr6 serves the devices of its start-up configuration",
-                self.commands,
+                "{origin}: device {} is not attached; a running sr6 serves the devices of its start-up configuration",
                 new.iter().map(|d| d.as_str()).collect::<Vec<_>>().join(", ")
             ));
         }
-        let (t, warnings) = self.build(&s).map_err(|e| format!("ctl:{}: {e}", self.commands))?;
-        let id = self.shared.publish(t);
+        if let Some(changes) = super::in_place::route_changes(&mut self.spec, &mut s) {
+            if let Some(id) = self.publish_in_place(&changes) {
+                self.spec = s;
+                return Ok(format!("applied (tables generation {id}, in place)"));
+            }
+        }
+        let (t, warnings) = self.build(&s).map_err(|e| format!("{origin}: {e}"))?;
+        let id = self.publish_built(t);
         self.spec = s;
         let mut out = format!("applied (tables generation {id})");
         for w in warnings {
@@ -209,7 +250,7 @@ impl Control {
         let mut s = s;
         s.devices = self.spec.devices.clone();
         let (t, warnings) = self.build(&s).map_err(|e| format!("{}:{e}", path.display()))?;
-        let id = self.shared.publish(t);
+        let id = self.publish_built(t);
         self.config = s.clone();
         self.spec = s;
         let mut out = format!("reloaded {} (tables generation {id})", path.display());
@@ -388,6 +429,74 @@ mod tests {
         let route = g.tables.fibs.main().lookup6(&"fc00:2::1".parse::<std::net::Ipv6Addr>().unwrap().octets());
         assert!(matches!(route, Some(sr6_core::tables::Route::Blackhole)), "{route:?}");
         assert_eq!(c.kernel_routes.len(), 1);
+    }
+
+    /// Plain route changes are published in place, on the spare generation once the
+    /// workers let go of it; what is published is what a build of the configuration
+    /// gives. Other changes build, and the spare is gone.
+    #[test]
+    fn route_changes_are_published_in_place() {
+        let mut c = control(CONF);
+        let norm = |t: &Tables, a: &str| {
+            let a: std::net::Ipv6Addr = a.parse().unwrap();
+            let r = t.fibs.main().lookup6(&a.octets());
+            let r = match r {
+                Some(sr6_core::tables::Route::Forward(sr6_core::tables::NextHop::Adj(i))) => {
+                    format!("{:?}", t.adjacencies[i as usize])
+                }
+                r => format!("{r:?}"),
+            };
+            (r, *t.fibs.main().lpm6.lookup_aux(u128::from(a)).1)
+        };
+        let lines = [
+            "route add fc00:2::/64 via fc00::3 dev eth0",
+            "route replace fc00:2::/64 via fc00::4 dev eth0",
+            "route add blackhole fc00:3::/64",
+            "route del fc00:2::/64",
+            "route add fc00:2:1::/48 via fc00::2 dev eth0",
+            "route del fc00:1::/64",
+        ];
+        let mut gens = vec![c.shared.gen.load().id];
+        for line in lines {
+            let out = c.apply_line(line).unwrap();
+            assert!(out.contains("in place"), "{line}: {out}");
+            let g = c.shared.gen.load();
+            gens.push(g.id);
+            let (built, _) = c.build(&c.spec).unwrap();
+            for a in ["fc00:1::1", "fc00:2::1", "fc00:2:1::1", "fc00:3::1", "fc00::9", "2001:db8::1"] {
+                assert_eq!(norm(&g.tables, a), norm(&built, a), "{line}: {a}");
+            }
+        }
+        assert!(gens.windows(2).all(|w| w[1] > w[0]), "{gens:?}");
+        assert!(c.spare.is_some());
+        let out =
+            c.apply_line("route add fc00:5::/64 nexthop via fc00::2 dev eth0 nexthop via fc00::3 dev eth0").unwrap();
+        assert!(!out.contains("in place"), "{out}");
+        assert!(c.spare.is_none());
+        let out = c.apply_line("route add fc00:6::/64 via fc00::2 dev eth0").unwrap();
+        assert!(out.contains("in place"), "{out}");
+    }
+
+    /// A batch is one change: published once, or refused whole at its first bad line.
+    #[test]
+    fn a_batch_is_one_change() {
+        let mut c = control(CONF);
+        let gen = c.shared.gen.load().id;
+        let e = c.apply_batch("route add fc00:2::/64 via fc00::3 dev eth0\n# x\nroute add fc00:3::/64 via nowhere\n");
+        assert!(e.as_ref().is_err_and(|e| e.contains("batch:3")), "{e:?}");
+        assert_eq!(c.shared.gen.load().id, gen);
+        let batch: String =
+            (0..300).map(|i| format!("route add fc00:{:x}::/64 via fc00::2 dev eth0\n", 0x100 + i)).collect();
+        let out = c.apply_batch(&batch).unwrap();
+        assert!(out.starts_with("300 line(s) applied"), "{out}");
+        assert_eq!(c.shared.gen.load().id, gen + 1, "published once");
+        let g = c.shared.gen.load();
+        assert!(g.tables.fibs.main().lookup6(&"fc00:1ff::1".parse::<std::net::Ipv6Addr>().unwrap().octets()).is_some());
+        let dels: String = (0..300).map(|i| format!("route del fc00:{:x}::/64\n", 0x100 + i)).collect();
+        let out = c.apply_batch(&dels).unwrap();
+        assert!(out.contains("in place"), "{out}");
+        let g = c.shared.gen.load();
+        assert!(g.tables.fibs.main().lookup6(&"fc00:1ff::1".parse::<std::net::Ipv6Addr>().unwrap().octets()).is_none());
     }
 
     #[test]

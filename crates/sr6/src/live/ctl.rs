@@ -61,6 +61,8 @@ commands:
   bpf events [id N|name NAME] [--count N] [--timeout SECONDS] [--json]
                                      stream a perf event array's events, as bpftool map event_pipe
   clear-counters                     zero every counter
+  batch FILE|-                       apply FILE's configuration lines (- for stdin) as one change:
+                                     all or none, published once (route changes in place)
   reload FILE                        replace the configuration with FILE (atomic)
   help                               this text";
 
@@ -185,6 +187,8 @@ fn dispatch(args: &[String], control: &Mutex<Control>, status: &Status) -> Resul
             lock(control).shared.clear_counters();
             Ok("counters cleared".into())
         }
+        ["batch", text] => lock(control).apply_batch(text),
+        ["batch", ..] => Err("usage: batch FILE|- (the client sends the file's lines)".into()),
         ["reload", file] => lock(control).reload(&PathBuf::from(file)),
         ["reload", ..] => Err("usage: reload FILE".into()),
         [first, ..] if is_config_word(first) => lock(control).apply_line(&plain.join(" ")),

@@ -6,7 +6,8 @@
 //! worker ([`worker`]). The control side ([`control`]) never touches a packet: it builds
 //! complete new tables and publishes them with one atomic pointer store
 //! ([`state::Shared::publish`]); a worker picks them up between two batches, so a
-//! change loses nothing in flight. The link follower ([`links`]) watches the devices:
+//! change loses nothing in flight. Plain route changes are made in place instead, on
+//! the copy of the tables the workers have let go of ([`in_place`]). The link follower ([`links`]) watches the devices:
 //! one that disappears has its port closed, one that comes back (same name, new
 //! ifindex) gets a new port, handed to each worker through [`link_state::Links`].
 
@@ -17,6 +18,7 @@ pub mod ctl;
 pub mod fpm;
 pub mod fw_ctl;
 pub mod ids;
+pub mod in_place;
 pub mod kernel_routes;
 pub mod link_state;
 pub mod links;

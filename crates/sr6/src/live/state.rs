@@ -225,6 +225,15 @@ impl Shared {
         id
     }
 
+    /// [`publish`](Self::publish), returning also the generation replaced (still read by
+    /// the workers until each picks up the new one).
+    pub fn publish_swap(&self, mut tables: Tables) -> (u64, Arc<Generation>) {
+        tables.adopt_proxies(&self.gen.load().tables);
+        let id = self.next_gen.fetch_add(1, Ordering::Relaxed);
+        let old = self.gen.swap(Arc::new(Generation { id, tables }));
+        (id, old)
+    }
+
     pub fn stopping(&self) -> bool {
         self.stop.load(Ordering::Relaxed)
     }

@@ -1,0 +1,139 @@
+//! Route changes published without building the tables (issue 25): two copies of the
+//! tables take turns, as in a left-right scheme. The workers read the published
+//! generation; the one it replaced (the *spare*) is taken back once every worker has
+//! let go of it — each picks up a new generation at its next batch, within
+//! [`IDLE_POLL_MS`](super::worker::IDLE_POLL_MS) when idle — brought up to date with
+//! the route changes it missed, changed, and published in turn. Workers never wait for
+//! the control side; the control side waits (briefly) for the workers.
+//!
+//! The changes are those [`Tables::apply_routes`] takes in place (plain routes through
+//! gateways, blackholes, unreachables; its docs say which). Anything else, or a spare
+//! the workers do not let go of in time, or routes from outside the configuration
+//! (mirrored from the kernel or from zebra: their merge under the configuration's
+//! routes needs the whole configuration), makes the caller build as before; the first
+//! change after a build builds a second copy, once.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use sr6_core::spec::{RouteSpec, RouterSpec};
+use sr6_core::tables::{RouteChange, Tables};
+use std::collections::HashMap;
+
+use super::control::Control;
+use super::state::Generation;
+
+/// How long the control side waits for the workers to let go of the spare.
+const RECLAIM_WAIT: Duration = Duration::from_millis(200);
+
+/// The generation before the published one, and the route changes it lacks.
+pub struct Spare {
+    gen: Arc<Generation>,
+    lag: Vec<RouteChange>,
+}
+
+/// The route changes that turn `old` into `new`, if routes are all that differ (the
+/// other parts of the configuration compared as they are); `None` otherwise. A route
+/// whose table and prefix are in both but which differs is an `Add` (a replace).
+pub fn route_changes(old: &mut RouterSpec, new: &mut RouterSpec) -> Option<Vec<RouteChange>> {
+    let (old_routes, new_routes) = (std::mem::take(&mut old.routes), std::mem::take(&mut new.routes));
+    let same_rest = old == new;
+    old.routes = old_routes;
+    new.routes = new_routes;
+    if !same_rest {
+        return None;
+    }
+    let key = |r: &RouteSpec| (r.table, r.prefix);
+    let before: HashMap<_, &RouteSpec> = old.routes.iter().map(|r| (key(r), r)).collect();
+    let after: HashMap<_, &RouteSpec> = new.routes.iter().map(|r| (key(r), r)).collect();
+    // One route per table and prefix, or the diff says nothing.
+    if before.len() != old.routes.len() || after.len() != new.routes.len() {
+        return None;
+    }
+    let mut changes: Vec<RouteChange> =
+        old.routes.iter().filter(|r| !after.contains_key(&key(r))).map(|r| RouteChange::Delete(r.clone())).collect();
+    changes.extend(
+        new.routes
+            .iter()
+            .filter(|r| before.get(&key(r)).is_none_or(|o| !same_route(o, r)))
+            .map(|r| RouteChange::Add(r.clone())),
+    );
+    Some(changes)
+}
+
+/// The same route, whatever line it came from.
+fn same_route(a: &RouteSpec, b: &RouteSpec) -> bool {
+    a.table == b.table && a.prefix == b.prefix && a.kind == b.kind
+}
+
+impl Control {
+    /// Publishes the tables of the current configuration changed by `changes`, in
+    /// place (see the module docs); `None` if that cannot be done (nothing is then
+    /// published and the caller builds).
+    pub fn publish_in_place(&mut self, changes: &[RouteChange]) -> Option<u64> {
+        if !self.kernel_routes.is_empty() || !self.fpm_routes.is_empty() {
+            return None;
+        }
+        let mut tables = match self.spare.take().and_then(|s| reclaim(s.gen).map(|t| (t, s.lag))) {
+            Some((mut t, lag)) => match t.apply_routes(&lag) {
+                Ok(()) => t,
+                Err(_) => self.build(&self.spec).ok()?.0,
+            },
+            None => self.build(&self.spec).ok()?.0,
+        };
+        tables.apply_routes(changes).ok()?;
+        let (id, old) = self.shared.publish_swap(tables);
+        self.spare = Some(Spare { gen: old, lag: changes.to_vec() });
+        Some(id)
+    }
+}
+
+/// The tables of `gen` once no worker reads them any more; `None` if some still does
+/// after [`RECLAIM_WAIT`].
+fn reclaim(mut gen: Arc<Generation>) -> Option<Tables> {
+    let deadline = Instant::now() + RECLAIM_WAIT;
+    loop {
+        match Arc::try_unwrap(gen) {
+            Ok(g) => return Some(g.tables),
+            Err(g) if Instant::now() < deadline => {
+                gen = g;
+                std::thread::sleep(Duration::from_micros(200));
+            }
+            Err(_) => return None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(text: &str) -> RouterSpec {
+        sr6_config::parse_str(text, "t").unwrap()
+    }
+
+    #[test]
+    fn route_changes_are_the_routes_that_differ() {
+        let base = "ip -6 addr add fc00::1/64 dev eth0\nip -6 route add fc00:1::/64 via fc00::2 dev eth0\n\
+                    ip -6 route add fc00:2::/64 via fc00::2 dev eth0\n";
+        let mut a = spec(base);
+        let mut b = spec(&format!(
+            "{}ip -6 route add fc00:3::/64 via fc00::3 dev eth0\n",
+            base.replace("fc00:2::/64 via fc00::2", "fc00:2::/64 via fc00::4")
+                .replace("ip -6 route add fc00:1::/64 via fc00::2 dev eth0\n", "")
+        ));
+        let ch = route_changes(&mut a, &mut b).unwrap();
+        let text: Vec<String> = ch
+            .iter()
+            .map(|c| match c {
+                RouteChange::Add(r) => format!("add {}", sr6_core::behaviour::proxy::prefix_text(&r.prefix)),
+                RouteChange::Delete(r) => format!("del {}", sr6_core::behaviour::proxy::prefix_text(&r.prefix)),
+            })
+            .collect();
+        assert_eq!(text, ["del fc00:1::/64", "add fc00:2::/64", "add fc00:3::/64"]);
+        // Anything else that differs: no route changes.
+        let mut c = spec(&format!("{base}ip -6 addr add fc00:9::1/64 dev eth0\n"));
+        assert!(route_changes(&mut a, &mut c).is_none());
+        assert_eq!(a, spec(base), "the routes are put back");
+    }
+}
