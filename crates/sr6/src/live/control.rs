@@ -44,6 +44,9 @@ pub struct Control {
     /// The generation before the published one, for route changes made in place
     /// ([`super::in_place`]); `None` after a build.
     pub spare: Option<super::in_place::Spare>,
+    /// The configuration the published tables were built from, merges included
+    /// ([`assemble`](Self::assemble)); `None` until the first publication.
+    pub merged: Option<RouterSpec>,
 }
 
 impl Control {
@@ -62,6 +65,7 @@ impl Control {
             kernel_routes: Vec::new(),
             fpm_routes: Vec::new(),
             spare: None,
+            merged: None,
         }
     }
 
@@ -79,7 +83,36 @@ impl Control {
     /// Builds the tables a live router runs from `spec` + the learned neighbours:
     /// static `neigh` lines win over learned ones, the devices' real MACs are used,
     /// and packets with an unresolved next hop wait for resolution.
+    #[cfg(test)]
     pub fn build(&self, spec: &RouterSpec) -> Result<(Tables, Vec<String>), String> {
+        self.build_merged(spec).map(|(t, w, _)| (t, w))
+    }
+
+    /// [`build`](Self::build), also returning the configuration the tables were built
+    /// from (`spec` with the devices, neighbours and outside routes merged in: what
+    /// later changes are compared with, [`super::in_place`]).
+    pub fn build_merged(&self, spec: &RouterSpec) -> Result<(Tables, Vec<String>, RouterSpec), String> {
+        let (s, plain, mirrored) = self.assemble(spec)?;
+        let (mut t, warnings, built) = match Tables::build(&s) {
+            Ok((t, w)) => (t, w, s),
+            // A mirrored route the tables refuse does not stop the configuration's.
+            Err(e) if mirrored => {
+                let (t, mut w) = Tables::build(&plain).map_err(|e| format!("line {}: {}", e.line, e.message))?;
+                let from =
+                    if self.fpm_routes.is_empty() { "mirrored from the kernel" } else { "from zebra and the kernel" };
+                w.push(format!("the routes {from} are left out: {}", e.message));
+                (t, w, plain)
+            }
+            Err(e) => return Err(format!("line {}: {}", e.line, e.message)),
+        };
+        t.resolve_neighbours = true;
+        Ok((t, warnings, built))
+    }
+
+    /// The configuration tables are built from: `spec` with the devices' real MACs and
+    /// MTUs, the learned neighbours and the outside routes merged in; the same without
+    /// the outside routes; whether any outside route was merged.
+    pub fn assemble(&self, spec: &RouterSpec) -> Result<(RouterSpec, RouterSpec, bool), String> {
         let mut s = spec.clone();
         for l in s.links.iter_mut() {
             if let Some(m) = self.dev_macs.get(&l.dev) {
@@ -114,21 +147,8 @@ impl Control {
         }
         let plain = s.clone();
         let outside = self.outside_routes();
-        let mirrored = merge_kernel_routes(&mut s, &outside);
-        let (mut t, warnings) = match Tables::build(&s) {
-            Ok(built) => built,
-            // A mirrored route the tables refuse does not stop the configuration's.
-            Err(e) if !mirrored.is_empty() => {
-                let (t, mut w) = Tables::build(&plain).map_err(|e| format!("line {}: {}", e.line, e.message))?;
-                let from =
-                    if self.fpm_routes.is_empty() { "mirrored from the kernel" } else { "from zebra and the kernel" };
-                w.push(format!("the routes {from} are left out: {}", e.message));
-                (t, w)
-            }
-            Err(e) => return Err(format!("line {}: {}", e.line, e.message)),
-        };
-        t.resolve_neighbours = true;
-        Ok((t, warnings))
+        let mirrored = !merge_kernel_routes(&mut s, &outside).is_empty();
+        Ok((s, plain, mirrored))
     }
 
     /// The lines of the routes from outside the configuration, in the order they are
@@ -151,12 +171,15 @@ impl Control {
             return None;
         }
         let old = std::mem::replace(slot(self), lines);
-        match self.build(&self.spec) {
-            Ok((t, warnings)) => {
+        if let Some(id) = self.try_in_place(&self.spec.clone()) {
+            return Some(Ok(id));
+        }
+        match self.build_merged(&self.spec) {
+            Ok((t, warnings, merged)) => {
                 for w in warnings {
                     eprintln!("sr6: warning: {w}");
                 }
-                Some(Ok(self.publish_built(t)))
+                Some(Ok(self.publish_built(t, merged)))
             }
             Err(e) => {
                 *slot(self) = old;
@@ -167,14 +190,15 @@ impl Control {
 
     /// Rebuilds from the current spec and publishes (after a neighbour change).
     pub fn republish(&mut self) -> Result<u64, String> {
-        let (t, _) = self.build(&self.spec)?;
-        Ok(self.publish_built(t))
+        let (t, _, merged) = self.build_merged(&self.spec)?;
+        Ok(self.publish_built(t, merged))
     }
 
-    /// Publishes tables built from the whole configuration (the generation they
-    /// replace can no longer catch up by route changes).
-    fn publish_built(&mut self, t: Tables) -> u64 {
+    /// Publishes tables built from the whole configuration, `merged` (the generation
+    /// they replace can no longer catch up by route changes).
+    fn publish_built(&mut self, t: Tables, merged: RouterSpec) -> u64 {
         self.spare = None;
+        self.merged = Some(merged);
         self.shared.publish(t)
     }
 
@@ -208,7 +232,7 @@ impl Control {
 
     /// Makes `s` (the configuration changed by a command from `origin`) current: route
     /// changes in place where they can be, else built; refused as a whole otherwise.
-    fn commit(&mut self, mut s: RouterSpec, origin: &str) -> Result<String, String> {
+    fn commit(&mut self, s: RouterSpec, origin: &str) -> Result<String, String> {
         if s == self.spec {
             return Ok("nothing to change".into());
         }
@@ -219,14 +243,12 @@ impl Control {
                 new.iter().map(|d| d.as_str()).collect::<Vec<_>>().join(", ")
             ));
         }
-        if let Some(changes) = super::in_place::route_changes(&mut self.spec, &mut s) {
-            if let Some(id) = self.publish_in_place(&changes) {
-                self.spec = s;
-                return Ok(format!("applied (tables generation {id}, in place)"));
-            }
+        if let Some(id) = self.try_in_place(&s) {
+            self.spec = s;
+            return Ok(format!("applied (tables generation {id}, in place)"));
         }
-        let (t, warnings) = self.build(&s).map_err(|e| format!("{origin}: {e}"))?;
-        let id = self.publish_built(t);
+        let (t, warnings, merged) = self.build_merged(&s).map_err(|e| format!("{origin}: {e}"))?;
+        let id = self.publish_built(t, merged);
         self.spec = s;
         let mut out = format!("applied (tables generation {id})");
         for w in warnings {
@@ -249,8 +271,8 @@ impl Control {
         // Keep the device order (device indices are fixed while running).
         let mut s = s;
         s.devices = self.spec.devices.clone();
-        let (t, warnings) = self.build(&s).map_err(|e| format!("{}:{e}", path.display()))?;
-        let id = self.publish_built(t);
+        let (t, warnings, merged) = self.build_merged(&s).map_err(|e| format!("{}:{e}", path.display()))?;
+        let id = self.publish_built(t, merged);
         self.config = s.clone();
         self.spec = s;
         let mut out = format!("reloaded {} (tables generation {id})", path.display());
@@ -352,7 +374,10 @@ mod tests {
         let spec = sr6_config::parse_str(src, "t").unwrap();
         let t = Tables::build(&spec).unwrap().0;
         let shared = Arc::new(Shared::new(t, 1, Arc::new(AtomicBool::new(false))));
-        Control::new(spec, shared)
+        // As `sr6 run` starts.
+        let mut c = Control::new(spec, shared);
+        c.republish().unwrap();
+        c
     }
 
     const CONF: &str = "addr add fc00::1/64 dev eth0\nroute add fc00:1::/64 via fc00::2 dev eth0\n";
@@ -475,6 +500,43 @@ mod tests {
         assert!(c.spare.is_none());
         let out = c.apply_line("route add fc00:6::/64 via fc00::2 dev eth0").unwrap();
         assert!(out.contains("in place"), "{out}");
+    }
+
+    /// Routes mirrored from the kernel change in place too, and merge as a build merges
+    /// them: the configuration's route wins its prefix; when `sr6 ctl` deletes it, the
+    /// kernel's shows through.
+    #[test]
+    fn outside_routes_change_in_place_too() {
+        let mut c = control(CONF);
+        let via = |c: &Control, a: &str| {
+            let g = c.shared.gen.load();
+            match g.tables.fibs.main().lookup6(&a.parse::<std::net::Ipv6Addr>().unwrap().octets()) {
+                Some(sr6_core::tables::Route::Forward(sr6_core::tables::NextHop::Adj(i))) => {
+                    Some(g.tables.adjacencies[i as usize].nh.to_string())
+                }
+                _ => None,
+            }
+        };
+        let k = |p: &str| format!("ip -6 route add {p} via fc00::9 dev eth0 metric 20");
+        c.replace_outside_routes(|c| &mut c.kernel_routes, vec![k("fc00:1::/64"), k("fc00:7::/64")]).unwrap().unwrap();
+        assert!(c.spare.is_some(), "published in place");
+        assert_eq!(via(&c, "fc00:1::1").as_deref(), Some("fc00::2"), "the configuration's");
+        assert_eq!(via(&c, "fc00:7::1").as_deref(), Some("fc00::9"));
+        let out = c.apply_line("route del fc00:1::/64").unwrap();
+        assert!(out.contains("in place"), "{out}");
+        assert_eq!(via(&c, "fc00:1::1").as_deref(), Some("fc00::9"), "the kernel's shows through");
+        c.replace_outside_routes(|c| &mut c.kernel_routes, vec![k("fc00:1::/64")]).unwrap().unwrap();
+        assert_eq!(via(&c, "fc00:7::1"), None, "withdrawn");
+        assert!(c.spare.is_some(), "still in place");
+        let (built, _) = c.build(&c.spec).unwrap();
+        let g = c.shared.gen.load();
+        for a in ["fc00:1::1", "fc00:7::1", "fc00::5"] {
+            let a = a.parse::<std::net::Ipv6Addr>().unwrap().octets();
+            assert_eq!(
+                format!("{:?}", g.tables.fibs.main().lpm6.lookup_aux(u128::from_be_bytes(a)).1),
+                format!("{:?}", built.fibs.main().lpm6.lookup_aux(u128::from_be_bytes(a)).1)
+            );
+        }
     }
 
     /// A batch is one change: published once, or refused whole at its first bad line.

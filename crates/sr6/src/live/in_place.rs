@@ -6,12 +6,13 @@
 //! the route changes it missed, changed, and published in turn. Workers never wait for
 //! the control side; the control side waits (briefly) for the workers.
 //!
-//! The changes are those [`Tables::apply_routes`] takes in place (plain routes through
-//! gateways, blackholes, unreachables; its docs say which). Anything else, or a spare
-//! the workers do not let go of in time, or routes from outside the configuration
-//! (mirrored from the kernel or from zebra: their merge under the configuration's
-//! routes needs the whole configuration), makes the caller build as before; the first
-//! change after a build builds a second copy, once.
+//! What is compared is the configuration the tables are built from, with the routes
+//! mirrored from the kernel and from zebra merged in ([`Control::assemble`]): so a
+//! `sr6 ctl` command or batch, and a change of the kernel's or zebra's routes, take the
+//! same path. The changes are those [`Tables::apply_routes`] takes in place (plain
+//! routes through gateways, blackholes, unreachables; its docs say which). Anything
+//! else, or a spare the workers do not let go of in time, makes the caller build as
+//! before; the first change after a build builds a second copy, once.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -67,19 +68,47 @@ fn same_route(a: &RouteSpec, b: &RouteSpec) -> bool {
 }
 
 impl Control {
-    /// Publishes the tables of the current configuration changed by `changes`, in
-    /// place (see the module docs); `None` if that cannot be done (nothing is then
-    /// published and the caller builds).
-    pub fn publish_in_place(&mut self, changes: &[RouteChange]) -> Option<u64> {
-        if !self.kernel_routes.is_empty() || !self.fpm_routes.is_empty() {
-            return None;
+    /// Publishes the tables of configuration `spec` in place if what the tables are
+    /// built from ([`Control::assemble`]) differs from what the published ones were
+    /// built from by route changes alone, and those can be made in place; the new
+    /// generation's id (the current one's if nothing the tables hold changed), or
+    /// `None` (nothing published: the caller builds).
+    pub fn try_in_place(&mut self, spec: &RouterSpec) -> Option<u64> {
+        let mut old = self.merged.take()?;
+        let res = self.assemble(spec).ok().and_then(|(mut new, _, _)| {
+            let changes = route_changes(&mut old, &mut new)?;
+            let id =
+                if changes.is_empty() { self.shared.gen.load().id } else { self.publish_in_place(&old, &changes)? };
+            Some((id, new))
+        });
+        match res {
+            Some((id, new)) => {
+                self.merged = Some(new);
+                Some(id)
+            }
+            None => {
+                self.merged = Some(old);
+                None
+            }
         }
+    }
+
+    /// Publishes the tables of `current` (what the published ones were built from)
+    /// changed by `changes`, in place (see the module docs); `None` if that cannot be
+    /// done (nothing is then published).
+    fn publish_in_place(&mut self, current: &RouterSpec, changes: &[RouteChange]) -> Option<u64> {
+        let build = || {
+            Tables::build(current).ok().map(|(mut t, _)| {
+                t.resolve_neighbours = true;
+                t
+            })
+        };
         let mut tables = match self.spare.take().and_then(|s| reclaim(s.gen).map(|t| (t, s.lag))) {
             Some((mut t, lag)) => match t.apply_routes(&lag) {
                 Ok(()) => t,
-                Err(_) => self.build(&self.spec).ok()?.0,
+                Err(_) => build()?,
             },
-            None => self.build(&self.spec).ok()?.0,
+            None => build()?,
         };
         tables.apply_routes(changes).ok()?;
         let (id, old) = self.shared.publish_swap(tables);

@@ -17,9 +17,10 @@
 //! object, the routes through it and its place in groups ([`forget_nexthop`]); with a
 //! device that goes down, the nexthop objects through it ([`flush_dev`]).
 //!
-//! Every event rebuilds the tables from the whole configuration, as `sr6 ctl` does:
-//! fine for the routes of a lab or an IGP, not yet for a full BGP table (the
-//! incremental tables of the FIB-scale work are for that).
+//! Every event publishes tables for the whole configuration, as `sr6 ctl` does: plain
+//! route changes in place ([`super::in_place`]), anything else by a build. The merge of
+//! the mirrored lines under the configuration is redone each time (docs/frr.md,
+//! "Limits").
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::Ordering;
