@@ -1,12 +1,15 @@
 //! Exact-match tables for /128 (and /32) keys: open addressing with linear probing over
-//! a power-of-two array, a multiplicative hash, built once and never modified. A lookup
+//! a power-of-two array, a multiplicative hash, built once ([`ExactMap::build`]) and
+//! changed a key at a time where it must be ([`ExactMap::set`], [`ExactMap::remove`]:
+//! the table doubles to keep its load <= 1/8; a removed key's slot is refilled by
+//! shifting its probe chain back, so no tombstone is ever read). A lookup
 //! is one multiply, one shift and (almost always) one or two key compares — several
 //! times cheaper than a general-purpose hash map on the hot path. The build picks the
 //! multiplier that displaces the keys least ([`multiplier`](crate::multiplier)).
 
 use crate::multiplier;
 
-/// An immutable map from `u128` keys to `V`.
+/// A map from `u128` keys to `V`.
 #[derive(Debug, Clone)]
 pub struct ExactMap<V> {
     /// (key, value); `None` marks an empty slot. The value sits next to its key, so a
@@ -68,6 +71,47 @@ impl<V: Copy> ExactMap<V> {
         }
     }
 
+    /// Adds `k` with `v`, or replaces its value.
+    pub fn set(&mut self, k: u128, v: V) {
+        if (self.len + 1) * 8 > self.slots.len() {
+            let entries: Vec<(u128, V)> = self.iter().collect();
+            let cap = self.slots.len() * 2;
+            *self = ExactMap { slots: vec![(0, None); cap], len: 0, shift: 64 - cap.trailing_zeros(), mul: self.mul };
+            for (k, v) in entries {
+                self.insert(k, v);
+            }
+        }
+        self.insert(k, v);
+    }
+
+    /// Removes `k`; returns its value.
+    pub fn remove(&mut self, k: u128) -> Option<V> {
+        let mask = self.slots.len() - 1;
+        let mut hole = multiplier::home(fold(k), self.mul, self.shift);
+        let v = loop {
+            let (key, v) = *self.slots.get(hole)?;
+            let v = v?;
+            if key == k {
+                break v;
+            }
+            hole = (hole + 1) & mask;
+        };
+        // Move back each key after the hole, in its probe chain, that may sit nearer its home.
+        let mut j = hole;
+        loop {
+            j = (j + 1) & mask;
+            let (key, Some(_)) = self.slots[j] else { break };
+            let home = multiplier::home(fold(key), self.mul, self.shift);
+            if j.wrapping_sub(home) & mask >= j.wrapping_sub(hole) & mask {
+                self.slots[hole] = self.slots[j];
+                hole = j;
+            }
+        }
+        self.slots[hole] = (0, None);
+        self.len -= 1;
+        Some(v)
+    }
+
     /// The value of `k`.
     #[inline(always)]
     pub fn get(&self, k: u128) -> Option<V> {
@@ -119,6 +163,32 @@ mod tests {
             }
             for k in probes {
                 prop_assert_eq!(m.get(k), oracle.get(&k).copied());
+            }
+        }
+    }
+
+    proptest! {
+        /// Keys set and removed one at a time (the table growing from empty, probe
+        /// chains shifted back) against a HashMap after every change.
+        #[test]
+        fn changes_agree_with_hashmap(ops in prop::collection::vec((any::<bool>(), 0u128..40, any::<u32>()), 0..400)) {
+            let mut m: ExactMap<u32> = ExactMap::default();
+            let mut oracle: HashMap<u128, u32> = HashMap::new();
+            for (set, k, v) in ops {
+                // Few distinct keys, some sharing halves: long chains and reuse.
+                let k = if k % 2 == 0 { k << 64 } else { k };
+                if set {
+                    m.set(k, v);
+                    oracle.insert(k, v);
+                } else {
+                    prop_assert_eq!(m.remove(k), oracle.remove(&k));
+                }
+                prop_assert_eq!(m.len(), oracle.len());
+                for k in 0..40u128 {
+                    for k in [k, k << 64] {
+                        prop_assert_eq!(m.get(k), oracle.get(&k).copied());
+                    }
+                }
             }
         }
     }

@@ -2,9 +2,9 @@
 //! and the hash slots of [`Lpm`](crate::lpm::Lpm)).
 //!
 //! Both tables hash a 64-bit key by one multiplication, keep the top bits as the home
-//! slot and probe linearly from there. They are built once and never modified, so the
-//! build can afford to try a few multipliers and keep the one under which linear probing
-//! displaces the keys least: every hit on a key that sits `d` slots past its home reads
+//! slot and probe linearly from there. They are built once (and then changed a key at a
+//! time with the same multiplier), so the build can afford to try a few multipliers and
+//! keep the one under which linear probing displaces the keys least: every hit on a key that sits `d` slots past its home reads
 //! `d` more slots, on every packet for that key. A lookup costs the same whichever
 //! multiplier was chosen (it is read from the table instead of being an immediate).
 

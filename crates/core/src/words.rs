@@ -11,13 +11,16 @@ use crate::exact::fold;
 use crate::multiplier;
 use std::collections::BTreeMap;
 
-/// An immutable map from `u128` keys to `u64` words other than [`MISS`](Self::MISS).
+/// A map from `u128` keys to `u64` words other than [`MISS`](Self::MISS), built once
+/// and changed a key at a time as [`ExactMap`](crate::exact::ExactMap) is.
 #[derive(Debug, Clone)]
 pub struct WordMap {
     /// (key, word); an empty slot is (0, MISS).
     slots: Vec<(u128, u64)>,
     shift: u32,
     mul: u64,
+    /// Slots taken.
+    taken: usize,
 }
 
 impl Default for WordMap {
@@ -41,20 +44,74 @@ impl WordMap {
         let bits = cap.trailing_zeros();
         let folded: Vec<u64> = last.iter().map(|&(k, _)| fold(k)).collect();
         let mul = multiplier::best(&folded, 64 - bits, cap);
-        let mut m = WordMap { slots: vec![(0, Self::MISS); cap], shift: 64 - bits, mul };
-        let mask = cap - 1;
+        let mut m = WordMap { slots: vec![(0, Self::MISS); cap], shift: 64 - bits, mul, taken: 0 };
         for (k, w) in last {
-            let mut i = multiplier::home(fold(k), m.mul, m.shift);
-            loop {
-                let slot = &mut m.slots[i];
-                if slot.1 == Self::MISS {
-                    *slot = (k, w);
-                    break;
-                }
-                i = (i + 1) & mask;
-            }
+            m.put(k, w);
         }
         m
+    }
+
+    /// Puts `k` with `w` (not MISS) in its slot; the map has room.
+    fn put(&mut self, k: u128, w: u64) {
+        let mask = self.slots.len() - 1;
+        let mut i = multiplier::home(fold(k), self.mul, self.shift);
+        loop {
+            let slot = &mut self.slots[i];
+            if slot.1 == Self::MISS || slot.0 == k {
+                self.taken += usize::from(slot.1 == Self::MISS);
+                *slot = (k, w);
+                return;
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// Sets the word of `k` ([`MISS`](Self::MISS): removes it).
+    pub fn set(&mut self, k: u128, w: u64) {
+        if w == Self::MISS {
+            self.remove(k);
+            return;
+        }
+        if (self.taken + 1) * 8 > self.slots.len() {
+            let entries: Vec<(u128, u64)> = self.slots.iter().copied().filter(|s| s.1 != Self::MISS).collect();
+            let cap = self.slots.len() * 2;
+            (self.slots, self.shift, self.taken) = (vec![(0, Self::MISS); cap], 64 - cap.trailing_zeros(), 0);
+            for (k, w) in entries {
+                self.put(k, w);
+            }
+        }
+        self.put(k, w);
+    }
+
+    /// Removes `k` (its probe chain shifted back, as [`ExactMap::remove`](crate::exact::ExactMap::remove)).
+    pub fn remove(&mut self, k: u128) {
+        let mask = self.slots.len() - 1;
+        let mut hole = multiplier::home(fold(k), self.mul, self.shift);
+        loop {
+            let Some(&(key, w)) = self.slots.get(hole) else { return };
+            if w == Self::MISS {
+                return;
+            }
+            if key == k {
+                break;
+            }
+            hole = (hole + 1) & mask;
+        }
+        let mut j = hole;
+        loop {
+            j = (j + 1) & mask;
+            let (key, w) = self.slots[j];
+            if w == Self::MISS {
+                break;
+            }
+            let home = multiplier::home(fold(key), self.mul, self.shift);
+            if j.wrapping_sub(home) & mask >= j.wrapping_sub(hole) & mask {
+                self.slots[hole] = self.slots[j];
+                hole = j;
+            }
+        }
+        self.slots[hole] = (0, Self::MISS);
+        self.taken -= 1;
     }
 
     /// The word of `k`, [`MISS`](Self::MISS) if `k` is not in the map. An empty slot
@@ -78,7 +135,7 @@ impl WordMap {
 
     /// How many keys the map holds.
     pub fn len(&self) -> usize {
-        self.slots.iter().filter(|s| s.1 != Self::MISS).count()
+        self.taken
     }
 
     pub fn is_empty(&self) -> bool {
@@ -110,6 +167,32 @@ mod tests {
             prop_assert_eq!(m.len(), oracle.values().filter(|&&w| w != WordMap::MISS).count());
             for k in oracle.keys().chain(&probes).chain(&[0, 1, u128::MAX]) {
                 prop_assert_eq!(m.get(*k), stored(k));
+            }
+        }
+    }
+
+    proptest! {
+        /// Words set and removed one at a time (growing from empty; key 0 included)
+        /// against a HashMap after every change.
+        #[test]
+        fn changes_agree_with_hashmap(ops in prop::collection::vec((any::<bool>(), 0u128..40, 1u64..5), 0..400)) {
+            let mut m = WordMap::default();
+            let mut oracle: HashMap<u128, u64> = HashMap::new();
+            for (set, k, w) in ops {
+                let k = if k % 2 == 0 { k << 64 } else { k };
+                if set {
+                    m.set(k, w);
+                    oracle.insert(k, w);
+                } else {
+                    m.remove(k);
+                    oracle.remove(&k);
+                }
+                prop_assert_eq!(m.len(), oracle.len());
+                for k in 0..40u128 {
+                    for k in [k, k << 64] {
+                        prop_assert_eq!(m.get(k), oracle.get(&k).copied().unwrap_or(WordMap::MISS));
+                    }
+                }
             }
         }
     }

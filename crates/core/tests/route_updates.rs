@@ -31,7 +31,8 @@ ip -6 route add fc00:2::/64 via fc00:1::2 dev eth0
 ";
 
 /// The prefixes the changes pick from: nested, overlapping, one covering the policy's
-/// first segment (fc00:77:1::1), in the main table and table 100.
+/// first segment (fc00:77:1::1, a host route too), host routes, in the main table and
+/// table 100.
 const PREFIXES6: &[&str] = &[
     "fc00:77::/32",
     "fc00:77::/40",
@@ -42,8 +43,11 @@ const PREFIXES6: &[&str] = &[
     "fc00:bb:1::/56",
     "::/0",
     "fc00:bb:1:1::/127",
+    "fc00:77:1::1/128",
+    "fc00:bb:1::5/128",
 ];
-const PREFIXES4: &[&str] = &["10.200.0.0/16", "10.200.1.0/24", "10.0.0.0/8", "0.0.0.0/0", "10.200.1.128/25"];
+const PREFIXES4: &[&str] =
+    &["10.200.0.0/16", "10.200.1.0/24", "10.0.0.0/8", "0.0.0.0/0", "10.200.1.128/25", "10.200.1.5/32"];
 /// Gateways: with an adjacency from the start, resolved without one (a new adjacency
 /// takes the neighbour's MAC), unresolved.
 const VIAS6: &[&str] = &["fc00:1::2 dev eth0", "fc00:2::2 dev eth1", "fc00:2::3 dev eth1", "fc00:1::7 dev eth0"];
@@ -75,7 +79,7 @@ fn addresses() -> Vec<IpAddr> {
     for p in PREFIXES6 {
         let (a, l) = p.split_once('/').unwrap();
         let (a, l): (u128, u32) = (a.parse::<std::net::Ipv6Addr>().unwrap().into(), l.parse().unwrap());
-        let host = if l == 0 { u128::MAX } else { u128::MAX >> l };
+        let host = u128::MAX.checked_shr(l).unwrap_or(0);
         for x in [a, a | host, a | (host / 3), a | ((host >> 1) + 1)] {
             v.push(IpAddr::V6(x.into()));
         }
@@ -83,7 +87,7 @@ fn addresses() -> Vec<IpAddr> {
     for p in PREFIXES4 {
         let (a, l) = p.split_once('/').unwrap();
         let (a, l): (u32, u32) = (a.parse::<std::net::Ipv4Addr>().unwrap().into(), l.parse().unwrap());
-        let host = if l == 0 { u32::MAX } else { u32::MAX >> l };
+        let host = u32::MAX.checked_shr(l).unwrap_or(0);
         for x in [a, a | host, a | (host / 3)] {
             v.push(IpAddr::V4(x.into()));
         }
@@ -103,11 +107,12 @@ fn view(t: &Tables) -> Vec<String> {
     for fib in [0usize, 1] {
         let f = t.fibs.get(fib).unwrap_or(&empty);
         for a in addresses() {
-            let (r, hop) = match a {
-                IpAddr::V6(x) => (f.lookup6(&x.octets()), *f.lpm6.lookup_aux(u128::from(x)).1),
-                IpAddr::V4(x) => (f.lookup4(&x.octets()), *f.lpm4.lookup_aux(u128::from(u32::from(x)) << 96).1),
+            // The route, the LPM's hop and the fast path's word (what its one probe finds).
+            let (r, hop, word) = match a {
+                IpAddr::V6(x) => (f.lookup6(&x.octets()), *f.lpm6.lookup_aux(u128::from(x)).1, f.words6.get(x.into())),
+                IpAddr::V4(x) => (f.lookup4(&x.octets()), *f.lpm4.lookup_aux(u128::from(u32::from(x)) << 96).1, 0),
             };
-            out.push(format!("table {fib} {a}: {} hop {hop:?}", norm(t, r)));
+            out.push(format!("table {fib} {a}: {} hop {hop:?} word {word:#x}", norm(t, r)));
         }
     }
     out.push(format!("policy_out {:?}", t.policy_out));
@@ -137,9 +142,9 @@ proptest! {
         for (op, p, via, table100) in ops {
             let v6 = p % 3 != 0;
             let (prefix, via) = if v6 {
-                (PREFIXES6[p % PREFIXES6.len()], VIAS6[via % VIAS6.len()])
+                (PREFIXES6[(p / 3) % PREFIXES6.len()], VIAS6[via % VIAS6.len()])
             } else {
-                (PREFIXES4[p % PREFIXES4.len()], VIAS4[via % VIAS4.len()])
+                (PREFIXES4[(p / 3) % PREFIXES4.len()], VIAS4[via % VIAS4.len()])
             };
             let fam = if v6 { "-6 " } else { "" };
             let table = if table100 { " table 100" } else { "" };
@@ -173,7 +178,8 @@ fn refused_changes_change_nothing() {
     let mut t = build(&s);
     let before = view(&t);
     for line in [
-        "ip -6 route add fc00:99::1/128 via fc00:1::2 dev eth0",
+        // A host route to an own address (its Local wins in a build).
+        "ip -6 route add fc00:1::1/128 via fc00:1::2 dev eth0",
         "ip -6 route add fc00:99::/64 dev eth0",
         "ip -6 route add fc00:99::/64 encap seg6 mode encap segs fc00::9 dev eth0",
         "ip -6 route add fc00:99::/64 via fc00:1::2 dev eth0 table 7",

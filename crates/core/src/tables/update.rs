@@ -1,24 +1,26 @@
 //! Route changes applied to built tables in place ([`Tables::apply_routes`]), for the
 //! routes a routing daemon sends by the thousand: a prefix through a gateway on a
 //! device, a device route outside the main table, a blackhole or unreachable prefix,
-//! in a table that exists, shorter than a host route. The FIB's LPM changes a prefix
-//! at a time ([`Lpm::insert`](crate::lpm::Lpm::insert)); a gateway not seen before gets
-//! an adjacency, resolved from the neighbours the tables know. What a route change can
+//! in a table that exists. The FIB's LPM changes a prefix at a time
+//! ([`Lpm::insert`](crate::lpm::Lpm::insert)); a host route (/128, /32: an IGP's
+//! loopbacks) goes to the exact table and the fast path's word map, and marks its
+//! place in the trie ([`Lpm::mark`](crate::lpm::Lpm::mark)); a gateway not seen before
+//! gets an adjacency, resolved from the neighbours the tables know. What a route change can
 //! move elsewhere is redone: after a change to the main table, each policy's first
 //! segment is resolved again for the fast path.
 //!
-//! Anything else — a host route (/128, /32: the exact tables), a device route in the
-//! main table (gateways given without a device resolve through those), a prefix that
-//! is also an address's connected route, a new table, an SID, a policy, a multipath
-//! route, a change to the main table while a policy takes its source address from the
-//! route to its first segment — is refused with [`NeedsBuild`], and the caller builds
-//! the tables from the whole configuration as before. The result is the tables that
+//! Anything else — a device route in the main table (gateways given without a device
+//! resolve through those), a prefix that is also an address's connected route or a
+//! host route to an own address, a new table, an SID, a policy, a multipath route, a
+//! change to the main table while a policy takes its source address from the route to
+//! its first segment — is refused with [`NeedsBuild`], and the caller builds the tables
+//! from the whole configuration as before. The result is the tables that
 //! [`Tables::build`] makes of the changed configuration, lookup for lookup (a test
 //! compares them), with adjacencies that no route uses any more left in place.
 
 use std::net::IpAddr;
 
-use super::{eth_addrs, neigh_key, Adjacency, NextHop, Rewrite, Route, Tables};
+use super::{eth_addrs, neigh_key, Adjacency, FastSid, NextHop, Rewrite, Route, Tables};
 use crate::spec::{Prefix, RouteKind, RouteSpec, MAIN_TABLE};
 
 /// A route change: [`Add`](RouteChange::Add) also replaces the route of the same table
@@ -61,16 +63,33 @@ impl Tables {
                     let Some(fib) = self.fibs.get_mut(t) else { continue };
                     let hop = fib.hop(&route, adjacencies);
                     match r.prefix {
-                        Prefix::V6(..) => fib.lpm6.insert(key, len, route, hop),
-                        Prefix::V4(..) => fib.lpm4.insert(key, len, route, hop),
-                    };
+                        // Host routes: the exact table, the fast path's word (no SID),
+                        // and the trie's mark that sends lookups there.
+                        Prefix::V6(a, 128) => {
+                            fib.exact6.set(u128::from(a), route);
+                            fib.words6.set(u128::from(a), FastSid::NOT_SID);
+                            fib.lpm6.mark(u128::from(a));
+                        }
+                        Prefix::V4(a, 32) => {
+                            fib.exact4.set(u128::from(u32::from(a)), route);
+                            fib.lpm4.mark(u128::from(u32::from(a)) << 96);
+                        }
+                        Prefix::V6(..) => drop(fib.lpm6.insert(key, len, route, hop)),
+                        Prefix::V4(..) => drop(fib.lpm4.insert(key, len, route, hop)),
+                    }
                 }
                 RouteChange::Delete(r) => {
                     let Some(fib) = self.fibs.get_mut(t) else { continue };
+                    // A mark left behind only costs a probe of the exact table.
                     match r.prefix {
-                        Prefix::V6(..) => fib.lpm6.remove(key, len),
-                        Prefix::V4(..) => fib.lpm4.remove(key, len),
-                    };
+                        Prefix::V6(a, 128) => {
+                            fib.exact6.remove(u128::from(a));
+                            fib.words6.remove(u128::from(a));
+                        }
+                        Prefix::V4(a, 32) => drop(fib.exact4.remove(u128::from(u32::from(a)))),
+                        Prefix::V6(..) => drop(fib.lpm6.remove(key, len)),
+                        Prefix::V4(..) => drop(fib.lpm4.remove(key, len)),
+                    }
                 }
             }
         }
@@ -87,12 +106,12 @@ impl Tables {
         if self.fib_of_table(r.table).is_none() {
             return no("a route in a new table");
         }
-        let (host, connected) = match r.prefix {
-            Prefix::V6(a, l) => (l >= 128, self.devices.iter().any(|d| covers6(&d.addrs6, &d.plens6, a.octets(), l))),
-            Prefix::V4(a, l) => (l >= 32, self.devices.iter().any(|d| covers4(&d.addrs4, &d.plens4, a.octets(), l))),
+        let connected = match r.prefix {
+            Prefix::V6(a, l) => self.devices.iter().any(|d| covers6(&d.addrs6, &d.plens6, a.octets(), l)),
+            Prefix::V4(a, l) => self.devices.iter().any(|d| covers4(&d.addrs4, &d.plens4, a.octets(), l)),
         };
-        if host {
-            return no("a host route");
+        if matches!(r.prefix, Prefix::V6(_, l) if l > 128) || matches!(r.prefix, Prefix::V4(_, l) if l > 32) {
+            return no("a prefix longer than an address");
         }
         if connected && r.table == MAIN_TABLE {
             return no("the prefix of an address's connected route");
@@ -103,9 +122,12 @@ impl Tables {
         // The route replaced or removed must be one of these kinds too.
         let t = self.fib_of_table(r.table).and_then(|t| self.fibs.get(t));
         let (key, len) = lpm_key(r.prefix);
+        // (A host route's place is the exact table: an own address's Local is there.)
         let now = match r.prefix {
-            Prefix::V6(..) => t.and_then(|f| f.lpm6.get(key, len)),
-            Prefix::V4(..) => t.and_then(|f| f.lpm4.get(key, len)),
+            Prefix::V6(a, 128) => t.and_then(|f| f.exact6.get(u128::from(a))),
+            Prefix::V4(a, 32) => t.and_then(|f| f.exact4.get(u128::from(u32::from(a)))),
+            Prefix::V6(..) => t.and_then(|f| f.lpm6.get(key, len)).copied(),
+            Prefix::V4(..) => t.and_then(|f| f.lpm4.get(key, len)).copied(),
         };
         match now {
             None | Some(Route::Forward(NextHop::Adj(_)) | Route::Blackhole | Route::Unreachable) => {}
