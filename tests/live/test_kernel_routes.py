@@ -10,6 +10,9 @@ a route to fc00:78::/64 through a gateway that does not exist; the kernel of r i
 routes to both prefixes through b."""
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
 import time
 
 import pytest
@@ -82,3 +85,37 @@ def test_the_configuration_wins_its_prefix(net):
         assert "fc00:78::/64 via fc00:b::2" not in sr6.ctl("show", "routes")
     finally:
         sh(["ip", "-n", r, "-6", "route", "del", "fc00:78::/64", "via", "fc00:b::2"])
+
+
+def test_a_burst_of_routes(net, tmp_path):
+    """A routing daemon installing a table: BURST routes (default 20,000; BURST=200000 for
+    a full table) added with `ip -batch` in r's kernel, the last one to fc00:77::/48. sr6
+    must forward it, and a's pings to b, every 10 ms throughout, must all be answered
+    (forwarding does not stall while sr6 mirrors). Times are printed, not asserted
+    (docs/frr.md, "Limits", has the measured ones); the routes are withdrawn after."""
+    n, a, r, _, sr6 = net
+    count = int(os.environ.get("BURST", "20000"))
+    batch, undo = tmp_path / "burst", tmp_path / "unburst"
+    prefixes = [f"2a00:{i >> 16:x}:{i & 0xffff:x}::/48" for i in range(count - 1)] + ["fc00:77::/48"]
+    batch.write_text("".join(f"route add {p} via fc00:b::2 dev r-b\n" for p in prefixes))
+    undo.write_text("".join(f"route del {p}\n" for p in prefixes))
+    pinger = subprocess.Popen(["ip", "netns", "exec", a, "ping", "-6", "-n", "-i", "0.01", "-w", "600", "fc00:b::2"],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        time.sleep(0.5)
+        t0 = time.monotonic()
+        sh(["ip", "-n", r, "-6", "-batch", str(batch)])
+        installed = time.monotonic() - t0
+        assert reaches(n, a, "fc00:77::7", True, timeout=300), "the burst's last route is not forwarded:\n" \
+                                                              + sr6.log_text()
+        forwarded = time.monotonic() - t0
+    finally:
+        pinger.send_signal(signal.SIGINT)
+        out, _ = pinger.communicate(timeout=30)
+        sh(["ip", "-n", r, "-6", "-batch", str(undo)])
+    stats = next(line for line in out.splitlines() if "packets transmitted" in line)
+    print(f"{count} routes: in r's kernel after {installed:.2f} s, the last forwarded by sr6 after "
+          f"{forwarded:.2f} s; pings to b meanwhile: {stats}")
+    sent, got = (int(x.split()[0]) for x in stats.split(", ")[:2])
+    assert got == sent, f"pings lost during the burst: {stats}\n{sr6.log_text()}"
+    assert not reaches(n, a, "fc00:77::7", False, timeout=60), "the burst's routes are still forwarded"

@@ -439,3 +439,35 @@ fn seg6_csid_lists() {
     let again = sid(&format!("route add fc00::a/128 encap seg6local action {a} dev eth0"));
     assert_eq!(again.params, a.params);
 }
+
+/// `parse_lines`: each line one command, with the spec's index kept across them (a
+/// batch, the merge of mirrored routes); line numbers are the lines' places; with
+/// `keep_going` a refused line is left out and reported, without it the first error
+/// ends the run.
+#[test]
+fn parse_lines_applies_each_line() {
+    let lines = [
+        "ip -6 addr add fc00::1/64 dev eth0",
+        "",
+        "# a comment",
+        "route add fc00:1::/64 via fc00::2 dev eth0",
+        "route add fc00:1::/64 via fc00::3 dev eth0",
+        "route add fc00:2::/64 via fc00::2 dev eth0",
+        "route del fc00:1::/64",
+        "route add fc00:1::/64 via fc00::4 dev eth0",
+    ];
+    let mut spec = RouterSpec::default();
+    let (n, errors) = sr6_config::parse_lines(lines, "k", &mut spec, true);
+    assert_eq!(n, 5);
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(errors[0].to_string().starts_with("k:5:"), "{}", errors[0]);
+    assert!(errors[0].to_string().contains("already exists"), "{}", errors[0]);
+    let routes: Vec<(String, usize)> = spec.routes.iter().map(|r| (format!("{:?}", r.kind), r.line)).collect();
+    assert_eq!(routes.len(), 2);
+    assert_eq!(routes[0].1, 6, "fc00:2::/64 from line 6");
+    assert!(routes[1].0.contains("fc00::4") && routes[1].1 == 8, "{routes:?}");
+    let mut strict = RouterSpec::default();
+    let (n, errors) = sr6_config::parse_lines(lines, "k", &mut strict, false);
+    assert_eq!((n, errors.len()), (2, 1), "stops at line 5");
+    assert_eq!(strict.routes.len(), 1);
+}

@@ -217,14 +217,9 @@ impl Control {
     pub fn apply_batch(&mut self, text: &str) -> Result<String, String> {
         self.commands += 1;
         let mut s = self.spec.clone();
-        let mut n = 0;
-        for (i, line) in text.lines().enumerate() {
-            let l = line.trim();
-            if l.is_empty() || l.starts_with('#') {
-                continue;
-            }
-            sr6_config::parse_line(l, "batch", i + 1, &mut s).map_err(|e| e.to_string())?;
-            n += 1;
+        let (n, errors) = sr6_config::parse_lines(text.lines(), "batch", &mut s, false);
+        if let Some(e) = errors.first() {
+            return Err(e.to_string());
         }
         let out = self.commit(s, &format!("batch (ctl:{})", self.commands))?;
         Ok(format!("{n} line(s) {out}"))
@@ -316,9 +311,8 @@ pub fn merge_outside_routes(s: &mut RouterSpec, lines: &[String]) -> Vec<usize> 
     // One spec for all the kernel's lines, in order (nexthops first), so that routes
     // and groups find the nexthops they name; a line it refuses is left out alone.
     let mut k = RouterSpec::default();
-    for (i, line) in lines.iter().enumerate() {
-        let _ = sr6_config::parse_line(line, "kernel", i + 1, &mut k);
-    }
+    // (Line numbers are the lines' indices + 1: how what was added is found again.)
+    let _ = sr6_config::parse_lines(lines.iter().map(String::as_str), "kernel", &mut k, true);
     let ours: Vec<u32> = s.nexthops.iter().map(|n| n.id).collect();
     let mut taken_nh: Vec<u32> = Vec::new();
     let mut added: Vec<usize> = Vec::new();
@@ -336,8 +330,10 @@ pub fn merge_outside_routes(s: &mut RouterSpec, lines: &[String]) -> Vec<usize> 
             added.push(n.line);
         }
     }
+    let mut taken_routes: std::collections::HashSet<(u32, sr6_core::spec::Prefix)> =
+        s.routes.iter().map(|x| (x.table, x.prefix)).collect();
     for r in k.routes {
-        let taken = s.routes.iter().any(|x| x.table == r.table && x.prefix == r.prefix);
+        let taken = !taken_routes.insert((r.table, r.prefix));
         let usable = match &r.kind {
             sr6_core::spec::RouteKind::Nhid { id } => taken_nh.contains(id),
             kind => served(kind, &s.devices),

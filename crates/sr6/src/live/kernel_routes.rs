@@ -35,6 +35,9 @@ use super::state::lock;
 
 /// How long the thread waits for events before looking at `stop`.
 const TICK: Duration = Duration::from_millis(50);
+/// How long a burst of route events is gathered before the tables are published (the
+/// events that arrive within 2 ms of each other, for at most this long).
+const COALESCE: Duration = Duration::from_millis(100);
 /// `RTPROT_KERNEL`: routes the kernel made itself.
 const RTPROT_KERNEL: u8 = 2;
 
@@ -61,13 +64,22 @@ pub fn run(control: Arc<Mutex<Control>>, verbose: bool) {
     let mut refused = BTreeSet::new();
     publish(&control, &nexthops, &known, &mut refused, verbose);
     while !shared.stop.load(Ordering::Relaxed) {
-        let events = mon.recv(TICK).unwrap_or_else(|e| {
+        let mut events = mon.recv(TICK).unwrap_or_else(|e| {
             eprintln!("sr6: warning: route events: {e}");
             std::thread::sleep(TICK);
             vec![RouteEvent::Overrun]
         });
         if events.is_empty() {
             continue;
+        }
+        // A burst (a routing daemon installing a table): take what follows closely too,
+        // for up to COALESCE, and publish once.
+        let until = std::time::Instant::now() + COALESCE;
+        while std::time::Instant::now() < until {
+            match mon.recv(Duration::from_millis(2)) {
+                Ok(more) if !more.is_empty() => events.extend(more),
+                _ => break,
+            }
         }
         for ev in events {
             match ev {
