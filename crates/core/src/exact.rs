@@ -96,17 +96,13 @@ impl<V: Copy> ExactMap<V> {
             }
             hole = (hole + 1) & mask;
         };
-        // Move back each key after the hole, in its probe chain, that may sit nearer its home.
-        let mut j = hole;
-        loop {
-            j = (j + 1) & mask;
-            let (key, Some(_)) = self.slots[j] else { break };
-            let home = multiplier::home(fold(key), self.mul, self.shift);
-            if j.wrapping_sub(home) & mask >= j.wrapping_sub(hole) & mask {
-                self.slots[hole] = self.slots[j];
-                hole = j;
-            }
-        }
+        let (mul, shift) = (self.mul, self.shift);
+        let hole = multiplier::close_hole(
+            &mut self.slots,
+            hole,
+            |s| s.1.is_none(),
+            |s| multiplier::home(fold(s.0), mul, shift),
+        );
         self.slots[hole] = (0, None);
         self.len -= 1;
         Some(v)

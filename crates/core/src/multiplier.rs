@@ -31,6 +31,32 @@ pub(crate) fn home(x: u64, mul: u64, shift: u32) -> usize {
     (x.wrapping_mul(mul) >> shift) as usize
 }
 
+/// Linear probing's deletion without tombstones: with slot `hole` (of a power-of-two
+/// table) just vacated, moves back each entry after it in its probe chain that may sit
+/// nearer its home (`home_of`), up to the first empty slot (`is_empty`); returns the
+/// slot left empty at the end, for the caller to clear.
+pub(crate) fn close_hole<S: Copy>(
+    slots: &mut [S],
+    mut hole: usize,
+    is_empty: impl Fn(&S) -> bool,
+    home_of: impl Fn(&S) -> usize,
+) -> usize {
+    let mask = slots.len() - 1;
+    let mut j = hole;
+    loop {
+        j = (j + 1) & mask;
+        let Some(&s) = slots.get(j) else { return hole };
+        if is_empty(&s) {
+            return hole;
+        }
+        // It may move to the hole unless its home lies after the hole (cyclically).
+        if j.wrapping_sub(home_of(&s)) & mask >= j.wrapping_sub(hole) & mask {
+            slots[hole] = s;
+            hole = j;
+        }
+    }
+}
+
 /// Total displacement of `keys`, inserted in this order by linear probing into `cap`
 /// (a power of two, more than `keys.len()`) slots under `mul`.
 fn displacement(keys: &[u64], mul: u64, shift: u32, cap: usize, taken: &mut [bool]) -> u64 {

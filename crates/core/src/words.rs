@@ -97,19 +97,9 @@ impl WordMap {
             }
             hole = (hole + 1) & mask;
         }
-        let mut j = hole;
-        loop {
-            j = (j + 1) & mask;
-            let (key, w) = self.slots[j];
-            if w == Self::MISS {
-                break;
-            }
-            let home = multiplier::home(fold(key), self.mul, self.shift);
-            if j.wrapping_sub(home) & mask >= j.wrapping_sub(hole) & mask {
-                self.slots[hole] = self.slots[j];
-                hole = j;
-            }
-        }
+        let (mul, shift) = (self.mul, self.shift);
+        let is_empty = |s: &(u128, u64)| s.1 == Self::MISS;
+        let hole = multiplier::close_hole(&mut self.slots, hole, is_empty, |s| multiplier::home(fold(s.0), mul, shift));
         self.slots[hole] = (0, Self::MISS);
         self.taken -= 1;
     }

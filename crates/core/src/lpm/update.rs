@@ -421,21 +421,9 @@ impl<const N: usize, V, A: Copy + Default> Lpm<N, V, A> {
     /// Removes the slot of `hk`, moving back the entries after it in its probe chain
     /// that may sit nearer their home.
     fn slot_remove(&mut self, hk: u64) {
-        let Some(mut hole) = self.slot_index(hk) else { return };
-        let mask = self.slots.len() - 1;
-        let mut j = hole;
-        loop {
-            j = (j + 1) & mask;
-            if self.slots[j].1 == 0 {
-                break;
-            }
-            let h = multiplier::home(self.slots[j].0, self.mul, self.shift) & mask;
-            // It may move to the hole unless its home lies after the hole (cyclically).
-            if j.wrapping_sub(h) & mask >= j.wrapping_sub(hole) & mask {
-                self.slots[hole] = self.slots[j];
-                hole = j;
-            }
-        }
+        let Some(hole) = self.slot_index(hk) else { return };
+        let (mul, shift) = (self.mul, self.shift);
+        let hole = multiplier::close_hole(&mut self.slots, hole, |s| s.1 == 0, |s| multiplier::home(s.0, mul, shift));
         self.slots[hole] = (self.empty_key, 0, A::default());
         self.hashed -= 1;
         if let Some(m) = self.hash_members.get_mut(&((hk >> 48) as u16)) {
