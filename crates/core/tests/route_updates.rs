@@ -1,15 +1,16 @@
-//! Route changes applied in place ([`Tables::apply_routes`]) against the tables built
-//! from the changed configuration ([`Tables::build`], the oracle): after every change,
-//! the same route and the same fast-path hop for every address tried, in the main table
-//! and a numbered one, IPv6 and IPv4, and the same resolution of each policy's first
-//! segment. Changes the in-place path does not take are refused, leaving the tables as
+//! Route and neighbour changes applied in place ([`Tables::apply_routes`],
+//! [`Tables::apply_neighbours`]) against the tables built from the changed
+//! configuration ([`Tables::build`], the oracle): after every change, the same route
+//! (with its adjacency's Ethernet header), the same fast-path hop and word for every
+//! address tried, in the main table and a numbered one, IPv6 and IPv4, and the same
+//! resolution of each policy's first segment. Changes the in-place path does not take are refused, leaving the tables as
 //! they were.
 
 use std::net::IpAddr;
 
 use proptest::prelude::*;
 use sr6_core::spec::{RouteSpec, RouterSpec};
-use sr6_core::tables::{NeedsBuild, NextHop, Route, RouteChange, Tables};
+use sr6_core::tables::{NeedsBuild, NeighChange, NextHop, Route, RouteChange, Tables};
 
 const BASE: &str = "\
 ip link set dev eth0 address 02:00:00:00:00:01
@@ -52,6 +53,9 @@ const PREFIXES4: &[&str] =
 /// takes the neighbour's MAC), unresolved.
 const VIAS6: &[&str] = &["fc00:1::2 dev eth0", "fc00:2::2 dev eth1", "fc00:2::3 dev eth1", "fc00:1::7 dev eth0"];
 const VIAS4: &[&str] = &["10.1.0.2 dev eth0", "10.1.0.3 dev eth0", "10.1.0.9 dev eth0"];
+/// The gateways' neighbour entries the changes set and remove.
+const NEIGHS: &[(&str, &str)] =
+    &[("fc00:1::2", "eth0"), ("fc00:2::2", "eth1"), ("fc00:2::3", "eth1"), ("fc00:1::7", "eth0"), ("10.1.0.9", "eth0")];
 
 fn spec(text: &str) -> RouterSpec {
     sr6_config::parse_str(text, "t.conf").unwrap_or_else(|e| panic!("{e}"))
@@ -136,10 +140,25 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
 
     #[test]
-    fn in_place_changes_match_a_build(ops in proptest::collection::vec((0u8..4, any::<usize>(), any::<usize>(), any::<bool>()), 1..25)) {
+    fn in_place_changes_match_a_build(ops in proptest::collection::vec((0u8..6, any::<usize>(), any::<usize>(), any::<bool>()), 1..25)) {
         let mut s = spec(BASE);
         let mut t = build(&s);
         for (op, p, via, table100) in ops {
+            // Neighbours learned, changed and forgotten: the gateways' (with an adjacency
+            // or not, resolved or not), as the kernel reports them.
+            if op >= 4 {
+                let (addr, dev) = NEIGHS[p % NEIGHS.len()];
+                let addr: IpAddr = addr.parse().unwrap();
+                let mac = (op == 4).then_some([2, 0, 0, 0, 0x77, via as u8]);
+                s.neighs.retain(|n| !(n.dev == dev && n.addr == addr));
+                if let Some(mac) = mac {
+                    s.neighs.push(sr6_core::spec::NeighSpec { line: 0, dev: dev.into(), addr, mac });
+                }
+                let c = NeighChange { dev: dev.into(), addr, mac };
+                prop_assert!(t.apply_neighbours(std::slice::from_ref(&c)).is_ok());
+                prop_assert_eq!(view(&t), view(&build(&s)), "after {:?}", c);
+                continue;
+            }
             let v6 = p % 3 != 0;
             let (prefix, via) = if v6 {
                 (PREFIXES6[(p / 3) % PREFIXES6.len()], VIAS6[via % VIAS6.len()])

@@ -715,7 +715,7 @@ impl From<NextHop> for Route {
 /// End.X the fast path handles, the lengths and its word ([`Hop::csid`]) — when an
 /// argument can follow the C-SID (`lblen + nflen < 128`; otherwise the SID never shifts
 /// and is an ordinary one) —, else none.
-fn csid_hops(sids: &[Sid], fast_sids: &[FastSid]) -> Vec<Hop> {
+pub(super) fn csid_hops(sids: &[Sid], fast_sids: &[FastSid]) -> Vec<Hop> {
     sids.iter()
         .zip(fast_sids)
         .enumerate()

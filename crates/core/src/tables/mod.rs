@@ -21,7 +21,7 @@ pub use multipath::Group;
 pub use policy::Policy;
 pub(crate) use rewrite::{Rewrite, RewriteKind};
 pub use sid_builder::SidBuilder;
-pub use update::{NeedsBuild, RouteChange};
+pub use update::{NeedsBuild, NeighChange, RouteChange};
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 

@@ -7,7 +7,8 @@
 //! place in the trie ([`Lpm::mark`](crate::lpm::Lpm::mark)); a gateway not seen before
 //! gets an adjacency, resolved from the neighbours the tables know. What a route change can
 //! move elsewhere is redone: after a change to the main table, each policy's first
-//! segment is resolved again for the fast path.
+//! segment is resolved again for the fast path. Neighbours change in place too
+//! ([`Tables::apply_neighbours`]).
 //!
 //! Anything else — a device route in the main table (gateways given without a device
 //! resolve through those), a prefix that is also an address's connected route or a
@@ -29,6 +30,14 @@ use crate::spec::{Prefix, RouteKind, RouteSpec, MAIN_TABLE};
 pub enum RouteChange {
     Add(RouteSpec),
     Delete(RouteSpec),
+}
+
+/// A neighbour learned (`mac`), changed, or forgotten (`None`) on device `dev`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NeighChange {
+    pub dev: String,
+    pub addr: IpAddr,
+    pub mac: Option<[u8; 6]>,
 }
 
 /// Why [`Tables::apply_routes`] did not apply a change: build the tables instead.
@@ -94,6 +103,39 @@ impl Tables {
             }
         }
         if main && !self.policies.is_empty() {
+            self.resolve_policies();
+        }
+        Ok(())
+    }
+
+    /// Applies neighbour changes in place: the neighbour table, the Ethernet header of
+    /// every adjacency towards each neighbour, the fast path's hops (every FIB value's,
+    /// as the build sets them last) and each policy's first segment resolved again. All
+    /// of them, or none if one names a device the tables do not have.
+    pub fn apply_neighbours(&mut self, changes: &[NeighChange]) -> Result<(), NeedsBuild> {
+        let devs = changes
+            .iter()
+            .map(|c| self.device_id(&c.dev).ok_or_else(|| NeedsBuild(format!("unknown device {}", c.dev))))
+            .collect::<Result<Vec<_>, _>>()?;
+        if changes.is_empty() {
+            return Ok(());
+        }
+        for (c, &d) in changes.iter().zip(&devs) {
+            let key = neigh_key(c.addr);
+            match c.mac {
+                Some(m) => drop(self.neighbours.insert((d, key), m)),
+                None => drop(self.neighbours.remove(&(d, key))),
+            }
+            let own = self.devices.get(usize::from(d)).map_or([0; 6], |x| x.mac);
+            for a in self.adjacencies.iter_mut().filter(|a| a.dev == d && neigh_key(a.nh) == key) {
+                a.eth = c.mac.map(|m| eth_addrs(m, own));
+            }
+        }
+        let sid_hops = super::build::csid_hops(&self.sids, &self.fast_sids);
+        for fib in self.fibs.iter_mut() {
+            fib.set_hops(&self.adjacencies, &sid_hops);
+        }
+        if !self.policies.is_empty() {
             self.resolve_policies();
         }
         Ok(())

@@ -188,8 +188,12 @@ impl Control {
         }
     }
 
-    /// Rebuilds from the current spec and publishes (after a neighbour change).
+    /// Publishes the tables of the current spec (after a neighbour change: in place
+    /// when that is all that changed).
     pub fn republish(&mut self) -> Result<u64, String> {
+        if let Some(id) = self.try_in_place(&self.spec.clone()) {
+            return Ok(id);
+        }
         let (t, _, merged) = self.build_merged(&self.spec)?;
         Ok(self.publish_built(t, merged))
     }
@@ -533,6 +537,27 @@ mod tests {
                 format!("{:?}", built.fibs.main().lpm6.lookup_aux(u128::from_be_bytes(a)).1)
             );
         }
+    }
+
+    /// A neighbour learned or forgotten is published in place: the gateway's hop takes
+    /// its Ethernet header, as a build gives it.
+    #[test]
+    fn neighbours_change_in_place() {
+        let mut c = control(CONF);
+        let key = u128::from_be_bytes("fc00:1::9".parse::<std::net::Ipv6Addr>().unwrap().octets());
+        let hop = |c: &Control| *c.shared.gen.load().tables.fibs.main().lpm6.lookup_aux(key).1;
+        assert_eq!(hop(&c).code, 0, "no neighbour yet: no gateway hop");
+        assert!(c.learn("eth0", "fc00::2".parse().unwrap(), Some([2, 0, 0, 0, 0, 0x22])));
+        c.republish().unwrap();
+        assert!(c.spare.is_some(), "published in place");
+        assert_eq!(hop(&c).code, 1 << 28, "a gateway hop (Fib::GATEWAY)");
+        assert_eq!(hop(&c).eth[..6], [2, 0, 0, 0, 0, 0x22]);
+        let (built, _) = c.build(&c.spec).unwrap();
+        assert_eq!(hop(&c), *built.fibs.main().lpm6.lookup_aux(key).1);
+        assert!(c.learn("eth0", "fc00::2".parse().unwrap(), None));
+        c.republish().unwrap();
+        assert!(c.spare.is_some());
+        assert_eq!(hop(&c).code, 0, "forgotten");
     }
 
     /// A batch is one change: published once, or refused whole at its first bad line.

@@ -1,25 +1,28 @@
-//! Route changes published without building the tables (issue 25): two copies of the
-//! tables take turns, as in a left-right scheme. The workers read the published
-//! generation; the one it replaced (the *spare*) is taken back once every worker has
-//! let go of it — each picks up a new generation at its next batch, within
+//! Route and neighbour changes published without building the tables (issue 25): two
+//! copies of the tables take turns, as in a left-right scheme. The workers read the
+//! published generation; the one it replaced (the *spare*) is taken back once every
+//! worker has let go of it — each picks up a new generation at its next batch, within
 //! [`IDLE_POLL_MS`](super::worker::IDLE_POLL_MS) when idle — brought up to date with
-//! the route changes it missed, changed, and published in turn. Workers never wait for
-//! the control side; the control side waits (briefly) for the workers.
+//! the changes it missed, changed, and published in turn. Workers never wait for the
+//! control side; the control side waits (briefly) for the workers.
 //!
 //! What is compared is the configuration the tables are built from, with the routes
-//! mirrored from the kernel and from zebra merged in ([`Control::assemble`]): so a
-//! `sr6 ctl` command or batch, and a change of the kernel's or zebra's routes, take the
-//! same path. The changes are those [`Tables::apply_routes`] takes in place (plain
-//! routes through gateways, blackholes, unreachables; its docs say which). Anything
-//! else, or a spare the workers do not let go of in time, makes the caller build as
-//! before; the first change after a build builds a second copy, once.
+//! mirrored from the kernel and from zebra and the neighbours learned from the kernel
+//! merged in ([`Control::assemble`]): so a `sr6 ctl` command or batch, a change of the
+//! kernel's or zebra's routes and a neighbour all take the same path. The changes are
+//! those [`Tables::apply_routes`] takes in place (plain routes through gateways,
+//! blackholes, unreachables, host routes; its docs say which) and neighbours
+//! ([`Tables::apply_neighbours`]). Anything else, or a spare the workers do not let go
+//! of in time, makes the caller build as before; the first change after a build builds
+//! a second copy, once.
 
+use std::collections::HashMap;
+use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use sr6_core::spec::{RouteSpec, RouterSpec};
-use sr6_core::tables::{RouteChange, Tables};
-use std::collections::HashMap;
+use sr6_core::tables::{NeighChange, RouteChange, Tables};
 
 use super::control::Control;
 use super::state::Generation;
@@ -27,20 +30,20 @@ use super::state::Generation;
 /// How long the control side waits for the workers to let go of the spare.
 const RECLAIM_WAIT: Duration = Duration::from_millis(200);
 
-/// The generation before the published one, and the route changes it lacks.
+/// The generation before the published one, and the changes it lacks.
 pub struct Spare {
     gen: Arc<Generation>,
-    lag: Vec<RouteChange>,
+    lag: Changes,
 }
 
-/// The route changes that turn `old` into `new`, if routes are all that differ (the
-/// other parts of the configuration compared as they are); `None` otherwise. A route
-/// whose table and prefix are in both but which differs is an `Add` (a replace).
-pub fn route_changes(old: &mut RouterSpec, new: &mut RouterSpec) -> Option<Vec<RouteChange>> {
+/// What turns `old` into `new`, if routes and neighbours are all that differ (the other
+/// parts of the configuration compared as they are): the routes added, replaced (an
+/// `Add`) and deleted, and the neighbours set and removed; `None` otherwise.
+pub fn changes(old: &mut RouterSpec, new: &mut RouterSpec) -> Option<Changes> {
     let (old_routes, new_routes) = (std::mem::take(&mut old.routes), std::mem::take(&mut new.routes));
+    let (old_neighs, new_neighs) = (std::mem::take(&mut old.neighs), std::mem::take(&mut new.neighs));
     let same_rest = old == new;
-    old.routes = old_routes;
-    new.routes = new_routes;
+    (old.routes, new.routes, old.neighs, new.neighs) = (old_routes, new_routes, old_neighs, new_neighs);
     if !same_rest {
         return None;
     }
@@ -51,15 +54,49 @@ pub fn route_changes(old: &mut RouterSpec, new: &mut RouterSpec) -> Option<Vec<R
     if before.len() != old.routes.len() || after.len() != new.routes.len() {
         return None;
     }
-    let mut changes: Vec<RouteChange> =
+    let mut routes: Vec<RouteChange> =
         old.routes.iter().filter(|r| !after.contains_key(&key(r))).map(|r| RouteChange::Delete(r.clone())).collect();
-    changes.extend(
+    routes.extend(
         new.routes
             .iter()
             .filter(|r| before.get(&key(r)).is_none_or(|o| !same_route(o, r)))
             .map(|r| RouteChange::Add(r.clone())),
     );
-    Some(changes)
+    // Neighbours: the last line of a device and address is the one in force.
+    let macs = |s: &RouterSpec| -> HashMap<(String, IpAddr), [u8; 6]> {
+        s.neighs.iter().map(|n| ((n.dev.clone(), n.addr), n.mac)).collect()
+    };
+    let (nb, na) = (macs(old), macs(new));
+    let mut neighs: Vec<NeighChange> = nb
+        .keys()
+        .filter(|k| !na.contains_key(*k))
+        .map(|(dev, addr)| NeighChange { dev: dev.clone(), addr: *addr, mac: None })
+        .collect();
+    neighs.extend(na.iter().filter(|(k, m)| nb.get(*k) != Some(*m)).map(|((dev, addr), m)| NeighChange {
+        dev: dev.clone(),
+        addr: *addr,
+        mac: Some(*m),
+    }));
+    Some(Changes { routes, neighs })
+}
+
+/// Route and neighbour changes ([`changes`]).
+#[derive(Debug, Clone, Default)]
+pub struct Changes {
+    pub routes: Vec<RouteChange>,
+    pub neighs: Vec<NeighChange>,
+}
+
+impl Changes {
+    fn is_empty(&self) -> bool {
+        self.routes.is_empty() && self.neighs.is_empty()
+    }
+
+    /// Applies them to `t`, routes first (a new gateway's adjacency then takes the new
+    /// neighbours too): all, or nothing if `t` must be built instead.
+    fn apply(&self, t: &mut Tables) -> bool {
+        t.apply_routes(&self.routes).is_ok() && t.apply_neighbours(&self.neighs).is_ok()
+    }
 }
 
 /// The same route, whatever line it came from.
@@ -76,9 +113,8 @@ impl Control {
     pub fn try_in_place(&mut self, spec: &RouterSpec) -> Option<u64> {
         let mut old = self.merged.take()?;
         let res = self.assemble(spec).ok().and_then(|(mut new, _, _)| {
-            let changes = route_changes(&mut old, &mut new)?;
-            let id =
-                if changes.is_empty() { self.shared.gen.load().id } else { self.publish_in_place(&old, &changes)? };
+            let ch = changes(&mut old, &mut new)?;
+            let id = if ch.is_empty() { self.shared.gen.load().id } else { self.publish_in_place(&old, ch)? };
             Some((id, new))
         });
         match res {
@@ -94,25 +130,25 @@ impl Control {
     }
 
     /// Publishes the tables of `current` (what the published ones were built from)
-    /// changed by `changes`, in place (see the module docs); `None` if that cannot be
-    /// done (nothing is then published).
-    fn publish_in_place(&mut self, current: &RouterSpec, changes: &[RouteChange]) -> Option<u64> {
+    /// changed by `ch`, in place (see the module docs); `None` if that cannot be done
+    /// (nothing is then published).
+    fn publish_in_place(&mut self, current: &RouterSpec, ch: Changes) -> Option<u64> {
         let build = || {
             Tables::build(current).ok().map(|(mut t, _)| {
                 t.resolve_neighbours = true;
                 t
             })
         };
-        let mut tables = match self.spare.take().and_then(|s| reclaim(s.gen).map(|t| (t, s.lag))) {
-            Some((mut t, lag)) => match t.apply_routes(&lag) {
-                Ok(()) => t,
-                Err(_) => build()?,
-            },
+        let spare = self.spare.take().and_then(|s| reclaim(s.gen).map(|t| (t, s.lag)));
+        let mut tables = match spare.and_then(|(mut t, lag)| lag.apply(&mut t).then_some(t)) {
+            Some(t) => t,
             None => build()?,
         };
-        tables.apply_routes(changes).ok()?;
+        if !ch.apply(&mut tables) {
+            return None;
+        }
         let (id, old) = self.shared.publish_swap(tables);
-        self.spare = Some(Spare { gen: old, lag: changes.to_vec() });
+        self.spare = Some(Spare { gen: old, lag: ch });
         Some(id)
     }
 }
@@ -142,7 +178,7 @@ mod tests {
     }
 
     #[test]
-    fn route_changes_are_the_routes_that_differ() {
+    fn changes_are_the_routes_and_neighbours_that_differ() {
         let base = "ip -6 addr add fc00::1/64 dev eth0\nip -6 route add fc00:1::/64 via fc00::2 dev eth0\n\
                     ip -6 route add fc00:2::/64 via fc00::2 dev eth0\n";
         let mut a = spec(base);
@@ -151,7 +187,7 @@ mod tests {
             base.replace("fc00:2::/64 via fc00::2", "fc00:2::/64 via fc00::4")
                 .replace("ip -6 route add fc00:1::/64 via fc00::2 dev eth0\n", "")
         ));
-        let ch = route_changes(&mut a, &mut b).unwrap();
+        let ch = changes(&mut a, &mut b).unwrap().routes;
         let text: Vec<String> = ch
             .iter()
             .map(|c| match c {
@@ -162,7 +198,7 @@ mod tests {
         assert_eq!(text, ["del fc00:1::/64", "add fc00:2::/64", "add fc00:3::/64"]);
         // Anything else that differs: no route changes.
         let mut c = spec(&format!("{base}ip -6 addr add fc00:9::1/64 dev eth0\n"));
-        assert!(route_changes(&mut a, &mut c).is_none());
+        assert!(changes(&mut a, &mut c).is_none());
         assert_eq!(a, spec(base), "the routes are put back");
     }
 }

@@ -96,7 +96,7 @@ pub fn run(control: Arc<Mutex<Control>>, requests: Receiver<ResolveRequest>, ver
                 if let Err(e) = c.republish() {
                     eprintln!("sr6: warning: rebuilding the tables after a neighbour change: {e}");
                 } else if verbose {
-                    eprintln!("sr6: neighbours changed; tables rebuilt");
+                    eprintln!("sr6: neighbours changed; tables published");
                 }
             }
         }
