@@ -3,8 +3,9 @@
 //! program (or the AF_PACKET filter) leaves NDP and ARP to it. sr6 reads the kernel's
 //! neighbour table over netlink at start, follows its changes, and when a worker needs
 //! a neighbour nobody has resolved yet, asks the kernel to resolve it (`NTF_USE`, what
-//! `ip neigh replace ADDR dev DEV use` does). Each change rebuilds and publishes the
-//! tables; packets waiting in the workers' queues leave as soon as they see them.
+//! `ip neigh replace ADDR dev DEV use` does). Each change publishes new tables (in
+//! place, [`super::in_place`], when neighbours are all that changed); packets waiting in
+//! the workers' queues leave as soon as they see them.
 
 use std::collections::HashMap;
 use std::net::{IpAddr, Ipv6Addr};
