@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use netlink_sys::Socket;
 
 use super::decode::{frames, neighbour, Frame};
-use super::socket::{context, open_socket, recv_datagram, wait_readable, RECV_BUF};
+use super::socket::{context, grow_rcvbuf, open_socket, recv_datagram, wait_readable, RECV_BUF};
 use super::NeighEvent;
 
 /// The receive buffer asked for (the kernel caps it at `net.core.rmem_max`): room for
@@ -56,11 +56,17 @@ impl NeighMonitor {
 /// network namespace, with a receive buffer of [`SOCKET_RCVBUF`] (best effort: a
 /// smaller one only means an earlier overrun).
 pub(crate) fn subscribe(groups: &[u32], what: &str) -> io::Result<Socket> {
+    subscribe_with(groups, what, SOCKET_RCVBUF)
+}
+
+/// [`subscribe`] with a receive buffer of `rcvbuf` bytes, past `net.core.rmem_max`
+/// where sr6 may ([`grow_rcvbuf`]).
+pub(crate) fn subscribe_with(groups: &[u32], what: &str, rcvbuf: usize) -> io::Result<Socket> {
     let sock = open_socket()?;
     for g in groups {
         sock.add_membership(*g).map_err(|e| context(e, what))?;
     }
-    let _ = sock.set_rx_buf_sz(SOCKET_RCVBUF);
+    grow_rcvbuf(&sock, rcvbuf);
     sock.set_non_blocking(true).map_err(|e| context(e, what))?;
     Ok(sock)
 }

@@ -17,7 +17,7 @@ use netlink_sys::Socket;
 
 use super::decode::Frame;
 use super::link_monitor::LinkEvent;
-use super::monitor::{recv_events, subscribe};
+use super::monitor::{recv_events, subscribe_with};
 use super::nexthop::KernelNexthop;
 use super::route::{decode, KernelRoute};
 use super::socket::{RECV_BUF, RTM_DELNEXTHOP, RTM_NEWNEXTHOP};
@@ -83,6 +83,13 @@ pub(crate) fn route_event(f: Frame<'_>) -> Option<RouteEvent> {
     })
 }
 
+/// The receive buffer the route events get: a routing daemon installing a full table
+/// sends some hundreds of thousands of events within seconds (about 1 KB each in the
+/// socket's account), and one lost means a dump of every table, which costs far more
+/// than the events — and slows the kernel's own installs while it walks its tables.
+/// The memory is taken only while events wait.
+const ROUTE_RCVBUF: usize = 256 << 20;
+
 /// IPv4 and IPv6 route events of the network namespace it was opened in.
 /// Non-blocking, as [`super::NeighMonitor`].
 #[derive(Debug)]
@@ -95,7 +102,8 @@ impl RouteMonitor {
     /// Subscribes to the route events of the calling thread's network namespace.
     pub fn open() -> io::Result<RouteMonitor> {
         let what = "subscribing to route events";
-        let sock = subscribe(&[RTNLGRP_IPV4_ROUTE, RTNLGRP_IPV6_ROUTE, RTNLGRP_LINK], what)?;
+        let groups = [RTNLGRP_IPV4_ROUTE, RTNLGRP_IPV6_ROUTE, RTNLGRP_LINK];
+        let sock = subscribe_with(&groups, what, ROUTE_RCVBUF)?;
         // Best effort: a kernel before 5.3 has no nexthop objects to follow.
         let _ = sock.add_membership(RTNLGRP_NEXTHOP);
         Ok(RouteMonitor { sock, buf: vec![0; RECV_BUF] })

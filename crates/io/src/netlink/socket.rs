@@ -59,6 +59,29 @@ pub(super) fn open_socket() -> io::Result<Socket> {
     Ok(sock)
 }
 
+/// Asks for a receive buffer of `bytes` on `sock`: past `net.core.rmem_max` too where
+/// sr6 may (`SO_RCVBUFFORCE`, with `CAP_NET_ADMIN`), else as far as that cap allows.
+/// Best effort: a smaller buffer only means an earlier overrun.
+pub(super) fn grow_rcvbuf(sock: &Socket, bytes: usize) {
+    let v = libc::c_int::try_from(bytes).unwrap_or(libc::c_int::MAX);
+    let set = |opt: libc::c_int| {
+        // SAFETY: the option value is a valid c_int for the whole call, and its size is
+        // passed; the descriptor is the socket's own.
+        unsafe {
+            libc::setsockopt(
+                sock.as_raw_fd(),
+                libc::SOL_SOCKET,
+                opt,
+                (&v as *const libc::c_int).cast(),
+                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+            )
+        }
+    };
+    if set(libc::SO_RCVBUFFORCE) != 0 {
+        set(libc::SO_RCVBUF);
+    }
+}
+
 /// Waits until `fd` is readable (`Ok(true)`) or `timeout` has passed (`Ok(false)`);
 /// `None` waits for ever.
 pub(super) fn wait_readable(fd: RawFd, timeout: Option<Duration>) -> io::Result<bool> {
