@@ -6,6 +6,7 @@
 //! spec, the copy is built into tables, and only if both succeed does the copy become
 //! the spec and the tables go live. A refused change leaves everything as it was.
 
+use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::net::IpAddr;
 use std::path::Path;
@@ -14,6 +15,7 @@ use std::sync::Arc;
 use sr6_core::spec::{MtuSpec, NeighSpec, RouteSpec, RouterSpec};
 use sr6_core::tables::Tables;
 
+use super::outside::KernelLines;
 use super::state::Shared;
 
 /// The live configuration. See the module docs.
@@ -36,8 +38,9 @@ pub struct Control {
     pub commands: usize,
     /// Routes mirrored from the kernel's tables (`sr6 run --mirror-kernel-routes`,
     /// `kernel_routes.rs`), as the lines that make them: merged under the
-    /// configuration's at every build ([`Control::build`]).
-    pub kernel_routes: Vec<String>,
+    /// configuration's at every build ([`Control::build`]), changed a prefix at a time
+    /// ([`super::outside`]).
+    pub kernel_routes: KernelLines,
     /// Routes from zebra's FPM stream (`sr6 run --fpm-listen`, `fpm.rs`), as the lines
     /// that make them: merged under the configuration's, before the kernel's.
     pub fpm_routes: Vec<String>,
@@ -47,6 +50,9 @@ pub struct Control {
     /// The configuration the published tables were built from, merges included
     /// ([`assemble`](Self::assemble)); `None` until the first publication.
     pub merged: Option<RouterSpec>,
+    /// Whether the last build had to leave the outside routes out (the tables refused
+    /// them): [`merged`](Self::merged) then has none of them.
+    pub outside_left_out: Cell<bool>,
 }
 
 impl Control {
@@ -62,10 +68,11 @@ impl Control {
             dev_mtus: BTreeMap::new(),
             learned: BTreeMap::new(),
             commands: 0,
-            kernel_routes: Vec::new(),
+            kernel_routes: KernelLines::default(),
             fpm_routes: Vec::new(),
             spare: None,
             merged: None,
+            outside_left_out: Cell::new(false),
         }
     }
 
@@ -93,6 +100,7 @@ impl Control {
     /// later changes are compared with, [`super::in_place`]).
     pub fn build_merged(&self, spec: &RouterSpec) -> Result<(Tables, Vec<String>, RouterSpec), String> {
         let (s, plain, mirrored) = self.assemble(spec)?;
+        self.outside_left_out.set(false);
         let (mut t, warnings, built) = match Tables::build(&s) {
             Ok((t, w)) => (t, w, s),
             // A mirrored route the tables refuse does not stop the configuration's.
@@ -101,6 +109,7 @@ impl Control {
                 let from =
                     if self.fpm_routes.is_empty() { "mirrored from the kernel" } else { "from zebra and the kernel" };
                 w.push(format!("the routes {from} are left out: {}", e.message));
+                self.outside_left_out.set(true);
                 (t, w, plain)
             }
             Err(e) => return Err(format!("line {}: {}", e.line, e.message)),
@@ -154,7 +163,7 @@ impl Control {
     /// The lines of the routes from outside the configuration, in the order they are
     /// merged (the first for a prefix wins): zebra's FPM stream's, then the kernel's.
     pub fn outside_routes(&self) -> Vec<String> {
-        self.fpm_routes.iter().chain(&self.kernel_routes).cloned().collect()
+        self.fpm_routes.iter().chain(self.kernel_routes.lines()).cloned().collect()
     }
 
     /// Puts `lines` in the place of one source's route lines (`slot`: the kernel's or
@@ -162,10 +171,10 @@ impl Control {
     /// warnings: `None` when the lines are those already in place, `Some(Ok(id))` with
     /// the new generation's id, `Some(Err(why))` when the tables refuse them (the old
     /// lines then stay, and so do the tables).
-    pub fn replace_outside_routes(
+    pub fn replace_outside_routes<T: PartialEq>(
         &mut self,
-        slot: fn(&mut Control) -> &mut Vec<String>,
-        lines: Vec<String>,
+        slot: fn(&mut Control) -> &mut T,
+        lines: T,
     ) -> Option<Result<u64, String>> {
         if *slot(self) == lines {
             return None;
@@ -354,7 +363,7 @@ pub fn merge_outside_routes(s: &mut RouterSpec, lines: &[String]) -> Vec<usize> 
 
 /// Whether every device route `kind` names is one of `devices` (routes through a
 /// nexthop object are judged by it, in [`merge_kernel_routes`]).
-fn served(kind: &sr6_core::spec::RouteKind, devices: &[String]) -> bool {
+pub(super) fn served(kind: &sr6_core::spec::RouteKind, devices: &[String]) -> bool {
     use sr6_core::spec::RouteKind as K;
     let known = |d: &Option<String>| d.as_ref().is_none_or(|d| devices.contains(d));
     match kind {
@@ -366,11 +375,12 @@ fn served(kind: &sr6_core::spec::RouteKind, devices: &[String]) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use std::sync::atomic::AtomicBool;
 
-    fn control(src: &str) -> Control {
+    /// A live router's control side started with configuration `src`.
+    pub(crate) fn control(src: &str) -> Control {
         let spec = sr6_config::parse_str(src, "t").unwrap();
         let t = Tables::build(&spec).unwrap().0;
         let shared = Arc::new(Shared::new(t, 1, Arc::new(AtomicBool::new(false))));
@@ -403,7 +413,7 @@ mod tests {
     #[test]
     fn kernel_routes_merge_under_the_configuration() {
         let mut c = control(CONF);
-        c.kernel_routes = vec![
+        let lines: Vec<String> = vec![
             "ip -6 route add fc00:1::/64 via fc00::9 dev eth0 metric 20".into(),
             "ip -6 route add fc00:2::/64 via fc00::2 dev eth0 metric 1024".into(),
             "ip -6 route add fc00:3::/64 via fc00::2 dev eth7 metric 1024".into(),
@@ -415,11 +425,12 @@ mod tests {
             "ip -6 route add fc00:7::/64 nhid 6 metric 1024".into(),
             "ip -6 route add fc00:8::/64 nhid 8 metric 1024".into(),
         ];
+        c.kernel_routes = KernelLines::listed(lines.clone());
         let mut s = c.spec.clone();
-        let used = merge_kernel_routes(&mut s, &c.kernel_routes);
+        let used = merge_kernel_routes(&mut s, &lines);
         // Nexthop 7 is through a device sr6 does not serve: it, group 8 and the route
         // through 8 are left out; nexthop 5 does not exist.
-        let k = |i: usize| c.kernel_routes[i].as_str();
+        let k = |i: usize| lines[i].as_str();
         assert_eq!(used, [k(1), k(4), k(5), k(8)]);
         let (t, w) = c.build(&c.spec).unwrap();
         assert!(w.is_empty(), "{w:?}");
@@ -431,7 +442,9 @@ mod tests {
         assert!(route("fc00:3::1").is_none() && route("fc00:4::1").is_none() && route("fc00:8::1").is_none());
         assert!(route("fc00:7::1").is_some());
         // A mirrored route the tables refuse (an HMAC key sr6 has not): left out, said.
-        c.kernel_routes.push("ip -6 route add fc00:6::/64 encap seg6 mode encap segs fc00::9 hmac 4 dev eth0".into());
+        c.kernel_routes
+            .nexthops
+            .push("ip -6 route add fc00:6::/64 encap seg6 mode encap segs fc00::9 hmac 4 dev eth0".into());
         let (t, w) = c.build(&c.spec).unwrap();
         assert!(w.iter().any(|w| w.contains("mirrored from the kernel are left out") && w.contains("HMAC")), "{w:?}");
         assert!(t.fibs.main().lookup6(&"fc00:1::1".parse::<std::net::Ipv6Addr>().unwrap().octets()).is_some());
@@ -443,7 +456,7 @@ mod tests {
     fn outside_routes_are_replaced_by_source() {
         let mut c = control(CONF);
         let gen = c.shared.gen.load().id;
-        let k = vec!["ip -6 route add fc00:2::/64 via fc00::2 dev eth0 metric 20".to_string()];
+        let k = KernelLines::listed(vec!["ip -6 route add fc00:2::/64 via fc00::2 dev eth0 metric 20".to_string()]);
         let id = c.replace_outside_routes(|c| &mut c.kernel_routes, k.clone()).unwrap().unwrap();
         assert!(id > gen);
         assert!(c.replace_outside_routes(|c| &mut c.kernel_routes, k).is_none());
@@ -518,14 +531,17 @@ mod tests {
             }
         };
         let k = |p: &str| format!("ip -6 route add {p} via fc00::9 dev eth0 metric 20");
-        c.replace_outside_routes(|c| &mut c.kernel_routes, vec![k("fc00:1::/64"), k("fc00:7::/64")]).unwrap().unwrap();
+        let listed = |l: Vec<String>| KernelLines::listed(l);
+        c.replace_outside_routes(|c| &mut c.kernel_routes, listed(vec![k("fc00:1::/64"), k("fc00:7::/64")]))
+            .unwrap()
+            .unwrap();
         assert!(c.spare.is_some(), "published in place");
         assert_eq!(via(&c, "fc00:1::1").as_deref(), Some("fc00::2"), "the configuration's");
         assert_eq!(via(&c, "fc00:7::1").as_deref(), Some("fc00::9"));
         let out = c.apply_line("route del fc00:1::/64").unwrap();
         assert!(out.contains("in place"), "{out}");
         assert_eq!(via(&c, "fc00:1::1").as_deref(), Some("fc00::9"), "the kernel's shows through");
-        c.replace_outside_routes(|c| &mut c.kernel_routes, vec![k("fc00:1::/64")]).unwrap().unwrap();
+        c.replace_outside_routes(|c| &mut c.kernel_routes, listed(vec![k("fc00:1::/64")])).unwrap().unwrap();
         assert_eq!(via(&c, "fc00:7::1"), None, "withdrawn");
         assert!(c.spare.is_some(), "still in place");
         let (built, _) = c.build(&c.spec).unwrap();

@@ -389,7 +389,9 @@ mod tests {
         let (c, _) = setup();
         let mut c = c.lock().unwrap();
         c.apply_line("route add fc00:2::/64 via fc00::2 dev eth0").unwrap();
-        c.kernel_routes = vec!["ip -6 route add fc00:3::/48 via fc00::3 dev eth0 proto isis metric 20".into()];
+        c.kernel_routes = crate::live::outside::KernelLines::listed(vec![
+            "ip -6 route add fc00:3::/48 via fc00::3 dev eth0 proto isis metric 20".into(),
+        ]);
         let v = route_listing(&c);
         let origins: Vec<(&str, Option<&str>)> =
             v.iter().map(|e| (e["origin"].as_str().unwrap(), e["protocol"].as_str())).collect();

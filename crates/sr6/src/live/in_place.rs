@@ -132,7 +132,7 @@ impl Control {
     /// Publishes the tables of `current` (what the published ones were built from)
     /// changed by `ch`, in place (see the module docs); `None` if that cannot be done
     /// (nothing is then published).
-    fn publish_in_place(&mut self, current: &RouterSpec, ch: Changes) -> Option<u64> {
+    pub(super) fn publish_in_place(&mut self, current: &RouterSpec, ch: Changes) -> Option<u64> {
         let build = || {
             Tables::build(current).ok().map(|(mut t, _)| {
                 t.resolve_neighbours = true;

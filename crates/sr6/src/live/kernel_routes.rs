@@ -6,10 +6,15 @@
 //! dumps every table ([`netlink::routes`]) and the nexthop objects routes may name
 //! ([`netlink::nexthops`]; FRR's zebra installs its routes through them), and keeps
 //! what sr6 can take as the `ip nexthop add` and `ip route add` lines that make it
-//! ([`KernelNexthop::to_line`], [`KernelRoute::to_line`]). Each batch of events (all those
-//! queued, read at once) becomes one new generation of the tables: the lines go to
-//! [`Control::kernel_routes`], which every build merges under the configuration's
-//! ([`super::control::merge_kernel_routes`]). Left out: the kernel's own routes
+//! ([`KernelNexthop::to_line`], [`KernelRoute::to_line`]), by prefix ([`KernelLines`]).
+//! Each batch of events (all those queued, read at once) becomes one new generation of
+//! the tables. A batch of route events hands the control side the lines of the
+//! prefixes it touched, which it merges and publishes as route changes in place
+//! ([`Control::change_kernel_routes`], [`super::outside`]): the cost of a batch is its
+//! own routes', however many the kernel holds. A batch that changes nexthop objects,
+//! or follows a lost event, hands it every line ([`Control::kernel_routes`]), which it
+//! merges under the configuration's again ([`super::control::merge_kernel_routes`]).
+//! Left out: the kernel's own routes
 //! (`proto kernel`: connected prefixes and link-local ones, which sr6 derives from its
 //! own addresses), local and broadcast routes, routes through devices sr6 does not
 //! serve, and what the line cannot say (End.BPF, other tunnels), each logged once.
@@ -17,12 +22,11 @@
 //! object, the routes through it and its place in groups ([`forget_nexthop`]); with a
 //! device that goes down, the nexthop objects through it ([`flush_dev`]).
 //!
-//! Every event publishes tables for the whole configuration, as `sr6 ctl` does: plain
-//! route changes in place ([`super::in_place`]), anything else by a build. The merge of
-//! the mirrored lines under the configuration is redone each time (docs/frr.md,
-//! "Limits").
+//! Either way what changed is published as `sr6 ctl` publishes: plain route changes in
+//! place ([`super::in_place`]), anything else by a build (docs/frr.md, "Limits").
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::net::IpAddr;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -31,6 +35,7 @@ use sr6_io::netlink::nexthop::NexthopKind;
 use sr6_io::netlink::{self, KernelNexthop, KernelRoute, RouteEvent, RouteMonitor};
 
 use super::control::Control;
+use super::outside::{KernelLines, PrefixKey};
 use super::state::lock;
 
 /// How long the thread waits for events before looking at `stop`.
@@ -41,11 +46,17 @@ const COALESCE: Duration = Duration::from_millis(100);
 /// `RTPROT_KERNEL`: routes the kernel made itself.
 const RTPROT_KERNEL: u8 = 2;
 
-/// A route's identity in the kernel: family, table, prefix, metric.
-pub(crate) type Key = (bool, u32, String, Option<u32>);
+/// A route's identity in the kernel: table, destination, prefix length (the family is
+/// the destination's), metric.
+pub(crate) type Key = (u32, IpAddr, u8, Option<u32>);
 
 pub(crate) fn key(r: &KernelRoute) -> Key {
-    (r.is_v6(), r.table, format!("{}/{}", r.dst, r.prefix_len), r.metric)
+    (r.table, r.dst, r.prefix_len, r.metric)
+}
+
+/// The prefix a route is for.
+fn prefix_of(r: &KernelRoute) -> PrefixKey {
+    (r.table, r.dst, r.prefix_len)
 }
 
 /// Follows the kernel's routes until `stop` (see the module docs).
@@ -81,27 +92,47 @@ pub fn run(control: Arc<Mutex<Control>>, verbose: bool) {
                 _ => break,
             }
         }
+        // The prefixes whose routes changed; `None` once something else did (nexthop
+        // objects, a device, a lost event): then every line is made again.
+        let mut touched: Option<BTreeSet<PrefixKey>> = Some(BTreeSet::new());
         for ev in events {
             match ev {
                 RouteEvent::New(r) => {
+                    if let Some(t) = touched.as_mut() {
+                        t.insert(prefix_of(&r));
+                    }
                     known.insert(key(&r), r);
                 }
                 RouteEvent::Del(r) => {
+                    if let Some(t) = touched.as_mut() {
+                        t.insert(prefix_of(&r));
+                    }
                     known.remove(&key(&r));
                 }
                 RouteEvent::NewNexthop(n) => {
                     nexthops.insert(n.id, n);
+                    touched = None;
                 }
-                RouteEvent::DelNexthop(n) => forget_nexthop(&mut nexthops, &mut known, n.id),
-                RouteEvent::LinkDown(ifindex) => flush_dev(&mut nexthops, &mut known, ifindex),
+                RouteEvent::DelNexthop(n) => {
+                    forget_nexthop(&mut nexthops, &mut known, n.id);
+                    touched = None;
+                }
+                RouteEvent::LinkDown(ifindex) => {
+                    flush_dev(&mut nexthops, &mut known, ifindex);
+                    touched = None;
+                }
                 RouteEvent::Undecodable(e) => eprintln!("sr6: warning: a kernel route sr6 cannot read: {e}"),
                 RouteEvent::Overrun => {
                     known = dump();
                     nexthops = dump_nexthops();
+                    touched = None;
                 }
             }
         }
-        publish(&control, &nexthops, &known, &mut refused, verbose);
+        match touched {
+            Some(t) => publish_prefixes(&control, &known, &t, &mut refused, verbose),
+            None => publish(&control, &nexthops, &known, &mut refused, verbose),
+        }
     }
 }
 
@@ -178,6 +209,53 @@ fn dump_nexthops() -> BTreeMap<u32, KernelNexthop> {
     }
 }
 
+/// Logs `what` (a route or nexthop sr6 does not take) once: `refused` remembers it.
+fn refuse(refused: &mut BTreeSet<String>, what: String) {
+    if refused.insert(what.clone()) {
+        eprintln!("sr6: kernel route not mirrored: {what}");
+    }
+}
+
+/// The lines of the nexthop objects sr6 takes, single ones before the groups that name
+/// them.
+fn nexthop_lines(
+    nexthops: &BTreeMap<u32, KernelNexthop>,
+    name: &dyn Fn(u32) -> Option<String>,
+    refused: &mut BTreeSet<String>,
+) -> Vec<String> {
+    let group = |n: &&KernelNexthop| matches!(n.kind, netlink::nexthop::NexthopKind::Group { .. });
+    let (groups, singles): (Vec<&KernelNexthop>, Vec<&KernelNexthop>) = nexthops.values().partition(group);
+    let mut out = Vec::new();
+    for n in singles.into_iter().chain(groups) {
+        match n.to_line(name) {
+            Ok(l) => out.push(l),
+            Err(e) => refuse(refused, e),
+        }
+    }
+    out
+}
+
+/// The lines of the routes sr6 takes from `routes` (those of one prefix, or all), the
+/// lowest metric of a prefix first.
+fn route_lines<'a>(
+    routes: impl Iterator<Item = &'a KernelRoute>,
+    name: &dyn Fn(u32) -> Option<String>,
+    refused: &mut BTreeSet<String>,
+) -> Vec<String> {
+    let mut routes: Vec<&KernelRoute> = routes.filter(|r| r.protocol != RTPROT_KERNEL).collect();
+    routes.sort_by_key(|r| (r.table, r.dst, r.prefix_len, r.metric.unwrap_or(0)));
+    let mut out = Vec::new();
+    for r in routes {
+        match r.to_line(name) {
+            Ok(l) => out.push(l),
+            // Local and broadcast routes are the kernel's own; the rest is worth a word.
+            Err(e) if e.contains("of type") => {}
+            Err(e) => refuse(refused, format!("{}/{} (table {}): {e}", r.dst, r.prefix_len, r.table)),
+        }
+    }
+    out
+}
+
 /// The lines of the nexthop objects (single ones before groups, which name them) and
 /// of the routes sr6 takes from `known`, the lowest metric of a prefix first; what it
 /// cannot take is logged once (`refused` remembers it).
@@ -187,35 +265,50 @@ pub fn lines(
     name: &dyn Fn(u32) -> Option<String>,
     refused: &mut BTreeSet<String>,
 ) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut refuse = |what: String| {
-        if refused.insert(what.clone()) {
-            eprintln!("sr6: kernel route not mirrored: {what}");
-        }
-    };
-    let group = |n: &&KernelNexthop| matches!(n.kind, netlink::nexthop::NexthopKind::Group { .. });
-    let (groups, singles): (Vec<&KernelNexthop>, Vec<&KernelNexthop>) = nexthops.values().partition(group);
-    for n in singles.into_iter().chain(groups) {
-        match n.to_line(name) {
-            Ok(l) => out.push(l),
-            Err(e) => refuse(e),
-        }
-    }
-    let mut routes: Vec<&KernelRoute> = known.values().filter(|r| r.protocol != RTPROT_KERNEL).collect();
-    routes.sort_by_key(|r| (r.is_v6(), r.table, r.dst, r.prefix_len, r.metric.unwrap_or(0)));
-    for r in routes {
-        match r.to_line(name) {
-            Ok(l) => out.push(l),
-            // Local and broadcast routes are the kernel's own; the rest is worth a word.
-            Err(e) if e.contains("of type") => {}
-            Err(e) => refuse(format!("{}/{} (table {}): {e}", r.dst, r.prefix_len, r.table)),
-        }
-    }
+    let mut out = nexthop_lines(nexthops, name, refused);
+    out.extend(route_lines(known.values(), name, refused));
     out
 }
 
-/// Hands the current lines to the control side and publishes new tables if they
-/// changed.
+/// [`lines`] by prefix.
+fn kernel_lines(
+    nexthops: &BTreeMap<u32, KernelNexthop>,
+    known: &BTreeMap<Key, KernelRoute>,
+    name: &dyn Fn(u32) -> Option<String>,
+    refused: &mut BTreeSet<String>,
+) -> KernelLines {
+    let mut routes: BTreeMap<PrefixKey, Vec<&KernelRoute>> = BTreeMap::new();
+    for r in known.values() {
+        routes.entry(prefix_of(r)).or_default().push(r);
+    }
+    KernelLines {
+        nexthops: nexthop_lines(nexthops, name, refused),
+        routes: routes
+            .into_iter()
+            .map(|(p, rs)| (p, route_lines(rs.into_iter(), name, refused)))
+            .filter(|(_, l)| !l.is_empty())
+            .collect(),
+    }
+}
+
+/// The lines of prefix `p`'s routes in `known`.
+fn prefix_lines(
+    known: &BTreeMap<Key, KernelRoute>,
+    p: PrefixKey,
+    name: &dyn Fn(u32) -> Option<String>,
+    refused: &mut BTreeSet<String>,
+) -> Vec<String> {
+    let (table, dst, len) = p;
+    route_lines(known.range((table, dst, len, None)..=(table, dst, len, Some(u32::MAX))).map(|(_, r)| r), name, refused)
+}
+
+/// The name of a device by kernel index, from one listing of the links.
+fn names() -> impl Fn(u32) -> Option<String> {
+    let links = netlink::links().unwrap_or_default();
+    move |i: u32| links.iter().find(|l| l.ifindex == i).map(|l| l.name.clone())
+}
+
+/// Hands every line to the control side and publishes new tables if they changed.
 fn publish(
     control: &Mutex<Control>,
     nexthops: &BTreeMap<u32, KernelNexthop>,
@@ -223,11 +316,30 @@ fn publish(
     refused: &mut BTreeSet<String>,
     verbose: bool,
 ) {
-    let links = netlink::links().unwrap_or_default();
-    let name = |i: u32| links.iter().find(|l| l.ifindex == i).map(|l| l.name.clone());
-    let lines = lines(nexthops, known, &name, refused);
+    let lines = kernel_lines(nexthops, known, &names(), refused);
     let mut c = lock(control);
-    match c.replace_outside_routes(|c| &mut c.kernel_routes, lines) {
+    let res = c.replace_outside_routes(|c| &mut c.kernel_routes, lines);
+    report(&c, res, verbose);
+}
+
+/// Hands the lines of the prefixes `touched` to the control side, which publishes them
+/// in place where it can ([`Control::change_kernel_routes`]).
+fn publish_prefixes(
+    control: &Mutex<Control>,
+    known: &BTreeMap<Key, KernelRoute>,
+    touched: &BTreeSet<PrefixKey>,
+    refused: &mut BTreeSet<String>,
+    verbose: bool,
+) {
+    let name = names();
+    let updates: Vec<_> = touched.iter().map(|&p| (p, prefix_lines(known, p, &name, refused))).collect();
+    let mut c = lock(control);
+    let res = c.change_kernel_routes(updates);
+    report(&c, res, verbose);
+}
+
+fn report(c: &Control, res: Option<Result<u64, String>>, verbose: bool) {
+    match res {
         Some(Ok(id)) if verbose => {
             eprintln!("sr6: {} kernel route(s) mirrored (tables generation {id})", c.kernel_routes.len())
         }

@@ -23,6 +23,7 @@ pub mod kernel_routes;
 pub mod link_state;
 pub mod links;
 pub mod neigh;
+pub mod outside;
 pub mod overload;
 pub mod pending;
 pub mod show;

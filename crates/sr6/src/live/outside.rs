@@ -1,0 +1,311 @@
+//! The kernel's routes as the mirror keeps them ([`KernelLines`]), and their changes
+//! merged into the published tables a prefix at a time (issue 31, item 5: a routing
+//! daemon installing a full table).
+//!
+//! A batch of the kernel's route events touches some prefixes; each has the lines of
+//! its routes in metric order (the first one sr6 can read is the route in force, as in
+//! [`merge_outside_routes`](super::control::merge_outside_routes)). What those prefixes'
+//! routes were in the configuration the published tables were built from
+//! ([`Control::merged`]) and what they become give route changes, made in place
+//! ([`super::in_place`]): the cost of a batch is that of its own routes, not of the
+//! whole table's lines parsed and merged again. Whatever the fast way cannot say (a
+//! change of nexthop objects, routes from zebra's stream beside the kernel's, mirrored
+//! routes the last build had to leave out, a change the tables refuse in place) takes
+//! the whole way: every line merged again, then in place or built.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::net::IpAddr;
+
+use sr6_core::spec::{Prefix, RouteSpec, RouterSpec};
+use sr6_core::tables::RouteChange;
+
+use super::control::{served, Control};
+use super::in_place::Changes;
+
+/// A prefix of the kernel's: table, destination, length.
+pub type PrefixKey = (u32, IpAddr, u8);
+
+/// The kernel's routes and nexthop objects sr6 takes, as the lines that make them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct KernelLines {
+    /// The nexthop objects' lines, single ones before the groups that name them.
+    pub nexthops: Vec<String>,
+    /// By prefix, the lines of its routes, the lowest metric first (never empty).
+    pub routes: BTreeMap<PrefixKey, Vec<String>>,
+}
+
+impl KernelLines {
+    /// Every line, nexthop objects first (the order they are merged in).
+    pub fn lines(&self) -> impl Iterator<Item = &String> {
+        self.nexthops.iter().chain(self.routes.values().flatten())
+    }
+
+    /// How many lines there are.
+    pub fn len(&self) -> usize {
+        self.nexthops.len() + self.routes.values().map(Vec::len).sum::<usize>()
+    }
+}
+
+#[cfg(test)]
+impl KernelLines {
+    /// `lines` merged in the order given, under no prefix (for tests of whole lists).
+    pub fn listed(lines: Vec<String>) -> Self {
+        KernelLines { nexthops: lines, routes: BTreeMap::new() }
+    }
+}
+
+/// The key a prefix of the kernel's has in a configuration.
+fn spec_key((table, dst, len): PrefixKey) -> (u32, Prefix) {
+    match dst {
+        IpAddr::V6(a) => (table, Prefix::V6(a, len)),
+        IpAddr::V4(a) => (table, Prefix::V4(a, len)),
+    }
+}
+
+/// For each entry of `diff`, the first route of its new lines that sr6 reads (`None`:
+/// none), read as a whole merge reads them: after the nexthop objects' lines, which
+/// the routes may name.
+fn first_routes(nexthops: &[String], diff: &[(PrefixKey, Vec<String>, Vec<String>)]) -> Vec<Option<RouteSpec>> {
+    let mut k = RouterSpec::default();
+    let _ = sr6_config::parse_lines(nexthops.iter().map(String::as_str), "kernel", &mut k, true);
+    k.routes.clear();
+    // Line i + 1 of what is read next is a line of `diff[owner[i]]`.
+    let owner: Vec<usize> = diff.iter().enumerate().flat_map(|(d, (_, _, new))| new.iter().map(move |_| d)).collect();
+    let lines = diff.iter().flat_map(|(_, _, new)| new.iter().map(String::as_str));
+    let _ = sr6_config::parse_lines(lines, "kernel", &mut k, true);
+    let mut first = vec![None; diff.len()];
+    for r in k.routes {
+        if let Some(f) = r.line.checked_sub(1).and_then(|i| owner.get(i)).and_then(|&d| first.get_mut(d)) {
+            if f.is_none() {
+                *f = Some(RouteSpec { line: 0, ..r });
+            }
+        }
+    }
+    first
+}
+
+impl Control {
+    /// Puts `updates` (prefixes and their new lines; none: the prefix is gone) in the
+    /// place of those prefixes' kernel lines and publishes the tables: by route changes
+    /// in place when it can (see the module docs), else by the whole way
+    /// ([`replace_outside_routes`](Self::replace_outside_routes)). `None` when nothing
+    /// changed, `Some(Ok(id))` with the new generation's id, `Some(Err(why))` when the
+    /// tables refuse them (the old lines then stay, and so do the tables).
+    pub fn change_kernel_routes(
+        &mut self,
+        updates: impl IntoIterator<Item = (PrefixKey, Vec<String>)>,
+    ) -> Option<Result<u64, String>> {
+        // (prefix, old lines, new lines) of what differs; the last update of a prefix
+        // is the one that counts.
+        let updates: BTreeMap<PrefixKey, Vec<String>> = updates.into_iter().collect();
+        let diff: Vec<(PrefixKey, Vec<String>, Vec<String>)> = updates
+            .into_iter()
+            .filter_map(|(p, new)| {
+                let old = self.kernel_routes.routes.get(&p).cloned().unwrap_or_default();
+                (old != new).then_some((p, old, new))
+            })
+            .collect();
+        if diff.is_empty() {
+            return None;
+        }
+        for (p, _, new) in &diff {
+            if new.is_empty() {
+                self.kernel_routes.routes.remove(p);
+            } else {
+                self.kernel_routes.routes.insert(*p, new.clone());
+            }
+        }
+        if let Some(id) = self.kernel_routes_in_place(&diff) {
+            return Some(Ok(id));
+        }
+        let mut old = self.kernel_routes.clone();
+        for (p, before, _) in &diff {
+            if before.is_empty() {
+                old.routes.remove(p);
+            } else {
+                old.routes.insert(*p, before.clone());
+            }
+        }
+        // The lines are in place already: publish them the whole way, or put the old
+        // ones back.
+        let new = std::mem::replace(&mut self.kernel_routes, old);
+        match self.replace_outside_routes(|c| &mut c.kernel_routes, new) {
+            Some(r) => Some(r),
+            None => Some(Ok(self.shared.gen.load().id)),
+        }
+    }
+
+    /// The fast way of [`change_kernel_routes`](Self::change_kernel_routes): the routes
+    /// the merged configuration gains, changes and loses for the prefixes of `diff`,
+    /// published in place; `None` if that cannot be done (nothing is then published).
+    fn kernel_routes_in_place(&mut self, diff: &[(PrefixKey, Vec<String>, Vec<String>)]) -> Option<u64> {
+        if !self.fpm_routes.is_empty() || self.outside_left_out.get() {
+            return None;
+        }
+        let merged = self.merged.as_ref()?;
+        // What the configuration and `sr6 ctl` hold wins its prefix; a kernel route
+        // through a nexthop object is usable if the merge took that object (it is in
+        // the merged configuration and not the configuration's own).
+        let ours: HashSet<(u32, Prefix)> = self.spec.routes.iter().map(|r| (r.table, r.prefix)).collect();
+        let own_nh: HashSet<u32> = self.spec.nexthops.iter().map(|n| n.id).collect();
+        let taken_nh: HashSet<u32> = merged.nexthops.iter().map(|n| n.id).filter(|id| !own_nh.contains(id)).collect();
+        let usable = |r: &RouteSpec| match &r.kind {
+            sr6_core::spec::RouteKind::Nhid { id } => taken_nh.contains(id),
+            kind => served(kind, &merged.devices),
+        };
+        // By the prefix's key in the tables: the route it now has (`None`: none).
+        let mut now: HashMap<(u32, Prefix), Option<RouteSpec>> = HashMap::new();
+        for ((p, _, _), r) in diff.iter().zip(first_routes(&self.kernel_routes.nexthops, diff)) {
+            let key = spec_key(*p);
+            if !ours.contains(&key) {
+                now.insert(key, r.filter(|r| usable(r)));
+            }
+        }
+        let mut routes: Vec<RouteChange> = Vec::new();
+        for r in &merged.routes {
+            match now.get(&(r.table, r.prefix)) {
+                None => {}
+                Some(None) => routes.push(RouteChange::Delete(r.clone())),
+                Some(Some(n)) if n.kind == r.kind => {}
+                Some(Some(n)) => routes.push(RouteChange::Add(n.clone())),
+            }
+        }
+        let had: HashSet<(u32, Prefix)> =
+            merged.routes.iter().map(|r| (r.table, r.prefix)).filter(|k| now.contains_key(k)).collect();
+        routes
+            .extend(now.iter().filter(|(k, _)| !had.contains(*k)).filter_map(|(_, r)| r.clone()).map(RouteChange::Add));
+        if routes.is_empty() {
+            return Some(self.shared.gen.load().id);
+        }
+        let mut merged = self.merged.take()?;
+        let Some(id) = self.publish_in_place(&merged, Changes { routes, neighs: Vec::new() }) else {
+            self.merged = Some(merged);
+            return None;
+        };
+        merged.routes.retain(|r| !now.contains_key(&(r.table, r.prefix)));
+        merged.routes.extend(now.into_values().flatten());
+        self.merged = Some(merged);
+        Some(id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use sr6_core::spec::RouteKind;
+    use sr6_core::tables::{NextHop, Route, Tables};
+
+    const CONF: &str = "addr add fc00::1/64 dev eth0\nroute add fc00:1::/64 via fc00::2 dev eth0\n";
+
+    /// The route the tables give address `a`, with its adjacency and fast-path hop.
+    fn norm(t: &Tables, a: &str) -> String {
+        let a: std::net::Ipv6Addr = a.parse().unwrap();
+        let r = match t.fibs.main().lookup6(&a.octets()) {
+            Some(Route::Forward(NextHop::Adj(i))) => format!("{:?}", t.adjacencies[i as usize]),
+            r => format!("{r:?}"),
+        };
+        format!("{r} {:?}", t.fibs.main().lpm6.lookup_aux(u128::from(a)).1)
+    }
+
+    /// The routes of a configuration, whatever their lines and order.
+    fn routes(s: &RouterSpec) -> Vec<String> {
+        let mut v: Vec<String> = s.routes.iter().map(|r| format!("{} {:?} {:?}", r.table, r.prefix, r.kind)).collect();
+        v.sort();
+        v
+    }
+
+    /// A route line of prefix fc00:`p`::/64 as the mirror makes them (`k` picks the
+    /// kind: gateways, a device sr6 does not serve, a blackhole, nexthop objects taken,
+    /// not taken and absent, an SRv6 policy, a line sr6 cannot read).
+    fn line(p: u8, k: u8, metric: u32) -> String {
+        let dst = format!("fc00:{p:x}::/64");
+        match k {
+            0 => format!("ip -6 route add {dst} via fc00::2 dev eth0 metric {metric}"),
+            1 => format!("ip -6 route add {dst} via fc00::9 dev eth0 metric {metric}"),
+            2 => format!("ip -6 route add {dst} via fc00::2 dev eth7 metric {metric}"),
+            3 => format!("ip -6 route add blackhole {dst} metric {metric}"),
+            4 => format!("ip -6 route add {dst} nhid 6 metric {metric}"),
+            5 => format!("ip -6 route add {dst} nhid 7 metric {metric}"),
+            6 => format!("ip -6 route add {dst} nhid 5 metric {metric}"),
+            7 => format!("ip -6 route add {dst} encap seg6 mode encap segs fc00::9 dev eth0 metric {metric}"),
+            _ => format!("ip -6 route add {dst} encap nothing-sr6-reads metric {metric}"),
+        }
+    }
+
+    #[derive(Debug, Clone)]
+    enum Step {
+        /// New lines for some prefixes (none: withdrawn).
+        Kernel(Vec<(u8, Vec<u8>)>),
+        /// `sr6 ctl` adds or deletes fc00:2::/64.
+        Ctl(bool),
+    }
+
+    fn step() -> impl Strategy<Value = Step> {
+        prop_oneof![
+            4 => prop::collection::vec((1u8..=6, prop::collection::vec(0u8..=8, 0..=2)), 1..=4).prop_map(Step::Kernel),
+            1 => any::<bool>().prop_map(Step::Ctl),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        /// Changes of the kernel's routes a prefix at a time give the merged
+        /// configuration and the tables that merging every line again and building
+        /// give; plain ones are published in place.
+        #[test]
+        fn prefix_changes_equal_a_whole_merge(steps in prop::collection::vec(step(), 1..10)) {
+            let mut c = crate::live::control::tests::control(CONF);
+            let nexthops = vec![
+                "ip -6 nexthop add id 6 via fc00::2 dev eth0".to_string(),
+                "ip -6 nexthop add id 7 via fc00::2 dev eth7".to_string(),
+            ];
+            c.replace_outside_routes(|c| &mut c.kernel_routes, KernelLines { nexthops, routes: BTreeMap::new() })
+                .unwrap()
+                .unwrap();
+            for (i, s) in steps.iter().enumerate() {
+                match s {
+                    Step::Kernel(updates) => {
+                        let updates: Vec<(PrefixKey, Vec<String>)> = updates
+                            .iter()
+                            .map(|(p, kinds)| {
+                                let key = (254, format!("fc00:{p:x}::").parse().unwrap(), 64);
+                                let lines = kinds.iter().enumerate().map(|(m, k)| line(*p, *k, 10 + m as u32));
+                                (key, lines.collect())
+                            })
+                            .collect();
+                        // In place unless routes before or after are kinds the
+                        // tables change by a build (policies, nexthop objects), or a
+                        // main-table change would have to resolve policies again.
+                        let built_kind = |c: &Control| {
+                            c.merged.as_ref().unwrap().routes.iter().any(|r| {
+                                matches!(r.kind, RouteKind::Seg6 { .. } | RouteKind::Nhid { .. })
+                            })
+                        };
+                        let before = built_kind(&c);
+                        let gen = c.shared.gen.load().id;
+                        let res = c.change_kernel_routes(updates);
+                        prop_assert!(!matches!(res, Some(Err(_))), "{i}: {res:?}");
+                        if !before && !built_kind(&c) {
+                            let same = c.shared.gen.load().id == gen;
+                            prop_assert!(c.spare.is_some() || same, "{i}: built, not in place");
+                        }
+                    }
+                    Step::Ctl(add) => {
+                        let l = if *add { "route replace fc00:2::/64 via fc00::3 dev eth0" } else { "route del fc00:2::/64" };
+                        let _ = c.apply_line(l);
+                    }
+                }
+                let (whole, _, _) = c.assemble(&c.spec).unwrap();
+                prop_assert_eq!(routes(c.merged.as_ref().unwrap()), routes(&whole), "{}: {:?}", i, s);
+                let (built, _) = c.build(&c.spec).unwrap();
+                let g = c.shared.gen.load();
+                for p in 1..=7 {
+                    let a = format!("fc00:{p:x}::1");
+                    prop_assert_eq!(norm(&g.tables, &a), norm(&built, &a), "{}: {:?}: {}", i, s, a);
+                }
+            }
+        }
+    }
+}
