@@ -87,6 +87,25 @@ def test_the_configuration_wins_its_prefix(net):
         sh(["ip", "-n", r, "-6", "route", "del", "fc00:78::/64", "via", "fc00:b::2"])
 
 
+def test_a_kernel_address_is_sr6s_too(net):
+    """An address given to r-b in r's kernel, not in sr6's configuration (as a routing
+    daemon's or an operator's would be), is sr6's too: its prefix is connected, so a
+    reaches b's address on it through sr6; removed, it stops being."""
+    n, a, r, b, sr6 = net
+    sh(["ip", "-n", b, "-6", "addr", "add", "fc00:c::2/64", "dev", "b-r", "nodad"])
+    try:
+        assert not n.ping(a, "fc00:c::2", count=1), "fc00:c::2 reachable before r has an address on its prefix"
+        sh(["ip", "-n", r, "-6", "addr", "add", "fc00:c::1/64", "dev", "r-b", "nodad"])
+        assert reaches(n, a, "fc00:c::2", True), "the kernel's new address is not sr6's:\n" + sr6.log_text()
+        listing = sr6.ctl("show", "routes")
+        assert "ip -6 addr add fc00:c::1/64 dev r-b" in listing, listing
+        sh(["ip", "-n", r, "-6", "addr", "del", "fc00:c::1/64", "dev", "r-b"])
+        assert not reaches(n, a, "fc00:c::2", False), "the removed address's prefix is still routed"
+    finally:
+        sh(["ip", "-n", r, "-6", "addr", "del", "fc00:c::1/64", "dev", "r-b"], check=False)
+        sh(["ip", "-n", b, "-6", "addr", "del", "fc00:c::2/64", "dev", "b-r"], check=False)
+
+
 def test_a_burst_of_routes(net, tmp_path):
     """A routing daemon installing a table: BURST routes (default 20,000; BURST=200000 for
     a full feed), half IPv4 /24s and half IPv6 /48s, added with `ip -batch` in r's kernel,

@@ -476,3 +476,84 @@ fn nexthops_come_back_as_their_lines() {
         panic!("{e}");
     }
 }
+
+/// The address dump (`netlink::addresses`) gives what `ip -j addr show` lists in
+/// namespace A, every one; the global ones write themselves as the `ip addr add` lines
+/// that made them, which sr6's configuration reads; the route monitor sees an address
+/// added and removed.
+#[test]
+#[ignore = "needs root and network namespaces"]
+fn addresses_match_ip_and_follow_it() {
+    let ns = Net::new();
+    ns.a.ip(&["addr", "add", "2001:db8:77::1/56", "dev", DEV_A, "nodad"]);
+    ns.a.ip(&["addr", "add", "198.51.100.7/25", "dev", DEV_A]);
+    let name = ns.a.name().to_string();
+    let (dump, links, events) = ns.in_a(|| {
+        let dump = netlink::addresses().unwrap();
+        let links = netlink::links().unwrap();
+        let mut mon = RouteMonitor::open().expect("monitor");
+        let ip = |args: &[&str]| {
+            let ok = Command::new("ip").args(["-n", &name]).args(args).status().map(|s| s.success());
+            assert_eq!(ok.ok(), Some(true), "ip {args:?}");
+        };
+        ip(&["-6", "addr", "add", "2001:db8:78::1/64", "dev", DEV_A, "nodad"]);
+        ip(&["-6", "addr", "del", "2001:db8:78::1/64", "dev", DEV_A]);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let mut seen = Vec::new();
+        while Instant::now() < deadline
+            && !seen.iter().any(|e| matches!(e, RouteEvent::DelAddr(a) if a.addr.to_string() == "2001:db8:78::1"))
+        {
+            seen.extend(mon.recv(Duration::from_millis(200)).expect("recv"));
+        }
+        (dump, links, seen)
+    });
+    assert!(dump.iter().all(Result::is_ok), "{dump:?}");
+    let got: BTreeSet<(u32, String, u8, u8)> = dump
+        .iter()
+        .filter_map(|a| a.as_ref().ok())
+        .map(|a| (a.ifindex, a.addr.to_string(), a.prefix_len, a.scope))
+        .collect();
+    // The oracle: every address `ip` lists, with its device, length and scope.
+    let scope = |s: &str| match s {
+        "global" => 0,
+        "link" => 253,
+        "host" => 254,
+        _ => 255,
+    };
+    let mut want = BTreeSet::new();
+    for l in ip_json(&["-n", ns.a.name(), "addr", "show"]).as_array().unwrap() {
+        for a in l["addr_info"].as_array().unwrap() {
+            want.insert((
+                l["ifindex"].as_u64().unwrap() as u32,
+                a["local"].as_str().unwrap().to_string(),
+                a["prefixlen"].as_u64().unwrap() as u8,
+                scope(a["scope"].as_str().unwrap()),
+            ));
+        }
+    }
+    assert_eq!(got, want);
+    let name = |i: u32| links.iter().find(|l| l.ifindex == i).map(|l| l.name.clone());
+    let lines: BTreeSet<String> = dump.iter().filter_map(|a| a.as_ref().ok()?.to_line(&name).ok()).collect();
+    let expect: BTreeSet<String> = [
+        format!("ip -6 addr add {A6}/64 dev {DEV_A}"),
+        format!("ip -6 addr add 2001:db8:77::1/56 dev {DEV_A}"),
+        format!("ip addr add {A4}/24 dev {DEV_A}"),
+        format!("ip addr add 198.51.100.7/25 dev {DEV_A}"),
+    ]
+    .into();
+    assert_eq!(lines, expect, "the global addresses, and only they, are lines");
+    for l in &lines {
+        if let Err(e) = sr6_config::parse_str(l, "dump") {
+            panic!("{l}: {e}");
+        }
+    }
+    let addr_events: Vec<String> = events
+        .iter()
+        .filter_map(|e| match e {
+            RouteEvent::NewAddr(a) => Some(format!("new {}/{}", a.addr, a.prefix_len)),
+            RouteEvent::DelAddr(a) => Some(format!("del {}/{}", a.addr, a.prefix_len)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(addr_events, ["new 2001:db8:78::1/64", "del 2001:db8:78::1/64"]);
+}

@@ -18,8 +18,11 @@
 //!   FPM stream share);
 //! * [`nexthops`]: a dump of the nexthop objects (`RTM_GETNEXTHOP`) those routes may
 //!   name, each a [`KernelNexthop`] that writes itself as its `ip nexthop add` line;
-//! * [`RouteMonitor`]: the route and nexthop events that follow (`RTNLGRP_IPV4_ROUTE`,
-//!   `RTNLGRP_IPV6_ROUTE`, `RTNLGRP_NEXTHOP`), and the devices going down, whose
+//! * [`addresses`]: a dump of the devices' IPv4 and IPv6 addresses (`RTM_GETADDR`),
+//!   each a [`KernelAddr`] that writes itself as its `ip addr add` line;
+//! * [`RouteMonitor`]: the route, nexthop and address events that follow
+//!   (`RTNLGRP_IPV4_ROUTE`, `RTNLGRP_IPV6_ROUTE`, `RTNLGRP_NEXTHOP`,
+//!   `RTNLGRP_IPV4_IFADDR`, `RTNLGRP_IPV6_IFADDR`), and the devices going down, whose
 //!   nexthops the kernel flushes silently (`RTNLGRP_LINK`), with
 //!   [`RouteEvent::Overrun`] likewise;
 //! * [`request_resolution`]: ask the kernel to resolve a neighbour now (`RTM_NEWNEIGH`
@@ -66,6 +69,7 @@
 //! * `libc`: `poll(2)` for the receive timeouts, and kernel constants (`NUD_*`,
 //!   `NTF_*`, `RTM_*`, errno values).
 
+pub mod address;
 mod decode;
 pub mod fpm;
 mod link_monitor;
@@ -81,6 +85,7 @@ use std::io;
 use std::net::IpAddr;
 use std::time::Duration;
 
+pub use address::KernelAddr;
 pub use fpm::FpmStream;
 pub use link_monitor::{LinkEvent, LinkMonitor};
 pub use monitor::NeighMonitor;
@@ -232,6 +237,12 @@ pub fn neighbours() -> io::Result<Vec<Neighbour>> {
 /// place.
 pub fn routes() -> io::Result<Vec<Result<KernelRoute, String>>> {
     Rtnl::open()?.routes()
+}
+
+/// Every IPv4 and IPv6 address of every device (`ip addr show`). An address the
+/// decoder could not read is an `Err` saying why.
+pub fn addresses() -> io::Result<Vec<Result<KernelAddr, String>>> {
+    Rtnl::open()?.addresses()
 }
 
 /// Every nexthop object (`ip nexthop show`); empty on a kernel without them (before

@@ -1,7 +1,8 @@
 //! Route events: a socket subscribed to `RTNLGRP_IPV4_ROUTE`, `RTNLGRP_IPV6_ROUTE`,
-//! `RTNLGRP_NEXTHOP` and `RTNLGRP_LINK` (`ip monitor route nexthop link`), so that a live
-//! router can follow the kernel's routing tables — what a routing daemon (FRR's zebra)
-//! or an operator's `ip route` installs and withdraws, and what the kernel removes by
+//! `RTNLGRP_NEXTHOP`, `RTNLGRP_LINK` and the two address groups (`ip monitor route
+//! nexthop link address`), so that a live router can follow the kernel's routing tables
+//! — what a routing daemon (FRR's zebra) or an operator's `ip route` installs and
+//! withdraws, the addresses they give the devices, and what the kernel removes by
 //! itself when a device goes down.
 //!
 //! The kernel sends an `RTM_NEWROUTE` for a route added or replaced and an
@@ -15,6 +16,7 @@ use std::time::Duration;
 
 use netlink_sys::Socket;
 
+use super::address::KernelAddr;
 use super::decode::Frame;
 use super::link_monitor::LinkEvent;
 use super::monitor::{recv_events, subscribe_with};
@@ -29,6 +31,9 @@ const RTNLGRP_IPV6_ROUTE: u32 = 11;
 const RTNLGRP_NEXTHOP: u32 = 32;
 /// `RTNLGRP_LINK`.
 const RTNLGRP_LINK: u32 = 1;
+/// `RTNLGRP_IPV4_IFADDR` and `RTNLGRP_IPV6_IFADDR`.
+const RTNLGRP_IPV4_IFADDR: u32 = 5;
+const RTNLGRP_IPV6_IFADDR: u32 = 9;
 
 /// A change of the kernel's routing tables.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -48,6 +53,10 @@ pub enum RouteEvent {
     /// `IFF_LOWER_UP`) with no message of their own; the routes through them get their
     /// `RTM_DELROUTE`s, the groups they were members of nothing.
     LinkDown(u32),
+    /// An address was added to a device (or changed).
+    NewAddr(KernelAddr),
+    /// An address was removed from a device.
+    DelAddr(KernelAddr),
     /// A route or nexthop message the decoder could not read, and why (the route it was about
     /// is unknown: the caller may dump again to be sure).
     Undecodable(String),
@@ -64,6 +73,13 @@ pub(crate) fn route_event(f: Frame<'_>) -> Option<RouteEvent> {
             return Some(match super::nexthop::decode(f.payload) {
                 Ok(n) if f.ty == RTM_NEWNEXTHOP => RouteEvent::NewNexthop(n),
                 Ok(n) => RouteEvent::DelNexthop(n),
+                Err(e) => RouteEvent::Undecodable(e),
+            })
+        }
+        libc::RTM_NEWADDR | libc::RTM_DELADDR => {
+            return Some(match super::address::decode(f.payload) {
+                Ok(a) if f.ty == libc::RTM_NEWADDR => RouteEvent::NewAddr(a),
+                Ok(a) => RouteEvent::DelAddr(a),
                 Err(e) => RouteEvent::Undecodable(e),
             })
         }
@@ -102,7 +118,7 @@ impl RouteMonitor {
     /// Subscribes to the route events of the calling thread's network namespace.
     pub fn open() -> io::Result<RouteMonitor> {
         let what = "subscribing to route events";
-        let groups = [RTNLGRP_IPV4_ROUTE, RTNLGRP_IPV6_ROUTE, RTNLGRP_LINK];
+        let groups = [RTNLGRP_IPV4_ROUTE, RTNLGRP_IPV6_ROUTE, RTNLGRP_LINK, RTNLGRP_IPV4_IFADDR, RTNLGRP_IPV6_IFADDR];
         let sock = subscribe_with(&groups, what, ROUTE_RCVBUF)?;
         // Best effort: a kernel before 5.3 has no nexthop objects to follow.
         let _ = sock.add_membership(RTNLGRP_NEXTHOP);

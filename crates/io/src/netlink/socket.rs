@@ -257,6 +257,14 @@ impl Rtnl {
         self.dump(m, "listing routes", RTM_NEWROUTE, |p| Some(super::route::decode(p)))
     }
 
+    /// See [`super::addresses`].
+    pub fn addresses(&mut self) -> io::Result<Vec<Result<super::KernelAddr, String>>> {
+        let what = "listing addresses";
+        // An `ifaddrmsg` of family unspecified: every IPv4 and IPv6 address.
+        let req = |r: &mut Self| r.send_raw(libc::RTM_GETADDR, &[0; 8], NLM_F_REQUEST | NLM_F_DUMP, what);
+        self.dump_with(req, what, libc::RTM_NEWADDR, |p| Some(super::address::decode(p)))
+    }
+
     /// See [`super::nexthops`].
     pub fn nexthops(&mut self) -> io::Result<Vec<Result<super::KernelNexthop, String>>> {
         let what = "listing nexthop objects";

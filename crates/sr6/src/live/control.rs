@@ -314,7 +314,9 @@ impl Control {
 /// for the same prefix in the same table wins; a nexthop id the configuration uses is
 /// the configuration's, and the kernel's routes through it are left out; a route or
 /// nexthop through a device sr6 does not serve is left out, and so are the routes and
-/// groups that need it. Returns the lines of what was added.
+/// groups that need it. The kernel's addresses on devices sr6 serves are added too,
+/// unless the configuration has the same address on the device. Returns the lines of
+/// what was added.
 pub fn merge_kernel_routes<'a>(s: &mut RouterSpec, lines: &'a [String]) -> Vec<&'a str> {
     merge_outside_routes(s, lines).into_iter().filter_map(|i| lines.get(i).map(String::as_str)).collect()
 }
@@ -326,9 +328,17 @@ pub fn merge_outside_routes(s: &mut RouterSpec, lines: &[String]) -> Vec<usize> 
     let mut k = RouterSpec::default();
     // (Line numbers are the lines' indices + 1: how what was added is found again.)
     let _ = sr6_config::parse_lines(lines.iter().map(String::as_str), "kernel", &mut k, true);
+    let mut added: Vec<usize> = Vec::new();
+    // An address of a device sr6 serves is taken unless the configuration has it (on
+    // that device, whatever its length).
+    for a in &k.addrs {
+        if s.devices.contains(&a.dev) && !s.addrs.iter().any(|x| x.dev == a.dev && x.addr == a.addr) {
+            s.addrs.push(a.clone());
+            added.push(a.line);
+        }
+    }
     let ours: Vec<u32> = s.nexthops.iter().map(|n| n.id).collect();
     let mut taken_nh: Vec<u32> = Vec::new();
-    let mut added: Vec<usize> = Vec::new();
     for n in &k.nexthops {
         use sr6_core::spec::NexthopKind as N;
         let ok = !ours.contains(&n.id)
@@ -448,6 +458,36 @@ pub(super) mod tests {
         let (t, w) = c.build(&c.spec).unwrap();
         assert!(w.iter().any(|w| w.contains("mirrored from the kernel are left out") && w.contains("HMAC")), "{w:?}");
         assert!(t.fibs.main().lookup6(&"fc00:1::1".parse::<std::net::Ipv6Addr>().unwrap().octets()).is_some());
+    }
+
+    /// The kernel's global addresses on devices sr6 serves are sr6's too: their
+    /// connected prefixes are routed; the configuration's own address stays as it
+    /// wrote it, and an address on another device is left out.
+    #[test]
+    fn kernel_addresses_merge_under_the_configuration() {
+        let mut c = control(CONF);
+        let lines: Vec<String> = vec![
+            "ip -6 addr add fc00::1/48 dev eth0".into(),
+            "ip -6 addr add fc00:c::1/64 dev eth0".into(),
+            "ip addr add 192.0.2.1/24 dev eth0".into(),
+            "ip -6 addr add fc00:d::1/64 dev eth7".into(),
+        ];
+        let mut s = c.spec.clone();
+        let used = merge_kernel_routes(&mut s, &lines);
+        assert_eq!(used, [lines[1].as_str(), lines[2].as_str()]);
+        assert_eq!(s.addrs.iter().find(|a| a.addr.to_string() == "fc00::1").map(|a| a.prefix_len), Some(64));
+        c.replace_outside_routes(|c| &mut c.kernel_routes, KernelLines::listed(lines)).unwrap().unwrap();
+        let g = c.shared.gen.load();
+        let fib = g.tables.fibs.main();
+        let on_link = fib.lookup6(&"fc00:c::2".parse::<std::net::Ipv6Addr>().unwrap().octets());
+        assert!(on_link.is_some(), "the kernel address's prefix is connected");
+        let connected = fib.lookup6(&"fc00::2".parse::<std::net::Ipv6Addr>().unwrap().octets());
+        assert_eq!(format!("{on_link:?}"), format!("{connected:?}"), "on the link, as the configuration's prefix");
+        assert!(fib.lookup6(&"fc00:d::2".parse::<std::net::Ipv6Addr>().unwrap().octets()).is_none());
+        assert!(fib.lookup4(&[192, 0, 2, 9]).is_some());
+        c.replace_outside_routes(|c| &mut c.kernel_routes, KernelLines::default()).unwrap().unwrap();
+        let g = c.shared.gen.load();
+        assert!(g.tables.fibs.main().lookup6(&"fc00:c::2".parse::<std::net::Ipv6Addr>().unwrap().octets()).is_none());
     }
 
     /// A source's new lines publish a generation; the same lines again publish none;

@@ -54,8 +54,9 @@ impl Fib {
                 self.nexthops.insert(n.id, n);
             }
             RouteEvent::DelNexthop(n) => kernel_routes::forget_nexthop(&mut self.nexthops, &mut self.routes, n.id),
-            // zebra's stream carries no link messages (zebra replaces the routes itself).
-            RouteEvent::LinkDown(_) => {}
+            // zebra's stream carries no link or address messages (zebra replaces the
+            // routes itself).
+            RouteEvent::LinkDown(_) | RouteEvent::NewAddr(_) | RouteEvent::DelAddr(_) => {}
             RouteEvent::Undecodable(e) => eprintln!("sr6: warning: an FPM message sr6 cannot read: {e}"),
             RouteEvent::Overrun => {}
         }

@@ -2,17 +2,20 @@
 //! (FRR's zebra) or an operator's `ip route` installs in the kernel of sr6's network
 //! namespace is forwarded by sr6 too, and what they withdraw stops being.
 //!
-//! A thread subscribes to the kernel's route and nexthop events ([`RouteMonitor`]), then
-//! dumps every table ([`netlink::routes`]) and the nexthop objects routes may name
-//! ([`netlink::nexthops`]; FRR's zebra installs its routes through them), and keeps
-//! what sr6 can take as the `ip nexthop add` and `ip route add` lines that make it
-//! ([`KernelNexthop::to_line`], [`KernelRoute::to_line`]), by prefix ([`KernelLines`]).
+//! A thread subscribes to the kernel's route, nexthop and address events
+//! ([`RouteMonitor`]), then dumps every table ([`netlink::routes`]), the nexthop objects
+//! routes may name ([`netlink::nexthops`]; FRR's zebra installs its routes through them)
+//! and the devices' addresses ([`netlink::addresses`]: a global address on a device sr6
+//! serves is sr6's too, its prefix connected, unless the configuration has it), and keeps
+//! what sr6 can take as the `ip addr add`, `ip nexthop add` and `ip route add` lines
+//! that make it ([`KernelAddr::to_line`], [`KernelNexthop::to_line`],
+//! [`KernelRoute::to_line`]), the routes' by prefix ([`KernelLines`]).
 //! Each batch of events (all those queued, read at once) becomes one new generation of
 //! the tables. A batch of route events hands the control side the lines of the
 //! prefixes it touched, which it merges and publishes as route changes in place
 //! ([`Control::change_kernel_routes`], [`super::outside`]): the cost of a batch is its
-//! own routes', however many the kernel holds. A batch that changes nexthop objects,
-//! or follows a lost event, hands it every line ([`Control::kernel_routes`]), which it
+//! own routes', however many the kernel holds. A batch that changes nexthop objects
+//! or addresses, or follows a lost event, hands it every line ([`Control::kernel_routes`]), which it
 //! merges under the configuration's again ([`super::control::merge_kernel_routes`]).
 //! Left out: the kernel's own routes
 //! (`proto kernel`: connected prefixes and link-local ones, which sr6 derives from its
@@ -32,7 +35,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use sr6_io::netlink::nexthop::NexthopKind;
-use sr6_io::netlink::{self, KernelNexthop, KernelRoute, RouteEvent, RouteMonitor};
+use sr6_io::netlink::{self, KernelAddr, KernelNexthop, KernelRoute, RouteEvent, RouteMonitor};
 
 use super::control::Control;
 use super::outside::{KernelLines, PrefixKey};
@@ -54,6 +57,9 @@ pub(crate) fn key(r: &KernelRoute) -> Key {
     (r.table, r.dst, r.prefix_len, r.metric)
 }
 
+/// The devices' addresses, by device index and address.
+type Addrs = BTreeMap<(u32, IpAddr), KernelAddr>;
+
 /// The prefix a route is for.
 fn prefix_of(r: &KernelRoute) -> PrefixKey {
     (r.table, r.dst, r.prefix_len)
@@ -72,8 +78,9 @@ pub fn run(control: Arc<Mutex<Control>>, verbose: bool) {
     // Monitor first, then the dump: no change falls between.
     let mut known = dump();
     let mut nexthops = dump_nexthops();
+    let mut addrs = dump_addrs();
     let mut refused = BTreeSet::new();
-    publish(&control, &nexthops, &known, &mut refused, verbose);
+    publish(&control, &addrs, &nexthops, &known, &mut refused, verbose);
     while !shared.stop.load(Ordering::Relaxed) {
         let mut events = mon.recv(TICK).unwrap_or_else(|e| {
             eprintln!("sr6: warning: route events: {e}");
@@ -121,17 +128,26 @@ pub fn run(control: Arc<Mutex<Control>>, verbose: bool) {
                     flush_dev(&mut nexthops, &mut known, ifindex);
                     touched = None;
                 }
+                RouteEvent::NewAddr(a) => {
+                    addrs.insert((a.ifindex, a.addr), a);
+                    touched = None;
+                }
+                RouteEvent::DelAddr(a) => {
+                    addrs.remove(&(a.ifindex, a.addr));
+                    touched = None;
+                }
                 RouteEvent::Undecodable(e) => eprintln!("sr6: warning: a kernel route sr6 cannot read: {e}"),
                 RouteEvent::Overrun => {
                     known = dump();
                     nexthops = dump_nexthops();
+                    addrs = dump_addrs();
                     touched = None;
                 }
             }
         }
         match touched {
             Some(t) => publish_prefixes(&control, &known, &t, &mut refused, verbose),
-            None => publish(&control, &nexthops, &known, &mut refused, verbose),
+            None => publish(&control, &addrs, &nexthops, &known, &mut refused, verbose),
         }
     }
 }
@@ -189,6 +205,22 @@ fn dump() -> BTreeMap<Key, KernelRoute> {
             .collect(),
         Err(e) => {
             eprintln!("sr6: warning: listing the kernel's routes: {e}");
+            BTreeMap::new()
+        }
+    }
+}
+
+/// The devices' addresses by device and address (empty, with a warning, if the dump
+/// fails).
+fn dump_addrs() -> Addrs {
+    match netlink::addresses() {
+        Ok(v) => v
+            .into_iter()
+            .filter_map(|a| a.map_err(|e| eprintln!("sr6: warning: a kernel address sr6 cannot read: {e}")).ok())
+            .map(|a| ((a.ifindex, a.addr), a))
+            .collect(),
+        Err(e) => {
+            eprintln!("sr6: warning: listing the kernel's addresses: {e}");
             BTreeMap::new()
         }
     }
@@ -270,8 +302,15 @@ pub fn lines(
     out
 }
 
-/// [`lines`] by prefix.
+/// The `ip addr add` lines of the global addresses (link-local and host ones are the
+/// devices' own: sr6 has them without being told).
+fn addr_lines(addrs: &Addrs, name: &dyn Fn(u32) -> Option<String>) -> Vec<String> {
+    addrs.values().filter_map(|a| a.to_line(name).ok()).collect()
+}
+
+/// The addresses' lines, then [`lines`] by prefix.
 fn kernel_lines(
+    addrs: &Addrs,
     nexthops: &BTreeMap<u32, KernelNexthop>,
     known: &BTreeMap<Key, KernelRoute>,
     name: &dyn Fn(u32) -> Option<String>,
@@ -282,6 +321,7 @@ fn kernel_lines(
         routes.entry(prefix_of(r)).or_default().push(r);
     }
     KernelLines {
+        addrs: addr_lines(addrs, name),
         nexthops: nexthop_lines(nexthops, name, refused),
         routes: routes
             .into_iter()
@@ -311,12 +351,13 @@ fn names() -> impl Fn(u32) -> Option<String> {
 /// Hands every line to the control side and publishes new tables if they changed.
 fn publish(
     control: &Mutex<Control>,
+    addrs: &Addrs,
     nexthops: &BTreeMap<u32, KernelNexthop>,
     known: &BTreeMap<Key, KernelRoute>,
     refused: &mut BTreeSet<String>,
     verbose: bool,
 ) {
-    let lines = kernel_lines(nexthops, known, &names(), refused);
+    let lines = kernel_lines(addrs, nexthops, known, &names(), refused);
     let mut c = lock(control);
     let res = c.replace_outside_routes(|c| &mut c.kernel_routes, lines);
     report(&c, res, verbose);

@@ -25,9 +25,12 @@ use super::in_place::Changes;
 /// A prefix of the kernel's: table, destination, length.
 pub type PrefixKey = (u32, IpAddr, u8);
 
-/// The kernel's routes and nexthop objects sr6 takes, as the lines that make them.
+/// The kernel's addresses, routes and nexthop objects sr6 takes, as the lines that
+/// make them.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct KernelLines {
+    /// The devices' global addresses' lines.
+    pub addrs: Vec<String>,
     /// The nexthop objects' lines, single ones before the groups that name them.
     pub nexthops: Vec<String>,
     /// By prefix, the lines of its routes, the lowest metric first (never empty).
@@ -35,14 +38,14 @@ pub struct KernelLines {
 }
 
 impl KernelLines {
-    /// Every line, nexthop objects first (the order they are merged in).
+    /// Every line, addresses and nexthop objects first (the order they are merged in).
     pub fn lines(&self) -> impl Iterator<Item = &String> {
-        self.nexthops.iter().chain(self.routes.values().flatten())
+        self.addrs.iter().chain(&self.nexthops).chain(self.routes.values().flatten())
     }
 
     /// How many lines there are.
     pub fn len(&self) -> usize {
-        self.nexthops.len() + self.routes.values().map(Vec::len).sum::<usize>()
+        self.addrs.len() + self.nexthops.len() + self.routes.values().map(Vec::len).sum::<usize>()
     }
 }
 
@@ -50,7 +53,7 @@ impl KernelLines {
 impl KernelLines {
     /// `lines` merged in the order given, under no prefix (for tests of whole lists).
     pub fn listed(lines: Vec<String>) -> Self {
-        KernelLines { nexthops: lines, routes: BTreeMap::new() }
+        KernelLines { addrs: Vec::new(), nexthops: lines, routes: BTreeMap::new() }
     }
 }
 
@@ -261,7 +264,7 @@ mod tests {
                 "ip -6 nexthop add id 6 via fc00::2 dev eth0".to_string(),
                 "ip -6 nexthop add id 7 via fc00::2 dev eth7".to_string(),
             ];
-            c.replace_outside_routes(|c| &mut c.kernel_routes, KernelLines { nexthops, routes: BTreeMap::new() })
+            c.replace_outside_routes(|c| &mut c.kernel_routes, KernelLines::listed(nexthops))
                 .unwrap()
                 .unwrap();
             for (i, s) in steps.iter().enumerate() {
