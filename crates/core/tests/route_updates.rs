@@ -29,6 +29,13 @@ ip -6 route add fc00:77::/32 via fc00:1::2 dev eth0
 ip -6 route add fc00:bb::/48 via fc00:2::2 dev eth1 table 100
 ip route add 10.200.0.0/16 via 10.1.0.2 dev eth0
 ip -6 route add fc00:2::/64 via fc00:1::2 dev eth0
+ip nexthop add id 61 via fc00:2::2 dev eth1
+ip nexthop add id 62 via fc00:1::2 dev eth0
+ip nexthop add id 63 group 61/62,3
+ip nexthop add id 41 via 10.1.0.3 dev eth0
+ip -6 route add fc00:dd::/64 nhid 63
+ip -6 route add fc00:de::/64 nhid 61
+ip route add 10.202.0.0/16 nhid 41
 ";
 
 /// The prefixes the changes pick from: nested, overlapping, one covering the policy's
@@ -49,6 +56,9 @@ const PREFIXES6: &[&str] = &[
 ];
 const PREFIXES4: &[&str] =
     &["10.200.0.0/16", "10.200.1.0/24", "10.0.0.0/8", "0.0.0.0/0", "10.200.1.128/25", "10.200.1.5/32"];
+/// Nexthop objects the routes of BASE use (IPv6, IPv4), which changes may name.
+const NHIDS6: &[u32] = &[61, 63];
+const NHIDS4: &[u32] = &[41];
 /// Gateways: with an adjacency from the start, resolved without one (a new adjacency
 /// takes the neighbour's MAC), unresolved.
 const VIAS6: &[&str] = &["fc00:1::2 dev eth0", "fc00:2::2 dev eth1", "fc00:2::3 dev eth1", "fc00:1::7 dev eth0"];
@@ -140,13 +150,13 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
 
     #[test]
-    fn in_place_changes_match_a_build(ops in proptest::collection::vec((0u8..6, any::<usize>(), any::<usize>(), any::<bool>()), 1..25)) {
+    fn in_place_changes_match_a_build(ops in proptest::collection::vec((0u8..7, any::<usize>(), any::<usize>(), any::<bool>()), 1..25)) {
         let mut s = spec(BASE);
         let mut t = build(&s);
         for (op, p, via, table100) in ops {
             // Neighbours learned, changed and forgotten: the gateways' (with an adjacency
             // or not, resolved or not), as the kernel reports them.
-            if op >= 4 {
+            if op == 4 || op == 5 {
                 let (addr, dev) = NEIGHS[p % NEIGHS.len()];
                 let addr: IpAddr = addr.parse().unwrap();
                 let mac = (op == 4).then_some([2, 0, 0, 0, 0x77, via as u8]);
@@ -171,6 +181,10 @@ proptest! {
                 0 => format!("ip {fam}route replace {prefix} via {via}{table}"),
                 1 => format!("ip {fam}route replace blackhole {prefix}{table}"),
                 2 => format!("ip {fam}route replace unreachable {prefix}{table}"),
+                6 => {
+                    let ids = if v6 { NHIDS6 } else { NHIDS4 };
+                    format!("ip {fam}route replace {prefix} nhid {}{table}", ids[(p / 37) % ids.len()])
+                }
                 _ => {
                     let line = format!("ip {fam}route del {prefix}{table}");
                     // Only a route the configuration has.

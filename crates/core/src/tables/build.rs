@@ -52,6 +52,8 @@ pub(super) struct Builder<'a> {
     groups: Vec<Group>,
     /// Group index of each nexthop-object group already built, by id.
     group_of_id: FxHashMap<(u32, bool), u32>,
+    /// The route each nexthop object gave routes of each family ([`Tables::nhid_routes`]).
+    nhid_routes: FxHashMap<(u32, bool), Route>,
     multipath_hash: (u8, u8),
     /// End.Limit SIDs' buckets ([`Tables::limiters`]).
     pub(super) limiters: Vec<std::sync::Arc<crate::behaviour::end_limit::Limiter>>,
@@ -74,6 +76,7 @@ impl Tables {
             warnings: Vec::new(),
             groups: Vec::new(),
             group_of_id: FxHashMap::default(),
+            nhid_routes: FxHashMap::default(),
             multipath_hash: (0, 0),
             limiters: Vec::new(),
         };
@@ -444,7 +447,11 @@ impl<'a> Builder<'a> {
                 RouteKind::Blackhole => Route::Blackhole,
                 RouteKind::Unreachable => Route::Unreachable,
                 RouteKind::Multipath { paths } => self.multipath(r.prefix, paths, &onlink, r.line)?,
-                RouteKind::Nhid { id } => self.nhid(r.prefix, *id, &onlink, r.line)?,
+                RouteKind::Nhid { id } => {
+                    let route = self.nhid(r.prefix, *id, &onlink, r.line)?;
+                    self.nhid_routes.insert((*id, matches!(r.prefix, Prefix::V6(..))), route);
+                    route
+                }
                 RouteKind::Seg6 { encap, dev, .. } => {
                     let dev = match dev {
                         Some(d) => Some(self.dev(d, r.line)?),
@@ -587,6 +594,7 @@ impl<'a> Builder<'a> {
             rewrites: Vec::new(),
             adjacencies: std::mem::take(&mut self.adjacencies),
             groups: std::mem::take(&mut self.groups),
+            nhid_routes: std::mem::take(&mut self.nhid_routes),
             multipath_hash6: self.multipath_hash.0,
             multipath_hash4: self.multipath_hash.1,
             neighbours: std::mem::take(&mut self.neighbours),

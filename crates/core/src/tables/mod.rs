@@ -518,6 +518,10 @@ pub struct Tables {
     pub adjacencies: Vec<Adjacency>,
     /// The next hops of multipath routes ([`Route::Multipath`]).
     pub groups: Vec<Group>,
+    /// By nexthop object id and family (IPv6: `true`), the route the build made of a
+    /// route through that object: what a route through it added in place takes
+    /// ([`Tables::apply_routes`]; a zebra installs every route through one).
+    pub(crate) nhid_routes: rustc_hash::FxHashMap<(u32, bool), Route>,
     /// `net.ipv6.fib_multipath_hash_policy` and `net.ipv4.fib_multipath_hash_policy`.
     pub multipath_hash6: u8,
     pub multipath_hash4: u8,

@@ -1,9 +1,12 @@
 //! Route changes applied to built tables in place ([`Tables::apply_routes`]), for the
 //! routes a routing daemon sends by the thousand: a prefix through a gateway on a
 //! device, a device route outside the main table, a blackhole or unreachable prefix,
-//! in a table that exists. The FIB's LPM changes a prefix at a time
-//! ([`Lpm::insert`](crate::lpm::Lpm::insert)); a host route (/128, /32: an IGP's
-//! loopbacks) goes to the exact table and the fast path's word map, and marks its
+//! a route through a nexthop object (single, blackhole or group) that a route already
+//! used when the tables were built (zebra installs every route through one; the route
+//! is the one the build made of it, [`Tables::nhid_routes`]), in a table that exists.
+//! The route replaced or removed may be any of these, or a multipath one. The FIB's
+//! LPM changes a prefix at a time ([`Lpm::insert`](crate::lpm::Lpm::insert)); a host
+//! route (/128, /32: an IGP's loopbacks) goes to the exact table and the fast path's word map, and marks its
 //! place in the trie ([`Lpm::mark`](crate::lpm::Lpm::mark)); a gateway not seen before
 //! gets an adjacency, resolved from the neighbours the tables know. What a route change can
 //! move elsewhere is redone: after a change to the main table, each policy's first
@@ -12,7 +15,8 @@
 //!
 //! Anything else — a device route in the main table (gateways given without a device
 //! resolve through those), a prefix that is also an address's connected route or a
-//! host route to an own address, a new table, an SID, a policy, a multipath route, a
+//! host route to an own address, a new table, an SID, a policy, a multipath route
+//! given by its paths, a route through a nexthop object no route used yet, a
 //! change to the main table while a policy takes its source address from the route to
 //! its first segment — is refused with [`NeedsBuild`], and the caller builds the tables
 //! from the whole configuration as before. The result is the tables that
@@ -172,7 +176,8 @@ impl Tables {
             Prefix::V4(..) => t.and_then(|f| f.lpm4.get(key, len)).copied(),
         };
         match now {
-            None | Some(Route::Forward(NextHop::Adj(_)) | Route::Blackhole | Route::Unreachable) => {}
+            None
+            | Some(Route::Forward(NextHop::Adj(_)) | Route::Blackhole | Route::Unreachable | Route::Multipath(_)) => {}
             Some(Route::Forward(NextHop::OnLink(_))) if r.table != MAIN_TABLE => {}
             Some(_) => return no("a route of another kind there now"),
         }
@@ -192,6 +197,11 @@ impl Tables {
                     }
                 }
                 RouteKind::Blackhole | RouteKind::Unreachable => {}
+                RouteKind::Nhid { id } => {
+                    if !self.nhid_routes.contains_key(&(*id, matches!(r.prefix, Prefix::V6(..)))) {
+                        return no("a route through a nexthop object no route used at the build");
+                    }
+                }
                 _ => return no("a route of this kind"),
             }
         }
@@ -214,6 +224,10 @@ impl Tables {
             RouteKind::Forward { via: None, dev: Some(d) } => Route::Forward(NextHop::OnLink(dev(self, d)?)),
             RouteKind::Blackhole => Route::Blackhole,
             RouteKind::Unreachable => Route::Unreachable,
+            RouteKind::Nhid { id } => *self
+                .nhid_routes
+                .get(&(*id, matches!(r.prefix, Prefix::V6(..))))
+                .ok_or_else(|| NeedsBuild("an unknown nexthop object".into()))?,
             _ => return Err(NeedsBuild("a route of this kind".into())),
         })
     }
