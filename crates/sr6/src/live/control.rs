@@ -43,7 +43,7 @@ pub struct Control {
     pub kernel_routes: KernelLines,
     /// Routes from zebra's FPM stream (`sr6 run --fpm-listen`, `fpm.rs`), as the lines
     /// that make them: merged under the configuration's, before the kernel's.
-    pub fpm_routes: Vec<String>,
+    pub fpm_routes: KernelLines,
     /// The generation before the published one, for route changes made in place
     /// ([`super::in_place`]); `None` after a build.
     pub spare: Option<super::in_place::Spare>,
@@ -69,7 +69,7 @@ impl Control {
             learned: BTreeMap::new(),
             commands: 0,
             kernel_routes: KernelLines::default(),
-            fpm_routes: Vec::new(),
+            fpm_routes: KernelLines::default(),
             spare: None,
             merged: None,
             outside_left_out: Cell::new(false),
@@ -163,7 +163,7 @@ impl Control {
     /// The lines of the routes from outside the configuration, in the order they are
     /// merged (the first for a prefix wins): zebra's FPM stream's, then the kernel's.
     pub fn outside_routes(&self) -> Vec<String> {
-        self.fpm_routes.iter().chain(self.kernel_routes.lines()).cloned().collect()
+        self.fpm_routes.lines().chain(self.kernel_routes.lines()).cloned().collect()
     }
 
     /// Puts `lines` in the place of one source's route lines (`slot`: the kernel's or
@@ -501,7 +501,7 @@ pub(super) mod tests {
         assert!(id > gen);
         assert!(c.replace_outside_routes(|c| &mut c.kernel_routes, k).is_none());
         assert_eq!(c.shared.gen.load().id, id);
-        let f = vec!["ip -6 route add blackhole fc00:2::/64 metric 20".to_string()];
+        let f = KernelLines::listed(vec!["ip -6 route add blackhole fc00:2::/64 metric 20".to_string()]);
         c.replace_outside_routes(|c| &mut c.fpm_routes, f).unwrap().unwrap();
         let g = c.shared.gen.load();
         let route = g.tables.fibs.main().lookup6(&"fc00:2::1".parse::<std::net::Ipv6Addr>().unwrap().octets());

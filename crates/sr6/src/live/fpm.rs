@@ -5,7 +5,7 @@
 //! A thread listens (zebra connects: `fpm address ADDR port PORT` in its
 //! configuration), frames what the connection delivers ([`FpmStream`]) into the same
 //! route and nexthop events the kernel mirror reads, keeps what sr6 can take as the
-//! lines that make it ([`kernel_routes::lines`]), and hands them to
+//! lines that make it, by prefix, as the kernel mirror does, and hands them to
 //! [`Control::fpm_routes`], which every build merges under the configuration's, before
 //! the kernel's (docs/frr.md, "What wins").
 //!
@@ -13,7 +13,10 @@
 //! every route it has (its replay); sr6 keeps forwarding by the routes it had until the
 //! replay has come (the stream falls quiet for [`QUIET`]), then swaps them for the
 //! replayed set, so a zebra restart does not empty the FIB meanwhile. After the replay,
-//! every read's events become one new generation of the tables. When the connection
+//! every read's events become one new generation of the tables: the routes of the
+//! prefixes they touched merged and changed in place where they can be
+//! ([`Control::change_outside_routes`], [`super::outside`]), every line merged again after
+//! a change of nexthop objects. When the connection
 //! ends, the routes stay, as zebra's stay in the kernel when it stops.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -27,6 +30,7 @@ use sr6_io::netlink::{self, FpmStream, KernelNexthop, KernelRoute, RouteEvent};
 
 use super::control::Control;
 use super::kernel_routes;
+use super::outside::PrefixKey;
 use super::state::lock;
 
 /// How long the thread waits for a connection or bytes before looking at `stop`.
@@ -34,26 +38,44 @@ const TICK: Duration = Duration::from_millis(50);
 /// A replay is over when the stream has been quiet this long.
 const QUIET: Duration = Duration::from_millis(200);
 
-/// What the stream has said so far: routes by key, nexthop objects by id.
-#[derive(Default)]
+/// What the stream has said so far: routes by key, nexthop objects by id; and the
+/// prefixes whose routes changed since the last publication (`None`: something else
+/// changed too, every line is made again).
 struct Fib {
     routes: BTreeMap<kernel_routes::Key, KernelRoute>,
     nexthops: BTreeMap<u32, KernelNexthop>,
+    touched: Option<BTreeSet<PrefixKey>>,
+}
+
+impl Default for Fib {
+    fn default() -> Self {
+        Fib { routes: BTreeMap::new(), nexthops: BTreeMap::new(), touched: Some(BTreeSet::new()) }
+    }
 }
 
 impl Fib {
     fn apply(&mut self, ev: RouteEvent) {
         match ev {
             RouteEvent::New(r) => {
+                if let Some(t) = self.touched.as_mut() {
+                    t.insert(kernel_routes::prefix_of(&r));
+                }
                 self.routes.insert(kernel_routes::key(&r), r);
             }
             RouteEvent::Del(r) => {
+                if let Some(t) = self.touched.as_mut() {
+                    t.insert(kernel_routes::prefix_of(&r));
+                }
                 self.routes.remove(&kernel_routes::key(&r));
             }
             RouteEvent::NewNexthop(n) => {
                 self.nexthops.insert(n.id, n);
+                self.touched = None;
             }
-            RouteEvent::DelNexthop(n) => kernel_routes::forget_nexthop(&mut self.nexthops, &mut self.routes, n.id),
+            RouteEvent::DelNexthop(n) => {
+                kernel_routes::forget_nexthop(&mut self.nexthops, &mut self.routes, n.id);
+                self.touched = None;
+            }
             // zebra's stream carries no link or address messages (zebra replaces the
             // routes itself).
             RouteEvent::LinkDown(_) | RouteEvent::NewAddr(_) | RouteEvent::DelAddr(_) => {}
@@ -126,7 +148,7 @@ fn serve(control: &Mutex<Control>, mut conn: TcpStream, refused: &mut BTreeSet<S
         match conn.read(&mut buf) {
             Ok(0) => {
                 if changed {
-                    publish(control, &fib, refused, verbose);
+                    publish(control, &mut fib, replaying, refused, verbose);
                 }
                 return "closed by zebra".into();
             }
@@ -141,7 +163,7 @@ fn serve(control: &Mutex<Control>, mut conn: TcpStream, refused: &mut BTreeSet<S
                     fib.apply(ev);
                 }
                 if !replaying && changed {
-                    publish(control, &fib, refused, verbose);
+                    publish(control, &mut fib, false, refused, verbose);
                     changed = false;
                 }
             }
@@ -154,22 +176,33 @@ fn serve(control: &Mutex<Control>, mut conn: TcpStream, refused: &mut BTreeSet<S
             if verbose {
                 eprintln!("sr6: FPM: zebra's replay is in: {} route(s), {} frame(s)", fib.routes.len(), stream.frames);
             }
-            publish(control, &fib, refused, verbose);
+            publish(control, &mut fib, true, refused, verbose);
             changed = false;
         }
     }
 }
 
-/// Hands the stream's routes to the control side and publishes new tables if they
-/// changed.
-fn publish(control: &Mutex<Control>, fib: &Fib, refused: &mut BTreeSet<String>, verbose: bool) {
-    let links = netlink::links().unwrap_or_default();
-    let name = |i: u32| links.iter().find(|l| l.ifindex == i).map(|l| l.name.clone());
-    let lines = kernel_routes::lines(&fib.nexthops, &fib.routes, &name, refused);
-    let mut c = lock(control);
-    match c.replace_outside_routes(|c| &mut c.fpm_routes, lines) {
+/// Hands the stream's routes to the control side, which publishes new tables if they
+/// changed: the lines of the prefixes touched since the last time, made in place where
+/// they can be ([`Control::change_outside_routes`]), or every line
+/// ([`Control::replace_outside_routes`]) after other changes or with `whole`.
+fn publish(control: &Mutex<Control>, fib: &mut Fib, whole: bool, refused: &mut BTreeSet<String>, verbose: bool) {
+    let name = kernel_routes::names();
+    let touched = fib.touched.replace(BTreeSet::new());
+    let res = match touched.filter(|_| !whole) {
+        Some(t) => {
+            let updates: Vec<_> =
+                t.iter().map(|&p| (p, kernel_routes::prefix_lines(&fib.routes, p, &name, refused))).collect();
+            lock(control).change_outside_routes(|c| &mut c.fpm_routes, updates)
+        }
+        None => {
+            let lines = kernel_routes::kernel_lines(&Default::default(), &fib.nexthops, &fib.routes, &name, refused);
+            lock(control).replace_outside_routes(|c| &mut c.fpm_routes, lines)
+        }
+    };
+    match res {
         Some(Ok(id)) if verbose => {
-            eprintln!("sr6: FPM: {} line(s) from zebra (tables generation {id})", c.fpm_routes.len())
+            eprintln!("sr6: FPM: {} line(s) from zebra (tables generation {id})", lock(control).fpm_routes.len())
         }
         Some(Err(e)) => eprintln!("sr6: warning: zebra's routes are not taken: {e}"),
         _ => {}

@@ -13,7 +13,7 @@
 //! Each batch of events (all those queued, read at once) becomes one new generation of
 //! the tables. A batch of route events hands the control side the lines of the
 //! prefixes it touched, which it merges and publishes as route changes in place
-//! ([`Control::change_kernel_routes`], [`super::outside`]): the cost of a batch is its
+//! ([`Control::change_outside_routes`], [`super::outside`]): the cost of a batch is its
 //! own routes', however many the kernel holds. A batch that changes nexthop objects
 //! or addresses, or follows a lost event, hands it every line ([`Control::kernel_routes`]), which it
 //! merges under the configuration's again ([`super::control::merge_kernel_routes`]).
@@ -58,10 +58,10 @@ pub(crate) fn key(r: &KernelRoute) -> Key {
 }
 
 /// The devices' addresses, by device index and address.
-type Addrs = BTreeMap<(u32, IpAddr), KernelAddr>;
+pub(crate) type Addrs = BTreeMap<(u32, IpAddr), KernelAddr>;
 
 /// The prefix a route is for.
-fn prefix_of(r: &KernelRoute) -> PrefixKey {
+pub(crate) fn prefix_of(r: &KernelRoute) -> PrefixKey {
     (r.table, r.dst, r.prefix_len)
 }
 
@@ -288,28 +288,16 @@ fn route_lines<'a>(
     out
 }
 
-/// The lines of the nexthop objects (single ones before groups, which name them) and
-/// of the routes sr6 takes from `known`, the lowest metric of a prefix first; what it
-/// cannot take is logged once (`refused` remembers it).
-pub fn lines(
-    nexthops: &BTreeMap<u32, KernelNexthop>,
-    known: &BTreeMap<Key, KernelRoute>,
-    name: &dyn Fn(u32) -> Option<String>,
-    refused: &mut BTreeSet<String>,
-) -> Vec<String> {
-    let mut out = nexthop_lines(nexthops, name, refused);
-    out.extend(route_lines(known.values(), name, refused));
-    out
-}
-
 /// The `ip addr add` lines of the global addresses (link-local and host ones are the
 /// devices' own: sr6 has them without being told).
 fn addr_lines(addrs: &Addrs, name: &dyn Fn(u32) -> Option<String>) -> Vec<String> {
     addrs.values().filter_map(|a| a.to_line(name).ok()).collect()
 }
 
-/// The addresses' lines, then [`lines`] by prefix.
-fn kernel_lines(
+/// The addresses' lines, the nexthop objects' (single ones before the groups that name
+/// them) and the routes' sr6 takes from `known`, by prefix, the lowest metric of a
+/// prefix first; what it cannot take is logged once (`refused` remembers it).
+pub(crate) fn kernel_lines(
     addrs: &Addrs,
     nexthops: &BTreeMap<u32, KernelNexthop>,
     known: &BTreeMap<Key, KernelRoute>,
@@ -332,7 +320,7 @@ fn kernel_lines(
 }
 
 /// The lines of prefix `p`'s routes in `known`.
-fn prefix_lines(
+pub(crate) fn prefix_lines(
     known: &BTreeMap<Key, KernelRoute>,
     p: PrefixKey,
     name: &dyn Fn(u32) -> Option<String>,
@@ -343,7 +331,7 @@ fn prefix_lines(
 }
 
 /// The name of a device by kernel index, from one listing of the links.
-fn names() -> impl Fn(u32) -> Option<String> {
+pub(crate) fn names() -> impl Fn(u32) -> Option<String> {
     let links = netlink::links().unwrap_or_default();
     move |i: u32| links.iter().find(|l| l.ifindex == i).map(|l| l.name.clone())
 }
@@ -364,7 +352,7 @@ fn publish(
 }
 
 /// Hands the lines of the prefixes `touched` to the control side, which publishes them
-/// in place where it can ([`Control::change_kernel_routes`]).
+/// in place where it can ([`Control::change_outside_routes`]).
 fn publish_prefixes(
     control: &Mutex<Control>,
     known: &BTreeMap<Key, KernelRoute>,
@@ -375,7 +363,7 @@ fn publish_prefixes(
     let name = names();
     let updates: Vec<_> = touched.iter().map(|&p| (p, prefix_lines(known, p, &name, refused))).collect();
     let mut c = lock(control);
-    let res = c.change_kernel_routes(updates);
+    let res = c.change_outside_routes(|c| &mut c.kernel_routes, updates);
     report(&c, res, verbose);
 }
 

@@ -1,17 +1,19 @@
-//! The kernel's routes as the mirror keeps them ([`KernelLines`]), and their changes
-//! merged into the published tables a prefix at a time (issue 31, item 5: a routing
-//! daemon installing a full table).
+//! The routes from outside the configuration — the kernel's, as the mirror keeps them,
+//! and zebra's FPM stream's ([`KernelLines`]) — and their changes merged into the
+//! published tables a prefix at a time (issue 31, item 5: a routing daemon installing
+//! a full table).
 //!
-//! A batch of the kernel's route events touches some prefixes; each has the lines of
-//! its routes in metric order (the first one sr6 can read is the route in force, as in
+//! A batch of route events from either source touches some prefixes; each has the
+//! lines of its routes in metric order, zebra's before the kernel's (the first one sr6
+//! can read is the route in force, as in
 //! [`merge_outside_routes`](super::control::merge_outside_routes)). What those prefixes'
 //! routes were in the configuration the published tables were built from
 //! ([`Control::merged`]) and what they become give route changes, made in place
 //! ([`super::in_place`]): the cost of a batch is that of its own routes, not of the
 //! whole table's lines parsed and merged again. Whatever the fast way cannot say (a
-//! change of nexthop objects, routes from zebra's stream beside the kernel's, mirrored
-//! routes the last build had to leave out, a change the tables refuse in place) takes
-//! the whole way: every line merged again, then in place or built.
+//! change of nexthop objects or addresses, outside routes the last build had to leave
+//! out, a change the tables refuse in place) takes the whole way: every line merged
+//! again, then in place or built.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::net::IpAddr;
@@ -43,6 +45,11 @@ impl KernelLines {
         self.addrs.iter().chain(&self.nexthops).chain(self.routes.values().flatten())
     }
 
+    /// Whether there is no line.
+    pub fn is_empty(&self) -> bool {
+        self.addrs.is_empty() && self.nexthops.is_empty() && self.routes.is_empty()
+    }
+
     /// How many lines there are.
     pub fn len(&self) -> usize {
         self.addrs.len() + self.nexthops.len() + self.routes.values().map(Vec::len).sum::<usize>()
@@ -65,20 +72,26 @@ fn spec_key((table, dst, len): PrefixKey) -> (u32, Prefix) {
     }
 }
 
-/// For each entry of `diff`, the first route of its new lines that sr6 reads (`None`:
-/// none), read as a whole merge reads them: after the nexthop objects' lines, which
-/// the routes may name.
-fn first_routes(nexthops: &[String], diff: &[(PrefixKey, Vec<String>, Vec<String>)]) -> Vec<Option<RouteSpec>> {
+/// For each prefix of `prefixes`, the first route of its lines that sr6 reads (`None`:
+/// none), read as a whole merge reads them: zebra's nexthop objects' and routes' lines
+/// (`fpm`), then the kernel's — so that a route may name the objects before it, and the
+/// first source with a route sr6 reads wins the prefix.
+fn first_routes(fpm: &KernelLines, kernel: &KernelLines, prefixes: &[PrefixKey]) -> Vec<Option<RouteSpec>> {
+    // Each line, and the index in `prefixes` of the prefix it is a route of.
+    let mut lines: Vec<(&str, Option<usize>)> = Vec::new();
+    for src in [fpm, kernel] {
+        lines.extend(src.nexthops.iter().map(|l| (l.as_str(), None)));
+        for (d, p) in prefixes.iter().enumerate() {
+            lines.extend(src.routes.get(p).into_iter().flatten().map(|l| (l.as_str(), Some(d))));
+        }
+    }
     let mut k = RouterSpec::default();
-    let _ = sr6_config::parse_lines(nexthops.iter().map(String::as_str), "kernel", &mut k, true);
-    k.routes.clear();
-    // Line i + 1 of what is read next is a line of `diff[owner[i]]`.
-    let owner: Vec<usize> = diff.iter().enumerate().flat_map(|(d, (_, _, new))| new.iter().map(move |_| d)).collect();
-    let lines = diff.iter().flat_map(|(_, _, new)| new.iter().map(String::as_str));
-    let _ = sr6_config::parse_lines(lines, "kernel", &mut k, true);
-    let mut first = vec![None; diff.len()];
+    let _ = sr6_config::parse_lines(lines.iter().map(|l| l.0), "outside", &mut k, true);
+    let mut first = vec![None; prefixes.len()];
     for r in k.routes {
-        if let Some(f) = r.line.checked_sub(1).and_then(|i| owner.get(i)).and_then(|&d| first.get_mut(d)) {
+        // (Line i + 1 is `lines[i]`.)
+        let owner = r.line.checked_sub(1).and_then(|i| lines.get(i)).and_then(|l| l.1);
+        if let Some(f) = owner.and_then(|d| first.get_mut(d)) {
             if f.is_none() {
                 *f = Some(RouteSpec { line: 0, ..r });
             }
@@ -89,13 +102,15 @@ fn first_routes(nexthops: &[String], diff: &[(PrefixKey, Vec<String>, Vec<String
 
 impl Control {
     /// Puts `updates` (prefixes and their new lines; none: the prefix is gone) in the
-    /// place of those prefixes' kernel lines and publishes the tables: by route changes
-    /// in place when it can (see the module docs), else by the whole way
+    /// place of those prefixes' lines in one source's (`slot`: the kernel's or zebra's)
+    /// and publishes the tables: by route changes in place when it can (see the module
+    /// docs), else by the whole way
     /// ([`replace_outside_routes`](Self::replace_outside_routes)). `None` when nothing
     /// changed, `Some(Ok(id))` with the new generation's id, `Some(Err(why))` when the
     /// tables refuse them (the old lines then stay, and so do the tables).
-    pub fn change_kernel_routes(
+    pub fn change_outside_routes(
         &mut self,
+        slot: fn(&mut Control) -> &mut KernelLines,
         updates: impl IntoIterator<Item = (PrefixKey, Vec<String>)>,
     ) -> Option<Result<u64, String>> {
         // (prefix, old lines, new lines) of what differs; the last update of a prefix
@@ -104,7 +119,7 @@ impl Control {
         let diff: Vec<(PrefixKey, Vec<String>, Vec<String>)> = updates
             .into_iter()
             .filter_map(|(p, new)| {
-                let old = self.kernel_routes.routes.get(&p).cloned().unwrap_or_default();
+                let old = slot(self).routes.get(&p).cloned().unwrap_or_default();
                 (old != new).then_some((p, old, new))
             })
             .collect();
@@ -113,15 +128,16 @@ impl Control {
         }
         for (p, _, new) in &diff {
             if new.is_empty() {
-                self.kernel_routes.routes.remove(p);
+                slot(self).routes.remove(p);
             } else {
-                self.kernel_routes.routes.insert(*p, new.clone());
+                slot(self).routes.insert(*p, new.clone());
             }
         }
-        if let Some(id) = self.kernel_routes_in_place(&diff) {
+        let prefixes: Vec<PrefixKey> = diff.iter().map(|d| d.0).collect();
+        if let Some(id) = self.outside_routes_in_place(&prefixes) {
             return Some(Ok(id));
         }
-        let mut old = self.kernel_routes.clone();
+        let mut old = slot(self).clone();
         for (p, before, _) in &diff {
             if before.is_empty() {
                 old.routes.remove(p);
@@ -131,22 +147,22 @@ impl Control {
         }
         // The lines are in place already: publish them the whole way, or put the old
         // ones back.
-        let new = std::mem::replace(&mut self.kernel_routes, old);
-        match self.replace_outside_routes(|c| &mut c.kernel_routes, new) {
+        let new = std::mem::replace(slot(self), old);
+        match self.replace_outside_routes(slot, new) {
             Some(r) => Some(r),
             None => Some(Ok(self.shared.gen.load().id)),
         }
     }
 
-    /// The fast way of [`change_kernel_routes`](Self::change_kernel_routes): the routes
-    /// the merged configuration gains, changes and loses for the prefixes of `diff`,
-    /// published in place; `None` if that cannot be done (nothing is then published).
-    fn kernel_routes_in_place(&mut self, diff: &[(PrefixKey, Vec<String>, Vec<String>)]) -> Option<u64> {
-        if !self.fpm_routes.is_empty() || self.outside_left_out.get() {
+    /// The fast way of [`change_outside_routes`](Self::change_outside_routes): the routes
+    /// the merged configuration gains, changes and loses for `prefixes`, published in
+    /// place; `None` if that cannot be done (nothing is then published).
+    fn outside_routes_in_place(&mut self, prefixes: &[PrefixKey]) -> Option<u64> {
+        if self.outside_left_out.get() {
             return None;
         }
         let merged = self.merged.as_ref()?;
-        // What the configuration and `sr6 ctl` hold wins its prefix; a kernel route
+        // What the configuration and `sr6 ctl` hold wins its prefix; an outside route
         // through a nexthop object is usable if the merge took that object (it is in
         // the merged configuration and not the configuration's own).
         let ours: HashSet<(u32, Prefix)> = self.spec.routes.iter().map(|r| (r.table, r.prefix)).collect();
@@ -158,7 +174,7 @@ impl Control {
         };
         // By the prefix's key in the tables: the route it now has (`None`: none).
         let mut now: HashMap<(u32, Prefix), Option<RouteSpec>> = HashMap::new();
-        for ((p, _, _), r) in diff.iter().zip(first_routes(&self.kernel_routes.nexthops, diff)) {
+        for (p, r) in prefixes.iter().zip(first_routes(&self.fpm_routes, &self.kernel_routes, prefixes)) {
             let key = spec_key(*p);
             if !ours.contains(&key) {
                 now.insert(key, r.filter(|r| usable(r)));
@@ -220,7 +236,8 @@ mod tests {
 
     /// A route line of prefix fc00:`p`::/64 as the mirror makes them (`k` picks the
     /// kind: gateways, a device sr6 does not serve, a blackhole, nexthop objects taken,
-    /// not taken and absent, an SRv6 policy, a line sr6 cannot read).
+    /// not taken and absent, an SRv6 policy, a line sr6 cannot read, zebra's nexthop
+    /// object).
     fn line(p: u8, k: u8, metric: u32) -> String {
         let dst = format!("fc00:{p:x}::/64");
         match k {
@@ -232,21 +249,24 @@ mod tests {
             5 => format!("ip -6 route add {dst} nhid 7 metric {metric}"),
             6 => format!("ip -6 route add {dst} nhid 5 metric {metric}"),
             7 => format!("ip -6 route add {dst} encap seg6 mode encap segs fc00::9 dev eth0 metric {metric}"),
-            _ => format!("ip -6 route add {dst} encap nothing-sr6-reads metric {metric}"),
+            8 => format!("ip -6 route add {dst} encap nothing-sr6-reads metric {metric}"),
+            _ => format!("ip -6 route add {dst} nhid 8 metric {metric}"),
         }
     }
 
     #[derive(Debug, Clone)]
     enum Step {
-        /// New lines for some prefixes (none: withdrawn).
-        Kernel(Vec<(u8, Vec<u8>)>),
+        /// New lines for some prefixes (none: withdrawn), from zebra's stream (`true`)
+        /// or the kernel.
+        Lines(bool, Vec<(u8, Vec<u8>)>),
         /// `sr6 ctl` adds or deletes fc00:2::/64.
         Ctl(bool),
     }
 
     fn step() -> impl Strategy<Value = Step> {
         prop_oneof![
-            4 => prop::collection::vec((1u8..=6, prop::collection::vec(0u8..=8, 0..=2)), 1..=4).prop_map(Step::Kernel),
+            4 => (any::<bool>(), prop::collection::vec((1u8..=6, prop::collection::vec(0u8..=9, 0..=2)), 1..=4))
+                .prop_map(|(fpm, l)| Step::Lines(fpm, l)),
             1 => any::<bool>().prop_map(Step::Ctl),
         ]
     }
@@ -254,9 +274,10 @@ mod tests {
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(64))]
 
-        /// Changes of the kernel's routes a prefix at a time give the merged
+        /// Changes of the kernel's and zebra's routes a prefix at a time give the merged
         /// configuration and the tables that merging every line again and building
-        /// give; plain ones are published in place.
+        /// give; plain ones are published in place. zebra's nexthop 6 is not the
+        /// kernel's (zebra's wins), its 8 only zebra's.
         #[test]
         fn prefix_changes_equal_a_whole_merge(steps in prop::collection::vec(step(), 1..10)) {
             let mut c = crate::live::control::tests::control(CONF);
@@ -267,9 +288,14 @@ mod tests {
             c.replace_outside_routes(|c| &mut c.kernel_routes, KernelLines::listed(nexthops))
                 .unwrap()
                 .unwrap();
+            let zebra = vec![
+                "ip -6 nexthop add id 6 via fc00::9 dev eth0".to_string(),
+                "ip -6 nexthop add id 8 via fc00::3 dev eth0".to_string(),
+            ];
+            c.replace_outside_routes(|c| &mut c.fpm_routes, KernelLines::listed(zebra)).unwrap().unwrap();
             for (i, s) in steps.iter().enumerate() {
                 match s {
-                    Step::Kernel(updates) => {
+                    Step::Lines(fpm, updates) => {
                         let updates: Vec<(PrefixKey, Vec<String>)> = updates
                             .iter()
                             .map(|(p, kinds)| {
@@ -288,7 +314,9 @@ mod tests {
                         };
                         let before = built_kind(&c);
                         let gen = c.shared.gen.load().id;
-                        let res = c.change_kernel_routes(updates);
+                        let slot: fn(&mut Control) -> &mut KernelLines =
+                            if *fpm { |c| &mut c.fpm_routes } else { |c| &mut c.kernel_routes };
+                        let res = c.change_outside_routes(slot, updates);
                         prop_assert!(!matches!(res, Some(Err(_))), "{i}: {res:?}");
                         if !before && !built_kind(&c) {
                             let same = c.shared.gen.load().id == gen;
