@@ -180,17 +180,18 @@ impl Control {
                 now.insert(key, r.filter(|r| usable(r)));
             }
         }
+        // One pass over the merged routes: what becomes of those the prefixes had.
         let mut routes: Vec<RouteChange> = Vec::new();
+        let mut had: HashSet<(u32, Prefix)> = HashSet::new();
         for r in &merged.routes {
-            match now.get(&(r.table, r.prefix)) {
-                None => {}
-                Some(None) => routes.push(RouteChange::Delete(r.clone())),
-                Some(Some(n)) if n.kind == r.kind => {}
-                Some(Some(n)) => routes.push(RouteChange::Add(n.clone())),
+            let Some(n) = now.get(&(r.table, r.prefix)) else { continue };
+            had.insert((r.table, r.prefix));
+            match n {
+                None => routes.push(RouteChange::Delete(r.clone())),
+                Some(n) if n.kind == r.kind => {}
+                Some(n) => routes.push(RouteChange::Add(n.clone())),
             }
         }
-        let had: HashSet<(u32, Prefix)> =
-            merged.routes.iter().map(|r| (r.table, r.prefix)).filter(|k| now.contains_key(k)).collect();
         routes
             .extend(now.iter().filter(|(k, _)| !had.contains(*k)).filter_map(|(_, r)| r.clone()).map(RouteChange::Add));
         if routes.is_empty() {
