@@ -10,6 +10,7 @@ is printed, not asserted (a wall-clock figure; docs/performance.md has the measu
 Topology: a (fc00:a::2) -- a-r | r-a  r (sr6)  r-b | b-r -- b (fc00:b::2, fc00:bb::2)."""
 from __future__ import annotations
 
+import os
 import subprocess
 import time
 
@@ -25,8 +26,10 @@ ip -6 route add fc00:bb::/48 via fc00:b::2 dev r-b
 """
 BATCHES = 40
 PER_BATCH = 500  # routes added by one batch and withdrawn by the next
-COUNT = 8000
-RATE = 2000
+# The traffic: RATE datagrams a second (environment RATE, default 2,000), for about
+# four seconds, which the churn takes at this machine's pace.
+RATE = int(os.environ.get("RATE", "2000"))
+COUNT = 4 * RATE
 
 
 def batch_lines(i: int) -> str:
