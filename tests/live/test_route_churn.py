@@ -2,7 +2,8 @@
 destination its configuration covers throughout (fc00:bb::/48 via b), while `sr6 ctl
 batch` adds and withdraws thousands of other routes — more specifics beside the
 destination under the same /48 and prefixes elsewhere, all pointing back towards a, so
-that a change applied to the wrong prefix sends the traffic the wrong way. No datagram
+that a change applied to the wrong prefix sends the traffic the wrong way, and End SIDs
+(which change in place too, tables/sid_update.rs). No datagram
 may be lost, every batch must be applied in place (tables/update.rs, live/in_place.rs:
 no build per change), and the routes must be what the last batch left. The rate reached
 is printed, not asserted (a wall-clock figure; docs/performance.md has the measured one).
@@ -38,10 +39,15 @@ def batch_lines(i: int) -> str:
     lines = []
     for j in range(PER_BATCH):
         n = k * PER_BATCH + j
-        # Beside the destination (fc00:bb:0::/64 holds it; these are fc00:bb:N::/64, N > 0)
-        # and elsewhere (fc00:cc::/32).
-        p = f"fc00:bb:{1 + n % 0xfffe:x}::/64" if j % 2 == 0 else f"fc00:cc:{n // 0x10000:x}:{n % 0x10000:x}::/64"
-        lines.append(f"route add {p} via fc00:a::2 dev r-a" if i % 2 == 0 else f"route del {p}")
+        # Beside the destination (fc00:bb:0::/64 holds it; these are fc00:bb:N::/64, N > 0),
+        # elsewhere (fc00:cc::/32), and a quarter of them End SIDs (fc00:dd::/64).
+        if j % 2 == 0:
+            p, how = f"fc00:bb:{1 + n % 0xfffe:x}::/64", "via fc00:a::2 dev r-a"
+        elif j % 4 == 1:
+            p, how = f"fc00:cc:{n // 0x10000:x}:{n % 0x10000:x}::/64", "via fc00:a::2 dev r-a"
+        else:
+            p, how = f"fc00:dd::{n:x}/128", "encap seg6local action End dev r-a"
+        lines.append(f"route add {p} {how}" if i % 2 == 0 else f"route del {p}")
     return "\n".join(lines) + "\n"
 
 
@@ -86,3 +92,4 @@ def test_route_churn_loses_nothing(net):
     # route is all that is left.
     routes = sr6.ctl("show", "routes")
     assert "fc00:bb::/48" in routes and "fc00:cc:" not in routes and "fc00:bb:1::" not in routes, routes
+    assert "fc00:dd:" not in routes and "fc00:dd:" not in sr6.ctl("show", "sids"), routes

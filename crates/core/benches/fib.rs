@@ -4,7 +4,10 @@
 //! stream, 4,096 lookups a batch. The build time, the memory per prefix and the mean
 //! prefix length of each table are printed first; after the Internet tables' lookups,
 //! the time of one route change ([`Lpm::insert`], [`Lpm::remove`]) over 100,000 changes
-//! of [`churn`] (median, 99th percentile, maximum). `cargo bench -p sr6-core --bench fib`.
+//! of [`churn`] (median, 99th percentile, maximum); last, the time of one SID change
+//! made in place ([`Tables::apply_routes`]) over 10,000 adds and deletes of End, End.X
+//! and End.DT6 SIDs on the locator plan's tables (10,000 routes, 1,000 SIDs).
+//! `cargo bench -p sr6-core --bench fib`.
 
 use std::time::{Duration, Instant};
 
@@ -12,6 +15,7 @@ use criterion::measurement::WallTime;
 use criterion::{black_box, criterion_group, criterion_main, BenchmarkGroup, Criterion, Throughput};
 use sr6_core::fib_workload::{churn, internet4, internet6, locator_plan, mean_len, spread, Change, Prefix};
 use sr6_core::lpm::{entry_index, Lpm, Lpm4, Lpm6};
+use sr6_core::tables::{RouteChange, Tables};
 
 const SEED: u64 = 1;
 const BATCH: usize = 4096;
@@ -62,6 +66,70 @@ fn changes<const N: usize>(name: &str, lpm: &mut Lpm<N, u32>, table: &[Prefix], 
         at(1.0),
         lpm.len(),
         lpm.heap_bytes() as f64 / lpm.len().max(1) as f64
+    );
+}
+
+/// The time of one SID change made in place: the tables of the locator plan (its
+/// routes through a gateway, its SIDs End), then 10,000 changes of [`churn`] on the
+/// SIDs, each added as End, End.X or End.DT6 in turn, one `apply_routes` each.
+fn sid_changes() {
+    let (plan, sids) = locator_plan(SEED, 8, 10_000, 1_000);
+    let (_, fresh) = locator_plan(SEED, 8, 10_000, 20_000);
+    let addr = |a: u128| std::net::Ipv6Addr::from(a);
+    let mut conf =
+        String::from("ip -6 addr add fc00::1/64 dev eth0\nip -6 neigh add fc00::2 lladdr 02:00:00:00:00:02 dev eth0\n");
+    for &(a, l) in &plan {
+        conf += &format!("ip -6 route add {}/{l} via fc00::2 dev eth0\n", addr(a));
+    }
+    for &(a, _) in &sids {
+        conf += &format!("ip -6 route add {}/128 encap seg6local action End dev eth0\n", addr(a));
+    }
+    let spec = sr6_config::parse_str(&conf, "bench.conf").unwrap_or_else(|e| panic!("{e}"));
+    let Ok((mut t, _)) = Tables::build(&spec) else { panic!("the plan does not build") };
+    let actions = ["End", "End.X nh6 fc00::2", "End.DT6 table 254"];
+    let mut scratch = spec.clone();
+    let ch: Vec<RouteChange> = churn(SEED, &sids, &fresh, 10_000)
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let (p, line) = match *c {
+                Change::Add((a, _)) => (
+                    a,
+                    format!("ip -6 route replace {}/128 encap seg6local action {} dev eth0", addr(a), actions[i % 3]),
+                ),
+                Change::Delete((a, _)) => {
+                    (a, format!("ip -6 route add {}/128 encap seg6local action End dev eth0", addr(a)))
+                }
+            };
+            scratch.routes.clear();
+            sr6_config::parse_line(&line, "bench", 1, &mut scratch).unwrap_or_else(|e| panic!("{line}: {e}"));
+            let r = scratch.routes.pop().unwrap_or_else(|| panic!("{line}: no route"));
+            debug_assert_eq!(r.prefix, sr6_core::spec::Prefix::V6(addr(p), 128));
+            match c {
+                Change::Add(_) => RouteChange::Add(r),
+                Change::Delete(_) => RouteChange::Delete(r),
+            }
+        })
+        .collect();
+    let mut took: Vec<Duration> = Vec::with_capacity(ch.len());
+    for c in &ch {
+        let t0 = Instant::now();
+        let res = t.apply_routes(std::slice::from_ref(c));
+        took.push(t0.elapsed());
+        if let Err(e) = res {
+            panic!("{c:?}: {e:?}");
+        }
+    }
+    took.sort_unstable();
+    let at = |q: f64| took[((took.len() - 1) as f64 * q) as usize].as_secs_f64() * 1e6;
+    eprintln!(
+        "fib/locators6: {} SID changes in place (adds and deletes), one in median {:.2} us, p99 {:.2} us, \
+         max {:.1} us; {} SIDs after",
+        took.len(),
+        at(0.5),
+        at(0.99),
+        at(1.0),
+        t.sids.len()
     );
 }
 
@@ -117,6 +185,7 @@ fn fib(c: &mut Criterion) {
     lookups(&mut g, "lookup4/internet4", &lpm, &dsts);
     changes("internet4", &mut lpm, &t, &internet4(SEED + 1, CHANGES), 32);
     g.finish();
+    sid_changes();
 }
 
 criterion_group!(benches, fib);

@@ -36,6 +36,8 @@ ip nexthop add id 41 via 10.1.0.3 dev eth0
 ip -6 route add fc00:dd::/64 nhid 63
 ip -6 route add fc00:de::/64 nhid 61
 ip route add 10.202.0.0/16 nhid 41
+ip -6 route add fc00:b6::1/128 encap seg6local action End.B6.Encaps srh segs fc00:88::1 dev eth0
+ip -6 route add fc00:e::1/128 encap seg6local action End dev eth0
 ";
 
 /// The prefixes the changes pick from: nested, overlapping, one covering the policy's
@@ -63,6 +65,20 @@ const NHIDS4: &[u32] = &[41];
 /// takes the neighbour's MAC), unresolved.
 const VIAS6: &[&str] = &["fc00:1::2 dev eth0", "fc00:2::2 dev eth1", "fc00:2::3 dev eth1", "fc00:1::7 dev eth0"];
 const VIAS4: &[&str] = &["10.1.0.2 dev eth0", "10.1.0.3 dev eth0", "10.1.0.9 dev eth0"];
+/// SID actions the changes pick from (`dev eth0` added): the ones built in place, then
+/// (at [`SIDS_BUILT`]) a binding SID, which makes the caller build. A NEXT-C-SID End
+/// only on the /48s. (A next hop behind a gateway: `refused_changes_change_nothing`.)
+const SIDS: &[&str] = &[
+    "End",
+    "End.X nh6 fc00:1::2",
+    "End.T table 100",
+    "End.DT6 table 100",
+    "End.DX6 nh6 fc00:2::3",
+    "End flavors next-csid lblen 32 nflen 16",
+    "End.X nh6 fc00:1::7 flavors psp",
+    "End.B6.Encaps srh segs fc00:88::1",
+];
+const SIDS_BUILT: usize = 7;
 /// The gateways' neighbour entries the changes set and remove.
 const NEIGHS: &[(&str, &str)] =
     &[("fc00:1::2", "eth0"), ("fc00:2::2", "eth1"), ("fc00:2::3", "eth1"), ("fc00:1::7", "eth0"), ("10.1.0.9", "eth0")];
@@ -75,15 +91,64 @@ fn build(s: &RouterSpec) -> Tables {
     Tables::build(s).unwrap_or_else(|e| panic!("line {}: {}", e.line, e.message)).0
 }
 
-/// A route as comparable across tables: an adjacency by what it is, not its index.
+/// A route as comparable across tables: an adjacency or a SID by what it is, not its
+/// index.
 fn norm(t: &Tables, r: Option<Route>) -> String {
     match r {
-        Some(Route::Forward(NextHop::Adj(i))) => {
-            let a = &t.adjacencies[i as usize];
-            format!("via {} dev {} eth {:?}", a.nh, a.dev, a.eth)
-        }
+        Some(Route::Forward(NextHop::Adj(i))) => adjacency(t, i),
+        Some(Route::Sid(i)) => sid(t, i as usize),
         other => format!("{other:?}"),
     }
+}
+
+fn adjacency(t: &Tables, i: u32) -> String {
+    match t.adjacencies.get(i as usize) {
+        Some(a) => format!("via {} dev {} eth {:?}", a.nh, a.dev, a.eth),
+        None => format!("no adjacency {i}"),
+    }
+}
+
+/// SID `i` of `t`: its prefix, action and state, its next hop by what it is.
+fn sid(t: &Tables, i: usize) -> String {
+    let Some(s) = t.sids.get(i) else { return format!("no SID {i}") };
+    let nh = match s.state.nh {
+        Some(NextHop::Adj(a)) => adjacency(t, a),
+        other => format!("{other:?}"),
+    };
+    format!("SID {:?} {} nh {nh} table {} oif {}", s.prefix, s.action, s.state.table, s.state.oif)
+}
+
+/// A next hop as the fast path packs it in 24 bits (an adjacency, or on-link with bit 23).
+fn packed_hop(t: &Tables, arg: u32) -> String {
+    if arg & (1 << 23) == 0 {
+        adjacency(t, arg)
+    } else {
+        format!("on-link {}", arg & 0xffff)
+    }
+}
+
+/// A fast-path word (`FastSid::pack`): the kind, its argument (a next hop by what it
+/// is, for the kinds that go to one: End.X, End.DX6, End.DX4, End.X with PSP or
+/// NEXT-C-SID) and the SID; kind None by itself.
+fn word(t: &Tables, w: u64) -> String {
+    let (i, kind, arg) = ((w >> 48) as usize, w as u8, (w as u32) >> 8);
+    if kind == 0 {
+        return format!("none {}", w == 0);
+    }
+    let arg = if matches!(kind, 0x83 | 0x82 | 1 | 6 | 10) { packed_hop(t, arg) } else { arg.to_string() };
+    format!("kind {kind:#x} arg {arg} {}", sid(t, i))
+}
+
+/// An LPM hop: a NEXT-C-SID one's SID (its `dev`) and End.X's next hop (its last three
+/// bytes) by what they are.
+fn hop(t: &Tables, h: sr6_core::tables::Hop) -> String {
+    if h.code < 3 << 28 {
+        return format!("{h:?}");
+    }
+    let [.., a0, a1, a2] = h.eth;
+    let arg = u32::from_le_bytes([a0, a1, a2, 0]);
+    let arg = if h.code == 4 << 28 { packed_hop(t, arg) } else { arg.to_string() };
+    format!("csid {:#x} {} eth {:?} arg {arg}", h.code, sid(t, usize::from(h.dev)), &h.eth[..9])
 }
 
 /// The addresses compared: under every prefix of the lists (first, last, a middle
@@ -107,8 +172,17 @@ fn addresses() -> Vec<IpAddr> {
         }
     }
     v.extend(
-        ["fc00:77:1::1", "fc00:88::1", "fc00:cc::1", "fc00:2::9", "2001:db8::1", "192.0.2.1"]
-            .map(|a| a.parse::<IpAddr>().unwrap()),
+        [
+            "fc00:77:1::1",
+            "fc00:88::1",
+            "fc00:cc::1",
+            "fc00:2::9",
+            "2001:db8::1",
+            "192.0.2.1",
+            "fc00:b6::1",
+            "fc00:e::1",
+        ]
+        .map(|a| a.parse::<IpAddr>().unwrap()),
     );
     v
 }
@@ -122,11 +196,11 @@ fn view(t: &Tables) -> Vec<String> {
         let f = t.fibs.get(fib).unwrap_or(&empty);
         for a in addresses() {
             // The route, the LPM's hop and the fast path's word (what its one probe finds).
-            let (r, hop, word) = match a {
+            let (r, h, w) = match a {
                 IpAddr::V6(x) => (f.lookup6(&x.octets()), *f.lpm6.lookup_aux(u128::from(x)).1, f.words6.get(x.into())),
                 IpAddr::V4(x) => (f.lookup4(&x.octets()), *f.lpm4.lookup_aux(u128::from(u32::from(x)) << 96).1, 0),
             };
-            out.push(format!("table {fib} {a}: {} hop {hop:?} word {word:#x}", norm(t, r)));
+            out.push(format!("table {fib} {a}: {} hop {} word {}", norm(t, r), hop(t, h), word(t, w)));
         }
     }
     out.push(format!("policy_out {:?}", t.policy_out));
@@ -147,12 +221,18 @@ fn change(s: &mut RouterSpec, line: &str) -> Option<RouteChange> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
 
     #[test]
-    fn in_place_changes_match_a_build(ops in proptest::collection::vec((0u8..7, any::<usize>(), any::<usize>(), any::<bool>()), 1..25)) {
+    fn in_place_changes_match_a_build(ops in proptest::collection::vec((0u8..8, any::<usize>(), any::<usize>(), any::<bool>()), 1..25)) {
         let mut s = spec(BASE);
         let mut t = build(&s);
+        // The tables and prefixes whose SID only a build makes (nothing replaces or
+        // removes it in place).
+        let mut built: std::collections::HashSet<(bool, &str)> = std::collections::HashSet::new();
+        // Those whose SID was built in place (a change there removes it: the last SID
+        // takes its index, which must not be a binding SID a build put last).
+        let mut placed: std::collections::HashSet<(bool, &str)> = std::collections::HashSet::new();
         for (op, p, via, table100) in ops {
             // Neighbours learned, changed and forgotten: the gateways' (with an adjacency
             // or not, resolved or not), as the kernel reports them.
@@ -170,6 +250,7 @@ proptest! {
                 continue;
             }
             let v6 = p % 3 != 0;
+            let n = via;
             let (prefix, via) = if v6 {
                 (PREFIXES6[(p / 3) % PREFIXES6.len()], VIAS6[via % VIAS6.len()])
             } else {
@@ -177,7 +258,17 @@ proptest! {
             };
             let fam = if v6 { "-6 " } else { "" };
             let table = if table100 { " table 100" } else { "" };
+            let mut sid_kind = None;
             let line = match op {
+                7 if v6 => {
+                    let mut k = n % SIDS.len();
+                    if k == 5 && !prefix.ends_with("/48") {
+                        k = 0;
+                    }
+                    sid_kind = Some(k);
+                    format!("ip -6 route replace {prefix} encap seg6local action {} dev eth0{table}", SIDS[k])
+                }
+                7 => continue,
                 0 => format!("ip {fam}route replace {prefix} via {via}{table}"),
                 1 => format!("ip {fam}route replace blackhole {prefix}{table}"),
                 2 => format!("ip {fam}route replace unreachable {prefix}{table}"),
@@ -195,9 +286,30 @@ proptest! {
                 }
             };
             let Some(c) = change(&mut s, &line) else { continue };
-            // Every change here is one the in-place path takes.
-            if let Err(NeedsBuild(why)) = t.apply_routes(std::slice::from_ref(&c)) {
-                prop_assert!(false, "{}: refused: {}", line, why);
+            // Every change here is one the in-place path takes, but for the SIDs only a
+            // build makes, and a change of their table and prefix.
+            let key = (table100, prefix);
+            let last_built = t.sids.last().is_some_and(|s| s.behaviour.keyword == "End.B6.Encaps");
+            let refused = sid_kind.is_some_and(|k| k >= SIDS_BUILT)
+                || built.contains(&key)
+                || (placed.contains(&key) && last_built)
+                // (A build after the last route of table 100 went has no table 100.)
+                || (table100 && !t.table_ids.contains(&100));
+            let before = view(&t);
+            match t.apply_routes(std::slice::from_ref(&c)) {
+                Err(NeedsBuild(why)) => {
+                    prop_assert!(refused, "{}: refused: {}", line, why);
+                    prop_assert_eq!(view(&t), before, "{} refused", line);
+                    t = build(&s);
+                }
+                Ok(()) => prop_assert!(!refused, "{}: taken in place", line),
+            }
+            built.remove(&key);
+            placed.remove(&key);
+            match sid_kind {
+                Some(SIDS_BUILT) => drop(built.insert(key)),
+                Some(_) => drop(placed.insert(key)),
+                None => {}
             }
             prop_assert_eq!(view(&t), view(&build(&s)), "after {}", line);
         }
@@ -236,4 +348,52 @@ fn refused_changes_change_nothing() {
     t.apply_routes(&[c]).unwrap();
     assert_ne!(view(&t), before);
     assert_eq!(view(&t), view(&build(&s)));
+}
+
+/// SIDs in place: a removed SID's index goes to the last SID, which must be one built
+/// in place too (an SR proxy keeps its index): a change that could move a proxy is
+/// refused whole; a next hop behind a gateway is resolved by a build, and while a SID
+/// has one, so is every main-table route change.
+#[test]
+fn sid_changes_that_need_a_build() {
+    let proxy =
+        "ip -6 route add fc00:f::1/128 encap seg6local action End.AD nh6 fc00:2::2 oif eth1 iif eth1 dev eth0\n";
+    let s = spec(&format!("{BASE}{proxy}"));
+    let mut t = build(&s);
+    let before = view(&t);
+    for line in [
+        // Would move the proxy (the last SID) into the End SID's index.
+        "ip -6 route del fc00:e::1/128",
+        "ip -6 route replace fc00:e::1/128 via fc00:1::2 dev eth0",
+        // The proxy itself, a binding SID, a next hop behind a gateway.
+        "ip -6 route replace fc00:f::1/128 encap seg6local action End dev eth0",
+        "ip -6 route replace fc00:b6::1/128 encap seg6local action End dev eth0",
+        "ip -6 route add fc00:e::2/128 encap seg6local action End.X nh6 fc00:77::5 dev eth0",
+    ] {
+        let c = change(&mut s.clone(), line).unwrap_or_else(|| panic!("{line} changes nothing"));
+        let e = t.apply_routes(&[c]).unwrap_err();
+        assert!(e.0.contains("built again"), "{line}: {e:?}");
+        assert_eq!(view(&t), before, "{line}");
+    }
+    // A SID added after the proxy may go: it is the last.
+    let mut s2 = s.clone();
+    let add =
+        change(&mut s2, "ip -6 route add fc00:e::2/128 encap seg6local action End.DT6 table 100 dev eth0").unwrap();
+    t.apply_routes(&[add]).unwrap();
+    assert_eq!(view(&t), view(&build(&s2)));
+    let del = change(&mut s2, "ip -6 route del fc00:e::2/128").unwrap();
+    t.apply_routes(&[del]).unwrap();
+    assert_eq!(view(&t), view(&build(&s2)));
+    assert_eq!(view(&t), before);
+
+    // With End.X behind a gateway, a main-table route change builds; another table's not.
+    let s =
+        spec(&format!("{BASE}ip -6 route add fc00:e::2/128 encap seg6local action End.X nh6 fc00:77::5 dev eth0\n"));
+    let mut t = build(&s);
+    let mut s2 = s.clone();
+    let c = change(&mut s.clone(), "ip -6 route replace fc00:77::/32 via fc00:2::2 dev eth1").unwrap();
+    assert!(t.apply_routes(&[c]).unwrap_err().0.contains("SID's next hop"));
+    let c = change(&mut s2, "ip -6 route replace fc00:77::/32 via fc00:2::2 dev eth1 table 100").unwrap();
+    t.apply_routes(&[c]).unwrap();
+    assert_eq!(view(&t), view(&build(&s2)));
 }

@@ -57,6 +57,9 @@ pub(super) struct Builder<'a> {
     multipath_hash: (u8, u8),
     /// End.Limit SIDs' buckets ([`Tables::limiters`]).
     pub(super) limiters: Vec<std::sync::Arc<crate::behaviour::end_limit::Limiter>>,
+    /// A SID's next hop was resolved through a route of the main table
+    /// ([`Tables::sid_via_routes`]).
+    pub(super) sid_via_routes: bool,
 }
 
 impl Tables {
@@ -79,6 +82,7 @@ impl Tables {
             nhid_routes: FxHashMap::default(),
             multipath_hash: (0, 0),
             limiters: Vec::new(),
+            sid_via_routes: false,
         };
         b.devices()?;
         b.sysctls()?;
@@ -97,6 +101,45 @@ impl Tables {
 }
 
 impl<'a> Builder<'a> {
+    /// A builder over the devices, tables, adjacencies and neighbours of built tables
+    /// `t` (which lend them until [`give_back`](Self::give_back)), for SIDs built in
+    /// place (`sid_update.rs`). `spec` stands for the configuration: one with no routes
+    /// resolves no next hop behind a gateway.
+    pub(super) fn over(spec: &'a RouterSpec, t: &mut Tables) -> Builder<'a> {
+        let adjacencies = std::mem::take(&mut t.adjacencies);
+        let mut adj_index = FxHashMap::default();
+        for (i, a) in adjacencies.iter().enumerate() {
+            adj_index.entry((a.dev, neigh_key(a.nh))).or_insert(i as u32);
+        }
+        let n = t.table_ids.len();
+        Builder {
+            spec,
+            devices: std::mem::take(&mut t.devices),
+            table_ids: std::mem::take(&mut t.table_ids),
+            routes6: vec![Vec::new(); n],
+            routes4: vec![Vec::new(); n],
+            adjacencies,
+            adj_index,
+            neighbours: std::mem::take(&mut t.neighbours),
+            hmac: HmacKeys::default(),
+            warnings: Vec::new(),
+            groups: Vec::new(),
+            group_of_id: FxHashMap::default(),
+            nhid_routes: FxHashMap::default(),
+            multipath_hash: (0, 0),
+            limiters: Vec::new(),
+            sid_via_routes: false,
+        }
+    }
+
+    /// Returns what [`over`](Self::over) borrowed (with the adjacencies it added).
+    pub(super) fn give_back(self, t: &mut Tables) {
+        t.devices = self.devices;
+        t.table_ids = self.table_ids;
+        t.adjacencies = self.adjacencies;
+        t.neighbours = self.neighbours;
+    }
+
     pub(super) fn dev(&self, name: &str, line: Line) -> Result<DevId, BuildError> {
         match self.devices.iter().position(|d| d.name == name) {
             Some(i) => Ok(i as DevId),
@@ -583,11 +626,7 @@ impl<'a> Builder<'a> {
             fibs: super::Fibs::new(fibs),
             table_ids: self.table_ids.clone(),
             // Past the ids the fast path can count (`counters::FIXED`): kind None.
-            fast_sids: sids
-                .iter()
-                .enumerate()
-                .map(|(i, s)| if i < crate::counters::FIXED { fast_sid_of(s) } else { FastSid::NO })
-                .collect(),
+            fast_sids: sids.iter().enumerate().map(|(i, s)| fast_sid_at(s, i)).collect(),
             sids,
             policies: Vec::new(),
             policy_out: Vec::new(),
@@ -621,6 +660,8 @@ impl<'a> Builder<'a> {
             rules_fib4: u32::MAX,
             firewall: None,
             ids: None,
+            onlink: Some(Box::new(onlink)),
+            sid_via_routes: self.sid_via_routes,
         };
         tables.rules = super::rules::Rules::build(spec, &tables)?;
         tables.bpf_encap_src =
@@ -724,17 +765,16 @@ impl From<NextHop> for Route {
 /// argument can follow the C-SID (`lblen + nflen < 128`; otherwise the SID never shifts
 /// and is an ordinary one) —, else none.
 pub(super) fn csid_hops(sids: &[Sid], fast_sids: &[FastSid]) -> Vec<Hop> {
-    sids.iter()
-        .zip(fast_sids)
-        .enumerate()
-        .map(|(i, (s, f))| match s.action.flavors.next_csid {
-            // (A fast kind only for an index under `counters::FIXED`.)
-            Some(c) if f.is(FastKind::EndCsid) || f.is(FastKind::EndXCsid) => {
-                Hop::csid(*f, i as u16, c).unwrap_or_default()
-            }
-            _ => Hop::default(),
-        })
-        .collect()
+    sids.iter().zip(fast_sids).enumerate().map(|(i, (s, f))| csid_hop(s, *f, i)).collect()
+}
+
+/// [`csid_hops`] of SID `s`, index `i`, fast step `f`.
+pub(super) fn csid_hop(s: &Sid, f: FastSid, i: usize) -> Hop {
+    match s.action.flavors.next_csid {
+        // (A fast kind only for an index under `counters::FIXED`.)
+        Some(c) if f.is(FastKind::EndCsid) || f.is(FastKind::EndXCsid) => Hop::csid(f, i as u16, c).unwrap_or_default(),
+        _ => Hop::default(),
+    }
 }
 
 fn check_family(p: Prefix, via: IpAddr, line: Line) -> Result<(), BuildError> {
@@ -764,8 +804,10 @@ fn tunnel_source(t: &Tables, route_dev: Option<DevId>, first: &Ipv6Addr) -> Ipv6
         .unwrap_or(Ipv6Addr::UNSPECIFIED)
 }
 
-/// Device routes of the main table, for resolving gateways.
-#[derive(Default)]
+/// Device routes of the main table, for resolving gateways. The tables keep the one
+/// they were built with ([`Tables::apply_routes`] changes no device route of the main
+/// table in place, so it stays true), for the SIDs built in place.
+#[derive(Debug, Default)]
 pub(super) struct OnLinkIndex {
     v6: Vec<([u8; 16], u8, DevId)>,
     v4: Vec<([u8; 4], u8, DevId)>,
@@ -807,7 +849,7 @@ pub(crate) fn mask4(mut a: [u8; 4], len: u8) -> [u8; 4] {
 /// SID could match a multicast or link-local destination or ::1. The general path
 /// delivers the first two to the host and drops the last before any lookup; the fast
 /// path tests that only for destinations that are not SIDs, so such a SID stays off it.
-fn fast_sid_of(s: &Sid) -> FastSid {
+pub(super) fn fast_sid_of(s: &Sid) -> FastSid {
     if let Prefix::V6(a, len) = s.prefix {
         let a = u128::from(a);
         if meets(a, len, 0xfe80 << 112, 10) || meets(a, len, 0xff << 120, 8) || meets(a, len, 1, 128) {
@@ -815,6 +857,16 @@ fn fast_sid_of(s: &Sid) -> FastSid {
         }
     }
     s.state.fast
+}
+
+/// [`fast_sid_of`] SID `s` at index `i`: kind None past the ids the fast path can
+/// count (`counters::FIXED`).
+pub(super) fn fast_sid_at(s: &Sid, i: usize) -> FastSid {
+    if i < crate::counters::FIXED {
+        fast_sid_of(s)
+    } else {
+        FastSid::NO
+    }
 }
 
 /// Whether the IPv6 prefixes `a/la` and `b/lb` have an address in common (one holds

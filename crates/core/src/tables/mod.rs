@@ -12,6 +12,7 @@ mod policy;
 mod rewrite;
 pub mod rules;
 mod sid_builder;
+mod sid_update;
 mod update;
 
 pub use build::BuildError;
@@ -572,6 +573,13 @@ pub struct Tables {
     /// The IDS ([`crate::ids`]): `None` unless configured; with one, the fast path
     /// takes no frame.
     pub ids: Option<Box<crate::ids::Ids>>,
+    /// The device routes of the main table the tables were built with, which resolve
+    /// the next hops of SIDs built in place.
+    onlink: Option<Box<build::OnLinkIndex>>,
+    /// Some SID's next hop is resolved through a route of the main table (a next hop
+    /// behind a gateway): a change of a main-table route makes the caller build
+    /// ([`Tables::apply_routes`]), which resolves it again.
+    sid_via_routes: bool,
 }
 
 /// The 12 bytes of Ethernet addresses a frame to `dst` from `src` starts with (the

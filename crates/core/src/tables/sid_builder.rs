@@ -72,9 +72,12 @@ impl SidBuilder<'_, '_> {
 
     /// A next hop that is not on a connected network, reached as the kernel reaches
     /// it: through the route of the main table that holds it (Linux resolves `nh6` by
-    /// a route lookup, `seg6_lookup_nexthop` in net/ipv6/seg6_local.c). The tables are
-    /// rebuilt on every route change, so resolving here follows the routes. Only a
-    /// route through one gateway is supported.
+    /// a route lookup, `seg6_lookup_nexthop` in net/ipv6/seg6_local.c). A change of a
+    /// main-table route then builds the tables again ([`Tables::apply_routes`] refuses
+    /// it in place), so resolving here follows the routes. Only a route through one
+    /// gateway is supported.
+    ///
+    /// [`Tables::apply_routes`]: super::Tables::apply_routes
     fn behind_gateway(&mut self, a: &SidAction, nh: IpAddr) -> Result<NextHop, BuildError> {
         let kw = a.behaviour.keyword;
         let IpAddr::V6(nh6) = nh else {
@@ -97,6 +100,7 @@ impl SidBuilder<'_, '_> {
                         Some(d) => Some(self.b.dev(d, r.line)?),
                         None => None,
                     };
+                    self.b.sid_via_routes = true;
                     self.b.gateway(*v, d, self.onlink, self.line)
                 }
                 _ => Err(self.error(format!(

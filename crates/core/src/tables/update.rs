@@ -13,13 +13,17 @@
 //! segment is resolved again for the fast path. Neighbours change in place too
 //! ([`Tables::apply_neighbours`]).
 //!
+//! Local SIDs of the stateless behaviours change in place too (`sid_update.rs` says
+//! which, and how their indices stay dense).
+//!
 //! Anything else — a device route in the main table (gateways given without a device
 //! resolve through those), a prefix that is also an address's connected route or a
-//! host route to an own address, a new table, an SID, a policy, a multipath route
-//! given by its paths, a route through a nexthop object no route used yet, a
-//! change to the main table while a policy takes its source address from the route to
-//! its first segment — is refused with [`NeedsBuild`], and the caller builds the tables
-//! from the whole configuration as before. The result is the tables that
+//! host route to an own address, a new table, a SID of another behaviour, a policy, a
+//! multipath route given by its paths, a route through a nexthop object no route used
+//! yet, a change to the main table while a policy takes its source address from the
+//! route to its first segment or a SID resolves its next hop through a route — is
+//! refused with [`NeedsBuild`], and the caller builds the tables from the whole
+//! configuration as before. The result is the tables that
 //! [`Tables::build`] makes of the changed configuration, lookup for lookup (a test
 //! compares them), with adjacencies that no route uses any more left in place.
 
@@ -49,7 +53,7 @@ pub struct NeighChange {
 pub struct NeedsBuild(pub String);
 
 impl RouteChange {
-    fn spec(&self) -> &RouteSpec {
+    pub(super) fn spec(&self) -> &RouteSpec {
         match self {
             RouteChange::Add(r) | RouteChange::Delete(r) => r,
         }
@@ -63,13 +67,26 @@ impl Tables {
         for c in changes {
             self.check_incremental(c)?;
         }
+        self.check_sid_moves(changes)?;
+        let mut sids = self.build_sids(changes)?.into_iter();
         let mut main = false;
         for c in changes {
             let r = c.spec();
             let t = self.fib_of_table(r.table).ok_or_else(|| NeedsBuild("a new table".into()))?;
             main |= t == Tables::MAIN as usize;
             let (key, len) = lpm_key(r.prefix);
+            // A SID there now goes (unless a SID takes its place).
+            let was_sid = match self.route_at(t, r.prefix) {
+                Some(Route::Sid(j)) => Some(j),
+                _ => None,
+            };
             match c {
+                RouteChange::Add(RouteSpec { kind: RouteKind::Seg6Local { .. }, .. }) => {
+                    if let Some(s) = sids.next() {
+                        self.place_sid(t, s);
+                    }
+                    continue;
+                }
                 RouteChange::Add(r) => {
                     let route = self.incremental_route(r)?;
                     let adjacencies = &self.adjacencies;
@@ -104,6 +121,9 @@ impl Tables {
                         Prefix::V4(..) => drop(fib.lpm4.remove(key, len)),
                     }
                 }
+            }
+            if let Some(j) = was_sid {
+                self.drop_sid(j);
             }
         }
         if main && !self.policies.is_empty() {
@@ -165,6 +185,9 @@ impl Tables {
         if r.table == MAIN_TABLE && !self.policies.is_empty() && self.tunsrc.is_none() {
             return no("a main-table route while policies take their source from their routes");
         }
+        if r.table == MAIN_TABLE && self.sid_via_routes {
+            return no("a main-table route while a SID's next hop is resolved through one");
+        }
         // The route replaced or removed must be one of these kinds too.
         let t = self.fib_of_table(r.table).and_then(|t| self.fibs.get(t));
         let (key, len) = lpm_key(r.prefix);
@@ -178,6 +201,7 @@ impl Tables {
         match now {
             None
             | Some(Route::Forward(NextHop::Adj(_)) | Route::Blackhole | Route::Unreachable | Route::Multipath(_)) => {}
+            Some(Route::Sid(j)) if self.sid_removable(j) => {}
             Some(Route::Forward(NextHop::OnLink(_))) if r.table != MAIN_TABLE => {}
             Some(_) => return no("a route of another kind there now"),
         }
@@ -197,6 +221,7 @@ impl Tables {
                     }
                 }
                 RouteKind::Blackhole | RouteKind::Unreachable => {}
+                RouteKind::Seg6Local { action, dev } => self.check_sid(r, action, dev.as_deref())?,
                 RouteKind::Nhid { id } => {
                     if !self.nhid_routes.contains_key(&(*id, matches!(r.prefix, Prefix::V6(..)))) {
                         return no("a route through a nexthop object no route used at the build");
@@ -209,7 +234,7 @@ impl Tables {
     }
 
     /// The dense index of kernel table `id`.
-    fn fib_of_table(&self, id: u32) -> Option<usize> {
+    pub(super) fn fib_of_table(&self, id: u32) -> Option<usize> {
         self.table_ids.iter().position(|&t| t == id)
     }
 
@@ -261,7 +286,7 @@ impl Tables {
 }
 
 /// The LPM key (left-aligned) and length of a prefix.
-fn lpm_key(p: Prefix) -> (u128, u8) {
+pub(super) fn lpm_key(p: Prefix) -> (u128, u8) {
     match p {
         Prefix::V6(a, l) => (u128::from(a), l),
         Prefix::V4(a, l) => (u128::from(u32::from(a)) << 96, l),

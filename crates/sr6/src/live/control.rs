@@ -555,6 +555,54 @@ pub(super) mod tests {
         assert!(out.contains("in place"), "{out}");
     }
 
+    /// SIDs of the stateless behaviours change in place too, through `sr6 ctl` as through
+    /// the kernel's mirror; a binding SID builds.
+    #[test]
+    fn sid_changes_are_published_in_place() {
+        let mut c = control(CONF);
+        let sid = |c: &Control, a: &str| {
+            let g = c.shared.gen.load();
+            let a: std::net::Ipv6Addr = a.parse().unwrap();
+            match g.tables.fibs.main().lookup6(&a.octets()) {
+                Some(sr6_core::tables::Route::Sid(i)) => {
+                    let s = &g.tables.sids[i as usize];
+                    let word = g.tables.fibs.main().words6.get(u128::from(a));
+                    Some(format!("{} {} {}", s.action, (word >> 48) == u64::from(i), word as u8 != 0))
+                }
+                _ => None,
+            }
+        };
+        c.apply_line("route add fc00:e::1/128 encap seg6local action End.DT6 table 254 dev eth0").unwrap();
+        for (line, a, want) in [
+            ("route add fc00:e::2/128 encap seg6local action End dev eth0", "fc00:e::2", Some("End true true")),
+            (
+                "route replace fc00:e::2/128 encap seg6local action End.X nh6 fc00::2 dev eth0",
+                "fc00:e::2",
+                Some("End.X nh6 fc00::2 true true"),
+            ),
+            // The last SID takes the deleted one's index.
+            ("route del fc00:e::1/128", "fc00:e::2", Some("End.X nh6 fc00::2 true true")),
+            (
+                "route add fc00:f::/48 encap seg6local action End flavors next-csid dev eth0",
+                "fc00:f::",
+                Some("End flavors next-csid lblen 32 nflen 16 false false"),
+            ),
+            ("route del fc00:e::2/128", "fc00:e::2", None),
+        ] {
+            let out = c.apply_line(line).unwrap();
+            assert!(out.contains("in place"), "{line}: {out}");
+            assert_eq!(sid(&c, a).as_deref(), want, "{line}");
+        }
+        let g = c.shared.gen.load();
+        assert_eq!(g.tables.sids.len(), 1);
+        let f = g.tables.fibs.main().lookup6(&"fc00:f:0:1::".parse::<std::net::Ipv6Addr>().unwrap().octets());
+        assert_eq!(f, Some(sr6_core::tables::Route::Sid(0)));
+        let out = c
+            .apply_line("route add fc00:e::3/128 encap seg6local action End.B6.Encaps srh segs fc00::9 dev eth0")
+            .unwrap();
+        assert!(!out.contains("in place"), "{out}");
+    }
+
     /// Routes mirrored from the kernel change in place too, and merge as a build merges
     /// them: the configuration's route wins its prefix; when `sr6 ctl` deletes it, the
     /// kernel's shows through.

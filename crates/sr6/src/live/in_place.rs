@@ -11,8 +11,8 @@
 //! merged in ([`Control::assemble`]): so a `sr6 ctl` command or batch, a change of the
 //! kernel's or zebra's routes and a neighbour all take the same path. The changes are
 //! those [`Tables::apply_routes`] takes in place (plain routes through gateways,
-//! blackholes, unreachables, host routes, routes through known nexthop objects; its
-//! docs say which) and neighbours
+//! blackholes, unreachables, host routes, routes through known nexthop objects, the
+//! SIDs of stateless behaviours; its docs say which) and neighbours
 //! ([`Tables::apply_neighbours`]). Anything else, or a spare the workers do not let go
 //! of in time, makes the caller build as before; the first change after a build builds
 //! a second copy, once.

@@ -1,0 +1,216 @@
+//! Local SIDs added, replaced and removed in place ([`Tables::apply_routes`]): an
+//! IGP's or a controller's SIDs come and go by the thousand, like routes. A SID of a
+//! behaviour that keeps no state outside its own [`Sid`] and registers nothing else in
+//! the tables ([`IN_PLACE`]: End, End.X, End.T, End.DX2/4/6, End.DT4/6/46, with any
+//! flavours) is built by its behaviour's `build` as in a whole build
+//! ([`Builder::over`]), from the next hops the build could resolve: through `oif` or
+//! on a device route of the main table (the tables keep those, `Tables::onlink`); a
+//! next hop behind a gateway, a table the tables do not have, or policy routing rules
+//! (which change the table a SID names) make the caller build.
+//!
+//! A new SID takes the next index; a removed one's index is taken by the last SID
+//! (swap-remove), whose FIB entry, fast-path word and hop are renumbered. The SIDs
+//! that can move so must be ones built in place too (an SR proxy keeps its SID's
+//! index): a batch that could move another is refused whole
+//! ([`Tables::check_sid_moves`]).
+
+use rustc_hash::FxHashSet;
+
+use super::build::{csid_hop, fast_sid_at, Builder};
+use super::update::{lpm_key, NeedsBuild, RouteChange};
+use super::{Route, Sid, SidBuilder, Tables};
+use crate::spec::{Prefix, RouteKind, RouteSpec, RouterSpec, SidAction};
+
+/// The behaviours whose SIDs change in place.
+const IN_PLACE: &[&str] = &["End", "End.X", "End.T", "End.DX2", "End.DX4", "End.DX6", "End.DT4", "End.DT6", "End.DT46"];
+
+/// Whether SID `s` is of a behaviour in [`IN_PLACE`].
+fn in_place(s: &Sid) -> bool {
+    IN_PLACE.contains(&s.behaviour.keyword)
+}
+
+impl Tables {
+    /// Whether the SID route `r` (`action`, `dev`) can be built in place.
+    pub(super) fn check_sid(&self, r: &RouteSpec, action: &SidAction, dev: Option<&str>) -> Result<(), NeedsBuild> {
+        let no = |why: &str| Err(NeedsBuild(format!("{why}: the tables are built again")));
+        if !IN_PLACE.contains(&action.behaviour.keyword) {
+            return no("a SID of this behaviour");
+        }
+        if !matches!(r.prefix, Prefix::V6(..)) {
+            return no("a SID of an IPv4 prefix");
+        }
+        if !self.rules.v6.is_empty() || !self.rules.v4.is_empty() {
+            return no("a SID with policy routing rules");
+        }
+        if let Some(t) = action.params.table.or(action.params.vrftable) {
+            if !self.table_ids.contains(&t) {
+                return no("a SID of a new table");
+            }
+        }
+        if dev.is_some_and(|d| self.device_id(d).is_none())
+            || action.params.oif.as_ref().is_some_and(|d| self.device_id(d).is_none())
+        {
+            return no("an unknown device");
+        }
+        Ok(())
+    }
+
+    /// Whether SID `i`, now in a FIB, may be replaced or removed in place.
+    pub(super) fn sid_removable(&self, i: u32) -> bool {
+        self.rules.v6.is_empty() && self.rules.v4.is_empty() && self.sids.get(i as usize).is_some_and(in_place)
+    }
+
+    /// Whether the SIDs that `changes` can move when they remove SIDs are all built in
+    /// place: each removal moves the last SID, so no more than the last `k` of those
+    /// there are now move, `k` the changes of a table and prefix that holds a SID now or
+    /// after a SID change earlier in the batch.
+    pub(super) fn check_sid_moves(&self, changes: &[RouteChange]) -> Result<(), NeedsBuild> {
+        let mut added = FxHashSet::default();
+        let mut k = 0;
+        for c in changes {
+            let r = c.spec();
+            let key = (r.table, r.prefix);
+            let now = self.fib_of_table(r.table).and_then(|t| self.route_at(t, r.prefix));
+            if matches!(now, Some(Route::Sid(_))) || added.contains(&key) {
+                k += 1;
+            }
+            if matches!((c, &r.kind), (RouteChange::Add(_), RouteKind::Seg6Local { .. })) {
+                added.insert(key);
+            }
+        }
+        let tail = &self.sids[self.sids.len().saturating_sub(k)..];
+        if k > 0 && !tail.iter().all(in_place) {
+            return Err(NeedsBuild(
+                "a SID change that would move a SID not built in place: the tables are built again".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The SIDs of the SID routes `changes` add, in order, built by their behaviours;
+    /// an error (a next hop behind a gateway, say) asks for a build. Only adjacencies
+    /// are added to the tables then (as a build that failed would leave them unused).
+    pub(super) fn build_sids(&mut self, changes: &[RouteChange]) -> Result<Vec<Sid>, NeedsBuild> {
+        let mut out = Vec::new();
+        if !changes.iter().any(|c| matches!((c, &c.spec().kind), (RouteChange::Add(_), RouteKind::Seg6Local { .. }))) {
+            return Ok(out);
+        }
+        let spec = RouterSpec::default();
+        // (Taken out and put back: a default index would allocate its LPMs' roots.)
+        let Some(onlink) = self.onlink.take() else {
+            return Err(NeedsBuild("tables without their device routes: they are built again".into()));
+        };
+        let mut b = Builder::over(&spec, self);
+        let mut res = Ok(());
+        for c in changes {
+            let (RouteChange::Add(r), RouteKind::Seg6Local { action, dev }) = (c, &c.spec().kind) else { continue };
+            match build_one(&mut b, &onlink, r, action, dev.as_deref()) {
+                Ok(s) => out.push(s),
+                Err(e) => {
+                    res = Err(e);
+                    break;
+                }
+            }
+        }
+        b.give_back(self);
+        self.onlink = Some(onlink);
+        res.map(|()| out)
+    }
+
+    /// Puts SID `s` in FIB `t` at its prefix: in the place of the SID there now, or as a
+    /// new one.
+    pub(super) fn place_sid(&mut self, t: usize, s: Sid) {
+        let i = match self.route_at(t, s.prefix) {
+            Some(Route::Sid(j)) if (j as usize) < self.sids.len() => {
+                let j = j as usize;
+                self.fast_sids[j] = fast_sid_at(&s, j);
+                self.sids[j] = s;
+                j
+            }
+            _ => {
+                self.fast_sids.push(fast_sid_at(&s, self.sids.len()));
+                self.sids.push(s);
+                self.sids.len() - 1
+            }
+        };
+        self.set_sid_entry(t, i);
+    }
+
+    /// Removes SID `i`, whose FIB entry is gone: the last SID takes its index.
+    pub(super) fn drop_sid(&mut self, i: u32) {
+        let (i, last) = (i as usize, self.sids.len().wrapping_sub(1));
+        if i > last {
+            return;
+        }
+        self.sids.swap_remove(i);
+        self.fast_sids.swap_remove(i);
+        if i == last {
+            return;
+        }
+        self.fast_sids[i] = fast_sid_at(&self.sids[i], i);
+        let prefix = self.sids[i].prefix;
+        if let Some(t) = (0..self.fibs.len()).find(|&t| self.route_at(t, prefix) == Some(Route::Sid(last as u32))) {
+            self.set_sid_entry(t, i);
+        }
+    }
+
+    /// Sets the FIB entry of SID `i` in FIB `t`: a /128 in the exact table, with its
+    /// fast-path word, marked in the trie; a shorter prefix in the trie, with its hop.
+    fn set_sid_entry(&mut self, t: usize, i: usize) {
+        let (Some(s), Some(&f)) = (self.sids.get(i), self.fast_sids.get(i)) else { return };
+        let hop = csid_hop(s, f, i);
+        let prefix = s.prefix;
+        let Some(fib) = self.fibs.get_mut(t) else { return };
+        let route = Route::Sid(i as u32);
+        match prefix {
+            Prefix::V6(a, 128) => {
+                fib.exact6.set(u128::from(a), route);
+                fib.words6.set(u128::from(a), f.pack(i as u32));
+                fib.lpm6.mark(u128::from(a));
+            }
+            Prefix::V6(..) => {
+                let (key, len) = lpm_key(prefix);
+                fib.lpm6.insert(key, len, route, hop);
+            }
+            Prefix::V4(..) => {}
+        }
+    }
+
+    /// The route FIB `t` has for exactly `p` (a host route's is in the exact table).
+    pub(super) fn route_at(&self, t: usize, p: Prefix) -> Option<Route> {
+        let f = self.fibs.get(t)?;
+        let (key, len) = lpm_key(p);
+        match p {
+            Prefix::V6(a, 128) => f.exact6.get(u128::from(a)),
+            Prefix::V4(a, 32) => f.exact4.get(u128::from(u32::from(a))),
+            Prefix::V6(..) => f.lpm6.get(key, len).copied(),
+            Prefix::V4(..) => f.lpm4.get(key, len).copied(),
+        }
+    }
+}
+
+/// SID route `r` built by its behaviour, as [`Tables::build`] builds it.
+fn build_one(
+    b: &mut Builder,
+    onlink: &super::build::OnLinkIndex,
+    r: &RouteSpec,
+    action: &SidAction,
+    dev: Option<&str>,
+) -> Result<Sid, NeedsBuild> {
+    let failed = |m: String| NeedsBuild(format!("a SID the tables cannot build in place ({m}): they are built again"));
+    let route_dev = match dev {
+        Some(d) => Some(b.dev(d, r.line).map_err(|e| failed(e.message))?),
+        None => None,
+    };
+    let beh = action.behaviour;
+    if let Some(p) = beh.required.iter().find(|p| !p.is_set(&action.params)) {
+        return Err(failed(format!("{} requires `{}`", beh.keyword, p.keyword())));
+    }
+    let mut policies = Vec::new();
+    let mut sb = SidBuilder { b, onlink, policies: &mut policies, route_dev, prefix: r.prefix, line: r.line };
+    let state = (beh.build)(&mut sb, action).map_err(|e| failed(e.message))?;
+    if !policies.is_empty() {
+        return Err(failed("it has a policy".into()));
+    }
+    Ok(Sid { prefix: r.prefix, behaviour: beh, action: action.clone(), state, line: r.line })
+}
