@@ -2,8 +2,8 @@
 destination its configuration covers throughout (fc00:bb::/48 via b), while `sr6 ctl
 batch` adds and withdraws thousands of other routes — more specifics beside the
 destination under the same /48 and prefixes elsewhere, all pointing back towards a, so
-that a change applied to the wrong prefix sends the traffic the wrong way, and End SIDs
-(which change in place too, tables/sid_update.rs). No datagram
+that a change applied to the wrong prefix sends the traffic the wrong way, multipath
+routes, and End SIDs (which change in place too, tables/sid_update.rs). No datagram
 may be lost, every batch must be applied in place (tables/update.rs, live/in_place.rs:
 no build per change), and the routes must be what the last batch left. The rate reached
 is printed, not asserted (a wall-clock figure; docs/performance.md has the measured one).
@@ -40,11 +40,15 @@ def batch_lines(i: int) -> str:
     for j in range(PER_BATCH):
         n = k * PER_BATCH + j
         # Beside the destination (fc00:bb:0::/64 holds it; these are fc00:bb:N::/64, N > 0),
-        # elsewhere (fc00:cc::/32), and a quarter of them End SIDs (fc00:dd::/64).
+        # elsewhere (fc00:cc::/32, half of them multipath), and a quarter of them End SIDs
+        # (fc00:dd::/64).
         if j % 2 == 0:
             p, how = f"fc00:bb:{1 + n % 0xfffe:x}::/64", "via fc00:a::2 dev r-a"
-        elif j % 4 == 1:
+        elif j % 8 == 1:
             p, how = f"fc00:cc:{n // 0x10000:x}:{n % 0x10000:x}::/64", "via fc00:a::2 dev r-a"
+        elif j % 8 == 5:  # multipath, a gateway without its device
+            p, how = f"fc00:cc:{n // 0x10000:x}:{n % 0x10000:x}::/64", \
+                "nexthop via fc00:a::2 dev r-a nexthop via fc00:a::3 weight 2"
         else:
             p, how = f"fc00:dd::{n:x}/128", "encap seg6local action End dev r-a"
         lines.append(f"route add {p} {how}" if i % 2 == 0 else f"route del {p}")

@@ -62,9 +62,10 @@ const PREFIXES4: &[&str] =
 const NHIDS6: &[u32] = &[61, 63];
 const NHIDS4: &[u32] = &[41];
 /// Gateways: with an adjacency from the start, resolved without one (a new adjacency
-/// takes the neighbour's MAC), unresolved.
-const VIAS6: &[&str] = &["fc00:1::2 dev eth0", "fc00:2::2 dev eth1", "fc00:2::3 dev eth1", "fc00:1::7 dev eth0"];
-const VIAS4: &[&str] = &["10.1.0.2 dev eth0", "10.1.0.3 dev eth0", "10.1.0.9 dev eth0"];
+/// takes the neighbour's MAC), unresolved; without a device (on a connected network).
+const VIAS6: &[&str] =
+    &["fc00:1::2 dev eth0", "fc00:2::2 dev eth1", "fc00:2::3 dev eth1", "fc00:1::7 dev eth0", "fc00:2::3", "fc00:1::8"];
+const VIAS4: &[&str] = &["10.1.0.2 dev eth0", "10.1.0.3 dev eth0", "10.1.0.9 dev eth0", "10.1.0.3"];
 /// SID actions the changes pick from (`dev eth0` added): the ones built in place, then
 /// (at [`SIDS_BUILT`]) a binding SID, which makes the caller build. A NEXT-C-SID End
 /// only on the /48s. (A next hop behind a gateway: `refused_changes_change_nothing`.)
@@ -97,6 +98,13 @@ fn norm(t: &Tables, r: Option<Route>) -> String {
     match r {
         Some(Route::Forward(NextHop::Adj(i))) => adjacency(t, i),
         Some(Route::Sid(i)) => sid(t, i as usize),
+        Some(Route::Multipath(i)) => match t.groups.get(i as usize) {
+            Some(g) => {
+                let hops: Vec<String> = g.hops.iter().map(|h| norm(t, Some(Route::Forward(*h)))).collect();
+                format!("multipath {hops:?} weights {:?}", g.weights)
+            }
+            None => format!("no group {i}"),
+        },
         other => format!("{other:?}"),
     }
 }
@@ -224,7 +232,7 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
 
     #[test]
-    fn in_place_changes_match_a_build(ops in proptest::collection::vec((0u8..8, any::<usize>(), any::<usize>(), any::<bool>()), 1..25)) {
+    fn in_place_changes_match_a_build(ops in proptest::collection::vec((0u8..9, any::<usize>(), any::<usize>(), any::<bool>()), 1..25)) {
         let mut s = spec(BASE);
         let mut t = build(&s);
         // The tables and prefixes whose SID only a build makes (nothing replaces or
@@ -269,6 +277,14 @@ proptest! {
                     format!("ip -6 route replace {prefix} encap seg6local action {} dev eth0{table}", SIDS[k])
                 }
                 7 => continue,
+                // A multipath route given by its paths (one path: a plain route).
+                8 => {
+                    let vias = if v6 { VIAS6 } else { VIAS4 };
+                    let paths: Vec<String> = (0..1 + n % 3)
+                        .map(|k| format!("nexthop via {} weight {}", vias[(n / 3 + k) % vias.len()], 1 + k * 2))
+                        .collect();
+                    format!("ip {fam}route replace {prefix}{table} {}", paths.join(" "))
+                }
                 0 => format!("ip {fam}route replace {prefix} via {via}{table}"),
                 1 => format!("ip {fam}route replace blackhole {prefix}{table}"),
                 2 => format!("ip {fam}route replace unreachable {prefix}{table}"),
@@ -328,7 +344,9 @@ fn refused_changes_change_nothing() {
         "ip -6 route add fc00:99::/64 dev eth0",
         "ip -6 route add fc00:99::/64 encap seg6 mode encap segs fc00::9 dev eth0",
         "ip -6 route add fc00:99::/64 via fc00:1::2 dev eth0 table 7",
-        "ip -6 route add fc00:99::/64 nexthop via fc00:1::2 dev eth0 nexthop via fc00:2::2 dev eth1",
+        // A gateway given without a device, not on a connected network (the build
+        // refuses it too: the change is refused whole).
+        "ip -6 route add fc00:99::/64 nexthop via fc00:77::5 nexthop via fc00:2::2 dev eth1",
         "ip -6 route del fc00:aa::/48",
         "ip route add 10.1.0.0/24 via 10.1.0.2 dev eth0",
         // The configuration's route for an address's connected prefix: without it,

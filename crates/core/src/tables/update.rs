@@ -1,6 +1,8 @@
 //! Route changes applied to built tables in place ([`Tables::apply_routes`]), for the
-//! routes a routing daemon sends by the thousand: a prefix through a gateway on a
-//! device, a device route outside the main table, a blackhole or unreachable prefix,
+//! routes a routing daemon sends by the thousand: a prefix through a gateway (on a
+//! device, or without one on a device route of the main table, as the build resolves
+//! it), a multipath route given by its paths (a new group), a device route outside the
+//! main table, a blackhole or unreachable prefix,
 //! a route through a nexthop object (single, blackhole or group) that a route already
 //! used when the tables were built (zebra installs every route through one; the route
 //! is the one the build made of it, [`Tables::nhid_routes`]), in a table that exists.
@@ -19,8 +21,7 @@
 //! Anything else — a device route in the main table (gateways given without a device
 //! resolve through those), a prefix that is also an address's connected route or a
 //! host route to an own address, a new table, a SID of another behaviour, a policy, a
-//! multipath route given by its paths, a route through a nexthop object no route used
-//! yet, a change to the main table while a policy takes its source address from the
+//! route through a nexthop object no route used yet, a change to the main table while a policy takes its source address from the
 //! route to its first segment or a SID resolves its next hop through a route — is
 //! refused with [`NeedsBuild`], and the caller builds the tables from the whole
 //! configuration as before. The result is the tables that
@@ -30,6 +31,7 @@
 use std::net::IpAddr;
 
 use super::{eth_addrs, neigh_key, Adjacency, FastSid, NextHop, Rewrite, Route, Tables};
+use crate::packet::DevId;
 use crate::spec::{Prefix, RouteKind, RouteSpec, MAIN_TABLE};
 
 /// A route change: [`Add`](RouteChange::Add) also replaces the route of the same table
@@ -220,6 +222,12 @@ impl Tables {
                         return no("an unknown device");
                     }
                 }
+                RouteKind::Forward { via: Some(v), dev: None } => self.check_path(r.prefix, Some(*v), None)?,
+                RouteKind::Multipath { paths } if !paths.is_empty() => {
+                    for p in paths {
+                        self.check_path(r.prefix, p.via, p.dev.as_deref())?;
+                    }
+                }
                 RouteKind::Blackhole | RouteKind::Unreachable => {}
                 RouteKind::Seg6Local { action, dev } => self.check_sid(r, action, dev.as_deref())?,
                 RouteKind::Nhid { id } => {
@@ -231,6 +239,46 @@ impl Tables {
             }
         }
         Ok(())
+    }
+
+    /// Whether a path through `via` and/or `dev` can be made in place: a gateway of the
+    /// prefix's family on a known device, or without one on a device route of the main
+    /// table (as the build resolves it), or a known device.
+    fn check_path(&self, prefix: Prefix, via: Option<IpAddr>, dev: Option<&str>) -> Result<(), NeedsBuild> {
+        let no = |why: &str| Err(NeedsBuild(format!("{why}: the tables are built again")));
+        if dev.is_some_and(|d| self.device_id(d).is_none()) {
+            return no("an unknown device");
+        }
+        match (via, dev) {
+            (Some(v), _)
+                if matches!((prefix, v), (Prefix::V6(..), IpAddr::V4(_)) | (Prefix::V4(..), IpAddr::V6(_))) =>
+            {
+                no("a gateway of the other family")
+            }
+            (Some(v), None) if self.onlink_dev(v).is_none() => no("a gateway not on a connected network"),
+            (None, None) => no("a path with neither gateway nor device"),
+            _ => Ok(()),
+        }
+    }
+
+    /// The device of the main table's device route `nh` lies on (the build's
+    /// resolution of a gateway given without a device).
+    fn onlink_dev(&self, nh: IpAddr) -> Option<DevId> {
+        self.onlink.as_ref()?.lookup(nh)
+    }
+
+    /// The next hop of a path [`check_path`](Self::check_path) accepted.
+    fn incremental_path(&mut self, via: Option<IpAddr>, dev: Option<&str>) -> Result<NextHop, NeedsBuild> {
+        let dev = match (dev, via) {
+            (Some(d), _) => self.device_id(d),
+            (None, Some(v)) => self.onlink_dev(v),
+            (None, None) => None,
+        };
+        match (via, dev) {
+            (Some(v), Some(d)) => Ok(NextHop::Adj(self.adjacency_to(d, v))),
+            (None, Some(d)) => Ok(NextHop::OnLink(d)),
+            _ => Err(NeedsBuild("a path the tables cannot resolve".into())),
+        }
     }
 
     /// The dense index of kernel table `id`.
@@ -247,6 +295,20 @@ impl Tables {
                 Route::Forward(NextHop::Adj(self.adjacency_to(d, *v)))
             }
             RouteKind::Forward { via: None, dev: Some(d) } => Route::Forward(NextHop::OnLink(dev(self, d)?)),
+            RouteKind::Forward { via: Some(v), dev: None } => Route::Forward(self.incremental_path(Some(*v), None)?),
+            // As the build: one path is a plain route, more a new group.
+            RouteKind::Multipath { paths } => {
+                let hops = paths
+                    .iter()
+                    .map(|p| self.incremental_path(p.via, p.dev.as_deref()))
+                    .collect::<Result<Vec<_>, _>>()?;
+                if hops.len() == 1 {
+                    Route::Forward(hops[0])
+                } else {
+                    self.groups.push(super::Group::new(hops, paths.iter().map(|p| p.weight.clamp(1, 256)).collect()));
+                    Route::Multipath((self.groups.len() - 1) as u32)
+                }
+            }
             RouteKind::Blackhole => Route::Blackhole,
             RouteKind::Unreachable => Route::Unreachable,
             RouteKind::Nhid { id } => *self

@@ -511,7 +511,7 @@ pub(super) mod tests {
 
     /// Plain route changes are published in place, on the spare generation once the
     /// workers let go of it; what is published is what a build of the configuration
-    /// gives. Other changes build, and the spare is gone.
+    /// gives. Other changes (a new table) build, and the spare is gone.
     #[test]
     fn route_changes_are_published_in_place() {
         let mut c = control(CONF);
@@ -547,8 +547,9 @@ pub(super) mod tests {
         }
         assert!(gens.windows(2).all(|w| w[1] > w[0]), "{gens:?}");
         assert!(c.spare.is_some());
-        let out =
-            c.apply_line("route add fc00:5::/64 nexthop via fc00::2 dev eth0 nexthop via fc00::3 dev eth0").unwrap();
+        let out = c.apply_line("route add fc00:4::/64 nexthop via fc00::2 dev eth0 nexthop via fc00::3").unwrap();
+        assert!(out.contains("in place"), "{out}");
+        let out = c.apply_line("route add fc00:5::/64 via fc00::2 dev eth0 table 7").unwrap();
         assert!(!out.contains("in place"), "{out}");
         assert!(c.spare.is_none());
         let out = c.apply_line("route add fc00:6::/64 via fc00::2 dev eth0").unwrap();

@@ -10,7 +10,7 @@
 //! mirrored from the kernel and from zebra and the neighbours learned from the kernel
 //! merged in ([`Control::assemble`]): so a `sr6 ctl` command or batch, a change of the
 //! kernel's or zebra's routes and a neighbour all take the same path. The changes are
-//! those [`Tables::apply_routes`] takes in place (plain routes through gateways,
+//! those [`Tables::apply_routes`] takes in place (plain and multipath routes through gateways,
 //! blackholes, unreachables, host routes, routes through known nexthop objects, the
 //! SIDs of stateless behaviours; its docs say which) and neighbours
 //! ([`Tables::apply_neighbours`]). Anything else, or a spare the workers do not let go
