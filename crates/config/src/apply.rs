@@ -259,9 +259,15 @@ pub(crate) fn commit(spec: &mut RouterSpec, idx: &mut Index, cmd: Cmd) -> Result
             }
         },
         Item::RouteDel { table, prefix, .. } => {
-            if let Some(i) = idx.routes.get(&(table, prefix)).copied() {
+            if let Some(i) = idx.routes.remove(&(table, prefix)) {
+                // The routes keep their order; the ones after it move up one (no
+                // rehash of every route: a batch of deletions stays linear in them).
                 spec.routes.remove(i);
-                idx.routes = spec.routes.iter().enumerate().map(|(i, r)| ((r.table, r.prefix), i)).collect();
+                for v in idx.routes.values_mut() {
+                    if *v > i {
+                        *v -= 1;
+                    }
+                }
             }
         }
         Item::Tunsrc { addr, line } => spec.tunsrc = addr.map(|a| (a, line)),

@@ -82,6 +82,10 @@ pub struct Experiment {
     /// offer: the forwarding rate at maximum offered load (RFC 2285 §3.6.2), which
     /// measures a saturated SUT's capacity even where the tester bounded its PDR.
     pub max_load_trial: bool,
+    /// Route changes a second sent to the forwarder while its trials run (0: none):
+    /// blackhole /64s under 2001:db8:c4::/48 added and withdrawn in batches every 100 ms,
+    /// by `sr6 ctl batch` or `ip -batch` ([`crate::churn`]).
+    pub route_churn_per_s: u32,
 }
 
 impl Default for Experiment {
@@ -132,6 +136,7 @@ impl Default for Experiment {
             retry_lossy_trials: 1,
             retry_short_trials: 3,
             max_load_trial: true,
+            route_churn_per_s: 0,
         }
     }
 }
@@ -241,6 +246,9 @@ impl Experiment {
         }
         if self.retry_short_trials > 5 {
             return Err("retry_short_trials: at most 5".into());
+        }
+        if self.route_churn_per_s > 1_000_000 {
+            return Err(format!("route_churn_per_s: {} must be at most 1000000", self.route_churn_per_s));
         }
         if !matches!(self.sr6_backend.as_str(), "af_xdp" | "af_packet" | "auto") {
             return Err("sr6_backend: af_xdp, af_packet or auto".into());

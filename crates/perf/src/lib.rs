@@ -25,6 +25,7 @@
 
 pub mod bpf;
 pub mod bpf_objects;
+pub mod churn;
 pub mod driver;
 pub mod experiment;
 pub mod model;

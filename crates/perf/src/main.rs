@@ -70,6 +70,10 @@ enum Cmd {
         /// (`packet_bytes`).
         #[arg(long)]
         packet_bytes: Option<usize>,
+        /// Route changes a second sent to the forwarder while its trials run, as a
+        /// routing daemon would (`route_churn_per_s`; 0: none).
+        #[arg(long, value_name = "N")]
+        route_churn: Option<u32>,
         /// Output directory (default out/perf/<UTC time>).
         #[arg(long)]
         out: Option<PathBuf>,
@@ -79,16 +83,19 @@ enum Cmd {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let r = match cli.cmd {
-        Cmd::Run { file, preset, forwarder, behavior, duration, repetitions, packet_bytes, out } => run(PerfOpts {
-            file,
-            preset,
-            packet_bytes,
-            forwarders: forwarder,
-            behaviors: behavior,
-            duration,
-            repetitions,
-            out: out.unwrap_or_else(default_out),
-        }),
+        Cmd::Run { file, preset, forwarder, behavior, duration, repetitions, packet_bytes, route_churn, out } => {
+            run(PerfOpts {
+                file,
+                route_churn,
+                preset,
+                packet_bytes,
+                forwarders: forwarder,
+                behaviors: behavior,
+                duration,
+                repetitions,
+                out: out.unwrap_or_else(default_out),
+            })
+        }
     };
     match r {
         Ok(()) => ExitCode::SUCCESS,
@@ -108,6 +115,7 @@ struct PerfOpts {
     behaviors: Vec<String>,
     duration: Option<f64>,
     repetitions: Option<usize>,
+    route_churn: Option<u32>,
     out: PathBuf,
 }
 
@@ -146,6 +154,9 @@ fn run(o: PerfOpts) -> Result<(), String> {
     if let Some(n) = o.packet_bytes {
         exp.packet_bytes = n;
     }
+    if let Some(n) = o.route_churn {
+        exp.route_churn_per_s = n;
+    }
     exp.validate()?;
     let sr6_bin = sr6_bin()?;
     if exp.forwarders.iter().any(|f| f == "sr6") && !sr6_bin.is_file() {
@@ -162,12 +173,16 @@ fn run(o: PerfOpts) -> Result<(), String> {
     let total = exp.forwarders.len() * exp.behaviors.len();
     let mut progress = Printer { tty: std::io::stderr().is_terminal(), stage: 0, total, last: String::new() };
     eprintln!(
-        "sr6 perf: {} forwarder(s) x {} behaviour(s), {} repetition(s), {} s trials, PDR@{}% — results in {}",
+        "sr6 perf: {} forwarder(s) x {} behaviour(s), {} repetition(s), {} s trials, PDR@{}%{} — results in {}",
         exp.forwarders.len(),
         exp.behaviors.len(),
         exp.repetitions,
         exp.trial_duration_s,
         exp.pdr_loss_thresholds[0] * 100.0,
+        match exp.route_churn_per_s {
+            0 => String::new(),
+            n => format!(", {n} route changes/s"),
+        },
         o.out.display()
     );
     // SIGINT/SIGTERM end the run between two trials, so that the forwarder is stopped

@@ -3,7 +3,8 @@
 //! `repetitions` NDR/PDR searches, each followed by a trial at the highest rate the
 //! search may offer (the forwarding rate at maximum offered load, [`MaxLoad`]), and a
 //! latency trial at a fraction of the NDR; the summaries over repetitions go into a
-//! [`BehaviorResult`].
+//! [`BehaviorResult`]. With `route_churn_per_s`, route changes reach the forwarder
+//! throughout ([`crate::churn`]).
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -97,7 +98,18 @@ pub fn run(
             for w in fwd.start(&tb, b)? {
                 warn(progress, format!("{fname}: {w}"), &mut out);
             }
+            let churn = match exp.route_churn_per_s {
+                0 => None,
+                n => Some(crate::churn::Churn::start(fwd.as_ref(), &tb, n)?),
+            };
             let r = measure(exp, fwd.as_ref(), &tb, b, open_tester, progress, &mut out.notes);
+            if let Some(c) = churn {
+                let note = c.stop().map(|n| format!("{fname} {}: {n}", b.name()));
+                match note {
+                    Ok(n) => out.notes.push(n),
+                    Err(e) => warn(progress, format!("{fname} {}: {e}", b.name()), &mut out),
+                }
+            }
             let stopped = fwd.stop(&tb);
             drop(tb);
             let r = r?;

@@ -174,6 +174,16 @@ pub fn run(o: RunOpts) -> Result<()> {
     }
     drop(req_tx);
     drop(alert_tx);
+    // The control side (`sr6 ctl`, the kernel's and zebra's routes, neighbour
+    // resolution: the threads spawned from here on) keeps off the workers' CPUs when
+    // there are others: a batch of route changes must not take a worker's CPU from it.
+    let pinned: Vec<usize> = o.cpus.iter().take(o.workers as usize).copied().collect();
+    let others = control_cpus(&pinned);
+    if !others.is_empty() {
+        if let Err(e) = pin_to_cpus(&others) {
+            eprintln!("sr6: warning: cannot keep the control threads on CPUs {others:?}: {e}");
+        }
+    }
     if let Some(prio) = o.overload_priority {
         // The watchdog runs where the workers run.
         let cpus: Vec<usize> = o.cpus.iter().take(o.workers as usize).copied().collect();
@@ -287,4 +297,14 @@ fn check_kernel_forwarding() {
             );
         }
     }
+}
+
+/// The CPUs the control threads may use: every CPU of the machine the workers are not
+/// pinned to (none when the workers are not pinned, or take every CPU).
+fn control_cpus(workers: &[usize]) -> Vec<usize> {
+    if workers.is_empty() {
+        return Vec::new();
+    }
+    let n = std::thread::available_parallelism().map_or(1, |n| n.get());
+    (0..n).filter(|c| !workers.contains(c)).collect()
 }

@@ -32,4 +32,9 @@ impl Forwarder for Linux {
     fn stop(&mut self, _tb: &Testbed) -> Result<(), String> {
         Ok(())
     }
+
+    /// `ip -n SUT -batch -`: the kernel's table, as a routing daemon changes it.
+    fn churn_command(&self, tb: &Testbed) -> Result<Vec<String>, String> {
+        Ok(["ip", "-n", &tb.sut, "-batch", "-"].map(String::from).to_vec())
+    }
 }

@@ -29,6 +29,11 @@ pub trait Forwarder {
     fn check_warm_up(&self, _b: Behavior) -> Result<(), String> {
         Ok(())
     }
+    /// The command that applies a batch of route changes (`route add|del ...` lines on
+    /// its standard input) to the running forwarder ([`crate::churn`]).
+    fn churn_command(&self, _tb: &Testbed) -> Result<Vec<String>, String> {
+        Err(format!("the {} forwarder takes no route changes", self.name()))
+    }
 }
 
 /// A driver by name; `sr6_bin` and the experiment's `sr6_*` keys configure the sr6

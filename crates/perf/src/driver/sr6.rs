@@ -145,6 +145,19 @@ impl Forwarder for Sr6 {
         })
     }
 
+    /// `sr6 ctl batch -`: one change of the running tables a batch.
+    fn churn_command(&self, _tb: &Testbed) -> Result<Vec<String>, String> {
+        let sock = self.dir.as_ref().ok_or("sr6 is not running")?.join("sut.sock");
+        Ok(vec![
+            self.bin.display().to_string(),
+            "ctl".into(),
+            "--socket".into(),
+            sock.display().to_string(),
+            "batch".into(),
+            "-".into(),
+        ])
+    }
+
     fn stop(&mut self, _tb: &Testbed) -> Result<(), String> {
         if let Some(mut c) = self.child.take() {
             // SIGTERM (sr6 run detaches its XDP programs and exits); kill(1) keeps
