@@ -32,6 +32,14 @@ impl<T: Copy + Default + bytemuck::Zeroable> ById<T> {
     pub fn clear(&mut self) {
         self.fill(T::default());
     }
+
+    /// `len` counters, all zero, in the memory these have (no allocation: a worker
+    /// reshapes its counters for every new generation of the tables).
+    pub fn reshape(&mut self, len: usize) {
+        let len = len.min(FIXED);
+        self.fixed[..self.len.max(len)].fill(T::default());
+        self.len = len;
+    }
 }
 
 impl<T> ById<T> {
@@ -76,7 +84,7 @@ impl<T: Copy + Default + bytemuck::Zeroable> Clone for ById<T> {
     /// Copies ids `0..len` only (into a fresh array if the lengths differ).
     fn clone_from(&mut self, source: &Self) {
         if self.len != source.len {
-            *self = ById::new(source.len);
+            self.reshape(source.len);
         }
         self.copy_from_slice(source);
     }

@@ -164,6 +164,18 @@ impl Counters {
         self.ids.merge(&other.ids);
     }
 
+    /// Zeroes everything and takes the shape of [`new`](Self::new)`(devices, sids,
+    /// policies)`, keeping the memory of the per-device and per-SID arrays; the
+    /// firewall's counters are left empty (the caller sizes them).
+    pub fn reshape(&mut self, devices: usize, sids: usize, policies: usize) {
+        self.clear();
+        self.tx.reshape(devices);
+        self.sids.reshape(sids);
+        self.policies.clear();
+        self.policies.resize(policies, 0);
+        self.firewall.clear();
+    }
+
     /// Zeroes everything, keeping the shape (and the memory).
     pub fn clear(&mut self) {
         let Counters {
@@ -202,6 +214,27 @@ impl Counters {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Reshaped counters are new ones of the shape, whatever was counted before and in
+    /// whichever shape: growing again shows no count left behind.
+    #[test]
+    fn reshape_is_new() {
+        let mut a = Counters::new(3, FIXED + 2, 2);
+        a.rx = 9;
+        *a.tx.get_mut(2).unwrap() = 5;
+        a.sids.count(1, 7);
+        a.sids.count(FIXED + 1, 7);
+        a.policies[1] = 4;
+        a.drop(DropReason::NoRoute);
+        for (d, s, p) in [(1, 1, 0), (4, 3, 3), (3, FIXED + 2, 2), (0, 0, 0), (3, FIXED + 2, 2)] {
+            a.reshape(d, s, p);
+            assert_eq!(a, Counters::new(d, s, p), "{d} {s} {p}");
+            *a.tx.get_mut(0).map_or(&mut 0, |x| x) += 1;
+            a.sids.count(0, 1);
+            a.reshape(d, s, p);
+            assert_eq!(a, Counters::new(d, s, p), "{d} {s} {p}, counted");
+        }
+    }
 
     #[test]
     fn merge_sums_every_field() {

@@ -105,6 +105,18 @@ impl SidCounters {
         (0..self.len).filter_map(|i| self.get(i))
     }
 
+    /// `len` SIDs' counters, all zero, in the memory these have (the fixed arrays are
+    /// not allocated again).
+    pub fn reshape(&mut self, len: usize) {
+        let n = self.head().max(len.min(FIXED));
+        for a in self.fixed.iter_mut() {
+            a[..n].fill(0);
+        }
+        self.more.clear();
+        self.more.resize(len.saturating_sub(FIXED), SidCounter::default());
+        self.len = len;
+    }
+
     /// Zeroes every SID's counters.
     pub fn clear(&mut self) {
         let n = self.head();
@@ -125,7 +137,7 @@ impl Clone for SidCounters {
     /// Copies SIDs `0..len` only (into fresh arrays if the lengths differ).
     fn clone_from(&mut self, source: &Self) {
         if self.len != source.len {
-            *self = SidCounters::new(source.len);
+            self.reshape(source.len);
         }
         let n = self.head();
         for (a, b) in self.fixed.iter_mut().zip(source.fixed.iter()) {

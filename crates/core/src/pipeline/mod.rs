@@ -95,6 +95,32 @@ impl Worker {
         }
     }
 
+    /// The state [`new`](Self::new) gives for tables `t`, but for the ICMP rate limit
+    /// and the End.BPF stack, kept, in the memory this worker has: what a live worker
+    /// does at every new generation of the tables (a route change), which must not
+    /// free and allocate its 2 MiB of counters each time.
+    pub fn renew(&mut self, t: &Tables) {
+        let Worker {
+            counters,
+            icmp_limit: _,
+            now_ns,
+            rx_macs,
+            fast_path,
+            fast_hits,
+            extra,
+            ids,
+            general,
+            from,
+            bpf_scratch: _,
+        } = self;
+        counters.reshape(t.devices.len(), t.sids.len(), t.policies.len());
+        counters.firewall.resize(2 * t.firewall.as_ref().map_or(0, |f| f.counter_count()), 0);
+        *ids = crate::ids::WorkerIds::new(t.ids.as_deref());
+        extra.clear();
+        (*now_ns, *rx_macs, *fast_path, *fast_hits) = (0, [0; 12], true, 0);
+        (*general, *from) = (0, 0);
+    }
+
     /// The ICMP error rate limit of a new worker: 1,000 a second, bursts of 100.
     fn icmp_limit() -> TokenBucket {
         TokenBucket::new(1000, 100)

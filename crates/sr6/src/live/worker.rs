@@ -134,15 +134,16 @@ pub fn run(ctx: WorkerCtx, mut ports: Vec<Box<dyn Port>>) {
                     r.absorb(&gen.tables, &w.counters);
                 }
             }
-            let icmp_limit = w.icmp_limit.clone();
-            let old = std::mem::replace(&mut w, Worker::new(&next.tables));
-            w.icmp_limit = icmp_limit;
-            carry_unchanged(&gen.tables, &next.tables, &old.counters, &mut w.counters);
+            // Reshaped in place: a generation a batch of route changes must not cost
+            // the worker its counters' memory (freed and faulted in again).
+            let (firewall, ids) = (std::mem::take(&mut w.counters.firewall), w.counters.ids);
+            w.renew(&next.tables);
+            carry_unchanged(&gen.tables, &next.tables, &firewall, ids, &mut w.counters);
             gen = next;
             {
                 let mut slot = lock(&shared.workers[ctx.id]);
                 slot.gen = gen.clone();
-                slot.counters = w.counters.clone();
+                slot.counters.clone_from(&w.counters);
             }
             if !pending.is_empty() {
                 pending.retry(&gen.tables, now_ns(), |d, f| send(&mut ports, d, f, &mut tx_no_port));
@@ -313,17 +314,17 @@ pub fn run(ctx: WorkerCtx, mut ports: Vec<Box<dyn Port>>) {
 /// target, the k-th of equal rules matched to the k-th) and of each built-in chain's
 /// policy; a new rule starts at zero. (The SIDs' and devices' counters are folded into
 /// [`super::state::Retired`] under stable keys instead.)
-fn carry_unchanged(old: &Tables, new: &Tables, from: &Counters, to: &mut Counters) {
+fn carry_unchanged(old: &Tables, new: &Tables, firewall: &[u64], ids: sr6_core::ids::IdsCounters, to: &mut Counters) {
     if let (Some(a), Some(b)) = (&old.firewall, &new.firewall) {
-        if a.spec == b.spec && from.firewall.len() == to.firewall.len() {
-            to.firewall.copy_from_slice(&from.firewall);
+        if a.spec == b.spec && firewall.len() == to.firewall.len() {
+            to.firewall.copy_from_slice(firewall);
         } else {
-            carry_rules(a, b, &from.firewall, &mut to.firewall);
+            carry_rules(a, b, firewall, &mut to.firewall);
         }
     }
     if let (Some(a), Some(b)) = (&old.ids, &new.ids) {
         if a.spec == b.spec {
-            to.ids = from.ids;
+            to.ids = ids;
         }
     }
 }
