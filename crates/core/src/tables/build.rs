@@ -66,24 +66,7 @@ impl Tables {
     /// Validates `spec` and builds the tables. Returns the tables and warnings (settings
     /// accepted but without effect, as in Linux).
     pub fn build(spec: &RouterSpec) -> Result<(Tables, Vec<String>), BuildError> {
-        let mut b = Builder {
-            spec,
-            devices: Vec::new(),
-            table_ids: vec![MAIN_TABLE],
-            routes6: vec![Vec::new()],
-            routes4: vec![Vec::new()],
-            adjacencies: Vec::new(),
-            adj_index: FxHashMap::default(),
-            neighbours: FxHashMap::default(),
-            hmac: HmacKeys::default(),
-            warnings: Vec::new(),
-            groups: Vec::new(),
-            group_of_id: FxHashMap::default(),
-            nhid_routes: FxHashMap::default(),
-            multipath_hash: (0, 0),
-            limiters: Vec::new(),
-            sid_via_routes: false,
-        };
+        let mut b = Builder::new(spec);
         b.devices()?;
         b.sysctls()?;
         for k in &spec.hmac_keys {
@@ -101,6 +84,28 @@ impl Tables {
 }
 
 impl<'a> Builder<'a> {
+    /// An empty builder for `spec`: the main table only.
+    fn new(spec: &'a RouterSpec) -> Builder<'a> {
+        Builder {
+            spec,
+            devices: Vec::new(),
+            table_ids: vec![MAIN_TABLE],
+            routes6: vec![Vec::new()],
+            routes4: vec![Vec::new()],
+            adjacencies: Vec::new(),
+            adj_index: FxHashMap::default(),
+            neighbours: FxHashMap::default(),
+            hmac: HmacKeys::default(),
+            warnings: Vec::new(),
+            groups: Vec::new(),
+            group_of_id: FxHashMap::default(),
+            nhid_routes: FxHashMap::default(),
+            multipath_hash: (0, 0),
+            limiters: Vec::new(),
+            sid_via_routes: false,
+        }
+    }
+
     /// A builder over the devices, tables, adjacencies and neighbours of built tables
     /// `t` (which lend them until [`give_back`](Self::give_back)), for SIDs built in
     /// place (`sid_update.rs`). `spec` stands for the configuration: one with no routes
@@ -113,7 +118,6 @@ impl<'a> Builder<'a> {
         }
         let n = t.table_ids.len();
         Builder {
-            spec,
             devices: std::mem::take(&mut t.devices),
             table_ids: std::mem::take(&mut t.table_ids),
             routes6: vec![Vec::new(); n],
@@ -121,14 +125,7 @@ impl<'a> Builder<'a> {
             adjacencies,
             adj_index,
             neighbours: std::mem::take(&mut t.neighbours),
-            hmac: HmacKeys::default(),
-            warnings: Vec::new(),
-            groups: Vec::new(),
-            group_of_id: FxHashMap::default(),
-            nhid_routes: FxHashMap::default(),
-            multipath_hash: (0, 0),
-            limiters: Vec::new(),
-            sid_via_routes: false,
+            ..Builder::new(spec)
         }
     }
 
