@@ -17,7 +17,7 @@
 # Environment:
 #   N1, N2      packet counts (default 20000 and 120000)
 #   ONLY        space-separated workload names (default: all of workloads.tsv)
-#   MIXED       set (e.g. MIXED=1): a /40 under every /16 of the FIBs, so that every
+#   MIXED       set (e.g. MIXED=1): a /40 under every /24 of the FIBs, so that every
 #               lookup walks the LPM's trie instead of probing its hash table (the
 #               generator's --mixed-roots; same frames, goals judged the same way)
 #   FRAMES      distinct frames per workload (default 64, the generator's). With 256 each

@@ -36,9 +36,10 @@ Writes:
                           warm-up (`DEV=PCAP` for sr6 bench --warmup, or -), config
                           file, one line per behaviour: what scripts/callgrind.sh iterates.
 
---mixed-roots adds one /40 under each /16 the FIBs use (main and table 100), so that
-no /16 holds prefixes of a single length: every lookup walks the LPM's trie instead of
-probing its hash table (lpm.rs), as in a FIB of mixed prefix lengths. The /40s match
+--mixed-roots adds one /40 under each /24 the FIBs use (main and table 100; a /24 is
+one entry of the LPM's root), so that no /24 holds prefixes of a single length: every
+lookup walks the LPM's trie instead of probing its hash table (lpm.rs), as in a FIB of
+mixed prefix lengths. The /40s match
 none of the frames' destinations, and the frames are the same either way.
 
 Every frame must be transmitted by sr6 (none dropped, none local): scripts/callgrind.sh
@@ -558,7 +559,7 @@ def main():
     ap.add_argument("outdir")
     ap.add_argument("--seed", type=int, default=8986)
     ap.add_argument("--frames", type=int, default=64)
-    ap.add_argument("--mixed-roots", action="store_true", help="a /40 under every /16 of the FIBs: trie lookups")
+    ap.add_argument("--mixed-roots", action="store_true", help="a /40 under every /24 of the FIBs: trie lookups")
     ap.add_argument("--payload-bytes", type=int, default=len(PAYLOAD),
                     help="UDP payload of every user packet (default %(default)s; 1432 makes the "
                          "GTP-U/SRv6 paper's 1460-byte inner IPv4 packets)")
@@ -571,11 +572,11 @@ def main():
     w.build_config()
     if a.mixed_roots:
         # After everything else and without the random generator: the frames stay the same.
-        roots = sorted({p >> 112 for p in w.p48 + w.p64} | {p >> 112 for ps in w.heads.values() for p in ps})
-        for r16 in roots:
-            w.out("ip -6 route add %s/40 via fc00:1::2 dev eth0" % a6(r16 << 112 | 0xFFFFFF << 88))
-        for r16 in sorted({p >> 112 for p in w.t100}):
-            w.out("ip -6 route add %s/40 via fc00:1::2 dev eth0 table 100" % a6(r16 << 112 | 0xFFFFFF << 88))
+        roots = sorted({p >> 104 for p in w.p48 + w.p64} | {p >> 104 for ps in w.heads.values() for p in ps})
+        for r24 in roots:
+            w.out("ip -6 route add %s/40 via fc00:1::2 dev eth0" % a6(r24 << 104 | 0xFFFF << 88))
+        for r24 in sorted({p >> 104 for p in w.t100}):
+            w.out("ip -6 route add %s/40 via fc00:1::2 dev eth0 table 100" % a6(r24 << 104 | 0xFFFF << 88))
     # NEXT-C-SID (RFC 9800 §4.1), F3216 under the block 2c00:0::/32, with its own random
     # generator so that nothing above changes: 100 End and 100 End.X C-SIDs of this router
     # and 200 C-SIDs of other nodes, routed (all /48s, one /16: one hash probe each).

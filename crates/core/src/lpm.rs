@@ -1,7 +1,8 @@
-//! Longest-prefix match: a multibit trie, 16 bits at the root then 8 bits per level,
-//! with leaf pushing (controlled prefix expansion), built once and never modified — and,
-//! under a root entry whose longer prefixes all have one length `L` in 33..=64 (a /16
-//! holding only /48s, say), a hash table of those prefixes instead of trie nodes.
+//! Longest-prefix match: a multibit trie, 24 bits at the root then 8 bits per level,
+//! with leaf pushing (controlled prefix expansion), built once and changed in place
+//! ([`update`]) — and, under a root entry whose longer prefixes all have one length `L`
+//! in 33..=64 (a /24 holding only /48s, say), a hash table of those prefixes instead of
+//! trie nodes.
 //!
 //! Each entry is a `u32`. With bit 31 (`LEAF`) clear it is a child node: the offset of the
 //! node's first entry, so a step of the walk is an OR with the next key byte. With `LEAF`
@@ -10,16 +11,23 @@
 //! (`HASH`) set as well sends the lookup to the hash table: bits 6..29 hold the value
 //! for keys that match none of the /L prefixes (the shorter prefixes pushed down) and
 //! the low 6 bits `64 - L` (the entry is the shift count as it is: x86 shifts take
-//! only those bits). A lookup reads the root entry of the first two address
-//! bytes, then either one entry per further byte until it meets a value — a /48 costs 5
-//! dependent loads, a /64 7 — or one hash-table slot (two on a collision). Prefixes are
-//! inserted shortest first, so a longer prefix simply overwrites the entries it covers,
-//! and a new child node inherits its parent entry's value (that is the leaf pushing).
+//! only those bits). A lookup reads the root entry of the first three address bytes,
+//! then either one entry per further byte until it meets a value — a /32 costs 2
+//! dependent loads, a /48 4, a /64 6 — or one hash-table slot (two on a collision).
 //!
-//! The table is also changed in place, a prefix at a time ([`update`]): the control
-//! state kept beside the lookup structure (each prefix's value index, each value's
-//! prefix length) tells which entries a new prefix may overwrite and what a deleted
-//! one's entries fall back to.
+//! The root has 2^24 entries (64 MiB), allocated zeroed and touched only where a prefix
+//! longer than /16 lies: a root entry of 0 (no node can sit at offset 0: node 0 is never
+//! handed out) means "no prefix longer than /16 covers this /24", and the lookup takes
+//! the value from `short`, a 2^16-entry table of the prefixes up to /16 alone. So a
+//! default route, or a /8, costs 256 KiB, not the whole root; the prefixes up to /16
+//! are pushed into the root entries (and nodes) that are not 0, as any shorter prefix
+//! is pushed into a longer one's entries. For IPv4 this is DIR-24-8.
+//!
+//! Prefixes are inserted shortest first, so a longer prefix simply overwrites the
+//! entries it covers, and a new child node inherits its parent entry's value (that is
+//! the leaf pushing). The control state kept beside the lookup structure (each prefix's
+//! value index, each value's prefix length) tells an update which entries a new prefix
+//! may overwrite and what a deleted one's entries fall back to.
 
 use rustc_hash::FxHashMap;
 
@@ -42,7 +50,14 @@ const HASH_VALUE_AT: u32 = 6;
 /// The bits of a hash-mode root entry holding `64 - L`.
 const HASH_SHIFT: u32 = 63;
 const STRIDE: usize = 256;
-const ROOT_BITS: usize = 16;
+/// Address bits the root indexes.
+pub(crate) const ROOT_BITS: usize = 24;
+const ROOT_LEN: usize = 1 << ROOT_BITS;
+/// Prefixes up to this length live in `short` (and in the root entries that are not 0).
+const SHORT_BITS: usize = 16;
+const SHORT_LEN: usize = 1 << SHORT_BITS;
+/// Root entries per `short` entry.
+const PER_SHORT: usize = 1 << (ROOT_BITS - SHORT_BITS);
 
 /// The value index + 1 (0: no route) of an entry returned by [`Lpm::lookup_entry`].
 #[inline(always)]
@@ -60,8 +75,14 @@ pub fn entry_marked(e: u32) -> bool {
 /// with an aux record of type `A` per value ([`set_aux`](Self::set_aux)).
 #[derive(Debug, Clone)]
 pub struct Lpm<const N: usize, V, A = u32> {
-    /// Indexed by the first 16 bits: a fixed-size array, so the index needs no check.
-    root: Box<[u32; 1 << ROOT_BITS]>,
+    /// Indexed by the first 24 bits: a fixed-size array, so the index needs no check.
+    /// 0: take the entry of `short` (see the module docs). `short`, indexed by the first
+    /// 16 bits, holds the value entries of the prefixes up to /16; it is the array's
+    /// last `SHORT_LEN` entries (one base address for the lookup to keep in a register).
+    root: Box<[u32; ROOT_LEN + SHORT_LEN]>,
+    /// By `short` entry: whether some root entry under it may be other than 0 (set when
+    /// one becomes so; cleared by an update of a short prefix that finds all 0).
+    used: Vec<bool>,
     /// Nodes below the root, flat: node `i` is `nodes[i * 256..][..256]`.
     nodes: Vec<u32>,
     values: Vec<V>,
@@ -102,7 +123,7 @@ pub struct Lpm<const N: usize, V, A = u32> {
     node_default: Vec<u32>,
     /// By hash-mode root entry: the keys of its prefixes in the hash table (to turn it
     /// back into a trie without scanning the table).
-    hash_members: FxHashMap<u16, rustc_hash::FxHashSet<u64>>,
+    hash_members: FxHashMap<u32, rustc_hash::FxHashSet<u64>>,
 }
 
 /// IPv6 LPM.
@@ -112,12 +133,15 @@ pub type Lpm4<V> = Lpm<4, V>;
 
 impl<const N: usize, V, A: Copy + Default> Default for Lpm<N, V, A> {
     fn default() -> Self {
-        let root: Box<[u32]> = vec![LEAF; 1 << ROOT_BITS].into_boxed_slice();
-        // The length is right by construction; fall back to an empty table defensively.
-        let root: Box<[u32; 1 << ROOT_BITS]> = root.try_into().unwrap_or_else(|_| Box::new([LEAF; 1 << ROOT_BITS]));
         Lpm {
-            root,
-            nodes: Vec::new(),
+            root: {
+                let mut r: Box<[u32; ROOT_LEN + SHORT_LEN]> = boxed_array(0);
+                r[ROOT_LEN..].fill(LEAF);
+                r
+            },
+            used: vec![false; SHORT_LEN],
+            // Node 0 is never used (a root entry of 0 is "see `short`", not a child).
+            nodes: vec![LEAF; STRIDE],
             values: Vec::new(),
             slots: vec![(0, 0, A::default())],
             shift: 63,
@@ -131,10 +155,33 @@ impl<const N: usize, V, A: Copy + Default> Default for Lpm<N, V, A> {
             per_len: [0; 129],
             free_values: Vec::new(),
             free_nodes: Vec::new(),
-            node_default: Vec::new(),
+            node_default: vec![0],
             hash_members: FxHashMap::default(),
         }
     }
+}
+
+/// A boxed array of `L` entries `fill`, made on the heap (zeroed pages for 0: the
+/// allocator maps them untouched).
+fn boxed_array<const L: usize>(fill: u32) -> Box<[u32; L]> {
+    let v: Box<[u32]> = vec![fill; L].into_boxed_slice();
+    match v.try_into() {
+        Ok(a) => a,
+        // The length is L by construction.
+        Err(_) => unreachable!("a slice of {L} entries"),
+    }
+}
+
+/// The root index of a key's first 64 bits.
+#[inline(always)]
+fn root_of(hi: u64) -> usize {
+    (hi >> (64 - ROOT_BITS)) as usize
+}
+
+/// The `short` index of a key's first 64 bits.
+#[inline(always)]
+fn short_of(hi: u64) -> usize {
+    (hi >> (64 - SHORT_BITS)) as usize
 }
 
 /// The key as a left-aligned big-endian integer (the form [`Lpm::lookup_key`] takes).
@@ -159,36 +206,31 @@ impl<const N: usize, V, A: Copy + Default> Lpm<N, V, A> {
     pub fn build(mut prefixes: Vec<([u8; N], u8, V)>) -> Self {
         // Stable sort: equal lengths keep file order, so the last duplicate wins.
         prefixes.sort_by_key(|p| p.1);
-        // Per root entry, the length of the longer prefixes under it: 0 none, L if they
-        // all have the same L in 33..=64 (hash mode: the trie would need 3 to 6 levels;
-        // one or two levels, for /17../32, are cheaper than a hash probe), 255
-        // otherwise (trie).
+        // Per root entry with longer prefixes under it, their length: L if they all
+        // have the same L in 33..=64 (hash mode: the trie would need 2 to 5 levels;
+        // one level, for /25../32, is cheaper than a hash probe), 255 otherwise (trie).
         let hash_ok = prefixes.len() < HASH_VALUE as usize;
-        let mut lens = vec![0u8; 1 << ROOT_BITS];
+        let mut lens: FxHashMap<u32, u8> = FxHashMap::default();
         for (key, len, _) in &prefixes {
             let len = (*len as usize).min(N * 8);
             if len <= ROOT_BITS {
                 continue;
             }
-            let l = &mut lens[(hi_of(key) >> 48) as usize];
-            if *l == 0 {
-                *l = if (33..=64).contains(&len) && hash_ok { len as u8 } else { 255 };
-            } else if usize::from(*l) != len {
-                *l = 255;
-            }
+            let hashable = (33..=64).contains(&len) && hash_ok;
+            lens.entry(root_of(hi_of(key)) as u32)
+                .and_modify(|l| {
+                    if usize::from(*l) != len {
+                        *l = 255;
+                    }
+                })
+                .or_insert(if hashable { len as u8 } else { 255 });
         }
-        // An empty hash slot holds a key no probe can ask for: one under a /16 that is
-        // not in hash mode (a probe's key starts with its hash-mode /16), so that a hit
-        // is decided by the key compare alone. If every /16 qualified for hash mode, the
-        // last one keeps its trie.
-        let free = match lens.iter().position(|&l| l == 0 || l == 255) {
-            Some(r) => r,
-            None => {
-                lens[(1 << ROOT_BITS) - 1] = 255;
-                (1 << ROOT_BITS) - 1
-            }
-        };
-        let empty_key = (free as u64) << 48;
+        // An empty hash slot holds a key no probe can ask for: one under a root entry
+        // that is not in hash mode (a probe's key starts with its hash-mode /24), so
+        // that a hit is decided by the key compare alone.
+        let hashed_len = |r: u32| lens.get(&r).copied().filter(|&l| l != 255);
+        let free = (0..ROOT_LEN as u32).find(|&r| hashed_len(r).is_none()).unwrap_or(0);
+        let empty_key = u64::from(free) << (64 - ROOT_BITS);
         let mut t = Lpm::default();
         let mut hashed: Vec<(u64, u32)> = Vec::new();
         t.prefixes.reserve(prefixes.len());
@@ -207,19 +249,20 @@ impl<const N: usize, V, A: Copy + Default> Lpm<N, V, A> {
                 t.per_len[len] += 1;
             }
             let hi = hi_of(&key);
-            if len > ROOT_BITS && lens[(hi >> 48) as usize] != 255 {
+            let r = root_of(hi) as u32;
+            if len > ROOT_BITS && hashed_len(r).is_some() {
                 let k = hi & (u64::MAX << (64 - len));
-                t.hash_members.entry((hi >> 48) as u16).or_default().insert(k);
+                t.hash_members.entry(r).or_default().insert(k);
                 hashed.push((k, LEAF | val));
             } else {
                 t.insert_sorted(&key, len, LEAF | val);
             }
         }
-        for (r, &l) in lens.iter().enumerate() {
-            if l != 0 && l != 255 {
+        for (&r, &l) in &lens {
+            if l != 255 {
                 // No trie node under it: the entry is the value of the shorter prefixes.
-                let fallback = t.root[r] & HASH_VALUE;
-                t.root[r] = LEAF | HASH | fallback << HASH_VALUE_AT | (64 - u32::from(l));
+                let fallback = t.root_value(r as usize) & HASH_VALUE;
+                t.set_root(r as usize, LEAF | HASH | fallback << HASH_VALUE_AT | (64 - u32::from(l)));
             }
         }
         let cap = (hashed.len() * 4).next_power_of_two().max(8);
@@ -245,6 +288,36 @@ impl<const N: usize, V, A: Copy + Default> Lpm<N, V, A> {
         }
         t.aux = vec![A::default(); t.values.len() + 1];
         t
+    }
+
+    /// The value entry root entry `r` stands for: its own, or `short`'s if it is 0.
+    #[inline]
+    fn root_value(&self, r: usize) -> u32 {
+        match self.root[r % ROOT_LEN] {
+            0 => self.short(r / PER_SHORT),
+            x => x,
+        }
+    }
+
+    /// Entry `s` of `short`.
+    #[inline]
+    fn short(&self, s: usize) -> u32 {
+        self.root[ROOT_LEN + s % SHORT_LEN]
+    }
+
+    fn set_short(&mut self, s: usize, x: u32) {
+        self.root[ROOT_LEN + s % SHORT_LEN] = x;
+    }
+
+    /// Sets root entry `r` to `x`; a root entry that ends up standing for `short`'s own
+    /// value (no longer prefix, no mark) goes back to 0, leaving the page alone.
+    fn set_root(&mut self, r: usize, x: u32) {
+        let s = r / PER_SHORT % SHORT_LEN;
+        let x = if x == self.short(s) { 0 } else { x };
+        if x != 0 {
+            self.used[s] = true;
+        }
+        self.root[r % ROOT_LEN] = x;
     }
 
     /// Attaches `f(value)` to every value, for [`lookup_aux`](Self::lookup_aux).
@@ -275,26 +348,36 @@ impl<const N: usize, V, A: Copy + Default> Lpm<N, V, A> {
     }
 
     fn insert_sorted(&mut self, key: &[u8; N], len: usize, val: u32) {
-        let r = usize::from(u16::from_be_bytes([key[0], key[1]]));
+        let hi = hi_of(key);
+        let r = root_of(hi);
+        if len <= SHORT_BITS {
+            // Shortest first: no root entry is taken yet (a duplicate overwrites).
+            let count = 1usize << (SHORT_BITS - len);
+            let first = short_of(hi) & !(count - 1);
+            for i in first..first + count {
+                self.set_short(i, val);
+            }
+            return;
+        }
         if len <= ROOT_BITS {
             let count = 1usize << (ROOT_BITS - len);
             let first = r & !(count - 1);
             for i in first..first + count {
-                let e = self.root[i];
-                if e & LEAF == 0 {
+                let e = self.root[i % ROOT_LEN];
+                if e != 0 && e & LEAF == 0 {
                     self.fill_under(e as usize, val);
                 } else {
-                    self.root[i] = val;
+                    self.set_root(i, val);
                 }
             }
             return;
         }
-        let e = self.root[r];
+        let e = self.root_value(r);
         let mut node = if e & LEAF == 0 {
             e as usize
         } else {
             let c = self.new_node(e);
-            self.root[r] = c;
+            self.set_root(r, c);
             c as usize
         };
         let mut depth = ROOT_BITS / 8; // byte index of `node`'s stride
@@ -351,10 +434,10 @@ impl<const N: usize, V, A: Copy + Default> Lpm<N, V, A> {
     /// hash-mode root entry is marked as a whole.
     pub fn mark(&mut self, key: u128) {
         let (hi, lo) = ((key >> 64) as u64, key as u64);
-        let r = usize::from((hi >> 48) as u16);
-        let mut e = self.root[r];
+        let r = root_of(hi);
+        let mut e = self.root_value(r);
         if e & LEAF != 0 {
-            self.root[r] = e | EXACT;
+            self.set_root(r, e | EXACT);
             return;
         }
         for i in ROOT_BITS / 8..N.min(16) {
@@ -368,11 +451,16 @@ impl<const N: usize, V, A: Copy + Default> Lpm<N, V, A> {
         }
     }
 
-    /// The bytes the table holds on the heap: root, nodes, values, hash slots and aux
-    /// records (capacities, not lengths), and the control state the updates read.
+    /// The bytes the table holds on the heap: the root's pages that are touched (an
+    /// entry other than 0 in them), `short`, nodes, values, hash slots and aux records
+    /// (capacities, not lengths), and the control state the updates read.
     pub fn heap_bytes(&self) -> usize {
         use std::mem::size_of;
-        size_of::<[u32; 1 << ROOT_BITS]>()
+        const PAGE: usize = 4096 / size_of::<u32>();
+        let root_pages = self.root[..ROOT_LEN].chunks(PAGE).filter(|p| p.iter().any(|&e| e != 0)).count();
+        root_pages * PAGE * size_of::<u32>()
+            + size_of::<[u32; SHORT_LEN]>()
+            + self.used.capacity()
             + self.nodes.capacity() * size_of::<u32>()
             + self.values.capacity() * size_of::<V>()
             + self.slots.capacity() * size_of::<(u64, u32, A)>()
@@ -429,12 +517,15 @@ impl<const N: usize, V, A: Copy + Default> Lpm<N, V, A> {
     #[inline(always)]
     pub fn lookup_entry(&self, key: u128) -> u32 {
         let (hi, lo) = ((key >> 64) as u64, key as u64);
-        let mut e = self.root[usize::from((hi >> 48) as u16)];
+        let mut e = self.root[root_of(hi)];
         if e & LEAF != 0 {
             if e & HASH != 0 {
                 return self.probe(hi, e);
             }
             return e;
+        }
+        if e == 0 {
+            return self.root[ROOT_LEN + short_of(hi)];
         }
         for i in ROOT_BITS / 8..N.min(16) {
             let b = if i < 8 { (hi >> (56 - 8 * i)) as u8 } else { (lo >> (120 - 8 * i)) as u8 };
@@ -456,7 +547,7 @@ impl<const N: usize, V, A: Copy + Default> Lpm<N, V, A> {
     /// lookup ends in the hash table.
     #[inline(always)]
     pub fn lookup_aux(&self, key: u128) -> (u32, &A) {
-        let e = self.root[usize::from((key >> 112) as u16)];
+        let e = self.root[root_of((key >> 64) as u64)];
         if e & (LEAF | HASH) == LEAF | HASH {
             let (e, aux) = self.probe_aux((key >> 64) as u64, e);
             return (e, aux);
@@ -471,7 +562,7 @@ impl<const N: usize, V, A: Copy + Default> Lpm<N, V, A> {
     /// `None` tells nothing about the key — [`lookup_aux`](Self::lookup_aux) does.
     #[inline(always)]
     pub fn hash_hit(&self, key: u128) -> Option<&A> {
-        let e = self.root[usize::from((key >> 112) as u16)];
+        let e = self.root[root_of((key >> 64) as u64)];
         if e & (LEAF | HASH | EXACT) != LEAF | HASH {
             return None;
         }
@@ -482,14 +573,14 @@ impl<const N: usize, V, A: Copy + Default> Lpm<N, V, A> {
     /// [`hash_hit_under`](Self::hash_hit_under).
     #[inline(always)]
     pub fn hash_hit_root(&self, key: u128) -> Option<(u32, &A)> {
-        let e = self.root[usize::from((key >> 112) as u16)];
+        let e = self.root[root_of((key >> 64) as u64)];
         if e & (LEAF | HASH | EXACT) != LEAF | HASH {
             return None;
         }
         self.slot((key >> 64) as u64, e).map(|s| (e, &s.2))
     }
 
-    /// [`hash_hit`](Self::hash_hit) for a key with the same first 16 bits as one whose
+    /// [`hash_hit`](Self::hash_hit) for a key with the same first 24 bits as one whose
     /// [`hash_hit_root`](Self::hash_hit_root) returned the root entry `root`, without
     /// reading that entry again.
     #[inline(always)]
@@ -587,11 +678,12 @@ mod tests {
         assert_eq!(t.lookup(&v6("2001:db8::1")), Some(&"default"));
     }
 
-    /// Empty hash slots hold a key under a /16 that is not in hash mode; when every /16
-    /// would be, the last keeps its trie. Lookups are right either way, including for
-    /// the keys an empty slot holds (`x::/16`, here `0::` and `ffff::`).
+    /// Empty hash slots hold a key under a /24 that is not in hash mode. With a /48 under
+    /// every /16 (each under one of its /24s), every one of those root entries is in
+    /// hash mode, the empty key lies under another, and lookups are right, including for
+    /// the keys an empty slot holds (`0::/24`) and under the short prefixes' default.
     #[test]
-    fn hash_mode_on_every_root() {
+    fn hash_mode_on_many_roots() {
         let mut ps: Vec<([u8; 16], u8, u32)> = (0..1u32 << 16)
             .map(|r| {
                 let mut k = [0u8; 16];
@@ -612,8 +704,39 @@ mod tests {
             probe(base | u128::from(0x80 | (r % 97) as u8) << 104 | 5);
             probe(base | 0x7f << 104);
         }
-        let hashed = (0..1usize << 16).filter(|&r| t.root[r] & (LEAF | HASH) == LEAF | HASH).count();
-        assert_eq!(hashed, (1 << 16) - 1, "all /16s but one in hash mode");
+        let hashed = t.root[..ROOT_LEN].iter().filter(|&&e| e & (LEAF | HASH) == LEAF | HASH).count();
+        assert_eq!(hashed, 1 << 16, "every /24 holding a /48 in hash mode");
+        assert_eq!(t.root[..ROOT_LEN].iter().filter(|&&e| e != 0).count(), 1 << 16, "no other root entry touched");
+        assert_eq!(t.root[root_of(t.empty_key)], 0);
+    }
+
+    /// A default route and short prefixes live in `short`: the root stays 0 (its pages
+    /// untouched) until a longer prefix comes, which the short prefixes are pushed
+    /// into, and it goes back to 0 when that prefix goes.
+    #[test]
+    fn short_prefixes_leave_the_root_alone() {
+        let mut t = Lpm6::build(vec![(v6("::"), 0, 1u32), (v6("2a00::"), 8, 2), (v6("2a01::"), 16, 3)]);
+        assert!(t.root[..ROOT_LEN].iter().all(|&e| e == 0));
+        let key = |a: &str| u128::from_be_bytes(v6(a));
+        assert_eq!(t.lookup_key(key("2a01:ff::1")), Some(&3));
+        assert_eq!(t.lookup_key(key("2a02::1")), Some(&2));
+        assert_eq!(t.lookup_key(key("3000::1")), Some(&1));
+        t.insert(key("2a01:100::"), 24, 4, 0);
+        t.insert(key("2a01:200::"), 40, 5, 0);
+        assert_eq!(t.root[..ROOT_LEN].iter().filter(|&&e| e != 0).count(), 2);
+        t.insert(key("2a01::"), 12, 6, 0);
+        t.remove(key("2a01::"), 16);
+        assert_eq!(t.lookup_key(key("2a01:200:100::1")), Some(&6), "pushed into the /24's node");
+        assert_eq!(t.lookup_key(key("2a01:200:1::1")), Some(&5));
+        assert_eq!(t.lookup_key(key("2a01:300::1")), Some(&6));
+        t.remove(key("2a01:100::"), 24);
+        t.remove(key("2a01:200::"), 40);
+        assert!(t.root[..ROOT_LEN].iter().all(|&e| e == 0), "back to 0");
+        assert_eq!(t.lookup_key(key("2a01:200::1")), Some(&6));
+        t.mark(key("2a01:300::1"));
+        assert!(t.lookup_marked(key("2a01:300::1")).1);
+        assert_eq!(t.lookup_key(key("2a01:300::1")), Some(&6));
+        assert!(!t.lookup_marked(key("2a01:400::1")).1);
     }
 
     #[test]
@@ -703,9 +826,9 @@ mod tests {
         /// Few lengths under few /16s: hash-mode root entries next to trie ones, with
         /// shorter prefixes pushed under both.
         #[test]
-        fn matches_naive_v6_hash_mode(ps in proptest::collection::vec((any::<[u8; 16]>(), 0usize..8, 0u8..4), 0..60),
+        fn matches_naive_v6_hash_mode(ps in proptest::collection::vec((any::<[u8; 16]>(), 0usize..9, 0u8..4), 0..60),
                                       keys in proptest::collection::vec((any::<[u8; 16]>(), 0u8..4), 1..40)) {
-            const LENS: [u8; 8] = [0, 8, 16, 17, 33, 48, 64, 100];
+            const LENS: [u8; 9] = [0, 8, 16, 17, 24, 33, 48, 64, 100];
             let ps: Vec<_> = ps.into_iter().enumerate().map(|(i, (mut k, l, r))| {
                 k[0] = 0x2a; k[1] = r; (k, LENS[l], i as u32)
             }).collect();
@@ -728,9 +851,9 @@ mod tests {
                     if let Some(a) = t.hash_hit(u128::from_be_bytes(k2)) {
                         prop_assert_eq!(Some(a - 1), naive(&ps, &k2));
                     }
-                    // Under the root entry of a hit, any key of the same /16 probes as
+                    // Under the root entry of a hit, any key of the same /24 probes as
                     // `hash_hit` would (what NEXT-C-SID's shifted destination does).
-                    if let (Some((e, _)), true) = (root, k2[..2] == k[..2]) {
+                    if let (Some((e, _)), true) = (root, k2[..3] == k[..3]) {
                         prop_assert_eq!(t.hash_hit_under(e, u128::from_be_bytes(k2)), t.hash_hit(u128::from_be_bytes(k2)));
                     }
                 }

@@ -9,7 +9,7 @@
 //! a remove leaves holding one value throughout is folded into its parent entry and
 //! reused by a later insert.
 //!
-//! Under a hash-mode root entry, a prefix of the hashed length goes to the hash table
+//! Under a hash-mode root entry (a /24), a prefix of the hashed length goes to the hash table
 //! (which doubles when more than a quarter full; a removed slot is filled by shifting
 //! its probe chain back, so no tombstone is left); a prefix of any other length turns
 //! the root entry back into a trie first. Only [`build`](Lpm::build) chooses hash mode.
@@ -21,9 +21,15 @@
 //! or the default goes).
 //!
 //! The cost of an update is the entries of its range — `2^(8 - len % 8)` in the node
-//! where the prefix ends (`2^(16 - len)` at the root) — and the entries of the child
-//! nodes under them whose default it is or becomes; the walk to that node creates at
-//! most one node a byte. A bulk change is still faster as a [`build`](Lpm::build).
+//! where the prefix ends, `2^(24 - len)` at the root for /17 to /24, and for a prefix
+//! up to /16 its `2^(16 - len)` short-table entries and the root entries under them
+//! that are not 0 — and the entries of the child nodes under them whose default it is
+//! or becomes; the walk to that node creates at most one node a byte. A bulk change is
+//! still faster as a [`build`](Lpm::build).
+//!
+//! A root entry of 0 stands for the short table's value (no prefix longer than /16
+//! covers its /24): an update that leaves a root entry equal to that value, unmarked,
+//! sets it back to 0.
 //!
 //! Marks ([`Lpm::mark`]) are kept: an entry a prefix overwrites keeps its mark, and a
 //! node made under a marked entry is marked throughout (a mark only ever costs the FIB
@@ -133,7 +139,7 @@ impl<const N: usize, V, A: Copy + Default> Lpm<N, V, A> {
         if let Some(a) = self.aux.get_mut(e as usize) {
             *a = aux;
         }
-        let re = self.root[(k >> 112) as usize];
+        let re = self.root[root_of((k >> 64) as u64)];
         if re & (LEAF | HASH) == LEAF | HASH && u32::from(len) == 64 - (re & HASH_SHIFT) {
             if let Some(i) = self.slot_index((k >> 64) as u64) {
                 self.slots[i].2 = aux;
@@ -163,8 +169,8 @@ impl<const N: usize, V, A: Copy + Default> Lpm<N, V, A> {
         if len_ <= ROOT_BITS {
             return probe(0..len, 0);
         }
-        let re = self.root[(k >> 112) as usize];
-        if re & LEAF != 0 {
+        let re = self.root[root_of((k >> 64) as u64)];
+        if re & LEAF != 0 || re == 0 {
             // Hash mode: every longer prefix under the entry has the same length.
             return if re & HASH != 0 { re >> HASH_VALUE_AT & HASH_VALUE } else { probe(0..len, 0) };
         }
@@ -186,7 +192,7 @@ impl<const N: usize, V, A: Copy + Default> Lpm<N, V, A> {
     fn child_of(&mut self, at: Option<usize>, r: usize) -> usize {
         let x = match at {
             Some(at) => self.nodes[at],
-            None => self.root[r],
+            None => self.root_value(r),
         };
         if x & LEAF == 0 {
             return x as usize;
@@ -194,15 +200,27 @@ impl<const N: usize, V, A: Copy + Default> Lpm<N, V, A> {
         let c = self.new_node(x);
         match at {
             Some(at) => self.nodes[at] = c,
-            None => self.root[r] = c,
+            None => self.set_root(r, c),
         }
         c as usize
     }
 
     /// Puts the new value entry `e` of prefix `k`/`len` in the entries of its range.
     fn place(&mut self, k: u128, len: u8, e: u32) {
-        let r = (k >> 112) as usize;
+        let r = root_of((k >> 64) as u64);
         let len_ = usize::from(len);
+        if len_ <= SHORT_BITS {
+            // `short` first, so that root entries left holding its value go back to 0.
+            let count = 1usize << (SHORT_BITS - len_);
+            let first = (r / PER_SHORT) & !(count - 1);
+            for s in first..first + count {
+                if self.yields(self.short(s), len) {
+                    self.set_short(s, LEAF | e);
+                }
+                self.over_used(s, |t, i| t.cover_root(i, e, len));
+            }
+            return;
+        }
         if len_ <= ROOT_BITS {
             let count = 1usize << (ROOT_BITS - len_);
             for i in (r & !(count - 1))..(r & !(count - 1)) + count {
@@ -231,9 +249,33 @@ impl<const N: usize, V, A: Copy + Default> Lpm<N, V, A> {
         }
     }
 
+    /// Calls `f` on each root entry under `short` entry `s` that is not 0 (a short
+    /// prefix's value is pushed into those); clears `used` if there is none.
+    fn over_used(&mut self, s: usize, mut f: impl FnMut(&mut Self, usize)) {
+        if !self.used.get(s).copied().unwrap_or(false) {
+            return;
+        }
+        let mut any = false;
+        for i in s * PER_SHORT..(s + 1) * PER_SHORT {
+            if self.root[i % ROOT_LEN] != 0 {
+                f(self, i);
+                any |= self.root[i % ROOT_LEN] != 0;
+            }
+        }
+        if !any {
+            self.used[s] = false;
+        }
+    }
+
+    /// [`cover`](Self::cover) at root entry `i`; an entry of 0 stands for `short`'s
+    /// value, which a prefix longer than /16 always takes the place of.
     fn cover_root(&mut self, i: usize, e: u32, len: u8) {
-        let x = self.root[i];
-        if x & LEAF == 0 {
+        let x = self.root[i % ROOT_LEN];
+        if x == 0 {
+            if usize::from(len) > SHORT_BITS {
+                self.set_root(i, LEAF | e);
+            }
+        } else if x & LEAF == 0 {
             self.cover_under(x as usize, e, len);
         } else if x & HASH != 0 {
             if self.yields(x >> HASH_VALUE_AT & HASH_VALUE, len) {
@@ -242,11 +284,11 @@ impl<const N: usize, V, A: Copy + Default> Lpm<N, V, A> {
                     self.unhash(i);
                     self.cover_root(i, e, len);
                 } else {
-                    self.root[i] = x & !(HASH_VALUE << HASH_VALUE_AT) | e << HASH_VALUE_AT;
+                    self.set_root(i, x & !(HASH_VALUE << HASH_VALUE_AT) | e << HASH_VALUE_AT);
                 }
             }
         } else if self.yields(x, len) {
-            self.root[i] = LEAF | (x & EXACT) | e;
+            self.set_root(i, LEAF | (x & EXACT) | e);
         }
     }
 
@@ -273,8 +315,19 @@ impl<const N: usize, V, A: Copy + Default> Lpm<N, V, A> {
 
     /// Replaces value entry `e` (prefix `k`/`len`, being removed) by `p` wherever it is.
     fn unplace(&mut self, k: u128, len: u8, e: u32, p: u32) {
-        let r = (k >> 112) as usize;
+        let r = root_of((k >> 64) as u64);
         let len_ = usize::from(len);
+        if len_ <= SHORT_BITS {
+            let count = 1usize << (SHORT_BITS - len_);
+            let first = (r / PER_SHORT) & !(count - 1);
+            for s in first..first + count {
+                if self.short(s) & VALUE == e {
+                    self.set_short(s, LEAF | p);
+                }
+                self.over_used(s, |t, i| t.uncover_root(i, e, p));
+            }
+            return;
+        }
         if len_ <= ROOT_BITS {
             let count = 1usize << (ROOT_BITS - len_);
             for i in (r & !(count - 1))..(r & !(count - 1)) + count {
@@ -283,7 +336,7 @@ impl<const N: usize, V, A: Copy + Default> Lpm<N, V, A> {
             return;
         }
         let re = self.root[r];
-        if re & LEAF != 0 {
+        if re & LEAF != 0 || re == 0 {
             if re & HASH != 0 {
                 self.slot_remove((k >> 64) as u64);
             }
@@ -317,7 +370,7 @@ impl<const N: usize, V, A: Copy + Default> Lpm<N, V, A> {
             self.free_nodes.push(node as u32);
             depth -= 1;
             if depth < ROOT_BITS / 8 {
-                self.root[r] = x;
+                self.set_root(r, x);
                 return;
             }
             self.nodes[path[depth]] = x;
@@ -326,8 +379,10 @@ impl<const N: usize, V, A: Copy + Default> Lpm<N, V, A> {
     }
 
     fn uncover_root(&mut self, i: usize, e: u32, p: u32) {
-        let x = self.root[i];
-        if x & LEAF == 0 {
+        let x = self.root[i % ROOT_LEN];
+        if x == 0 {
+            // `short`'s value: not `e` unless `e` is a short prefix, done there.
+        } else if x & LEAF == 0 {
             self.uncover_under(x as usize, e, p);
         } else if x & HASH != 0 {
             if x >> HASH_VALUE_AT & HASH_VALUE == e {
@@ -335,11 +390,11 @@ impl<const N: usize, V, A: Copy + Default> Lpm<N, V, A> {
                     self.unhash(i);
                     self.uncover_root(i, e, p);
                 } else {
-                    self.root[i] = x & !(HASH_VALUE << HASH_VALUE_AT) | p << HASH_VALUE_AT;
+                    self.set_root(i, x & !(HASH_VALUE << HASH_VALUE_AT) | p << HASH_VALUE_AT);
                 }
             }
         } else if x & VALUE == e {
-            self.root[i] = LEAF | (x & EXACT) | p;
+            self.set_root(i, LEAF | (x & EXACT) | p);
         }
     }
 
@@ -367,14 +422,14 @@ impl<const N: usize, V, A: Copy + Default> Lpm<N, V, A> {
 
     /// Turns the hash-mode root entry `r` back into a trie holding the same prefixes.
     fn unhash(&mut self, r: usize) {
-        let x = self.root[r];
-        let members = self.hash_members.remove(&(r as u16)).unwrap_or_default();
+        let x = self.root[r % ROOT_LEN];
+        let members = self.hash_members.remove(&(r as u32)).unwrap_or_default();
         let moved: Vec<(u64, u32)> =
             members.into_iter().filter_map(|hk| Some((hk, self.slots.get(self.slot_index(hk)?)?.1 & VALUE))).collect();
         for &(hk, _) in &moved {
             self.slot_remove(hk);
         }
-        self.root[r] = LEAF | (x & EXACT) | (x >> HASH_VALUE_AT & HASH_VALUE);
+        self.set_root(r, LEAF | (x & EXACT) | (x >> HASH_VALUE_AT & HASH_VALUE));
         for (hk, e) in moved {
             let len = self.plen.get(e as usize).copied().unwrap_or(64);
             self.place(u128::from(hk) << 64, len, e);
@@ -409,7 +464,7 @@ impl<const N: usize, V, A: Copy + Default> Lpm<N, V, A> {
             if s.1 == 0 || s.0 == hk {
                 if s.1 == 0 {
                     self.hashed += 1;
-                    self.hash_members.entry((hk >> 48) as u16).or_default().insert(hk);
+                    self.hash_members.entry(root_of(hk) as u32).or_default().insert(hk);
                 }
                 *s = (hk, LEAF | e, aux);
                 return;
@@ -426,7 +481,7 @@ impl<const N: usize, V, A: Copy + Default> Lpm<N, V, A> {
         let hole = multiplier::close_hole(&mut self.slots, hole, |s| s.1 == 0, |s| multiplier::home(s.0, mul, shift));
         self.slots[hole] = (self.empty_key, 0, A::default());
         self.hashed -= 1;
-        if let Some(m) = self.hash_members.get_mut(&((hk >> 48) as u16)) {
+        if let Some(m) = self.hash_members.get_mut(&(root_of(hk) as u32)) {
             m.remove(&hk);
         }
     }
@@ -586,8 +641,8 @@ mod tests {
         for &(k, l) in &ps {
             assert!(t.remove(k, l).is_some());
         }
-        assert!(t.root.iter().all(|&e| e == super::LEAF), "every node folded");
-        assert_eq!(t.free_nodes.len() * super::STRIDE, nodes);
+        assert!(t.root[..super::ROOT_LEN].iter().all(|&e| e == 0), "every node folded");
+        assert_eq!(t.free_nodes.len() * super::STRIDE, nodes - super::STRIDE, "all but node 0, never used");
         for (i, &(k, l)) in ps.iter().enumerate() {
             t.insert(k, l, i as u32, 0);
         }
@@ -595,14 +650,14 @@ mod tests {
         assert_eq!(t.lookup_key(ps[7].0 | 1), Some(&7));
     }
 
-    /// A hash-mode /16 takes prefixes of its length into the hash table (growing it),
+    /// A hash-mode /24 takes prefixes of its length into the hash table (growing it),
     /// loses them by backward shifting, and turns into a trie for another length.
     #[test]
     fn hash_mode_grows_shrinks_and_turns_into_a_trie() {
-        let base = 0x2a00u128 << 112;
-        let p48 = |i: u128| base | (i * 0x9e37_79b9) << 80 & (0xffff_ffffu128 << 80);
+        let base = 0x2a0001u128 << 104;
+        let p48 = |i: u128| base | ((i * 0x9e37_79b9) & 0xff_ffff) << 80;
         let mut t = Lpm6::<u32>::build((0..4).map(|i| (p48(i).to_be_bytes(), 48, i as u32)).collect());
-        let hashed = |t: &Lpm6<u32>| t.root[0x2a00] & (super::LEAF | super::HASH) == super::LEAF | super::HASH;
+        let hashed = |t: &Lpm6<u32>| t.root[0x2a0001] & (super::LEAF | super::HASH) == super::LEAF | super::HASH;
         assert!(hashed(&t));
         for i in 4..1000 {
             t.insert(p48(i), 48, i as u32, 0);
@@ -615,15 +670,18 @@ mod tests {
             let want = (i % 2 == 1).then_some(i as u32);
             assert_eq!(t.lookup_key(p48(i) | 9).copied(), want, "{i}");
         }
-        t.insert(base, 16, 7777, 0);
-        assert!(hashed(&t), "a /16 is the fallback, not a trie");
+        t.insert(base, 20, 7777, 0);
+        t.insert(base, 16, 8888, 0);
+        assert!(hashed(&t), "a /20 is the fallback, not a trie");
         assert_eq!(t.lookup_key(p48(0)).copied(), Some(7777));
         t.insert(p48(3) | 1 << 74, 56, 5555, 0);
-        assert!(!hashed(&t), "a /56 turns the /16 into a trie");
+        assert!(!hashed(&t), "a /56 turns the /24 into a trie");
         assert_eq!(t.lookup_key(p48(3) | 1 << 74).copied(), Some(5555));
         for i in 0..1000 {
             let want = if i % 2 == 1 { i as u32 } else { 7777 };
             assert_eq!(t.lookup_key(p48(i) | 9).copied(), Some(want), "{i}");
         }
+        t.remove(base, 20);
+        assert_eq!(t.lookup_key(p48(0) | 9).copied(), Some(8888));
     }
 }

@@ -123,7 +123,7 @@ impl Hop {
     /// lookup of a pure uSID packet finds all the fast path needs
     /// (`behaviour::next_csid::fast_hop`). The code alone says what the step looks up
     /// (one compare each): [`Fib::CSID_X`] for End.X (its next hop), [`Fib::CSID_MAIN`]
-    /// for End in the main table with a block of at least 16 bits (the shifted
+    /// for End in the main table with a block of at least 24 bits (the shifted
     /// destination lies under the same root entry of the LPM as the SID's: the step
     /// probes its hash table without reading that entry again), [`Fib::CSID`] for the
     /// others (End.T, a shorter block). The index is the device; the bytes a gateway's
@@ -138,7 +138,7 @@ impl Hop {
         }
         let code = if f.is(FastKind::EndXCsid) {
             Fib::CSID_X
-        } else if f.arg == Tables::MAIN && c.lblen >= 16 {
+        } else if f.arg == Tables::MAIN && usize::from(c.lblen) >= crate::lpm::ROOT_BITS {
             Fib::CSID_MAIN
         } else {
             Fib::CSID
