@@ -24,6 +24,7 @@ ip -6 neigh add fc00:2::3 lladdr 02:00:00:00:02:03 dev eth1
 ip neigh add 10.1.0.2 lladdr 02:00:00:00:01:12 dev eth0
 ip neigh add 10.1.0.3 lladdr 02:00:00:00:01:13 dev eth0
 ip sr tunsrc set fc00:1::1
+ip sr hmac set 7 sha256 s3cr3t
 ip -6 route add fc00:aa::/48 encap seg6 mode encap segs fc00:77:1::1,fc00:88::1 dev eth0
 ip -6 route add fc00:77::/32 via fc00:1::2 dev eth0
 ip -6 route add fc00:bb::/48 via fc00:2::2 dev eth1 table 100
@@ -80,6 +81,9 @@ const SIDS: &[&str] = &[
     "End.B6.Encaps srh segs fc00:88::1",
 ];
 const SIDS_BUILT: usize = 7;
+/// The segment lists of the policies the changes make: one routed by fc00:77::/32's
+/// routes (its first segment is resolved), one on a connected network, three segments.
+const POLICY_SEGS: &[&str] = &["fc00:77:1::1,fc00:88::1", "fc00:2::9", "fc00:77:1::5,fc00:88::1,fc00:cc::1"];
 /// The gateways' neighbour entries the changes set and remove.
 const NEIGHS: &[(&str, &str)] =
     &[("fc00:1::2", "eth0"), ("fc00:2::2", "eth1"), ("fc00:2::3", "eth1"), ("fc00:1::7", "eth0"), ("10.1.0.9", "eth0")];
@@ -98,6 +102,7 @@ fn norm(t: &Tables, r: Option<Route>) -> String {
     match r {
         Some(Route::Forward(NextHop::Adj(i))) => adjacency(t, i),
         Some(Route::Sid(i)) => sid(t, i as usize),
+        Some(Route::Policy(i)) => policy(t, i as usize),
         Some(Route::Multipath(i)) => match t.groups.get(i as usize) {
             Some(g) => {
                 let hops: Vec<String> = g.hops.iter().map(|h| norm(t, Some(Route::Forward(*h)))).collect();
@@ -126,6 +131,22 @@ fn sid(t: &Tables, i: usize) -> String {
     format!("SID {:?} {} nh {nh} table {} oif {}", s.prefix, s.action, s.state.table, s.state.oif)
 }
 
+/// Policy `i` of `t` by what it is: its mode, segments, SRH bytes, first segment,
+/// source, and the fast path's resolution of its first segment.
+fn policy(t: &Tables, i: usize) -> String {
+    let Some(p) = t.policies.get(i) else { return format!("no policy {i}") };
+    format!(
+        "policy {:?} segs {:?} hmac {:?} srh {:?} first {:?} src {:?} out {:?}",
+        p.mode,
+        p.segs,
+        p.hmac_key_id,
+        p.srh,
+        p.first,
+        p.src,
+        t.policy_out.get(i)
+    )
+}
+
 /// A next hop as the fast path packs it in 24 bits (an adjacency, or on-link with bit 23).
 fn packed_hop(t: &Tables, arg: u32) -> String {
     if arg & (1 << 23) == 0 {
@@ -137,19 +158,27 @@ fn packed_hop(t: &Tables, arg: u32) -> String {
 
 /// A fast-path word (`FastSid::pack`): the kind, its argument (a next hop by what it
 /// is, for the kinds that go to one: End.X, End.DX6, End.DX4, End.X with PSP or
-/// NEXT-C-SID) and the SID; kind None by itself.
+/// NEXT-C-SID; a binding SID's policy by what it is) and the SID; kind None by itself.
 fn word(t: &Tables, w: u64) -> String {
     let (i, kind, arg) = ((w >> 48) as usize, w as u8, (w as u32) >> 8);
     if kind == 0 {
         return format!("none {}", w == 0);
     }
-    let arg = if matches!(kind, 0x83 | 0x82 | 1 | 6 | 10) { packed_hop(t, arg) } else { arg.to_string() };
+    let arg = match kind {
+        0x83 | 0x82 | 1 | 6 | 10 => packed_hop(t, arg),
+        // End.B6.Encaps, End.B6: their policy.
+        7 | 8 => policy(t, arg as usize),
+        _ => arg.to_string(),
+    };
     format!("kind {kind:#x} arg {arg} {}", sid(t, i))
 }
 
 /// An LPM hop: a NEXT-C-SID one's SID (its `dev`) and End.X's next hop (its last three
 /// bytes) by what they are.
 fn hop(t: &Tables, h: sr6_core::tables::Hop) -> String {
+    if h.code >> 28 == 2 {
+        return format!("to {}", policy(t, (h.code & ((1 << 28) - 1)) as usize));
+    }
     if h.code < 3 << 28 {
         return format!("{h:?}");
     }
@@ -211,7 +240,11 @@ fn view(t: &Tables) -> Vec<String> {
             out.push(format!("table {fib} {a}: {} hop {} word {}", norm(t, r), hop(t, h), word(t, w)));
         }
     }
-    out.push(format!("policy_out {:?}", t.policy_out));
+    // Every policy in use (binding SIDs' too), by what it is; the fast path's bound.
+    let mut live: Vec<String> = t.live_policies().map(|(i, _)| policy(t, i)).collect();
+    live.sort();
+    out.extend(live);
+    out.push(format!("fast_max_len {}", t.fast_max_len()));
     out
 }
 
@@ -232,7 +265,7 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
 
     #[test]
-    fn in_place_changes_match_a_build(ops in proptest::collection::vec((0u8..9, any::<usize>(), any::<usize>(), any::<bool>()), 1..25)) {
+    fn in_place_changes_match_a_build(ops in proptest::collection::vec((0u8..10, any::<usize>(), any::<usize>(), any::<bool>()), 1..25)) {
         let mut s = spec(BASE);
         let mut t = build(&s);
         // The tables and prefixes whose SID only a build makes (nothing replaces or
@@ -285,6 +318,15 @@ proptest! {
                         .collect();
                     format!("ip {fam}route replace {prefix}{table} {}", paths.join(" "))
                 }
+                // A head-end policy: each mode, one to three segments, with an HMAC or
+                // not (insertion only for IPv6).
+                9 => {
+                    let modes: &[&str] = if v6 { &["encap", "encap.red", "inline", "inline.red"] } else { &["encap", "encap.red"] };
+                    let segs = POLICY_SEGS[(n / 4) % POLICY_SEGS.len()];
+                    // (A single segment's reduced SRH is none: no HMAC then.)
+                    let hmac = if n % 5 == 0 && segs.contains(',') { " hmac 7" } else { "" };
+                    format!("ip {fam}route replace {prefix} encap seg6 mode {} segs {segs}{hmac} dev eth0{table}", modes[n % modes.len()])
+                }
                 0 => format!("ip {fam}route replace {prefix} via {via}{table}"),
                 1 => format!("ip {fam}route replace blackhole {prefix}{table}"),
                 2 => format!("ip {fam}route replace unreachable {prefix}{table}"),
@@ -327,9 +369,18 @@ proptest! {
                 Some(_) => drop(placed.insert(key)),
                 None => {}
             }
-            prop_assert_eq!(view(&t), view(&build(&s)), "after {}", line);
+            let (a, b) = (view(&t), view(&build(&s)));
+            prop_assert!(a == b, "after {}: {}", line, diff(&a, &b));
         }
     }
+}
+
+/// The lines of two views that differ (in place: `-`, built: `+`).
+fn diff(a: &[String], b: &[String]) -> String {
+    let only = |x: &[String], y: &[String], sign: char| {
+        x.iter().filter(|l| !y.contains(l)).map(|l| format!("\n{sign} {l}")).collect::<String>()
+    };
+    format!("{}{}", only(a, b, '-'), only(b, a, '+'))
 }
 
 /// What the in-place path refuses, it refuses whole, changing nothing.
@@ -342,12 +393,12 @@ fn refused_changes_change_nothing() {
         // A host route to an own address (its Local wins in a build).
         "ip -6 route add fc00:1::1/128 via fc00:1::2 dev eth0",
         "ip -6 route add fc00:99::/64 dev eth0",
-        "ip -6 route add fc00:99::/64 encap seg6 mode encap segs fc00::9 dev eth0",
+        // A policy whose HMAC key is not defined (the build's error says so).
+        "ip -6 route add fc00:99::/64 encap seg6 mode encap segs fc00::9 hmac 9 dev eth0",
         "ip -6 route add fc00:99::/64 via fc00:1::2 dev eth0 table 7",
         // A gateway given without a device, not on a connected network (the build
         // refuses it too: the change is refused whole).
         "ip -6 route add fc00:99::/64 nexthop via fc00:77::5 nexthop via fc00:2::2 dev eth1",
-        "ip -6 route del fc00:aa::/48",
         "ip route add 10.1.0.0/24 via 10.1.0.2 dev eth0",
         // The configuration's route for an address's connected prefix: without it,
         // the connected route is back.

@@ -38,9 +38,8 @@ pub fn json(t: &Tables, c: &Counters) -> Value {
         t.devices.iter().zip(&c.tx).map(|(d, n)| (d.name.clone(), json!(n))).collect();
     let sids: Vec<Value> = t.sids.iter().zip(c.sids.iter()).map(|(s, k)| sid_json(s, &k)).collect();
     let policies: Vec<Value> = t
-        .policies
-        .iter()
-        .zip(&c.policies)
+        .live_policies()
+        .map(|(i, p)| (p, c.policies.get(i).copied().unwrap_or(0)))
         .map(|(p, n)| {
             json!({
                 "mode": p.mode.keyword(),

@@ -626,6 +626,7 @@ impl<'a> Builder<'a> {
             fast_sids: sids.iter().enumerate().map(|(i, s)| fast_sid_at(s, i)).collect(),
             sids,
             policies: Vec::new(),
+            policy_free: Vec::new(),
             policy_out: Vec::new(),
             rewrites: Vec::new(),
             adjacencies: std::mem::take(&mut self.adjacencies),

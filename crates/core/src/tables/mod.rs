@@ -9,6 +9,7 @@ pub(crate) mod fast_route;
 mod fast_sid;
 mod multipath;
 mod policy;
+mod policy_update;
 mod rewrite;
 pub mod rules;
 mod sid_builder;
@@ -266,19 +267,17 @@ impl Fib {
         for (k, _) in exact4.iter() {
             lpm4.mark(k << 96);
         }
-        let mut fib = Fib { exact6, words6: WordMap::default(), exact4, lpm4: Lpm::default(), lpm6: Lpm::default() };
+        lpm6.set_aux(|r| Fib::hop(r, &[]));
+        lpm4.set_aux(|r| Fib::hop(r, &[]));
+        let mut fib = Fib { exact6, words6: WordMap::default(), exact4, lpm4, lpm6 };
         // Every /128 is in `words6` from the start (as no SID: the fast path then asks
         // `exact6`); the table builder gives the SIDs their words.
         fib.set_words(|_| FastSid::NOT_SID);
-        lpm6.set_aux(|r| fib.hop(r, &[]));
-        lpm4.set_aux(|r| fib.hop(r, &[]));
-        fib.lpm6 = lpm6;
-        fib.lpm4 = lpm4;
         fib
     }
 
     /// The [`Hop`] of a FIB value, given the adjacencies.
-    fn hop(&self, r: &Route, adjacencies: &[Adjacency]) -> Hop {
+    pub(crate) fn hop(r: &Route, adjacencies: &[Adjacency]) -> Hop {
         match *r {
             Route::Forward(NextHop::Adj(i)) => match adjacencies.get(i as usize) {
                 Some(Adjacency { dev, eth: Some(eth), .. }) => Hop { code: Fib::GATEWAY, dev: *dev, eth: *eth },
@@ -293,15 +292,11 @@ impl Fib {
     /// headers), policies, and SID routes (`sid_hops`, by SID index: what the fast path
     /// needs of a SID it handles on the route lookup's hop alone).
     pub(crate) fn set_hops(&mut self, adjacencies: &[Adjacency], sid_hops: &[Hop]) {
-        let mut lpm6 = std::mem::take(&mut self.lpm6);
-        let mut lpm4 = std::mem::take(&mut self.lpm4);
-        lpm6.set_aux(|r| match *r {
+        self.lpm6.set_aux(|r| match *r {
             Route::Sid(i) => sid_hops.get(i as usize).copied().unwrap_or_default(),
-            _ => self.hop(r, adjacencies),
+            _ => Fib::hop(r, adjacencies),
         });
-        lpm4.set_aux(|r| self.hop(r, adjacencies));
-        self.lpm6 = lpm6;
-        self.lpm4 = lpm4;
+        self.lpm4.set_aux(|r| Fib::hop(r, adjacencies));
     }
 }
 
@@ -358,10 +353,10 @@ impl std::fmt::Debug for FastDevs {
 /// (encapsulation: outer IPv6 header + SRH, and the inner Ethernet header for the L2
 /// modes; insertion: the SRH), still fits the smallest MTU of `devices` (Ethernet
 /// header included).
-pub(crate) fn fast_max_len(devices: &[Device], policies: &[Policy]) -> usize {
+pub(crate) fn fast_max_len<'a>(devices: &[Device], policies: impl IntoIterator<Item = &'a Policy>) -> usize {
     let min_frame = devices.iter().map(|d| usize::from(d.mtu) + ETH_HEADER_LEN).min().unwrap_or(0);
     let growth = policies
-        .iter()
+        .into_iter()
         .map(|p| {
             let l2 = matches!(p.mode, crate::spec::Seg6Mode::L2Encap | crate::spec::Seg6Mode::L2EncapRed);
             let outer = if p.encapsulates() { 40 + if l2 { ETH_HEADER_LEN } else { 0 } } else { 0 };
@@ -510,6 +505,9 @@ pub struct Tables {
     /// path, which checks the MTU of the device each one leaves by.
     pub(crate) fast_max_len: usize,
     pub policies: Vec<Policy>,
+    /// The indices of the policies no route points at any more (retired by a route
+    /// change in place, `policy_update.rs`): the next new policies take them.
+    pub policy_free: Vec<u32>,
     /// By policy: the device and Ethernet header towards its first segment when the main
     /// FIB forwards it (`None`: not a plain route or no neighbour; the general path
     /// decides). Precomputed since both the segment and the tables are immutable.
@@ -618,6 +616,11 @@ impl Tables {
         let mac = self.neighbours.get(&(dev, nh))?;
         let src = self.devices.get(dev as usize)?.mac;
         Some(eth_addrs(*mac, src))
+    }
+
+    /// The longest frame the fast path takes (the field's docs say why).
+    pub fn fast_max_len(&self) -> usize {
+        self.fast_max_len
     }
 
     /// Resolves a next hop to its device and Ethernet header; `dst` is the packet's

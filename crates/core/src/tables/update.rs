@@ -16,11 +16,13 @@
 //! ([`Tables::apply_neighbours`]).
 //!
 //! Local SIDs of the stateless behaviours change in place too (`sid_update.rs` says
-//! which, and how their indices stay dense).
+//! which, and how their indices stay dense), and so do head-end policies, `encap seg6`
+//! routes (`policy_update.rs`).
 //!
 //! Anything else — a device route in the main table (gateways given without a device
 //! resolve through those), a prefix that is also an address's connected route or a
-//! host route to an own address, a new table, a SID of another behaviour, a policy, a
+//! host route to an own address, a new table, a SID of another behaviour, a policy
+//! without `ip sr tunsrc` (its source would be its route's), a
 //! route through a nexthop object no route used yet, a change to the main table while a policy takes its source address from the
 //! route to its first segment or a SID resolves its next hop through a route — is
 //! refused with [`NeedsBuild`], and the caller builds the tables from the whole
@@ -71,21 +73,26 @@ impl Tables {
         }
         self.check_sid_moves(changes)?;
         let mut sids = self.build_sids(changes)?.into_iter();
-        let mut main = false;
+        let (mut main, mut policies) = (false, false);
         for c in changes {
             let r = c.spec();
             let t = self.fib_of_table(r.table).ok_or_else(|| NeedsBuild("a new table".into()))?;
             main |= t == Tables::MAIN as usize;
             let (key, len) = lpm_key(r.prefix);
-            // A SID there now goes (unless a SID takes its place).
-            let was_sid = match self.route_at(t, r.prefix) {
-                Some(Route::Sid(j)) => Some(j),
-                _ => None,
+            // A SID there now goes (unless a SID takes its place); so does a policy.
+            let (was_sid, was_policy) = match self.route_at(t, r.prefix) {
+                Some(Route::Sid(j)) => (Some(j), None),
+                Some(Route::Policy(j)) => (None, Some(j)),
+                _ => (None, None),
             };
+            policies |= was_policy.is_some() || matches!(r.kind, RouteKind::Seg6 { .. });
             match c {
                 RouteChange::Add(RouteSpec { kind: RouteKind::Seg6Local { .. }, .. }) => {
                     if let Some(s) = sids.next() {
                         self.place_sid(t, s);
+                    }
+                    if let Some(j) = was_policy {
+                        self.retire_policy(j);
                     }
                     continue;
                 }
@@ -93,7 +100,7 @@ impl Tables {
                     let route = self.incremental_route(r)?;
                     let adjacencies = &self.adjacencies;
                     let Some(fib) = self.fibs.get_mut(t) else { continue };
-                    let hop = fib.hop(&route, adjacencies);
+                    let hop = super::Fib::hop(&route, adjacencies);
                     match r.prefix {
                         // Host routes: the exact table, the fast path's word (no SID),
                         // and the trie's mark that sends lookups there.
@@ -127,9 +134,15 @@ impl Tables {
             if let Some(j) = was_sid {
                 self.drop_sid(j);
             }
+            if let Some(j) = was_policy {
+                self.retire_policy(j);
+            }
         }
         if main && !self.policies.is_empty() {
             self.resolve_policies();
+        }
+        if policies {
+            self.update_fast_max_len();
         }
         Ok(())
     }
@@ -202,7 +215,13 @@ impl Tables {
         };
         match now {
             None
-            | Some(Route::Forward(NextHop::Adj(_)) | Route::Blackhole | Route::Unreachable | Route::Multipath(_)) => {}
+            | Some(
+                Route::Forward(NextHop::Adj(_))
+                | Route::Blackhole
+                | Route::Unreachable
+                | Route::Multipath(_)
+                | Route::Policy(_),
+            ) => {}
             Some(Route::Sid(j)) if self.sid_removable(j) => {}
             Some(Route::Forward(NextHop::OnLink(_))) if r.table != MAIN_TABLE => {}
             Some(_) => return no("a route of another kind there now"),
@@ -230,6 +249,7 @@ impl Tables {
                 }
                 RouteKind::Blackhole | RouteKind::Unreachable => {}
                 RouteKind::Seg6Local { action, dev } => self.check_sid(r, action, dev.as_deref())?,
+                RouteKind::Seg6 { encap, dev, .. } => self.check_policy(r, encap, dev.as_deref())?,
                 RouteKind::Nhid { id } => {
                     if !self.nhid_routes.contains_key(&(*id, matches!(r.prefix, Prefix::V6(..)))) {
                         return no("a route through a nexthop object no route used at the build");
@@ -311,6 +331,7 @@ impl Tables {
             }
             RouteKind::Blackhole => Route::Blackhole,
             RouteKind::Unreachable => Route::Unreachable,
+            RouteKind::Seg6 { encap, .. } => self.new_policy(r, encap)?,
             RouteKind::Nhid { id } => *self
                 .nhid_routes
                 .get(&(*id, matches!(r.prefix, Prefix::V6(..))))

@@ -604,6 +604,65 @@ pub(super) mod tests {
         assert!(!out.contains("in place"), "{out}");
     }
 
+    /// Head-end policies change in place when `ip sr tunsrc` gives their source: a
+    /// replaced or deleted policy's index goes to the next new one, and `show counters`
+    /// lists the policies in use; without a tunnel source they build.
+    #[test]
+    fn policy_changes_are_published_in_place() {
+        let mut c = control(&format!("{CONF}sr tunsrc set fc00::1\n"));
+        let policy = |c: &Control, a: &str| {
+            let g = c.shared.gen.load();
+            let a: std::net::Ipv6Addr = a.parse().unwrap();
+            match g.tables.fibs.main().lookup6(&a.octets()) {
+                Some(sr6_core::tables::Route::Policy(i)) => {
+                    let p = &g.tables.policies[i as usize];
+                    Some(format!("{i} {} {:?}", p.mode.keyword(), p.segs))
+                }
+                _ => None,
+            }
+        };
+        for (line, a, want) in [
+            (
+                "route add fc00:a::/48 encap seg6 mode encap segs fc00:1::9,fc00::8 dev eth0",
+                "fc00:a::1",
+                Some("0 encap [fc00:1::9, fc00::8]"),
+            ),
+            (
+                "route add fc00:b::/48 encap seg6 mode inline segs fc00:2::9 dev eth0",
+                "fc00:b::1",
+                Some("1 inline [fc00:2::9]"),
+            ),
+            (
+                "route replace fc00:a::/48 encap seg6 mode encap.red segs fc00:1::7 dev eth0",
+                "fc00:a::1",
+                Some("2 encap.red [fc00:1::7]"),
+            ),
+            // The retired index 0 is the next policy's.
+            (
+                "route add fc00:c::/48 encap seg6 mode encap segs fc00:1::6 dev eth0",
+                "fc00:c::1",
+                Some("0 encap [fc00:1::6]"),
+            ),
+            ("route del fc00:b::/48", "fc00:b::1", None),
+        ] {
+            let out = c.apply_line(line).unwrap();
+            assert!(out.contains("in place"), "{line}: {out}");
+            assert_eq!(policy(&c, a).as_deref(), want, "{line}");
+        }
+        let g = c.shared.gen.load();
+        let json = crate::report::json(
+            &g.tables,
+            &sr6_core::counters::Counters::new(g.tables.devices.len(), 0, g.tables.policies.len()),
+        );
+        let segs: Vec<&str> =
+            json["policies"].as_array().unwrap().iter().map(|p| p["segs"][0].as_str().unwrap()).collect();
+        assert_eq!(segs, ["fc00:1::6", "fc00:1::7"], "the policies in use, by index");
+        drop(g);
+        let mut c = control(CONF);
+        let out = c.apply_line("route add fc00:a::/48 encap seg6 mode encap segs fc00:1::9 dev eth0").unwrap();
+        assert!(!out.contains("in place"), "{out}");
+    }
+
     /// Routes mirrored from the kernel change in place too, and merge as a build merges
     /// them: the configuration's route wins its prefix; when `sr6 ctl` deletes it, the
     /// kernel's shows through.

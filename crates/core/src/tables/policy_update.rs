@@ -1,0 +1,102 @@
+//! Head-end policies (`encap seg6` routes) changed in place, for
+//! [`Tables::apply_routes`]: a route's policy is built as [`Tables::build`] builds it
+//! (RFC 8986 §5: its SRH, its first segment, its outer source; the HMAC when it is
+//! fixed), its first segment resolved for the fast path, its rewrite made, and the
+//! route points at it.
+//!
+//! Policy indices are not renumbered: the policy of a route replaced or deleted is
+//! retired — left where it is, no route pointing at it — and its index is the next new
+//! policy's ([`Tables::policy_free`]). The fast path's length bound
+//! ([`Tables::fast_max_len`]) is computed again over the policies in use.
+//!
+//! Only with `ip sr tunsrc` set: without it a policy's source is the address of the
+//! device its first segment is routed by, which any main-table change could move, so
+//! the caller builds (as for the main-table routes while such a policy exists).
+
+use std::net::Ipv6Addr;
+
+use super::update::NeedsBuild;
+use super::{Policy, Rewrite, Route, Tables};
+use crate::spec::{Prefix, RouteSpec, Seg6Encap, Seg6Mode};
+
+impl Tables {
+    /// Whether the policy of route `r` (`encap`, on `dev`) can be made in place.
+    pub(super) fn check_policy(&self, r: &RouteSpec, encap: &Seg6Encap, dev: Option<&str>) -> Result<(), NeedsBuild> {
+        let no = |why: &str| Err(NeedsBuild(format!("{why}: the tables are built again")));
+        if self.tunsrc.is_none() {
+            return no("a policy whose source address comes from its route");
+        }
+        if dev.is_some_and(|d| self.device_id(d).is_none()) {
+            return no("an unknown device");
+        }
+        if matches!(r.prefix, Prefix::V4(..)) && matches!(encap.mode, Seg6Mode::Inline | Seg6Mode::InlineRed) {
+            // The build's error says why.
+            return no("an insertion for an IPv4 prefix");
+        }
+        match self.policy_of(r, encap) {
+            Ok(_) => Ok(()),
+            Err(why) => no(&why),
+        }
+    }
+
+    /// The policy of route `r`, as the build makes it (its line is the route's).
+    fn policy_of(&self, r: &RouteSpec, encap: &Seg6Encap) -> Result<Policy, String> {
+        let src: Ipv6Addr = self.tunsrc.ok_or("no tunnel source")?;
+        if encap.segs.is_empty() {
+            return Err("a policy without segments".into());
+        }
+        let key = match encap.hmac {
+            Some(id) => Some((id, self.hmac.keys.get(&id).ok_or("an HMAC key id that is not defined")?)),
+            None => None,
+        };
+        Policy::with_csid(encap.mode, encap.csid, &encap.segs, key, src, r.line)
+    }
+
+    /// Makes the policy of route `r` (checked by [`check_policy`](Self::check_policy))
+    /// and returns the route to it.
+    pub(super) fn new_policy(&mut self, r: &RouteSpec, encap: &Seg6Encap) -> Result<Route, NeedsBuild> {
+        let p = self.policy_of(r, encap).map_err(NeedsBuild)?;
+        let out = match self.fibs.main().lookup6(&p.first) {
+            Some(Route::Forward(nh)) => self.resolve(nh, u128::from_be_bytes(p.first)),
+            _ => None,
+        };
+        let rewrite = Rewrite::of(&p, out);
+        let i = match self.policy_free.pop() {
+            Some(i) if (i as usize) < self.policies.len() => i as usize,
+            _ => {
+                self.policies.push(p.clone());
+                self.policy_out.push(None);
+                self.rewrites.push(rewrite.clone());
+                self.policies.len() - 1
+            }
+        };
+        self.policies[i] = p;
+        self.policy_out[i] = out;
+        self.rewrites[i] = rewrite;
+        Ok(Route::Policy(i as u32))
+    }
+
+    /// Retires policy `i`, which no route points at any more.
+    pub(super) fn retire_policy(&mut self, i: u32) {
+        if let Some(o) = self.policy_out.get_mut(i as usize) {
+            *o = None;
+            self.policy_free.push(i);
+        }
+    }
+
+    /// The policies in use (not retired), with their indices.
+    pub fn live_policies(&self) -> impl Iterator<Item = (usize, &Policy)> + '_ {
+        let free: rustc_hash::FxHashSet<u32> = self.policy_free.iter().copied().collect();
+        self.policies.iter().enumerate().filter(move |(i, _)| !free.contains(&(*i as u32)))
+    }
+
+    /// [`fast_max_len`](super::fast_max_len) again, over the policies in use (none with
+    /// policy routing rules, as the build sets it).
+    pub(super) fn update_fast_max_len(&mut self) {
+        if !self.rules.v6.is_empty() || !self.rules.v4.is_empty() {
+            self.fast_max_len = 0;
+            return;
+        }
+        self.fast_max_len = super::fast_max_len(&self.devices, self.live_policies().map(|(_, p)| p));
+    }
+}
