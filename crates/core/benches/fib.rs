@@ -69,37 +69,54 @@ fn changes<const N: usize>(name: &str, lpm: &mut Lpm<N, u32>, table: &[Prefix], 
     );
 }
 
-/// The time of one SID change made in place: the tables of the locator plan (its
-/// routes through a gateway, its SIDs End), then 10,000 changes of [`churn`] on the
-/// SIDs, each added as End, End.X or End.DT6 in turn, one `apply_routes` each.
-fn sid_changes() {
+/// The time of one SID or policy change made in place: the tables of the locator plan
+/// (its routes through a gateway, its SIDs End), then 10,000 changes of [`churn`] on
+/// the SIDs' addresses, one `apply_routes` each: with `policies` false each added as
+/// End, End.X or End.DT6 in turn; with `policies` true each an `encap seg6` route of
+/// 1 to 3 segments in turn (`ip sr tunsrc` set), the plan's SIDs then policies too.
+fn sid_changes(policies: bool) {
     let (plan, sids) = locator_plan(SEED, 8, 10_000, 1_000);
     let (_, fresh) = locator_plan(SEED, 8, 10_000, 20_000);
     let addr = |a: u128| std::net::Ipv6Addr::from(a);
-    let mut conf =
-        String::from("ip -6 addr add fc00::1/64 dev eth0\nip -6 neigh add fc00::2 lladdr 02:00:00:00:00:02 dev eth0\n");
+    let mut conf = String::from(
+        "ip -6 addr add fc00::1/64 dev eth0\nip -6 neigh add fc00::2 lladdr 02:00:00:00:00:02 dev eth0\n\
+         ip sr tunsrc set fc00::1\n",
+    );
     for &(a, l) in &plan {
         conf += &format!("ip -6 route add {}/{l} via fc00::2 dev eth0\n", addr(a));
     }
-    for &(a, _) in &sids {
-        conf += &format!("ip -6 route add {}/128 encap seg6local action End dev eth0\n", addr(a));
+    // Segment lists into the plan's prefixes (their first segment routed by the plan).
+    let segs = |i: usize| -> String {
+        (0..1 + i % 3)
+            .map(|k| addr(plan[(i * 7 + k * 13) % plan.len()].0 | 1).to_string())
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    let action = |i: usize| -> String {
+        if policies {
+            format!("encap seg6 mode encap segs {}", segs(i))
+        } else {
+            [
+                "encap seg6local action End",
+                "encap seg6local action End.X nh6 fc00::2",
+                "encap seg6local action End.DT6 table 254",
+            ][i % 3]
+                .to_string()
+        }
+    };
+    for (i, &(a, _)) in sids.iter().enumerate() {
+        conf += &format!("ip -6 route add {}/128 {} dev eth0\n", addr(a), if policies { action(i) } else { action(0) });
     }
     let spec = sr6_config::parse_str(&conf, "bench.conf").unwrap_or_else(|e| panic!("{e}"));
     let Ok((mut t, _)) = Tables::build(&spec) else { panic!("the plan does not build") };
-    let actions = ["End", "End.X nh6 fc00::2", "End.DT6 table 254"];
     let mut scratch = spec.clone();
     let ch: Vec<RouteChange> = churn(SEED, &sids, &fresh, 10_000)
         .iter()
         .enumerate()
         .map(|(i, c)| {
             let (p, line) = match *c {
-                Change::Add((a, _)) => (
-                    a,
-                    format!("ip -6 route replace {}/128 encap seg6local action {} dev eth0", addr(a), actions[i % 3]),
-                ),
-                Change::Delete((a, _)) => {
-                    (a, format!("ip -6 route add {}/128 encap seg6local action End dev eth0", addr(a)))
-                }
+                Change::Add((a, _)) => (a, format!("ip -6 route replace {}/128 {} dev eth0", addr(a), action(i))),
+                Change::Delete((a, _)) => (a, format!("ip -6 route add {}/128 {} dev eth0", addr(a), action(i))),
             };
             scratch.routes.clear();
             sr6_config::parse_line(&line, "bench", 1, &mut scratch).unwrap_or_else(|e| panic!("{line}: {e}"));
@@ -122,14 +139,18 @@ fn sid_changes() {
     }
     took.sort_unstable();
     let at = |q: f64| took[((took.len() - 1) as f64 * q) as usize].as_secs_f64() * 1e6;
+    let (what, left) = if policies {
+        ("policy", format!("{} policies in use", t.live_policies().count()))
+    } else {
+        ("SID", format!("{} SIDs", t.sids.len()))
+    };
     eprintln!(
-        "fib/locators6: {} SID changes in place (adds and deletes), one in median {:.2} us, p99 {:.2} us, \
-         max {:.1} us; {} SIDs after",
+        "fib/locators6: {} {what} changes in place (adds and deletes), one in median {:.2} us, p99 {:.2} us, \
+         max {:.1} us; {left} after",
         took.len(),
         at(0.5),
         at(0.99),
         at(1.0),
-        t.sids.len()
     );
 }
 
@@ -185,7 +206,8 @@ fn fib(c: &mut Criterion) {
     lookups(&mut g, "lookup4/internet4", &lpm, &dsts);
     changes("internet4", &mut lpm, &t, &internet4(SEED + 1, CHANGES), 32);
     g.finish();
-    sid_changes();
+    sid_changes(false);
+    sid_changes(true);
 }
 
 criterion_group!(benches, fib);

@@ -354,17 +354,20 @@ impl std::fmt::Debug for FastDevs {
 /// modes; insertion: the SRH), still fits the smallest MTU of `devices` (Ethernet
 /// header included).
 pub(crate) fn fast_max_len<'a>(devices: &[Device], policies: impl IntoIterator<Item = &'a Policy>) -> usize {
-    let min_frame = devices.iter().map(|d| usize::from(d.mtu) + ETH_HEADER_LEN).min().unwrap_or(0);
-    let growth = policies
-        .into_iter()
-        .map(|p| {
-            let l2 = matches!(p.mode, crate::spec::Seg6Mode::L2Encap | crate::spec::Seg6Mode::L2EncapRed);
-            let outer = if p.encapsulates() { 40 + if l2 { ETH_HEADER_LEN } else { 0 } } else { 0 };
-            p.srh.len() + outer
-        })
-        .max()
-        .unwrap_or(0);
-    min_frame.saturating_sub(growth)
+    let growth = policies.into_iter().map(policy_growth).max().unwrap_or(0);
+    min_frame(devices).saturating_sub(growth)
+}
+
+/// The shortest MTU of `devices` as a frame length.
+pub(crate) fn min_frame(devices: &[Device]) -> usize {
+    devices.iter().map(|d| usize::from(d.mtu) + ETH_HEADER_LEN).min().unwrap_or(0)
+}
+
+/// How many bytes policy `p` adds to a frame.
+pub(crate) fn policy_growth(p: &Policy) -> usize {
+    let l2 = matches!(p.mode, crate::spec::Seg6Mode::L2Encap | crate::spec::Seg6Mode::L2EncapRed);
+    let outer = if p.encapsulates() { 40 + if l2 { ETH_HEADER_LEN } else { 0 } } else { 0 };
+    p.srh.len() + outer
 }
 
 const ETH_HEADER_LEN: usize = EthernetFrame::<&[u8]>::HEADER_LEN;

@@ -86,17 +86,37 @@ impl Tables {
 
     /// The policies in use (not retired), with their indices.
     pub fn live_policies(&self) -> impl Iterator<Item = (usize, &Policy)> + '_ {
-        let free: rustc_hash::FxHashSet<u32> = self.policy_free.iter().copied().collect();
-        self.policies.iter().enumerate().filter(move |(i, _)| !free.contains(&(*i as u32)))
+        let mut retired = vec![false; self.policies.len()];
+        for &i in &self.policy_free {
+            if let Some(r) = retired.get_mut(i as usize) {
+                *r = true;
+            }
+        }
+        self.policies.iter().enumerate().filter(move |(i, _)| !retired.get(*i).copied().unwrap_or(false))
     }
 
     /// [`fast_max_len`](super::fast_max_len) again, over the policies in use (none with
-    /// policy routing rules, as the build sets it).
-    pub(super) fn update_fast_max_len(&mut self) {
+    /// policy routing rules, as the build sets it), after a batch that added policies
+    /// growing a frame by at most `added` bytes and retired some growing it by at most
+    /// `retired`: a retirement can only raise the bound if it was the largest growth,
+    /// and only then are all policies read again.
+    pub(super) fn update_fast_max_len(&mut self, added: usize, retired: Option<usize>) {
         if !self.rules.v6.is_empty() || !self.rules.v4.is_empty() {
             self.fast_max_len = 0;
             return;
         }
-        self.fast_max_len = super::fast_max_len(&self.devices, self.live_policies().map(|(_, p)| p));
+        let min_frame = super::min_frame(&self.devices);
+        let largest = min_frame - self.fast_max_len.min(min_frame);
+        match retired {
+            Some(g) if self.fast_max_len == 0 || g >= largest => {
+                self.fast_max_len = super::fast_max_len(&self.devices, self.live_policies().map(|(_, p)| p));
+            }
+            _ => self.fast_max_len = self.fast_max_len.min(min_frame.saturating_sub(added)),
+        }
+    }
+
+    /// How many bytes policy `i` adds to a frame (0 if there is none).
+    pub(super) fn growth_of(&self, i: u32) -> usize {
+        self.policies.get(i as usize).map_or(0, super::policy_growth)
     }
 }

@@ -73,11 +73,17 @@ impl Tables {
         }
         self.check_sid_moves(changes)?;
         let mut sids = self.build_sids(changes)?.into_iter();
-        let (mut main, mut policies) = (false, false);
+        // The main-table prefixes changed: the policies whose first segment they cover
+        // are resolved again.
+        let mut main_changed = Vec::new();
+        // The largest growth of the policies added and of those retired.
+        let (mut added, mut retired): (usize, Option<usize>) = (0, None);
         for c in changes {
             let r = c.spec();
             let t = self.fib_of_table(r.table).ok_or_else(|| NeedsBuild("a new table".into()))?;
-            main |= t == Tables::MAIN as usize;
+            if t == Tables::MAIN as usize {
+                main_changed.push(r.prefix);
+            }
             let (key, len) = lpm_key(r.prefix);
             // A SID there now goes (unless a SID takes its place); so does a policy.
             let (was_sid, was_policy) = match self.route_at(t, r.prefix) {
@@ -85,19 +91,23 @@ impl Tables {
                 Some(Route::Policy(j)) => (None, Some(j)),
                 _ => (None, None),
             };
-            policies |= was_policy.is_some() || matches!(r.kind, RouteKind::Seg6 { .. });
             match c {
                 RouteChange::Add(RouteSpec { kind: RouteKind::Seg6Local { .. }, .. }) => {
                     if let Some(s) = sids.next() {
                         self.place_sid(t, s);
                     }
                     if let Some(j) = was_policy {
+                        retired = retired.max(Some(self.growth_of(j)));
                         self.retire_policy(j);
                     }
                     continue;
                 }
                 RouteChange::Add(r) => {
                     let route = self.incremental_route(r)?;
+                    if let Route::Policy(j) = route {
+                        // (At least 1: an added policy always reaches the bound's update.)
+                        added = added.max(self.growth_of(j).max(1));
+                    }
                     let adjacencies = &self.adjacencies;
                     let Some(fib) = self.fibs.get_mut(t) else { continue };
                     let hop = super::Fib::hop(&route, adjacencies);
@@ -135,14 +145,15 @@ impl Tables {
                 self.drop_sid(j);
             }
             if let Some(j) = was_policy {
+                retired = retired.max(Some(self.growth_of(j)));
                 self.retire_policy(j);
             }
         }
-        if main && !self.policies.is_empty() {
-            self.resolve_policies();
+        if !main_changed.is_empty() && !self.policies.is_empty() {
+            self.resolve_policies_under(&main_changed);
         }
-        if policies {
-            self.update_fast_max_len();
+        if added > 0 || retired.is_some() {
+            self.update_fast_max_len(added, retired);
         }
         Ok(())
     }
@@ -365,6 +376,35 @@ impl Tables {
             .collect();
         self.rewrites = self.policies.iter().zip(&out).map(|(p, o)| Rewrite::of(p, *o)).collect();
         self.policy_out = out;
+    }
+
+    /// [`resolve_policies`](Self::resolve_policies) for the policies whose first
+    /// segment one of the main-table prefixes `changed` covers:
+    /// no other's route changed. Many prefixes: all of them.
+    fn resolve_policies_under(&mut self, changed: &[Prefix]) {
+        if changed.len() > 64 {
+            return self.resolve_policies();
+        }
+        let mask = |a: u128, l: u8| a & u128::MAX.checked_shl(128 - u32::from(l.min(128))).unwrap_or(0);
+        // (An IPv4 prefix covers no segment: those are IPv6 addresses.)
+        let covers = |first: u128| {
+            changed.iter().any(|p| matches!(*p, Prefix::V6(a, l) if mask(first, l) == mask(u128::from(a), l)))
+        };
+        for i in 0..self.policies.len() {
+            let Some(p) = self.policies.get(i) else { break };
+            let first = u128::from_be_bytes(p.first);
+            if !covers(first) {
+                continue;
+            }
+            let out = match self.fibs.main().lookup6(&p.first) {
+                Some(Route::Forward(nh)) => self.resolve(nh, first),
+                _ => None,
+            };
+            let rewrite = Rewrite::of(p, out);
+            if let (Some(o), Some(r)) = (self.policy_out.get_mut(i), self.rewrites.get_mut(i)) {
+                (*o, *r) = (out, rewrite);
+            }
+        }
     }
 }
 
