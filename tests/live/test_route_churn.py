@@ -3,7 +3,8 @@ destination its configuration covers throughout (fc00:bb::/48 via b), while `sr6
 batch` adds and withdraws thousands of other routes — more specifics beside the
 destination under the same /48 and prefixes elsewhere, all pointing back towards a, so
 that a change applied to the wrong prefix sends the traffic the wrong way, multipath
-routes, and End SIDs (which change in place too, tables/sid_update.rs). No datagram
+routes, End SIDs and head-end policies (which change in place too,
+tables/sid_update.rs, tables/policy_update.rs, with `ip sr tunsrc` set). No datagram
 may be lost, every batch must be applied in place (tables/update.rs, live/in_place.rs:
 no build per change), and the routes must be what the last batch left. The rate reached
 is printed, not asserted (a wall-clock figure; docs/performance.md has the measured one).
@@ -24,6 +25,7 @@ R_CONF = """
 ip -6 addr add fc00:a::1/64 dev r-a
 ip -6 addr add fc00:b::1/64 dev r-b
 ip -6 route add fc00:bb::/48 via fc00:b::2 dev r-b
+ip sr tunsrc set fc00:a::1
 """
 BATCHES = 40
 PER_BATCH = 500  # routes added by one batch and withdrawn by the next
@@ -40,8 +42,8 @@ def batch_lines(i: int) -> str:
     for j in range(PER_BATCH):
         n = k * PER_BATCH + j
         # Beside the destination (fc00:bb:0::/64 holds it; these are fc00:bb:N::/64, N > 0),
-        # elsewhere (fc00:cc::/32, half of them multipath), and a quarter of them End SIDs
-        # (fc00:dd::/64).
+        # elsewhere (fc00:cc::/32, half of them multipath), an eighth End SIDs
+        # (fc00:dd::/64) and an eighth policies (fc00:ee::/32, towards a).
         if j % 2 == 0:
             p, how = f"fc00:bb:{1 + n % 0xfffe:x}::/64", "via fc00:a::2 dev r-a"
         elif j % 8 == 1:
@@ -49,8 +51,11 @@ def batch_lines(i: int) -> str:
         elif j % 8 == 5:  # multipath, a gateway without its device
             p, how = f"fc00:cc:{n // 0x10000:x}:{n % 0x10000:x}::/64", \
                 "nexthop via fc00:a::2 dev r-a nexthop via fc00:a::3 weight 2"
-        else:
+        elif j % 8 == 3:
             p, how = f"fc00:dd::{n:x}/128", "encap seg6local action End dev r-a"
+        else:
+            p, how = f"fc00:ee:{n // 0x10000:x}:{n % 0x10000:x}::/64", \
+                f"encap seg6 mode encap segs fc00:a::{2 + n % 2:x},fc00:a::9 dev r-a"
         lines.append(f"route add {p} {how}" if i % 2 == 0 else f"route del {p}")
     return "\n".join(lines) + "\n"
 
@@ -97,3 +102,4 @@ def test_route_churn_loses_nothing(net):
     routes = sr6.ctl("show", "routes")
     assert "fc00:bb::/48" in routes and "fc00:cc:" not in routes and "fc00:bb:1::" not in routes, routes
     assert "fc00:dd:" not in routes and "fc00:dd:" not in sr6.ctl("show", "sids"), routes
+    assert "fc00:ee:" not in routes, routes
