@@ -8,20 +8,14 @@ Topology: a (fc00:a::2) -- a-r | r-a  r (sr6, zebra, staticd)  r-b | b-r -- b
 scripts/setup.sh installs Debian's frr); skipped without it."""
 from __future__ import annotations
 
-import os
-import shutil
-import signal
-import subprocess
-import tempfile
 import time
-from pathlib import Path
 
 import pytest
 
+from frrd import Frr, installed
 from livenet import Net
 from topologies import build_arb
 
-FRR = Path("/usr/lib/frr")
 PORT = 2626
 
 R_CONF = """
@@ -37,63 +31,8 @@ STATIC_CONF = """hostname r
 ipv6 route fc00:77::/64 fc00:b::2
 """
 
-pytestmark = pytest.mark.skipif(
-    not (FRR / "zebra").exists() or not (FRR / "staticd").exists() or shutil.which("vtysh") is None,
-    reason="FRR is not installed (scripts/setup.sh installs it)")
-
-
-class Frr:
-    """zebra (with dplane_fpm_nl) and staticd in namespace `ns`, their files in a
-    directory of their own."""
-
-    def __init__(self, ns: str):
-        self.ns, self.procs = ns, {}
-        self.d = Path(tempfile.mkdtemp(prefix="sr6-fpm-"))
-        os.chmod(self.d, 0o777)
-        (self.d / "zebra.conf").write_text(ZEBRA_CONF)
-        (self.d / "staticd.conf").write_text(STATIC_CONF)
-
-    def start(self, daemon: str) -> None:
-        # As Debian's user frr (whose vty group the daemons check), hence a directory
-        # of its own that frr may write.
-        args = ["ip", "netns", "exec", self.ns, str(FRR / daemon), "-f", str(self.d / f"{daemon}.conf"), "-i", str(self.d / f"{daemon}.pid"),
-                "-z", str(self.d / "zserv.api"), "--vty_socket", str(self.d), "--log", f"file:{self.d / daemon}.log"]
-        if daemon == "zebra":
-            args += ["-M", "dplane_fpm_nl"]
-        self.procs[daemon] = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
-                                              start_new_session=True)
-        deadline = time.monotonic() + 15
-        while not (self.d / f"{daemon}.vty").exists():
-            if self.procs[daemon].poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"{daemon} did not start: {self.log(daemon)}")
-            time.sleep(0.05)
-
-    def stop(self, daemon: str) -> None:
-        p = self.procs.pop(daemon, None)
-        if p is not None and p.poll() is None:
-            os.killpg(p.pid, signal.SIGTERM)
-            try:
-                p.wait(10)
-            except subprocess.TimeoutExpired:
-                os.killpg(p.pid, signal.SIGKILL)
-                p.wait()
-        for f in (f"{daemon}.vty", f"{daemon}.pid"):
-            (self.d / f).unlink(missing_ok=True)
-
-    def vtysh(self, *commands: str) -> str:
-        argv = ["ip", "netns", "exec", self.ns, "vtysh", "--vty_socket", str(self.d)]
-        for c in commands:
-            argv += ["-c", c]
-        return subprocess.run(argv, capture_output=True, text=True, timeout=20, check=True).stdout
-
-    def log(self, daemon: str) -> str:
-        f = self.d / f"{daemon}.log"
-        return f.read_text() if f.exists() else "(no log)"
-
-    def close(self) -> None:
-        for daemon in list(self.procs):
-            self.stop(daemon)
-        shutil.rmtree(self.d, ignore_errors=True)
+pytestmark = pytest.mark.skipif(not installed("zebra", "staticd"),
+                                reason="FRR is not installed (scripts/setup.sh installs it)")
 
 
 def wait_for(cond, timeout: float = 10.0) -> bool:
@@ -114,7 +53,7 @@ def net(sr6_bin, tmp_path_factory):
         a, r, b = build_arb(n, "ip -6 addr add fc00:77::7/128 dev lo")
         sr6 = n.sr6(r, R_CONF, extra=["--fpm-listen", f"127.0.0.1:{PORT}"])
         assert n.ping(a, "fc00:b::2"), "no connectivity through sr6:\n" + sr6.log_text()
-        frr = Frr(r)
+        frr = Frr(r, {"zebra": ZEBRA_CONF, "staticd": STATIC_CONF})
         frr.start("zebra")
         frr.start("staticd")
         yield n, a, r, sr6, frr
