@@ -466,3 +466,35 @@ fn sid_changes_that_need_a_build() {
     t.apply_routes(&[c]).unwrap();
     assert_eq!(view(&t), view(&build(&s2)));
 }
+
+/// Without `ip sr tunsrc`, a policy on a device takes that device's address, in place as
+/// in a build, and main-table routes still change in place; a policy with no device
+/// takes the address of the device its first segment is routed by, so it builds, and
+/// so does every main-table change while it exists.
+#[test]
+fn policies_without_a_tunnel_source() {
+    let base = BASE.replace("ip sr tunsrc set fc00:1::1\n", "");
+    let mut s = spec(&base);
+    let mut t = build(&s);
+    for line in [
+        "ip -6 route add fc00:cc::/48 encap seg6 mode encap segs fc00:77:1::1,fc00:88::1 dev eth1",
+        "ip -6 route replace fc00:77::/32 via fc00:2::2 dev eth1",
+        "ip -6 route add fc00:cd::/48 encap seg6 mode inline segs fc00:2::9 dev eth0 table 100",
+        "ip -6 route del fc00:aa::/48",
+    ] {
+        let c = change(&mut s, line).unwrap_or_else(|| panic!("{line} changes nothing"));
+        t.apply_routes(&[c]).unwrap_or_else(|e| panic!("{line}: {e:?}"));
+        let (a, b) = (view(&t), view(&build(&s)));
+        assert!(a == b, "after {line}: {}", diff(&a, &b));
+    }
+    let c =
+        change(&mut s, "ip -6 route add fc00:ce::/48 encap seg6 mode encap segs fc00:77:1::1 via fc00:1::2").unwrap();
+    assert!(t.apply_routes(&[c]).unwrap_err().0.contains("source address"));
+    let t = build(&s);
+    let mut t2 = build(&s);
+    let c = change(&mut s.clone(), "ip -6 route replace fc00:77::/32 via fc00:1::2 dev eth0").unwrap();
+    assert!(t2.apply_routes(&[c]).unwrap_err().0.contains("source"));
+    assert_eq!(view(&t2), view(&t));
+    let c = change(&mut s.clone(), "ip -6 route replace fc00:bb::/48 via fc00:2::3 dev eth1 table 100").unwrap();
+    t2.apply_routes(&[c]).unwrap();
+}

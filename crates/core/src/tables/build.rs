@@ -660,6 +660,7 @@ impl<'a> Builder<'a> {
             ids: None,
             onlink: Some(Box::new(onlink)),
             sid_via_routes: self.sid_via_routes,
+            policy_src_via_routes: false,
         };
         tables.rules = super::rules::Rules::build(spec, &tables)?;
         tables.bpf_encap_src =
@@ -689,6 +690,7 @@ impl<'a> Builder<'a> {
                 },
                 None => None,
             };
+            tables.policy_src_via_routes |= src.is_none() && tables.tunsrc.is_none() && dev.is_none();
             let src = src.or(tables.tunsrc).unwrap_or_else(|| tunnel_source(&tables, dev, &enc.segs[0]));
             let p = Policy::with_csid(enc.mode, enc.csid, &enc.segs, key, src, line)
                 .map_err(|m| BuildError { line, message: m })?;
@@ -791,7 +793,7 @@ pub(super) type PolicySpec = (Seg6Encap, Option<DevId>, Line, Option<Ipv6Addr>);
 /// it on the device of the route carrying the policy (the `dev` of the `encap seg6` or
 /// `seg6local` line); sr6 takes that device's first global address, else (no `dev`) the
 /// device the route to the first segment leaves by, else the first address configured.
-fn tunnel_source(t: &Tables, route_dev: Option<DevId>, first: &Ipv6Addr) -> Ipv6Addr {
+pub(super) fn tunnel_source(t: &Tables, route_dev: Option<DevId>, first: &Ipv6Addr) -> Ipv6Addr {
     let dev = route_dev.or_else(|| match t.fibs[0].lookup6(&first.octets()) {
         Some(Route::Forward(NextHop::OnLink(d))) => Some(d),
         Some(Route::Forward(NextHop::Adj(a))) => t.adjacencies.get(a as usize).map(|a| a.dev),

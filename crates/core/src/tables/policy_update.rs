@@ -9,9 +9,10 @@
 //! policy's ([`Tables::policy_free`]). The fast path's length bound
 //! ([`Tables::fast_max_len`]) is computed again over the policies in use.
 //!
-//! Only with `ip sr tunsrc` set: without it a policy's source is the address of the
-//! device its first segment is routed by, which any main-table change could move, so
-//! the caller builds (as for the main-table routes while such a policy exists).
+//! The policy's source is `ip sr tunsrc`, or else the address of its route's device,
+//! as the build takes it. A route with neither takes the address of the device its
+//! first segment is routed by, which any main-table change could move: such a policy
+//! makes the caller build (and so does every main-table change while one exists).
 
 use std::net::Ipv6Addr;
 
@@ -23,28 +24,31 @@ impl Tables {
     /// Whether the policy of route `r` (`encap`, on `dev`) can be made in place.
     pub(super) fn check_policy(&self, r: &RouteSpec, encap: &Seg6Encap, dev: Option<&str>) -> Result<(), NeedsBuild> {
         let no = |why: &str| Err(NeedsBuild(format!("{why}: the tables are built again")));
-        if self.tunsrc.is_none() {
-            return no("a policy whose source address comes from its route");
-        }
         if dev.is_some_and(|d| self.device_id(d).is_none()) {
             return no("an unknown device");
+        }
+        if self.tunsrc.is_none() && dev.is_none() {
+            return no("a policy whose source address comes from its route");
         }
         if matches!(r.prefix, Prefix::V4(..)) && matches!(encap.mode, Seg6Mode::Inline | Seg6Mode::InlineRed) {
             // The build's error says why.
             return no("an insertion for an IPv4 prefix");
         }
-        match self.policy_of(r, encap) {
+        match self.policy_of(r, encap, dev) {
             Ok(_) => Ok(()),
             Err(why) => no(&why),
         }
     }
 
     /// The policy of route `r`, as the build makes it (its line is the route's).
-    fn policy_of(&self, r: &RouteSpec, encap: &Seg6Encap) -> Result<Policy, String> {
-        let src: Ipv6Addr = self.tunsrc.ok_or("no tunnel source")?;
-        if encap.segs.is_empty() {
-            return Err("a policy without segments".into());
-        }
+    fn policy_of(&self, r: &RouteSpec, encap: &Seg6Encap, dev: Option<&str>) -> Result<Policy, String> {
+        let Some(&first) = encap.segs.first() else { return Err("a policy without segments".into()) };
+        // As the build: `ip sr tunsrc`, else the address of the route's device.
+        let src: Ipv6Addr = match (self.tunsrc, dev.and_then(|d| self.device_id(d))) {
+            (Some(s), _) => s,
+            (None, Some(d)) => super::build::tunnel_source(self, Some(d), &first),
+            (None, None) => return Err("no tunnel source".into()),
+        };
         let key = match encap.hmac {
             Some(id) => Some((id, self.hmac.keys.get(&id).ok_or("an HMAC key id that is not defined")?)),
             None => None,
@@ -54,8 +58,13 @@ impl Tables {
 
     /// Makes the policy of route `r` (checked by [`check_policy`](Self::check_policy))
     /// and returns the route to it.
-    pub(super) fn new_policy(&mut self, r: &RouteSpec, encap: &Seg6Encap) -> Result<Route, NeedsBuild> {
-        let p = self.policy_of(r, encap).map_err(NeedsBuild)?;
+    pub(super) fn new_policy(
+        &mut self,
+        r: &RouteSpec,
+        encap: &Seg6Encap,
+        dev: Option<&str>,
+    ) -> Result<Route, NeedsBuild> {
+        let p = self.policy_of(r, encap, dev).map_err(NeedsBuild)?;
         let out = match self.fibs.main().lookup6(&p.first) {
             Some(Route::Forward(nh)) => self.resolve(nh, u128::from_be_bytes(p.first)),
             _ => None,

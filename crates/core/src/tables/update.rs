@@ -22,7 +22,7 @@
 //! Anything else — a device route in the main table (gateways given without a device
 //! resolve through those), a prefix that is also an address's connected route or a
 //! host route to an own address, a new table, a SID of another behaviour, a policy
-//! without `ip sr tunsrc` (its source would be its route's), a
+//! with neither `ip sr tunsrc` nor a `dev` (its source would be its route's), a
 //! route through a nexthop object no route used yet, a change to the main table while a policy takes its source address from the
 //! route to its first segment or a SID resolves its next hop through a route — is
 //! refused with [`NeedsBuild`], and the caller builds the tables from the whole
@@ -208,7 +208,7 @@ impl Tables {
         if connected && r.table == MAIN_TABLE {
             return no("the prefix of an address's connected route");
         }
-        if r.table == MAIN_TABLE && !self.policies.is_empty() && self.tunsrc.is_none() {
+        if r.table == MAIN_TABLE && self.policy_src_via_routes {
             return no("a main-table route while policies take their source from their routes");
         }
         if r.table == MAIN_TABLE && self.sid_via_routes {
@@ -342,7 +342,7 @@ impl Tables {
             }
             RouteKind::Blackhole => Route::Blackhole,
             RouteKind::Unreachable => Route::Unreachable,
-            RouteKind::Seg6 { encap, .. } => self.new_policy(r, encap)?,
+            RouteKind::Seg6 { encap, dev, .. } => self.new_policy(r, encap, dev.as_deref())?,
             RouteKind::Nhid { id } => *self
                 .nhid_routes
                 .get(&(*id, matches!(r.prefix, Prefix::V6(..))))

@@ -604,9 +604,10 @@ pub(super) mod tests {
         assert!(!out.contains("in place"), "{out}");
     }
 
-    /// Head-end policies change in place when `ip sr tunsrc` gives their source: a
-    /// replaced or deleted policy's index goes to the next new one, and `show counters`
-    /// lists the policies in use; without a tunnel source they build.
+    /// Head-end policies change in place when `ip sr tunsrc` or their route's device
+    /// gives their source: a replaced or deleted policy's index goes to the next new one,
+    /// and `show counters` lists the policies in use; one whose source is its route's
+    /// builds.
     #[test]
     fn policy_changes_are_published_in_place() {
         let mut c = control(&format!("{CONF}sr tunsrc set fc00::1\n"));
@@ -658,9 +659,15 @@ pub(super) mod tests {
             json["policies"].as_array().unwrap().iter().map(|p| p["segs"][0].as_str().unwrap()).collect();
         assert_eq!(segs, ["fc00:1::6", "fc00:1::7"], "the policies in use, by index");
         drop(g);
+        // Without `sr tunsrc`: the route's device gives the source, in place; with no
+        // device, the route to the first segment does, and that builds.
         let mut c = control(CONF);
         let out = c.apply_line("route add fc00:a::/48 encap seg6 mode encap segs fc00:1::9 dev eth0").unwrap();
+        assert!(out.contains("in place"), "{out}");
+        let out = c.apply_line("route add fc00:b::/48 encap seg6 mode encap segs fc00:1::9 via fc00::2").unwrap();
         assert!(!out.contains("in place"), "{out}");
+        let out = c.apply_line("route add fc00:2::/64 via fc00::2 dev eth0").unwrap();
+        assert!(!out.contains("in place"), "a main-table route while a policy's source is its route's: {out}");
     }
 
     /// Routes mirrored from the kernel change in place too, and merge as a build merges
