@@ -67,8 +67,9 @@ const NHIDS4: &[u32] = &[41];
 const VIAS6: &[&str] =
     &["fc00:1::2 dev eth0", "fc00:2::2 dev eth1", "fc00:2::3 dev eth1", "fc00:1::7 dev eth0", "fc00:2::3", "fc00:1::8"];
 const VIAS4: &[&str] = &["10.1.0.2 dev eth0", "10.1.0.3 dev eth0", "10.1.0.9 dev eth0", "10.1.0.3"];
-/// SID actions the changes pick from (`dev eth0` added): the ones built in place, then
-/// (at [`SIDS_BUILT`]) a binding SID, which makes the caller build. A NEXT-C-SID End
+/// SID actions the changes pick from (`dev eth0` added): the ones built in place (the
+/// binding SIDs with their policies), then (at [`SIDS_BUILT`]) End.Limit, which keeps
+/// state and makes the caller build. A NEXT-C-SID End
 /// only on the /48s. (A next hop behind a gateway: `refused_changes_change_nothing`.)
 const SIDS: &[&str] = &[
     "End",
@@ -79,8 +80,11 @@ const SIDS: &[&str] = &[
     "End flavors next-csid lblen 32 nflen 16",
     "End.X nh6 fc00:1::7 flavors psp",
     "End.B6.Encaps srh segs fc00:88::1",
+    "End.B6 srh segs fc00:77:1::1,fc00:2::9",
+    "End.B6.Encaps.Red srh segs fc00:2::9,fc00:88::1",
+    "End.Limit",
 ];
-const SIDS_BUILT: usize = 7;
+const SIDS_BUILT: usize = 10;
 /// The segment lists of the policies the changes make: one routed by fc00:77::/32's
 /// routes (its first segment is resolved), one on a connected network, three segments.
 const POLICY_SEGS: &[&str] = &["fc00:77:1::1,fc00:88::1", "fc00:2::9", "fc00:77:1::5,fc00:88::1,fc00:cc::1"];
@@ -303,7 +307,9 @@ proptest! {
             let line = match op {
                 7 if v6 => {
                     let mut k = n % SIDS.len();
-                    if k == 5 && !prefix.ends_with("/48") {
+                    // End.Limit's rate takes the bits after the prefix: at most 64.
+                    let plen: u32 = prefix.rsplit('/').next().and_then(|l| l.parse().ok()).unwrap_or(0);
+                    if (k == 5 && !prefix.ends_with("/48")) || (k == SIDS_BUILT && plen < 64) {
                         k = 0;
                     }
                     sid_kind = Some(k);
@@ -347,7 +353,7 @@ proptest! {
             // Every change here is one the in-place path takes, but for the SIDs only a
             // build makes, and a change of their table and prefix.
             let key = (table100, prefix);
-            let last_built = t.sids.last().is_some_and(|s| s.behaviour.keyword == "End.B6.Encaps");
+            let last_built = t.sids.last().is_some_and(|s| s.behaviour.keyword == "End.Limit");
             let refused = sid_kind.is_some_and(|k| k >= SIDS_BUILT)
                 || built.contains(&key)
                 || (placed.contains(&key) && last_built)
@@ -434,9 +440,8 @@ fn sid_changes_that_need_a_build() {
         // Would move the proxy (the last SID) into the End SID's index.
         "ip -6 route del fc00:e::1/128",
         "ip -6 route replace fc00:e::1/128 via fc00:1::2 dev eth0",
-        // The proxy itself, a binding SID, a next hop behind a gateway.
+        // The proxy itself, a next hop behind a gateway.
         "ip -6 route replace fc00:f::1/128 encap seg6local action End dev eth0",
-        "ip -6 route replace fc00:b6::1/128 encap seg6local action End dev eth0",
         "ip -6 route add fc00:e::2/128 encap seg6local action End.X nh6 fc00:77::5 dev eth0",
     ] {
         let c = change(&mut s.clone(), line).unwrap_or_else(|| panic!("{line} changes nothing"));

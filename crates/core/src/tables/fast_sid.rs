@@ -101,6 +101,16 @@ impl FastSid {
         }
     }
 
+    /// The same kind with argument `arg` (a binding SID's policy, renumbered); kind
+    /// None stays as it is.
+    pub(crate) fn with_arg(self, arg: u32) -> FastSid {
+        if self.is(FastKind::None) {
+            self
+        } else {
+            FastSid { kind: self.kind, arg }
+        }
+    }
+
     /// Whether this SID is of kind `k`.
     #[inline(always)]
     pub fn is(self, k: FastKind) -> bool {

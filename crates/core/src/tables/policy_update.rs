@@ -18,6 +18,7 @@ use std::net::Ipv6Addr;
 
 use super::update::NeedsBuild;
 use super::{Policy, Rewrite, Route, Tables};
+use crate::packet::DevId;
 use crate::spec::{Prefix, RouteSpec, Seg6Encap, Seg6Mode};
 
 impl Tables {
@@ -42,18 +43,31 @@ impl Tables {
 
     /// The policy of route `r`, as the build makes it (its line is the route's).
     fn policy_of(&self, r: &RouteSpec, encap: &Seg6Encap, dev: Option<&str>) -> Result<Policy, String> {
+        self.make_policy(encap, dev.and_then(|d| self.device_id(d)), r.line, None)
+    }
+
+    /// The policy of `encap` on device `dev` from source `src`, as the build makes one
+    /// (a route's, or a binding SID's, `PolicySpec`): the source is `src`, else `ip sr
+    /// tunsrc`, else the address of `dev`; one whose source would be the route to its
+    /// first segment is an error (only a build finds it).
+    pub(super) fn make_policy(
+        &self,
+        encap: &Seg6Encap,
+        dev: Option<DevId>,
+        line: usize,
+        src: Option<Ipv6Addr>,
+    ) -> Result<Policy, String> {
         let Some(&first) = encap.segs.first() else { return Err("a policy without segments".into()) };
-        // As the build: `ip sr tunsrc`, else the address of the route's device.
-        let src: Ipv6Addr = match (self.tunsrc, dev.and_then(|d| self.device_id(d))) {
+        let src: Ipv6Addr = match (src.or(self.tunsrc), dev) {
             (Some(s), _) => s,
             (None, Some(d)) => super::build::tunnel_source(self, Some(d), &first),
-            (None, None) => return Err("no tunnel source".into()),
+            (None, None) => return Err("a policy whose source address comes from its route".into()),
         };
         let key = match encap.hmac {
             Some(id) => Some((id, self.hmac.keys.get(&id).ok_or("an HMAC key id that is not defined")?)),
             None => None,
         };
-        Policy::with_csid(encap.mode, encap.csid, &encap.segs, key, src, r.line)
+        Policy::with_csid(encap.mode, encap.csid, &encap.segs, key, src, line)
     }
 
     /// Makes the policy of route `r` (checked by [`check_policy`](Self::check_policy))
@@ -65,6 +79,12 @@ impl Tables {
         dev: Option<&str>,
     ) -> Result<Route, NeedsBuild> {
         let p = self.policy_of(r, encap, dev).map_err(NeedsBuild)?;
+        Ok(Route::Policy(self.add_policy(p)))
+    }
+
+    /// Puts policy `p` in the tables, its first segment resolved and its rewrite made,
+    /// under a retired policy's index or a new one; returns the index.
+    pub(super) fn add_policy(&mut self, p: Policy) -> u32 {
         let out = match self.fibs.main().lookup6(&p.first) {
             Some(Route::Forward(nh)) => self.resolve(nh, u128::from_be_bytes(p.first)),
             _ => None,
@@ -82,7 +102,7 @@ impl Tables {
         self.policies[i] = p;
         self.policy_out[i] = out;
         self.rewrites[i] = rewrite;
-        Ok(Route::Policy(i as u32))
+        i as u32
     }
 
     /// Retires policy `i`, which no route points at any more.

@@ -2,7 +2,9 @@
 //! IGP's or a controller's SIDs come and go by the thousand, like routes. A SID of a
 //! behaviour that keeps no state outside its own [`Sid`] and registers nothing else in
 //! the tables ([`IN_PLACE`]: End, End.X, End.T, End.DX2/4/6, End.DT4/6/46, with any
-//! flavours) is built by its behaviour's `build` as in a whole build
+//! flavours; and the binding SIDs End.B6, End.B6.Encaps(.Red), whose policy is made
+//! as a route's is, `policy_update.rs`, and retired with the SID) is built by its
+//! behaviour's `build` as in a whole build
 //! ([`Builder::over`]), from the next hops the build could resolve: through `oif` or
 //! on a device route of the main table (the tables keep those, `Tables::onlink`); a
 //! next hop behind a gateway, a table the tables do not have, or policy routing rules
@@ -16,13 +18,31 @@
 
 use rustc_hash::FxHashSet;
 
-use super::build::{csid_hop, fast_sid_at, Builder};
+use super::build::{csid_hop, fast_sid_at, Builder, PolicySpec};
 use super::update::{lpm_key, NeedsBuild, RouteChange};
-use super::{Route, Sid, SidBuilder, Tables};
+use super::{Policy, Route, Sid, SidBuilder, Tables};
 use crate::spec::{Prefix, RouteKind, RouteSpec, RouterSpec, SidAction};
 
 /// The behaviours whose SIDs change in place.
-const IN_PLACE: &[&str] = &["End", "End.X", "End.T", "End.DX2", "End.DX4", "End.DX6", "End.DT4", "End.DT6", "End.DT46"];
+const IN_PLACE: &[&str] = &[
+    "End",
+    "End.X",
+    "End.T",
+    "End.DX2",
+    "End.DX4",
+    "End.DX6",
+    "End.DT4",
+    "End.DT6",
+    "End.DT46",
+    "End.B6",
+    "End.B6.Encaps",
+    "End.B6.Encaps.Red",
+];
+
+/// Whether SID `s` owns a policy ([`SidState::policy`](super::SidState)): a binding SID.
+fn owns_policy(s: &Sid) -> bool {
+    s.behaviour.keyword.starts_with("End.B6")
+}
 
 /// Whether SID `s` is of a behaviour in [`IN_PLACE`].
 fn in_place(s: &Sid) -> bool {
@@ -90,10 +110,10 @@ impl Tables {
     /// The SIDs of the SID routes `changes` add, in order, built by their behaviours;
     /// an error (a next hop behind a gateway, say) asks for a build. Only adjacencies
     /// are added to the tables then (as a build that failed would leave them unused).
-    pub(super) fn build_sids(&mut self, changes: &[RouteChange]) -> Result<Vec<Sid>, NeedsBuild> {
+    pub(super) fn build_sids(&mut self, changes: &[RouteChange]) -> Result<Vec<(Sid, Option<Policy>)>, NeedsBuild> {
         let mut out = Vec::new();
         if !changes.iter().any(|c| matches!((c, &c.spec().kind), (RouteChange::Add(_), RouteKind::Seg6Local { .. }))) {
-            return Ok(out);
+            return Ok(Vec::new());
         }
         let spec = RouterSpec::default();
         // (Taken out and put back: a default index would allocate its LPMs' roots.)
@@ -114,7 +134,26 @@ impl Tables {
         }
         b.give_back(self);
         self.onlink = Some(onlink);
-        res.map(|()| out)
+        res?;
+        // A binding SID's policy, made as the build makes it; put in the tables (and
+        // the SID pointed at it) when the SID is placed.
+        out.into_iter()
+            .map(|(s, spec)| match spec {
+                Some((enc, dev, line, src)) => match self.make_policy(&enc, dev, line, src) {
+                    Ok(p) => Ok((s, Some(p))),
+                    Err(m) => Err(NeedsBuild(format!("a binding SID's policy ({m}): the tables are built again"))),
+                },
+                None => Ok((s, None)),
+            })
+            .collect()
+    }
+
+    /// Places binding SID `s`'s policy `p` (from [`build_sids`](Self::build_sids)) and
+    /// points the SID at it.
+    pub(super) fn adopt_policy(&mut self, s: &mut Sid, p: Policy) {
+        let i = self.add_policy(p);
+        s.state.policy = i;
+        s.state.fast = s.state.fast.with_arg(i);
     }
 
     /// Puts SID `s` in FIB `t` at its prefix: in the place of the SID there now, or as a
@@ -124,7 +163,10 @@ impl Tables {
             Some(Route::Sid(j)) if (j as usize) < self.sids.len() => {
                 let j = j as usize;
                 self.fast_sids[j] = fast_sid_at(&s, j);
-                self.sids[j] = s;
+                let old = std::mem::replace(&mut self.sids[j], s);
+                if owns_policy(&old) {
+                    self.retire_policy(old.state.policy);
+                }
                 j
             }
             _ => {
@@ -142,7 +184,10 @@ impl Tables {
         if i > last {
             return;
         }
-        self.sids.swap_remove(i);
+        let gone = self.sids.swap_remove(i);
+        if owns_policy(&gone) {
+            self.retire_policy(gone.state.policy);
+        }
         self.fast_sids.swap_remove(i);
         if i == last {
             return;
@@ -196,7 +241,7 @@ fn build_one(
     r: &RouteSpec,
     action: &SidAction,
     dev: Option<&str>,
-) -> Result<Sid, NeedsBuild> {
+) -> Result<(Sid, Option<PolicySpec>), NeedsBuild> {
     let failed = |m: String| NeedsBuild(format!("a SID the tables cannot build in place ({m}): they are built again"));
     let route_dev = match dev {
         Some(d) => Some(b.dev(d, r.line).map_err(|e| failed(e.message))?),
@@ -209,8 +254,8 @@ fn build_one(
     let mut policies = Vec::new();
     let mut sb = SidBuilder { b, onlink, policies: &mut policies, route_dev, prefix: r.prefix, line: r.line };
     let state = (beh.build)(&mut sb, action).map_err(|e| failed(e.message))?;
-    if !policies.is_empty() {
-        return Err(failed("it has a policy".into()));
+    if policies.len() > 1 {
+        return Err(failed("it has more than one policy".into()));
     }
-    Ok(Sid { prefix: r.prefix, behaviour: beh, action: action.clone(), state, line: r.line })
+    Ok((Sid { prefix: r.prefix, behaviour: beh, action: action.clone(), state, line: r.line }, policies.pop()))
 }

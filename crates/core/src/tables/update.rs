@@ -93,7 +93,11 @@ impl Tables {
             };
             match c {
                 RouteChange::Add(RouteSpec { kind: RouteKind::Seg6Local { .. }, .. }) => {
-                    if let Some(s) = sids.next() {
+                    if let Some((mut s, p)) = sids.next() {
+                        if let Some(p) = p {
+                            added = added.max(super::policy_growth(&p).max(1));
+                            self.adopt_policy(&mut s, p);
+                        }
                         self.place_sid(t, s);
                     }
                     if let Some(j) = was_policy {

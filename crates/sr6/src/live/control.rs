@@ -556,8 +556,8 @@ pub(super) mod tests {
         assert!(out.contains("in place"), "{out}");
     }
 
-    /// SIDs of the stateless behaviours change in place too, through `sr6 ctl` as through
-    /// the kernel's mirror; a binding SID builds.
+    /// SIDs of the stateless behaviours and binding SIDs change in place too, through
+    /// `sr6 ctl` as through the kernel's mirror; a SID that keeps state builds.
     #[test]
     fn sid_changes_are_published_in_place() {
         let mut c = control(CONF);
@@ -598,9 +598,19 @@ pub(super) mod tests {
         assert_eq!(g.tables.sids.len(), 1);
         let f = g.tables.fibs.main().lookup6(&"fc00:f:0:1::".parse::<std::net::Ipv6Addr>().unwrap().octets());
         assert_eq!(f, Some(sr6_core::tables::Route::Sid(0)));
+        // A binding SID with its policy, in place too; End.Limit, which keeps state, builds.
         let out = c
             .apply_line("route add fc00:e::3/128 encap seg6local action End.B6.Encaps srh segs fc00::9 dev eth0")
             .unwrap();
+        assert!(out.contains("in place"), "{out}");
+        let g = c.shared.gen.load();
+        let p = match g.tables.fibs.main().lookup6(&"fc00:e::3".parse::<std::net::Ipv6Addr>().unwrap().octets()) {
+            Some(sr6_core::tables::Route::Sid(i)) => g.tables.sids[i as usize].state.policy,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(g.tables.policies[p as usize].segs, ["fc00::9".parse::<std::net::Ipv6Addr>().unwrap()]);
+        drop(g);
+        let out = c.apply_line("route add fc00:e::4/128 encap seg6local action End.Limit dev eth0").unwrap();
         assert!(!out.contains("in place"), "{out}");
     }
 
