@@ -55,35 +55,34 @@ def attr(flags: int, kind: int, value: bytes) -> bytes:
     return struct.pack("!BBB", flags, kind, len(value)) + value
 
 
+def packed(items: list[bytes], room: int) -> list[bytes]:
+    """`items` joined into as few runs of at most `room` bytes as they fit in, in order."""
+    out, chunk, size = [], [], 0
+    for it in items:
+        if chunk and size + len(it) > room:
+            out.append(b"".join(chunk))
+            chunk, size = [], 0
+        chunk.append(it)
+        size += len(it)
+    if chunk:
+        out.append(b"".join(chunk))
+    return out
+
+
 def updates(prefixes: list, local_as: int, nh4: str, nh6: str) -> list[bytes]:
     """The UPDATE messages announcing `prefixes`, IPv4 ones in the NLRI field, IPv6 ones
     in MP_REACH_NLRI, as many per message as fit."""
     origin = attr(0x40, 1, b"\x00")
     as_path = attr(0x40, 2, struct.pack("!BBI", 2, 1, local_as))  # AS_SEQUENCE of one
-    out: list[bytes] = []
     v4 = [nlri(p) for p in prefixes if p.version == 4]
     v6 = [nlri(p) for p in prefixes if p.version == 6]
     attrs4 = origin + as_path + attr(0x40, 3, socket.inet_aton(nh4))
-    room = MAX_MESSAGE - 19 - 4 - len(attrs4)
-    i = 0
-    while i < len(v4):
-        chunk, size = [], 0
-        while i < len(v4) and size + len(v4[i]) <= room:
-            chunk.append(v4[i])
-            size += len(v4[i])
-            i += 1
-        out.append(message(UPDATE, struct.pack("!HH", 0, len(attrs4)) + attrs4 + b"".join(chunk)))
+    out = [message(UPDATE, struct.pack("!HH", 0, len(attrs4)) + attrs4 + n)
+           for n in packed(v4, MAX_MESSAGE - 19 - 4 - len(attrs4))]
     head = struct.pack("!HBB", 2, 1, 16) + socket.inet_pton(socket.AF_INET6, nh6) + b"\x00"
     fixed = len(origin) + len(as_path) + 4 + len(head)  # MP_REACH_NLRI, extended length
-    room = MAX_MESSAGE - 19 - 4 - fixed
-    i = 0
-    while i < len(v6):
-        chunk, size = [], 0
-        while i < len(v6) and size + len(v6[i]) <= room:
-            chunk.append(v6[i])
-            size += len(v6[i])
-            i += 1
-        attrs = origin + as_path + attr(0x80, 14, head + b"".join(chunk))
+    for n in packed(v6, MAX_MESSAGE - 19 - 4 - fixed):
+        attrs = origin + as_path + attr(0x80, 14, head + n)
         out.append(message(UPDATE, struct.pack("!HH", 0, len(attrs)) + attrs))
     return out
 
