@@ -82,9 +82,10 @@ const SIDS: &[&str] = &[
     "End.B6.Encaps srh segs fc00:88::1",
     "End.B6 srh segs fc00:77:1::1,fc00:2::9",
     "End.B6.Encaps.Red srh segs fc00:2::9,fc00:88::1",
+    "End.MAP map 2001:db8::9",
     "End.Limit",
 ];
-const SIDS_BUILT: usize = 10;
+const SIDS_BUILT: usize = 11;
 /// The segment lists of the policies the changes make: one routed by fc00:77::/32's
 /// routes (its first segment is resolved), one on a connected network, three segments.
 const POLICY_SEGS: &[&str] = &["fc00:77:1::1,fc00:88::1", "fc00:2::9", "fc00:77:1::5,fc00:88::1,fc00:cc::1"];
@@ -309,7 +310,8 @@ proptest! {
                     let mut k = n % SIDS.len();
                     // End.Limit's rate takes the bits after the prefix: at most 64.
                     let plen: u32 = prefix.rsplit('/').next().and_then(|l| l.parse().ok()).unwrap_or(0);
-                    if (k == 5 && !prefix.ends_with("/48")) || (k == SIDS_BUILT && plen < 64) {
+                    // End.MAP's mapped SID must lie outside its prefix.
+                    if (k == 5 && !prefix.ends_with("/48")) || (k == SIDS_BUILT && plen < 64) || (k == 10 && plen == 0) {
                         k = 0;
                     }
                     sid_kind = Some(k);

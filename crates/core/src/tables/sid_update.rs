@@ -1,7 +1,7 @@
 //! Local SIDs added, replaced and removed in place ([`Tables::apply_routes`]): an
 //! IGP's or a controller's SIDs come and go by the thousand, like routes. A SID of a
 //! behaviour that keeps no state outside its own [`Sid`] and registers nothing else in
-//! the tables ([`IN_PLACE`]: End, End.X, End.T, End.DX2/4/6, End.DT4/6/46, with any
+//! the tables ([`IN_PLACE`]: End, End.X, End.T, End.DX2/4/6, End.DT4/6/46, End.MAP, with any
 //! flavours; and the binding SIDs End.B6, End.B6.Encaps(.Red), whose policy is made
 //! as a route's is, `policy_update.rs`, and retired with the SID) is built by its
 //! behaviour's `build` as in a whole build
@@ -34,6 +34,7 @@ const IN_PLACE: &[&str] = &[
     "End.DT4",
     "End.DT6",
     "End.DT46",
+    "End.MAP",
     "End.B6",
     "End.B6.Encaps",
     "End.B6.Encaps.Red",
