@@ -21,7 +21,8 @@
 //! bucket). A packet that does not conform is dropped (`rate_limited`) and costs
 //! nothing. Arrival is the packet's receive timestamp: the monotonic clock in `sr6 run`,
 //! the capture's timestamps in `sr6 pcap`, so offline runs are deterministic. Buckets
-//! start full and are not carried over when the tables are rebuilt.
+//! start full; in `sr6 run`, a SID that new tables keep (the same prefix and action)
+//! keeps its buckets (`Tables::adopt_limiters`, at each publication).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;

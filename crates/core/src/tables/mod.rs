@@ -729,6 +729,30 @@ impl Tables {
         }
     }
 
+    /// The End.Limit SIDs that these tables keep (the same prefix and action) take over
+    /// the token buckets of `old`'s: the buckets are shared by the generations of the
+    /// live router instead of starting full at each new set of tables (and, for the
+    /// two copies that in-place changes alternate, instead of flipping between two sets).
+    pub fn adopt_limiters(&mut self, old: &Tables) {
+        if self.limiters.is_empty() || old.limiters.is_empty() {
+            return;
+        }
+        let limit_sids = |t: &Tables| -> Vec<(usize, Prefix, SidAction)> {
+            t.sids
+                .iter()
+                .filter(|s| s.behaviour.keyword == "End.Limit")
+                .map(|s| (s.state.limiter as usize, s.prefix, s.action.clone()))
+                .collect()
+        };
+        let theirs = limit_sids(old);
+        for (i, prefix, action) in limit_sids(self) {
+            let Some(&(j, ..)) = theirs.iter().find(|(_, p, a)| *p == prefix && *a == action) else { continue };
+            if let (Some(l), Some(o)) = (self.limiters.get_mut(i), old.limiters.get(j)) {
+                *l = o.clone();
+            }
+        }
+    }
+
     /// Is `a` one of the router's own IPv6 addresses?
     pub fn is_local6(&self, a: &[u8; 16]) -> bool {
         matches!(self.fibs.first().and_then(|f| f.exact6.get(u128::from_be_bytes(*a))), Some(Route::Local))

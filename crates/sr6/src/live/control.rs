@@ -680,6 +680,34 @@ pub(super) mod tests {
         assert!(!out.contains("in place"), "a main-table route while a policy's source is its route's: {out}");
     }
 
+    /// An End.Limit SID keeps its token buckets across new tables, made in place (the
+    /// two copies in-place changes alternate share them) or built; a changed action
+    /// gets new ones.
+    #[test]
+    fn end_limit_buckets_outlive_new_tables() {
+        let mut c =
+            control(&format!("{CONF}route add fc00:e::1/128 encap seg6local action End.Limit rate 80 dev eth0\n"));
+        let limiter = |c: &Control| {
+            let g = c.shared.gen.load();
+            let i = g.tables.sids.iter().find(|s| s.behaviour.keyword == "End.Limit").unwrap().state.limiter;
+            g.tables.limiters[i as usize].clone()
+        };
+        let first = limiter(&c);
+        for line in [
+            "route add fc00:2::/64 via fc00::2 dev eth0",
+            "route add fc00:3::/64 via fc00::2 dev eth0",
+            "route add fc00:4::/64 via fc00::3 dev eth0",
+            // A SID that builds.
+            "route add fc00:e::2/128 encap seg6local action End.Limit rate 40 dev eth0",
+            "route del fc00:3::/64",
+        ] {
+            c.apply_line(line).unwrap();
+            assert!(Arc::ptr_eq(&limiter(&c), &first), "{line}: the buckets were replaced");
+        }
+        c.apply_line("route replace fc00:e::1/128 encap seg6local action End.Limit rate 160 dev eth0").unwrap();
+        assert!(!Arc::ptr_eq(&limiter(&c), &first), "a new rate, new buckets");
+    }
+
     /// Routes mirrored from the kernel change in place too, and merge as a build merges
     /// them: the configuration's route wins its prefix; when `sr6 ctl` deletes it, the
     /// kernel's shows through.

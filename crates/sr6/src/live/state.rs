@@ -217,9 +217,11 @@ impl Shared {
 
     /// Makes `tables` current; workers pick them up at their next batch. Returns the
     /// new generation number.
-    /// The SR proxies that the new tables keep take over their caches and counters.
+    /// The SR proxies that the new tables keep take over their caches and counters, and
+    /// the End.Limit SIDs their token buckets.
     pub fn publish(&self, mut tables: Tables) -> u64 {
         tables.adopt_proxies(&self.gen.load().tables);
+        tables.adopt_limiters(&self.gen.load().tables);
         let id = self.next_gen.fetch_add(1, Ordering::Relaxed);
         self.gen.store(Arc::new(Generation { id, tables }));
         id
@@ -229,6 +231,7 @@ impl Shared {
     /// the workers until each picks up the new one).
     pub fn publish_swap(&self, mut tables: Tables) -> (u64, Arc<Generation>) {
         tables.adopt_proxies(&self.gen.load().tables);
+        tables.adopt_limiters(&self.gen.load().tables);
         let id = self.next_gen.fetch_add(1, Ordering::Relaxed);
         let old = self.gen.swap(Arc::new(Generation { id, tables }));
         (id, old)
