@@ -90,19 +90,19 @@ impl Tables {
             _ => None,
         };
         let rewrite = Rewrite::of(&p, out);
-        let i = match self.policy_free.pop() {
-            Some(i) if (i as usize) < self.policies.len() => i as usize,
-            _ => {
-                self.policies.push(p.clone());
-                self.policy_out.push(None);
-                self.rewrites.push(rewrite.clone());
-                self.policies.len() - 1
+        match self.policy_free.pop() {
+            Some(i) if (i as usize) < self.policies.len() => {
+                let i = i as usize;
+                (self.policies[i], self.policy_out[i], self.rewrites[i]) = (p, out, rewrite);
+                i as u32
             }
-        };
-        self.policies[i] = p;
-        self.policy_out[i] = out;
-        self.rewrites[i] = rewrite;
-        i as u32
+            _ => {
+                self.policies.push(p);
+                self.policy_out.push(out);
+                self.rewrites.push(rewrite);
+                (self.policies.len() - 1) as u32
+            }
+        }
     }
 
     /// Retires policy `i`, which no route points at any more.
