@@ -68,9 +68,9 @@ const VIAS6: &[&str] =
     &["fc00:1::2 dev eth0", "fc00:2::2 dev eth1", "fc00:2::3 dev eth1", "fc00:1::7 dev eth0", "fc00:2::3", "fc00:1::8"];
 const VIAS4: &[&str] = &["10.1.0.2 dev eth0", "10.1.0.3 dev eth0", "10.1.0.9 dev eth0", "10.1.0.3"];
 /// SID actions the changes pick from (`dev eth0` added): the ones built in place (the
-/// binding SIDs with their policies), then (at [`SIDS_BUILT`]) End.Limit, which keeps
-/// state and makes the caller build. A NEXT-C-SID End
-/// only on the /48s. (A next hop behind a gateway: `refused_changes_change_nothing`.)
+/// binding SIDs with their policies, End.Limit with its buckets), then (at
+/// [`SIDS_BUILT`]) an SR proxy, which makes the caller build. A NEXT-C-SID End only on
+/// the /48s. (A next hop behind a gateway: `refused_changes_change_nothing`.)
 const SIDS: &[&str] = &[
     "End",
     "End.X nh6 fc00:1::2",
@@ -83,9 +83,10 @@ const SIDS: &[&str] = &[
     "End.B6 srh segs fc00:77:1::1,fc00:2::9",
     "End.B6.Encaps.Red srh segs fc00:2::9,fc00:88::1",
     "End.MAP map 2001:db8::9",
-    "End.Limit",
+    "End.Limit rate 80 burst 3000",
+    "End.AM nh6 fc00:2::2 oif eth1 iif eth1",
 ];
-const SIDS_BUILT: usize = 11;
+const SIDS_BUILT: usize = 12;
 /// The segment lists of the policies the changes make: one routed by fc00:77::/32's
 /// routes (its first segment is resolved), one on a connected network, three segments.
 const POLICY_SEGS: &[&str] = &["fc00:77:1::1,fc00:88::1", "fc00:2::9", "fc00:77:1::5,fc00:88::1,fc00:cc::1"];
@@ -133,7 +134,12 @@ fn sid(t: &Tables, i: usize) -> String {
         Some(NextHop::Adj(a)) => adjacency(t, a),
         other => format!("{other:?}"),
     };
-    format!("SID {:?} {} nh {nh} table {} oif {}", s.prefix, s.action, s.state.table, s.state.oif)
+    // An End.Limit SID's buckets (their layout and state).
+    let limiter = match s.behaviour.keyword {
+        "End.Limit" => format!(" {:?}", t.limiters.get(s.state.limiter as usize)),
+        _ => String::new(),
+    };
+    format!("SID {:?} {} nh {nh} table {} oif {}{limiter}", s.prefix, s.action, s.state.table, s.state.oif)
 }
 
 /// Policy `i` of `t` by what it is: its mode, segments, SRH bytes, first segment,
@@ -311,7 +317,7 @@ proptest! {
                     // End.Limit's rate takes the bits after the prefix: at most 64.
                     let plen: u32 = prefix.rsplit('/').next().and_then(|l| l.parse().ok()).unwrap_or(0);
                     // End.MAP's mapped SID must lie outside its prefix.
-                    if (k == 5 && !prefix.ends_with("/48")) || (k == SIDS_BUILT && plen < 64) || (k == 10 && plen == 0) {
+                    if (k == 5 && !prefix.ends_with("/48")) || (k == 11 && plen < 64) || (k == 10 && plen == 0) {
                         k = 0;
                     }
                     sid_kind = Some(k);
@@ -355,7 +361,7 @@ proptest! {
             // Every change here is one the in-place path takes, but for the SIDs only a
             // build makes, and a change of their table and prefix.
             let key = (table100, prefix);
-            let last_built = t.sids.last().is_some_and(|s| s.behaviour.keyword == "End.Limit");
+            let last_built = t.sids.last().is_some_and(|s| s.behaviour.keyword == "End.AM");
             let refused = sid_kind.is_some_and(|k| k >= SIDS_BUILT)
                 || built.contains(&key)
                 || (placed.contains(&key) && last_built)

@@ -70,6 +70,12 @@ pub struct Limiter {
 }
 
 impl Limiter {
+    /// A limiter no SID uses (one bucket, no rate): what a retired index holds, so that
+    /// its buckets' memory goes.
+    pub fn retired() -> Limiter {
+        Limiter { rate_bits: 0, group_bits: 0, rate: 0, burst: 0, tat: Box::new([AtomicU64::new(0)]) }
+    }
+
     /// The limiter of a SID of prefix length `len` with `group-bits` `i`, or why not.
     pub fn new(len: u8, i: u8, rate: u32, burst: u32) -> Result<Limiter, String> {
         if i > MAX_GROUP_BITS {

@@ -57,6 +57,8 @@ pub(super) struct Builder<'a> {
     multipath_hash: (u8, u8),
     /// End.Limit SIDs' buckets ([`Tables::limiters`]).
     pub(super) limiters: Vec<std::sync::Arc<crate::behaviour::end_limit::Limiter>>,
+    /// Indices of `limiters` free to take ([`Tables::limiter_free`]).
+    pub(super) limiter_free: Vec<u32>,
     /// A SID's next hop was resolved through a route of the main table
     /// ([`Tables::sid_via_routes`]).
     pub(super) sid_via_routes: bool,
@@ -102,6 +104,7 @@ impl<'a> Builder<'a> {
             nhid_routes: FxHashMap::default(),
             multipath_hash: (0, 0),
             limiters: Vec::new(),
+            limiter_free: Vec::new(),
             sid_via_routes: false,
         }
     }
@@ -125,6 +128,8 @@ impl<'a> Builder<'a> {
             adjacencies,
             adj_index,
             neighbours: std::mem::take(&mut t.neighbours),
+            limiters: std::mem::take(&mut t.limiters),
+            limiter_free: std::mem::take(&mut t.limiter_free),
             ..Builder::new(spec)
         }
     }
@@ -135,6 +140,8 @@ impl<'a> Builder<'a> {
         t.table_ids = self.table_ids;
         t.adjacencies = self.adjacencies;
         t.neighbours = self.neighbours;
+        t.limiters = self.limiters;
+        t.limiter_free = self.limiter_free;
     }
 
     pub(super) fn dev(&self, name: &str, line: Line) -> Result<DevId, BuildError> {
@@ -650,6 +657,7 @@ impl<'a> Builder<'a> {
             proxies: Vec::new(),
             proxy_in: Vec::new(),
             limiters: std::mem::take(&mut self.limiters),
+            limiter_free: Vec::new(),
             gtp_encaps,
             lwts,
             resolve_neighbours: false,

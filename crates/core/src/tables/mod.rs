@@ -552,6 +552,9 @@ pub struct Tables {
     /// The End.Limit SIDs' layouts and token buckets (RFC 9433 §6.8), shared by every
     /// worker ([`crate::behaviour::end_limit`]).
     pub limiters: Vec<std::sync::Arc<crate::behaviour::end_limit::Limiter>>,
+    /// The indices of [`limiters`](Self::limiters) no SID uses any more (an End.Limit
+    /// SID replaced or removed in place): the next End.Limit SID made in place takes one.
+    pub limiter_free: Vec<u32>,
     /// The GTP-U encapsulations of `encap gtp` routes ([`Route::GtpEncap`]).
     pub gtp_encaps: Vec<crate::behaviour::mobile::gtp_encap::GtpEncap>,
     /// The routes with LWT BPF programs ([`Route::Lwt`]).

@@ -30,10 +30,19 @@ impl SidBuilder<'_, '_> {
     }
 
     /// Registers an End.Limit SID's buckets; returns their index in
-    /// [`Tables::limiters`](super::Tables::limiters).
+    /// [`Tables::limiters`](super::Tables::limiters) (a free one, in place).
     pub fn add_limiter(&mut self, l: std::sync::Arc<crate::behaviour::end_limit::Limiter>) -> u32 {
-        self.b.limiters.push(l);
-        (self.b.limiters.len() - 1) as u32
+        let lims = &mut self.b.limiters;
+        match self.b.limiter_free.pop() {
+            Some(i) if (i as usize) < lims.len() => {
+                lims[i as usize] = l;
+                i
+            }
+            _ => {
+                lims.push(l);
+                (lims.len() - 1) as u32
+            }
+        }
     }
 
     /// The `dev` of the SID's route, if it has one.

@@ -2,8 +2,11 @@
 //! IGP's or a controller's SIDs come and go by the thousand, like routes. A SID of a
 //! behaviour that keeps no state outside its own [`Sid`] and registers nothing else in
 //! the tables ([`IN_PLACE`]: End, End.X, End.T, End.DX2/4/6, End.DT4/6/46, End.MAP, with any
-//! flavours; and the binding SIDs End.B6, End.B6.Encaps(.Red), whose policy is made
-//! as a route's is, `policy_update.rs`, and retired with the SID) is built by its
+//! flavours; the binding SIDs End.B6, End.B6.Encaps(.Red), whose policy is made
+//! as a route's is, `policy_update.rs`, and retired with the SID; End.Limit, whose
+//! token buckets take a free index of [`Tables::limiters`] and are retired with the
+//! SID, while a SID that the new tables keep takes over the old buckets at
+//! publication, `Tables::adopt_limiters`) is built by its
 //! behaviour's `build` as in a whole build
 //! ([`Builder::over`]), from the next hops the build could resolve: through `oif` or
 //! on a device route of the main table (the tables keep those, `Tables::onlink`); a
@@ -38,11 +41,17 @@ const IN_PLACE: &[&str] = &[
     "End.B6",
     "End.B6.Encaps",
     "End.B6.Encaps.Red",
+    "End.Limit",
 ];
 
 /// Whether SID `s` owns a policy ([`SidState::policy`](super::SidState)): a binding SID.
 fn owns_policy(s: &Sid) -> bool {
     s.behaviour.keyword.starts_with("End.B6")
+}
+
+/// Whether SID `s` owns token buckets ([`SidState::limiter`](super::SidState)).
+fn owns_limiter(s: &Sid) -> bool {
+    s.behaviour.keyword == "End.Limit"
 }
 
 /// Whether SID `s` is of a behaviour in [`IN_PLACE`].
@@ -121,6 +130,8 @@ impl Tables {
         let Some(onlink) = self.onlink.take() else {
             return Err(NeedsBuild("tables without their device routes: they are built again".into()));
         };
+        // (Put back if a SID fails: the limiters it took stay unused.)
+        let limiter_free = self.limiter_free.clone();
         let mut b = Builder::over(&spec, self);
         let mut res = Ok(());
         for c in changes {
@@ -135,6 +146,9 @@ impl Tables {
         }
         b.give_back(self);
         self.onlink = Some(onlink);
+        if res.is_err() {
+            self.limiter_free = limiter_free;
+        }
         res?;
         // A binding SID's policy, made as the build makes it; put in the tables (and
         // the SID pointed at it) when the SID is placed.
@@ -165,9 +179,7 @@ impl Tables {
                 let j = j as usize;
                 self.fast_sids[j] = fast_sid_at(&s, j);
                 let old = std::mem::replace(&mut self.sids[j], s);
-                if owns_policy(&old) {
-                    self.retire_policy(old.state.policy);
-                }
+                self.release(&old);
                 j
             }
             _ => {
@@ -186,9 +198,7 @@ impl Tables {
             return;
         }
         let gone = self.sids.swap_remove(i);
-        if owns_policy(&gone) {
-            self.retire_policy(gone.state.policy);
-        }
+        self.release(&gone);
         self.fast_sids.swap_remove(i);
         if i == last {
             return;
@@ -197,6 +207,21 @@ impl Tables {
         let prefix = self.sids[i].prefix;
         if let Some(t) = (0..self.fibs.len()).find(|&t| self.route_at(t, prefix) == Some(Route::Sid(last as u32))) {
             self.set_sid_entry(t, i);
+        }
+    }
+
+    /// Retires what SID `s`, replaced or removed, owned: a binding SID's policy, an
+    /// End.Limit SID's buckets (its index then holds an empty limiter; the workers
+    /// still reading the old tables keep the buckets they had).
+    fn release(&mut self, s: &Sid) {
+        if owns_policy(s) {
+            self.retire_policy(s.state.policy);
+        }
+        if owns_limiter(s) {
+            if let Some(l) = self.limiters.get_mut(s.state.limiter as usize) {
+                *l = std::sync::Arc::new(crate::behaviour::end_limit::Limiter::retired());
+                self.limiter_free.push(s.state.limiter);
+            }
         }
     }
 

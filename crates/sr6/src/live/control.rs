@@ -598,7 +598,8 @@ pub(super) mod tests {
         assert_eq!(g.tables.sids.len(), 1);
         let f = g.tables.fibs.main().lookup6(&"fc00:f:0:1::".parse::<std::net::Ipv6Addr>().unwrap().octets());
         assert_eq!(f, Some(sr6_core::tables::Route::Sid(0)));
-        // A binding SID with its policy, in place too; End.Limit, which keeps state, builds.
+        // A binding SID with its policy, in place too, and End.Limit with its buckets; an
+        // SR proxy, whose device's returning packets it takes, builds.
         let out = c
             .apply_line("route add fc00:e::3/128 encap seg6local action End.B6.Encaps srh segs fc00::9 dev eth0")
             .unwrap();
@@ -611,6 +612,10 @@ pub(super) mod tests {
         assert_eq!(g.tables.policies[p as usize].segs, ["fc00::9".parse::<std::net::Ipv6Addr>().unwrap()]);
         drop(g);
         let out = c.apply_line("route add fc00:e::4/128 encap seg6local action End.Limit dev eth0").unwrap();
+        assert!(out.contains("in place"), "{out}");
+        let out = c
+            .apply_line("route add fc00:e::5/128 encap seg6local action End.AM nh6 fc00::2 oif eth0 iif eth0 dev eth0")
+            .unwrap();
         assert!(!out.contains("in place"), "{out}");
     }
 
@@ -697,8 +702,10 @@ pub(super) mod tests {
             "route add fc00:2::/64 via fc00::2 dev eth0",
             "route add fc00:3::/64 via fc00::2 dev eth0",
             "route add fc00:4::/64 via fc00::3 dev eth0",
-            // A SID that builds.
+            // Another End.Limit SID, in place.
             "route add fc00:e::2/128 encap seg6local action End.Limit rate 40 dev eth0",
+            // A SID that builds.
+            "route add fc00:e::3/128 encap seg6local action End.AM nh6 fc00::2 oif eth0 iif eth0 dev eth0",
             "route del fc00:3::/64",
         ] {
             c.apply_line(line).unwrap();
