@@ -84,9 +84,15 @@ const SIDS: &[&str] = &[
     "End.B6.Encaps.Red srh segs fc00:2::9,fc00:88::1",
     "End.MAP map 2001:db8::9",
     "End.Limit rate 80 burst 3000",
+    "End.M.GTP4.E v4src-position 64",
+    "End.M.GTP6.E src fc00:5::2",
+    "End.M.GTP6.D sr-prefix fc00:4:1::/64 src fc00:5::1 segs fc00:77:1::1",
+    "End.M.GTP6.Di src fc00:5::1 segs fc00:2::9",
     "End.AM nh6 fc00:2::2 oif eth1 iif eth1",
 ];
-const SIDS_BUILT: usize = 12;
+const SIDS_BUILT: usize = 16;
+/// The SID of an IPv4 prefix: H.M.GTP4.D (RFC 9433 §6.7), with its policy.
+const SID4: &str = "H.M.GTP4.D sr-prefix fc00:4::/48 src-prefix fc00:6::/64 segs fc00:77:1::1";
 /// The segment lists of the policies the changes make: one routed by fc00:77::/32's
 /// routes (its first segment is resolved), one on a connected network, three segments.
 const POLICY_SEGS: &[&str] = &["fc00:77:1::1,fc00:88::1", "fc00:2::9", "fc00:77:1::5,fc00:88::1,fc00:cc::1"];
@@ -314,16 +320,26 @@ proptest! {
             let line = match op {
                 7 if v6 => {
                     let mut k = n % SIDS.len();
-                    // End.Limit's rate takes the bits after the prefix: at most 64.
                     let plen: u32 = prefix.rsplit('/').next().and_then(|l| l.parse().ok()).unwrap_or(0);
-                    // End.MAP's mapped SID must lie outside its prefix.
-                    if (k == 5 && !prefix.ends_with("/48")) || (k == 11 && plen < 64) || (k == 10 && plen == 0) {
+                    let a = SIDS[k];
+                    // NEXT-C-SID on the /48s; End.Limit's rate takes the bits after the
+                    // prefix, at most 64; End.MAP's mapped SID must lie outside its
+                    // prefix; the GTP-U encapsulations carry the session after it.
+                    if (a.contains("next-csid") && !prefix.ends_with("/48"))
+                        || (a.starts_with("End.Limit") && plen < 64)
+                        || (a.starts_with("End.MAP") && plen == 0)
+                        || (a.starts_with("End.M.GTP4.E") && plen > 56)
+                        || (a.starts_with("End.M.GTP6.E") && plen > 88)
+                    {
                         k = 0;
                     }
                     sid_kind = Some(k);
                     format!("ip -6 route replace {prefix} encap seg6local action {} dev eth0{table}", SIDS[k])
                 }
-                7 => continue,
+                7 => {
+                    sid_kind = Some(0);
+                    format!("ip route replace {prefix} encap seg6local action {SID4} dev eth0{table}")
+                }
                 // A multipath route given by its paths (one path: a plain route).
                 8 => {
                     let vias = if v6 { VIAS6 } else { VIAS4 };

@@ -1,17 +1,24 @@
 //! Local SIDs added, replaced and removed in place ([`Tables::apply_routes`]): an
 //! IGP's or a controller's SIDs come and go by the thousand, like routes. A SID of a
-//! behaviour that keeps no state outside its own [`Sid`] and registers nothing else in
-//! the tables ([`IN_PLACE`]: End, End.X, End.T, End.DX2/4/6, End.DT4/6/46, End.MAP, with any
-//! flavours; the binding SIDs End.B6, End.B6.Encaps(.Red), whose policy is made
-//! as a route's is, `policy_update.rs`, and retired with the SID; End.Limit, whose
-//! token buckets take a free index of [`Tables::limiters`] and are retired with the
-//! SID, while a SID that the new tables keep takes over the old buckets at
-//! publication, `Tables::adopt_limiters`) is built by its
-//! behaviour's `build` as in a whole build
-//! ([`Builder::over`]), from the next hops the build could resolve: through `oif` or
-//! on a device route of the main table (the tables keep those, `Tables::onlink`); a
-//! next hop behind a gateway, a table the tables do not have, or policy routing rules
-//! (which change the table a SID names) make the caller build.
+//! behaviour in [`IN_PLACE`] is built by its behaviour's `build` as in a whole build
+//! ([`Builder::over`]). Those are:
+//! - the ones that keep nothing outside their own [`Sid`]: End, End.X, End.T,
+//!   End.DX2/4/6, End.DT4/6/46, End.MAP, with any flavours; End.M.GTP4.E and
+//!   End.M.GTP6.E (RFC 9433 §6.6, §6.5); End.BPF, whose program (and its maps) was
+//!   loaded when its line was read, and which the SID only points at;
+//! - the ones that own a policy ([`OWN_POLICY`]): the binding SIDs End.B6 and
+//!   End.B6.Encaps(.Red), and the GTP-U translations End.M.GTP6.D/Di and H.M.GTP4.D
+//!   (RFC 9433 §6.3, §6.4, §6.7; the last on an IPv4 prefix), whose policy is made as a
+//!   route's is (`policy_update.rs`) and retired with the SID;
+//! - End.Limit, whose token buckets take a free index of [`Tables::limiters`] and are
+//!   retired with the SID (a SID that the new tables keep takes over the old buckets
+//!   at publication, `Tables::adopt_limiters`).
+//!
+//! Next hops are resolved as the build could: through `oif` or on a device route of
+//! the main table (the tables keep those, `Tables::onlink`). A next hop behind a
+//! gateway, a table the tables do not have, or policy routing rules (which change the
+//! table a SID names) make the caller build, and so do the SR proxies, whose devices'
+//! returning packets they take.
 //!
 //! A new SID takes the next index; a removed one's index is taken by the last SID
 //! (swap-remove), whose FIB entry, fast-path word and hop are renumbered. The SIDs
@@ -42,11 +49,22 @@ const IN_PLACE: &[&str] = &[
     "End.B6.Encaps",
     "End.B6.Encaps.Red",
     "End.Limit",
+    "End.BPF",
+    "End.M.GTP4.E",
+    "End.M.GTP6.E",
+    "End.M.GTP6.D",
+    "End.M.GTP6.Di",
+    "H.M.GTP4.D",
 ];
 
-/// Whether SID `s` owns a policy ([`SidState::policy`](super::SidState)): a binding SID.
+/// The behaviours whose SIDs own a policy ([`SidState::policy`](super::SidState)):
+/// the binding SIDs, and the GTP-U translations that encapsulate.
+const OWN_POLICY: &[&str] =
+    &["End.B6", "End.B6.Encaps", "End.B6.Encaps.Red", "End.M.GTP6.D", "End.M.GTP6.Di", "H.M.GTP4.D"];
+
+/// Whether SID `s` owns a policy.
 fn owns_policy(s: &Sid) -> bool {
-    s.behaviour.keyword.starts_with("End.B6")
+    OWN_POLICY.contains(&s.behaviour.keyword)
 }
 
 /// Whether SID `s` owns token buckets ([`SidState::limiter`](super::SidState)).
@@ -66,8 +84,9 @@ impl Tables {
         if !IN_PLACE.contains(&action.behaviour.keyword) {
             return no("a SID of this behaviour");
         }
-        if !matches!(r.prefix, Prefix::V6(..)) {
-            return no("a SID of an IPv4 prefix");
+        if crate::behaviour::mobile::check_route(action, &r.prefix).is_err() {
+            // The build's error says why.
+            return no("a SID whose prefix does not fit its behaviour");
         }
         if !self.rules.v6.is_empty() || !self.rules.v4.is_empty() {
             return no("a SID with policy routing rules");
@@ -163,12 +182,14 @@ impl Tables {
             .collect()
     }
 
-    /// Places binding SID `s`'s policy `p` (from [`build_sids`](Self::build_sids)) and
-    /// points the SID at it.
+    /// Places SID `s`'s policy `p` (from [`build_sids`](Self::build_sids)) and points
+    /// the SID at it (a binding SID's fast-path word too: its argument is the policy).
     pub(super) fn adopt_policy(&mut self, s: &mut Sid, p: Policy) {
         let i = self.add_policy(p);
         s.state.policy = i;
-        s.state.fast = s.state.fast.with_arg(i);
+        if s.behaviour.keyword.starts_with("End.B6") {
+            s.state.fast = s.state.fast.with_arg(i);
+        }
     }
 
     /// Puts SID `s` in FIB `t` at its prefix: in the place of the SID there now, or as a
@@ -243,7 +264,15 @@ impl Tables {
                 let (key, len) = lpm_key(prefix);
                 fib.lpm6.insert(key, len, route, hop);
             }
-            Prefix::V4(..) => {}
+            // H.M.GTP4.D's (RFC 9433 §6.7): the UPF's IPv4 address or prefix.
+            Prefix::V4(a, 32) => {
+                fib.exact4.set(u128::from(u32::from(a)), route);
+                fib.lpm4.mark(u128::from(u32::from(a)) << 96);
+            }
+            Prefix::V4(..) => {
+                let (key, len) = lpm_key(prefix);
+                fib.lpm4.insert(key, len, route, hop);
+            }
         }
     }
 

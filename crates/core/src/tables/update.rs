@@ -15,13 +15,13 @@
 //! segment is resolved again for the fast path. Neighbours change in place too
 //! ([`Tables::apply_neighbours`]).
 //!
-//! Local SIDs of the stateless behaviours change in place too (`sid_update.rs` says
+//! Local SIDs of nearly every behaviour change in place too (`sid_update.rs` says
 //! which, and how their indices stay dense), and so do head-end policies, `encap seg6`
 //! routes (`policy_update.rs`).
 //!
 //! Anything else — a device route in the main table (gateways given without a device
 //! resolve through those), a prefix that is also an address's connected route or a
-//! host route to an own address, a new table, a SID of another behaviour, a policy
+//! host route to an own address, a new table, an SR proxy SID, a policy
 //! with neither `ip sr tunsrc` nor a `dev` (its source would be its route's), a
 //! route through a nexthop object no route used yet, a change to the main table while a policy takes its source address from the
 //! route to its first segment or a SID resolves its next hop through a route — is

@@ -619,6 +619,33 @@ pub(super) mod tests {
         assert!(!out.contains("in place"), "{out}");
     }
 
+    /// An End.BPF SID changes in place: its program was loaded when the line was read,
+    /// and the tables only point at it.
+    #[test]
+    fn end_bpf_sids_change_in_place() {
+        let dir = std::env::temp_dir().join(format!("sr6-ctl-bpf-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../bpf/tests/progs/end.c");
+        let obj = dir.join("end.o");
+        sr6_bpf::clang::compile(&src, &obj, &[]).unwrap();
+        let mut c = control(CONF);
+        let line = format!(
+            "route add fc00:e::7/128 encap seg6local action End.BPF endpoint obj {} sec end dev eth0",
+            obj.display()
+        );
+        let out = c.apply_line(&line).unwrap();
+        assert!(out.contains("in place"), "{out}");
+        let g = c.shared.gen.load();
+        match g.tables.fibs.main().lookup6(&"fc00:e::7".parse::<std::net::Ipv6Addr>().unwrap().octets()) {
+            Some(sr6_core::tables::Route::Sid(i)) => assert_eq!(g.tables.sids[i as usize].behaviour.keyword, "End.BPF"),
+            other => panic!("{other:?}"),
+        }
+        drop(g);
+        let out = c.apply_line("route del fc00:e::7/128").unwrap();
+        assert!(out.contains("in place"), "{out}");
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
     /// Head-end policies change in place when `ip sr tunsrc` or their route's device
     /// gives their source: a replaced or deleted policy's index goes to the next new one,
     /// and `show counters` lists the policies in use; one whose source is its route's
