@@ -282,8 +282,13 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
 
     #[test]
-    fn in_place_changes_match_a_build(ops in proptest::collection::vec((0u8..10, any::<usize>(), any::<usize>(), any::<bool>()), 1..25)) {
-        let mut s = spec(BASE);
+    fn in_place_changes_match_a_build(
+        ops in proptest::collection::vec((0u8..10, any::<usize>(), any::<usize>(), any::<bool>()), 1..25),
+        tunsrc in any::<bool>(),
+    ) {
+        // Without `ip sr tunsrc`, a policy takes its route's device's address, or with
+        // no device, that of the device the route to its first segment leaves by.
+        let mut s = if tunsrc { spec(BASE) } else { spec(&BASE.replace("ip sr tunsrc set fc00:1::1\n", "")) };
         let mut t = build(&s);
         // The tables and prefixes whose SID only a build makes (nothing replaces or
         // removes it in place).
@@ -355,7 +360,9 @@ proptest! {
                     let segs = POLICY_SEGS[(n / 4) % POLICY_SEGS.len()];
                     // (A single segment's reduced SRH is none: no HMAC then.)
                     let hmac = if n % 5 == 0 && segs.contains(',') { " hmac 7" } else { "" };
-                    format!("ip {fam}route replace {prefix} encap seg6 mode {} segs {segs}{hmac} dev eth0{table}", modes[n % modes.len()])
+                    // On a device, or through a gateway only.
+                    let dev = match (n % 3, v6) { (0, true) => "via fc00:1::2", (0, false) => "via 10.1.0.2", _ => "dev eth0" };
+                    format!("ip {fam}route replace {prefix} encap seg6 mode {} segs {segs}{hmac} {dev}{table}", modes[n % modes.len()])
                 }
                 0 => format!("ip {fam}route replace {prefix} via {via}{table}"),
                 1 => format!("ip {fam}route replace blackhole {prefix}{table}"),
@@ -497,9 +504,9 @@ fn sid_changes_that_need_a_build() {
 }
 
 /// Without `ip sr tunsrc`, a policy on a device takes that device's address, in place as
-/// in a build, and main-table routes still change in place; a policy with no device
-/// takes the address of the device its first segment is routed by, so it builds, and
-/// so does every main-table change while it exists.
+/// in a build, and one with no device that of the device its first segment is routed
+/// by: in place too, and found again (the policy made again, its HMAC with it) when a
+/// main-table route moves that segment to another device.
 #[test]
 fn policies_without_a_tunnel_source() {
     let base = BASE.replace("ip sr tunsrc set fc00:1::1\n", "");
@@ -510,20 +517,32 @@ fn policies_without_a_tunnel_source() {
         "ip -6 route replace fc00:77::/32 via fc00:2::2 dev eth1",
         "ip -6 route add fc00:cd::/48 encap seg6 mode inline segs fc00:2::9 dev eth0 table 100",
         "ip -6 route del fc00:aa::/48",
+        // No device: the source is eth1's (fc00:77::/32 leaves by it), with an HMAC.
+        "ip -6 route add fc00:ce::/48 encap seg6 mode encap segs fc00:77:1::1,fc00:88::1 hmac 7 via fc00:1::2",
+        "ip -6 route add fc00:cf::/48 encap seg6 mode encap segs fc00:77:1::1 via fc00:1::2 table 100",
+        // The segment moves to eth0, then to a longer prefix on eth1, then back.
+        "ip -6 route replace fc00:77::/32 via fc00:1::2 dev eth0",
+        "ip -6 route add fc00:77:1::/48 via fc00:2::3 dev eth1",
+        "ip -6 route del fc00:77:1::/48",
+        "ip -6 route replace fc00:bb::/48 via fc00:2::3 dev eth1 table 100",
+        "ip -6 route del fc00:ce::/48",
+        "ip -6 route replace fc00:77::/32 via fc00:2::2 dev eth1",
     ] {
         let c = change(&mut s, line).unwrap_or_else(|| panic!("{line} changes nothing"));
         t.apply_routes(&[c]).unwrap_or_else(|e| panic!("{line}: {e:?}"));
         let (a, b) = (view(&t), view(&build(&s)));
         assert!(a == b, "after {line}: {}", diff(&a, &b));
     }
+    // The source did move: eth1's address, not eth0's.
+    let src = |t: &Tables| t.live_policies().find(|(_, p)| p.hmac_key_id.is_some()).map(|(_, p)| p.src);
+    let mut s2 = s.clone();
     let c =
-        change(&mut s, "ip -6 route add fc00:ce::/48 encap seg6 mode encap segs fc00:77:1::1 via fc00:1::2").unwrap();
-    assert!(t.apply_routes(&[c]).unwrap_err().0.contains("source address"));
-    let t = build(&s);
-    let mut t2 = build(&s);
-    let c = change(&mut s.clone(), "ip -6 route replace fc00:77::/32 via fc00:1::2 dev eth0").unwrap();
-    assert!(t2.apply_routes(&[c]).unwrap_err().0.contains("source"));
-    assert_eq!(view(&t2), view(&t));
-    let c = change(&mut s.clone(), "ip -6 route replace fc00:bb::/48 via fc00:2::3 dev eth1 table 100").unwrap();
-    t2.apply_routes(&[c]).unwrap();
+        change(&mut s2, "ip -6 route add fc00:ce::/48 encap seg6 mode encap segs fc00:77:1::1 hmac 7 via fc00:1::2")
+            .unwrap();
+    t.apply_routes(&[c]).unwrap();
+    assert_eq!(src(&t), Some("fc00:2::1".parse::<std::net::Ipv6Addr>().unwrap().octets()));
+    let c = change(&mut s2, "ip -6 route replace fc00:77::/32 via fc00:1::2 dev eth0").unwrap();
+    t.apply_routes(&[c]).unwrap();
+    assert_eq!(src(&t), Some("fc00:1::1".parse::<std::net::Ipv6Addr>().unwrap().octets()));
+    assert_eq!(view(&t), view(&build(&s2)));
 }

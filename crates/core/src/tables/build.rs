@@ -668,7 +668,7 @@ impl<'a> Builder<'a> {
             ids: None,
             onlink: Some(Box::new(onlink)),
             sid_via_routes: self.sid_via_routes,
-            policy_src_via_routes: false,
+            policy_src_routed: Vec::new(),
         };
         tables.rules = super::rules::Rules::build(spec, &tables)?;
         tables.bpf_encap_src =
@@ -698,7 +698,9 @@ impl<'a> Builder<'a> {
                 },
                 None => None,
             };
-            tables.policy_src_via_routes |= src.is_none() && tables.tunsrc.is_none() && dev.is_none();
+            if src.is_none() && tables.tunsrc.is_none() && dev.is_none() {
+                tables.policy_src_routed.push(tables.policies.len() as u32);
+            }
             let src = src.or(tables.tunsrc).unwrap_or_else(|| tunnel_source(&tables, dev, &enc.segs[0]));
             let p = Policy::with_csid(enc.mode, enc.csid, &enc.segs, key, src, line)
                 .map_err(|m| BuildError { line, message: m })?;

@@ -584,10 +584,10 @@ pub struct Tables {
     /// behind a gateway): a change of a main-table route makes the caller build
     /// ([`Tables::apply_routes`]), which resolves it again.
     sid_via_routes: bool,
-    /// Some policy's source address is the address of the device its first segment is
-    /// routed by (no `ip sr tunsrc`, no `dev` on its route): a change of a main-table
-    /// route makes the caller build, which finds the source again.
-    policy_src_via_routes: bool,
+    /// The policies whose source address is the address of the device their first
+    /// segment is routed by (no `ip sr tunsrc`, no `dev` on its route): a change of a main-table
+    /// route covering that segment finds the source again (`policy_update.rs`).
+    policy_src_routed: Vec<u32>,
 }
 
 /// The 12 bytes of Ethernet addresses a frame to `dst` from `src` starts with (the

@@ -11,8 +11,11 @@
 //!
 //! The policy's source is `ip sr tunsrc`, or else the address of its route's device,
 //! as the build takes it. A route with neither takes the address of the device its
-//! first segment is routed by, which any main-table change could move: such a policy
-//! makes the caller build (and so does every main-table change while one exists).
+//! first segment is routed by (`build::tunnel_source`), which a main-table change can
+//! move: such a policy is listed ([`Tables::policy_src_routed`]), and after a batch
+//! that changed a main-table prefix covering its first segment its source is found
+//! again — and the policy made again with it, when it moved (its SRH's HMAC covers
+//! the source).
 
 use std::net::Ipv6Addr;
 
@@ -27,9 +30,6 @@ impl Tables {
         let no = |why: &str| Err(NeedsBuild(format!("{why}: the tables are built again")));
         if dev.is_some_and(|d| self.device_id(d).is_none()) {
             return no("an unknown device");
-        }
-        if self.tunsrc.is_none() && dev.is_none() {
-            return no("a policy whose source address comes from its route");
         }
         if matches!(r.prefix, Prefix::V4(..)) && matches!(encap.mode, Seg6Mode::Inline | Seg6Mode::InlineRed) {
             // The build's error says why.
@@ -46,10 +46,16 @@ impl Tables {
         self.make_policy(encap, dev.and_then(|d| self.device_id(d)), r.line, None)
     }
 
+    /// Whether a policy on device `dev` from source `src` takes its source from the
+    /// route to its first segment.
+    pub(super) fn src_routed(&self, dev: Option<DevId>, src: Option<Ipv6Addr>) -> bool {
+        src.is_none() && self.tunsrc.is_none() && dev.is_none()
+    }
+
     /// The policy of `encap` on device `dev` from source `src`, as the build makes one
     /// (a route's, or a binding SID's, `PolicySpec`): the source is `src`, else `ip sr
-    /// tunsrc`, else the address of `dev`; one whose source would be the route to its
-    /// first segment is an error (only a build finds it).
+    /// tunsrc`, else the address of `dev`, else that of the device the route to the
+    /// first segment leaves by.
     pub(super) fn make_policy(
         &self,
         encap: &Seg6Encap,
@@ -58,11 +64,7 @@ impl Tables {
         src: Option<Ipv6Addr>,
     ) -> Result<Policy, String> {
         let Some(&first) = encap.segs.first() else { return Err("a policy without segments".into()) };
-        let src: Ipv6Addr = match (src.or(self.tunsrc), dev) {
-            (Some(s), _) => s,
-            (None, Some(d)) => super::build::tunnel_source(self, Some(d), &first),
-            (None, None) => return Err("a policy whose source address comes from its route".into()),
-        };
+        let src = src.or(self.tunsrc).unwrap_or_else(|| super::build::tunnel_source(self, dev, &first));
         let key = match encap.hmac {
             Some(id) => Some((id, self.hmac.keys.get(&id).ok_or("an HMAC key id that is not defined")?)),
             None => None,
@@ -79,18 +81,20 @@ impl Tables {
         dev: Option<&str>,
     ) -> Result<Route, NeedsBuild> {
         let p = self.policy_of(r, encap, dev).map_err(NeedsBuild)?;
-        Ok(Route::Policy(self.add_policy(p)))
+        let routed = self.src_routed(dev.and_then(|d| self.device_id(d)), None);
+        Ok(Route::Policy(self.add_policy(p, routed)))
     }
 
     /// Puts policy `p` in the tables, its first segment resolved and its rewrite made,
-    /// under a retired policy's index or a new one; returns the index.
-    pub(super) fn add_policy(&mut self, p: Policy) -> u32 {
+    /// under a retired policy's index or a new one; returns the index. `routed`: its
+    /// source is the route's to its first segment.
+    pub(super) fn add_policy(&mut self, p: Policy, routed: bool) -> u32 {
         let out = match self.fibs.main().lookup6(&p.first) {
             Some(Route::Forward(nh)) => self.resolve(nh, u128::from_be_bytes(p.first)),
             _ => None,
         };
         let rewrite = Rewrite::of(&p, out);
-        match self.policy_free.pop() {
+        let i = match self.policy_free.pop() {
             Some(i) if (i as usize) < self.policies.len() => {
                 let i = i as usize;
                 (self.policies[i], self.policy_out[i], self.rewrites[i]) = (p, out, rewrite);
@@ -102,7 +106,11 @@ impl Tables {
                 self.rewrites.push(rewrite);
                 (self.policies.len() - 1) as u32
             }
+        };
+        if routed {
+            self.policy_src_routed.push(i);
         }
+        i
     }
 
     /// Retires policy `i`, which no route points at any more.
@@ -111,6 +119,33 @@ impl Tables {
             *o = None;
             self.policy_free.push(i);
         }
+        if let Some(k) = self.policy_src_routed.iter().position(|&j| j == i) {
+            self.policy_src_routed.swap_remove(k);
+        }
+    }
+
+    /// Finds the source of each policy in [`policy_src_routed`](Tables::policy_src_routed)
+    /// whose first segment `covered` holds again, as the build does, and makes the
+    /// policy again with it where it moved. Returns the policies made again (their first
+    /// segment is to be resolved again too).
+    pub(super) fn reroute_sources(&mut self, covered: impl Fn(&Ipv6Addr) -> bool) -> Vec<u32> {
+        let mut changed = Vec::new();
+        for k in 0..self.policy_src_routed.len() {
+            let i = self.policy_src_routed[k];
+            let Some(p) = self.policies.get(i as usize) else { continue };
+            let Some(first) = p.segs.first().filter(|f| covered(f)) else { continue };
+            let src = super::build::tunnel_source(self, None, first);
+            if src.octets() == p.src {
+                continue;
+            }
+            let key = p.hmac_key_id.and_then(|id| Some((id, self.hmac.keys.get(&id)?)));
+            // (The policy was made once with these segments: it is made again.)
+            if let Ok(q) = Policy::with_csid(p.mode, p.csid, &p.segs, key, src, p.line) {
+                self.policies[i as usize] = q;
+                changed.push(i);
+            }
+        }
+        changed
     }
 
     /// The policies in use (not retired), with their indices.

@@ -62,6 +62,10 @@ const IN_PLACE: &[&str] = &[
 const OWN_POLICY: &[&str] =
     &["End.B6", "End.B6.Encaps", "End.B6.Encaps.Red", "End.M.GTP6.D", "End.M.GTP6.Di", "H.M.GTP4.D"];
 
+/// A SID's policy made in place, and whether its source is the route's to its first
+/// segment.
+pub(super) type SidPolicy = (Policy, bool);
+
 /// Whether SID `s` owns a policy.
 fn owns_policy(s: &Sid) -> bool {
     OWN_POLICY.contains(&s.behaviour.keyword)
@@ -139,7 +143,10 @@ impl Tables {
     /// The SIDs of the SID routes `changes` add, in order, built by their behaviours;
     /// an error (a next hop behind a gateway, say) asks for a build. Only adjacencies
     /// are added to the tables then (as a build that failed would leave them unused).
-    pub(super) fn build_sids(&mut self, changes: &[RouteChange]) -> Result<Vec<(Sid, Option<Policy>)>, NeedsBuild> {
+    pub(super) fn build_sids(
+        &mut self,
+        changes: &[RouteChange],
+    ) -> Result<Vec<(Sid, Option<SidPolicy>)>, NeedsBuild> {
         let mut out = Vec::new();
         if !changes.iter().any(|c| matches!((c, &c.spec().kind), (RouteChange::Add(_), RouteKind::Seg6Local { .. }))) {
             return Ok(Vec::new());
@@ -174,7 +181,7 @@ impl Tables {
         out.into_iter()
             .map(|(s, spec)| match spec {
                 Some((enc, dev, line, src)) => match self.make_policy(&enc, dev, line, src) {
-                    Ok(p) => Ok((s, Some(p))),
+                    Ok(p) => Ok((s, Some((p, self.src_routed(dev, src))))),
                     Err(m) => Err(NeedsBuild(format!("a binding SID's policy ({m}): the tables are built again"))),
                 },
                 None => Ok((s, None)),
@@ -184,8 +191,8 @@ impl Tables {
 
     /// Places SID `s`'s policy `p` (from [`build_sids`](Self::build_sids)) and points
     /// the SID at it (a binding SID's fast-path word too: its argument is the policy).
-    pub(super) fn adopt_policy(&mut self, s: &mut Sid, p: Policy) {
-        let i = self.add_policy(p);
+    pub(super) fn adopt_policy(&mut self, s: &mut Sid, (p, routed): SidPolicy) {
+        let i = self.add_policy(p, routed);
         s.state.policy = i;
         if s.behaviour.keyword.starts_with("End.B6") {
             s.state.fast = s.state.fast.with_arg(i);

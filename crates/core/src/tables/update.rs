@@ -12,7 +12,8 @@
 //! place in the trie ([`Lpm::mark`](crate::lpm::Lpm::mark)); a gateway not seen before
 //! gets an adjacency, resolved from the neighbours the tables know. What a route change can
 //! move elsewhere is redone: after a change to the main table, each policy's first
-//! segment is resolved again for the fast path. Neighbours change in place too
+//! segment that the changed prefixes cover is resolved again for the fast path (and
+//! the source of a policy that takes it from that route found again). Neighbours change in place too
 //! ([`Tables::apply_neighbours`]).
 //!
 //! Local SIDs of nearly every behaviour change in place too (`sid_update.rs` says
@@ -21,10 +22,9 @@
 //!
 //! Anything else — a device route in the main table (gateways given without a device
 //! resolve through those), a prefix that is also an address's connected route or a
-//! host route to an own address, a new table, an SR proxy SID, a policy
-//! with neither `ip sr tunsrc` nor a `dev` (its source would be its route's), a
-//! route through a nexthop object no route used yet, a change to the main table while a policy takes its source address from the
-//! route to its first segment or a SID resolves its next hop through a route — is
+//! host route to an own address, a new table, an SR proxy SID, a
+//! route through a nexthop object no route used yet, a change to the main table while
+//! a SID resolves its next hop through a route — is
 //! refused with [`NeedsBuild`], and the caller builds the tables from the whole
 //! configuration as before. The result is the tables that
 //! [`Tables::build`] makes of the changed configuration, lookup for lookup (a test
@@ -95,7 +95,7 @@ impl Tables {
                 RouteChange::Add(RouteSpec { kind: RouteKind::Seg6Local { .. }, .. }) => {
                     if let Some((mut s, p)) = sids.next() {
                         if let Some(p) = p {
-                            added = added.max(super::policy_growth(&p).max(1));
+                            added = added.max(super::policy_growth(&p.0).max(1));
                             self.adopt_policy(&mut s, p);
                         }
                         self.place_sid(t, s);
@@ -211,9 +211,6 @@ impl Tables {
         }
         if connected && r.table == MAIN_TABLE {
             return no("the prefix of an address's connected route");
-        }
-        if r.table == MAIN_TABLE && self.policy_src_via_routes {
-            return no("a main-table route while policies take their source from their routes");
         }
         if r.table == MAIN_TABLE && self.sid_via_routes {
             return no("a main-table route while a SID's next hop is resolved through one");
@@ -384,20 +381,27 @@ impl Tables {
 
     /// [`resolve_policies`](Self::resolve_policies) for the policies whose first
     /// segment one of the main-table prefixes `changed` covers:
-    /// no other's route changed. Many prefixes: all of them.
+    /// no other's route changed. Many prefixes: all of them. First, the sources that
+    /// are the route's to the first segment are found again (`policy_update.rs`).
     fn resolve_policies_under(&mut self, changed: &[Prefix]) {
-        if changed.len() > 64 {
-            return self.resolve_policies();
-        }
+        let all = changed.len() > 64;
         let mask = |a: u128, l: u8| a & u128::MAX.checked_shl(128 - u32::from(l.min(128))).unwrap_or(0);
         // (An IPv4 prefix covers no segment: those are IPv6 addresses.)
         let covers = |first: u128| {
-            changed.iter().any(|p| matches!(*p, Prefix::V6(a, l) if mask(first, l) == mask(u128::from(a), l)))
+            all || changed.iter().any(|p| matches!(*p, Prefix::V6(a, l) if mask(first, l) == mask(u128::from(a), l)))
         };
+        let remade = if self.policy_src_routed.is_empty() {
+            Vec::new()
+        } else {
+            self.reroute_sources(|a| covers(u128::from(*a)))
+        };
+        if all {
+            return self.resolve_policies();
+        }
         for i in 0..self.policies.len() {
             let Some(p) = self.policies.get(i) else { break };
             let first = u128::from_be_bytes(p.first);
-            if !covers(first) {
+            if !covers(first) && !remade.contains(&(i as u32)) {
                 continue;
             }
             let out = match self.fibs.main().lookup6(&p.first) {

@@ -646,10 +646,9 @@ pub(super) mod tests {
         std::fs::remove_dir_all(&dir).ok();
     }
 
-    /// Head-end policies change in place when `ip sr tunsrc` or their route's device
-    /// gives their source: a replaced or deleted policy's index goes to the next new one,
-    /// and `show counters` lists the policies in use; one whose source is its route's
-    /// builds.
+    /// Head-end policies change in place, whatever gives their source: a replaced or
+    /// deleted policy's index goes to the next new one, and `show counters` lists the
+    /// policies in use.
     #[test]
     fn policy_changes_are_published_in_place() {
         let mut c = control(&format!("{CONF}sr tunsrc set fc00::1\n"));
@@ -701,15 +700,17 @@ pub(super) mod tests {
             json["policies"].as_array().unwrap().iter().map(|p| p["segs"][0].as_str().unwrap()).collect();
         assert_eq!(segs, ["fc00:1::6", "fc00:1::7"], "the policies in use, by index");
         drop(g);
-        // Without `sr tunsrc`: the route's device gives the source, in place; with no
-        // device, the route to the first segment does, and that builds.
+        // Without `sr tunsrc`: the route's device gives the source; with no device, the
+        // route to the first segment does; both in place, and main-table routes too.
         let mut c = control(CONF);
-        let out = c.apply_line("route add fc00:a::/48 encap seg6 mode encap segs fc00:1::9 dev eth0").unwrap();
-        assert!(out.contains("in place"), "{out}");
-        let out = c.apply_line("route add fc00:b::/48 encap seg6 mode encap segs fc00:1::9 via fc00::2").unwrap();
-        assert!(!out.contains("in place"), "{out}");
-        let out = c.apply_line("route add fc00:2::/64 via fc00::2 dev eth0").unwrap();
-        assert!(!out.contains("in place"), "a main-table route while a policy's source is its route's: {out}");
+        for line in [
+            "route add fc00:a::/48 encap seg6 mode encap segs fc00:1::9 dev eth0",
+            "route add fc00:b::/48 encap seg6 mode encap segs fc00:1::9 via fc00::2",
+            "route add fc00:2::/64 via fc00::2 dev eth0",
+        ] {
+            let out = c.apply_line(line).unwrap();
+            assert!(out.contains("in place"), "{line}: {out}");
+        }
     }
 
     /// An End.Limit SID keeps its token buckets across new tables, made in place (the
