@@ -67,10 +67,12 @@ const NHIDS4: &[u32] = &[41];
 const VIAS6: &[&str] =
     &["fc00:1::2 dev eth0", "fc00:2::2 dev eth1", "fc00:2::3 dev eth1", "fc00:1::7 dev eth0", "fc00:2::3", "fc00:1::8"];
 const VIAS4: &[&str] = &["10.1.0.2 dev eth0", "10.1.0.3 dev eth0", "10.1.0.9 dev eth0", "10.1.0.3"];
-/// SID actions the changes pick from (`dev eth0` added): the ones built in place (the
-/// binding SIDs with their policies, End.Limit with its buckets), then (at
-/// [`SIDS_BUILT`]) an SR proxy, which makes the caller build. A NEXT-C-SID End only on
-/// the /48s. (A next hop behind a gateway: `refused_changes_change_nothing`.)
+/// SID actions the changes pick from (`dev eth0` added), every one built in place: the
+/// binding SIDs and the GTP-U translations with their policies, End.Limit with its
+/// buckets, the SR proxies with their devices (two of End.AS and End.AD on eth0 break
+/// the proxies' `iif` rule: a build refuses them, and so does the in-place path). A
+/// NEXT-C-SID End only on the /48s. (A next hop behind a gateway:
+/// `refused_changes_change_nothing`.)
 const SIDS: &[&str] = &[
     "End",
     "End.X nh6 fc00:1::2",
@@ -89,8 +91,9 @@ const SIDS: &[&str] = &[
     "End.M.GTP6.D sr-prefix fc00:4:1::/64 src fc00:5::1 segs fc00:77:1::1",
     "End.M.GTP6.Di src fc00:5::1 segs fc00:2::9",
     "End.AM nh6 fc00:2::2 oif eth1 iif eth1",
+    "End.AS src fc00:1::1 segs fc00:2::9,fc00:88::1 nh6 fc00:2::2 oif eth1 iif eth0",
+    "End.AD nh6 fc00:2::3 oif eth1 iif eth0",
 ];
-const SIDS_BUILT: usize = 16;
 /// The SID of an IPv4 prefix: H.M.GTP4.D (RFC 9433 §6.7), with its policy.
 const SID4: &str = "H.M.GTP4.D sr-prefix fc00:4::/48 src-prefix fc00:6::/64 segs fc00:77:1::1";
 /// The segment lists of the policies the changes make: one routed by fc00:77::/32's
@@ -140,9 +143,12 @@ fn sid(t: &Tables, i: usize) -> String {
         Some(NextHop::Adj(a)) => adjacency(t, a),
         other => format!("{other:?}"),
     };
-    // An End.Limit SID's buckets (their layout and state).
+    // An End.Limit SID's buckets (their layout and state); a proxy's own entry.
     let limiter = match s.behaviour.keyword {
         "End.Limit" => format!(" {:?}", t.limiters.get(s.state.limiter as usize)),
+        "End.AS" | "End.AD" | "End.AM" => {
+            format!(" proxy {:?}", t.proxies.get(s.state.proxy as usize).map(|p| p.sid as usize == i))
+        }
         _ => String::new(),
     };
     format!("SID {:?} {} nh {nh} table {} oif {}{limiter}", s.prefix, s.action, s.state.table, s.state.oif)
@@ -257,6 +263,27 @@ fn view(t: &Tables) -> Vec<String> {
             out.push(format!("table {fib} {a}: {} hop {} word {}", norm(t, r), hop(t, h), word(t, w)));
         }
     }
+    // The proxies, each by its SID, and each device's inbound policy.
+    let mut proxies: Vec<String> = t
+        .proxies
+        .iter()
+        .map(|p| format!("proxy {:?} {:?} iif {} {}", p.kind, p.inner, p.iif, sid(t, p.sid as usize)))
+        .collect();
+    proxies.sort();
+    out.extend(proxies);
+    for d in 0..t.devices.len() {
+        let pin = t.proxy_in.get(d).and_then(|p| p.as_ref());
+        let mut of: Vec<String> = pin
+            .iter()
+            .flat_map(|p| &p.proxies)
+            .map(|&k| match t.proxies.get(k as usize) {
+                Some(p) => sid(t, p.sid as usize),
+                None => format!("no proxy {k}"),
+            })
+            .collect();
+        of.sort();
+        out.push(format!("proxy_in {d} {of:?} fast path declines {}", t.fast_path_declines(d as u16)));
+    }
     // Every policy in use (binding SIDs' too), by what it is; the fast path's bound.
     let mut live: Vec<String> = t.live_policies().map(|(i, _)| policy(t, i)).collect();
     live.sort();
@@ -290,12 +317,6 @@ proptest! {
         // no device, that of the device the route to its first segment leaves by.
         let mut s = if tunsrc { spec(BASE) } else { spec(&BASE.replace("ip sr tunsrc set fc00:1::1\n", "")) };
         let mut t = build(&s);
-        // The tables and prefixes whose SID only a build makes (nothing replaces or
-        // removes it in place).
-        let mut built: std::collections::HashSet<(bool, &str)> = std::collections::HashSet::new();
-        // Those whose SID was built in place (a change there removes it: the last SID
-        // takes its index, which must not be a binding SID a build put last).
-        let mut placed: std::collections::HashSet<(bool, &str)> = std::collections::HashSet::new();
         for (op, p, via, table100) in ops {
             // Neighbours learned, changed and forgotten: the gateways' (with an adjacency
             // or not, resolved or not), as the kernel reports them.
@@ -321,7 +342,6 @@ proptest! {
             };
             let fam = if v6 { "-6 " } else { "" };
             let table = if table100 { " table 100" } else { "" };
-            let mut sid_kind = None;
             let line = match op {
                 7 if v6 => {
                     let mut k = n % SIDS.len();
@@ -338,11 +358,9 @@ proptest! {
                     {
                         k = 0;
                     }
-                    sid_kind = Some(k);
                     format!("ip -6 route replace {prefix} encap seg6local action {} dev eth0{table}", SIDS[k])
                 }
                 7 => {
-                    sid_kind = Some(0);
                     format!("ip route replace {prefix} encap seg6local action {SID4} dev eth0{table}")
                 }
                 // A multipath route given by its paths (one path: a plain route).
@@ -380,17 +398,20 @@ proptest! {
                     line
                 }
             };
+            let unchanged = s.clone();
             let Some(c) = change(&mut s, &line) else { continue };
-            // Every change here is one the in-place path takes, but for the SIDs only a
-            // build makes, and a change of their table and prefix.
-            let key = (table100, prefix);
-            let last_built = t.sids.last().is_some_and(|s| s.behaviour.keyword == "End.AM");
-            let refused = sid_kind.is_some_and(|k| k >= SIDS_BUILT)
-                || built.contains(&key)
-                || (placed.contains(&key) && last_built)
-                // (A build after the last route of table 100 went has no table 100.)
-                || (table100 && !t.table_ids.contains(&100));
+            // A configuration the build refuses (two proxies on one `iif`): refused in
+            // place too, changing nothing.
             let before = view(&t);
+            if Tables::build(&s).is_err() {
+                prop_assert!(t.apply_routes(std::slice::from_ref(&c)).is_err(), "{}: taken in place", line);
+                prop_assert_eq!(view(&t), before, "{} refused", line);
+                s = unchanged;
+                continue;
+            }
+            // Every other change here is one the in-place path takes, but a route in
+            // table 100 after its last route went (a build has no table 100 then).
+            let refused = table100 && !t.table_ids.contains(&100);
             match t.apply_routes(std::slice::from_ref(&c)) {
                 Err(NeedsBuild(why)) => {
                     prop_assert!(refused, "{}: refused: {}", line, why);
@@ -398,13 +419,6 @@ proptest! {
                     t = build(&s);
                 }
                 Ok(()) => prop_assert!(!refused, "{}: taken in place", line),
-            }
-            built.remove(&key);
-            placed.remove(&key);
-            match sid_kind {
-                Some(SIDS_BUILT) => drop(built.insert(key)),
-                Some(_) => drop(placed.insert(key)),
-                None => {}
             }
             let (a, b) = (view(&t), view(&build(&s)));
             prop_assert!(a == b, "after {}: {}", line, diff(&a, &b));
@@ -456,10 +470,11 @@ fn refused_changes_change_nothing() {
     assert_eq!(view(&t), view(&build(&s)));
 }
 
-/// SIDs in place: a removed SID's index goes to the last SID, which must be one built
-/// in place too (an SR proxy keeps its index): a change that could move a proxy is
-/// refused whole; a next hop behind a gateway is resolved by a build, and while a SID
-/// has one, so is every main-table route change.
+/// SIDs in place: a removed SID's index goes to the last SID, an SR proxy too, which
+/// keeps its shared state (its cache) when it moves; a proxy that would break the
+/// `iif` rule is refused whole, as the build refuses it; a next hop behind a gateway
+/// is resolved by a build, and while a SID has one, so is every main-table route
+/// change.
 #[test]
 fn sid_changes_that_need_a_build() {
     let proxy =
@@ -467,12 +482,14 @@ fn sid_changes_that_need_a_build() {
     let s = spec(&format!("{BASE}{proxy}"));
     let mut t = build(&s);
     let before = view(&t);
+    let state = |t: &Tables| t.proxies[0].state.clone();
+    let first = state(&t);
     for line in [
-        // Would move the proxy (the last SID) into the End SID's index.
-        "ip -6 route del fc00:e::1/128",
-        "ip -6 route replace fc00:e::1/128 via fc00:1::2 dev eth0",
-        // The proxy itself, a next hop behind a gateway.
-        "ip -6 route replace fc00:f::1/128 encap seg6local action End dev eth0",
+        // A second End.AD on eth1, the proxy's SID replaced by another behaviour's while
+        // one is added: both break the rule or need no build only as a whole.
+        "ip -6 route add fc00:f::2/128 encap seg6local action End.AD nh6 fc00:2::3 oif eth1 iif eth1 dev eth0",
+        "ip -6 route add fc00:f::2/128 encap seg6local action End.AM nh6 fc00:2::3 oif eth1 iif eth1 dev eth0",
+        // A next hop behind a gateway.
         "ip -6 route add fc00:e::2/128 encap seg6local action End.X nh6 fc00:77::5 dev eth0",
     ] {
         let c = change(&mut s.clone(), line).unwrap_or_else(|| panic!("{line} changes nothing"));
@@ -480,16 +497,26 @@ fn sid_changes_that_need_a_build() {
         assert!(e.0.contains("built again"), "{line}: {e:?}");
         assert_eq!(view(&t), before, "{line}");
     }
-    // A SID added after the proxy may go: it is the last.
+    // The proxy (the last SID) moves into the End SID's index, with its state.
     let mut s2 = s.clone();
-    let add =
-        change(&mut s2, "ip -6 route add fc00:e::2/128 encap seg6local action End.DT6 table 100 dev eth0").unwrap();
-    t.apply_routes(&[add]).unwrap();
-    assert_eq!(view(&t), view(&build(&s2)));
-    let del = change(&mut s2, "ip -6 route del fc00:e::2/128").unwrap();
+    let del = change(&mut s2, "ip -6 route del fc00:e::1/128").unwrap();
     t.apply_routes(&[del]).unwrap();
     assert_eq!(view(&t), view(&build(&s2)));
-    assert_eq!(view(&t), before);
+    assert!(std::sync::Arc::ptr_eq(&state(&t), &first), "the moved proxy lost its state");
+    // Replaced by End.AM on the same device, then End.AD again: a new state.
+    for line in [
+        "ip -6 route replace fc00:f::1/128 encap seg6local action End.AM nh6 fc00:2::2 oif eth1 iif eth1 dev eth0",
+        "ip -6 route add fc00:f::3/128 encap seg6local action End.AM nh6 fc00:2::3 oif eth1 iif eth1 dev eth0",
+        "ip -6 route del fc00:f::1/128",
+        "ip -6 route del fc00:f::3/128",
+        "ip -6 route add fc00:f::1/128 encap seg6local action End.AD nh6 fc00:2::2 oif eth1 iif eth1 dev eth0",
+    ] {
+        let c = change(&mut s2, line).unwrap();
+        t.apply_routes(&[c]).unwrap_or_else(|e| panic!("{line}: {e:?}"));
+        let (a, b) = (view(&t), view(&build(&s2)));
+        assert!(a == b, "after {line}: {}", diff(&a, &b));
+    }
+    assert!(!std::sync::Arc::ptr_eq(&state(&t), &first));
 
     // With End.X behind a gateway, a main-table route change builds; another table's not.
     let s =

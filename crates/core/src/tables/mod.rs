@@ -646,6 +646,12 @@ impl Tables {
         }
     }
 
+    /// Whether the fast path leaves every frame of device `dev` to the general path
+    /// (an SR proxy's `iif`, whose returning packets the proxy takes).
+    pub fn fast_path_declines(&self, dev: DevId) -> bool {
+        self.fast_devs.proxy_in(dev)
+    }
+
     /// The MTU of device `dev` (0 for a device that does not exist: nothing fits).
     #[inline]
     pub fn mtu(&self, dev: DevId) -> usize {

@@ -12,19 +12,25 @@
 //!   route's is (`policy_update.rs`) and retired with the SID;
 //! - End.Limit, whose token buckets take a free index of [`Tables::limiters`] and are
 //!   retired with the SID (a SID that the new tables keep takes over the old buckets
-//!   at publication, `Tables::adopt_limiters`).
+//!   at publication, `Tables::adopt_limiters`);
+//! - the SR proxies End.AS (which owns a policy too), End.AD, End.EAD4/6 and End.AM:
+//!   after a batch that changed SIDs while there were or will be proxies, the proxies
+//!   are made again from the SIDs (`proxy::build`: each one's index, the devices'
+//!   inbound policies, the devices the fast path declines), each keeping the shared
+//!   state (cache, counters) of the proxy of the same prefix, behaviour and `iif`
+//!   before it. A batch whose proxies would break the `iif` rule is refused whole
+//!   ([`Tables::check_proxies`]), and the build says why.
 //!
 //! Next hops are resolved as the build could: through `oif` or on a device route of
 //! the main table (the tables keep those, `Tables::onlink`). A next hop behind a
 //! gateway, a table the tables do not have, or policy routing rules (which change the
-//! table a SID names) make the caller build, and so do the SR proxies, whose devices'
-//! returning packets they take.
+//! table a SID names) make the caller build; so does GTP-U.Decap, which an `encap gtp`
+//! route makes, not a `seg6local` one.
 //!
 //! A new SID takes the next index; a removed one's index is taken by the last SID
 //! (swap-remove), whose FIB entry, fast-path word and hop are renumbered. The SIDs
-//! that can move so must be ones built in place too (an SR proxy keeps its SID's
-//! index): a batch that could move another is refused whole
-//! ([`Tables::check_sid_moves`]).
+//! that can move so must be ones built in place too: a batch that could move another
+//! is refused whole ([`Tables::check_sid_moves`]).
 
 use rustc_hash::FxHashSet;
 
@@ -55,16 +61,25 @@ const IN_PLACE: &[&str] = &[
     "End.M.GTP6.D",
     "End.M.GTP6.Di",
     "H.M.GTP4.D",
+    "End.AS",
+    "End.AD",
+    "End.EAD4",
+    "End.EAD6",
+    "End.AM",
 ];
 
 /// The behaviours whose SIDs own a policy ([`SidState::policy`](super::SidState)):
 /// the binding SIDs, and the GTP-U translations that encapsulate.
 const OWN_POLICY: &[&str] =
-    &["End.B6", "End.B6.Encaps", "End.B6.Encaps.Red", "End.M.GTP6.D", "End.M.GTP6.Di", "H.M.GTP4.D"];
+    &["End.B6", "End.B6.Encaps", "End.B6.Encaps.Red", "End.M.GTP6.D", "End.M.GTP6.Di", "H.M.GTP4.D", "End.AS"];
 
 /// A SID's policy made in place, and whether its source is the route's to its first
 /// segment.
 pub(super) type SidPolicy = (Policy, bool);
+
+/// A proxy's SID prefix, behaviour and `iif`, and its shared state.
+pub(super) type ProxyKey =
+    (Prefix, &'static str, crate::packet::DevId, std::sync::Arc<crate::behaviour::proxy::ProxyState>);
 
 /// Whether SID `s` owns a policy.
 fn owns_policy(s: &Sid) -> bool {
@@ -140,13 +155,81 @@ impl Tables {
         Ok(())
     }
 
+    /// Whether the SR proxies the tables would have after `changes` keep the `iif`
+    /// rules (`proxy::plan`): the proxies now that no change replaces or removes, and
+    /// the ones the changes add and no later change removes. Otherwise the build says
+    /// what is wrong.
+    pub(super) fn check_proxies(&self, changes: &[RouteChange]) -> Result<(), NeedsBuild> {
+        let is_proxy = |a: &SidAction| crate::behaviour::proxy::Kind::of(a.behaviour).is_some();
+        let adds = changes.iter().any(|c| match (c, &c.spec().kind) {
+            (RouteChange::Add(_), RouteKind::Seg6Local { action, .. }) => is_proxy(action),
+            _ => false,
+        });
+        if !adds {
+            // Removing proxies breaks no rule.
+            return Ok(());
+        }
+        // (Kernel table id, prefix, SID) of each proxy, now and after each change.
+        let mut after: Vec<(u32, Prefix, std::borrow::Cow<Sid>)> = Vec::new();
+        for p in &self.proxies {
+            let Some(s) = self.sids.get(p.sid as usize) else { continue };
+            let Some(t) = (0..self.fibs.len()).find(|&t| self.route_at(t, s.prefix) == Some(Route::Sid(p.sid))) else {
+                continue;
+            };
+            after.push((self.table_ids[t], s.prefix, std::borrow::Cow::Borrowed(s)));
+        }
+        for c in changes {
+            let r = c.spec();
+            after.retain(|(t, p, _)| (*t, *p) != (r.table, r.prefix));
+            if let (RouteChange::Add(_), RouteKind::Seg6Local { action, .. }) = (c, &r.kind) {
+                if is_proxy(action) {
+                    let behaviour = action.behaviour;
+                    let state = super::SidState::default();
+                    let s = Sid { prefix: r.prefix, behaviour, action: (**action).clone(), state, line: r.line };
+                    after.push((r.table, r.prefix, std::borrow::Cow::Owned(s)));
+                }
+            }
+        }
+        match crate::behaviour::proxy::plan(self, after.iter().map(|(.., s)| (0, s.as_ref()))) {
+            Ok(_) => Ok(()),
+            Err(e) => Err(NeedsBuild(format!("{}: the tables are built again", e.message))),
+        }
+    }
+
+    /// Each proxy's SID prefix, behaviour and `iif`, with its shared state.
+    pub(super) fn proxy_states(&self) -> Vec<ProxyKey> {
+        self.proxies
+            .iter()
+            .filter_map(|p| {
+                let s = self.sids.get(p.sid as usize)?;
+                Some((s.prefix, s.behaviour.keyword, p.iif, p.state.clone()))
+            })
+            .collect()
+    }
+
+    /// Makes the proxies again (`proxy::build`) after SID changes, which may have
+    /// added, removed or moved proxy SIDs: the devices the fast path declines are the
+    /// new proxies' `iif`s, and a proxy the changes kept (the same prefix, behaviour and
+    /// `iif`, as [`Tables::adopt_proxies`] matches them) keeps its `old` state.
+    pub(super) fn remake_proxies(&mut self, old: Vec<ProxyKey>) -> Result<(), NeedsBuild> {
+        self.fast_devs = super::FastDevs::of(&self.devices);
+        // (check_proxies made sure this holds.)
+        crate::behaviour::proxy::build(self).map_err(|e| NeedsBuild(e.message))?;
+        for k in 0..self.proxies.len() {
+            let p = &self.proxies[k];
+            let Some(s) = self.sids.get(p.sid as usize) else { continue };
+            let key = (s.prefix, s.behaviour.keyword, p.iif);
+            if let Some((.., st)) = old.iter().find(|(a, b, c, _)| (*a, *b, *c) == key) {
+                self.proxies[k].state = st.clone();
+            }
+        }
+        Ok(())
+    }
+
     /// The SIDs of the SID routes `changes` add, in order, built by their behaviours;
     /// an error (a next hop behind a gateway, say) asks for a build. Only adjacencies
     /// are added to the tables then (as a build that failed would leave them unused).
-    pub(super) fn build_sids(
-        &mut self,
-        changes: &[RouteChange],
-    ) -> Result<Vec<(Sid, Option<SidPolicy>)>, NeedsBuild> {
+    pub(super) fn build_sids(&mut self, changes: &[RouteChange]) -> Result<Vec<(Sid, Option<SidPolicy>)>, NeedsBuild> {
         let mut out = Vec::new();
         if !changes.iter().any(|c| matches!((c, &c.spec().kind), (RouteChange::Add(_), RouteKind::Seg6Local { .. }))) {
             return Ok(Vec::new());

@@ -72,6 +72,16 @@ impl Tables {
             self.check_incremental(c)?;
         }
         self.check_sid_moves(changes)?;
+        self.check_proxies(changes)?;
+        // The proxies' shared state, kept by those the changes keep.
+        let proxies = self.proxy_states();
+        let proxy_added = changes.iter().any(|c| match (c, &c.spec().kind) {
+            (RouteChange::Add(_), RouteKind::Seg6Local { action, .. }) => {
+                crate::behaviour::proxy::Kind::of(action.behaviour).is_some()
+            }
+            _ => false,
+        });
+        let mut sid_changed = false;
         let mut sids = self.build_sids(changes)?.into_iter();
         // The main-table prefixes changed: the policies whose first segment they cover
         // are resolved again.
@@ -91,6 +101,7 @@ impl Tables {
                 Some(Route::Policy(j)) => (None, Some(j)),
                 _ => (None, None),
             };
+            sid_changed |= was_sid.is_some() || matches!(r.kind, RouteKind::Seg6Local { .. });
             match c {
                 RouteChange::Add(RouteSpec { kind: RouteKind::Seg6Local { .. }, .. }) => {
                     if let Some((mut s, p)) = sids.next() {
@@ -152,6 +163,9 @@ impl Tables {
                 retired = retired.max(Some(self.growth_of(j)));
                 self.retire_policy(j);
             }
+        }
+        if proxy_added || (sid_changed && !proxies.is_empty()) {
+            self.remake_proxies(proxies)?;
         }
         if !main_changed.is_empty() && !self.policies.is_empty() {
             self.resolve_policies_under(&main_changed);

@@ -598,8 +598,8 @@ pub(super) mod tests {
         assert_eq!(g.tables.sids.len(), 1);
         let f = g.tables.fibs.main().lookup6(&"fc00:f:0:1::".parse::<std::net::Ipv6Addr>().unwrap().octets());
         assert_eq!(f, Some(sr6_core::tables::Route::Sid(0)));
-        // A binding SID with its policy, in place too, and End.Limit with its buckets; an
-        // SR proxy, whose device's returning packets it takes, builds.
+        // A binding SID with its policy, in place too, End.Limit with its buckets, an SR
+        // proxy; a next hop behind a gateway builds.
         let out = c
             .apply_line("route add fc00:e::3/128 encap seg6local action End.B6.Encaps srh segs fc00::9 dev eth0")
             .unwrap();
@@ -616,6 +616,8 @@ pub(super) mod tests {
         let out = c
             .apply_line("route add fc00:e::5/128 encap seg6local action End.AM nh6 fc00::2 oif eth0 iif eth0 dev eth0")
             .unwrap();
+        assert!(out.contains("in place"), "{out}");
+        let out = c.apply_line("route add fc00:e::6/128 encap seg6local action End.X nh6 fc00:1::5 dev eth0").unwrap();
         assert!(!out.contains("in place"), "{out}");
     }
 
@@ -732,8 +734,8 @@ pub(super) mod tests {
             "route add fc00:4::/64 via fc00::3 dev eth0",
             // Another End.Limit SID, in place.
             "route add fc00:e::2/128 encap seg6local action End.Limit rate 40 dev eth0",
-            // A SID that builds.
-            "route add fc00:e::3/128 encap seg6local action End.AM nh6 fc00::2 oif eth0 iif eth0 dev eth0",
+            // A SID that builds (its next hop is behind a gateway).
+            "route add fc00:e::3/128 encap seg6local action End.X nh6 fc00:1::5 dev eth0",
             "route del fc00:3::/64",
         ] {
             c.apply_line(line).unwrap();

@@ -311,11 +311,35 @@ fn takes_family(px: &Proxy, v6: bool) -> bool {
 
 /// The proxies of the tables' SIDs, and each device's inbound policy; checks the
 /// `iif` rules (the thesis's "univocally mappable" interfaces, §3.5): a device is the
-/// `iif` of one End.AS/End.AD/End.EAD* proxy, or of End.AM proxies only.
+/// `iif` of one End.AS/End.AD/End.EAD* proxy, or of End.AM proxies only. Made again
+/// after SIDs change in place (`tables/sid_update.rs`): a proxy's shared state then
+/// starts anew, and a running router's publication gives it back the state of the
+/// proxy the old tables had ([`Tables::adopt_proxies`]).
 pub(crate) fn build(t: &mut Tables) -> Result<(), BuildError> {
+    let (proxies, proxy_in) = plan(t, t.sids.iter().enumerate().map(|(i, s)| (i as u32, s)))?;
+    for (i, px) in proxies.iter().enumerate() {
+        if let Some(s) = t.sids.get_mut(px.sid as usize) {
+            s.state.proxy = i as u32;
+        }
+        t.fast_devs.decline(px.iif);
+    }
+    t.proxy_in = if proxies.is_empty() { Vec::new() } else { proxy_in };
+    t.proxies = proxies;
+    Ok(())
+}
+
+/// The proxies of `sids` (each with its index), on the devices of `t`, and each
+/// device's inbound policy, or the error that breaks the `iif` rules: [`build`]'s
+/// work, and the check that a batch of SID changes can be made in place.
+pub(crate) fn plan<'s>(
+    t: &Tables,
+    sids: impl Iterator<Item = (u32, &'s Sid)>,
+) -> Result<(Vec<Proxy>, Vec<Option<ProxyIn>>), BuildError> {
     let mut proxies: Vec<Proxy> = Vec::new();
+    // The SID of each proxy, for the error that names another.
+    let mut of_proxy: Vec<&Sid> = Vec::new();
     let mut proxy_in: Vec<Option<ProxyIn>> = vec![None; t.devices.len()];
-    for (i, s) in t.sids.iter().enumerate() {
+    for (i, s) in sids {
         let Some(kind) = Kind::of(s.behaviour) else { continue };
         let (line, kw) = (s.line, s.behaviour.keyword);
         let err = |message: String| BuildError { line, message };
@@ -330,32 +354,26 @@ pub(crate) fn build(t: &mut Tables) -> Result<(), BuildError> {
         let index = proxies.len() as u32;
         let slot = proxy_in.get_mut(usize::from(iif)).ok_or_else(|| err(format!("unknown device `{name}`")))?;
         if let Some(pin) = slot {
-            let other = pin.proxies.first().and_then(|j| proxies.get(*j as usize));
-            if let Some(o) = other.filter(|o| kind != Kind::Masquerade || o.kind != Kind::Masquerade) {
-                let os = t.sids.get(o.sid as usize);
-                let (prefix, oline) = os.map_or((String::new(), 0), |x| (prefix_text(&x.prefix), x.line));
-                let okw = os.map_or("", |x| x.behaviour.keyword);
+            let other =
+                pin.proxies.first().and_then(|j| Some((proxies.get(*j as usize)?, *of_proxy.get(*j as usize)?)));
+            if let Some((_, os)) = other.filter(|(o, _)| kind != Kind::Masquerade || o.kind != Kind::Masquerade) {
                 return Err(err(format!(
-                    "iif {name} is already the iif of {okw} {prefix} (line {oline}): a device returns \
+                    "iif {name} is already the iif of {} {} (line {}): a device returns \
                      packets to one End.AS, End.AD or End.EAD proxy, or to End.AM proxies only (the \
-                     thesis's univocal mapping, §3.5)"
+                     thesis's univocal mapping, §3.5)",
+                    os.behaviour.keyword,
+                    prefix_text(&os.prefix),
+                    os.line
                 )));
             }
             pin.proxies.push(index);
         } else {
             *slot = Some(ProxyIn { proxies: vec![index] });
         }
-        proxies.push(Proxy { sid: i as u32, kind, inner, iif, state: Arc::default() });
+        proxies.push(Proxy { sid: i, kind, inner, iif, state: Arc::default() });
+        of_proxy.push(s);
     }
-    for (i, px) in proxies.iter().enumerate() {
-        if let Some(s) = t.sids.get_mut(px.sid as usize) {
-            s.state.proxy = i as u32;
-        }
-        t.fast_devs.decline(px.iif);
-    }
-    t.proxy_in = if proxies.is_empty() { Vec::new() } else { proxy_in };
-    t.proxies = proxies;
-    Ok(())
+    Ok((proxies, proxy_in))
 }
 
 /// A SID's prefix as written (`fc00::1/128`).
