@@ -118,6 +118,7 @@ fn norm(t: &Tables, r: Option<Route>) -> String {
         Some(Route::Forward(NextHop::Adj(i))) => adjacency(t, i),
         Some(Route::Sid(i)) => sid(t, i as usize),
         Some(Route::Policy(i)) => policy(t, i as usize),
+        Some(Route::GtpEncap(i)) => format!("gtp {:?}", t.gtp_encaps.get(i as usize)),
         Some(Route::Multipath(i)) => match t.groups.get(i as usize) {
             Some(g) => {
                 let hops: Vec<String> = g.hops.iter().map(|h| norm(t, Some(Route::Forward(*h)))).collect();
@@ -310,7 +311,7 @@ proptest! {
 
     #[test]
     fn in_place_changes_match_a_build(
-        ops in proptest::collection::vec((0u8..10, any::<usize>(), any::<usize>(), any::<bool>()), 1..25),
+        ops in proptest::collection::vec((0u8..11, any::<usize>(), any::<usize>(), any::<bool>()), 1..25),
         tunsrc in any::<bool>(),
     ) {
         // Without `ip sr tunsrc`, a policy takes its route's device's address, or with
@@ -381,6 +382,15 @@ proptest! {
                     // On a device, or through a gateway only.
                     let dev = match (n % 3, v6) { (0, true) => "via fc00:1::2", (0, false) => "via 10.1.0.2", _ => "dev eth0" };
                     format!("ip {fam}route replace {prefix} encap seg6 mode {} segs {segs}{hmac} {dev}{table}", modes[n % modes.len()])
+                }
+                // A GTP-U tunnel's end (GTP-U.Decap, a SID) or start (over IPv4 or IPv6).
+                10 => {
+                    let tunnel = match n % 3 {
+                        0 => "decap table 100".to_string(),
+                        1 => format!("teid {} dst 10.2.0.77 src 10.1.0.1", n as u32),
+                        _ => format!("teid {} dst fc00:2::9 src fc00:1::1 qfi 5", n % 1000),
+                    };
+                    format!("ip {fam}route replace {prefix} encap gtp {tunnel} dev eth0{table}")
                 }
                 0 => format!("ip {fam}route replace {prefix} via {via}{table}"),
                 1 => format!("ip {fam}route replace blackhole {prefix}{table}"),

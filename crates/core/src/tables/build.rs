@@ -659,6 +659,7 @@ impl<'a> Builder<'a> {
             limiters: std::mem::take(&mut self.limiters),
             limiter_free: Vec::new(),
             gtp_encaps,
+            gtp_free: Vec::new(),
             lwts,
             resolve_neighbours: false,
             rules: super::rules::Rules::default(),

@@ -557,6 +557,9 @@ pub struct Tables {
     pub limiter_free: Vec<u32>,
     /// The GTP-U encapsulations of `encap gtp` routes ([`Route::GtpEncap`]).
     pub gtp_encaps: Vec<crate::behaviour::mobile::gtp_encap::GtpEncap>,
+    /// Indices of [`gtp_encaps`](Self::gtp_encaps) no route uses any more (replaced or
+    /// deleted in place): the next one made in place takes one.
+    pub gtp_free: Vec<u32>,
     /// The routes with LWT BPF programs ([`Route::Lwt`]).
     pub lwts: Vec<crate::pipeline::lwt_bpf::LwtRoute>,
     /// Live routers set this after building: a packet whose next hop has no known

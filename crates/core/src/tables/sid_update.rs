@@ -4,7 +4,8 @@
 //! ([`Builder::over`]). Those are:
 //! - the ones that keep nothing outside their own [`Sid`]: End, End.X, End.T,
 //!   End.DX2/4/6, End.DT4/6/46, End.MAP, with any flavours; End.M.GTP4.E and
-//!   End.M.GTP6.E (RFC 9433 §6.6, §6.5); End.BPF, whose program (and its maps) was
+//!   End.M.GTP6.E (RFC 9433 §6.6, §6.5); GTP-U.Decap, the SID an `encap gtp decap`
+//!   route makes ([`sid_of`]); End.BPF, whose program (and its maps) was
 //!   loaded when its line was read, and which the SID only points at;
 //! - the ones that own a policy ([`OWN_POLICY`]): the binding SIDs End.B6 and
 //!   End.B6.Encaps(.Red), and the GTP-U translations End.M.GTP6.D/Di and H.M.GTP4.D
@@ -24,8 +25,7 @@
 //! Next hops are resolved as the build could: through `oif` or on a device route of
 //! the main table (the tables keep those, `Tables::onlink`). A next hop behind a
 //! gateway, a table the tables do not have, or policy routing rules (which change the
-//! table a SID names) make the caller build; so does GTP-U.Decap, which an `encap gtp`
-//! route makes, not a `seg6local` one.
+//! table a SID names) make the caller build.
 //!
 //! A new SID takes the next index; a removed one's index is taken by the last SID
 //! (swap-remove), whose FIB entry, fast-path word and hop are renumbered. The SIDs
@@ -66,6 +66,7 @@ const IN_PLACE: &[&str] = &[
     "End.EAD4",
     "End.EAD6",
     "End.AM",
+    "GTP-U.Decap",
 ];
 
 /// The behaviours whose SIDs own a policy ([`SidState::policy`](super::SidState)):
@@ -76,6 +77,23 @@ const OWN_POLICY: &[&str] =
 /// A SID's policy made in place, and whether its source is the route's to its first
 /// segment.
 pub(super) type SidPolicy = (Policy, bool);
+
+/// The SID a route makes, with its `dev`: a `seg6local` route's, or GTP-U.Decap for
+/// an `encap gtp decap` route (as the build makes it).
+pub(super) fn sid_of(r: &RouteSpec) -> Option<(std::borrow::Cow<'_, SidAction>, Option<&str>)> {
+    match &r.kind {
+        RouteKind::Seg6Local { action, dev } => Some((std::borrow::Cow::Borrowed(&**action), dev.as_deref())),
+        RouteKind::Gtp { tunnel: crate::spec::GtpTunnel::Decap { table }, dev, .. } => {
+            Some((std::borrow::Cow::Owned(crate::behaviour::mobile::gtp_decap::action(*table)), dev.as_deref()))
+        }
+        _ => None,
+    }
+}
+
+/// Whether `c` adds a SID.
+pub(super) fn adds_sid(c: &RouteChange) -> bool {
+    matches!(c, RouteChange::Add(r) if sid_of(r).is_some())
+}
 
 /// A proxy's SID prefix, behaviour and `iif`, and its shared state.
 pub(super) type ProxyKey =
@@ -103,7 +121,8 @@ impl Tables {
         if !IN_PLACE.contains(&action.behaviour.keyword) {
             return no("a SID of this behaviour");
         }
-        if crate::behaviour::mobile::check_route(action, &r.prefix).is_err() {
+        let gtp_decap = std::ptr::eq(action.behaviour, &crate::behaviour::mobile::gtp_decap::GTP_U_DECAP);
+        if !gtp_decap && crate::behaviour::mobile::check_route(action, &r.prefix).is_err() {
             // The build's error says why.
             return no("a SID whose prefix does not fit its behaviour");
         }
@@ -142,7 +161,7 @@ impl Tables {
             if matches!(now, Some(Route::Sid(_))) || added.contains(&key) {
                 k += 1;
             }
-            if matches!((c, &r.kind), (RouteChange::Add(_), RouteKind::Seg6Local { .. })) {
+            if adds_sid(c) {
                 added.insert(key);
             }
         }
@@ -231,7 +250,7 @@ impl Tables {
     /// are added to the tables then (as a build that failed would leave them unused).
     pub(super) fn build_sids(&mut self, changes: &[RouteChange]) -> Result<Vec<(Sid, Option<SidPolicy>)>, NeedsBuild> {
         let mut out = Vec::new();
-        if !changes.iter().any(|c| matches!((c, &c.spec().kind), (RouteChange::Add(_), RouteKind::Seg6Local { .. }))) {
+        if !changes.iter().any(adds_sid) {
             return Ok(Vec::new());
         }
         let spec = RouterSpec::default();
@@ -244,8 +263,9 @@ impl Tables {
         let mut b = Builder::over(&spec, self);
         let mut res = Ok(());
         for c in changes {
-            let (RouteChange::Add(r), RouteKind::Seg6Local { action, dev }) = (c, &c.spec().kind) else { continue };
-            match build_one(&mut b, &onlink, r, action, dev.as_deref()) {
+            let RouteChange::Add(r) = c else { continue };
+            let Some((action, dev)) = sid_of(r) else { continue };
+            match build_one(&mut b, &onlink, r, &action, dev) {
                 Ok(s) => out.push(s),
                 Err(e) => {
                     res = Err(e);

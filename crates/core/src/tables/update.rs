@@ -3,6 +3,9 @@
 //! device, or without one on a device route of the main table, as the build resolves
 //! it), a multipath route given by its paths (a new group), a device route outside the
 //! main table, a blackhole or unreachable prefix,
+//! a GTP-U encapsulation (`encap gtp teid ...`, under a retired one's index,
+//! [`Tables::gtp_free`]), LWT BPF programs on a route (`encap bpf ...`, loaded when the
+//! line was read; a removed one's index goes to the last, whose FIB entry follows),
 //! a route through a nexthop object (single, blackhole or group) that a route already
 //! used when the tables were built (zebra installs every route through one; the route
 //! is the one the build made of it, [`Tables::nhid_routes`]), in a table that exists.
@@ -33,8 +36,9 @@
 use std::net::IpAddr;
 
 use super::{eth_addrs, neigh_key, Adjacency, FastSid, NextHop, Rewrite, Route, Tables};
+use crate::behaviour::mobile::gtp_encap::GtpEncap;
 use crate::packet::DevId;
-use crate::spec::{Prefix, RouteKind, RouteSpec, MAIN_TABLE};
+use crate::spec::{GtpTunnel, Prefix, RouteKind, RouteSpec, MAIN_TABLE};
 
 /// A route change: [`Add`](RouteChange::Add) also replaces the route of the same table
 /// and prefix.
@@ -96,14 +100,15 @@ impl Tables {
             }
             let (key, len) = lpm_key(r.prefix);
             // A SID there now goes (unless a SID takes its place); so does a policy.
-            let (was_sid, was_policy) = match self.route_at(t, r.prefix) {
+            let now = self.route_at(t, r.prefix);
+            let (was_sid, was_policy) = match now {
                 Some(Route::Sid(j)) => (Some(j), None),
                 Some(Route::Policy(j)) => (None, Some(j)),
                 _ => (None, None),
             };
-            sid_changed |= was_sid.is_some() || matches!(r.kind, RouteKind::Seg6Local { .. });
+            sid_changed |= was_sid.is_some() || super::sid_update::adds_sid(c);
             match c {
-                RouteChange::Add(RouteSpec { kind: RouteKind::Seg6Local { .. }, .. }) => {
+                RouteChange::Add(_) if super::sid_update::adds_sid(c) => {
                     if let Some((mut s, p)) = sids.next() {
                         if let Some(p) = p {
                             added = added.max(super::policy_growth(&p.0).max(1));
@@ -123,24 +128,7 @@ impl Tables {
                         // (At least 1: an added policy always reaches the bound's update.)
                         added = added.max(self.growth_of(j).max(1));
                     }
-                    let adjacencies = &self.adjacencies;
-                    let Some(fib) = self.fibs.get_mut(t) else { continue };
-                    let hop = super::Fib::hop(&route, adjacencies);
-                    match r.prefix {
-                        // Host routes: the exact table, the fast path's word (no SID),
-                        // and the trie's mark that sends lookups there.
-                        Prefix::V6(a, 128) => {
-                            fib.exact6.set(u128::from(a), route);
-                            fib.words6.set(u128::from(a), FastSid::NOT_SID);
-                            fib.lpm6.mark(u128::from(a));
-                        }
-                        Prefix::V4(a, 32) => {
-                            fib.exact4.set(u128::from(u32::from(a)), route);
-                            fib.lpm4.mark(u128::from(u32::from(a)) << 96);
-                        }
-                        Prefix::V6(..) => drop(fib.lpm6.insert(key, len, route, hop)),
-                        Prefix::V4(..) => drop(fib.lpm4.insert(key, len, route, hop)),
-                    }
+                    self.put_route(t, r.prefix, route);
                 }
                 RouteChange::Delete(r) => {
                     let Some(fib) = self.fibs.get_mut(t) else { continue };
@@ -155,6 +143,11 @@ impl Tables {
                         Prefix::V4(..) => drop(fib.lpm4.remove(key, len)),
                     }
                 }
+            }
+            match now {
+                Some(Route::Lwt(j)) => self.drop_lwt(j),
+                Some(Route::GtpEncap(j)) => self.gtp_free.push(j),
+                _ => {}
             }
             if let Some(j) = was_sid {
                 self.drop_sid(j);
@@ -209,6 +202,45 @@ impl Tables {
         Ok(())
     }
 
+    /// Puts `route` (not a SID: `sid_update.rs` puts those) in FIB `t` at `prefix`, in
+    /// the place of the route there if any.
+    fn put_route(&mut self, t: usize, prefix: Prefix, route: Route) {
+        let adjacencies = &self.adjacencies;
+        let Some(fib) = self.fibs.get_mut(t) else { return };
+        let hop = super::Fib::hop(&route, adjacencies);
+        let (key, len) = lpm_key(prefix);
+        match prefix {
+            // Host routes: the exact table, the fast path's word (no SID), and the
+            // trie's mark that sends lookups there.
+            Prefix::V6(a, 128) => {
+                fib.exact6.set(u128::from(a), route);
+                fib.words6.set(u128::from(a), FastSid::NOT_SID);
+                fib.lpm6.mark(u128::from(a));
+            }
+            Prefix::V4(a, 32) => {
+                fib.exact4.set(u128::from(u32::from(a)), route);
+                fib.lpm4.mark(u128::from(u32::from(a)) << 96);
+            }
+            Prefix::V6(..) => drop(fib.lpm6.insert(key, len, route, hop)),
+            Prefix::V4(..) => drop(fib.lpm4.insert(key, len, route, hop)),
+        }
+    }
+
+    /// Removes LWT route `i` ([`Tables::lwts`]), whose FIB entry is gone: the last one
+    /// takes its index, and its FIB entry (found by its table and prefix) points there.
+    fn drop_lwt(&mut self, i: u32) {
+        let i = i as usize;
+        if i >= self.lwts.len() {
+            return;
+        }
+        self.lwts.swap_remove(i);
+        let Some(moved) = self.lwts.get(i) else { return };
+        let (table, prefix) = (moved.table, moved.prefix);
+        if let Some(t) = self.fib_of_table(table) {
+            self.put_route(t, prefix, Route::Lwt(i as u32));
+        }
+    }
+
     /// Whether `c` can be applied in place (the module docs list what cannot).
     fn check_incremental(&self, c: &RouteChange) -> Result<(), NeedsBuild> {
         let r = c.spec();
@@ -249,6 +281,7 @@ impl Tables {
                 | Route::Policy(_),
             ) => {}
             Some(Route::Sid(j)) if self.sid_removable(j) => {}
+            Some(Route::Lwt(_) | Route::GtpEncap(_)) => {}
             Some(Route::Forward(NextHop::OnLink(_))) if r.table != MAIN_TABLE => {}
             Some(_) => return no("a route of another kind there now"),
         }
@@ -274,7 +307,17 @@ impl Tables {
                     }
                 }
                 RouteKind::Blackhole | RouteKind::Unreachable => {}
-                RouteKind::Seg6Local { action, dev } => self.check_sid(r, action, dev.as_deref())?,
+                RouteKind::Seg6Local { .. } | RouteKind::Gtp { tunnel: GtpTunnel::Decap { .. }, .. } => {
+                    if let Some((action, dev)) = super::sid_update::sid_of(r) {
+                        self.check_sid(r, &action, dev)?;
+                    }
+                }
+                RouteKind::Gtp { tunnel, .. } => {
+                    if let Err(m) = GtpEncap::build(tunnel, r.line) {
+                        return no(&m);
+                    }
+                }
+                RouteKind::Bpf { via, dev, .. } => self.check_path(r.prefix, *via, dev.as_deref())?,
                 RouteKind::Seg6 { encap, dev, .. } => self.check_policy(r, encap, dev.as_deref())?,
                 RouteKind::Nhid { id } => {
                     if !self.nhid_routes.contains_key(&(*id, matches!(r.prefix, Prefix::V6(..)))) {
@@ -358,6 +401,32 @@ impl Tables {
             RouteKind::Blackhole => Route::Blackhole,
             RouteKind::Unreachable => Route::Unreachable,
             RouteKind::Seg6 { encap, dev, .. } => self.new_policy(r, encap, dev.as_deref())?,
+            // A GTP-U encapsulation, under a retired one's index or a new one.
+            RouteKind::Gtp { tunnel, .. } => {
+                let e = GtpEncap::build(tunnel, r.line).map_err(NeedsBuild)?;
+                match self.gtp_free.pop() {
+                    Some(i) if (i as usize) < self.gtp_encaps.len() => {
+                        self.gtp_encaps[i as usize] = e;
+                        Route::GtpEncap(i)
+                    }
+                    _ => {
+                        self.gtp_encaps.push(e);
+                        Route::GtpEncap((self.gtp_encaps.len() - 1) as u32)
+                    }
+                }
+            }
+            // LWT BPF programs (loaded when the line was read) on a route through
+            // `via`/`dev`, as the build makes one.
+            RouteKind::Bpf { bpf, via, dev } => {
+                let nh = self.incremental_path(*via, dev.as_deref())?;
+                let dev = match nh {
+                    NextHop::OnLink(d) => d,
+                    NextHop::Adj(i) => self.adjacencies.get(i as usize).map_or(0, |a| a.dev),
+                };
+                let (prefix, table) = (r.prefix, r.table);
+                self.lwts.push(crate::pipeline::lwt_bpf::LwtRoute { prefix, table, bpf: bpf.clone(), nh, dev });
+                Route::Lwt((self.lwts.len() - 1) as u32)
+            }
             RouteKind::Nhid { id } => *self
                 .nhid_routes
                 .get(&(*id, matches!(r.prefix, Prefix::V6(..))))

@@ -621,30 +621,58 @@ pub(super) mod tests {
         assert!(!out.contains("in place"), "{out}");
     }
 
-    /// An End.BPF SID changes in place: its program was loaded when the line was read,
-    /// and the tables only point at it.
+    /// An End.BPF SID and LWT BPF routes change in place: their programs were loaded
+    /// when their lines were read, and the tables only point at them; a deleted LWT
+    /// route's index goes to the last one, whose FIB entry follows.
     #[test]
-    fn end_bpf_sids_change_in_place() {
+    fn bpf_routes_change_in_place() {
         let dir = std::env::temp_dir().join(format!("sr6-ctl-bpf-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../bpf/tests/progs/end.c");
-        let obj = dir.join("end.o");
-        sr6_bpf::clang::compile(&src, &obj, &[]).unwrap();
+        let progs = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../bpf/tests/progs");
+        let (end, xmit) = (dir.join("end.o"), dir.join("lwt_xmit.o"));
+        sr6_bpf::clang::compile(&progs.join("end.c"), &end, &[]).unwrap();
+        sr6_bpf::clang::compile(&progs.join("lwt_xmit.c"), &xmit, &[]).unwrap();
         let mut c = control(CONF);
-        let line = format!(
-            "route add fc00:e::7/128 encap seg6local action End.BPF endpoint obj {} sec end dev eth0",
-            obj.display()
-        );
-        let out = c.apply_line(&line).unwrap();
-        assert!(out.contains("in place"), "{out}");
-        let g = c.shared.gen.load();
-        match g.tables.fibs.main().lookup6(&"fc00:e::7".parse::<std::net::Ipv6Addr>().unwrap().octets()) {
-            Some(sr6_core::tables::Route::Sid(i)) => assert_eq!(g.tables.sids[i as usize].behaviour.keyword, "End.BPF"),
-            other => panic!("{other:?}"),
+        let lookup = |c: &Control, a: &str| {
+            let g = c.shared.gen.load();
+            match g.tables.fibs.main().lookup6(&a.parse::<std::net::Ipv6Addr>().unwrap().octets()) {
+                Some(sr6_core::tables::Route::Sid(i)) => Some(g.tables.sids[i as usize].behaviour.keyword.to_string()),
+                Some(sr6_core::tables::Route::Lwt(i)) => {
+                    let r = &g.tables.lwts[i as usize];
+                    Some(format!("{} {}", sr6_core::behaviour::proxy::prefix_text(&r.prefix), r.bpf))
+                }
+                _ => None,
+            }
+        };
+        let x = xmit.display();
+        for (line, a, want) in [
+            (
+                format!(
+                    "route add fc00:e::7/128 encap seg6local action End.BPF endpoint obj {} sec end dev eth0",
+                    end.display()
+                ),
+                "fc00:e::7",
+                Some("End.BPF".to_string()),
+            ),
+            (
+                format!("route add fc00:5::/64 encap bpf xmit obj {x} sec xmit_ip6_ok dev eth0"),
+                "fc00:5::1",
+                Some(format!("fc00:5::/64 xmit obj {x} sec xmit_ip6_ok")),
+            ),
+            (
+                format!("route add fc00:6::/64 encap bpf xmit obj {x} sec drop_udp via fc00::2 dev eth0"),
+                "fc00:6::1",
+                Some(format!("fc00:6::/64 xmit obj {x} sec drop_udp")),
+            ),
+            // fc00:6::/64's route takes index 0.
+            ("route del fc00:5::/64".to_string(), "fc00:6::1", Some(format!("fc00:6::/64 xmit obj {x} sec drop_udp"))),
+            ("route del fc00:e::7/128".to_string(), "fc00:e::7", None),
+        ] {
+            let out = c.apply_line(&line).unwrap();
+            assert!(out.contains("in place"), "{line}: {out}");
+            assert_eq!(lookup(&c, a), want, "{line}");
         }
-        drop(g);
-        let out = c.apply_line("route del fc00:e::7/128").unwrap();
-        assert!(out.contains("in place"), "{out}");
+        assert_eq!(c.shared.gen.load().tables.lwts.len(), 1);
         std::fs::remove_dir_all(&dir).ok();
     }
 
