@@ -59,8 +59,9 @@ const PREFIXES6: &[&str] = &[
 ];
 const PREFIXES4: &[&str] =
     &["10.200.0.0/16", "10.200.1.0/24", "10.0.0.0/8", "0.0.0.0/0", "10.200.1.128/25", "10.200.1.5/32"];
-/// Nexthop objects the routes of BASE use (IPv6, IPv4), which changes may name.
-const NHIDS6: &[u32] = &[61, 63];
+/// Nexthop objects (IPv6, IPv4) changes may name: used by the routes of BASE, and one
+/// (62) that no route uses at first.
+const NHIDS6: &[u32] = &[61, 63, 62];
 const NHIDS4: &[u32] = &[41];
 /// Gateways: with an adjacency from the start, resolved without one (a new adjacency
 /// takes the neighbour's MAC), unresolved; without a device (on a connected network).

@@ -2,7 +2,7 @@
 //! (devices, keys, next hops, required parameters) and every precomputation the hot
 //! path relies on. Either everything is built or nothing is.
 
-use std::net::{IpAddr, Ipv6Addr};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use rustc_hash::FxHashMap;
 
@@ -602,6 +602,22 @@ impl<'a> Builder<'a> {
             match r.prefix {
                 Prefix::V6(a, l) => self.routes6[t].push((mask6(a.octets(), l), l, route)),
                 Prefix::V4(a, l) => self.routes4[t].push((mask4(a.octets(), l), l, route)),
+            }
+        }
+        // The route each nexthop object no route uses yet would give one of each family,
+        // where it gives one: the first route through it is then made in place
+        // (`update.rs`), as zebra adds routes through the objects it made just before.
+        // (An object of the other family, or one that does not resolve, gives none: a
+        // route through it builds, and the build says why.)
+        for n in &spec.nexthops {
+            for v6 in [true, false] {
+                if self.nhid_routes.contains_key(&(n.id, v6)) {
+                    continue;
+                }
+                let any = if v6 { Prefix::V6(Ipv6Addr::UNSPECIFIED, 0) } else { Prefix::V4(Ipv4Addr::UNSPECIFIED, 0) };
+                if let Ok(route) = self.nhid(any, n.id, &onlink, n.line) {
+                    self.nhid_routes.insert((n.id, v6), route);
+                }
             }
         }
 

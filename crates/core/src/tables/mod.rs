@@ -521,7 +521,8 @@ pub struct Tables {
     /// The next hops of multipath routes ([`Route::Multipath`]).
     pub groups: Vec<Group>,
     /// By nexthop object id and family (IPv6: `true`), the route the build made of a
-    /// route through that object: what a route through it added in place takes
+    /// route through that object (of every object that resolves for the family, used
+    /// by a route or not): what a route through it added in place takes
     /// ([`Tables::apply_routes`]; a zebra installs every route through one).
     pub(crate) nhid_routes: rustc_hash::FxHashMap<(u32, bool), Route>,
     /// `net.ipv6.fib_multipath_hash_policy` and `net.ipv4.fib_multipath_hash_policy`.

@@ -6,9 +6,9 @@
 //! a GTP-U encapsulation (`encap gtp teid ...`, under a retired one's index,
 //! [`Tables::gtp_free`]), LWT BPF programs on a route (`encap bpf ...`, loaded when the
 //! line was read; a removed one's index goes to the last, whose FIB entry follows),
-//! a route through a nexthop object (single, blackhole or group) that a route already
-//! used when the tables were built (zebra installs every route through one; the route
-//! is the one the build made of it, [`Tables::nhid_routes`]), in a table that exists.
+//! a route through a nexthop object (single, blackhole or group) that the tables were
+//! built with (zebra installs every route through one; the route is the one the build
+//! made of it for the route's family, [`Tables::nhid_routes`]), in a table that exists.
 //! The route replaced or removed may be any of these, or a multipath one. The FIB's
 //! LPM changes a prefix at a time ([`Lpm::insert`](crate::lpm::Lpm::insert)); a host
 //! route (/128, /32: an IGP's loopbacks) goes to the exact table and the fast path's word map, and marks its
@@ -26,7 +26,7 @@
 //! Anything else — a device route in the main table (gateways given without a device
 //! resolve through those), a prefix that is also an address's connected route or a
 //! host route to an own address, a new table, an SR proxy SID, a
-//! route through a nexthop object no route used yet, a change to the main table while
+//! route through a nexthop object that does not resolve for its family, a change to the main table while
 //! a SID resolves its next hop through a route — is
 //! refused with [`NeedsBuild`], and the caller builds the tables from the whole
 //! configuration as before. The result is the tables that
@@ -321,7 +321,7 @@ impl Tables {
                 RouteKind::Seg6 { encap, dev, .. } => self.check_policy(r, encap, dev.as_deref())?,
                 RouteKind::Nhid { id } => {
                     if !self.nhid_routes.contains_key(&(*id, matches!(r.prefix, Prefix::V6(..)))) {
-                        return no("a route through a nexthop object no route used at the build");
+                        return no("a route through a nexthop object the build did not resolve for its family");
                     }
                 }
                 _ => return no("a route of this kind"),
