@@ -312,7 +312,7 @@ proptest! {
 
     #[test]
     fn in_place_changes_match_a_build(
-        ops in proptest::collection::vec((0u8..11, any::<usize>(), any::<usize>(), any::<bool>()), 1..25),
+        ops in proptest::collection::vec((0u8..12, any::<usize>(), any::<usize>(), any::<bool>()), 1..25),
         tunsrc in any::<bool>(),
     ) {
         // Without `ip sr tunsrc`, a policy takes its route's device's address, or with
@@ -393,6 +393,9 @@ proptest! {
                     };
                     format!("ip {fam}route replace {prefix} encap gtp {tunnel} dev eth0{table}")
                 }
+                // A device route (in the main table, the gateways given without a device
+                // resolve on those).
+                11 => format!("ip {fam}route replace {prefix} dev eth{}{table}", n % 2),
                 0 => format!("ip {fam}route replace {prefix} via {via}{table}"),
                 1 => format!("ip {fam}route replace blackhole {prefix}{table}"),
                 2 => format!("ip {fam}route replace unreachable {prefix}{table}"),
@@ -420,16 +423,14 @@ proptest! {
                 s = unchanged;
                 continue;
             }
-            // Every other change here is one the in-place path takes, but a route in
-            // table 100 after its last route went (a build has no table 100 then).
-            let refused = table100 && !t.table_ids.contains(&100);
-            match t.apply_routes(std::slice::from_ref(&c)) {
-                Err(NeedsBuild(why)) => {
-                    prop_assert!(refused, "{}: refused: {}", line, why);
-                    prop_assert_eq!(view(&t), before, "{} refused", line);
-                    t = build(&s);
-                }
-                Ok(()) => prop_assert!(!refused, "{}: taken in place", line),
+            // Every other change here is one the in-place path takes (table 100 too
+            // after its last route went, when a build has no table 100: it is made), but
+            // a change of a main-table device route once a gateway given without a device
+            // was resolved (on one of them, maybe).
+            if let Err(NeedsBuild(why)) = t.apply_routes(std::slice::from_ref(&c)) {
+                prop_assert!(why.contains("a device route of the main table"), "{}: refused: {}", line, why);
+                prop_assert_eq!(view(&t), before, "{} refused", line);
+                t = build(&s);
             }
             let (a, b) = (view(&t), view(&build(&s)));
             prop_assert!(a == b, "after {}: {}", line, diff(&a, &b));
@@ -454,10 +455,8 @@ fn refused_changes_change_nothing() {
     for line in [
         // A host route to an own address (its Local wins in a build).
         "ip -6 route add fc00:1::1/128 via fc00:1::2 dev eth0",
-        "ip -6 route add fc00:99::/64 dev eth0",
         // A policy whose HMAC key is not defined (the build's error says so).
         "ip -6 route add fc00:99::/64 encap seg6 mode encap segs fc00::9 hmac 9 dev eth0",
-        "ip -6 route add fc00:99::/64 via fc00:1::2 dev eth0 table 7",
         // A gateway given without a device, not on a connected network (the build
         // refuses it too: the change is refused whole).
         "ip -6 route add fc00:99::/64 nexthop via fc00:77::5 nexthop via fc00:2::2 dev eth1",
@@ -474,6 +473,61 @@ fn refused_changes_change_nothing() {
         assert!(e.0.contains("built again"), "{line}: {e:?}");
         assert_eq!(view(&t), before, "{line}");
     }
+    // A device route of the main table in place, and a gateway given without a device
+    // resolved on it; after that, device routes of the main table build.
+    let mut s2 = s.clone();
+    let mut t2 = build(&s);
+    for line in [
+        "ip -6 route add fc00:99::/64 dev eth1",
+        "ip -6 route add fc00:9a::/64 via fc00:99::5",
+        "ip -6 route replace fc00:bb::/48 via fc00:99::7",
+    ] {
+        let c = change(&mut s2, line).unwrap();
+        t2.apply_routes(&[c]).unwrap_or_else(|e| panic!("{line}: {e:?}"));
+        assert_eq!(view(&t2), view(&build(&s2)), "{line}");
+    }
+    let v = view(&t2);
+    for line in [
+        "ip -6 route replace fc00:99::/64 dev eth0",
+        "ip -6 route del fc00:99::/64",
+        "ip -6 route add fc00:9b::/64 dev eth0",
+    ] {
+        let c = change(&mut s2.clone(), line).unwrap();
+        assert!(t2.apply_routes(&[c]).unwrap_err().0.contains("device route of the main table"), "{line}");
+        assert_eq!(view(&t2), v, "{line}");
+    }
+    // In one batch with a route that resolves on it: built.
+    let mut s3 = s.clone();
+    let d = change(&mut s3, "ip -6 route add fc00:99::/64 dev eth1").unwrap();
+    let g = change(&mut s3, "ip -6 route add fc00:9a::/64 via fc00:99::5").unwrap();
+    assert!(t.apply_routes(&[g, d]).is_err());
+    assert_eq!(view(&t), before);
+    // A route in a new table with a SID that only a build makes (its next hop is behind
+    // a gateway): the table made for it goes again.
+    let mut s2 = s.clone();
+    let new = change(&mut s2, "ip -6 route add fc00:99::/64 via fc00:1::2 dev eth0 table 7").unwrap();
+    let sid =
+        change(&mut s2, "ip -6 route add fc00:e::2/128 encap seg6local action End.X nh6 fc00:77::5 dev eth0").unwrap();
+    assert!(t.apply_routes(&[new.clone(), sid]).is_err());
+    assert_eq!(view(&t), before);
+    assert_eq!(t.fibs.len(), 2);
+    assert!(!t.table_ids.contains(&7));
+    // New tables, a route's and an End.T SID's, made in place.
+    let mut s2 = s.clone();
+    let endt = "ip -6 route add fc00:e::3/128 encap seg6local action End.T table 8 dev eth0 table 9";
+    let _ = change(&mut s2, "ip -6 route add fc00:99::/64 via fc00:1::2 dev eth0 table 7");
+    let cs = [new, change(&mut s2, endt).unwrap()];
+    let mut t2 = build(&s);
+    t2.apply_routes(&cs).unwrap();
+    let b2 = build(&s2);
+    assert_eq!(view(&t2), view(&b2));
+    assert_eq!(t2.table_ids, b2.table_ids);
+    let lookup7 = |t: &Tables| {
+        let i = t.table_ids.iter().position(|&x| x == 7).unwrap();
+        norm(t, t.fibs.get(i).unwrap().lookup6(&"fc00:99::1".parse::<std::net::Ipv6Addr>().unwrap().octets()))
+    };
+    assert_eq!(lookup7(&t2), lookup7(&b2));
+    assert_eq!(lookup7(&t2), "via fc00:1::2 dev 0 eth Some([2, 0, 0, 0, 1, 2, 2, 0, 0, 0, 0, 1])");
     // And one it takes.
     let c = change(&mut s, "ip -6 route add fc00:cc::/48 via fc00:1::2 dev eth0").unwrap();
     t.apply_routes(&[c]).unwrap();

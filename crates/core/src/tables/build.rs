@@ -62,6 +62,9 @@ pub(super) struct Builder<'a> {
     /// A SID's next hop was resolved through a route of the main table
     /// ([`Tables::sid_via_routes`]).
     pub(super) sid_via_routes: bool,
+    /// A gateway given without a device was resolved on a device route of the main
+    /// table ([`Tables::onlink_used`]).
+    pub(super) onlink_used: bool,
 }
 
 impl Tables {
@@ -106,6 +109,7 @@ impl<'a> Builder<'a> {
             limiters: Vec::new(),
             limiter_free: Vec::new(),
             sid_via_routes: false,
+            onlink_used: false,
         }
     }
 
@@ -142,6 +146,7 @@ impl<'a> Builder<'a> {
         t.neighbours = self.neighbours;
         t.limiters = self.limiters;
         t.limiter_free = self.limiter_free;
+        t.onlink_used |= self.onlink_used;
     }
 
     pub(super) fn dev(&self, name: &str, line: Line) -> Result<DevId, BuildError> {
@@ -332,6 +337,7 @@ impl<'a> Builder<'a> {
         if let Some(d) = dev {
             return Ok(NextHop::Adj(self.adjacency(d, via)));
         }
+        self.onlink_used = true;
         match onlink.lookup(via) {
             Some(d) => Ok(NextHop::Adj(self.adjacency(d, via))),
             None => err(line, format!("next hop {via} is not on a connected network; add `dev DEV`")),
@@ -685,6 +691,7 @@ impl<'a> Builder<'a> {
             ids: None,
             onlink: Some(Box::new(onlink)),
             sid_via_routes: self.sid_via_routes,
+            onlink_used: self.onlink_used,
             policy_src_routed: Vec::new(),
         };
         tables.rules = super::rules::Rules::build(spec, &tables)?;
@@ -832,8 +839,9 @@ pub(super) fn tunnel_source(t: &Tables, route_dev: Option<DevId>, first: &Ipv6Ad
 }
 
 /// Device routes of the main table, for resolving gateways. The tables keep the one
-/// they were built with ([`Tables::apply_routes`] changes no device route of the main
-/// table in place, so it stays true), for the SIDs built in place.
+/// they were built with, for the routes and SIDs made in place; a device route of the
+/// main table changed in place changes it too ([`set`](Self::set)), and is taken in
+/// place only while no gateway was resolved through it ([`Tables::onlink_used`]).
 #[derive(Debug, Default)]
 pub(super) struct OnLinkIndex {
     v6: Vec<([u8; 16], u8, DevId)>,
@@ -848,6 +856,17 @@ impl OnLinkIndex {
         self.lpm4 = Lpm4::build(std::mem::take(&mut self.v4));
         self
     }
+    /// Makes `prefix` a device route through `dev`, or (`None`) no device route.
+    pub(super) fn set(&mut self, prefix: Prefix, dev: Option<DevId>) {
+        let (key, len) = super::update::lpm_key(prefix);
+        match (prefix, dev) {
+            (Prefix::V6(..), Some(d)) => drop(self.lpm6.insert(key, len, d, 0)),
+            (Prefix::V4(..), Some(d)) => drop(self.lpm4.insert(key, len, d, 0)),
+            (Prefix::V6(..), None) => drop(self.lpm6.remove(key, len)),
+            (Prefix::V4(..), None) => drop(self.lpm4.remove(key, len)),
+        }
+    }
+
     pub(super) fn lookup(&self, a: IpAddr) -> Option<DevId> {
         match a {
             IpAddr::V6(a) => self.lpm6.lookup(&a.octets()).copied(),

@@ -448,6 +448,16 @@ impl Fibs {
         self.other(i)
     }
 
+    /// Adds an empty FIB after the others (a table made in place, `update.rs`).
+    pub(crate) fn push_empty(&mut self) {
+        self.others.push(Fib::empty());
+    }
+
+    /// Removes the last FIB, unless it is the main table.
+    pub(crate) fn pop(&mut self) {
+        self.others.pop();
+    }
+
     /// The FIB of dense index `i` if it is not the main table (`None` for 0).
     #[inline(always)]
     pub fn other(&self, i: usize) -> Option<&Fib> {
@@ -592,6 +602,10 @@ pub struct Tables {
     /// segment is routed by (no `ip sr tunsrc`, no `dev` on its route): a change of a main-table
     /// route covering that segment finds the source again (`policy_update.rs`).
     policy_src_routed: Vec<u32>,
+    /// Some route or SID resolved a gateway given without a device on a device route of
+    /// the main table (`build::OnLinkIndex`): a change of such a route then makes the
+    /// caller build, which resolves them again.
+    onlink_used: bool,
 }
 
 /// The 12 bytes of Ethernet addresses a frame to `dst` from `src` starts with (the

@@ -129,11 +129,6 @@ impl Tables {
         if !self.rules.v6.is_empty() || !self.rules.v4.is_empty() {
             return no("a SID with policy routing rules");
         }
-        if let Some(t) = action.params.table.or(action.params.vrftable) {
-            if !self.table_ids.contains(&t) {
-                return no("a SID of a new table");
-            }
-        }
         if dev.is_some_and(|d| self.device_id(d).is_none())
             || action.params.oif.as_ref().is_some_and(|d| self.device_id(d).is_none())
         {

@@ -1,37 +1,38 @@
 //! Route changes applied to built tables in place ([`Tables::apply_routes`]), for the
 //! routes a routing daemon sends by the thousand: a prefix through a gateway (on a
 //! device, or without one on a device route of the main table, as the build resolves
-//! it), a multipath route given by its paths (a new group), a device route outside the
-//! main table, a blackhole or unreachable prefix,
-//! a GTP-U encapsulation (`encap gtp teid ...`, under a retired one's index,
-//! [`Tables::gtp_free`]), LWT BPF programs on a route (`encap bpf ...`, loaded when the
-//! line was read; a removed one's index goes to the last, whose FIB entry follows),
-//! a route through a nexthop object (single, blackhole or group) that the tables were
-//! built with (zebra installs every route through one; the route is the one the build
-//! made of it for the route's family, [`Tables::nhid_routes`]), in a table that exists.
-//! The route replaced or removed may be any of these, or a multipath one. The FIB's
-//! LPM changes a prefix at a time ([`Lpm::insert`](crate::lpm::Lpm::insert)); a host
-//! route (/128, /32: an IGP's loopbacks) goes to the exact table and the fast path's word map, and marks its
-//! place in the trie ([`Lpm::mark`](crate::lpm::Lpm::mark)); a gateway not seen before
-//! gets an adjacency, resolved from the neighbours the tables know. What a route change can
+//! it), a multipath route given by its paths (a new group), a device route, a blackhole
+//! or unreachable prefix, a GTP-U encapsulation (`encap gtp teid ...`, under a retired
+//! one's index, [`Tables::gtp_free`]), LWT BPF programs on a route (`encap bpf ...`,
+//! loaded when the line was read; a removed one's index goes to the last, whose FIB
+//! entry follows), a route through a nexthop object (single, blackhole or group) that
+//! the tables were built with (zebra installs every route through one; the route is the
+//! one the build made of it for the route's family, [`Tables::nhid_routes`]), in any
+//! table (one the tables do not have is made, empty, first). The route replaced or
+//! removed may be any of these, or a multipath one. The FIB's LPM changes a prefix at a
+//! time ([`Lpm::insert`](crate::lpm::Lpm::insert)); a host route (/128, /32: an IGP's
+//! loopbacks) goes to the exact table and the fast path's word map, and marks its place
+//! in the trie ([`Lpm::mark`](crate::lpm::Lpm::mark)); a gateway not seen before gets an
+//! adjacency, resolved from the neighbours the tables know. What a route change can
 //! move elsewhere is redone: after a change to the main table, each policy's first
 //! segment that the changed prefixes cover is resolved again for the fast path (and
-//! the source of a policy that takes it from that route found again). Neighbours change in place too
-//! ([`Tables::apply_neighbours`]).
+//! the source of a policy that takes it from that route found again); a device route
+//! of the main table changes the index that resolves gateways given without a device
+//! (`build::OnLinkIndex`). Neighbours change in place too ([`Tables::apply_neighbours`]).
 //!
-//! Local SIDs of nearly every behaviour change in place too (`sid_update.rs` says
-//! which, and how their indices stay dense), and so do head-end policies, `encap seg6`
-//! routes (`policy_update.rs`).
+//! Local SIDs of every behaviour change in place too (`sid_update.rs` says how, and
+//! how their indices stay dense), and so do head-end policies, `encap seg6` routes
+//! (`policy_update.rs`).
 //!
-//! Anything else — a device route in the main table (gateways given without a device
-//! resolve through those), a prefix that is also an address's connected route or a
-//! host route to an own address, a new table, an SR proxy SID, a
-//! route through a nexthop object that does not resolve for its family, a change to the main table while
-//! a SID resolves its next hop through a route — is
-//! refused with [`NeedsBuild`], and the caller builds the tables from the whole
-//! configuration as before. The result is the tables that
-//! [`Tables::build`] makes of the changed configuration, lookup for lookup (a test
-//! compares them), with adjacencies that no route uses any more left in place.
+//! Refused with [`NeedsBuild`], so that the caller builds the tables from the whole
+//! configuration as before: a prefix that is also an address's connected route or a
+//! host route to an own address; a route through a nexthop object that does not
+//! resolve for its family; a SID whose next hop lies behind a gateway, and while one
+//! exists, a change of the main table; a device route of the main table once a gateway
+//! given without a device was resolved (on one of them, perhaps), or in a batch that
+//! resolves one; a new table while there are policy routing rules. The result is the
+//! tables that [`Tables::build`] makes of the changed configuration, lookup for lookup
+//! (a test compares them), with adjacencies that no route uses any more left in place.
 
 use std::net::IpAddr;
 
@@ -77,6 +78,7 @@ impl Tables {
         }
         self.check_sid_moves(changes)?;
         self.check_proxies(changes)?;
+        self.check_device_routes(changes)?;
         // The proxies' shared state, kept by those the changes keep.
         let proxies = self.proxy_states();
         let proxy_added = changes.iter().any(|c| match (c, &c.spec().kind) {
@@ -86,7 +88,19 @@ impl Tables {
             _ => false,
         });
         let mut sid_changed = false;
-        let mut sids = self.build_sids(changes)?.into_iter();
+        // The tables the changes name that do not exist yet (a route's, a SID's `table`
+        // or `vrftable`) are made, empty, in the order a build would make them; taken
+        // away again if a SID cannot be built in place.
+        let (fibs, ids) = (self.fibs.len(), self.table_ids.len());
+        self.add_tables(changes);
+        let built = self.build_sids(changes);
+        if built.is_err() {
+            while self.fibs.len() > fibs {
+                self.fibs.pop();
+            }
+            self.table_ids.truncate(ids);
+        }
+        let mut sids = built?.into_iter();
         // The main-table prefixes changed: the policies whose first segment they cover
         // are resolved again.
         let mut main_changed = Vec::new();
@@ -141,6 +155,20 @@ impl Tables {
                         Prefix::V4(a, 32) => drop(fib.exact4.remove(u128::from(u32::from(a)))),
                         Prefix::V6(..) => drop(fib.lpm6.remove(key, len)),
                         Prefix::V4(..) => drop(fib.lpm4.remove(key, len)),
+                    }
+                }
+            }
+            // The main table's device routes resolve gateways given without a device.
+            if t == Tables::MAIN as usize {
+                let dev = match c {
+                    RouteChange::Add(RouteSpec { kind: RouteKind::Forward { via: None, dev: Some(d) }, .. }) => {
+                        self.device_id(d)
+                    }
+                    _ => None,
+                };
+                if dev.is_some() || matches!(now, Some(Route::Forward(NextHop::OnLink(_)))) {
+                    if let Some(o) = self.onlink.as_mut() {
+                        o.set(r.prefix, dev);
                     }
                 }
             }
@@ -202,6 +230,21 @@ impl Tables {
         Ok(())
     }
 
+    /// Makes an empty FIB for each table that `changes` add a route to, or that a SID
+    /// they add names, and that the tables do not have.
+    fn add_tables(&mut self, changes: &[RouteChange]) {
+        for c in changes {
+            let RouteChange::Add(r) = c else { continue };
+            let named = super::sid_update::sid_of(r).and_then(|(a, _)| a.params.table.or(a.params.vrftable));
+            for id in std::iter::once(r.table).chain(named) {
+                if self.fib_of_table(id).is_none() {
+                    self.table_ids.push(id);
+                    self.fibs.push_empty();
+                }
+            }
+        }
+    }
+
     /// Puts `route` (not a SID: `sid_update.rs` puts those) in FIB `t` at `prefix`, in
     /// the place of the route there if any.
     fn put_route(&mut self, t: usize, prefix: Prefix, route: Route) {
@@ -245,8 +288,9 @@ impl Tables {
     fn check_incremental(&self, c: &RouteChange) -> Result<(), NeedsBuild> {
         let r = c.spec();
         let no = |why: &str| Err(NeedsBuild(format!("{why}: the tables are built again")));
-        if self.fib_of_table(r.table).is_none() {
-            return no("a route in a new table");
+        let rules = !self.rules.v6.is_empty() || !self.rules.v4.is_empty();
+        if self.fib_of_table(r.table).is_none() && (matches!(c, RouteChange::Delete(_)) || rules) {
+            return no("a route in a table the tables do not have");
         }
         let connected = match r.prefix {
             Prefix::V6(a, l) => self.devices.iter().any(|d| covers6(&d.addrs6, &d.plens6, a.octets(), l)),
@@ -282,7 +326,8 @@ impl Tables {
             ) => {}
             Some(Route::Sid(j)) if self.sid_removable(j) => {}
             Some(Route::Lwt(_) | Route::GtpEncap(_)) => {}
-            Some(Route::Forward(NextHop::OnLink(_))) if r.table != MAIN_TABLE => {}
+            // (A main-table one: `check_device_routes`.)
+            Some(Route::Forward(NextHop::OnLink(_))) => {}
             Some(_) => return no("a route of another kind there now"),
         }
         {
@@ -295,7 +340,7 @@ impl Tables {
                         return no("a gateway of the other family");
                     }
                 }
-                RouteKind::Forward { via: None, dev: Some(d) } if r.table != MAIN_TABLE => {
+                RouteKind::Forward { via: None, dev: Some(d) } => {
                     if self.device_id(d).is_none() {
                         return no("an unknown device");
                     }
@@ -330,6 +375,46 @@ impl Tables {
         Ok(())
     }
 
+    /// Whether the device routes of the main table that `changes` add, replace or
+    /// delete can change in place: only while no gateway given without a device was
+    /// resolved on one (`onlink_used`), and with no change in the batch that could
+    /// resolve one (a build resolves them all after every device route).
+    fn check_device_routes(&self, changes: &[RouteChange]) -> Result<(), NeedsBuild> {
+        let main = self.fib_of_table(MAIN_TABLE);
+        let device_route = |c: &RouteChange| {
+            let r = c.spec();
+            r.table == MAIN_TABLE
+                && (matches!((c, &r.kind), (RouteChange::Add(_), RouteKind::Forward { via: None, dev: Some(_) }))
+                    || matches!(
+                        main.and_then(|t| self.route_at(t, r.prefix)),
+                        Some(Route::Forward(NextHop::OnLink(_)))
+                    ))
+        };
+        if !changes.iter().any(device_route) {
+            return Ok(());
+        }
+        let resolves = |c: &RouteChange| {
+            let RouteChange::Add(r) = c else { return false };
+            match &r.kind {
+                RouteKind::Forward { via: Some(_), dev: None } | RouteKind::Bpf { via: Some(_), dev: None, .. } => true,
+                RouteKind::Multipath { paths } => paths.iter().any(|p| p.via.is_some() && p.dev.is_none()),
+                RouteKind::Seg6Local { action, .. } => {
+                    let p = &action.params;
+                    (p.nh6.is_some() || p.nh4.is_some()) && p.oif.is_none()
+                }
+                _ => false,
+            }
+        };
+        if self.onlink_used || changes.iter().any(resolves) {
+            return Err(NeedsBuild(
+                "a device route of the main table while a gateway without a device is resolved on one: the tables \
+                 are built again"
+                    .into(),
+            ));
+        }
+        Ok(())
+    }
+
     /// Whether a path through `via` and/or `dev` can be made in place: a gateway of the
     /// prefix's family on a known device, or without one on a device route of the main
     /// table (as the build resolves it), or a known device.
@@ -360,7 +445,10 @@ impl Tables {
     fn incremental_path(&mut self, via: Option<IpAddr>, dev: Option<&str>) -> Result<NextHop, NeedsBuild> {
         let dev = match (dev, via) {
             (Some(d), _) => self.device_id(d),
-            (None, Some(v)) => self.onlink_dev(v),
+            (None, Some(v)) => {
+                self.onlink_used = true;
+                self.onlink_dev(v)
+            }
             (None, None) => None,
         };
         match (via, dev) {

@@ -550,6 +550,10 @@ pub(super) mod tests {
         let out = c.apply_line("route add fc00:4::/64 nexthop via fc00::2 dev eth0 nexthop via fc00::3").unwrap();
         assert!(out.contains("in place"), "{out}");
         let out = c.apply_line("route add fc00:5::/64 via fc00::2 dev eth0 table 7").unwrap();
+        assert!(out.contains("in place"), "a route in a new table: {out}");
+        // A device route of the main table once a gateway without a device (fc00::3,
+        // above) was resolved on one builds.
+        let out = c.apply_line("route add fc00:7::/64 dev eth0").unwrap();
         assert!(!out.contains("in place"), "{out}");
         assert!(c.spare.is_none());
         let out = c.apply_line("route add fc00:6::/64 via fc00::2 dev eth0").unwrap();
