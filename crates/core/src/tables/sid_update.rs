@@ -1,7 +1,7 @@
 //! Local SIDs added, replaced and removed in place ([`Tables::apply_routes`]): an
-//! IGP's or a controller's SIDs come and go by the thousand, like routes. A SID of a
-//! behaviour in [`IN_PLACE`] is built by its behaviour's `build` as in a whole build
-//! ([`Builder::over`]). Those are:
+//! IGP's or a controller's SIDs come and go by the thousand, like routes. A SID of any
+//! behaviour is built by its behaviour's `build` as in a whole build
+//! ([`Builder::over`]), and what it owns besides is made and retired with it:
 //! - the ones that keep nothing outside their own [`Sid`]: End, End.X, End.T,
 //!   End.DX2/4/6, End.DT4/6/46, End.MAP, with any flavours; End.M.GTP4.E and
 //!   End.M.GTP6.E (RFC 9433 §6.6, §6.5); GTP-U.Decap, the SID an `encap gtp decap`
@@ -28,46 +28,13 @@
 //! table a SID names) make the caller build.
 //!
 //! A new SID takes the next index; a removed one's index is taken by the last SID
-//! (swap-remove), whose FIB entry, fast-path word and hop are renumbered. The SIDs
-//! that can move so must be ones built in place too: a batch that could move another
-//! is refused whole ([`Tables::check_sid_moves`]).
-
-use rustc_hash::FxHashSet;
+//! (swap-remove), whose FIB entry, fast-path word and hop are renumbered (and a
+//! proxy's entry, made again after the batch).
 
 use super::build::{csid_hop, fast_sid_at, Builder, PolicySpec};
 use super::update::{lpm_key, NeedsBuild, RouteChange};
 use super::{Policy, Route, Sid, SidBuilder, Tables};
 use crate::spec::{Prefix, RouteKind, RouteSpec, RouterSpec, SidAction};
-
-/// The behaviours whose SIDs change in place.
-const IN_PLACE: &[&str] = &[
-    "End",
-    "End.X",
-    "End.T",
-    "End.DX2",
-    "End.DX4",
-    "End.DX6",
-    "End.DT4",
-    "End.DT6",
-    "End.DT46",
-    "End.MAP",
-    "End.B6",
-    "End.B6.Encaps",
-    "End.B6.Encaps.Red",
-    "End.Limit",
-    "End.BPF",
-    "End.M.GTP4.E",
-    "End.M.GTP6.E",
-    "End.M.GTP6.D",
-    "End.M.GTP6.Di",
-    "H.M.GTP4.D",
-    "End.AS",
-    "End.AD",
-    "End.EAD4",
-    "End.EAD6",
-    "End.AM",
-    "GTP-U.Decap",
-];
 
 /// The behaviours whose SIDs own a policy ([`SidState::policy`](super::SidState)):
 /// the binding SIDs, and the GTP-U translations that encapsulate.
@@ -109,18 +76,10 @@ fn owns_limiter(s: &Sid) -> bool {
     s.behaviour.keyword == "End.Limit"
 }
 
-/// Whether SID `s` is of a behaviour in [`IN_PLACE`].
-fn in_place(s: &Sid) -> bool {
-    IN_PLACE.contains(&s.behaviour.keyword)
-}
-
 impl Tables {
     /// Whether the SID route `r` (`action`, `dev`) can be built in place.
     pub(super) fn check_sid(&self, r: &RouteSpec, action: &SidAction, dev: Option<&str>) -> Result<(), NeedsBuild> {
         let no = |why: &str| Err(NeedsBuild(format!("{why}: the tables are built again")));
-        if !IN_PLACE.contains(&action.behaviour.keyword) {
-            return no("a SID of this behaviour");
-        }
         let gtp_decap = std::ptr::eq(action.behaviour, &crate::behaviour::mobile::gtp_decap::GTP_U_DECAP);
         if !gtp_decap && crate::behaviour::mobile::check_route(action, &r.prefix).is_err() {
             // The build's error says why.
@@ -139,34 +98,7 @@ impl Tables {
 
     /// Whether SID `i`, now in a FIB, may be replaced or removed in place.
     pub(super) fn sid_removable(&self, i: u32) -> bool {
-        self.rules.v6.is_empty() && self.rules.v4.is_empty() && self.sids.get(i as usize).is_some_and(in_place)
-    }
-
-    /// Whether the SIDs that `changes` can move when they remove SIDs are all built in
-    /// place: each removal moves the last SID, so no more than the last `k` of those
-    /// there are now move, `k` the changes of a table and prefix that holds a SID now or
-    /// after a SID change earlier in the batch.
-    pub(super) fn check_sid_moves(&self, changes: &[RouteChange]) -> Result<(), NeedsBuild> {
-        let mut added = FxHashSet::default();
-        let mut k = 0;
-        for c in changes {
-            let r = c.spec();
-            let key = (r.table, r.prefix);
-            let now = self.fib_of_table(r.table).and_then(|t| self.route_at(t, r.prefix));
-            if matches!(now, Some(Route::Sid(_))) || added.contains(&key) {
-                k += 1;
-            }
-            if adds_sid(c) {
-                added.insert(key);
-            }
-        }
-        let tail = &self.sids[self.sids.len().saturating_sub(k)..];
-        if k > 0 && !tail.iter().all(in_place) {
-            return Err(NeedsBuild(
-                "a SID change that would move a SID not built in place: the tables are built again".into(),
-            ));
-        }
-        Ok(())
+        self.rules.v6.is_empty() && self.rules.v4.is_empty() && (i as usize) < self.sids.len()
     }
 
     /// Whether the SR proxies the tables would have after `changes` keep the `iif`

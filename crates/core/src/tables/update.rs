@@ -76,7 +76,6 @@ impl Tables {
         for c in changes {
             self.check_incremental(c)?;
         }
-        self.check_sid_moves(changes)?;
         self.check_proxies(changes)?;
         self.check_device_routes(changes)?;
         // The proxies' shared state, kept by those the changes keep.
