@@ -57,6 +57,16 @@ pub(super) fn sid_of(r: &RouteSpec) -> Option<(std::borrow::Cow<'_, SidAction>, 
     }
 }
 
+/// Whether a SID of `action` is an SR proxy.
+fn is_proxy(action: &SidAction) -> bool {
+    crate::behaviour::proxy::Kind::of(action.behaviour).is_some()
+}
+
+/// Whether `changes` add an SR proxy SID.
+pub(super) fn adds_proxy(changes: &[RouteChange]) -> bool {
+    changes.iter().any(|c| matches!((c, &c.spec().kind), (RouteChange::Add(_), RouteKind::Seg6Local { action, .. }) if is_proxy(action)))
+}
+
 /// Whether `c` adds a SID.
 pub(super) fn adds_sid(c: &RouteChange) -> bool {
     matches!(c, RouteChange::Add(r) if sid_of(r).is_some())
@@ -106,12 +116,7 @@ impl Tables {
     /// the ones the changes add and no later change removes. Otherwise the build says
     /// what is wrong.
     pub(super) fn check_proxies(&self, changes: &[RouteChange]) -> Result<(), NeedsBuild> {
-        let is_proxy = |a: &SidAction| crate::behaviour::proxy::Kind::of(a.behaviour).is_some();
-        let adds = changes.iter().any(|c| match (c, &c.spec().kind) {
-            (RouteChange::Add(_), RouteKind::Seg6Local { action, .. }) => is_proxy(action),
-            _ => false,
-        });
-        if !adds {
+        if !adds_proxy(changes) {
             // Removing proxies breaks no rule.
             return Ok(());
         }

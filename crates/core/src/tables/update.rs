@@ -80,12 +80,7 @@ impl Tables {
         self.check_device_routes(changes)?;
         // The proxies' shared state, kept by those the changes keep.
         let proxies = self.proxy_states();
-        let proxy_added = changes.iter().any(|c| match (c, &c.spec().kind) {
-            (RouteChange::Add(_), RouteKind::Seg6Local { action, .. }) => {
-                crate::behaviour::proxy::Kind::of(action.behaviour).is_some()
-            }
-            _ => false,
-        });
+        let proxy_added = super::sid_update::adds_proxy(changes);
         let mut sid_changed = false;
         // The tables the changes name that do not exist yet (a route's, a SID's `table`
         // or `vrftable`) are made, empty, in the order a build would make them; taken
