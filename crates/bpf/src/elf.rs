@@ -71,8 +71,40 @@ fn is_global_data(name: &str) -> bool {
     [".rodata", ".data", ".bss"].iter().any(|p| name == *p || name.starts_with(&format!("{p}.")))
 }
 
+/// A program section of an object with its relocations applied, before any map is made
+/// or the program verified: what a loader into the kernel needs (`BPF_PSEUDO_MAP_FD`
+/// loads name their map by its index in `maps`, to be replaced by the map's fd).
+#[derive(Clone, Debug)]
+pub struct Parsed {
+    pub insns: Vec<Insn>,
+    /// The maps, in the order the loads name them: BTF-defined, legacy, then global
+    /// data, each with its initial bytes if it is global data.
+    pub maps: Vec<(MapDef, Option<Vec<u8>>)>,
+    /// The first instruction of each function of `.text` the program calls.
+    pub func_starts: Vec<usize>,
+}
+
 /// Loads from the object's bytes (see [`load_object`]).
 pub fn load_bytes(data: &[u8], section: &str, prog_type: ProgType) -> Result<Object, LoadError> {
+    let p = parse_bytes(data, section)?;
+    let mut maps = Vec::with_capacity(p.maps.len());
+    for (def, init) in p.maps {
+        maps.push(match init {
+            Some(bytes) => Map::global_data(&def.name, &bytes, def.name.starts_with(".rodata")),
+            None => {
+                let name = def.name.clone();
+                Map::new(def).map_err(|e| LoadError::Map(name, e.to_string()))?
+            }
+        });
+    }
+    verify_with_funcs(&p.insns, prog_type, maps.len(), &p.func_starts)
+        .map_err(|err| LoadError::Verify { section: section.to_string(), err })?;
+    Ok(Object { program: Program::new(section, prog_type, p.insns), maps })
+}
+
+/// Parses section `section` of the object's bytes and applies its relocations (see
+/// [`Parsed`]): the loader's work up to the maps and the verifier.
+pub fn parse_bytes(data: &[u8], section: &str) -> Result<Parsed, LoadError> {
     if data.get(..4) != Some(b"\x7fELF") {
         return Err(LoadError::NotElf("no ELF magic".into()));
     }
@@ -86,7 +118,7 @@ pub fn load_bytes(data: &[u8], section: &str, prog_type: ProgType) -> Result<Obj
     let file = object::File::parse(data).map_err(|e| LoadError::NotElf(e.to_string()))?;
 
     // Maps, in a fixed order: BTF-defined, legacy, then global data sections.
-    let mut maps: Vec<Map> = Vec::new();
+    let mut maps: Vec<(MapDef, Option<Vec<u8>>)> = Vec::new();
     // (section index, offset in it, map index) of each map symbol.
     let mut map_syms: Vec<(SectionIndex, u64, usize)> = Vec::new();
     let mut data_secs: Vec<(SectionIndex, usize)> = Vec::new();
@@ -104,9 +136,8 @@ pub fn load_bytes(data: &[u8], section: &str, prog_type: ProgType) -> Result<Obj
                 .symbols()
                 .find(|s| s.section_index() == Some(ms.index()) && s.name() == Ok(name.as_str()))
                 .ok_or_else(|| LoadError::Map(name.clone(), "no symbol in .maps".into()))?;
-            let map = Map::new(def).map_err(|e| LoadError::Map(name, e.to_string()))?;
             map_syms.push((ms.index(), sym.address(), maps.len()));
-            maps.push(map);
+            maps.push((def, None));
         }
     }
     if let Some(ms) = sec_by_name("maps") {
@@ -125,9 +156,8 @@ pub fn load_bytes(data: &[u8], section: &str, prog_type: ProgType) -> Result<Obj
             };
             let def =
                 MapDef { name: name.clone(), map_type: t, key_size: ks, value_size: vs, max_entries: n, flags: f };
-            let map = Map::new(def).map_err(|e| LoadError::Map(name, e.to_string()))?;
             map_syms.push((ms.index(), s.address(), maps.len()));
-            maps.push(map);
+            maps.push((def, None));
         }
     }
     for s in file.sections() {
@@ -144,7 +174,7 @@ pub fn load_bytes(data: &[u8], section: &str, prog_type: ProgType) -> Result<Obj
             s.data().map_err(|e| LoadError::Map(name.into(), e.to_string()))?.to_vec()
         };
         data_secs.push((s.index(), maps.len()));
-        maps.push(Map::global_data(name, &bytes, name.starts_with(".rodata")));
+        maps.push((Map::global_data(name, &bytes, false).def, Some(bytes)));
     }
 
     // The program section, and .text if the program calls into it.
@@ -207,7 +237,7 @@ pub fn load_bytes(data: &[u8], section: &str, prog_type: ProgType) -> Result<Obj
                     insns[pc + 1].imm = 0;
                 } else if let Some(&(_, m)) = data_secs.iter().find(|(s, _)| *s == tsec) {
                     let voff = i64::try_from(sym.address()).unwrap_or(i64::MAX).saturating_add(i64::from(i.imm));
-                    let size = maps[m].storage().len() as i64;
+                    let size = maps[m].1.as_ref().map_or(0, Vec::len) as i64;
                     if !(0..size.max(1)).contains(&voff) {
                         return Err(err(format!("offset {voff} outside {sym_name}'s section")));
                     }
@@ -230,9 +260,7 @@ pub fn load_bytes(data: &[u8], section: &str, prog_type: ProgType) -> Result<Obj
             }
         }
     }
-    verify_with_funcs(&insns, prog_type, maps.len(), &func_starts)
-        .map_err(|err| LoadError::Verify { section: section.to_string(), err })?;
-    Ok(Object { program: Program::new(section, prog_type, insns), maps })
+    Ok(Parsed { insns, maps, func_starts })
 }
 
 fn is_exec(s: &object::Section<'_, '_>) -> bool {
