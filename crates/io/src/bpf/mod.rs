@@ -195,6 +195,32 @@ impl Map {
         Ok(Map { fd, key_size, value_size })
     }
 
+    /// `BPF_MAP_CREATE` of a map of any type and flags, as an object file defines it
+    /// (the XDP tier's loader: LPM tries, device maps, ...).
+    pub fn create_raw(
+        map_type: u32,
+        key_size: u32,
+        value_size: u32,
+        max_entries: u32,
+        map_flags: u32,
+        name: &str,
+    ) -> io::Result<Map> {
+        let mut a = MapCreateAttr {
+            map_type,
+            key_size,
+            value_size,
+            max_entries,
+            map_flags,
+            inner_map_fd: 0,
+            numa_node: 0,
+            map_name: obj_name(name),
+        };
+        let fd = sys_bpf(BPF_MAP_CREATE, &mut a)
+            .map(owned)
+            .map_err(|e| context(e, &format!("bpf(BPF_MAP_CREATE {name}, type {map_type})")))?;
+        Ok(Map { fd, key_size, value_size })
+    }
+
     /// Bytes of a key.
     pub fn key_size(&self) -> u32 {
         self.key_size
@@ -504,6 +530,18 @@ pub fn test_run_live(prog: &OwnedFd, frame: &[u8], ifindex: u32, repeat: u32, ba
     a.flags = BPF_F_TEST_XDP_LIVE_FRAMES;
     a.batch_size = batch_size;
     sys_bpf(BPF_PROG_TEST_RUN, &mut a).map(|_| ()).map_err(|e| context(e, "bpf(BPF_PROG_TEST_RUN, live frames)"))
+}
+
+/// `BPF_PROG_TEST_RUN` once on `frame` (nothing is sent or redirected): the program's
+/// action and the frame as it left the program (at most `frame.len() + 256` bytes).
+pub fn test_run_out(prog: &OwnedFd, frame: &[u8]) -> io::Result<(u32, Vec<u8>)> {
+    let mut out = vec![0u8; frame.len() + 256];
+    let mut a = TestRunAttr::on(prog, frame, 1);
+    a.data_out = out.as_mut_ptr() as u64;
+    a.data_size_out = out.len() as u32;
+    sys_bpf(BPF_PROG_TEST_RUN, &mut a).map_err(|e| context(e, "bpf(BPF_PROG_TEST_RUN)"))?;
+    out.truncate(a.data_size_out as usize);
+    Ok((a.retval, out))
 }
 
 /// `BPF_PROG_TEST_RUN`: runs an XDP program once on `frame` (nothing is sent or
