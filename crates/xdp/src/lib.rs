@@ -34,7 +34,8 @@ pub fn load_xdp(elf: &[u8], section: &str) -> io::Result<Loaded> {
     let bad = |e: String| io::Error::new(io::ErrorKind::InvalidData, e);
     // (A copy: the ELF reader wants the headers aligned, which `include_bytes!` does not
     // promise and the allocator's blocks are.)
-    let parsed = sr6_bpf::elf::parse_bytes(&elf.to_vec(), section).map_err(|e| bad(e.to_string()))?;
+    let copy: Vec<u8> = elf.into();
+    let parsed = sr6_bpf::elf::parse_bytes(&copy, section).map_err(|e| bad(e.to_string()))?;
     let mut maps = Vec::with_capacity(parsed.maps.len());
     for (def, init) in &parsed.maps {
         let m = Map::create_raw(def.map_type, def.key_size, def.value_size, def.max_entries, def.flags, &def.name)?;
