@@ -632,6 +632,15 @@ impl<const N: usize, V, A: Copy + Default> Lpm<N, V, A> {
     pub fn values(&self) -> &[V] {
         &self.values
     }
+
+    /// Every prefix (the key left-aligned in a `u128`, host bits clear; its length)
+    /// with its value and aux record, in no particular order.
+    pub fn entries(&self) -> impl Iterator<Item = (u128, u8, &V, &A)> + '_ {
+        self.prefixes.iter().filter_map(|(&(key, len), &e)| {
+            let v = self.values.get((e as usize).checked_sub(1)?)?;
+            Some((key, len, v, self.aux.get(e as usize).unwrap_or(&self.no_aux)))
+        })
+    }
 }
 
 #[cfg(test)]

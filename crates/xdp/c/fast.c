@@ -1,34 +1,90 @@
-/* sr6's XDP tier (work in progress), IPv6 transit only so far: the route of the destination from an
- * LPM trie the user-space tables mirror, the Ethernet header from the next hop's entry,
- * the hop limit decremented, the frame redirected through a devmap. Anything else goes
- * to the AF_XDP socket of the queue (the general path). */
+/* sr6's in-kernel tier: an XDP program that forwards the hot cases where the frame
+ * already is, and hands everything else unchanged to sr6's AF_XDP socket of the
+ * receive queue (the general path, which stays the reference).
+ *
+ * First, what the AF_XDP tier's program (crates/io/src/af_xdp/prog.rs) leaves to the
+ * kernel goes to the kernel here too: frames too short for their Ethernet or IP header,
+ * multicast and broadcast, non-IP frames, IPv6 neighbour discovery, and packets for the
+ * host's own addresses (host6, host4). Then, for a frame received on a device the
+ * tables let this tier take (devs), what sr6's fast path (crates/core/src/pipeline/
+ * fast.rs) would do, from the main FIB that sr6 mirrors into routes6
+ * (crates/core/src/tables/offload.rs says what each prefix does):
+ *   - IPv6 transit (RFC 8200 §3): hop limit minus one, the route's Ethernet header;
+ *   - End (RFC 8986 §4.1) on an SRH without TLVs right after the IPv6 header: the
+ *     destination from Segment List[Segments Left - 1], Segments Left and hop limit
+ *     minus one, routed as transit.
+ * Each checks what the fast path checks, and anything else is the general path's.
+ *
+ * One source of truth, switched atomically: every key of routes6 and devs holds a
+ * generation (0 or 1) and `cur` says which one is read. sr6 writes a change into the
+ * other generation, switches `cur`, waits for the programs that may still read the old
+ * one, and writes the change there too (sr6_xdp::Mirror). A packet reads `cur` once.
+ */
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
+#include <linux/in.h>
+#include <linux/ip.h>
 #include <linux/ipv6.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
 
-struct lpm6_key {
+/* routes6: the generation, then the address; prefixlen counts both (8 + length). */
+struct route_key {
 	__u32 prefixlen;
+	__u8 gen;
 	__u8 addr[16];
-};
+} __attribute__((packed));
 
-/* What a route gives: the output device's index in `tx` and the 12 bytes of the
- * Ethernet addresses (destination first). kind 0: leave to the general path. */
-struct hop {
+enum { ACT_GENERAL = 0, ACT_FORWARD = 1, ACT_END = 2 };
+
+/* ACT_FORWARD: out of device `arg` (sr6's index: its slot in tx) with these Ethernet
+ * addresses, destination first. ACT_END: local SID `arg` (its counter's index). */
+struct act {
 	__u32 kind;
-	__u32 tx;
+	__u32 arg;
 	__u8 eth[12];
 };
+
+struct dev_key {
+	__u32 ifindex;
+	__u32 gen;
+};
+
+/* A receiving device the tables let this tier take: its sr6 index and the longest
+ * frame the fast path takes (what no rewrite can take past an MTU). */
+struct dev_conf {
+	__u32 dev;
+	__u32 max_len;
+};
+
+struct count {
+	__u64 packets;
+	__u64 bytes;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} cur SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, 1 << 20);
-	__type(key, struct lpm6_key);
-	__type(value, struct hop);
+	__uint(max_entries, 1 << 21);
+	__type(key, struct route_key);
+	__type(value, struct act);
 } routes6 SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 512);
+	__type(key, struct dev_key);
+	__type(value, struct dev_conf);
+} devs SEC(".maps");
+
+/* By sr6's device index: the device's ifindex. */
 struct {
 	__uint(type, BPF_MAP_TYPE_DEVMAP);
 	__uint(max_entries, 256);
@@ -36,6 +92,30 @@ struct {
 	__type(value, __u32);
 } tx SEC(".maps");
 
+/* Per CPU, summed by sr6 into `show counters`: by local SID, by device sent out of,
+ * by device received on. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, struct count);
+} sid_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 256);
+	__type(key, __u32);
+	__type(value, struct count);
+} tx_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 256);
+	__type(key, __u32);
+	__type(value, struct count);
+} rx_stats SEC(".maps");
+
+/* Each device's own (this program is loaded once per device). */
 struct {
 	__uint(type, BPF_MAP_TYPE_XSKMAP);
 	__uint(max_entries, 64);
@@ -43,9 +123,121 @@ struct {
 	__type(value, __u32);
 } xsks SEC(".maps");
 
-static __always_inline int slow(struct xdp_md *ctx)
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, struct in6_addr);
+	__type(value, __u8);
+} host6 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, __u8);
+} host4 SEC(".maps");
+
+/* conf[0]: the action when the queue has no socket (XDP_PASS; tests set XDP_DROP to
+ * tell "to the general path" from "to the kernel"). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} conf SEC(".maps");
+
+static __always_inline int general(struct xdp_md *ctx)
 {
-	return bpf_redirect_map(&xsks, ctx->rx_queue_index, XDP_PASS);
+	__u32 z = 0;
+	__u32 *miss = bpf_map_lookup_elem(&conf, &z);
+	return bpf_redirect_map(&xsks, ctx->rx_queue_index, miss ? *miss : XDP_PASS);
+}
+
+static __always_inline void count(void *map, __u32 i, __u64 len)
+{
+	struct count *c = bpf_map_lookup_elem(map, &i);
+	if (c) {
+		c->packets++;
+		c->bytes += len;
+	}
+}
+
+/* Multicast (ff00::/8), link-local (fe80::/10) and ::/16: the general path's (the
+ * fast path's host_dst, which also forwards fec0::/10 itself; here it goes to sr6). */
+static __always_inline int host_dst(const __u8 *a)
+{
+	return (a[0] == 0 && a[1] == 0) || (a[0] == 0xfe && a[1] >= 0x80) || a[0] == 0xff;
+}
+
+/* Sends the frame out as route `a` says, counted. */
+static __always_inline int forward(struct ethhdr *eth, const struct act *a, __u32 rx, __u64 len)
+{
+	__builtin_memcpy(eth, a->eth, 12);
+	count(&rx_stats, rx, len);
+	count(&tx_stats, a->arg, len);
+	return bpf_redirect_map(&tx, a->arg, 0);
+}
+
+static __always_inline int fast6(struct xdp_md *ctx, struct ethhdr *eth, struct ipv6hdr *ip6, void *end)
+{
+	__u64 len = (__u64)(end - (void *)eth);
+	__u32 z = 0;
+	__u32 *g = bpf_map_lookup_elem(&cur, &z);
+	if (!g)
+		return general(ctx);
+	__u32 gen = *g;
+	struct dev_key dk = { .ifindex = ctx->ingress_ifindex, .gen = gen };
+	struct dev_conf *dc = bpf_map_lookup_elem(&devs, &dk);
+	/* A frame that a rewrite could take past an MTU; a frame shorter than an SRH's first
+	 * 8 bytes (padded on the wire); Ethernet padding or a truncated packet. */
+	if (!dc || len > dc->max_len || len < 62 || ip6->version != 6 ||
+	    bpf_ntohs(ip6->payload_len) != len - 54)
+		return general(ctx);
+	/* Hop limit, loopback/unspecified/link-local/multicast sources (::/8, fe00::/7),
+	 * Hop-by-Hop Options: the general path's. */
+	if (ip6->hop_limit <= 1 || (__u8)(ip6->saddr.s6_addr[0] - 1) >= 0xfd || ip6->nexthdr == 0)
+		return general(ctx);
+	struct route_key k = { .prefixlen = 8 + 128, .gen = gen };
+	__builtin_memcpy(k.addr, &ip6->daddr, 16);
+	struct act *a = bpf_map_lookup_elem(&routes6, &k);
+	if (!a)
+		return general(ctx);
+	if (a->kind == ACT_FORWARD) {
+		if (host_dst(ip6->daddr.s6_addr))
+			return general(ctx);
+		ip6->hop_limit--;
+		return forward(eth, a, dc->dev, len);
+	}
+	if (a->kind != ACT_END || ip6->nexthdr != IPPROTO_ROUTING)
+		return general(ctx);
+	/* RFC 8754 §2: an SRH (Routing Type 4) whose Hdr Ext Len is the Segment List's
+	 * (no TLVs), within the packet; RFC 8986 §4.1 S02-S13: 1 <= Segments Left <= Last
+	 * Entry + 1, the next segment Segment List[Segments Left - 1]. */
+	__u8 *srh = (__u8 *)(ip6 + 1);
+	if ((void *)(srh + 8) > end)
+		return general(ctx);
+	__u32 le1 = (__u32)srh[4] + 1;
+	__u32 segs_len = 8 * (__u32)srh[1];
+	__u32 sl = srh[3];
+	if (srh[2] != 4 || srh[1] != 2 * le1 || segs_len > len - 62 || sl == 0 || 16 * sl > segs_len)
+		return general(ctx);
+	__u32 off = 16 * (sl - 1);
+	if (off > 16 * 254)
+		return general(ctx);
+	__u8 *seg = srh + 8 + off;
+	if ((void *)(seg + 16) > end)
+		return general(ctx);
+	struct route_key k2 = { .prefixlen = 8 + 128, .gen = gen };
+	__builtin_memcpy(k2.addr, seg, 16);
+	struct act *b = bpf_map_lookup_elem(&routes6, &k2);
+	if (!b || b->kind != ACT_FORWARD || host_dst(k2.addr))
+		return general(ctx);
+	__u32 sid = a->arg;
+	ip6->hop_limit--;
+	srh[3] = sl - 1;
+	__builtin_memcpy(&ip6->daddr, k2.addr, 16);
+	count(&sid_stats, sid, len);
+	return forward(eth, b, dc->dev, len);
 }
 
 SEC("xdp")
@@ -54,20 +246,31 @@ int sr6_fast(struct xdp_md *ctx)
 	void *data = (void *)(long)ctx->data;
 	void *end = (void *)(long)ctx->data_end;
 	struct ethhdr *eth = data;
-	struct ipv6hdr *ip6 = (void *)(eth + 1);
 
-	if ((void *)(ip6 + 1) > end)
-		return slow(ctx);
-	if (eth->h_proto != bpf_htons(ETH_P_IPV6) || ip6->version != 6 || ip6->hop_limit <= 1)
-		return slow(ctx);
-	struct lpm6_key k = { .prefixlen = 128 };
-	__builtin_memcpy(k.addr, &ip6->daddr, 16);
-	struct hop *h = bpf_map_lookup_elem(&routes6, &k);
-	if (!h || h->kind != 1)
-		return slow(ctx);
-	ip6->hop_limit--;
-	__builtin_memcpy(eth, h->eth, 12);
-	return bpf_redirect_map(&tx, h->tx, 0);
+	if ((void *)(eth + 1) > end || (eth->h_dest[0] & 1))
+		return XDP_PASS;
+	if (eth->h_proto == bpf_htons(ETH_P_IPV6)) {
+		struct ipv6hdr *ip6 = (void *)(eth + 1);
+		if ((void *)(ip6 + 1) > end)
+			return XDP_PASS;
+		if (ip6->nexthdr == IPPROTO_ICMPV6 && (void *)(ip6 + 1) + 1 <= end) {
+			__u8 type = *(__u8 *)(ip6 + 1);
+			if (type >= 133 && type <= 137)
+				return XDP_PASS; /* RS RA NS NA Redirect */
+		}
+		if (bpf_map_lookup_elem(&host6, &ip6->daddr))
+			return XDP_PASS;
+		return fast6(ctx, eth, ip6, end);
+	}
+	if (eth->h_proto == bpf_htons(ETH_P_IP)) {
+		struct iphdr *ip = (void *)(eth + 1);
+		if ((void *)(ip + 1) > end)
+			return XDP_PASS;
+		if (bpf_map_lookup_elem(&host4, &ip->daddr))
+			return XDP_PASS;
+		return general(ctx);
+	}
+	return XDP_PASS; /* ARP, LLDP, VLAN, ... */
 }
 
 char _license[] SEC("license") = "GPL";

@@ -1,60 +1,122 @@
-//! The fast-path XDP program (`c/fast.c`), loaded by [`sr6_xdp::load_xdp`] and run by
-//! the kernel with `BPF_PROG_TEST_RUN` (root: `#[ignore]`d, run with
-//! `--include-ignored`): an IPv6 frame to a routed prefix leaves redirected, its hop
-//! limit one lower and its Ethernet addresses the route's; anything else goes to the
-//! general path (`bpf_redirect_map` of the XSK map, which falls back to `XDP_PASS`
-//! when the queue has no socket, as here). The expected bytes are worked out here,
-//! independently of the program.
+//! The fast-path program (`c/fast.c`) with its maps filled by [`sr6_xdp::Mirror`], run
+//! by the kernel with `BPF_PROG_TEST_RUN` (root: `#[ignore]`d, run with
+//! `--include-ignored`), in a network namespace of this test's own whose veth devices
+//! stand for the configuration's: a route's frames leave rewritten as worked out here,
+//! a change to the route is seen whole after the generation switch, both generations
+//! end up equal, and a sync that changes nothing switches nothing. (The differential
+//! test against sr6's general path is crates/sr6/tests/xdp_path.rs.)
 
-const XDP_PASS: u32 = 2;
+use std::ffi::CString;
+
+use sr6_core::tables::Tables;
+use sr6_xdp::Mirror;
+
+const XDP_DROP: u32 = 1;
 const XDP_REDIRECT: u32 = 4;
 
-/// An Ethernet + IPv6 + 8-byte payload frame to `dst` with hop limit `hl`.
-fn frame(dst: [u8; 16], hl: u8) -> Vec<u8> {
-    let mut f = vec![0x02, 0, 0, 0, 0, 1, 0x02, 0, 0, 0, 0, 2, 0x86, 0xdd];
-    f.extend_from_slice(&[0x60, 0, 0, 0, 0, 8, 59, hl]);
-    f.extend_from_slice(&[0xfc, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1]);
-    f.extend_from_slice(&dst);
+const BASE: &str = "
+ip link set eth0 address 02:00:00:00:00:a0
+ip link set eth1 address 02:00:00:00:00:a1
+ip link set eth2 address 02:00:00:00:00:a2
+ip -6 addr add fc00:a::1/64 dev eth0
+ip -6 addr add fc00:12::1/64 dev eth1
+ip -6 addr add fc00:23::1/64 dev eth2
+ip -6 neigh add fc00:12::2 lladdr 02:00:00:00:12:02 dev eth1
+ip -6 neigh add fc00:23::3 lladdr 02:00:00:00:23:03 dev eth2
+";
+
+fn tables(routes: &str) -> Tables {
+    let src = format!("{BASE}{routes}");
+    Tables::build(&sr6_config::parse_str(&src, "test.conf").unwrap()).unwrap().0
+}
+
+/// Ethernet + IPv6 + 8 bytes of UDP-less payload, to `dst`.
+fn frame(dst: &str) -> Vec<u8> {
+    let mut f = vec![0x02, 0, 0, 0, 0, 0xa0, 0x02, 0, 0, 0, 0x0a, 0x02, 0x86, 0xdd];
+    f.extend_from_slice(&[0x60, 0, 0, 0, 0, 8, 59, 64]);
+    f.extend_from_slice(&"fc00:a::2".parse::<std::net::Ipv6Addr>().unwrap().octets());
+    f.extend_from_slice(&dst.parse::<std::net::Ipv6Addr>().unwrap().octets());
     f.extend_from_slice(&[0xab; 8]);
     f
 }
 
-fn addr(s: &str) -> [u8; 16] {
-    s.parse::<std::net::Ipv6Addr>().unwrap().octets()
+/// This thread's own network namespace with veth devices sr6m0..2 for eth0..eth2.
+fn namespace() -> Vec<Option<u32>> {
+    // SAFETY: unshare(2) with a constant flag; it affects the calling thread only.
+    assert_eq!(unsafe { libc::unshare(libc::CLONE_NEWNET) }, 0, "unshare: {}", std::io::Error::last_os_error());
+    (0..3)
+        .map(|i| {
+            let name = format!("sr6m{i}");
+            let st = std::process::Command::new("ip")
+                .args(["link", "add", &name, "type", "veth", "peer", "name", &format!("sr6n{i}")])
+                .status()
+                .unwrap();
+            assert!(st.success());
+            let c = CString::new(name).unwrap();
+            // SAFETY: a NUL-terminated name.
+            Some(unsafe { libc::if_nametoindex(c.as_ptr()) })
+        })
+        .collect()
 }
 
 #[test]
-#[ignore = "needs root (BPF_PROG_LOAD)"]
-fn ipv6_transit_is_redirected_with_the_routes_header() {
-    let l = sr6_xdp::load_xdp(sr6_xdp::FAST_OBJECT, "xdp").unwrap();
-    let routes = l.map("routes6").unwrap();
-    // fc00:2::/32 -> tx slot 3, Ethernet 02:..:aa <- 02:..:bb.
-    let mut key = 32u32.to_ne_bytes().to_vec();
-    key.extend_from_slice(&addr("fc00:2::"));
-    let eth = [0x02, 0, 0, 0, 0, 0xaa, 0x02, 0, 0, 0, 0, 0xbb];
-    let mut hop = 1u32.to_ne_bytes().to_vec();
-    hop.extend_from_slice(&3u32.to_ne_bytes());
-    hop.extend_from_slice(&eth);
-    routes.update(&key, &hop).unwrap();
-    // Slot 3 of the device map: the loopback device (ifindex 1; the test run redirects
-    // nothing, but the program's redirect needs a device there).
-    l.map("tx").unwrap().update(&3u32.to_ne_bytes(), &1u32.to_ne_bytes()).unwrap();
+#[ignore = "needs root (BPF_PROG_LOAD, a network namespace)"]
+fn routes_reach_the_program_whole_and_both_generations_agree() {
+    let ix = namespace();
+    let mut m = Mirror::new().unwrap();
+    let prog = m.load().unwrap();
+    prog.map("conf").unwrap().update(&0u32.to_ne_bytes(), &XDP_DROP.to_ne_bytes()).unwrap();
+    let f = frame("fc00:2::7");
+    let run = |f: &[u8]| sr6_io::bpf::test_run_on(&prog.prog, f, ix[0].unwrap()).unwrap();
 
-    let f = frame(addr("fc00:2::7"), 64);
-    let (verdict, out) = sr6_io::bpf::test_run_out(&l.prog, &f).unwrap();
-    assert_eq!(verdict, XDP_REDIRECT);
+    // Before the first sync: everything to the general path.
+    assert_eq!(run(&f).0, XDP_DROP);
+
+    let t1 = tables("ip -6 route add fc00:2::/32 via fc00:12::2 dev eth1\n");
+    let s = m.sync(&t1, &ix, &[true; 3]).unwrap();
+    assert!(s.switched && s.devices == 3, "{s:?}");
+    let (v, out) = run(&f);
+    assert_eq!(v, XDP_REDIRECT);
     let mut want = f.clone();
-    want[..12].copy_from_slice(&eth);
+    want[..12].copy_from_slice(&[2, 0, 0, 0, 0x12, 2, 2, 0, 0, 0, 0, 0xa1]);
     want[21] = 63;
     assert_eq!(out, want);
+    // Out of eth1: its counter, not eth2's.
+    let c = m.counts(0, 3).unwrap();
+    assert_eq!((c.tx[1].0, c.tx[2].0, c.rx[0].0), (1, 0, 1));
 
-    // Not routed here, hop limit 1, not IPv6: the general path, unchanged.
-    for f in [frame(addr("fc00:3::7"), 64), frame(addr("fc00:2::7"), 1), {
-        let mut v = frame(addr("fc00:2::7"), 64);
-        v[12..14].copy_from_slice(&[0x08, 0x00]);
-        v
-    }] {
-        let (verdict, out) = sr6_io::bpf::test_run_out(&l.prog, &f).unwrap();
-        assert_eq!((verdict, out), (XDP_PASS, f));
+    // Nothing changed: nothing switched.
+    assert!(!m.sync(&t1, &ix, &[true; 3]).unwrap().switched);
+
+    // The route moves to eth2.
+    let t2 = tables("ip -6 route add fc00:2::/32 via fc00:23::3 dev eth2\n");
+    let s = m.sync(&t2, &ix, &[true; 3]).unwrap();
+    assert!(s.switched && s.route_changes == 1, "{s:?}");
+    let (v, out) = run(&f);
+    assert_eq!(v, XDP_REDIRECT);
+    assert_eq!(&out[..12], &[2, 0, 0, 0, 0x23, 3, 2, 0, 0, 0, 0, 0xa2]);
+    let c = m.counts(0, 3).unwrap();
+    assert_eq!((c.tx[1].0, c.tx[2].0), (1, 1));
+
+    // eth2 no longer a target: the route is the general path's.
+    let s = m.sync(&t2, &ix, &[true, true, false]).unwrap();
+    assert!(s.switched);
+    assert_eq!(run(&f).0, XDP_DROP);
+
+    // Both generations hold the same prefixes with the same actions.
+    let routes = m.map("routes6");
+    let keys = routes.keys::<21>().unwrap();
+    let mut by_gen: [Vec<(Vec<u8>, Vec<u8>)>; 2] = [Vec::new(), Vec::new()];
+    for k in &keys {
+        let mut v = [0u8; 20];
+        routes.lookup(k, &mut v).unwrap();
+        let mut key = k.to_vec();
+        key[4] = 0;
+        by_gen[usize::from(k[4])].push((key, v.to_vec()));
     }
+    by_gen[0].sort();
+    by_gen[1].sort();
+    assert!(!by_gen[0].is_empty());
+    assert_eq!(by_gen[0], by_gen[1]);
+    assert_eq!(by_gen[0].len(), s.routes);
 }

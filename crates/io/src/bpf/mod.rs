@@ -39,6 +39,7 @@ const BPF_LINK_CREATE: u32 = 28;
 const BPF_MAP_TYPE_HASH: u32 = 1;
 const BPF_MAP_TYPE_ARRAY: u32 = 2;
 const BPF_MAP_TYPE_XSKMAP: u32 = 17;
+const BPF_MAP_TYPE_ARRAY_OF_MAPS: u32 = 12;
 /// enum bpf_prog_type.
 const BPF_PROG_TYPE_SCHED_CLS: u32 = 3;
 const BPF_PROG_TYPE_XDP: u32 = 6;
@@ -141,6 +142,21 @@ struct ElemAttr {
     flags: u64,
 }
 
+/// The number of possible CPUs (`/sys/devices/system/cpu/possible`, e.g. "0-3"): how
+/// many values a per-CPU map's lookup returns.
+pub fn possible_cpus() -> io::Result<usize> {
+    let s = std::fs::read_to_string("/sys/devices/system/cpu/possible")?;
+    let mut n = 0;
+    for part in s.trim().split(',') {
+        let (lo, hi) = part.split_once('-').unwrap_or((part, part));
+        let bad = || io::Error::new(io::ErrorKind::InvalidData, format!("possible CPUs: {s:?}"));
+        let lo: usize = lo.parse().map_err(|_| bad())?;
+        let hi: usize = hi.parse().map_err(|_| bad())?;
+        n = n.max(hi + 1).max(lo + 1);
+    }
+    Ok(n)
+}
+
 /// The kinds of map [`Map::create`] makes: those whose user-space value is exactly
 /// `value_size` bytes (no per-CPU maps, whose lookups return one value per CPU).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -219,6 +235,53 @@ impl Map {
             .map(owned)
             .map_err(|e| context(e, &format!("bpf(BPF_MAP_CREATE {name}, type {map_type})")))?;
         Ok(Map { fd, key_size, value_size })
+    }
+
+    /// A `BPF_MAP_TYPE_ARRAY_OF_MAPS` of one slot whose maps are like `inner`, holding
+    /// `inner`: [`Map::wait_for_programs`] replaces its slot.
+    pub fn create_wait(inner: &Map, name: &str) -> io::Result<Map> {
+        let mut a = MapCreateAttr {
+            map_type: BPF_MAP_TYPE_ARRAY_OF_MAPS,
+            key_size: 4,
+            value_size: 4,
+            max_entries: 1,
+            map_flags: 0,
+            inner_map_fd: inner.as_raw_fd() as u32,
+            numa_node: 0,
+            map_name: obj_name(name),
+        };
+        let fd = sys_bpf(BPF_MAP_CREATE, &mut a)
+            .map(owned)
+            .map_err(|e| context(e, &format!("bpf(BPF_MAP_CREATE {name}, array of maps)")))?;
+        let m = Map { fd, key_size: 4, value_size: 4 };
+        m.update(&0u32.to_ne_bytes(), &inner.as_raw_fd().to_ne_bytes())?;
+        Ok(m)
+    }
+
+    /// Returns once every BPF program that was running when it was called has finished
+    /// (a map-of-maps `m` of [`Map::create_wait`] has its slot set to `inner` again: the
+    /// kernel's `maybe_wait_bpf_programs` runs `synchronize_rcu` for such an update,
+    /// since Linux 4.19; XDP programs run inside RCU read-side sections).
+    pub fn wait_for_programs(&self, inner: &Map) -> io::Result<()> {
+        self.update(&0u32.to_ne_bytes(), &inner.as_raw_fd().to_ne_bytes())
+    }
+
+    /// `BPF_MAP_LOOKUP_ELEM` of a per-CPU map: one value of `value_size` bytes
+    /// (rounded up to 8) per possible CPU, in `value`, whose length must be that.
+    pub fn lookup_percpu(&self, key: &[u8], value: &mut [u8]) -> io::Result<()> {
+        self.check(key, None)?;
+        let stride = (self.value_size as usize).div_ceil(8) * 8;
+        if stride == 0 || !value.len().is_multiple_of(stride) {
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, "per-CPU value of a wrong size"));
+        }
+        let mut a = ElemAttr {
+            map_fd: self.fd.as_raw_fd() as u32,
+            _pad: 0,
+            key: key.as_ptr() as u64,
+            value: value.as_mut_ptr() as u64,
+            flags: 0,
+        };
+        sys_bpf(BPF_MAP_LOOKUP_ELEM, &mut a).map(|_| ()).map_err(|e| context(e, "bpf(BPF_MAP_LOOKUP_ELEM)"))
     }
 
     /// Bytes of a key.
@@ -534,6 +597,26 @@ pub fn test_run_live(prog: &OwnedFd, frame: &[u8], ifindex: u32, repeat: u32, ba
 
 /// `BPF_PROG_TEST_RUN` once on `frame` (nothing is sent or redirected): the program's
 /// action and the frame as it left the program (at most `frame.len() + 256` bytes).
+/// [`test_run_out`] as if received on device `ingress_ifindex`, queue 0 (the XDP
+/// context's `ingress_ifindex`; the device must exist in the caller's namespace;
+/// Linux 5.15 and later).
+pub fn test_run_on(prog: &OwnedFd, frame: &[u8], ingress_ifindex: u32) -> io::Result<(u32, Vec<u8>)> {
+    // struct xdp_md: data, data_end, data_meta, ingress_ifindex, rx_queue_index,
+    // egress_ifindex; the kernel wants data = 0 and data_end = the frame's length.
+    let mut ctx = [0u32; 6];
+    ctx[1] = frame.len() as u32;
+    ctx[3] = ingress_ifindex;
+    let mut out = vec![0u8; frame.len() + 256];
+    let mut a = TestRunAttr::on(prog, frame, 1);
+    a.data_out = out.as_mut_ptr() as u64;
+    a.data_size_out = out.len() as u32;
+    a.ctx_in = ctx.as_ptr() as u64;
+    a.ctx_size_in = std::mem::size_of_val(&ctx) as u32;
+    sys_bpf(BPF_PROG_TEST_RUN, &mut a).map_err(|e| context(e, "bpf(BPF_PROG_TEST_RUN)"))?;
+    out.truncate(a.data_size_out as usize);
+    Ok((a.retval, out))
+}
+
 pub fn test_run_out(prog: &OwnedFd, frame: &[u8]) -> io::Result<(u32, Vec<u8>)> {
     let mut out = vec![0u8; frame.len() + 256];
     let mut a = TestRunAttr::on(prog, frame, 1);

@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod fast_corpus;
+
 use std::path::PathBuf;
 
 use sr6_core::tables::Tables;

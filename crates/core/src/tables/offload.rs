@@ -1,0 +1,97 @@
+//! What an in-kernel tier (sr6-xdp's XDP program) may do with the main FIB: the
+//! tables' IPv6 prefixes, each with the one action such a tier takes for packets whose
+//! longest match it is, decided here by the same tests the fast path makes
+//! (`pipeline::fast`), so that the tier forwards only what the fast path would, with
+//! the same bytes. Every prefix is listed, also those the tier leaves to sr6
+//! ([`OffloadAct::General`]): left out, a shorter prefix would match in its place.
+
+use super::{FastKind, Fib, NextHop, Route, Tables};
+use crate::packet::DevId;
+
+/// What the in-kernel tier does with a packet whose longest match is a prefix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum OffloadAct {
+    /// Hand it to sr6 (the AF_XDP path) unchanged.
+    General,
+    /// Forward it (RFC 8200 §3): hop limit minus one, these Ethernet addresses
+    /// (destination first), out of device `dev`. A route through a gateway whose
+    /// neighbour is known, or a /128 route whose neighbour is.
+    Forward { dev: DevId, eth: [u8; 12] },
+    /// Local SID `sid`, End (RFC 8986 §4.1) without flavours, the next segment looked
+    /// up in the main table: on an SRH that directly follows the IPv6 header and
+    /// carries no TLV, with 1 <= Segments Left <= Last Entry + 1.
+    End { sid: u32 },
+}
+
+/// One prefix of the main FIB: the address (left-aligned, host bits clear), its length
+/// and what the in-kernel tier does with it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Offload6 {
+    pub addr: u128,
+    pub len: u8,
+    pub act: OffloadAct,
+}
+
+impl Tables {
+    /// Every IPv6 prefix of the main FIB with its [`OffloadAct`], the /128s (local
+    /// addresses, SIDs, host routes) included.
+    pub fn offload6(&self) -> Vec<Offload6> {
+        let main = self.fibs.main();
+        let mut v: Vec<Offload6> = main
+            .lpm6
+            .entries()
+            .map(|(addr, len, r, hop)| {
+                let act = if hop.code == Fib::GATEWAY {
+                    OffloadAct::Forward { dev: hop.dev, eth: hop.eth }
+                } else {
+                    self.offload_route(*r, None)
+                };
+                Offload6 { addr, len, act }
+            })
+            .collect();
+        // The /128s of the exact table win over a /128 of the trie, as in
+        // `Fib::lookup6_key`: listed after them, with the same key.
+        let exact: Vec<(u128, Route)> = main.exact6.iter().collect();
+        v.retain(|o| o.len < 128 || main.exact6.get(o.addr).is_none());
+        v.extend(exact.into_iter().map(|(addr, r)| Offload6 {
+            addr,
+            len: 128,
+            act: self.offload_route(r, Some(addr)),
+        }));
+        v.sort_unstable();
+        v
+    }
+
+    /// The action of a route that is not a gateway hop's; `host` is the /128's
+    /// address (an on-link /128 is resolved to its neighbour).
+    fn offload_route(&self, r: Route, host: Option<u128>) -> OffloadAct {
+        match r {
+            Route::Forward(nh @ NextHop::Adj(_)) => self.resolved(nh, 0),
+            Route::Forward(nh @ NextHop::OnLink(_)) => host.map_or(OffloadAct::General, |a| self.resolved(nh, a)),
+            Route::Sid(i) => match self.fast_sids.get(i as usize) {
+                Some(s) if s.is(FastKind::End) => OffloadAct::End { sid: i },
+                _ => OffloadAct::General,
+            },
+            _ => OffloadAct::General,
+        }
+    }
+
+    fn resolved(&self, nh: NextHop, dst: u128) -> OffloadAct {
+        match self.resolve(nh, dst) {
+            Some((dev, eth)) => OffloadAct::Forward { dev, eth },
+            None => OffloadAct::General,
+        }
+    }
+
+    /// Whether the in-kernel tier may take frames received on device `dev` at all: it
+    /// forwards IPv6, requires no HMAC, is no SR proxy's `iif`, and no firewall or IDS
+    /// sees its frames (the fast path's conditions, `Worker::process_batch`).
+    pub fn offload_device(&self, dev: DevId) -> bool {
+        let Some(d) = self.devices.get(usize::from(dev)) else { return false };
+        d.forwarding6
+            && d.require_hmac <= 0
+            && !self.fast_devs.proxy_in(dev)
+            && self.firewall.is_none()
+            && self.ids.is_none()
+    }
+}

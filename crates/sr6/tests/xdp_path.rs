@@ -1,0 +1,177 @@
+//! The XDP tier (crates/xdp/c/fast.c, its maps filled by `sr6_xdp::Mirror` from
+//! `Tables::offload6`) must equal the general path wherever it acts: every frame of the
+//! fast path's corpus, and random mutations of them, run through the program in the
+//! kernel (`BPF_PROG_TEST_RUN`, as received on each device) and through sr6's general
+//! path (`Worker` with the fast path off, as `sr6 pcap` runs it). Where the program
+//! forwards a frame (`XDP_REDIRECT`), the general path sends the same bytes out of the
+//! same device (the tier's per-device counter says which); everything else it leaves
+//! unchanged, to the general path (here `XDP_DROP`, the test's "no socket" action) or
+//! to the kernel (`XDP_PASS`: neighbour discovery, multicast, non-IP).
+//!
+//! Root only (BPF programs, a network namespace of veth devices for the device map):
+//! `#[ignore]`d, run with `--include-ignored`.
+
+mod common;
+
+use std::cell::RefCell;
+use std::ffi::CString;
+
+use common::fast_corpus::*;
+use proptest::prelude::*;
+use sr6_core::packet::{PacketBuf, Verdict};
+use sr6_core::pipeline::Worker;
+use sr6_core::tables::Tables;
+use sr6_xdp::{Loaded, Mirror};
+
+const XDP_DROP: u32 = 1;
+const XDP_PASS: u32 = 2;
+const XDP_REDIRECT: u32 = 4;
+
+struct Fixture {
+    t: Tables,
+    mirror: Mirror,
+    prog: Loaded,
+    /// By device index: the veth device standing for it.
+    ifindex: Vec<u32>,
+}
+
+/// This thread's own network namespace with a veth device per device of the tables
+/// (the device map only takes devices that exist), the maps synced, the program loaded.
+fn fixture() -> Fixture {
+    // SAFETY: unshare(2) with a constant flag; it affects the calling thread only.
+    assert_eq!(unsafe { libc::unshare(libc::CLONE_NEWNET) }, 0, "unshare: {}", std::io::Error::last_os_error());
+    let t = tables();
+    let mut ifindex = Vec::new();
+    for (i, _) in t.devices.iter().enumerate() {
+        let name = format!("sr6x{i}");
+        let st = std::process::Command::new("ip")
+            .args(["link", "add", &name, "type", "veth", "peer", "name", &format!("sr6y{i}")])
+            .status()
+            .unwrap();
+        assert!(st.success(), "ip link add {name} type veth");
+        let c = CString::new(name).unwrap();
+        // SAFETY: a NUL-terminated name.
+        let ix = unsafe { libc::if_nametoindex(c.as_ptr()) };
+        assert_ne!(ix, 0);
+        ifindex.push(ix);
+    }
+    let mut mirror = Mirror::new().unwrap();
+    let ix: Vec<Option<u32>> = ifindex.iter().map(|&i| Some(i)).collect();
+    let stats = mirror.sync(&t, &ix, &vec![true; ix.len()]).unwrap();
+    assert!(stats.switched && stats.routes > 50 && stats.devices >= 3, "{stats:?}");
+    let prog = mirror.load().unwrap();
+    prog.map("conf").unwrap().update(&0u32.to_ne_bytes(), &XDP_DROP.to_ne_bytes()).unwrap();
+    Fixture { t, mirror, prog, ifindex }
+}
+
+thread_local! {
+    static FIXTURE: RefCell<Option<Fixture>> = const { RefCell::new(None) };
+}
+
+fn with_fixture<R>(f: impl FnOnce(&Fixture) -> R) -> R {
+    FIXTURE.with(|c| {
+        let mut c = c.borrow_mut();
+        f(c.get_or_insert_with(fixture))
+    })
+}
+
+/// The general path's verdict and bytes for frame `f` received on `dev`.
+fn general(t: &Tables, f: &[u8], dev: u16) -> (Verdict, Vec<u8>) {
+    let mut w = Worker::new(t);
+    w.fast_path = false;
+    let mut b = PacketBuf::new();
+    b.load(f, dev);
+    w.process_batch(t, dev, std::slice::from_mut(&mut b));
+    (b.verdict, b.data().to_vec())
+}
+
+/// What the program did with `f` received on `dev`: its verdict, the frame after it,
+/// and the device it was sent out of (by the tier's counters).
+fn xdp(fx: &Fixture, f: &[u8], dev: u16) -> (u32, Vec<u8>, Option<u16>) {
+    let n = fx.t.devices.len();
+    let before = fx.mirror.counts(0, n).unwrap().tx;
+    let ingress = fx.ifindex.get(usize::from(dev)).copied().unwrap_or(1);
+    let (v, out) = sr6_io::bpf::test_run_on(&fx.prog.prog, f, ingress).unwrap();
+    let after = fx.mirror.counts(0, n).unwrap().tx;
+    let sent: Vec<u16> = (0..n).filter(|&d| after[d].0 != before[d].0).map(|d| d as u16).collect();
+    assert!(sent.len() <= 1, "counted out of {sent:?}");
+    (v, out, sent.first().copied())
+}
+
+/// Whether the program forwarded `f`; fails where it differs from the general path.
+fn same(fx: &Fixture, f: &[u8], dev: u16) -> Result<bool, TestCaseError> {
+    // (The kernel runs no program on a frame shorter than an Ethernet header.)
+    if f.len() < 14 {
+        return Ok(false);
+    }
+    let (v, out, sent) = xdp(fx, f, dev);
+    match v {
+        XDP_REDIRECT => {
+            let (gv, gout) = general(&fx.t, f, dev);
+            let sent = sent.expect("a redirect is counted");
+            prop_assert_eq!(gv, Verdict::Tx(sent), "verdict for {:02x?} on {}", f, dev);
+            prop_assert_eq!(out, gout, "bytes for {:02x?} on {}", f, dev);
+            Ok(true)
+        }
+        XDP_DROP | XDP_PASS => {
+            prop_assert_eq!(&out[..], f, "a frame left to sr6 or the kernel changed");
+            prop_assert_eq!(sent, None);
+            Ok(false)
+        }
+        v => Err(TestCaseError::fail(format!("XDP verdict {v} for {f:02x?} on {dev}"))),
+    }
+}
+
+#[test]
+#[ignore = "needs root (BPF_PROG_LOAD, a network namespace)"]
+fn xdp_tier_equals_general_path_on_crafted_frames() {
+    with_fixture(|fx| {
+        let fs = frames();
+        let mut forwarded = 0;
+        for f in &fs {
+            for dev in 0..DEVS {
+                forwarded += usize::from(same(fx, f, dev).unwrap());
+            }
+        }
+        // The tier must really act on many of them, or this proves nothing.
+        assert!(forwarded >= 20, "the XDP tier forwarded only {forwarded} of {} frames", fs.len() * DEVS as usize);
+    });
+}
+
+#[test]
+#[ignore = "needs root (BPF_PROG_LOAD, a network namespace)"]
+fn xdp_tier_forwards_transit_and_end() {
+    with_fixture(|fx| {
+        let udp: &[u8] = &[0, 1, 0, 2, 0, 12, 0, 0, 9, 9, 9, 9];
+        // Transit to fc00:2::/32 via eth1; End at fc00:1::e to fc00:3::/32 via eth2.
+        let transit = frame("fc00:a::2", "fc00:2::9", 64, None, udp);
+        let end = frame("fc00:a::2", "fc00:1::e", 64, Some((&["fc00:3::9", "fc00:1::e"], 1, 17)), udp);
+        for (f, out) in [(&transit, 1u16), (&end, 2)] {
+            assert!(same(fx, f, 0).unwrap(), "not forwarded: {f:02x?}");
+            assert_eq!(xdp(fx, f, 0).2, Some(out));
+        }
+        // Hop limit 1: the general path's (an ICMP error).
+        let (v, _, _) = xdp(fx, &frame("fc00:a::2", "fc00:2::9", 1, None, udp), 0);
+        assert_eq!(v, XDP_DROP);
+        // End's SID counter.
+        let e: std::net::Ipv6Addr = "fc00:1::e".parse().unwrap();
+        let sid = fx.t.sids.iter().position(|s| s.prefix == sr6_core::spec::Prefix::V6(e, 128)).unwrap();
+        let before = fx.mirror.counts(fx.t.sids.len(), 0).unwrap().sids[sid];
+        xdp(fx, &end, 0);
+        let after = fx.mirror.counts(fx.t.sids.len(), 0).unwrap().sids[sid];
+        assert_eq!((after.0 - before.0, after.1 - before.1), (1, end.len() as u64));
+    });
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 1500, ..ProptestConfig::default() })]
+
+    #[test]
+    #[ignore = "needs root (BPF_PROG_LOAD, a network namespace)"]
+    fn xdp_tier_equals_general_path_on_mutations(which in 0usize..1000,
+            flips in prop::collection::vec((0usize..120, any::<u8>()), 0..4), cut in 0usize..300, dev in 0u16..DEVS) {
+        let fs = frames();
+        let f = common::mutated(&fs[which % fs.len()], &flips, cut);
+        with_fixture(|fx| same(fx, &f, dev).map(|_| ()))?;
+    }
+}

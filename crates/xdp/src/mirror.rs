@@ -1,0 +1,263 @@
+//! sr6's tables mirrored into the XDP program's maps (`c/fast.c`), atomically.
+//!
+//! The maps every device's program shares (`routes6`, `devs`, `cur`, `tx` and the
+//! counters) are made here once; [`Mirror::load`] loads one program per device with
+//! them and its own `xsks`, `host6`, `host4` and `conf`.
+//!
+//! A change is applied as a generation switch: each key of `routes6` and `devs` carries
+//! a generation, 0 or 1, and `cur` names the one the programs read. [`Mirror::sync`]
+//! works out what the maps should hold ([`Tables::offload6`],
+//! [`Tables::offload_device`]), writes the difference into the generation not read,
+//! switches `cur`, waits until no program can still be reading the old generation
+//! ([`Map::wait_for_programs`]), and writes the difference there too. A packet reads
+//! `cur` once, so it meets the old tables or the new ones, never a mixture.
+
+use std::io;
+
+use rustc_hash::FxHashMap;
+use sr6_core::packet::DevId;
+use sr6_core::tables::{OffloadAct, Tables};
+use sr6_io::bpf::{Map, MapKind};
+
+use crate::{create_maps, load_xdp_with, Loaded, FAST_OBJECT, FAST_SECTION};
+
+/// The shared maps, by name.
+const SHARED: [&str; 7] = ["cur", "routes6", "devs", "tx", "sid_stats", "tx_stats", "rx_stats"];
+/// Slots of the `tx` device map: devices from 256 on are the general path's.
+const TX_SLOTS: usize = 256;
+/// Entries of `sid_stats`: SIDs from there on are the general path's.
+const SID_SLOTS: u32 = 65536;
+
+/// A prefix of `routes6` (address, length) and its new action (`None`: removed).
+type RouteChange = ((u128, u8), Option<[u8; 20]>);
+
+const ACT_GENERAL: u32 = 0;
+const ACT_FORWARD: u32 = 1;
+const ACT_END: u32 = 2;
+
+/// How much a [`Mirror::sync`] changed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SyncStats {
+    /// Prefixes now in the map.
+    pub routes: usize,
+    /// Prefixes added, changed or removed.
+    pub route_changes: usize,
+    /// Devices the tier takes frames from.
+    pub devices: usize,
+    /// Whether the generation was switched (false: nothing changed).
+    pub switched: bool,
+}
+
+/// The tier's counters, summed over the CPUs: packets and bytes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TierCounts {
+    /// By SID index.
+    pub sids: Vec<(u64, u64)>,
+    /// By device index: received and forwarded by the tier.
+    pub rx: Vec<(u64, u64)>,
+    /// By device index: sent by the tier.
+    pub tx: Vec<(u64, u64)>,
+}
+
+/// The shared maps and what both generations of them hold.
+#[derive(Debug)]
+pub struct Mirror {
+    maps: Vec<(String, Map)>,
+    wait: Map,
+    wait_inner: Map,
+    /// The generation the programs read.
+    active: u8,
+    routes: FxHashMap<(u128, u8), [u8; 20]>,
+    devs: FxHashMap<u32, [u8; 8]>,
+    /// By device index: the ifindex in the device map (0: none).
+    tx: Vec<u32>,
+}
+
+fn route_key(gen: u8, addr: u128, len: u8) -> [u8; 21] {
+    let mut k = [0u8; 21];
+    k[..4].copy_from_slice(&(8 + u32::from(len)).to_ne_bytes());
+    k[4] = gen;
+    k[5..].copy_from_slice(&addr.to_be_bytes());
+    k
+}
+
+fn act_bytes(kind: u32, arg: u32, eth: &[u8; 12]) -> [u8; 20] {
+    let mut v = [0u8; 20];
+    v[..4].copy_from_slice(&kind.to_ne_bytes());
+    v[4..8].copy_from_slice(&arg.to_ne_bytes());
+    v[8..].copy_from_slice(eth);
+    v
+}
+
+fn dev_key(ifindex: u32, gen: u8) -> [u8; 8] {
+    let mut k = [0u8; 8];
+    k[..4].copy_from_slice(&ifindex.to_ne_bytes());
+    k[4..].copy_from_slice(&u32::from(gen).to_ne_bytes());
+    k
+}
+
+impl Mirror {
+    /// Makes the shared maps, empty: every program loaded with them hands every frame
+    /// to the general path until the first [`sync`](Self::sync).
+    pub fn new() -> io::Result<Mirror> {
+        let maps = create_maps(FAST_OBJECT, FAST_SECTION, &SHARED)?;
+        let wait_inner = Map::create(MapKind::Array, 4, 4, 1, "sr6_wait_in")?;
+        let wait = Map::create_wait(&wait_inner, "sr6_wait")?;
+        Ok(Mirror {
+            maps,
+            wait,
+            wait_inner,
+            active: 0,
+            routes: FxHashMap::default(),
+            devs: FxHashMap::default(),
+            tx: vec![0; TX_SLOTS],
+        })
+    }
+
+    /// The shared map `name` (of `c/fast.c`).
+    pub fn map(&self, name: &str) -> &Map {
+        match self.maps.iter().find(|(n, _)| n == name) {
+            Some((_, m)) => m,
+            // SHARED lists every name this module asks for.
+            None => unreachable!("no shared map {name}"),
+        }
+    }
+
+    /// Loads the fast-path program for one device, with the shared maps.
+    pub fn load(&self) -> io::Result<Loaded> {
+        let shared: Vec<(&str, &Map)> = self.maps.iter().map(|(n, m)| (n.as_str(), m)).collect();
+        load_xdp_with(FAST_OBJECT, FAST_SECTION, &shared)
+    }
+
+    /// Makes the maps hold what `t` says, switching generations if anything changed.
+    /// `ifindex[d]` is device `d`'s interface index if it runs this tier's program
+    /// (frames received there are taken) and can be sent to by it (`target[d]`):
+    /// routes out of any other device are the general path's.
+    pub fn sync(&mut self, t: &Tables, ifindex: &[Option<u32>], target: &[bool]) -> io::Result<SyncStats> {
+        let tx_of = |d: DevId| -> Option<u32> {
+            let i = usize::from(d);
+            if i >= TX_SLOTS || !target.get(i).copied().unwrap_or(false) {
+                return None;
+            }
+            ifindex.get(i).copied().flatten()
+        };
+        let mut want: FxHashMap<(u128, u8), [u8; 20]> = FxHashMap::default();
+        for o in t.offload6() {
+            let v = match o.act {
+                OffloadAct::Forward { dev, eth } if tx_of(dev).is_some() => act_bytes(ACT_FORWARD, dev.into(), &eth),
+                OffloadAct::End { sid } if sid < SID_SLOTS => act_bytes(ACT_END, sid, &[0; 12]),
+                _ => act_bytes(ACT_GENERAL, 0, &[0; 12]),
+            };
+            want.insert((o.addr, o.len), v);
+        }
+        let mut want_devs: FxHashMap<u32, [u8; 8]> = FxHashMap::default();
+        for (d, ix) in ifindex.iter().enumerate() {
+            let (Some(ix), Ok(dev)) = (ix, DevId::try_from(d)) else { continue };
+            if t.offload_device(dev) {
+                let mut v = [0u8; 8];
+                v[..4].copy_from_slice(&u32::from(dev).to_ne_bytes());
+                v[4..].copy_from_slice(&(t.fast_max_len().min(u32::MAX as usize) as u32).to_ne_bytes());
+                want_devs.insert(*ix, v);
+            }
+        }
+        let want_tx: Vec<u32> = (0..TX_SLOTS).map(|d| tx_of(d as DevId).unwrap_or(0)).collect();
+
+        let mut changed: Vec<RouteChange> = Vec::new();
+        for (k, v) in &want {
+            if self.routes.get(k) != Some(v) {
+                changed.push((*k, Some(*v)));
+            }
+        }
+        for k in self.routes.keys() {
+            if !want.contains_key(k) {
+                changed.push((*k, None));
+            }
+        }
+        let mut dev_changed: Vec<(u32, Option<[u8; 8]>)> = Vec::new();
+        for (k, v) in &want_devs {
+            if self.devs.get(k) != Some(v) {
+                dev_changed.push((*k, Some(*v)));
+            }
+        }
+        for k in self.devs.keys() {
+            if !want_devs.contains_key(k) {
+                dev_changed.push((*k, None));
+            }
+        }
+        let mut stats =
+            SyncStats { routes: want.len(), route_changes: changed.len(), devices: want_devs.len(), switched: false };
+        if changed.is_empty() && dev_changed.is_empty() && want_tx == self.tx {
+            return Ok(stats);
+        }
+        // New device slots first (routes may name them), old ones once no generation does.
+        let devmap = self.map("tx");
+        for (d, (&new, &old)) in want_tx.iter().zip(&self.tx).enumerate() {
+            if new != 0 && new != old {
+                devmap.update(&(d as u32).to_ne_bytes(), &new.to_ne_bytes())?;
+            }
+        }
+        let next = 1 - self.active;
+        self.write(next, &changed, &dev_changed)?;
+        self.map("cur").update(&0u32.to_ne_bytes(), &u32::from(next).to_ne_bytes())?;
+        self.wait.wait_for_programs(&self.wait_inner)?;
+        let old = self.active;
+        self.active = next;
+        self.write(old, &changed, &dev_changed)?;
+        let devmap = self.map("tx");
+        for (d, (&new, &old)) in want_tx.iter().zip(&self.tx).enumerate() {
+            if new == 0 && old != 0 {
+                devmap.delete(&(d as u32).to_ne_bytes())?;
+            }
+        }
+        self.routes = want;
+        self.devs = want_devs;
+        self.tx = want_tx;
+        stats.switched = true;
+        Ok(stats)
+    }
+
+    fn write(&self, gen: u8, changed: &[RouteChange], devs: &[(u32, Option<[u8; 8]>)]) -> io::Result<()> {
+        let routes = self.map("routes6");
+        for ((addr, len), v) in changed {
+            let k = route_key(gen, *addr, *len);
+            match v {
+                Some(v) => routes.update(&k, v)?,
+                None => routes.delete(&k)?,
+            }
+        }
+        let m = self.map("devs");
+        for (ix, v) in devs {
+            let k = dev_key(*ix, gen);
+            match v {
+                Some(v) => m.update(&k, v)?,
+                None => m.delete(&k)?,
+            }
+        }
+        Ok(())
+    }
+
+    /// The tier's counters so far, for `sids` SIDs and `devices` devices.
+    pub fn counts(&self, sids: usize, devices: usize) -> io::Result<TierCounts> {
+        let cpus = sr6_io::bpf::possible_cpus()?;
+        let read = |name: &str, n: usize| -> io::Result<Vec<(u64, u64)>> {
+            let m = self.map(name);
+            let mut buf = vec![0u8; 16 * cpus];
+            let mut out = Vec::with_capacity(n);
+            for i in 0..n {
+                m.lookup_percpu(&(i as u32).to_ne_bytes(), &mut buf)?;
+                let (mut p, mut b) = (0u64, 0u64);
+                for c in buf.chunks_exact(16) {
+                    p += u64::from_ne_bytes(c[..8].try_into().unwrap_or_default());
+                    b += u64::from_ne_bytes(c[8..].try_into().unwrap_or_default());
+                }
+                out.push((p, b));
+            }
+            Ok(out)
+        };
+        Ok(TierCounts {
+            sids: read("sid_stats", sids.min(SID_SLOTS as usize))?,
+            rx: read("rx_stats", devices.min(TX_SLOTS))?,
+            tx: read("tx_stats", devices.min(TX_SLOTS))?,
+        })
+    }
+}
