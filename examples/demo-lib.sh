@@ -40,6 +40,7 @@ demo_prepare() {
     command -v "$t" >/dev/null || { echo "$me: needs $t (bash scripts/setup.sh installs it)" >&2; exit 1; }
   done
   if [ "$mode" != --check ] && [ -z "${SR6_BIN:-}" ] && command -v cargo >/dev/null; then
+    bash "$(dirname "${BASH_SOURCE[0]}")/../scripts/setup.sh" --build || exit 1
     cargo build --release --quiet -p sr6 || exit 1
   fi
   [ -x "$SR6" ] || { echo "$me: no sr6 binary at $SR6 (cargo build --release -p sr6)" >&2; exit 1; }

@@ -5,6 +5,8 @@
 # (examples/live/demo.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# clang, libbpf-dev, linux-libc-dev: the build compiles the XDP tier's C program.
+bash scripts/setup.sh --build
 cargo build --release --quiet -p sr6
 SR6=target/release/sr6
 OUT=${OUT:-out/example}

@@ -3,8 +3,9 @@
 # tshark (the decoder oracle), valgrind (instruction counts), ping, ethtool and nftables
 # (the live tests), iptables (ip6tables, the kernel suite's firewall oracle),
 # fonts-dejavu-core (the text of sr6 perf's PNG plots), clang, libbpf-dev and
-# linux-libc-dev (sr6-bpf's tests compile their eBPF C programs with `clang -target
-# bpf`, which needs bpf/bpf_helpers.h and linux/bpf.h) with apt; rustfmt
+# linux-libc-dev (the build compiles the XDP tier's program, and sr6-bpf's tests their
+# eBPF C programs, with `clang -target bpf`, which needs bpf/bpf_helpers.h and
+# linux/bpf.h) with apt; rustfmt
 # and clippy (rustup components, for test.sh's checks); and scapy + pytest (the packet
 # oracle, tests/oracle/requirements.txt) into a virtual environment,
 # .venv at the repo root: Debian's own Python refuses `pip install` (PEP 668), so every
@@ -13,15 +14,20 @@
 # Runs as root (CI: CI=true, no stdin) or as a user with sudo for the apt part.
 #   bash scripts/setup.sh          everything
 #   bash scripts/setup.sh --venv   only the virtual environment (and python3-venv)
+#   bash scripts/setup.sh --build  only what `cargo build` needs besides Rust: clang,
+#                                  libbpf-dev and linux-libc-dev (sr6-xdp's build script
+#                                  compiles the XDP tier's C program; examples/demo.sh)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 VENV=$ROOT/.venv
 REQ=$ROOT/tests/oracle/requirements.txt
 only_venv=0
+only_build=0
 case "${1:-}" in
   --venv) only_venv=1 ;;
+  --build) only_build=1 ;;
   "") ;;
-  *) echo "usage: bash scripts/setup.sh [--venv]" >&2; exit 2 ;;
+  *) echo "usage: bash scripts/setup.sh [--venv | --build]" >&2; exit 2 ;;
 esac
 
 log() { echo "setup: $*"; }
@@ -50,6 +56,15 @@ apt_install() {
 # A user's PATH on Debian lacks the sbin directories, where ip and ethtool live.
 have() { PATH="$PATH:/usr/sbin:/sbin" command -v "$1" >/dev/null; }
 need_apt=()
+if [ $only_build = 1 ]; then
+  have clang || need_apt+=(clang)
+  [ -f /usr/include/bpf/bpf_helpers.h ] || need_apt+=(libbpf-dev)
+  [ -f /usr/include/linux/bpf.h ] || need_apt+=(linux-libc-dev)
+  if [ ${#need_apt[@]} -gt 0 ]; then
+    apt_install "${need_apt[@]}"
+  fi
+  exit 0
+fi
 have python3 || need_apt+=(python3)
 # Debian splits ensurepip (what `python3 -m venv` needs for pip) into python3-venv.
 python3 -c 'import ensurepip, venv' 2>/dev/null || need_apt+=(python3-venv)

@@ -3,7 +3,8 @@
 #   rustfmt and clippy (warnings are errors); the release binaries (sr6 and the others of
 #   the workspace); the Rust unit/property/integration tests (as root also the root-only
 #   ones, marked #[ignore]); the scapy oracle suite (with tshark decoding every emitted
-#   frame); the byte-for-byte comparison with the Linux kernel in network namespaces;
+#   frame); the byte-for-byte comparison with the Linux kernel in network namespaces
+#   (its forwarding and endpoint scenarios a second time through the XDP tier);
 #   `sr6 run` interoperating with kernel SRv6 routers in namespaces; a short real
 #   `sr6 perf run` -- all against the release binary.
 # The namespace suites need root: without it (or without namespaces) pytest reports
@@ -72,6 +73,11 @@ export SR6_BIN=$ROOT/target/release/sr6
 run_pytest() { "$PY" -m pytest -q -rs "$@"; }
 step "oracle suite (scapy + tshark)" run_pytest tests/oracle
 step "kernel comparison suite (network namespaces; root)" run_pytest tests/kernel
+# The same scenarios for the cases the XDP tier takes, through `sr6 pcap --fast-path xdp`
+# (each frame through the XDP program in the kernel first; docs/xdp.md).
+step "kernel comparison suite, XDP tier (forwarding, End, validation; root)" \
+  env SR6_FAST_PATH=xdp "$PY" -m pytest -q -rs tests/kernel/test_k_forwarding.py tests/kernel/test_k_endpoint.py \
+  tests/kernel/test_k_validation.py tests/kernel/test_k_hbh.py tests/kernel/test_k_random.py
 step "live interoperability suite (sr6 run with Linux kernel routers in namespaces; root)" run_pytest tests/live
 step "sr6 perf: a short real run (testbed, both drivers, traffic, search, report; root)" run_pytest tests/perf
 

@@ -30,7 +30,7 @@ if [ "${1:-}" = down ]; then down; exit 0; fi
 for t in ping:iputils-ping ethtool:ethtool; do
   command -v "${t%%:*}" >/dev/null || apt-get install -y -qq "${t#*:}" >/dev/null 2>&1 || true
 done
-[ -x "$SR6" ] || cargo build --release --quiet -p sr6
+[ -x "$SR6" ] || { bash scripts/setup.sh --build && cargo build --release --quiet -p sr6; }
 down
 [ "${KEEP:-0}" = 1 ] || trap down EXIT
 

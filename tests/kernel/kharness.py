@@ -352,8 +352,11 @@ def run_sr6(sr6_bin: Path, config_text: str, frames: list[tuple[str, bytes]], wo
         mine = [i for i, (d, _) in enumerate(frames) if d == dev]
         T.write_pcap(inp, [frames[i][1] for i in mine], times=mine)
         outd = workdir / f"sr6-out-{dev}"
+        # SR6_FAST_PATH=xdp: the XDP tier's program first (scripts/test.sh runs the
+        # forwarding and endpoint files so too, docs/xdp.md).
+        tier = ["--fast-path", os.environ["SR6_FAST_PATH"]] if os.environ.get("SR6_FAST_PATH") else []
         p = subprocess.run([str(sr6_bin), "pcap", "--config", str(cfg), "--in", str(inp), "--in-dev", dev,
-                            "--out-dir", str(outd), "--json"], capture_output=True, text=True, timeout=120)
+                            "--out-dir", str(outd), "--json", *tier], capture_output=True, text=True, timeout=120)
         if p.returncode != 0:
             raise RuntimeError(f"sr6 pcap failed ({p.returncode}):\n{p.stderr}\n--- config\n{config_text}")
         reports[dev] = json.loads(p.stdout)

@@ -1,7 +1,8 @@
-//! The two ethtool settings sr6 reads, through the `SIOCETHTOOL` ioctl
+//! The ethtool settings sr6 reads, through the `SIOCETHTOOL` ioctl
 //! (linux/ethtool.h): a device's transmit checksum offload (`ethtool -k DEV`
 //! "tx-checksumming", `ETHTOOL_GTXCSUM`) and its TCP segmentation offload
-//! ("tcp-segmentation-offload", `ETHTOOL_GTSO`). A veth peer with the first on hands UDP
+//! ("tcp-segmentation-offload", `ETHTOOL_GTSO`); and its generic receive offload
+//! (`ETHTOOL_GGRO`), which a veth needs to take frames redirected by XDP. A veth peer with the first on hands UDP
 //! and TCP to its other end with a partial checksum (CHECKSUM_PARTIAL) that only the
 //! kernel's metadata knows; with the second on, TCP in bulk as super-frames of several
 //! segments that the "hardware" was to cut.
@@ -13,6 +14,8 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 const ETHTOOL_GTXCSUM: u32 = 0x16;
 /// `ETHTOOL_GTSO` (linux/ethtool.h).
 const ETHTOOL_GTSO: u32 = 0x1e;
+/// `ETHTOOL_GGRO` (linux/ethtool.h).
+const ETHTOOL_GGRO: u32 = 0x2b;
 /// `SIOCETHTOOL` (linux/sockios.h).
 const SIOCETHTOOL: libc::c_ulong = 0x8946;
 
@@ -39,6 +42,13 @@ pub fn tx_checksum_offload(dev: &str) -> io::Result<bool> {
 /// Whether `dev` (in the calling thread's namespace) has TCP segmentation offload on.
 pub fn tcp_segmentation_offload(dev: &str) -> io::Result<bool> {
     get_value(dev, ETHTOOL_GTSO)
+}
+
+/// Whether `dev` (in the calling thread's namespace) has generic receive offload on
+/// ("generic-receive-offload"): a veth with it on runs NAPI, so its peer can send it
+/// frames from XDP (`XDP_REDIRECT`).
+pub fn generic_receive_offload(dev: &str) -> io::Result<bool> {
+    get_value(dev, ETHTOOL_GGRO)
 }
 
 /// An `ETHTOOL_G*` command answered with a `struct ethtool_value`: whether it is on.

@@ -13,7 +13,7 @@
 use std::io;
 use std::os::fd::AsRawFd;
 
-use crate::ethtool::{tcp_segmentation_offload, tx_checksum_offload};
+use crate::ethtool::{generic_receive_offload, tcp_segmentation_offload, tx_checksum_offload};
 use crate::netlink::{self, LinkPeer};
 
 /// A veth peer and whether its transmit checksum and TCP segmentation offloads are on.
@@ -24,11 +24,24 @@ pub struct VethPeer {
     pub netns: Option<String>,
     pub tx_csum: bool,
     pub tso: bool,
+    /// Generic receive offload on: the peer runs NAPI.
+    pub gro: bool,
+    /// An XDP program is attached to the peer (it runs NAPI too).
+    pub xdp: bool,
 }
 
-/// The offloads of `dev` in the calling thread's namespace: (tx checksum, TSO).
-fn offloads(dev: &str) -> io::Result<(bool, bool)> {
-    Ok((tx_checksum_offload(dev)?, tcp_segmentation_offload(dev)?))
+impl VethPeer {
+    /// Whether frames redirected by XDP into our end reach the peer: the kernel's
+    /// `veth_xdp_xmit` drops them unless the peer's receive queue runs NAPI, which it
+    /// does with an XDP program attached or with GRO on.
+    pub fn takes_xdp_redirects(&self) -> bool {
+        self.gro || self.xdp
+    }
+}
+
+/// The offloads of `dev` in the calling thread's namespace: (tx checksum, TSO, GRO).
+fn offloads(dev: &str) -> io::Result<(bool, bool, bool)> {
+    Ok((tx_checksum_offload(dev)?, tcp_segmentation_offload(dev)?, generic_receive_offload(dev)?))
 }
 
 /// What is known of `dev`'s peer: `Ok(None)` when `dev` is not a veth; an error when it
@@ -49,8 +62,8 @@ pub fn peer(dev: &str) -> io::Result<Option<VethPeer>> {
             .iter()
             .find(|l| l.ifindex == peer_ifindex)
             .ok_or_else(|| io::Error::other(format!("{dev}: its veth peer {peer_ifindex} is not listed")))?;
-        let (tx_csum, tso) = offloads(&p.name)?;
-        return Ok(Some(VethPeer { name: p.name.clone(), netns: None, tx_csum, tso }));
+        let (tx_csum, tso, gro) = offloads(&p.name)?;
+        return Ok(Some(VethPeer { name: p.name.clone(), netns: None, tx_csum, tso, gro, xdp: p.xdp }));
     }
     // In another namespace: the named one to which this one gives the peer's netnsid.
     let want = me.peer_netnsid;
@@ -62,7 +75,8 @@ pub fn peer(dev: &str) -> io::Result<Option<VethPeer>> {
             continue;
         }
         let ns = e.file_name().to_string_lossy().to_string();
-        let found = std::thread::spawn(move || -> io::Result<Option<(String, (bool, bool))>> {
+        #[allow(clippy::type_complexity)]
+        let found = std::thread::spawn(move || -> io::Result<Option<(String, (bool, bool, bool), bool)>> {
             // SAFETY: setns(2) on a namespace file we hold open; it moves this thread
             // only, which ends right after.
             if unsafe { libc::setns(f.as_raw_fd(), libc::CLONE_NEWNET) } != 0 {
@@ -70,14 +84,14 @@ pub fn peer(dev: &str) -> io::Result<Option<VethPeer>> {
             }
             let links = netlink::link_peers()?;
             match links.iter().find(|l: &&LinkPeer| l.ifindex == peer_ifindex) {
-                Some(l) => Ok(Some((l.name.clone(), offloads(&l.name)?))),
+                Some(l) => Ok(Some((l.name.clone(), offloads(&l.name)?, l.xdp))),
                 None => Ok(None),
             }
         })
         .join()
         .map_err(|_| io::Error::other("a namespace lookup thread panicked"))??;
-        if let Some((name, (tx_csum, tso))) = found {
-            return Ok(Some(VethPeer { name, netns: Some(ns), tx_csum, tso }));
+        if let Some((name, (tx_csum, tso, gro), xdp)) = found {
+            return Ok(Some(VethPeer { name, netns: Some(ns), tx_csum, tso, gro, xdp }));
         }
     }
     Err(io::Error::other(format!(

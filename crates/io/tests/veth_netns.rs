@@ -34,7 +34,14 @@ fn a_veth_peer_and_its_tx_checksum_offload_are_found_in_any_named_namespace() {
     assert!(on && tso, "a veth starts with tx checksum and TCP segmentation offload on");
     assert_eq!(
         peer("cs-a"),
-        Some(VethPeer { name: "cs-b".into(), netns: Some(b.name().to_string()), tx_csum: on, tso })
+        Some(VethPeer {
+            name: "cs-b".into(),
+            netns: Some(b.name().to_string()),
+            tx_csum: on,
+            tso,
+            gro: ethtool_k(&b, "cs-b", "generic-receive-offload"),
+            xdp: false
+        })
     );
     assert_eq!(
         peer("cs-x"),
@@ -42,9 +49,19 @@ fn a_veth_peer_and_its_tx_checksum_offload_are_found_in_any_named_namespace() {
             name: "cs-y".into(),
             netns: None,
             tx_csum: ethtool_tx(&a, "cs-y"),
-            tso: ethtool_tso(&a, "cs-y")
+            tso: ethtool_tso(&a, "cs-y"),
+            gro: ethtool_k(&a, "cs-y", "generic-receive-offload"),
+            xdp: false
         })
     );
+    // GRO (a veth's default: off) decides whether XDP may redirect into our end.
+    assert!(!peer("cs-a").unwrap().takes_xdp_redirects());
+    b.sh("ethtool -K cs-b gro on >/dev/null");
+    assert!(ethtool_k(&b, "cs-b", "generic-receive-offload"));
+    assert!(peer("cs-a").unwrap().gro && peer("cs-a").unwrap().takes_xdp_redirects());
+    b.sh("ethtool -K cs-b gro off >/dev/null");
+    assert!(!peer("cs-a").unwrap().takes_xdp_redirects());
+
     // AF_XDP: the partial checksums; AF_PACKET (completes them): the super-frames.
     let w = a.run(|| veth::offload_warning("cs-a", false)).expect("a warning while the peer offloads");
     assert!(w.contains(&format!("ip netns exec {} ethtool -K cs-b tx off", b.name())), "{w}");

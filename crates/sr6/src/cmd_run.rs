@@ -18,6 +18,7 @@ use sr6_io::netlink;
 use crate::live::backend::{self, BackendChoice};
 use crate::live::control::Control;
 use crate::live::ctl::{self, Status};
+use crate::live::fast_tier::{FastPathChoice, FastTier};
 use crate::live::link_state::DevState;
 use crate::live::neigh::{self, DevMap};
 use crate::live::overload::{self, OverloadGuard};
@@ -30,6 +31,8 @@ pub struct RunOpts {
     pub workers: u32,
     pub backend: BackendChoice,
     pub xdp_mode: backend::XdpModeChoice,
+    /// `--fast-path` (`live::fast_tier`).
+    pub fast_path: FastPathChoice,
     pub socket: PathBuf,
     pub cpus: Vec<usize>,
     pub batch: usize,
@@ -121,8 +124,14 @@ pub fn run(o: RunOpts) -> Result<()> {
     control.republish().map_err(|e| anyhow!("{}: {e}", o.config.display()))?;
     let tables = shared.gen.load_full();
 
-    let opened =
-        backend::open(o.backend, o.xdp_mode, &tables.tables, o.workers, o.ring_frames).map_err(|e| anyhow!(e))?;
+    if o.fast_path == FastPathChoice::Xdp && o.backend != BackendChoice::AfPacket {
+        match FastTier::new(tables.tables.devices.len()) {
+            Ok(f) => *lock(&shared.fast) = Some(f),
+            Err(e) => eprintln!("sr6: warning: the XDP tier cannot start ({e}); the AF_XDP tier alone"),
+        }
+    }
+    let opened = backend::open(o.backend, o.xdp_mode, &tables.tables, o.workers, o.ring_frames, &shared.fast)
+        .map_err(|e| anyhow!(e))?;
     // A veth peer whose offloads make it send what this backend cannot forward right
     // (AF_XDP: partial checksums; AF_PACKET completes those, but not TSO super-frames):
     // said now and by `show status`.

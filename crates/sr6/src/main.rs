@@ -18,6 +18,7 @@ mod ids_alerts;
 mod live;
 mod load;
 mod report;
+mod xdp_offline;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -50,6 +51,12 @@ enum Cmd {
         /// receive path (generic), or native when the device supports it (auto).
         #[arg(long, value_enum, default_value = "auto")]
         xdp_mode: live::backend::XdpModeChoice,
+        /// With AF_XDP, the XDP tier (xdp): an XDP program on each device forwards IPv6
+        /// transit and End in the kernel's receive path and hands the rest to the
+        /// AF_XDP tier; off: the AF_XDP tier alone. `show status` says which tier each
+        /// device runs and why.
+        #[arg(long, value_enum, default_value = "xdp")]
+        fast_path: live::fast_tier::FastPathChoice,
         /// Control socket for `sr6 ctl`.
         #[arg(long, default_value = live::ctl::DEFAULT_SOCKET)]
         socket: PathBuf,
@@ -126,6 +133,11 @@ enum Cmd {
         /// Print counters as JSON.
         #[arg(long)]
         json: bool,
+        /// xdp: each frame first through the XDP tier's program in the kernel
+        /// (BPF_PROG_TEST_RUN; needs root), the rest through the pipeline, as `sr6 run`
+        /// does; off (default): the pipeline alone.
+        #[arg(long, value_enum, default_value = "off")]
+        fast_path: live::fast_tier::FastPathChoice,
     },
     /// Push the frames of a pcap file through the pipeline in memory (no I/O), repeated
     /// until N packets, and print packets/s and ns/packet.
@@ -189,6 +201,7 @@ fn main() -> ExitCode {
             workers,
             backend,
             xdp_mode,
+            fast_path,
             socket,
             cpus,
             batch,
@@ -204,6 +217,7 @@ fn main() -> ExitCode {
             workers,
             backend,
             xdp_mode,
+            fast_path,
             socket,
             cpus,
             batch,
@@ -215,8 +229,9 @@ fn main() -> ExitCode {
             ids: ids_rules.map(|f| (f, ids_mode)),
         }),
         Cmd::Ctl { socket, command } => cmd_ctl::run(&socket, &command),
-        Cmd::Pcap { config, input, in_dev, out_dir, json } => {
-            cmd_pcap::run(&config, &input, in_dev.as_deref(), &out_dir, json)
+        Cmd::Pcap { config, input, in_dev, out_dir, json, fast_path } => {
+            let xdp = fast_path == live::fast_tier::FastPathChoice::Xdp;
+            cmd_pcap::run(&config, &input, in_dev.as_deref(), &out_dir, json, xdp)
         }
         Cmd::Bench { config, input, in_dev, warmup, packets, batch, json } => {
             let inputs = cmd_bench::Inputs { replay: &input, in_dev: in_dev.as_deref(), warmup: &warmup };

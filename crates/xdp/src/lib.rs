@@ -34,6 +34,12 @@ pub struct Loaded {
 }
 
 impl Loaded {
+    /// Takes the map named `name` out (the program keeps it alive while it is loaded).
+    pub fn take(&mut self, name: &str) -> Option<Map> {
+        let i = self.maps.iter().position(|(n, _)| n == name)?;
+        Some(self.maps.swap_remove(i).1)
+    }
+
     /// The map named `name` in the object, if this load created it.
     pub fn map(&self, name: &str) -> Option<&Map> {
         self.maps.iter().find(|(n, _)| n == name).map(|(_, m)| m)

@@ -17,6 +17,7 @@ use std::io;
 use rustc_hash::FxHashMap;
 use sr6_core::packet::DevId;
 use sr6_core::tables::{OffloadAct, Tables};
+use sr6_io::af_xdp::Program;
 use sr6_io::bpf::{Map, MapKind};
 
 use crate::{create_maps, load_xdp_with, Loaded, FAST_OBJECT, FAST_SECTION};
@@ -30,6 +31,10 @@ const SID_SLOTS: u32 = 65536;
 
 /// A prefix of `routes6` (address, length) and its new action (`None`: removed).
 type RouteChange = ((u128, u8), Option<[u8; 20]>);
+
+/// Entries of the XSK map (`xsks`): receive queues per device.
+const XSK_SLOTS: u32 = 64;
+const XDP_PASS: u32 = 2;
 
 const ACT_GENERAL: u32 = 0;
 const ACT_FORWARD: u32 = 1;
@@ -123,10 +128,46 @@ impl Mirror {
         }
     }
 
-    /// Loads the fast-path program for one device, with the shared maps.
+    /// Loads the fast-path program for one device, with the shared maps; what it hands
+    /// to sr6 when the queue has no socket goes to the kernel (`XDP_PASS`, in `conf`).
     pub fn load(&self) -> io::Result<Loaded> {
         let shared: Vec<(&str, &Map)> = self.maps.iter().map(|(n, m)| (n.as_str(), m)).collect();
-        load_xdp_with(FAST_OBJECT, FAST_SECTION, &shared)
+        let l = load_xdp_with(FAST_OBJECT, FAST_SECTION, &shared)?;
+        if let Some(conf) = l.map("conf") {
+            conf.update(&0u32.to_ne_bytes(), &XDP_PASS.to_ne_bytes())?;
+        }
+        Ok(l)
+    }
+
+    /// [`load`](Self::load), as a program for [`XdpAttachment::attach_program`]
+    /// (its XSK map and host address maps handed over).
+    pub fn program(&self) -> io::Result<Program> {
+        let mut l = self.load()?;
+        let missing = || io::Error::other("the XDP object lacks a map the attachment needs");
+        let xsks = l.take("xsks").ok_or_else(missing)?;
+        let host6 = l.take("host6").ok_or_else(missing)?;
+        let host4 = l.take("host4").ok_or_else(missing)?;
+        Ok(Program { prog: l.prog, xsks, host6, host4, max_queues: XSK_SLOTS })
+    }
+
+    /// Forgets every device, so that every frame goes to the general path (after an
+    /// error left the maps in a state not known: the way back to a known one is a
+    /// [`sync`](Self::sync) that succeeds).
+    pub fn disable(&mut self) {
+        let m = self.map("devs");
+        if let Ok(keys) = m.keys::<8>() {
+            for k in keys {
+                let _ = m.delete(&k);
+            }
+        }
+        let r = self.map("routes6");
+        if let Ok(keys) = r.keys::<21>() {
+            for k in keys {
+                let _ = r.delete(&k);
+            }
+        }
+        self.devs.clear();
+        self.routes.clear();
     }
 
     /// Makes the maps hold what `t` says, switching generations if anything changed.

@@ -71,6 +71,19 @@ pub struct XdpAttachment {
     rx_queues: u32,
 }
 
+/// A program of the caller's to attach ([`XdpAttachment::attach_program`]), with the
+/// maps of it that the attachment fills: the XSK map (by receive queue, at most
+/// `max_queues`) and the host's own addresses (`host6`: 16-byte keys, `host4`: 4-byte
+/// keys, 1-byte values).
+#[derive(Debug)]
+pub struct Program {
+    pub prog: OwnedFd,
+    pub xsks: Map,
+    pub host6: Map,
+    pub host4: Map,
+    pub max_queues: u32,
+}
+
 /// The three maps the program uses.
 struct Maps {
     xsks: Map,
@@ -123,6 +136,43 @@ impl XdpAttachment {
         let rx_queues = rx_queue_count(ifname, ifindex);
         let maps = Maps::create(rx_queues)?;
         let prog = maps.load(XDP_PASS)?;
+        Self::attach_loaded(ifname, ifindex, rx_queues, host6, host4, mode, prog, maps)
+    }
+
+    /// Attaches `p` instead of this module's program (sr6's XDP tier, `sr6_xdp`), as
+    /// [`XdpAttachment::attach`] does: the program must leave to the kernel what this
+    /// module's leaves (the module docs) and redirect what it hands to sr6 into `p.xsks`
+    /// by receive queue; `host6` and `host4` it must read as this module's does.
+    pub fn attach_program(
+        ifname: &str,
+        host6: &[Ipv6Addr],
+        host4: &[Ipv4Addr],
+        mode: Option<XdpMode>,
+        p: Program,
+    ) -> io::Result<XdpAttachment> {
+        let ifindex = ifindex(ifname)?;
+        let rx_queues = rx_queue_count(ifname, ifindex);
+        if rx_queues > p.max_queues {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("{ifname} has {rx_queues} receive queues; the XDP program's socket map takes {}", p.max_queues),
+            ));
+        }
+        let maps = Maps { xsks: p.xsks, host6: p.host6, host4: p.host4 };
+        Self::attach_loaded(ifname, ifindex, rx_queues, host6, host4, mode, p.prog, maps)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn attach_loaded(
+        ifname: &str,
+        ifindex: u32,
+        rx_queues: u32,
+        host6: &[Ipv6Addr],
+        host4: &[Ipv4Addr],
+        mode: Option<XdpMode>,
+        prog: OwnedFd,
+        maps: Maps,
+    ) -> io::Result<XdpAttachment> {
         let modes: &[XdpMode] = match mode {
             None => &[XdpMode::Native, XdpMode::Generic],
             Some(XdpMode::Native) => &[XdpMode::Native],
@@ -172,6 +222,11 @@ impl XdpAttachment {
     /// The device name.
     pub fn ifname(&self) -> &str {
         &self.ifname
+    }
+
+    /// The device's interface index.
+    pub fn ifindex(&self) -> u32 {
+        self.ifindex
     }
 
     /// The device's receive queue count: workers `0..rx_queues()` can each open a port.

@@ -10,6 +10,9 @@ const IFLA_IFNAME: u16 = 3;
 const IFLA_LINK: u16 = 5;
 const IFLA_LINKINFO: u16 = 18;
 const IFLA_LINK_NETNSID: u16 = 37;
+/// `IFLA_XDP` (linux/if_link.h), nesting `IFLA_XDP_ATTACHED` (an XDP_ATTACHED_* mode, 0: none).
+const IFLA_XDP: u16 = 43;
+const IFLA_XDP_ATTACHED: u16 = 2;
 const IFLA_INFO_KIND: u16 = 1;
 const IFINFOMSG_LEN: usize = 16;
 /// The nested-attribute flag of an attribute's type.
@@ -26,6 +29,8 @@ pub struct LinkPeer {
     pub peer_ifindex: Option<u32>,
     /// `IFLA_LINK_NETNSID`: the peer is in another namespace (its id as seen from here).
     pub peer_netnsid: Option<i32>,
+    /// `IFLA_XDP` / `IFLA_XDP_ATTACHED`: an XDP program is attached.
+    pub xdp: bool,
 }
 
 impl LinkPeer {
@@ -55,13 +60,20 @@ fn u32_of(v: &[u8]) -> Option<u32> {
 /// A device from an `RTM_NEWLINK` payload; `None` if it has no name.
 pub(crate) fn decode(payload: &[u8]) -> Option<LinkPeer> {
     let ifindex = u32_of(payload.get(4..8)?)?;
-    let (mut name, mut kind, mut link, mut netnsid) = (None, String::new(), None, None);
+    let (mut name, mut kind, mut link, mut netnsid, mut xdp) = (None, String::new(), None, None, false);
     for nla in NlasIterator::new(payload.get(IFINFOMSG_LEN..)?).map_while(Result::ok) {
         let v = nla.value();
         match nla.kind() & NLA_TYPE_MASK {
             IFLA_IFNAME => name = Some(String::from_utf8_lossy(v).trim_end_matches('\0').to_string()),
             IFLA_LINK => link = u32_of(v),
             IFLA_LINK_NETNSID => netnsid = u32_of(v).map(|x| x as i32),
+            IFLA_XDP => {
+                for a in NlasIterator::new(v).map_while(Result::ok) {
+                    if a.kind() & NLA_TYPE_MASK == IFLA_XDP_ATTACHED {
+                        xdp = a.value().first().is_some_and(|m| *m != 0);
+                    }
+                }
+            }
             IFLA_LINKINFO => {
                 for info in NlasIterator::new(v).map_while(Result::ok) {
                     if info.kind() & NLA_TYPE_MASK == IFLA_INFO_KIND {
@@ -75,7 +87,7 @@ pub(crate) fn decode(payload: &[u8]) -> Option<LinkPeer> {
     // A device is its own IFLA_LINK when it has no lower device; in another namespace
     // the same number is another device.
     let peer_ifindex = link.filter(|l| *l != 0 && (*l != ifindex || netnsid.is_some()));
-    Some(LinkPeer { ifindex, name: name?, kind, peer_ifindex, peer_netnsid: netnsid })
+    Some(LinkPeer { ifindex, name: name?, kind, peer_ifindex, peer_netnsid: netnsid, xdp })
 }
 
 #[cfg(test)]
@@ -107,7 +119,8 @@ mod tests {
                 name: "r2-r1".into(),
                 kind: "veth".into(),
                 peer_ifindex: Some(4),
-                peer_netnsid: Some(0)
+                peer_netnsid: Some(0),
+                xdp: false,
             }
         );
         assert!(l.is_veth());

@@ -275,11 +275,24 @@ fn show_cmd(what: &str, json: bool, c: &Control, status: &Status) -> Result<Stri
             })
         }
         "status" => {
+            // By device: the tier it runs and why ("af_xdp" or "af_packet" alone
+            // without the XDP tier).
+            let tiers: serde_json::Map<String, serde_json::Value> = match lock(&shared.fast).as_ref() {
+                Some(f) => f.status(t).into_iter().map(|(d, s)| (d, s.into())).collect(),
+                None => {
+                    let why = if status.backend.starts_with("af_packet") {
+                        "af_packet"
+                    } else {
+                        "af_xdp: the XDP tier is off (--fast-path off, or it could not start)"
+                    };
+                    t.devices.iter().map(|d| (d.name.clone(), why.into())).collect()
+                }
+            };
             let v = serde_json::json!({
                 "backend": status.backend, "workers": status.workers, "devices": status.devices,
                 "config": status.config, "pid": status.pid, "generation": g.id,
                 "sids": t.sids.len(), "routes": c.spec.routes.len(), "warnings": status.warnings,
-                "links": show::links(shared),
+                "links": show::links(shared), "tiers": tiers,
             });
             Ok(if json {
                 pretty(&v)
@@ -295,6 +308,7 @@ fn show_cmd(what: &str, json: bool, c: &Control, status: &Status) -> Result<Stri
                     c.spec.routes.len(),
                     t.sids.len()
                 ) + &show::links_text(&v["links"])
+                    + &tiers.iter().map(|(d, s)| format!("\ntier {d}: {}", s.as_str().unwrap_or(""))).collect::<String>()
                     + &status.warnings.iter().map(|w| format!("\nwarning: {w}")).collect::<String>()
             })
         }

@@ -158,6 +158,9 @@ impl Follower {
         if let Some(a) = self.attachments.get_mut(dev) {
             *a = None;
         }
+        if let Some(f) = lock(&c.shared.fast).as_mut() {
+            f.detached(&c.shared.gen.load().tables, dev);
+        }
         let forgot = c.forget_device(&have.name);
         if forgot {
             if let Err(e) = c.republish() {
@@ -223,7 +226,8 @@ impl Follower {
     /// (their old ports, closed, carry their counts over), replacing its XDP attachment.
     fn open(&mut self, c: &Control, dev: usize) -> Result<(), String> {
         let g = c.shared.gen.load_full();
-        let (a, ports) = backend::open_device(self.kind, &g.tables, dev, self.workers, self.ring_frames)?;
+        let (a, ports) =
+            backend::open_device(self.kind, &g.tables, dev, self.workers, self.ring_frames, &c.shared.fast)?;
         c.shared.links.post(dev, ports);
         if let Some(slot) = self.attachments.get_mut(dev) {
             *slot = a;

@@ -15,6 +15,7 @@ pub mod absent;
 pub mod backend;
 pub mod control;
 pub mod ctl;
+pub mod fast_tier;
 pub mod fpm;
 pub mod fw_ctl;
 pub mod ids;

@@ -197,6 +197,8 @@ pub fn counters(shared: &Shared, t: &Tables) -> Value {
     let c = shared.totals();
     let (ports, pend, no_port) = shared.port_totals();
     let ovl = shared.overload_totals();
+    // The XDP tier's share of rx and tx (included in them).
+    let xdp = super::state::lock(&shared.fast).as_ref().map(|f| f.device_counts(t)).unwrap_or_default();
     let drops: serde_json::Map<String, Value> = sr6_core::drop::DropReason::ALL
         .iter()
         .filter(|r| c.drops[**r as usize] > 0)
@@ -208,13 +210,14 @@ pub fn counters(shared: &Shared, t: &Tables) -> Value {
         .enumerate()
         .map(|(i, d)| {
             let p = ports.get(i).copied().unwrap_or_default();
+            let (rx_xdp, tx_xdp) = xdp.get(i).copied().unwrap_or_default();
             (
                 d.name.clone(),
                 json!({
                     "rx": p.rx, "tx": p.tx, "tx_pipeline": c.tx.get(&d.name).copied().unwrap_or(0),
                     "rx_ring_full": p.rx_ring_full, "rx_oversized": p.rx_oversized, "tx_ring_full": p.tx_ring_full,
                     "rx_csum_completed": p.rx_csum_completed, "rx_gso": p.rx_gso, "rx_bad_vnet": p.rx_bad_vnet,
-                    "tx_absent": p.tx_absent,
+                    "tx_absent": p.tx_absent, "rx_xdp": rx_xdp, "tx_xdp": tx_xdp,
                 }),
             )
         })

@@ -177,6 +177,9 @@ pub struct Shared {
     pub ids_recent: Arc<super::ids::Recent>,
     /// The devices' states and the workers' port mailbox ([`super::link_state`]).
     pub links: super::link_state::Links,
+    /// The XDP tier, when it runs ([`super::fast_tier`]): kept equal to each
+    /// generation published, its counters merged into [`Shared::totals`].
+    pub fast: Mutex<Option<super::fast_tier::FastTier>>,
 }
 
 /// Locks a mutex even if a thread panicked while holding it: counters stay readable.
@@ -212,6 +215,7 @@ impl Shared {
             fw_zero: Mutex::default(),
             ids_recent: Arc::default(),
             links,
+            fast: Mutex::new(None),
         }
     }
 
@@ -224,7 +228,15 @@ impl Shared {
         tables.adopt_limiters(&self.gen.load().tables);
         let id = self.next_gen.fetch_add(1, Ordering::Relaxed);
         self.gen.store(Arc::new(Generation { id, tables }));
+        self.sync_fast();
         id
+    }
+
+    /// Brings the XDP tier's maps to the current generation.
+    fn sync_fast(&self) {
+        if let Some(f) = lock(&self.fast).as_mut() {
+            f.sync(&self.gen.load().tables);
+        }
     }
 
     /// [`publish`](Self::publish), returning also the generation replaced (still read by
@@ -234,6 +246,7 @@ impl Shared {
         tables.adopt_limiters(&self.gen.load().tables);
         let id = self.next_gen.fetch_add(1, Ordering::Relaxed);
         let old = self.gen.swap(Arc::new(Generation { id, tables }));
+        self.sync_fast();
         (id, old)
     }
 
@@ -247,6 +260,9 @@ impl Shared {
         for w in &self.workers {
             let s = lock(w);
             r.absorb(&s.gen.tables, &s.counters);
+        }
+        if let Some(f) = lock(&self.fast).as_ref() {
+            f.add_to(&self.gen.load().tables, &mut r);
         }
         r
     }
@@ -270,6 +286,16 @@ impl Shared {
             pend.timeout += s.pending.timeout;
             no_port += s.tx_no_port;
         }
+        if let Some(f) = lock(&self.fast).as_ref() {
+            let counts = f.device_counts(&self.gen.load().tables);
+            if ports.len() < counts.len() {
+                ports.resize(counts.len(), PortStats::default());
+            }
+            for (p, (rx, tx)) in ports.iter_mut().zip(counts) {
+                p.rx += rx;
+                p.tx += tx;
+            }
+        }
         (ports, pend, no_port)
     }
 
@@ -291,6 +317,9 @@ impl Shared {
         }
         for p in &self.gen.load().tables.proxies {
             p.state.counters.clear();
+        }
+        if let Some(f) = lock(&self.fast).as_mut() {
+            f.clear(&self.gen.load().tables);
         }
     }
 
