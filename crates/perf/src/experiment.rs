@@ -170,6 +170,17 @@ impl Experiment {
         Experiment { behaviors: behaviors.map(String::from).collect(), ..Experiment::default() }
     }
 
+    /// sr6's two tiers beside the kernel: the behaviours the XDP tier forwards (plain
+    /// IPv6 and End) by `linux`, `sr6` (the XDP tier, the AF_XDP tier behind it) and
+    /// `sr6-afxdp` (the AF_XDP tier alone).
+    pub fn tiers() -> Experiment {
+        Experiment {
+            forwarders: ["linux", "sr6", "sr6-afxdp"].map(String::from).to_vec(),
+            behaviors: ["ipv6", "End"].map(String::from).to_vec(),
+            ..Experiment::default()
+        }
+    }
+
     /// Parses a YAML experiment; `file` only names it in errors.
     pub fn from_yaml(text: &str, file: &str) -> Result<Experiment, String> {
         let e: Experiment = if text.trim().is_empty() {
@@ -200,11 +211,11 @@ impl Experiment {
     pub fn validate(&self) -> Result<(), String> {
         self.behaviors()?;
         if self.forwarders.is_empty() {
-            return Err("forwarders: give at least one (linux, sr6)".into());
+            return Err("forwarders: give at least one (linux, sr6, sr6-afxdp)".into());
         }
         for f in &self.forwarders {
-            if !matches!(f.as_str(), "linux" | "sr6") {
-                return Err(format!("forwarders: unknown `{f}` (linux or sr6)"));
+            if !matches!(f.as_str(), "linux" | "sr6" | "sr6-afxdp") {
+                return Err(format!("forwarders: unknown `{f}` (linux, sr6 or sr6-afxdp)"));
             }
         }
         for b in self.behaviors()? {

@@ -45,9 +45,11 @@ enum Cmd {
         /// A built-in experiment instead of a file: `default` (the SRPerf paper's table,
         /// NEXT-C-SID, SR proxies, eBPF End), `mobile` (the GTP-U/SRv6 paper's six
         /// functions next to plain IPv4 forwarding, on its short 46-byte IPv4 packets;
-        /// `--packet-bytes 1460` for its long ones) or `bpf` (the End.BPF paper's
-        /// functions in eBPF next to native End and End.T).
-        #[arg(long, value_parser = ["default", "mobile", "bpf"])]
+        /// `--packet-bytes 1460` for its long ones), `bpf` (the End.BPF paper's
+        /// functions in eBPF next to native End and End.T) or `tiers` (what sr6's XDP
+        /// tier forwards, IPv6 and End, by the kernel, sr6 and sr6 with its AF_XDP tier
+        /// alone).
+        #[arg(long, value_parser = ["default", "mobile", "bpf", "tiers"])]
         preset: Option<String>,
         /// Forwarders, overriding the file (e.g. `linux,sr6`).
         #[arg(long, value_delimiter = ',')]
@@ -137,6 +139,7 @@ fn run(o: PerfOpts) -> Result<(), String> {
         }
         None if o.preset.as_deref() == Some("mobile") => Experiment::mobile(),
         None if o.preset.as_deref() == Some("bpf") => Experiment::bpf(),
+        None if o.preset.as_deref() == Some("tiers") => Experiment::tiers(),
         None => Experiment::default(),
     };
     if !o.forwarders.is_empty() {
@@ -159,7 +162,7 @@ fn run(o: PerfOpts) -> Result<(), String> {
     }
     exp.validate()?;
     let sr6_bin = sr6_bin()?;
-    if exp.forwarders.iter().any(|f| f == "sr6") && !sr6_bin.is_file() {
+    if exp.forwarders.iter().any(|f| f.starts_with("sr6")) && !sr6_bin.is_file() {
         return Err(format!(
             "the sr6 forwarder's binary {} does not exist: build it (cargo build --release --workspace --bins) \
              or set SR6_BIN",

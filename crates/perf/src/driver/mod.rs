@@ -41,14 +41,14 @@ pub trait Forwarder {
 pub fn by_name(name: &str, sr6_bin: &std::path::Path, exp: &Experiment) -> Result<Box<dyn Forwarder>, String> {
     match name {
         "linux" | "kernel" => Ok(Box::new(Linux)),
-        "sr6" => {
-            let mut s = Sr6::new(sr6_bin);
+        "sr6" | "sr6-afxdp" => {
+            let mut s = if name == "sr6" { Sr6::new(sr6_bin) } else { Sr6::af_xdp_only(sr6_bin) };
             s.backend = exp.sr6_backend.clone();
             s.ring_frames = exp.sr6_ring_frames;
             s.overload_priority = exp.sr6_overload_priority;
             Ok(Box::new(s))
         }
-        other => Err(format!("unknown forwarder `{other}` (linux or sr6)")),
+        other => Err(format!("unknown forwarder `{other}` (linux, sr6 or sr6-afxdp)")),
     }
 }
 

@@ -18,6 +18,8 @@ use crate::testbed::Testbed;
 
 pub struct Sr6 {
     bin: PathBuf,
+    /// `sr6` (the XDP tier on: `--fast-path xdp`) or `sr6-afxdp` (`--fast-path off`).
+    name: &'static str,
     /// `--backend` of `sr6 run`.
     pub backend: String,
     pub batch: usize,
@@ -30,9 +32,11 @@ pub struct Sr6 {
 }
 
 impl Sr6 {
+    /// `sr6 run` with its default tiers: the XDP tier, and the AF_XDP tier behind it.
     pub fn new(bin: &Path) -> Sr6 {
         Sr6 {
             bin: bin.to_path_buf(),
+            name: "sr6",
             backend: "af_xdp".into(),
             batch: 64,
             ring_frames: 16384,
@@ -43,9 +47,18 @@ impl Sr6 {
     }
 }
 
+impl Sr6 {
+    /// `sr6 run --fast-path off`: the AF_XDP tier alone (forwarder `sr6-afxdp`).
+    pub fn af_xdp_only(bin: &Path) -> Sr6 {
+        let mut s = Sr6::new(bin);
+        s.name = "sr6-afxdp";
+        s
+    }
+}
+
 impl Forwarder for Sr6 {
     fn name(&self) -> &str {
-        "sr6"
+        self.name
     }
 
     fn start(&mut self, tb: &Testbed, b: Behavior) -> Result<Vec<String>, String> {
@@ -67,6 +80,7 @@ impl Forwarder for Sr6 {
         let batch = self.batch.to_string();
         let ring = self.ring_frames.to_string();
         let overload = (self.overload_priority > 0).then(|| self.overload_priority.to_string());
+        let fast_path = if self.name == "sr6-afxdp" { "off" } else { "xdp" };
         let child = Command::new("ip")
             .args(["netns", "exec", &tb.sut])
             .arg(&self.bin)
@@ -85,6 +99,8 @@ impl Forwarder for Sr6 {
                 &batch,
                 "--ring",
                 &ring,
+                "--fast-path",
+                fast_path,
             ])
             .args(overload.iter().flat_map(|p| ["--overload-priority", p.as_str()]))
             .stdin(Stdio::null())
