@@ -143,10 +143,14 @@ fn xdp_tier_equals_general_path_on_crafted_frames() {
 fn xdp_tier_forwards_transit_and_end() {
     with_fixture(|fx| {
         let udp: &[u8] = &[0, 1, 0, 2, 0, 12, 0, 0, 9, 9, 9, 9];
-        // Transit to fc00:2::/32 via eth1; End at fc00:1::e to fc00:3::/32 via eth2.
+        // Transit to fc00:2::/32 via eth1; End at fc00:1::e to fc00:3::/32 via eth2;
+        // End.T at fc00:1::7, table 100, where fc00:3::/32 is via eth1; End.X at
+        // fc00:1::c3 to fc00:23::3 on eth2.
         let transit = frame("fc00:a::2", "fc00:2::9", 64, None, udp);
         let end = frame("fc00:a::2", "fc00:1::e", 64, Some((&["fc00:3::9", "fc00:1::e"], 1, 17)), udp);
-        for (f, out) in [(&transit, 1u16), (&end, 2)] {
+        let end_t = frame("fc00:a::2", "fc00:1::7", 64, Some((&["fc00:3::9", "fc00:1::7"], 1, 17)), udp);
+        let end_x = frame("fc00:a::2", "fc00:1::c3", 64, Some((&["fc00:3::9", "fc00:1::c3"], 1, 17)), udp);
+        for (f, out) in [(&transit, 1u16), (&end, 2), (&end_t, 1), (&end_x, 2)] {
             assert!(same(fx, f, 0).unwrap(), "not forwarded: {f:02x?}");
             assert_eq!(xdp(fx, f, 0).2, Some(out));
         }

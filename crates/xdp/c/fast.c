@@ -10,9 +10,11 @@
  * fast.rs) would do, from the main FIB that sr6 mirrors into routes6
  * (crates/core/src/tables/offload.rs says what each prefix does):
  *   - IPv6 transit (RFC 8200 §3): hop limit minus one, the route's Ethernet header;
- *   - End (RFC 8986 §4.1) on an SRH without TLVs right after the IPv6 header: the
- *     destination from Segment List[Segments Left - 1], Segments Left and hop limit
- *     minus one, routed as transit.
+ *   - End (RFC 8986 §4.1) and End.T (§4.3) on an SRH without TLVs right after the IPv6
+ *     header: the destination from Segment List[Segments Left - 1], Segments Left and
+ *     hop limit minus one, routed as transit in the main table (End) or the SID's
+ *     (End.T);
+ *   - End.X (§4.2) on such an SRH: the same rewrite, sent to the SID's adjacency.
  * Each checks what the fast path checks, and anything else is the general path's.
  *
  * One source of truth, switched atomically: every key of routes6 and devs holds a
@@ -28,20 +30,25 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
 
-/* routes6: the generation, then the address; prefixlen counts both (8 + length). */
+/* routes6: the generation, the FIB (sr6's dense index, 0 for main), then the address;
+ * prefixlen counts all three (16 + length). */
 struct route_key {
 	__u32 prefixlen;
 	__u8 gen;
+	__u8 table;
 	__u8 addr[16];
 } __attribute__((packed));
 
-enum { ACT_GENERAL = 0, ACT_FORWARD = 1, ACT_END = 2 };
+enum { ACT_GENERAL = 0, ACT_FORWARD = 1, ACT_END = 2, ACT_END_X = 3 };
 
 /* ACT_FORWARD: out of device `arg` (sr6's index: its slot in tx) with these Ethernet
- * addresses, destination first. ACT_END: local SID `arg` (its counter's index). */
+ * addresses, destination first. ACT_END: local SID `arg` (its counter's index), the
+ * next segment looked up in FIB `arg2`. ACT_END_X: local SID `arg`, out of device
+ * `arg2` with these Ethernet addresses. */
 struct act {
 	__u32 kind;
 	__u32 arg;
+	__u32 arg2;
 	__u8 eth[12];
 };
 
@@ -169,13 +176,13 @@ static __always_inline int host_dst(const __u8 *a)
 	return (a[0] == 0 && a[1] == 0) || (a[0] == 0xfe && a[1] >= 0x80) || a[0] == 0xff;
 }
 
-/* Sends the frame out as route `a` says, counted. */
-static __always_inline int forward(struct ethhdr *eth, const struct act *a, __u32 rx, __u64 len)
+/* Sends the frame out of device `out` with the Ethernet addresses `mac`, counted. */
+static __always_inline int forward(struct ethhdr *eth, const __u8 *mac, __u32 out, __u32 rx, __u64 len)
 {
-	__builtin_memcpy(eth, a->eth, 12);
+	__builtin_memcpy(eth, mac, 12);
 	count(&rx_stats, rx, len);
-	count(&tx_stats, a->arg, len);
-	return bpf_redirect_map(&tx, a->arg, 0);
+	count(&tx_stats, out, len);
+	return bpf_redirect_map(&tx, out, 0);
 }
 
 static __always_inline int fast6(struct xdp_md *ctx, struct ethhdr *eth, struct ipv6hdr *ip6, void *end)
@@ -197,7 +204,7 @@ static __always_inline int fast6(struct xdp_md *ctx, struct ethhdr *eth, struct 
 	 * Hop-by-Hop Options: the general path's. */
 	if (ip6->hop_limit <= 1 || (__u8)(ip6->saddr.s6_addr[0] - 1) >= 0xfd || ip6->nexthdr == 0)
 		return general(ctx);
-	struct route_key k = { .prefixlen = 8 + 128, .gen = gen };
+	struct route_key k = { .prefixlen = 16 + 128, .gen = gen, .table = 0 };
 	__builtin_memcpy(k.addr, &ip6->daddr, 16);
 	struct act *a = bpf_map_lookup_elem(&routes6, &k);
 	if (!a)
@@ -206,9 +213,9 @@ static __always_inline int fast6(struct xdp_md *ctx, struct ethhdr *eth, struct 
 		if (host_dst(ip6->daddr.s6_addr))
 			return general(ctx);
 		ip6->hop_limit--;
-		return forward(eth, a, dc->dev, len);
+		return forward(eth, a->eth, a->arg, dc->dev, len);
 	}
-	if (a->kind != ACT_END || ip6->nexthdr != IPPROTO_ROUTING)
+	if ((a->kind != ACT_END && a->kind != ACT_END_X) || ip6->nexthdr != IPPROTO_ROUTING)
 		return general(ctx);
 	/* RFC 8754 §2: an SRH (Routing Type 4) whose Hdr Ext Len is the Segment List's
 	 * (no TLVs), within the packet; RFC 8986 §4.1 S02-S13: 1 <= Segments Left <= Last
@@ -227,17 +234,31 @@ static __always_inline int fast6(struct xdp_md *ctx, struct ethhdr *eth, struct 
 	__u8 *seg = srh + 8 + off;
 	if ((void *)(seg + 16) > end)
 		return general(ctx);
-	struct route_key k2 = { .prefixlen = 8 + 128, .gen = gen };
-	__builtin_memcpy(k2.addr, seg, 16);
-	struct act *b = bpf_map_lookup_elem(&routes6, &k2);
-	if (!b || b->kind != ACT_FORWARD || host_dst(k2.addr))
+	__u8 next[16];
+	__builtin_memcpy(next, seg, 16);
+	if (host_dst(next))
 		return general(ctx);
+	/* End and End.T: the next segment routed in the SID's FIB; End.X: the SID's
+	 * adjacency. Every lookup before the frame is touched. */
+	const __u8 *mac = a->eth;
+	__u32 out = a->arg2;
+	if (a->kind == ACT_END) {
+		if (a->arg2 > 255)
+			return general(ctx);
+		struct route_key k2 = { .prefixlen = 16 + 128, .gen = gen, .table = (__u8)a->arg2 };
+		__builtin_memcpy(k2.addr, next, 16);
+		struct act *b = bpf_map_lookup_elem(&routes6, &k2);
+		if (!b || b->kind != ACT_FORWARD)
+			return general(ctx);
+		mac = b->eth;
+		out = b->arg;
+	}
 	__u32 sid = a->arg;
 	ip6->hop_limit--;
 	srh[3] = sl - 1;
-	__builtin_memcpy(&ip6->daddr, k2.addr, 16);
+	__builtin_memcpy(&ip6->daddr, next, 16);
 	count(&sid_stats, sid, len);
-	return forward(eth, b, dc->dev, len);
+	return forward(eth, mac, out, dc->dev, len);
 }
 
 SEC("xdp")

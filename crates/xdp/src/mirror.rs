@@ -29,8 +29,12 @@ const TX_SLOTS: usize = 256;
 /// Entries of `sid_stats`: SIDs from there on are the general path's.
 const SID_SLOTS: u32 = 65536;
 
-/// A prefix of `routes6` (address, length) and its new action (`None`: removed).
-type RouteChange = ((u128, u8), Option<[u8; 20]>);
+/// A prefix of `routes6` (FIB, address, length) and its new action (`None`: removed).
+type RouteChange = (RouteKey, Option<Act>);
+/// FIB (dense index, at most 255), address, length.
+type RouteKey = (u8, u128, u8);
+/// What `struct act` holds: kind, argument, second argument, Ethernet addresses.
+type Act = [u8; 24];
 
 /// Entries of the XSK map (`xsks`): receive queues per device.
 const XSK_SLOTS: u32 = 64;
@@ -39,6 +43,9 @@ const XDP_PASS: u32 = 2;
 const ACT_GENERAL: u32 = 0;
 const ACT_FORWARD: u32 = 1;
 const ACT_END: u32 = 2;
+const ACT_END_X: u32 = 3;
+/// FIBs the program knows: those from 256 on are the general path's.
+const TABLES: usize = 256;
 
 /// How much a [`Mirror::sync`] changed.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -72,25 +79,31 @@ pub struct Mirror {
     wait_inner: Map,
     /// The generation the programs read.
     active: u8,
-    routes: FxHashMap<(u128, u8), [u8; 20]>,
+    routes: FxHashMap<RouteKey, Act>,
     devs: FxHashMap<u32, [u8; 8]>,
     /// By device index: the ifindex in the device map (0: none).
     tx: Vec<u32>,
 }
 
-fn route_key(gen: u8, addr: u128, len: u8) -> [u8; 21] {
-    let mut k = [0u8; 21];
-    k[..4].copy_from_slice(&(8 + u32::from(len)).to_ne_bytes());
+/// `struct route_key`: the prefix length counts the generation and FIB bytes too.
+fn route_key(gen: u8, (table, addr, len): RouteKey) -> [u8; ROUTE_KEY] {
+    let mut k = [0u8; ROUTE_KEY];
+    k[..4].copy_from_slice(&(16 + u32::from(len)).to_ne_bytes());
     k[4] = gen;
-    k[5..].copy_from_slice(&addr.to_be_bytes());
+    k[5] = table;
+    k[6..].copy_from_slice(&addr.to_be_bytes());
     k
 }
 
-fn act_bytes(kind: u32, arg: u32, eth: &[u8; 12]) -> [u8; 20] {
-    let mut v = [0u8; 20];
+/// Bytes of `struct route_key`.
+const ROUTE_KEY: usize = 22;
+
+fn act_bytes(kind: u32, arg: u32, arg2: u32, eth: &[u8; 12]) -> Act {
+    let mut v = [0u8; 24];
     v[..4].copy_from_slice(&kind.to_ne_bytes());
     v[4..8].copy_from_slice(&arg.to_ne_bytes());
-    v[8..].copy_from_slice(eth);
+    v[8..12].copy_from_slice(&arg2.to_ne_bytes());
+    v[12..].copy_from_slice(eth);
     v
 }
 
@@ -161,7 +174,7 @@ impl Mirror {
             }
         }
         let r = self.map("routes6");
-        if let Ok(keys) = r.keys::<21>() {
+        if let Ok(keys) = r.keys::<ROUTE_KEY>() {
             for k in keys {
                 let _ = r.delete(&k);
             }
@@ -182,14 +195,21 @@ impl Mirror {
             }
             ifindex.get(i).copied().flatten()
         };
-        let mut want: FxHashMap<(u128, u8), [u8; 20]> = FxHashMap::default();
+        let mut want: FxHashMap<RouteKey, Act> = FxHashMap::default();
+        let general = act_bytes(ACT_GENERAL, 0, 0, &[0; 12]);
         for o in t.offload6() {
+            let Ok(table) = u8::try_from(o.table) else { continue };
             let v = match o.act {
-                OffloadAct::Forward { dev, eth } if tx_of(dev).is_some() => act_bytes(ACT_FORWARD, dev.into(), &eth),
-                OffloadAct::End { sid } if sid < SID_SLOTS => act_bytes(ACT_END, sid, &[0; 12]),
-                _ => act_bytes(ACT_GENERAL, 0, &[0; 12]),
+                OffloadAct::Forward { dev, eth } if tx_of(dev).is_some() => act_bytes(ACT_FORWARD, dev.into(), 0, &eth),
+                OffloadAct::End { sid, table: next } if sid < SID_SLOTS && next < TABLES => {
+                    act_bytes(ACT_END, sid, next as u32, &[0; 12])
+                }
+                OffloadAct::EndX { sid, dev, eth } if sid < SID_SLOTS && tx_of(dev).is_some() => {
+                    act_bytes(ACT_END_X, sid, dev.into(), &eth)
+                }
+                _ => general,
             };
-            want.insert((o.addr, o.len), v);
+            want.insert((table, o.addr, o.len), v);
         }
         let mut want_devs: FxHashMap<u32, [u8; 8]> = FxHashMap::default();
         for (d, ix) in ifindex.iter().enumerate() {
@@ -259,8 +279,8 @@ impl Mirror {
 
     fn write(&self, gen: u8, changed: &[RouteChange], devs: &[(u32, Option<[u8; 8]>)]) -> io::Result<()> {
         let routes = self.map("routes6");
-        for ((addr, len), v) in changed {
-            let k = route_key(gen, *addr, *len);
+        for (key, v) in changed {
+            let k = route_key(gen, *key);
             match v {
                 Some(v) => routes.update(&k, v)?,
                 None => routes.delete(&k)?,

@@ -105,10 +105,10 @@ fn routes_reach_the_program_whole_and_both_generations_agree() {
 
     // Both generations hold the same prefixes with the same actions.
     let routes = m.map("routes6");
-    let keys = routes.keys::<21>().unwrap();
+    let keys = routes.keys::<22>().unwrap();
     let mut by_gen: [Vec<(Vec<u8>, Vec<u8>)>; 2] = [Vec::new(), Vec::new()];
     for k in &keys {
-        let mut v = [0u8; 20];
+        let mut v = [0u8; 24];
         routes.lookup(k, &mut v).unwrap();
         let mut key = k.to_vec();
         key[4] = 0;

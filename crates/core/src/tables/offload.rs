@@ -1,6 +1,6 @@
-//! What an in-kernel tier (sr6-xdp's XDP program) may do with the main FIB: the
-//! tables' IPv6 prefixes, each with the one action such a tier takes for packets whose
-//! longest match it is, decided here by the same tests the fast path makes
+//! What an in-kernel tier (sr6-xdp's XDP program) may do with the FIBs: the tables'
+//! IPv6 prefixes, each with the one action such a tier takes for packets whose longest
+//! match it is, decided here by the same tests the fast path makes
 //! (`pipeline::fast`), so that the tier forwards only what the fast path would, with
 //! the same bytes. Every prefix is listed, also those the tier leaves to sr6
 //! ([`OffloadAct::General`]): left out, a shorter prefix would match in its place.
@@ -17,47 +17,59 @@ pub enum OffloadAct {
     /// (destination first), out of device `dev`. A route through a gateway whose
     /// neighbour is known, or a /128 route whose neighbour is.
     Forward { dev: DevId, eth: [u8; 12] },
-    /// Local SID `sid`, End (RFC 8986 §4.1) without flavours, the next segment looked
-    /// up in the main table: on an SRH that directly follows the IPv6 header and
-    /// carries no TLV, with 1 <= Segments Left <= Last Entry + 1.
-    End { sid: u32 },
+    /// Local SID `sid`, End (RFC 8986 §4.1) without flavours, or End.T (§4.3) without
+    /// PSP, the next segment looked up in FIB `table` (dense index, 0 for main): on an
+    /// SRH that directly follows the IPv6 header and carries no TLV, with 1 <= Segments
+    /// Left <= Last Entry + 1.
+    End { sid: u32, table: usize },
+    /// Local SID `sid`, End.X (§4.2) without PSP, to an adjacency whose neighbour is
+    /// known: out of `dev` with these Ethernet addresses, on such an SRH.
+    EndX { sid: u32, dev: DevId, eth: [u8; 12] },
 }
 
-/// One prefix of the main FIB: the address (left-aligned, host bits clear), its length
-/// and what the in-kernel tier does with it.
+/// One prefix of a FIB: the FIB (dense index, 0 for main), the address (left-aligned,
+/// host bits clear), its length and what the in-kernel tier does with it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Offload6 {
+    pub table: usize,
     pub addr: u128,
     pub len: u8,
     pub act: OffloadAct,
 }
 
 impl Tables {
-    /// Every IPv6 prefix of the main FIB with its [`OffloadAct`], the /128s (local
+    /// Every IPv6 prefix of every FIB with its [`OffloadAct`], the /128s (local
     /// addresses, SIDs, host routes) included.
     pub fn offload6(&self) -> Vec<Offload6> {
-        let main = self.fibs.main();
-        let mut v: Vec<Offload6> = main
-            .lpm6
-            .entries()
-            .map(|(addr, len, r, hop)| {
+        let mut v = Vec::new();
+        for table in 0..self.fibs.len() {
+            let Some(fib) = self.fibs.get(table) else { continue };
+            let start = v.len();
+            v.extend(fib.lpm6.entries().map(|(addr, len, r, hop)| {
                 let act = if hop.code == Fib::GATEWAY {
                     OffloadAct::Forward { dev: hop.dev, eth: hop.eth }
                 } else {
                     self.offload_route(*r, None)
                 };
-                Offload6 { addr, len, act }
-            })
-            .collect();
-        // The /128s of the exact table win over a /128 of the trie, as in
-        // `Fib::lookup6_key`: listed after them, with the same key.
-        let exact: Vec<(u128, Route)> = main.exact6.iter().collect();
-        v.retain(|o| o.len < 128 || main.exact6.get(o.addr).is_none());
-        v.extend(exact.into_iter().map(|(addr, r)| Offload6 {
-            addr,
-            len: 128,
-            act: self.offload_route(r, Some(addr)),
-        }));
+                Offload6 { table, addr, len, act }
+            }));
+            // The /128s of the exact table win over a /128 of the trie, as in
+            // `Fib::lookup6_key`.
+            let mut i = start;
+            while i < v.len() {
+                if v[i].len == 128 && fib.exact6.get(v[i].addr).is_some() {
+                    v.swap_remove(i);
+                } else {
+                    i += 1;
+                }
+            }
+            v.extend(fib.exact6.iter().map(|(addr, r)| Offload6 {
+                table,
+                addr,
+                len: 128,
+                act: self.offload_route(r, Some(addr)),
+            }));
+        }
         v.sort_unstable();
         v
     }
@@ -69,7 +81,15 @@ impl Tables {
             Route::Forward(nh @ NextHop::Adj(_)) => self.resolved(nh, 0),
             Route::Forward(nh @ NextHop::OnLink(_)) => host.map_or(OffloadAct::General, |a| self.resolved(nh, a)),
             Route::Sid(i) => match self.fast_sids.get(i as usize) {
-                Some(s) if s.is(FastKind::End) => OffloadAct::End { sid: i },
+                Some(s) if s.is(FastKind::End) => OffloadAct::End { sid: i, table: 0 },
+                Some(s) if s.is(FastKind::EndT) => OffloadAct::End { sid: i, table: s.arg as usize },
+                Some(s) if s.is(FastKind::EndX) => match s.next_hop() {
+                    nh @ NextHop::Adj(_) => match self.resolve(nh, 0) {
+                        Some((dev, eth)) => OffloadAct::EndX { sid: i, dev, eth },
+                        None => OffloadAct::General,
+                    },
+                    NextHop::OnLink(_) => OffloadAct::General,
+                },
                 _ => OffloadAct::General,
             },
             _ => OffloadAct::General,
