@@ -52,13 +52,11 @@ struct act {
 	__u8 eth[12];
 };
 
-struct dev_key {
-	__u32 ifindex;
-	__u32 gen;
-};
-
-/* A receiving device the tables let this tier take: its sr6 index and the longest
- * frame the fast path takes (what no rewrite can take past an MTU). */
+/* devs: by (ifindex << 1 | generation), for ifindex < 65536 (an array: its lookup is
+ * inlined). A receiving device the tables let this tier take: its sr6 index and the
+ * longest frame the fast path takes (what no rewrite can take past an MTU); max_len 0:
+ * not taken. */
+#define DEVS_IFINDEX_MAX 65536
 struct dev_conf {
 	__u32 dev;
 	__u32 max_len;
@@ -85,9 +83,9 @@ struct {
 } routes6 SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 512);
-	__type(key, struct dev_key);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 2 * DEVS_IFINDEX_MAX);
+	__type(key, __u32);
 	__type(value, struct dev_conf);
 } devs SEC(".maps");
 
@@ -169,6 +167,16 @@ static __always_inline void count(void *map, __u32 i, __u64 len)
 	}
 }
 
+/* What the tier does not forward: the host's own addresses to the kernel (checked only
+ * here: a host address is a local /128 of the tables, whose action is never to forward),
+ * the rest to sr6. */
+static __always_inline int slow6(struct xdp_md *ctx, struct ipv6hdr *ip6)
+{
+	if (bpf_map_lookup_elem(&host6, &ip6->daddr))
+		return XDP_PASS;
+	return general(ctx);
+}
+
 /* Multicast (ff00::/8), link-local (fe80::/10) and ::/16: the general path's (the
  * fast path's host_dst, which also forwards fec0::/10 itself; here it goes to sr6). */
 static __always_inline int host_dst(const __u8 *a)
@@ -191,65 +199,68 @@ static __always_inline int fast6(struct xdp_md *ctx, struct ethhdr *eth, struct 
 	__u32 z = 0;
 	__u32 *g = bpf_map_lookup_elem(&cur, &z);
 	if (!g)
-		return general(ctx);
+		return slow6(ctx, ip6);
 	__u32 gen = *g;
-	struct dev_key dk = { .ifindex = ctx->ingress_ifindex, .gen = gen };
+	__u32 ifindex = ctx->ingress_ifindex;
+	if (ifindex >= DEVS_IFINDEX_MAX)
+		return slow6(ctx, ip6);
+	__u32 dk = ifindex << 1 | (gen & 1);
 	struct dev_conf *dc = bpf_map_lookup_elem(&devs, &dk);
 	/* A frame that a rewrite could take past an MTU; a frame shorter than an SRH's first
 	 * 8 bytes (padded on the wire); Ethernet padding or a truncated packet. */
-	if (!dc || len > dc->max_len || len < 62 || ip6->version != 6 ||
+	if (!dc || dc->max_len == 0 || len > dc->max_len || len < 62 || ip6->version != 6 ||
 	    bpf_ntohs(ip6->payload_len) != len - 54)
-		return general(ctx);
+		return slow6(ctx, ip6);
 	/* Hop limit, loopback/unspecified/link-local/multicast sources (::/8, fe00::/7),
 	 * Hop-by-Hop Options: the general path's. */
 	if (ip6->hop_limit <= 1 || (__u8)(ip6->saddr.s6_addr[0] - 1) >= 0xfd || ip6->nexthdr == 0)
-		return general(ctx);
+		return slow6(ctx, ip6);
 	struct route_key k = { .prefixlen = 16 + 128, .gen = gen, .table = 0 };
 	__builtin_memcpy(k.addr, &ip6->daddr, 16);
 	struct act *a = bpf_map_lookup_elem(&routes6, &k);
 	if (!a)
-		return general(ctx);
+		return slow6(ctx, ip6);
 	if (a->kind == ACT_FORWARD) {
 		if (host_dst(ip6->daddr.s6_addr))
-			return general(ctx);
+			return slow6(ctx, ip6);
 		ip6->hop_limit--;
 		return forward(eth, a->eth, a->arg, dc->dev, len);
 	}
 	if ((a->kind != ACT_END && a->kind != ACT_END_X) || ip6->nexthdr != IPPROTO_ROUTING)
-		return general(ctx);
+		return slow6(ctx, ip6);
 	/* RFC 8754 §2: an SRH (Routing Type 4) whose Hdr Ext Len is the Segment List's
 	 * (no TLVs), within the packet; RFC 8986 §4.1 S02-S13: 1 <= Segments Left <= Last
 	 * Entry + 1, the next segment Segment List[Segments Left - 1]. */
 	__u8 *srh = (__u8 *)(ip6 + 1);
 	if ((void *)(srh + 8) > end)
-		return general(ctx);
+		return slow6(ctx, ip6);
 	__u32 le1 = (__u32)srh[4] + 1;
 	__u32 segs_len = 8 * (__u32)srh[1];
 	__u32 sl = srh[3];
 	if (srh[2] != 4 || srh[1] != 2 * le1 || segs_len > len - 62 || sl == 0 || 16 * sl > segs_len)
-		return general(ctx);
+		return slow6(ctx, ip6);
 	__u32 off = 16 * (sl - 1);
 	if (off > 16 * 254)
-		return general(ctx);
+		return slow6(ctx, ip6);
 	__u8 *seg = srh + 8 + off;
 	if ((void *)(seg + 16) > end)
-		return general(ctx);
+		return slow6(ctx, ip6);
 	__u8 next[16];
 	__builtin_memcpy(next, seg, 16);
 	if (host_dst(next))
-		return general(ctx);
+		return slow6(ctx, ip6);
 	/* End and End.T: the next segment routed in the SID's FIB; End.X: the SID's
 	 * adjacency. Every lookup before the frame is touched. */
 	const __u8 *mac = a->eth;
 	__u32 out = a->arg2;
 	if (a->kind == ACT_END) {
 		if (a->arg2 > 255)
-			return general(ctx);
+			return slow6(ctx, ip6);
 		struct route_key k2 = { .prefixlen = 16 + 128, .gen = gen, .table = (__u8)a->arg2 };
 		__builtin_memcpy(k2.addr, next, 16);
 		struct act *b = bpf_map_lookup_elem(&routes6, &k2);
 		if (!b || b->kind != ACT_FORWARD)
-			return general(ctx);
+			return slow6(ctx, ip6);
 		mac = b->eth;
 		out = b->arg;
 	}
@@ -279,8 +290,6 @@ int sr6_fast(struct xdp_md *ctx)
 			if (type >= 133 && type <= 137)
 				return XDP_PASS; /* RS RA NS NA Redirect */
 		}
-		if (bpf_map_lookup_elem(&host6, &ip6->daddr))
-			return XDP_PASS;
 		return fast6(ctx, eth, ip6, end);
 	}
 	if (eth->h_proto == bpf_htons(ETH_P_IP)) {

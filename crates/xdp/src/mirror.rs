@@ -107,11 +107,12 @@ fn act_bytes(kind: u32, arg: u32, arg2: u32, eth: &[u8; 12]) -> Act {
     v
 }
 
-fn dev_key(ifindex: u32, gen: u8) -> [u8; 8] {
-    let mut k = [0u8; 8];
-    k[..4].copy_from_slice(&ifindex.to_ne_bytes());
-    k[4..].copy_from_slice(&u32::from(gen).to_ne_bytes());
-    k
+/// Devices from this ifindex on are the general path's (`devs` is an array).
+const DEVS_IFINDEX_MAX: u32 = 65536;
+
+/// The index of `devs` for a device and generation.
+fn dev_key(ifindex: u32, gen: u8) -> [u8; 4] {
+    (ifindex << 1 | u32::from(gen & 1)).to_ne_bytes()
 }
 
 impl Mirror {
@@ -168,10 +169,8 @@ impl Mirror {
     /// [`sync`](Self::sync) that succeeds).
     pub fn disable(&mut self) {
         let m = self.map("devs");
-        if let Ok(keys) = m.keys::<8>() {
-            for k in keys {
-                let _ = m.delete(&k);
-            }
+        for k in 0..2 * DEVS_IFINDEX_MAX {
+            let _ = m.update(&k.to_ne_bytes(), &[0; 8]);
         }
         let r = self.map("routes6");
         if let Ok(keys) = r.keys::<ROUTE_KEY>() {
@@ -214,7 +213,7 @@ impl Mirror {
         let mut want_devs: FxHashMap<u32, [u8; 8]> = FxHashMap::default();
         for (d, ix) in ifindex.iter().enumerate() {
             let (Some(ix), Ok(dev)) = (ix, DevId::try_from(d)) else { continue };
-            if t.offload_device(dev) {
+            if *ix < DEVS_IFINDEX_MAX && t.offload_device(dev) {
                 let mut v = [0u8; 8];
                 v[..4].copy_from_slice(&u32::from(dev).to_ne_bytes());
                 v[4..].copy_from_slice(&(t.fast_max_len().min(u32::MAX as usize) as u32).to_ne_bytes());
@@ -289,10 +288,8 @@ impl Mirror {
         let m = self.map("devs");
         for (ix, v) in devs {
             let k = dev_key(*ix, gen);
-            match v {
-                Some(v) => m.update(&k, v)?,
-                None => m.delete(&k)?,
-            }
+            // (An array: "not taken" is a max_len of 0.)
+            m.update(&k, v.as_ref().unwrap_or(&[0; 8]))?;
         }
         Ok(())
     }
