@@ -140,7 +140,7 @@ fn xdp_tier_equals_general_path_on_crafted_frames() {
 
 #[test]
 #[ignore = "needs root (BPF_PROG_LOAD, a network namespace)"]
-fn xdp_tier_forwards_transit_and_end() {
+fn xdp_tier_forwards_transit_and_srv6_endpoints() {
     with_fixture(|fx| {
         let udp: &[u8] = &[0, 1, 0, 2, 0, 12, 0, 0, 9, 9, 9, 9];
         // Transit to fc00:2::/32 via eth1; End at fc00:1::e to fc00:3::/32 via eth2;
@@ -150,7 +150,9 @@ fn xdp_tier_forwards_transit_and_end() {
         let end = frame("fc00:a::2", "fc00:1::e", 64, Some((&["fc00:3::9", "fc00:1::e"], 1, 17)), udp);
         let end_t = frame("fc00:a::2", "fc00:1::7", 64, Some((&["fc00:3::9", "fc00:1::7"], 1, 17)), udp);
         let end_x = frame("fc00:a::2", "fc00:1::c3", 64, Some((&["fc00:3::9", "fc00:1::c3"], 1, 17)), udp);
-        for (f, out) in [(&transit, 1u16), (&end, 2), (&end_t, 1), (&end_x, 2)] {
+        // IPv4 transit: 20.1.0.0/16 via 10.0.23.9 on eth2.
+        let transit4 = frame4(&ip4([20, 1, 0, 5], 64, 0, false, udp));
+        for (f, out) in [(&transit, 1u16), (&end, 2), (&end_t, 1), (&end_x, 2), (&transit4, 2)] {
             assert!(same(fx, f, 0).unwrap(), "not forwarded: {f:02x?}");
             assert_eq!(xdp(fx, f, 0).2, Some(out));
         }

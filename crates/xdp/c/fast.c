@@ -14,7 +14,8 @@
  *     header: the destination from Segment List[Segments Left - 1], Segments Left and
  *     hop limit minus one, routed as transit in the main table (End) or the SID's
  *     (End.T);
- *   - End.X (§4.2) on such an SRH: the same rewrite, sent to the SID's adjacency.
+ *   - End.X (§4.2) on such an SRH: the same rewrite, sent to the SID's adjacency;
+ *   - IPv4 transit (RFC 1812 §5.2.2): TTL minus one, the checksum updated.
  * Each checks what the fast path checks, and anything else is the general path's.
  *
  * One source of truth, switched atomically: every key of routes6 and devs holds a
@@ -53,14 +54,23 @@ struct act {
 };
 
 /* devs: by (ifindex << 1 | generation), for ifindex < 65536 (an array: its lookup is
- * inlined). A receiving device the tables let this tier take: its sr6 index and the
- * longest frame the fast path takes (what no rewrite can take past an MTU); max_len 0:
- * not taken. */
+ * inlined). A receiving device: its sr6 index and the longest IPv6 and IPv4 frame the
+ * fast path takes from it (what no rewrite can take past an MTU); 0: the tables do not
+ * let this tier take that family there. */
 #define DEVS_IFINDEX_MAX 65536
 struct dev_conf {
 	__u32 dev;
 	__u32 max_len;
+	__u32 max_len4;
 };
+
+/* routes4: as routes6, IPv4 (prefixlen 16 + length); the main FIB only (table 0). */
+struct route4_key {
+	__u32 prefixlen;
+	__u8 gen;
+	__u8 table;
+	__u8 addr[4];
+} __attribute__((packed));
 
 struct count {
 	__u64 packets;
@@ -81,6 +91,22 @@ struct {
 	__type(key, struct route_key);
 	__type(value, struct act);
 } routes6 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 1 << 21);
+	__type(key, struct route4_key);
+	__type(value, struct act);
+} routes4 SEC(".maps");
+
+/* The router's own IPv4 addresses: a packet from one is the general path's. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, __u8);
+} local4 SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -272,6 +298,72 @@ static __always_inline int fast6(struct xdp_md *ctx, struct ethhdr *eth, struct 
 	return forward(eth, mac, out, dc->dev, len);
 }
 
+/* The IPv4 header's checksum is right: its ones' complement sum is 0xffff (RFC 1071). */
+static __always_inline int ip4_csum_ok(const struct iphdr *ip)
+{
+	const __u16 *w = (const __u16 *)ip;
+	__u32 s = 0;
+#pragma unroll
+	for (int i = 0; i < 10; i++)
+		s += w[i];
+	s = (s & 0xffff) + (s >> 16);
+	s = (s & 0xffff) + (s >> 16);
+	return s == 0xffff;
+}
+
+/* The fast path's screen of an IPv4 address (host order): 0.0.0.0/8, 127.0.0.0/8 and
+ * 224.0.0.0/3 are the general path's. */
+static __always_inline int screen4(__u32 a)
+{
+	return a - 0x01000000u >= 0xdf000000u || (a >> 24) == 127;
+}
+
+static __always_inline int slow4(struct xdp_md *ctx, struct iphdr *ip)
+{
+	if (bpf_map_lookup_elem(&host4, &ip->daddr))
+		return XDP_PASS;
+	return general(ctx);
+}
+
+/* IPv4 forwarding as the fast path does it (RFC 1812 §5.2.2, §5.3.1): a header without
+ * options whose Total Length is the frame's, TTL over 1, a right checksum, no odd
+ * address, a route through a gateway out of another device; TTL minus one with the
+ * checksum updated (RFC 1624 eq. 3, as sr6's `checksum::update16`). */
+static __always_inline int fast4(struct xdp_md *ctx, struct ethhdr *eth, struct iphdr *ip, void *end)
+{
+	__u64 len = (__u64)(end - (void *)eth);
+	__u32 z = 0;
+	__u32 *g = bpf_map_lookup_elem(&cur, &z);
+	if (!g)
+		return slow4(ctx, ip);
+	__u32 gen = *g;
+	__u32 ifindex = ctx->ingress_ifindex;
+	if (ifindex >= DEVS_IFINDEX_MAX)
+		return slow4(ctx, ip);
+	__u32 dk = ifindex << 1 | (gen & 1);
+	struct dev_conf *dc = bpf_map_lookup_elem(&devs, &dk);
+	if (!dc || dc->max_len4 == 0 || len > dc->max_len4)
+		return slow4(ctx, ip);
+	__u8 *b = (__u8 *)ip;
+	if (b[0] != 0x45 || bpf_ntohs(ip->tot_len) != len - 14 || ip->ttl <= 1 || !ip4_csum_ok(ip))
+		return slow4(ctx, ip);
+	__u32 dst = bpf_ntohl(ip->daddr), src = bpf_ntohl(ip->saddr);
+	if (screen4(dst) || screen4(src) || bpf_map_lookup_elem(&local4, &ip->saddr))
+		return slow4(ctx, ip);
+	struct route4_key k = { .prefixlen = 16 + 32, .gen = gen, .table = 0 };
+	__builtin_memcpy(k.addr, &ip->daddr, 4);
+	struct act *a = bpf_map_lookup_elem(&routes4, &k);
+	if (!a || a->kind != ACT_FORWARD || a->arg == dc->dev)
+		return slow4(ctx, ip);
+	__u32 old = (__u32)ip->ttl << 8 | ip->protocol;
+	__u32 s = (__u16)~bpf_ntohs(ip->check) + (__u16)~old + (old - 0x100);
+	s = (s & 0xffff) + (s >> 16);
+	s = (s & 0xffff) + (s >> 16);
+	ip->ttl--;
+	ip->check = bpf_htons((__u16)~s);
+	return forward(eth, a->eth, a->arg, dc->dev, len);
+}
+
 SEC("xdp")
 int sr6_fast(struct xdp_md *ctx)
 {
@@ -296,9 +388,7 @@ int sr6_fast(struct xdp_md *ctx)
 		struct iphdr *ip = (void *)(eth + 1);
 		if ((void *)(ip + 1) > end)
 			return XDP_PASS;
-		if (bpf_map_lookup_elem(&host4, &ip->daddr))
-			return XDP_PASS;
-		return general(ctx);
+		return fast4(ctx, eth, ip, end);
 	}
 	return XDP_PASS; /* ARP, LLDP, VLAN, ... */
 }

@@ -23,7 +23,7 @@ use sr6_io::bpf::{Map, MapKind};
 use crate::{create_maps, load_xdp_with, Loaded, FAST_OBJECT, FAST_SECTION};
 
 /// The shared maps, by name.
-const SHARED: [&str; 7] = ["cur", "routes6", "devs", "tx", "sid_stats", "tx_stats", "rx_stats"];
+const SHARED: [&str; 9] = ["cur", "routes6", "routes4", "local4", "devs", "tx", "sid_stats", "tx_stats", "rx_stats"];
 /// Slots of the `tx` device map: devices from 256 on are the general path's.
 const TX_SLOTS: usize = 256;
 /// Entries of `sid_stats`: SIDs from there on are the general path's.
@@ -31,8 +31,11 @@ const SID_SLOTS: u32 = 65536;
 
 /// A prefix of `routes6` (FIB, address, length) and its new action (`None`: removed).
 type RouteChange = (RouteKey, Option<Act>);
-/// FIB (dense index, at most 255), address, length.
-type RouteKey = (u8, u128, u8);
+/// Family (6 or 4), FIB (dense index, at most 255), address (IPv4: the low 32 bits),
+/// length.
+type RouteKey = (u8, u8, u128, u8);
+/// What `struct dev_conf` holds: device index, longest IPv6 and IPv4 frames taken.
+type DevConf = [u8; 12];
 /// What `struct act` holds: kind, argument, second argument, Ethernet addresses.
 type Act = [u8; 24];
 
@@ -50,7 +53,7 @@ const TABLES: usize = 256;
 /// How much a [`Mirror::sync`] changed.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct SyncStats {
-    /// Prefixes now in the map.
+    /// Prefixes now in the maps (IPv6 and IPv4).
     pub routes: usize,
     /// Prefixes added, changed or removed.
     pub route_changes: usize,
@@ -80,23 +83,29 @@ pub struct Mirror {
     /// The generation the programs read.
     active: u8,
     routes: FxHashMap<RouteKey, Act>,
-    devs: FxHashMap<u32, [u8; 8]>,
+    devs: FxHashMap<u32, DevConf>,
+    local4: FxHashMap<u32, ()>,
     /// By device index: the ifindex in the device map (0: none).
     tx: Vec<u32>,
 }
 
-/// `struct route_key`: the prefix length counts the generation and FIB bytes too.
-fn route_key(gen: u8, (table, addr, len): RouteKey) -> [u8; ROUTE_KEY] {
-    let mut k = [0u8; ROUTE_KEY];
-    k[..4].copy_from_slice(&(16 + u32::from(len)).to_ne_bytes());
-    k[4] = gen;
-    k[5] = table;
-    k[6..].copy_from_slice(&addr.to_be_bytes());
+/// `struct route_key` (IPv6) or `struct route4_key`: the prefix length counts the
+/// generation and FIB bytes too.
+fn route_key(gen: u8, (fam, table, addr, len): RouteKey) -> Vec<u8> {
+    let mut k = (16 + u32::from(len)).to_ne_bytes().to_vec();
+    k.extend_from_slice(&[gen, table]);
+    if fam == 4 {
+        k.extend_from_slice(&(addr as u32).to_be_bytes());
+    } else {
+        k.extend_from_slice(&addr.to_be_bytes());
+    }
     k
 }
 
 /// Bytes of `struct route_key`.
 const ROUTE_KEY: usize = 22;
+/// Bytes of `struct route4_key`.
+const ROUTE4_KEY: usize = 10;
 
 fn act_bytes(kind: u32, arg: u32, arg2: u32, eth: &[u8; 12]) -> Act {
     let mut v = [0u8; 24];
@@ -104,6 +113,17 @@ fn act_bytes(kind: u32, arg: u32, arg2: u32, eth: &[u8; 12]) -> Act {
     v[4..8].copy_from_slice(&arg.to_ne_bytes());
     v[8..12].copy_from_slice(&arg2.to_ne_bytes());
     v[12..].copy_from_slice(eth);
+    v
+}
+
+/// What changes `have` into `want`: each key whose value is new (`Some`) or gone (`None`).
+fn diff<K: Copy + Eq + std::hash::Hash, V: Copy + PartialEq>(
+    want: &FxHashMap<K, V>,
+    have: &FxHashMap<K, V>,
+) -> Vec<(K, Option<V>)> {
+    let mut v: Vec<(K, Option<V>)> =
+        want.iter().filter(|(k, x)| have.get(k) != Some(x)).map(|(k, x)| (*k, Some(*x))).collect();
+    v.extend(have.keys().filter(|k| !want.contains_key(k)).map(|k| (*k, None)));
     v
 }
 
@@ -129,6 +149,7 @@ impl Mirror {
             active: 0,
             routes: FxHashMap::default(),
             devs: FxHashMap::default(),
+            local4: FxHashMap::default(),
             tx: vec![0; TX_SLOTS],
         })
     }
@@ -170,10 +191,16 @@ impl Mirror {
     pub fn disable(&mut self) {
         let m = self.map("devs");
         for k in 0..2 * DEVS_IFINDEX_MAX {
-            let _ = m.update(&k.to_ne_bytes(), &[0; 8]);
+            let _ = m.update(&k.to_ne_bytes(), &[0; 12]);
         }
         let r = self.map("routes6");
         if let Ok(keys) = r.keys::<ROUTE_KEY>() {
+            for k in keys {
+                let _ = r.delete(&k);
+            }
+        }
+        let r = self.map("routes4");
+        if let Ok(keys) = r.keys::<ROUTE4_KEY>() {
             for k in keys {
                 let _ = r.delete(&k);
             }
@@ -208,46 +235,45 @@ impl Mirror {
                 }
                 _ => general,
             };
-            want.insert((table, o.addr, o.len), v);
+            want.insert((6, table, o.addr, o.len), v);
         }
-        let mut want_devs: FxHashMap<u32, [u8; 8]> = FxHashMap::default();
+        for o in t.offload4() {
+            let v = match o.act {
+                OffloadAct::Forward { dev, eth } if tx_of(dev).is_some() => act_bytes(ACT_FORWARD, dev.into(), 0, &eth),
+                _ => general,
+            };
+            want.insert((4, 0, u128::from(o.addr), o.len), v);
+        }
+        let want_local4: FxHashMap<u32, ()> = t.local_addrs4().into_iter().map(|a| (a, ())).collect();
+        let mut want_devs: FxHashMap<u32, DevConf> = FxHashMap::default();
+        let max_len = t.fast_max_len().min(u32::MAX as usize) as u32;
         for (d, ix) in ifindex.iter().enumerate() {
             let (Some(ix), Ok(dev)) = (ix, DevId::try_from(d)) else { continue };
-            if *ix < DEVS_IFINDEX_MAX && t.offload_device(dev) {
-                let mut v = [0u8; 8];
+            let (v6, v4) = (t.offload_device(dev), t.offload_device4(dev));
+            if *ix < DEVS_IFINDEX_MAX && (v6 || v4) {
+                let mut v = [0u8; 12];
                 v[..4].copy_from_slice(&u32::from(dev).to_ne_bytes());
-                v[4..].copy_from_slice(&(t.fast_max_len().min(u32::MAX as usize) as u32).to_ne_bytes());
+                v[4..8].copy_from_slice(&(if v6 { max_len } else { 0 }).to_ne_bytes());
+                v[8..].copy_from_slice(&(if v4 { max_len } else { 0 }).to_ne_bytes());
                 want_devs.insert(*ix, v);
             }
         }
         let want_tx: Vec<u32> = (0..TX_SLOTS).map(|d| tx_of(d as DevId).unwrap_or(0)).collect();
 
-        let mut changed: Vec<RouteChange> = Vec::new();
-        for (k, v) in &want {
-            if self.routes.get(k) != Some(v) {
-                changed.push((*k, Some(*v)));
-            }
-        }
-        for k in self.routes.keys() {
-            if !want.contains_key(k) {
-                changed.push((*k, None));
-            }
-        }
-        let mut dev_changed: Vec<(u32, Option<[u8; 8]>)> = Vec::new();
-        for (k, v) in &want_devs {
-            if self.devs.get(k) != Some(v) {
-                dev_changed.push((*k, Some(*v)));
-            }
-        }
-        for k in self.devs.keys() {
-            if !want_devs.contains_key(k) {
-                dev_changed.push((*k, None));
-            }
-        }
+        let changed: Vec<RouteChange> = diff(&want, &self.routes);
+        let dev_changed: Vec<(u32, Option<DevConf>)> = diff(&want_devs, &self.devs);
+        let local4_changed = diff(&want_local4, &self.local4);
         let mut stats =
             SyncStats { routes: want.len(), route_changes: changed.len(), devices: want_devs.len(), switched: false };
-        if changed.is_empty() && dev_changed.is_empty() && want_tx == self.tx {
+        if changed.is_empty() && dev_changed.is_empty() && local4_changed.is_empty() && want_tx == self.tx {
             return Ok(stats);
+        }
+        // New local addresses before the switch, old ones after it: a packet from an
+        // address local in either tables is left to the general path.
+        let local4 = self.map("local4");
+        for (a, _) in local4_changed.iter().filter(|(_, v)| v.is_some()) {
+            // (The key is the address as the packet holds it.)
+            local4.update(&a.to_be_bytes(), &[1])?;
         }
         // New device slots first (routes may name them), old ones once no generation does.
         let devmap = self.map("tx");
@@ -269,16 +295,22 @@ impl Mirror {
                 devmap.delete(&(d as u32).to_ne_bytes())?;
             }
         }
+        let local4 = self.map("local4");
+        for (a, _) in local4_changed.iter().filter(|(_, v)| v.is_none()) {
+            local4.delete(&a.to_be_bytes())?;
+        }
         self.routes = want;
         self.devs = want_devs;
+        self.local4 = want_local4;
         self.tx = want_tx;
         stats.switched = true;
         Ok(stats)
     }
 
-    fn write(&self, gen: u8, changed: &[RouteChange], devs: &[(u32, Option<[u8; 8]>)]) -> io::Result<()> {
-        let routes = self.map("routes6");
+    fn write(&self, gen: u8, changed: &[RouteChange], devs: &[(u32, Option<DevConf>)]) -> io::Result<()> {
+        let (routes6, routes4) = (self.map("routes6"), self.map("routes4"));
         for (key, v) in changed {
+            let routes = if key.0 == 4 { routes4 } else { routes6 };
             let k = route_key(gen, *key);
             match v {
                 Some(v) => routes.update(&k, v)?,
@@ -289,7 +321,7 @@ impl Mirror {
         for (ix, v) in devs {
             let k = dev_key(*ix, gen);
             // (An array: "not taken" is a max_len of 0.)
-            m.update(&k, v.as_ref().unwrap_or(&[0; 8]))?;
+            m.update(&k, v.as_ref().unwrap_or(&[0; 12]))?;
         }
         Ok(())
     }

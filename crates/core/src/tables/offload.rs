@@ -37,6 +37,15 @@ pub struct Offload6 {
     pub act: OffloadAct,
 }
 
+/// One IPv4 prefix of the main FIB and what the in-kernel tier does with it
+/// ([`OffloadAct::Forward`] or [`OffloadAct::General`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Offload4 {
+    pub addr: u32,
+    pub len: u8,
+    pub act: OffloadAct,
+}
+
 impl Tables {
     /// Every IPv6 prefix of every FIB with its [`OffloadAct`], the /128s (local
     /// addresses, SIDs, host routes) included.
@@ -101,6 +110,46 @@ impl Tables {
             Some((dev, eth)) => OffloadAct::Forward { dev, eth },
             None => OffloadAct::General,
         }
+    }
+
+    /// Every IPv4 prefix of the main FIB with its action, as the fast path's IPv4 step
+    /// (`pipeline::fast::ipv4`, RFC 1812 §5.2.2) decides: a route through a gateway
+    /// whose neighbour is known is forwarded; every /32 of the exact table (local
+    /// addresses, host routes, SIDs) and every other route is the general path's.
+    pub fn offload4(&self) -> Vec<Offload4> {
+        let main = self.fibs.main();
+        let mut v: Vec<Offload4> = main
+            .lpm4
+            .entries()
+            .map(|(key, len, r, hop)| {
+                let act = match *r {
+                    _ if hop.code == Fib::GATEWAY => OffloadAct::Forward { dev: hop.dev, eth: hop.eth },
+                    Route::Forward(nh @ NextHop::Adj(_)) => self.resolved(nh, 0),
+                    _ => OffloadAct::General,
+                };
+                Offload4 { addr: (key >> 96) as u32, len, act }
+            })
+            .collect();
+        v.retain(|o| o.len < 32 || main.exact4.get(u128::from(o.addr)).is_none());
+        v.extend(main.exact4.iter().map(|(a, _)| Offload4 { addr: a as u32, len: 32, act: OffloadAct::General }));
+        v.sort_unstable();
+        v
+    }
+
+    /// The router's own IPv4 addresses: a packet from one of them is the general
+    /// path's (the fast path's source screen, `Tables::local4_filter`).
+    pub fn local_addrs4(&self) -> Vec<u32> {
+        let mut v: Vec<u32> = self.devices.iter().flat_map(|d| d.addrs4.iter().map(|a| u32::from(*a))).collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
+
+    /// Whether the in-kernel tier may forward IPv4 frames received on device `dev`: it
+    /// forwards IPv4, is no SR proxy's `iif`, and no firewall or IDS sees its frames.
+    pub fn offload_device4(&self, dev: DevId) -> bool {
+        let Some(d) = self.devices.get(usize::from(dev)) else { return false };
+        d.forwarding4 && !self.fast_devs.proxy_in(dev) && self.firewall.is_none() && self.ids.is_none()
     }
 
     /// Whether the in-kernel tier may take frames received on device `dev` at all: it

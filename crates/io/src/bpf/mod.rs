@@ -195,20 +195,7 @@ impl Map {
     /// `BPF_MAP_CREATE`. `name` is the map's name as `bpftool map` shows it (the first
     /// 15 bytes; `[A-Za-z0-9_.]`).
     pub fn create(kind: MapKind, key_size: u32, value_size: u32, max_entries: u32, name: &str) -> io::Result<Map> {
-        let mut a = MapCreateAttr {
-            map_type: kind.code(),
-            key_size,
-            value_size,
-            max_entries,
-            map_flags: 0,
-            inner_map_fd: 0,
-            numa_node: 0,
-            map_name: obj_name(name),
-        };
-        let fd = sys_bpf(BPF_MAP_CREATE, &mut a)
-            .map(owned)
-            .map_err(|e| context(e, &format!("bpf(BPF_MAP_CREATE {name})")))?;
-        Ok(Map { fd, key_size, value_size })
+        Self::create_raw(kind.code(), key_size, value_size, max_entries, 0, name)
     }
 
     /// `BPF_MAP_CREATE` of a map of any type and flags, as an object file defines it
@@ -221,13 +208,26 @@ impl Map {
         map_flags: u32,
         name: &str,
     ) -> io::Result<Map> {
+        Self::create_with(map_type, key_size, value_size, max_entries, map_flags, 0, name)
+    }
+
+    /// `BPF_MAP_CREATE`, every attribute given (`inner_map_fd` 0: none).
+    fn create_with(
+        map_type: u32,
+        key_size: u32,
+        value_size: u32,
+        max_entries: u32,
+        map_flags: u32,
+        inner_map_fd: u32,
+        name: &str,
+    ) -> io::Result<Map> {
         let mut a = MapCreateAttr {
             map_type,
             key_size,
             value_size,
             max_entries,
             map_flags,
-            inner_map_fd: 0,
+            inner_map_fd,
             numa_node: 0,
             map_name: obj_name(name),
         };
@@ -240,20 +240,8 @@ impl Map {
     /// A `BPF_MAP_TYPE_ARRAY_OF_MAPS` of one slot whose maps are like `inner`, holding
     /// `inner`: [`Map::wait_for_programs`] replaces its slot.
     pub fn create_wait(inner: &Map, name: &str) -> io::Result<Map> {
-        let mut a = MapCreateAttr {
-            map_type: BPF_MAP_TYPE_ARRAY_OF_MAPS,
-            key_size: 4,
-            value_size: 4,
-            max_entries: 1,
-            map_flags: 0,
-            inner_map_fd: inner.as_raw_fd() as u32,
-            numa_node: 0,
-            map_name: obj_name(name),
-        };
-        let fd = sys_bpf(BPF_MAP_CREATE, &mut a)
-            .map(owned)
-            .map_err(|e| context(e, &format!("bpf(BPF_MAP_CREATE {name}, array of maps)")))?;
-        let m = Map { fd, key_size: 4, value_size: 4 };
+        let fd = inner.as_raw_fd() as u32;
+        let m = Self::create_with(BPF_MAP_TYPE_ARRAY_OF_MAPS, 4, 4, 1, 0, fd, name)?;
         m.update(&0u32.to_ne_bytes(), &inner.as_raw_fd().to_ne_bytes())?;
         Ok(m)
     }
