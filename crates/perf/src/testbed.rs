@@ -331,8 +331,24 @@ impl Testbed {
                 .ok_or_else(|| format!("no device {dev} in `ip -s -j link`"))
         };
         let (dut0, dut1, tg1) = (get(&sut, DUT0)?, get(&sut, DUT1)?, get(&tg, TG1)?);
-        Ok(LinkDrops { dut0_rx: dut0.rx_dropped, tester_rx: dut1.tx_dropped + tg1.rx_dropped })
+        // Frames redirected by XDP into dut1 that tg1's ring could not take are counted
+        // twice: by veth as tg1's rx_dropped and as dut1's tx_dropped (its peer's); ethtool
+        // names them once, dut1's `tx_queue_N_xdp_xmit_errors`.
+        let twice = self.exec(&self.sut, &["ethtool", "-S", DUT1]).map_or(0, |s| xdp_xmit_errors(&s));
+        let tester_rx = (dut1.tx_dropped + tg1.rx_dropped).saturating_sub(twice);
+        Ok(LinkDrops { dut0_rx: dut0.rx_dropped, tester_rx })
     }
+}
+
+/// The sum of the `tx_queue_N_xdp_xmit_errors` counters in `ethtool -S` output of a
+/// veth: frames sent to it from XDP (`ndo_xdp_xmit`) that its peer's ring could not take.
+pub fn xdp_xmit_errors(ethtool_s: &str) -> u64 {
+    ethtool_s
+        .lines()
+        .filter_map(|l| l.trim().split_once(':'))
+        .filter(|(k, _)| k.starts_with("tx_queue_") && k.ends_with("_xdp_xmit_errors"))
+        .filter_map(|(_, v)| v.trim().parse::<u64>().ok())
+        .sum()
 }
 
 /// The drop counters of one device in `ip -s -j link` output.
@@ -376,6 +392,15 @@ impl Drop for Testbed {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn xdp_xmit_errors_are_summed_over_the_queues() {
+        let out = "NIC statistics:\n     peer_ifindex: 39\n     rx_queue_0_xdp_tx_errors: 7\n     \
+                   tx_queue_0_xdp_xmit: 100\n     tx_queue_0_xdp_xmit_errors: 12\n     \
+                   tx_queue_1_xdp_xmit_errors: 3\n";
+        assert_eq!(xdp_xmit_errors(out), 15);
+        assert_eq!(xdp_xmit_errors("no such device"), 0);
+    }
 
     /// `ip -s -j link show` as iproute2 6.1 prints it (a veth pair in a new namespace),
     /// with drop counters set by hand.
