@@ -205,9 +205,12 @@ def test_delete_and_recreate(net):
     assert new["reattached"] == old["reattached"] + 1, new
     assert "r-b (ifindex" in log and "is gone" in log and "r-b is back" in log, log
     # The bug this guards: sr6 asking the kernel to resolve a neighbour on the deleted
-    # device's old ifindex. (A flush racing the deletion may fail with ENXIO; that is
-    # reported as the device going away, and is not this.)
+    # device's old ifindex once it knows the device is gone. (A flush or a request
+    # racing the deletion, before the link follower sees it, may fail with ENXIO or
+    # ENODEV; that is reported as the device going away, and is not this.)
     assert "cannot ask the kernel to resolve" not in log, log
+    gone = log.index("is gone")
+    assert f"ifindex {old['ifindex']} went away" not in log[gone:], log
     # What was routed to r-b while it was gone was dropped and counted, and the port
     # counters from before the deletion were kept (what b got since came on top).
     c = sr6.ctl_json("show", "counters")

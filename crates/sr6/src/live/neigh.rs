@@ -117,7 +117,17 @@ pub fn run(control: Arc<Mutex<Control>>, requests: Receiver<ResolveRequest>, ver
                 eprintln!("sr6: resolving {addr} on {}", devs.get(ifx).map_or("?", |d| d.1.as_str()));
             }
             if let Err(e) = netlink::request_resolution(*ifx, addr) {
-                eprintln!("sr6: warning: cannot ask the kernel to resolve {addr}: {e}");
+                // A device deleted before the link follower saw it go: the kernel knows
+                // no such ifindex any more. Not a failure: the device is going away (it
+                // is marked absent at the follower's next look).
+                let errno = e.get_ref().and_then(|x| x.downcast_ref::<netlink::KernelError>()).map(|k| k.errno);
+                if matches!(errno, Some(libc::ENODEV | libc::ENXIO)) {
+                    if verbose {
+                        eprintln!("sr6: ifindex {ifx} went away before {addr} could be resolved on it");
+                    }
+                } else {
+                    eprintln!("sr6: warning: cannot ask the kernel to resolve {addr}: {e}");
+                }
             }
         }
         asked.retain(|_, t| now.duration_since(*t) < REREQUEST * 10);
