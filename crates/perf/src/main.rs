@@ -46,10 +46,11 @@ enum Cmd {
         /// NEXT-C-SID, SR proxies, eBPF End), `mobile` (the GTP-U/SRv6 paper's six
         /// functions next to plain IPv4 forwarding, on its short 46-byte IPv4 packets;
         /// `--packet-bytes 1460` for its long ones), `bpf` (the End.BPF paper's
-        /// functions in eBPF next to native End and End.T) or `tiers` (what sr6's XDP
+        /// functions in eBPF next to native End and End.T), `tiers` (what sr6's XDP
         /// tier forwards, IPv6 and End, by the kernel, sr6 and sr6 with its AF_XDP tier
-        /// alone).
-        #[arg(long, value_parser = ["default", "mobile", "bpf", "tiers"])]
+        /// alone) or `hmac` (H.Encaps adding an HMAC TLV and End verifying one, SHA-256
+        /// and SHA-1, next to T.Encaps and End without).
+        #[arg(long, value_parser = ["default", "mobile", "bpf", "tiers", "hmac"])]
         preset: Option<String>,
         /// Forwarders, overriding the file (e.g. `linux,sr6`).
         #[arg(long, value_delimiter = ',')]
@@ -59,7 +60,8 @@ enum Cmd {
         /// End-next-csid, End.X-next-csid, End.T-next-csid (NEXT-C-SID, pure uSID),
         /// End-replace-csid (REPLACE-C-SID, a container in the SRH),
         /// End.AD-return, End.AM-return (SR proxies, from the function), End.BPF-end,
-        /// End.BPF-tag, End.BPF-tlv, End.BPF-end_t (End.BPF programs).
+        /// End.BPF-tag, End.BPF-tlv, End.BPF-end_t (End.BPF programs),
+        /// H.Encaps-hmac-sha256, H.Encaps-hmac-sha1, End-hmac-sha256, End-hmac-sha1 (HMAC).
         #[arg(long, value_delimiter = ',')]
         behavior: Vec<String>,
         /// Seconds per trial, overriding the file.
@@ -140,6 +142,7 @@ fn run(o: PerfOpts) -> Result<(), String> {
         None if o.preset.as_deref() == Some("mobile") => Experiment::mobile(),
         None if o.preset.as_deref() == Some("bpf") => Experiment::bpf(),
         None if o.preset.as_deref() == Some("tiers") => Experiment::tiers(),
+        None if o.preset.as_deref() == Some("hmac") => Experiment::hmac(),
         None => Experiment::default(),
     };
     if !o.forwarders.is_empty() {

@@ -20,7 +20,8 @@ use sr6_core::behaviour::{Behaviour, Inner, Param, Takes, TABLE};
 /// with the NEXT-C-SID flavour (RFC 9800 §4.1) on pure uSID packets, End with the
 /// REPLACE-C-SID flavour (§4.2) on a packet whose SRH holds a C-SID container, and the End.BPF
 /// rows ([`END_BPF`]): the End.BPF paper's functions, one eBPF object for both
-/// forwarders.
+/// forwarders; the HMAC rows ([`HMAC_ROWS`]): H.Encaps adding an HMAC TLV and End
+/// verifying one (RFC 8754 §2.1.2).
 ///
 /// Ordered as [`Behavior::all`] lists them; written to files and read back by
 /// [`Behavior::name`] and [`Behavior::parse`].
@@ -53,7 +54,37 @@ pub enum Behavior {
     Mobile(&'static MobileFn),
     /// An End.BPF SID running one of the End.BPF paper's functions ([`END_BPF`]).
     Bpf(&'static BpfFn),
+    /// A row with an HMAC TLV (RFC 8754 §2.1.2) ([`HMAC_ROWS`]): H.Encaps adding one,
+    /// or End verifying one on a device that requires it.
+    Hmac(&'static HmacRow),
 }
+
+/// An HMAC row: the Lebrun paper's H.Encaps with an HMAC (its §5, measured at 240-290
+/// kpps against about 1 Mpps without) and End verifying one (`seg6_require_hmac=1` on
+/// the receiving device), with the key `ip sr hmac set KEYID ALG SECRET` gives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct HmacRow {
+    /// The row's name in files and reports (`H.Encaps-hmac-sha256`).
+    pub name: &'static str,
+    /// The algorithm: `sha1` or `sha256` (iproute2's names).
+    pub alg: &'static str,
+    /// The key id (`hmac KEYID`), one per algorithm.
+    pub key_id: u32,
+    /// End verifying the tester's HMAC (else H.Encaps computing one).
+    pub verify: bool,
+}
+
+/// The HMAC rows' secret (RFC 8754 §2.1.2.1: a pre-shared key; any bytes).
+pub const HMAC_SECRET: &str = "sr6-perf-hmac-secret";
+
+/// The HMAC rows, in report order: H.Encaps (2 SIDs) adding an HMAC TLV, then End
+/// verifying the tester's.
+pub static HMAC_ROWS: [HmacRow; 4] = [
+    HmacRow { name: "H.Encaps-hmac-sha256", alg: "sha256", key_id: 256, verify: false },
+    HmacRow { name: "H.Encaps-hmac-sha1", alg: "sha1", key_id: 1, verify: false },
+    HmacRow { name: "End-hmac-sha256", alg: "sha256", key_id: 256, verify: true },
+    HmacRow { name: "End-hmac-sha1", alg: "sha1", key_id: 1, verify: true },
+];
 
 /// An End.BPF row: a function of the End.BPF paper (Xhonneux et al., CoNEXT'18, §5),
 /// written in C, compiled with clang into one object that both forwarders load with
@@ -300,14 +331,15 @@ static ALL: LazyLock<Vec<Behavior>> = LazyLock::new(|| {
         .chain(CSID_ROWS.iter().map(Behavior::Csid))
         .chain(MOBILE.iter().map(Behavior::Mobile))
         .chain(END_BPF.iter().map(Behavior::Bpf))
+        .chain(HMAC_ROWS.iter().map(Behavior::Hmac))
         .collect()
 });
 
 impl Behavior {
     /// Every behaviour, in the order of reports: the head-end scenarios, every row of
     /// the behaviour table in table order, the [`PROXY_RETURN`] rows, the
-    /// [`CSID_ROWS`] rows, the mobile functions ([`MOBILE`]), then the End.BPF rows
-    /// ([`END_BPF`]).
+    /// [`CSID_ROWS`] rows, the mobile functions ([`MOBILE`]), the End.BPF rows
+    /// ([`END_BPF`]), then the HMAC rows ([`HMAC_ROWS`]).
     pub fn all() -> &'static [Behavior] {
         &ALL
     }
@@ -325,6 +357,7 @@ impl Behavior {
             Behavior::ProxyReturn(r) => r.name,
             Behavior::Mobile(m) => m.name,
             Behavior::Bpf(f) => f.name,
+            Behavior::Hmac(h) => h.name,
         }
     }
 
@@ -351,6 +384,7 @@ impl Behavior {
             Behavior::ProxyReturn(r) => sr6_core::behaviour::by_keyword(r.keyword),
             Behavior::Mobile(m) => m.row(),
             Behavior::Bpf(_) => sr6_core::behaviour::by_keyword("End.BPF"),
+            Behavior::Hmac(h) if h.verify => sr6_core::behaviour::by_keyword("End"),
             _ => None,
         }
     }
@@ -359,6 +393,14 @@ impl Behavior {
     pub fn bpf(self) -> Option<&'static BpfFn> {
         match self {
             Behavior::Bpf(f) => Some(f),
+            _ => None,
+        }
+    }
+
+    /// The HMAC row (`None`: any other behaviour).
+    pub fn hmac(self) -> Option<&'static HmacRow> {
+        match self {
+            Behavior::Hmac(h) => Some(h),
             _ => None,
         }
     }
@@ -469,6 +511,10 @@ impl Behavior {
             Behavior::Bpf(f) => {
                 let i = END_BPF.iter().position(|x| x == f).unwrap_or(END_BPF.len());
                 TRANSIT.len() + rows() + PROXY_RETURN.len() + CSID_ROWS.len() + MOBILE.len() + i
+            }
+            Behavior::Hmac(h) => {
+                let i = HMAC_ROWS.iter().position(|x| x == h).unwrap_or(HMAC_ROWS.len());
+                TRANSIT.len() + rows() + PROXY_RETURN.len() + CSID_ROWS.len() + MOBILE.len() + END_BPF.len() + i
             }
             t => TRANSIT.iter().position(|x| *x == t).expect("every other variant is a head-end scenario"),
         }
@@ -744,7 +790,7 @@ mod tests {
             assert!(all.contains(&b), "{}", row.keyword);
             assert_eq!(b.endpoint().map(|r| r.keyword), Some(row.keyword));
         }
-        let extra = PROXY_RETURN.len() + CSID_ROWS.len() + MOBILE.len() + END_BPF.len();
+        let extra = PROXY_RETURN.len() + CSID_ROWS.len() + MOBILE.len() + END_BPF.len() + HMAC_ROWS.len();
         assert_eq!(all.len(), TRANSIT.len() + rows.len() + extra);
         for f in &END_BPF {
             let b = Behavior::parse(f.name).unwrap();
@@ -753,7 +799,31 @@ mod tests {
         }
         for (i, b) in all.iter().enumerate() {
             assert_eq!(b.rank(), i, "{}", b.name());
-            assert_eq!(b.is_transit(), i < TRANSIT.len(), "{}", b.name());
+            let hmac_encaps = b.hmac().is_some_and(|h| !h.verify);
+            assert_eq!(b.is_transit(), i < TRANSIT.len() || hmac_encaps, "{}", b.name());
+        }
+    }
+
+    #[test]
+    fn hmac_rows_are_h_encaps_and_end() {
+        let names: Vec<&str> = Behavior::all().iter().filter(|b| b.hmac().is_some()).map(|b| b.name()).collect();
+        assert_eq!(names, ["H.Encaps-hmac-sha256", "H.Encaps-hmac-sha1", "End-hmac-sha256", "End-hmac-sha1"]);
+        for h in &HMAC_ROWS {
+            let b = Behavior::parse(h.name).unwrap();
+            assert_eq!(b, Behavior::Hmac(h));
+            if h.verify {
+                assert_eq!(b.endpoint().map(|r| r.keyword), Some("End"));
+                assert_eq!(b.takes(), Some(Takes::Segment));
+            } else {
+                assert!(b.is_transit() && b.takes().is_none());
+            }
+            assert!(b.streams() == 1 && !b.inner_ipv4(0));
+        }
+        // One key per algorithm.
+        for a in &HMAC_ROWS {
+            for b in &HMAC_ROWS {
+                assert_eq!(a.alg == b.alg, a.key_id == b.key_id);
+            }
         }
     }
 
@@ -861,7 +931,8 @@ mod tests {
         let b = |n: &str| Behavior::parse(n).unwrap();
         let names: Vec<&str> = Behavior::all().iter().filter(|b| b.mobile().is_some()).map(|b| b.name()).collect();
         assert_eq!(names, ["GTP-U.Encap", "GTP-U.Decap", "SRv6.Encap", "SRv6.Decap", "H.M.GTP4.D", "End.M.GTP4.E"]);
-        assert_eq!(Behavior::all().last().map(|b| b.name()), Some("End.BPF-end_t"));
+        assert_eq!(Behavior::all().last().map(|b| b.name()), Some("End-hmac-sha1"));
+        assert!(b("End.BPF-end_t") < b("H.Encaps-hmac-sha256"));
         assert!(b("End.T-next-csid") < b("GTP-U.Encap") && b("End.M.GTP4.E") < b("End.BPF-end"));
         let bpf: Vec<&str> = Behavior::all().iter().filter(|b| b.bpf().is_some()).map(|b| b.name()).collect();
         assert_eq!(bpf, ["End.BPF-end", "End.BPF-tag", "End.BPF-tlv", "End.BPF-end_t"]);

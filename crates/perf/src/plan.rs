@@ -40,6 +40,14 @@
 //!   arrives as if from the function, and the proxy sends it on along the chain, to
 //!   [`SEG1`] (routed to tg1). Their SID is `fc00:2::2:<row index>`.
 //!
+//! The HMAC rows ([`crate::model::HMAC_ROWS`], RFC 8754 §2.1.2) share one key per
+//! algorithm, `ip sr hmac set 256 sha256 SECRET` or `ip sr hmac set 1 sha1 SECRET`
+//! ([`crate::model::HMAC_SECRET`]; the kernel's iproute2 reads the secret from its
+//! standard input, `driver::apply_to_kernel` gives it there). H.Encaps adds an HMAC TLV
+//! (`encap seg6 mode encap segs SEG1,SEG2 hmac KEYID`, steered `fc00:104::1/128`, then
+//! `fc00:105::1/128`); End verifies the one the tester computed on a dut0 that requires
+//! it (`seg6_require_hmac=1`, its SID `fc00:2::5:<row>`).
+//!
 //! The mobile functions ([`crate::model::MOBILE`]; the GTP-U/SRv6 paper's six) carry
 //! IPv4 user traffic to [`DST4`] in the GTP-U session TEID [`MOB_TEID`], QFI
 //! [`MOB_QFI`]:
@@ -59,7 +67,7 @@ use std::path::Path;
 
 use sr6_core::behaviour::{Behaviour, Param, Takes};
 
-use crate::model::{Behavior, MobileKind};
+use crate::model::{Behavior, MobileKind, HMAC_SECRET};
 
 pub const TG0: &str = "tg0";
 pub const TG1: &str = "tg1";
@@ -195,6 +203,16 @@ pub fn flow(b: Behavior) -> Flow {
         Behavior::Bpf(fun) => {
             let i = crate::model::END_BPF.iter().position(|x| x == fun).unwrap_or(0) as u16;
             f(Some(a6([0xfc00, 0x2, 0, 0, 0, 0, 4, i])), Some(SEG1))
+        }
+        // fc00:104::1, fc00:105::1: the H.Encaps rows' steered prefixes;
+        // fc00:2::5:<row>: the verifying End SIDs.
+        Behavior::Hmac(h) => {
+            let i = crate::model::HMAC_ROWS.iter().position(|x| x == h).unwrap_or(0) as u16;
+            if h.verify {
+                f(Some(a6([0xfc00, 0x2, 0, 0, 0, 0, 5, i])), Some(SEG1))
+            } else {
+                f(steered(4 + i), None)
+            }
         }
         Behavior::Mobile(m) => {
             let base = f(None, None);
@@ -382,6 +400,23 @@ pub fn config_in(b: Behavior, tg1_mac: &str, objects: &Path) -> String {
             None => String::new(),
         },
         Behavior::Mobile(m) => mobile_lines(b, m.kind, tg1_mac),
+        Behavior::Hmac(h) => {
+            let mut o = format!("ip sr hmac set {} {} {HMAC_SECRET}\n", h.key_id, h.alg);
+            match b.endpoint() {
+                Some(row) if h.verify => {
+                    let _ = writeln!(o, "sysctl -w net.ipv6.conf.{DUT0}.seg6_require_hmac=1");
+                    o.push_str(&endpoint_lines(row, &format!("{dst}/128"), "", tg1_mac, DUT1));
+                }
+                _ => {
+                    let _ = writeln!(
+                        o,
+                        "ip -6 route add {dst}/128 encap seg6 mode encap segs {SEG1},{SEG2} hmac {} dev {DUT1}",
+                        h.key_id
+                    );
+                }
+            }
+            o
+        }
         Behavior::Bpf(fun) => {
             // End.T through the helper looks up table TABLE_ID: routes towards tg1 there.
             let mut o = format!(
@@ -474,7 +509,9 @@ mod tests {
     /// The configuration of `b` with tg1 at 02:00:00:00:00:02; an End.BPF row's object
     /// compiled into a directory of this process (clang: scripts/setup.sh).
     fn test_config(b: Behavior) -> String {
-        let dir = std::env::temp_dir().join(format!("sr6-perf-plan-{}", std::process::id()));
+        // A directory per test thread: two tests writing one object at once break it.
+        let thread = format!("{:?}", std::thread::current().id()).replace(|c: char| !c.is_ascii_digit(), "");
+        let dir = std::env::temp_dir().join(format!("sr6-perf-plan-{}-{thread}", std::process::id()));
         if let Some(f) = b.bpf() {
             crate::bpf_objects::build(&dir, f).unwrap();
         }
@@ -508,6 +545,31 @@ mod tests {
         let base = config(Behavior::Ipv6, "02:00:00:00:00:02");
         let sid = flow(b).dst6.unwrap().to_string();
         c.strip_prefix(&base).unwrap().replace(&sid, "SID")
+    }
+
+    #[test]
+    fn hmac_rows_set_a_key_and_use_it() {
+        let e = line_of("H.Encaps-hmac-sha256");
+        assert_eq!(
+            e,
+            format!(
+                "ip sr hmac set 256 sha256 {HMAC_SECRET}\n\
+                 ip -6 route add SID/128 encap seg6 mode encap segs fc00:200::1,fc00:200::2 hmac 256 dev dut1\n"
+            )
+        );
+        assert!(line_of("H.Encaps-hmac-sha1").contains(" hmac 1 dev dut1\n"));
+        assert_eq!(
+            line_of("End-hmac-sha1"),
+            format!(
+                "ip sr hmac set 1 sha1 {HMAC_SECRET}\n\
+                 sysctl -w net.ipv6.conf.dut0.seg6_require_hmac=1\n\
+                 ip -6 route add SID/128 encap seg6local action End dev dut0\n"
+            )
+        );
+        // sr6 reads the key and the requirement from the same lines.
+        let text = config(Behavior::parse("End-hmac-sha256").unwrap(), "02:00:00:00:00:02");
+        let spec = sr6_config::parse_str(&text, "End-hmac-sha256").unwrap();
+        assert_eq!(spec.hmac_keys.iter().map(|k| k.key_id).collect::<Vec<_>>(), [256]);
     }
 
     #[test]

@@ -54,6 +54,30 @@ pub fn sh(argv: &[&str]) -> Result<String, String> {
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
+/// [`sh`] with `input` on the command's standard input, in a session of its own
+/// (util-linux's `setsid --wait`): no controlling terminal, so a prompt that reads the
+/// terminal (`ip sr hmac set`'s getpass) reads the input instead.
+pub fn sh_input(argv: &[&str], input: &str) -> Result<String, String> {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = Command::new("setsid")
+        .arg("--wait")
+        .args(argv)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("setsid {}: {e}", argv[0]))?;
+    if let Some(mut stdin) = child.stdin.take() {
+        stdin.write_all(input.as_bytes()).map_err(|e| format!("{}: {e}", argv[0]))?;
+    }
+    let out = child.wait_with_output().map_err(|e| format!("{}: {e}", argv[0]))?;
+    if !out.status.success() {
+        return Err(format!("`{}` failed: {}", argv.join(" "), String::from_utf8_lossy(&out.stderr).trim()));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
 /// Removes testbed namespaces left by runs whose process is gone.
 pub fn sweep_stale() -> Vec<String> {
     let mut removed = Vec::new();

@@ -27,7 +27,7 @@ use sr6_core::behaviour::proxy::Kind;
 use sr6_core::packet::PacketBuf;
 use sr6_io::live::{Port, PortStats};
 use sr6_perf::bpf::{CountHook, CATCH_UP};
-use sr6_perf::model::{Behavior, MobileKind};
+use sr6_perf::model::{Behavior, MobileKind, HMAC_ROWS, HMAC_SECRET};
 use sr6_perf::traffic::{
     build, frame_len, open_port, run_trial_report, warm_up_frame, Addressing, Backend, GenConfig, Generator, Idle,
     LiveGenerator, Receiver, RecvConfig, Sink, Source, Template, TrialReport, XdpReceiver, INNER_IP_LEN,
@@ -83,7 +83,7 @@ fn write_pcap(path: &std::path::Path, frames: &[Vec<u8>]) {
 
 /// Decodes every frame of a pcap with scapy; one JSON object per frame.
 const DECODE: &str = r#"
-import sys, json
+import sys, json, hashlib, hmac, socket
 from scapy.all import rdpcap, raw, Ether, IP, IPv6, UDP
 from scapy.layers.inet6 import IPv6ExtHdrSegmentRouting
 
@@ -115,6 +115,17 @@ for p in rdpcap(sys.argv[1]):
                     "lastentry": srh.lastentry, "tag": srh.tag,
                     "flags": raw(srh)[5],
                     "segs": [str(a) for a in srh.addresses]}
+        # An HMAC TLV (RFC 8754 §2.1.2), checked with Python's hmac: the key ids and
+        # the secret are argv[2] ({"KEYID": "sha1"|"sha256"}) and argv[3].
+        rs = raw(srh)[:8 * (srh.len + 1)]
+        segs = rs[8:8 + 16 * (srh.lastentry + 1)]
+        tlv = rs[8 + len(segs):]
+        if tlv[:1] == b"\x05":
+            keyid = int.from_bytes(tlv[4:8], "big")
+            alg = getattr(hashlib, json.loads(sys.argv[2])[str(keyid)])
+            text = socket.inet_pton(socket.AF_INET6, l3.src) + rs[4:6] + tlv[4:8] + segs
+            mac = hmac.new(sys.argv[3].encode(), text, alg).digest().ljust(32, b"\0")
+            d["hmac"] = {"keyid": keyid, "len": tlv[1], "d": tlv[2] >> 7, "ok": mac == tlv[8:40]}
         inner = srh.payload
         if srh.nh == 143:
             ie = Ether(raw(inner))
@@ -172,7 +183,15 @@ fn templates_decode_with_scapy() {
     frames.push(warm_up_frame(end_ad_return, &a).unwrap());
     let pcap = dir.join("templates.pcap");
     write_pcap(&pcap, &frames);
-    let out = Command::new("python3").args(["-c", DECODE]).arg(&pcap).output().unwrap();
+    let keys: serde_json::Map<String, serde_json::Value> =
+        HMAC_ROWS.iter().map(|h| (h.key_id.to_string(), h.alg.into())).collect();
+    let out = Command::new("python3")
+        .args(["-c", DECODE])
+        .arg(&pcap)
+        .arg(serde_json::Value::Object(keys).to_string())
+        .arg(HMAC_SECRET)
+        .output()
+        .unwrap();
     let _ = std::fs::remove_dir_all(&dir);
     assert!(out.status.success(), "scapy: {}", String::from_utf8_lossy(&out.stderr));
     let decoded: Vec<serde_json::Value> =
@@ -277,12 +296,23 @@ fn templates_decode_with_scapy() {
             continue;
         }
         let s = &d["srh"];
+        // End's SRH, and an HMAC TLV for an End HMAC row (Hdr Ext Len 9).
+        let hmac = b.hmac().filter(|h| h.verify);
         assert_eq!(
             (s["type"].as_u64(), s["len"].as_u64(), s["lastentry"].as_u64()),
-            (Some(4), Some(4), Some(1)),
+            (Some(4), Some(if hmac.is_some() { 9 } else { 4 }), Some(1)),
             "{what}"
         );
-        assert_eq!((s["flags"].as_u64(), s["tag"].as_u64()), (Some(0), Some(0)), "{what}");
+        match hmac {
+            Some(h) => {
+                let t = &d["hmac"];
+                assert_eq!((t["keyid"].as_u64(), t["len"].as_u64()), (Some(u64::from(h.key_id)), Some(38)), "{what}");
+                assert_eq!((t["d"].as_u64(), t["ok"].as_bool()), (Some(0), Some(true)), "the HMAC: {what}");
+            }
+            None => assert!(d.get("hmac").is_none(), "{what}"),
+        }
+        let flags = if hmac.is_some() { 0x08 } else { 0 };
+        assert_eq!((s["flags"].as_u64(), s["tag"].as_u64()), (Some(flags), Some(0)), "{what}");
         let (sid, next) = (a.sid.to_string(), a.next_sid.to_string());
         if b.takes() == Some(sr6_core::behaviour::Takes::Segment) {
             assert_eq!(s["segleft"], 1, "{what}");

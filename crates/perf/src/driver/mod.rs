@@ -77,6 +77,14 @@ pub fn apply_to_kernel(tb: &Testbed, ns: &str, text: &str, addrs_only: bool) -> 
         if addrs_only && !is_addr {
             continue;
         }
+        // `sr hmac set KEYID ALG SECRET` (sr6's form): iproute2 prompts for the secret.
+        if let ["sr", "hmac", "set", key, alg, secret] = rest[..] {
+            let mut argv = vec!["ip", "-n", ns];
+            argv.extend(opts);
+            argv.extend(["sr", "hmac", "set", key, alg]);
+            crate::testbed::sh_input(&argv, &format!("{secret}\n"))?;
+            continue;
+        }
         let mut argv = vec!["ip", "-n", ns];
         argv.extend(opts);
         argv.extend(rest.iter());

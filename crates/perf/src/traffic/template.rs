@@ -23,6 +23,8 @@
 //! | ipv4                                   | Eth 14 + IPv4/UDP 64                               |    78 |
 //! | T.Encaps.L2                            | Eth 14 + IPv6/UDP 64 (the SUT carries it whole)    |    78 |
 //! | a segment: End, End.X, End.T, End.B6*  | Eth 14 + IPv6 40 + SRH(2 SIDs, SL 1) 40 + IPv6 64  |   158 |
+//! | End-hmac-sha256, End-hmac-sha1         | as End, the SRH with an HMAC TLV 40                |   198 |
+//! | H.Encaps-hmac-sha256, -sha1            | Eth 14 + IPv6/UDP 64                               |    78 |
 //! | inner IPv6: End.DX6, End.DT6           | Eth 14 + IPv6 40 + SRH(2 SIDs, SL 0) 40 + IPv6 64  |   158 |
 //! | inner IPv4: End.DX4, End.DT4           | Eth 14 + IPv6 40 + SRH(2 SIDs, SL 0) 40 + IPv4 64  |   158 |
 //! | inner IP: End.DT46 (even stream / odd) | as inner IPv6 / as inner IPv4                      |   158 |
@@ -55,6 +57,11 @@
 //!     End.B6 family): Segments Left 1, Segment List `[next_sid, sid]`: the active SID
 //!     (list\[1\], = the destination) is the SUT's, the next and last one is routed
 //!     back to the tester (the paper: at least two SIDs, the active one not the last).
+//!   * The End HMAC rows ([`Behavior::hmac`]): End's SRH, Hdr Ext Len 9, flags 0x08
+//!     ([`HMAC_FLAG`]: Linux looks for the TLV only then), with an HMAC TLV after the
+//!     Segment List (RFC 8754 §2.1.2: type 5, length 38, the row's key id, the HMAC of
+//!     the source, Last Entry, Flags, key id and Segment List, computed here with the
+//!     `hmac` crate for the SUT to verify).
 //!   * Decapsulating behaviours (`Takes::Inner`: End.DX*/End.DT*): Segments Left 0,
 //!     Segment List `[sid, next_sid]`: the SUT's SID is the last segment (list\[0\],
 //!     = the destination); `next_sid` stands for the segment visited before.
@@ -117,7 +124,7 @@ use sr6_core::behaviour::proxy::Kind;
 use sr6_core::behaviour::{self as table, Takes};
 
 use super::telemetry::{Telemetry, TELEMETRY_LEN};
-use crate::model::{Behavior, MobileKind};
+use crate::model::{Behavior, HmacRow, MobileKind, HMAC_SECRET};
 
 /// Size of the innermost IP packet of every template (see the module docs).
 pub const INNER_IP_LEN: usize = 64;
@@ -144,6 +151,8 @@ const IPV6_LEN: usize = 40;
 const IPV4_LEN: usize = 20;
 const UDP_LEN: usize = 8;
 const SRH_LEN: usize = 40;
+/// An HMAC TLV: type, length, D and reserved, key id, a 32-byte HMAC field.
+pub const HMAC_TLV_LEN: usize = 40;
 const HOP_LIMIT: u8 = 64;
 
 /// The addresses the templates use. See the module docs for the proposed plan
@@ -250,6 +259,8 @@ enum Encap {
     Container,
     /// Outer IPv4 + UDP + GTP-U (a T-PDU, no extension header), to `upf4`.
     Gtpu4,
+    /// As `Srh(1)`, with an HMAC TLV of this row's key after the Segment List.
+    Hmac(&'static HmacRow),
 }
 
 /// (encapsulation, innermost packet) of behaviour `b`'s stream `stream`: what its row
@@ -266,6 +277,9 @@ fn shape(b: Behavior, stream: u16) -> (Encap, Inner) {
     }
     if let Some(c) = b.csid() {
         return (if c.replace { Encap::Container } else { Encap::Usid }, Inner::V6);
+    }
+    if let Some(h) = b.hmac().filter(|h| h.verify) {
+        return (Encap::Hmac(h), Inner::V6);
     }
     if let Some(r) = b.proxy_return() {
         let inner = ip_inner(b.inner_ipv4(stream));
@@ -354,6 +368,15 @@ fn build_shaped(b: Behavior, a: &Addressing, stream: u16, (encap, inner): (Encap
             }
             udp_csum_at += ENCAP_LEN;
         }
+        Encap::Hmac(h) => {
+            let srh_len = SRH_LEN + HMAC_TLV_LEN;
+            ipv6_header(&mut frame, (srh_len + inner_bytes.len()) as u16, IPPROTO_ROUTING, &a.src6, &a.sid);
+            frame.extend_from_slice(&[nh, (srh_len / 8 - 1) as u8, 4, 1, 1, HMAC_FLAG, 0, 0]);
+            frame.extend_from_slice(&a.next_sid.octets());
+            frame.extend_from_slice(&a.sid.octets());
+            frame.extend_from_slice(&hmac_tlv(h, &a.src6, HMAC_FLAG, &[a.next_sid, a.sid]));
+            udp_csum_at += ENCAP_LEN + HMAC_TLV_LEN;
+        }
         Encap::Usid => {
             ipv6_header(&mut frame, inner_bytes.len() as u16, nh, &a.src6, &a.sid);
             udp_csum_at += USID_ENCAP_LEN;
@@ -385,6 +408,7 @@ pub fn frame_len(b: Behavior, inner_len: usize) -> usize {
         (Encap::Gtpu4, _) => ETH_LEN + GTPU4_ENCAP_LEN + inner_len,
         (Encap::Srh(_) | Encap::Masqueraded, Inner::Eth) => ETH_LEN + ENCAP_LEN + ETH_LEN + inner_len,
         (Encap::Srh(_) | Encap::Masqueraded, _) => ETH_LEN + ENCAP_LEN + inner_len,
+        (Encap::Hmac(_), _) => ETH_LEN + ENCAP_LEN + HMAC_TLV_LEN + inner_len,
     }
 }
 
@@ -411,6 +435,41 @@ pub fn inner_len_range(b: Behavior) -> (usize, usize) {
         IPV6_LEN + 8 + 3 * 16 + ETH_LEN + 40
     };
     (min_inner_len(b), MTU - overhead)
+}
+
+/// The SRH flag Linux needs to look for an HMAC TLV at all (its `SR6_FLAG1_HMAC`, the
+/// H flag of the SRH drafts before RFC 8754, which has no flag), and sets on the SRHs
+/// its H.Encaps adds one to: set on the End HMAC rows' SRH, as that head-end sends it.
+pub const HMAC_FLAG: u8 = 0x08;
+
+/// An HMAC TLV (RFC 8754 §2.1.2): type 5, length 38, D flag and reserved 0, the row's
+/// key id, then the HMAC (32 bytes: SHA-256's, or SHA-1's 20 and 12 zero bytes, as
+/// Linux pads it) over the source address, Last Entry, `flags`, the key id and the
+/// Segment List (§2.1.2.1), with the rows' secret.
+fn hmac_tlv(h: &HmacRow, src: &Ipv6Addr, flags: u8, segs: &[Ipv6Addr]) -> [u8; HMAC_TLV_LEN] {
+    use hmac::{Hmac, Mac};
+    let mut text = Vec::with_capacity(22 + 16 * segs.len());
+    text.extend_from_slice(&src.octets());
+    text.extend_from_slice(&[(segs.len() - 1) as u8, flags]);
+    text.extend_from_slice(&h.key_id.to_be_bytes());
+    for s in segs {
+        text.extend_from_slice(&s.octets());
+    }
+    let key = HMAC_SECRET.as_bytes();
+    let mac: Vec<u8> = if h.alg == "sha1" {
+        let mut m = Hmac::<sha1::Sha1>::new_from_slice(key).expect("HMAC takes a key of any length");
+        m.update(&text);
+        m.finalize().into_bytes().to_vec()
+    } else {
+        let mut m = Hmac::<sha2::Sha256>::new_from_slice(key).expect("HMAC takes a key of any length");
+        m.update(&text);
+        m.finalize().into_bytes().to_vec()
+    };
+    let mut t = [0u8; HMAC_TLV_LEN];
+    t[..4].copy_from_slice(&[5, (HMAC_TLV_LEN - 2) as u8, 0, 0]);
+    t[4..8].copy_from_slice(&h.key_id.to_be_bytes());
+    t[8..8 + mac.len()].copy_from_slice(&mac);
+    t
 }
 
 /// Outer IPv4 (`src4 -> upf4`, DF, TTL 64, ID 0, checksum valid), UDP 2152 -> 2152
