@@ -4,6 +4,16 @@
 //! The HMAC text is: IPv6 source address || Last Entry || Flags || HMAC Key ID || every
 //! Segment List entry (RFC 8754 §2.1.2.1). The 32-byte HMAC field carries the full
 //! SHA-256 output, or the 20-byte SHA-1 output followed by zeros (as Linux does).
+//!
+//! The text does not cover the payload, so every packet of one SR policy from one
+//! head-end carries the same HMAC: verification keeps, per thread, the HMACs it last
+//! computed ([`HmacKey::verify`], a direct-mapped cache of [`CACHE_SLOTS`] texts), and
+//! a packet whose text was seen is checked against the stored HMAC without hashing.
+//! An entry is the HMAC sr6 computed with the key, never one a packet brought, and it
+//! names the key by an id no other key ever gets, so a new key (a reload) misses.
+
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use hmac::{Hmac, Mac};
 use sha1::Sha1;
@@ -24,33 +34,61 @@ pub const SRH_FLAG_HMAC: u8 = sr6_wire::srh::FLAG_H;
 /// A keyed HMAC state: the inner and outer pads are hashed once, at build time, and the
 /// state is copied (not re-keyed) for each packet.
 #[derive(Clone)]
-pub enum HmacKey {
+pub struct HmacKey {
+    state: State,
+    /// Names this key in the verification cache: unique to the [`HmacKey::new`] that
+    /// made it (clones share it, and the key).
+    uid: u64,
+}
+
+#[derive(Clone)]
+enum State {
     Sha1(Hmac<Sha1>),
     Sha256(Hmac<Sha256>),
 }
 
 impl std::fmt::Debug for HmacKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            HmacKey::Sha1(_) => "HmacKey(sha1)",
-            HmacKey::Sha256(_) => "HmacKey(sha256)",
+        f.write_str(match self.state {
+            State::Sha1(_) => "HmacKey(sha1)",
+            State::Sha256(_) => "HmacKey(sha256)",
         })
     }
 }
 
+/// Texts the verification cache keeps per thread (a power of two).
+pub const CACHE_SLOTS: usize = 256;
+/// The longest text the cache keeps: the fixed 22 bytes and 8 segments.
+const CACHE_TEXT: usize = 22 + 8 * 16;
+
+/// One cached text and the HMAC field computed for it with key `uid` (0: empty).
+struct Entry {
+    uid: u64,
+    len: usize,
+    text: [u8; CACHE_TEXT],
+    mac: [u8; HMAC_FIELD_LEN],
+}
+
+thread_local! {
+    static CACHE: RefCell<Vec<Entry>> = const { RefCell::new(Vec::new()) };
+}
+
+static NEXT_UID: AtomicU64 = AtomicU64::new(1);
+
 impl HmacKey {
     pub fn new(alg: HmacAlg, secret: &[u8]) -> Self {
         // HMAC accepts keys of any length (RFC 2104 §2), so these cannot fail.
-        match alg {
-            HmacAlg::Sha1 => HmacKey::Sha1(
+        let state = match alg {
+            HmacAlg::Sha1 => State::Sha1(
                 <Hmac<Sha1> as Mac>::new_from_slice(secret)
                     .unwrap_or_else(|_| unreachable!("hmac takes any key length")),
             ),
-            HmacAlg::Sha256 => HmacKey::Sha256(
+            HmacAlg::Sha256 => State::Sha256(
                 <Hmac<Sha256> as Mac>::new_from_slice(secret)
                     .unwrap_or_else(|_| unreachable!("hmac takes any key length")),
             ),
-        }
+        };
+        HmacKey { state, uid: NEXT_UID.fetch_add(1, Ordering::Relaxed) }
     }
 
     /// HMAC over the RFC 8754 §2.1.2.1 text. `segments` is the raw Segment List
@@ -69,14 +107,14 @@ impl HmacKey {
         head[16] = last_entry;
         head[17] = flags;
         head[18..22].copy_from_slice(&key_id.to_be_bytes());
-        match self {
-            HmacKey::Sha1(k) => {
+        match &self.state {
+            State::Sha1(k) => {
                 let mut m = k.clone();
                 m.update(&head);
                 m.update(segments);
                 out[..20].copy_from_slice(&m.finalize().into_bytes());
             }
-            HmacKey::Sha256(k) => {
+            State::Sha256(k) => {
                 let mut m = k.clone();
                 m.update(&head);
                 m.update(segments);
@@ -86,10 +124,55 @@ impl HmacKey {
         out
     }
 
-    /// Constant-time comparison of a received HMAC field with the expected one.
+    /// Constant-time comparison of a received HMAC field with the expected one: the
+    /// one this thread computed last for the same text and key, or computed now.
     pub fn verify(&self, src: &[u8; 16], last_entry: u8, flags: u8, key_id: u32, segments: &[u8], got: &[u8]) -> bool {
-        let want = self.compute(src, last_entry, flags, key_id, segments);
+        let want = self.expected(src, last_entry, flags, key_id, segments);
         got.len() == HMAC_FIELD_LEN && bool::from(want.ct_eq(got))
+    }
+
+    /// [`compute`](Self::compute) through this thread's cache.
+    fn expected(
+        &self,
+        src: &[u8; 16],
+        last_entry: u8,
+        flags: u8,
+        key_id: u32,
+        segments: &[u8],
+    ) -> [u8; HMAC_FIELD_LEN] {
+        let len = 22 + segments.len();
+        if len > CACHE_TEXT {
+            return self.compute(src, last_entry, flags, key_id, segments);
+        }
+        let mut text = [0u8; CACHE_TEXT];
+        text[..16].copy_from_slice(src);
+        text[16] = last_entry;
+        text[17] = flags;
+        text[18..22].copy_from_slice(&key_id.to_be_bytes());
+        text[22..len].copy_from_slice(segments);
+        // The slot, by the text alone (a key's successor finds the old entry and misses
+        // on the id): the source's and the last 8 bytes, the key id, mixed.
+        let word = |at: usize| u64::from_le_bytes(text[at..at + 8].try_into().unwrap_or_default());
+        let h = (word(8) ^ word(len - 8).rotate_left(29) ^ u64::from(key_id) << 32 ^ (len as u64) << 56)
+            .wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        let slot = (h >> 56) as usize % CACHE_SLOTS;
+        CACHE.with(|c| {
+            let Ok(mut c) = c.try_borrow_mut() else {
+                return self.compute(src, last_entry, flags, key_id, segments);
+            };
+            if c.is_empty() {
+                c.extend((0..CACHE_SLOTS).map(|_| Entry { uid: 0, len: 0, text: [0; CACHE_TEXT], mac: [0; 32] }));
+            }
+            let Some(e) = c.get_mut(slot) else {
+                return self.compute(src, last_entry, flags, key_id, segments);
+            };
+            if e.uid == self.uid && e.len == len && e.text[..len] == text[..len] {
+                return e.mac;
+            }
+            let mac = self.compute(src, last_entry, flags, key_id, segments);
+            *e = Entry { uid: self.uid, len, text, mac };
+            mac
+        })
     }
 }
 
@@ -119,6 +202,41 @@ mod tests {
         assert_eq!(&out[20..], &[0u8; 12]);
         let hex: String = out[..20].iter().map(|b| format!("{b:02x}")).collect();
         assert_eq!(hex, KAT_SHA1);
+    }
+
+    #[test]
+    fn the_cache_answers_what_hashing_would() {
+        let k = HmacKey::new(HmacAlg::Sha256, b"secret");
+        let segs: Vec<[u8; 32]> = (0..200u8).map(|i| [i; 32]).collect();
+        // Twice over many texts (more than the slots: evictions), the second time from
+        // the cache where it kept them: the same answers.
+        for _ in 0..2 {
+            for s in &segs {
+                let mac = k.compute(&[s[0]; 16], 1, 0, 7, s);
+                assert!(k.verify(&[s[0]; 16], 1, 0, 7, s, &mac));
+                let mut bad = mac;
+                bad[0] ^= 0x80;
+                assert!(!k.verify(&[s[0]; 16], 1, 0, 7, s, &bad));
+                // Another flag, key id or last entry is another text.
+                assert!(!k.verify(&[s[0]; 16], 1, 8, 7, s, &mac));
+                assert!(!k.verify(&[s[0]; 16], 1, 0, 8, s, &mac));
+                assert!(!k.verify(&[s[0]; 16], 0, 0, 7, s, &mac));
+            }
+        }
+        // The known answer, from the cache.
+        let out = k.compute(&[0; 16], 1, 0, 7, &[0; 32]);
+        assert!(k.verify(&[0; 16], 1, 0, 7, &[0; 32], &out));
+        assert!(k.verify(&[0; 16], 1, 0, 7, &[0; 32], &out));
+        // A new key with another secret does not take the old key's entries, though
+        // the text is the same; a clone of a key shares them.
+        let k2 = HmacKey::new(HmacAlg::Sha256, b"other");
+        assert!(!k2.verify(&[0; 16], 1, 0, 7, &[0; 32], &out));
+        assert!(k.clone().verify(&[0; 16], 1, 0, 7, &[0; 32], &out));
+        // Texts longer than the cache keeps are hashed every time.
+        let long = [3u8; 16 * 12];
+        let mac = k.compute(&[1; 16], 11, 0, 7, &long);
+        assert!(k.verify(&[1; 16], 11, 0, 7, &long, &mac) && k.verify(&[1; 16], 11, 0, 7, &long, &mac));
+        assert!(!k.verify(&[1; 16], 11, 0, 7, &long, &[0; 32]));
     }
 
     const KAT_SHA256: &str = include_str!("../testdata/hmac_sha256.hex").trim_ascii();
