@@ -367,6 +367,12 @@ impl Progress for Printer {
             SearchEvent::Finished { ndr, pdr, trials } => {
                 self.end_line();
                 eprintln!("    NDR {:.1} kpps, PDR {:.1} kpps ({trials} trials)", ndr.lo_pps / 1e3, pdr.lo_pps / 1e3);
+                if pdr.limit == sr6_perf::model::Limit::TesterReceive {
+                    eprintln!(
+                        "    note: above the PDR, frames were lost only at the tester's receiving link: \
+                         the tester, not the SUT, was the limit (a lower bound)"
+                    );
+                }
             }
         }
     }

@@ -598,12 +598,13 @@ impl SearchResult {
     /// Whether the PDR was bounded by the tester (its ceiling, or a rate it could not
     /// produce), not by the SUT's loss: a lower bound.
     pub fn pdr_tester_bound(&self) -> bool {
-        matches!(self.pdr_limit, Limit::Generator | Limit::MaxRate)
+        matches!(self.pdr_limit, Limit::Generator | Limit::MaxRate | Limit::TesterReceive)
     }
 }
 
 /// What bounded a target's bracket from above when the search ended.
-/// Serialized in snake case (`sut`, `generator`, `max_rate`, `not_found`); results
+/// Serialized in snake case (`sut`, `generator`, `max_rate`, `not_found`,
+/// `tester_receive`); results
 /// written before it was recorded read as `sut`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -619,6 +620,10 @@ pub enum Limit {
     MaxRate,
     /// No rate satisfied the criterion down to the absolute floor: `lo = 0`.
     NotFound,
+    /// The tester's receive side: at `hi` the trial failed the criterion only through
+    /// the frames the tester's receiving link dropped (`tester_rx_dropped`); without
+    /// them it passed. `lo` is only a lower bound of the SUT's capacity.
+    TesterReceive,
 }
 
 /// Mean, standard deviation, coefficient of variation and the 95% confidence interval

@@ -63,6 +63,13 @@
 //! [`SearchEvent::Finished`]: a lower bound of the SUT's capacity, not a measure of it.
 //! The tolerance is also the most a reported rate can overstate what was actually
 //! offered.
+//!
+//! **A tester that cannot take everything back.** A trial's loss counts every frame not
+//! received, wherever it was lost; the links tell how many the tester's receiving link
+//! dropped (`tester_rx_dropped`). When the trial that closes a bracket (its `hi`) failed
+//! only through those — its loss without them ([`sut_loss_ratio`]) meets the criterion —
+//! the bracket is the tester's, [`Limit::TesterReceive`]: `lo` is a lower bound of the
+//! SUT's capacity, reported as such, though the search itself ran as for any failure.
 
 pub use crate::model::Limit;
 use crate::model::{SearchResult, Trial};
@@ -223,6 +230,17 @@ pub fn loss_ratio(t: &Trial) -> f64 {
     }
 }
 
+/// [`loss_ratio`] without the frames the tester's receiving link dropped
+/// (`tester_rx_dropped`): the loss the SUT caused, as far as the links tell.
+pub fn sut_loss_ratio(t: &Trial) -> f64 {
+    let lost = t.sent.saturating_sub(t.received).saturating_sub(t.tester_rx_dropped);
+    if t.sent == 0 {
+        0.0
+    } else {
+        lost as f64 / t.sent as f64
+    }
+}
+
 /// The rate the generator actually achieved in `t`: `sent / duration_s` (0 for a
 /// duration that is not a positive finite number).
 pub fn achieved_pps(t: &Trial) -> f64 {
@@ -249,6 +267,8 @@ struct Target {
     lo: Option<f64>,
     /// Lowest rate measured to fail it.
     hi: Option<f64>,
+    /// Whether the trial at `hi` failed only through the tester's receive drops.
+    hi_tester: bool,
 }
 
 /// What a target wants next.
@@ -340,7 +360,8 @@ impl State<'_> {
     }
 
     /// Records a valid (not generator-limited) trial at `rate` with `loss`.
-    fn record(&mut self, rate: f64, loss: f64) {
+    /// `sut_loss`: the loss without the frames the tester's receiving link dropped.
+    fn record(&mut self, rate: f64, loss: f64, sut_loss: f64) {
         let gen_cap = self.gen_cap;
         for t in [&mut self.ndr, &mut self.pdr] {
             let lo = t.lo.unwrap_or(0.0);
@@ -353,6 +374,7 @@ impl State<'_> {
                     t.lo = Some(rate);
                 } else {
                     t.hi = Some(rate);
+                    t.hi_tester = sut_loss <= t.threshold;
                 }
             }
         }
@@ -368,7 +390,13 @@ impl State<'_> {
                     (None, Some(_)) => true,
                     _ => false,
                 };
-                let limit = if by_generator { Limit::Generator } else { Limit::Sut };
+                let limit = if by_generator {
+                    Limit::Generator
+                } else if t.hi_tester {
+                    Limit::TesterReceive
+                } else {
+                    Limit::Sut
+                };
                 Bracket { lo_pps: l, hi_pps: u, limit }
             }
         }
@@ -398,8 +426,8 @@ pub fn find_ndr_pdr(
         cfg,
         max_pps: cfg.max_pps,
         gen_cap: None,
-        ndr: Target { name: "NDR", threshold: 0.0, lo: None, hi: None },
-        pdr: Target { name: "PDR", threshold: cfg.pdr_loss_threshold, lo: None, hi: None },
+        ndr: Target { name: "NDR", threshold: 0.0, lo: None, hi: None, hi_tester: false },
+        pdr: Target { name: "PDR", threshold: cfg.pdr_loss_threshold, lo: None, hi: None, hi_tester: false },
     };
     let mut trials: Vec<Trial> = Vec::new();
     while let Some((rate, ph, tg)) = st.next() {
@@ -417,7 +445,7 @@ pub fn find_ndr_pdr(
             st.gen_cap = Some(st.gen_cap.map_or(rate, |g| g.min(rate)));
             progress(&SearchEvent::GeneratorLimited { offered_pps: rate, achieved_pps: achieved_pps(&trial) });
         } else {
-            st.record(rate, loss_ratio(&trial));
+            st.record(rate, loss_ratio(&trial), sut_loss_ratio(&trial));
         }
     }
     let (ndr, pdr) = (st.bracket(&st.ndr), st.bracket(&st.pdr));

@@ -13,7 +13,9 @@
 
 use proptest::prelude::*;
 use sr6_perf::model::Trial;
-use sr6_perf::search::{find_ndr_pdr, loss_ratio, phase, target, Limit, SearchConfig, SearchEvent, TrialRunner};
+use sr6_perf::search::{
+    find_ndr_pdr, loss_ratio, phase, sut_loss_ratio, target, Limit, SearchConfig, SearchEvent, TrialRunner,
+};
 use sr6_perf::stats::summarize;
 
 /// SplitMix64: small, seeded, good enough for noise.
@@ -53,6 +55,9 @@ struct SimSut {
     /// Soft knee: (K, loss ratio reached at C).
     knee: Option<(f64, f64)>,
     generator_ceiling: f64,
+    /// The most the tester's receiving link takes, packets/s: what the SUT forwards
+    /// above it is dropped there and counted in `tester_rx_dropped`.
+    receive_ceiling: f64,
     noise: Noise,
     rng: Rng,
     duration_s: f64,
@@ -66,6 +71,7 @@ impl SimSut {
             capacity,
             knee: None,
             generator_ceiling: f64::INFINITY,
+            receive_ceiling: f64::INFINITY,
             noise,
             rng: Rng(seed),
             duration_s: 1.0,
@@ -96,6 +102,8 @@ impl TrialRunner for SimSut {
                 received = received.min(sent - lost.min(sent));
             }
         }
+        let forwarded = received;
+        let received = forwarded.min((self.receive_ceiling * d).floor() as u64);
         Ok(Trial {
             offered_pps,
             sent,
@@ -104,8 +112,8 @@ impl TrialRunner for SimSut {
             duration_s: d,
             delivered_pps: received as f64 / d,
             delivery_ratio: if sent == 0 { 1.0 } else { received as f64 / sent as f64 },
-            sut_rx_dropped: 0,
-            tester_rx_dropped: 0,
+            sut_rx_dropped: sent - forwarded,
+            tester_rx_dropped: forwarded - received,
         })
     }
 }
@@ -312,6 +320,36 @@ fn generator_ceiling_below_capacity() {
     // The generator's shortfall (tx_dropped) was never taken for loss.
     assert!(r.trials.iter().any(|t| t.tx_dropped > 0));
     assert!(r.trials.iter().all(|t| loss_ratio(t) == 0.0));
+}
+
+#[test]
+fn a_tester_that_cannot_receive_more_bounds_the_result() {
+    // The SUT would forward 1 Mpps, the tester takes back only 600 kpps.
+    let mut sut = SimSut::new(1_000_000.0, Noise::None, 6);
+    sut.receive_ceiling = 600_000.0;
+    let (r, ev) = search(&mut sut, &cfg(10_000.0, 0.01));
+    let r = r.unwrap();
+    check_events(&ev, &r.trials);
+    let (ndr, pdr) = finished(&ev);
+    assert_eq!((ndr.limit, pdr.limit), (Limit::TesterReceive, Limit::TesterReceive));
+    assert_eq!((r.ndr_limit, r.pdr_limit), (Limit::TesterReceive, Limit::TesterReceive));
+    assert!(r.pdr_tester_bound(), "reported as a lower bound");
+    assert!(r.pdr_pps >= 590_000.0 && r.pdr_pps <= 610_000.0, "{}", r.pdr_pps);
+    assert!(r.trials.iter().any(|t| t.tester_rx_dropped > 0 && sut_loss_ratio(t) == 0.0));
+
+    // Where the SUT loses frames itself first, it is the SUT's limit, as before.
+    let mut sut = SimSut::new(500_000.0, Noise::None, 6);
+    sut.receive_ceiling = 600_000.0;
+    let (r, _) = search(&mut sut, &cfg(10_000.0, 0.01));
+    let r = r.unwrap();
+    assert_eq!((r.ndr_limit, r.pdr_limit), (Limit::Sut, Limit::Sut));
+    assert!(!r.pdr_tester_bound());
+    // A SUT a little above the tester: the bracket closes at a rate the SUT forwarded
+    // whole (640k, the first doubling past 600k), so the tester's limit again.
+    let mut sut = SimSut::new(700_000.0, Noise::None, 6);
+    sut.receive_ceiling = 600_000.0;
+    let (r, _) = search(&mut sut, &cfg(10_000.0, 0.01));
+    assert_eq!(r.unwrap().pdr_limit, Limit::TesterReceive);
 }
 
 #[test]

@@ -281,8 +281,9 @@ fn ratio_table(s: &mut String, results: &[BehaviorResult], fw: &str) {
         let _ = writeln!(
             s,
             "`≥`: in at least one repetition the PDR search stopped at what the tester could \
-             send (its ceiling, measured or `max_pps`, or a rate it fell short of), not at the \
-             SUT's loss: the mean is a lower bound of the SUT's PDR.\n"
+             send (its ceiling, measured or `max_pps`, or a rate it fell short of) or take back \
+             (the trial above the PDR lost frames only at the tester's receiving link), not at \
+             the SUT's loss: the mean is a lower bound of the SUT's PDR.\n"
         );
     }
 }
