@@ -604,8 +604,7 @@ impl SearchResult {
 
 /// What bounded a target's bracket from above when the search ended.
 /// Serialized in snake case (`sut`, `generator`, `max_rate`, `not_found`,
-/// `tester_receive`); results
-/// written before it was recorded read as `sut`.
+/// `tester_receive`); results written before it was recorded read as `sut`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Limit {
