@@ -249,3 +249,39 @@ def test_end_bpf_rows(sr6_bin, tmp_path):
         assert f"### {fw}\n" in section, section
     for b in rows[2:]:
         assert sum(1 for line in section.splitlines() if line.startswith(f"| {b} | ")) == 2, section
+
+
+def test_hmac_rows(sr6_bin, tmp_path):
+    """The HMAC rows: H.Encaps adding an HMAC TLV and End verifying the tester's on a dut0
+    that requires one (seg6_require_hmac=1), with the key given to the kernel through
+    iproute2's prompt and to sr6 on its line. Frames come back from both forwarders on
+    every row — none would on the End rows if the tester's HMAC did not verify (the kernel
+    also needs the SRH's 0x08 flag to find it), nor on the H.Encaps rows if the key were
+    missing (the route is refused). The report puts each beside its row without HMAC."""
+    rows = ["T.Encaps", "End", "H.Encaps-hmac-sha256", "H.Encaps-hmac-sha1", "End-hmac-sha256",
+            "End-hmac-sha1"]
+    exp = tmp_path / "exp.yaml"
+    exp.write_text("forwarders: [linux, sr6]\n"
+                   f"behaviors: [{', '.join(rows)}]\n"
+                   "trial_duration_s: 0.2\nrepetitions: 1\nprecision: 0.2\nlatency_fraction: 0\n"
+                   "max_load_trial: false\n")
+    p = subprocess.run([str(sr6_bin), "perf", "run", str(exp), "--out", str(tmp_path / "res")],
+                       capture_output=True, text=True, timeout=900)
+    assert p.returncode == 0, p.stderr[-4000:]
+    assert "skipped" not in p.stderr, p.stderr[-4000:]
+    results = json.loads((tmp_path / "res" / "results.json").read_text())
+    got = {(r["forwarder"], r["behavior"]) for r in results}
+    assert got == {(f, b) for f in ("linux", "sr6") for b in rows}
+    for r in results:
+        # End's frame with a 40-byte HMAC TLV in its SRH; plain IPv6 to the head-ends.
+        want = {"End": 158, "T.Encaps": 78}.get(r["behavior"], 198 if r["behavior"].startswith("End") else 78)
+        assert r["frame_bytes"] == want, r["behavior"]
+        rep = r["repetitions"][0]
+        assert 0 < rep["ndr_pps"] <= rep["pdr_pps"] * 1.0000001, (r["forwarder"], r["behavior"])
+        assert any(t["received"] == t["sent"] > 0 for t in rep["trials"]), (r["forwarder"], r["behavior"])
+    md = (tmp_path / "res" / "report.md").read_text()
+    section = md.split("## HMAC / without")[1].split("\n## ")[0]
+    for fw in ("linux", "sr6"):
+        assert f"### {fw}\n" in section, section
+    for b in rows[2:]:
+        assert sum(1 for line in section.splitlines() if line.startswith(f"| {b} | ")) == 2, section

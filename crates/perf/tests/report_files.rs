@@ -708,3 +708,46 @@ fn end_bpf_rows_as_a_share_of_native() {
     let (_, md) = write_ok(&results[..2], "no_end_bpf");
     assert!(!md.contains("End.BPF / native"), "{md}");
 }
+
+/// The HMAC rows as shares of the same behaviour without an HMAC, beside the paper's
+/// figure where it gives one; both forwarders.
+#[test]
+fn hmac_rows_as_a_share_of_without() {
+    let behs = [
+        (beh("T.Encaps"), 1.0),
+        (beh("End"), 0.95),
+        (beh("H.Encaps-hmac-sha256"), 0.6),
+        (beh("H.Encaps-hmac-sha1"), 0.65),
+        (beh("End-hmac-sha256"), 0.5),
+        (beh("End-hmac-sha1"), 0.55),
+    ];
+    let mut results = synth(&[("sr6", 1_000_000.0, 1.0)], &behs, 3, 11);
+    results.extend(synth(&[("linux", 800_000.0, 1.0)], &behs, 3, 12));
+    let (_, md) = write_ok(&results, "hmac");
+    assert_eq!(md.matches("## HMAC / without").count(), 1, "{md}");
+    let section = md.split("## HMAC / without").nth(1).unwrap().split("\n## ").next().unwrap();
+    assert!(section.contains("### sr6\n") && section.contains("### linux\n"), "{section}");
+    for fw in ["sr6", "linux"] {
+        let get = |n: &str| results.iter().find(|r| r.forwarder == fw && r.behavior == beh(n)).unwrap();
+        for (r, base, paper) in [
+            ("H.Encaps-hmac-sha256", "T.Encaps", "29%"),
+            ("H.Encaps-hmac-sha1", "T.Encaps", "—"),
+            ("End-hmac-sha256", "End", "—"),
+            ("End-hmac-sha1", "End", "—"),
+        ] {
+            let (a, b) = (get(r), get(base));
+            let want = format!(
+                "| {r} | {:.2} | {base} | {:.2} | **{:.1}%** | {paper} | {:.1}% |",
+                a.pdr.mean / 1e3,
+                b.pdr.mean / 1e3,
+                a.pdr.mean / b.pdr.mean * 100.0,
+                a.ndr.mean / b.ndr.mean * 100.0
+            );
+            assert!(section.contains(&want), "{want}\n{section}");
+        }
+    }
+    // Without the rows they stand beside, no section.
+    let only: Vec<_> = results.iter().filter(|r| r.behavior.hmac().is_some()).cloned().collect();
+    let (_, md) = write_ok(&only, "no_hmac");
+    assert!(!md.contains("HMAC / without"), "{md}");
+}
