@@ -255,13 +255,28 @@ impl Map {
     }
 
     /// `BPF_MAP_LOOKUP_ELEM` of a per-CPU map: one value of `value_size` bytes
-    /// (rounded up to 8) per possible CPU, in `value`, whose length must be that.
+    /// (rounded up to 8) per possible CPU ([`possible_cpus`]), in `value`, whose length
+    /// must be that.
     pub fn lookup_percpu(&self, key: &[u8], value: &mut [u8]) -> io::Result<()> {
         self.check(key, None)?;
+        // The kernel writes one value per possible CPU: a shorter buffer would overflow.
+        static CPUS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+        let cpus = match CPUS.get() {
+            Some(&n) => n,
+            None => *CPUS.get_or_init(|| possible_cpus().unwrap_or(0)),
+        };
         let stride = (self.value_size as usize).div_ceil(8) * 8;
-        if stride == 0 || !value.len().is_multiple_of(stride) {
-            return Err(io::Error::new(io::ErrorKind::InvalidInput, "per-CPU value of a wrong size"));
+        if stride == 0 || cpus == 0 || value.len() != cpus * stride {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("per-CPU value of {} bytes, not {cpus} CPUs x {stride}", value.len()),
+            ));
         }
+        self.lookup_unchecked(key, value)
+    }
+
+    /// `BPF_MAP_LOOKUP_ELEM` into `value`, whose size the caller checked.
+    fn lookup_unchecked(&self, key: &[u8], value: &mut [u8]) -> io::Result<()> {
         let mut a = ElemAttr {
             map_fd: self.fd.as_raw_fd() as u32,
             _pad: 0,
@@ -323,14 +338,7 @@ impl Map {
     /// `BPF_MAP_LOOKUP_ELEM` into `value`. `key` and `value` must have the map's sizes.
     pub fn lookup(&self, key: &[u8], value: &mut [u8]) -> io::Result<()> {
         self.check(key, Some(value.len()))?;
-        let mut a = ElemAttr {
-            map_fd: self.fd.as_raw_fd() as u32,
-            _pad: 0,
-            key: key.as_ptr() as u64,
-            value: value.as_mut_ptr() as u64,
-            flags: 0,
-        };
-        sys_bpf(BPF_MAP_LOOKUP_ELEM, &mut a).map(|_| ()).map_err(|e| context(e, "bpf(BPF_MAP_LOOKUP_ELEM)"))
+        self.lookup_unchecked(key, value)
     }
 
     /// `BPF_MAP_DELETE_ELEM`. A missing key is not an error.
