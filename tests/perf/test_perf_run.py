@@ -218,16 +218,12 @@ def test_sr_proxy_rows(sr6_bin, tmp_path):
         assert f"| {b} | " in section, section
 
 
-def test_end_bpf_rows(sr6_bin, tmp_path):
-    """The End.BPF rows: the End.BPF paper's programs compiled with clang into one object
-    per row, loaded by the kernel (iproute2's `endpoint obj`) and by sr6 from the same
-    source. Frames come back from both forwarders on every row — none would if the program
-    were not loaded (no route for the SID's packets to follow) or dropped them; Add TLV's
-    frames are 8 bytes longer on the way out, which the receiver does not mind. The report
-    puts each beside what the paper compares it with."""
+def short_run_of(sr6_bin, tmp_path, rows):
+    """One short search per row on both forwarders, none skipped; the results (the report
+    is in tmp_path/res)."""
     exp = tmp_path / "exp.yaml"
     exp.write_text("forwarders: [linux, sr6]\n"
-                   "behaviors: [End, End.T, End.BPF-end, End.BPF-tag, End.BPF-tlv, End.BPF-end_t]\n"
+                   f"behaviors: [{', '.join(rows)}]\n"
                    "trial_duration_s: 0.2\nrepetitions: 1\nprecision: 0.2\nlatency_fraction: 0\n"
                    "max_load_trial: false\n")
     p = subprocess.run([str(sr6_bin), "perf", "run", str(exp), "--out", str(tmp_path / "res")],
@@ -235,9 +231,20 @@ def test_end_bpf_rows(sr6_bin, tmp_path):
     assert p.returncode == 0, p.stderr[-4000:]
     assert "skipped" not in p.stderr, p.stderr[-4000:]
     results = json.loads((tmp_path / "res" / "results.json").read_text())
-    rows = ["End", "End.T", "End.BPF-end", "End.BPF-tag", "End.BPF-tlv", "End.BPF-end_t"]
     got = {(r["forwarder"], r["behavior"]) for r in results}
     assert got == {(f, b) for f in ("linux", "sr6") for b in rows}
+    return results
+
+
+def test_end_bpf_rows(sr6_bin, tmp_path):
+    """The End.BPF rows: the End.BPF paper's programs compiled with clang into one object
+    per row, loaded by the kernel (iproute2's `endpoint obj`) and by sr6 from the same
+    source. Frames come back from both forwarders on every row — none would if the program
+    were not loaded (no route for the SID's packets to follow) or dropped them; Add TLV's
+    frames are 8 bytes longer on the way out, which the receiver does not mind. The report
+    puts each beside what the paper compares it with."""
+    rows = ["End", "End.T", "End.BPF-end", "End.BPF-tag", "End.BPF-tlv", "End.BPF-end_t"]
+    results = short_run_of(sr6_bin, tmp_path, rows)
     for r in results:
         assert r["frame_bytes"] == 158, r["behavior"]
         rep = r["repetitions"][0]
@@ -260,18 +267,7 @@ def test_hmac_rows(sr6_bin, tmp_path):
     missing (the route is refused). The report puts each beside its row without HMAC."""
     rows = ["T.Encaps", "End", "H.Encaps-hmac-sha256", "H.Encaps-hmac-sha1", "End-hmac-sha256",
             "End-hmac-sha1"]
-    exp = tmp_path / "exp.yaml"
-    exp.write_text("forwarders: [linux, sr6]\n"
-                   f"behaviors: [{', '.join(rows)}]\n"
-                   "trial_duration_s: 0.2\nrepetitions: 1\nprecision: 0.2\nlatency_fraction: 0\n"
-                   "max_load_trial: false\n")
-    p = subprocess.run([str(sr6_bin), "perf", "run", str(exp), "--out", str(tmp_path / "res")],
-                       capture_output=True, text=True, timeout=900)
-    assert p.returncode == 0, p.stderr[-4000:]
-    assert "skipped" not in p.stderr, p.stderr[-4000:]
-    results = json.loads((tmp_path / "res" / "results.json").read_text())
-    got = {(r["forwarder"], r["behavior"]) for r in results}
-    assert got == {(f, b) for f in ("linux", "sr6") for b in rows}
+    results = short_run_of(sr6_bin, tmp_path, rows)
     for r in results:
         # End's frame with a 40-byte HMAC TLV in its SRH; plain IPv6 to the head-ends.
         want = {"End": 158, "T.Encaps": 78}.get(r["behavior"], 198 if r["behavior"].startswith("End") else 78)

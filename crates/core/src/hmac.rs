@@ -75,6 +75,17 @@ thread_local! {
 
 static NEXT_UID: AtomicU64 = AtomicU64::new(1);
 
+/// The text's first 22 bytes (RFC 8754 §2.1.2.1): source address, Last Entry, Flags,
+/// HMAC Key ID; the Segment List follows.
+fn text_head(src: &[u8; 16], last_entry: u8, flags: u8, key_id: u32) -> [u8; 22] {
+    let mut head = [0u8; 22];
+    head[..16].copy_from_slice(src);
+    head[16] = last_entry;
+    head[17] = flags;
+    head[18..22].copy_from_slice(&key_id.to_be_bytes());
+    head
+}
+
 impl HmacKey {
     pub fn new(alg: HmacAlg, secret: &[u8]) -> Self {
         // HMAC accepts keys of any length (RFC 2104 §2), so these cannot fail.
@@ -102,11 +113,7 @@ impl HmacKey {
         segments: &[u8],
     ) -> [u8; HMAC_FIELD_LEN] {
         let mut out = [0u8; HMAC_FIELD_LEN];
-        let mut head = [0u8; 22];
-        head[..16].copy_from_slice(src);
-        head[16] = last_entry;
-        head[17] = flags;
-        head[18..22].copy_from_slice(&key_id.to_be_bytes());
+        let head = text_head(src, last_entry, flags, key_id);
         match &self.state {
             State::Sha1(k) => {
                 let mut m = k.clone();
@@ -145,10 +152,7 @@ impl HmacKey {
             return self.compute(src, last_entry, flags, key_id, segments);
         }
         let mut text = [0u8; CACHE_TEXT];
-        text[..16].copy_from_slice(src);
-        text[16] = last_entry;
-        text[17] = flags;
-        text[18..22].copy_from_slice(&key_id.to_be_bytes());
+        text[..22].copy_from_slice(&text_head(src, last_entry, flags, key_id));
         text[22..len].copy_from_slice(segments);
         // The slot, by the text alone (a key's successor finds the old entry and misses
         // on the id): the source's and the last 8 bytes, the key id, mixed.
