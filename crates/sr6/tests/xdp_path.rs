@@ -152,20 +152,25 @@ fn xdp_tier_forwards_transit_and_srv6_endpoints() {
         let end_x = frame("fc00:a::2", "fc00:1::c3", 64, Some((&["fc00:3::9", "fc00:1::c3"], 1, 17)), udp);
         // IPv4 transit: 20.1.0.0/16 via 10.0.23.9 on eth2.
         let transit4 = frame4(&ip4([20, 1, 0, 5], 64, 0, false, udp));
-        for (f, out) in [(&transit, 1u16), (&end, 2), (&end_t, 1), (&end_x, 2), (&transit4, 2)] {
+        // End.DX6 at fc00:1::d6 to fc00:a::2 on eth0; End.DT6 at fc00:1::d7, table 100.
+        let dx6 = frame("fc00:9::1", "fc00:1::d6", 64, Some((&["fc00:1::d6"], 0, 41)), &inner6("fc00:3::4", 9));
+        let dt6 = frame("fc00:9::1", "fc00:1::d7", 64, Some((&["fc00:1::d7"], 0, 41)), &inner6("fc00:3::4", 9));
+        for (f, out) in [(&transit, 1u16), (&end, 2), (&end_t, 1), (&end_x, 2), (&transit4, 2), (&dx6, 0), (&dt6, 1)] {
             assert!(same(fx, f, 0).unwrap(), "not forwarded: {f:02x?}");
             assert_eq!(xdp(fx, f, 0).2, Some(out));
         }
         // Hop limit 1: the general path's (an ICMP error).
         let (v, _, _) = xdp(fx, &frame("fc00:a::2", "fc00:2::9", 1, None, udp), 0);
         assert_eq!(v, XDP_DROP);
-        // End's SID counter.
-        let e: std::net::Ipv6Addr = "fc00:1::e".parse().unwrap();
-        let sid = fx.t.sids.iter().position(|s| s.prefix == sr6_core::spec::Prefix::V6(e, 128)).unwrap();
-        let before = fx.mirror.counts(fx.t.sids.len(), 0).unwrap().sids[sid];
-        xdp(fx, &end, 0);
-        let after = fx.mirror.counts(fx.t.sids.len(), 0).unwrap().sids[sid];
-        assert_eq!((after.0 - before.0, after.1 - before.1), (1, end.len() as u64));
+        // Each SID's counter: the frame as received, once.
+        for (s, f) in [("fc00:1::e", &end), ("fc00:1::d6", &dx6), ("fc00:1::d7", &dt6)] {
+            let e: std::net::Ipv6Addr = s.parse().unwrap();
+            let sid = fx.t.sids.iter().position(|s| s.prefix == sr6_core::spec::Prefix::V6(e, 128)).unwrap();
+            let before = fx.mirror.counts(fx.t.sids.len(), 0).unwrap().sids[sid];
+            assert_eq!(xdp(fx, f, 0).0, XDP_REDIRECT, "{s}");
+            let after = fx.mirror.counts(fx.t.sids.len(), 0).unwrap().sids[sid];
+            assert_eq!((after.0 - before.0, after.1 - before.1), (1, f.len() as u64), "{s}");
+        }
     });
 }
 

@@ -15,6 +15,10 @@
  *     hop limit minus one, routed as transit in the main table (End) or the SID's
  *     (End.T);
  *   - End.X (§4.2) on such an SRH: the same rewrite, sent to the SID's adjacency;
+ *   - End.DX6 (§4.4) and End.DT6 (§4.6) on such an SRH with Segments Left 0 and an
+ *     inner IPv6 packet: the outer header and SRH removed, the inner hop limit minus
+ *     one, sent to the SID's adjacency (End.DX6) or as the SID's FIB routes the inner
+ *     destination (End.DT6);
  *   - IPv4 transit (RFC 1812 §5.2.2): TTL minus one, the checksum updated.
  * Each checks what the fast path checks, and anything else is the general path's.
  *
@@ -40,12 +44,14 @@ struct route_key {
 	__u8 addr[16];
 } __attribute__((packed));
 
-enum { ACT_GENERAL = 0, ACT_FORWARD = 1, ACT_END = 2, ACT_END_X = 3 };
+enum { ACT_GENERAL = 0, ACT_FORWARD = 1, ACT_END = 2, ACT_END_X = 3, ACT_DT6 = 4, ACT_DX6 = 5 };
 
 /* ACT_FORWARD: out of device `arg` (sr6's index: its slot in tx) with these Ethernet
  * addresses, destination first. ACT_END: local SID `arg` (its counter's index), the
  * next segment looked up in FIB `arg2`. ACT_END_X: local SID `arg`, out of device
- * `arg2` with these Ethernet addresses. */
+ * `arg2` with these Ethernet addresses. ACT_DT6: local SID `arg`, the inner destination
+ * looked up in FIB `arg2`. ACT_DX6: local SID `arg`, out of device `arg2` with these
+ * Ethernet addresses. */
 struct act {
 	__u32 kind;
 	__u32 arg;
@@ -219,6 +225,70 @@ static __always_inline int forward(struct ethhdr *eth, const __u8 *mac, __u32 ou
 	return bpf_redirect_map(&tx, out, 0);
 }
 
+/* End.DX6 (RFC 8986 §4.4) and End.DT6 (§4.6), as the fast path's decap::fast6: an SRH
+ * without TLVs right after the IPv6 header (RFC 8754 §2), Segments Left 0 and Next
+ * Header 41 (S01-S02, §4.4 S01-S04 and the upper-layer step); the inner packet an IPv6
+ * one whose Payload Length is the rest of the frame, its hop limit over 1; End.DT6's
+ * lookup of the inner destination in the SID's FIB a route this tier forwards. The
+ * outer header and SRH go (S03-S05): the head moved to 14 bytes before the inner
+ * packet, where the new Ethernet header is written; the inner hop limit minus one. */
+static __always_inline int decap6(struct xdp_md *ctx, struct ipv6hdr *ip6, void *end, const struct act *a,
+				  __u32 gen, __u32 rx, __u64 len)
+{
+	__u8 *srh = (__u8 *)(ip6 + 1);
+	if (ip6->nexthdr != IPPROTO_ROUTING || (void *)(srh + 8) > end)
+		return slow6(ctx, ip6);
+	__u32 le1 = (__u32)srh[4] + 1;
+	__u32 segs_len = 8 * (__u32)srh[1];
+	if (srh[2] != 4 || srh[1] != 2 * le1 || segs_len > len - 62 || srh[3] != 0 || srh[0] != IPPROTO_IPV6)
+		return slow6(ctx, ip6);
+	if (segs_len > 8 * 254)
+		return slow6(ctx, ip6);
+	struct ipv6hdr *in = (void *)(srh + 8 + segs_len);
+	if ((void *)(in + 1) > end)
+		return slow6(ctx, ip6);
+	__u64 ilen = len - 62 - segs_len;
+	if (in->version != 6 || bpf_ntohs(in->payload_len) != ilen - 40 || in->hop_limit <= 1)
+		return slow6(ctx, ip6);
+	const __u8 *mac = a->eth;
+	__u32 out = a->arg2;
+	if (a->kind == ACT_DT6) {
+		if (a->arg2 > 255)
+			return slow6(ctx, ip6);
+		struct route_key k = { .prefixlen = 16 + 128, .gen = gen, .table = (__u8)a->arg2 };
+		__builtin_memcpy(k.addr, &in->daddr, 16);
+		struct act *b = bpf_map_lookup_elem(&routes6, &k);
+		if (!b || b->kind != ACT_FORWARD)
+			return slow6(ctx, ip6);
+		mac = b->eth;
+		out = b->arg;
+	}
+	__u8 eh[12];
+	__builtin_memcpy(eh, mac, 12);
+	__u32 sid = a->arg;
+	/* Every check done: from here the frame is changed. */
+	int pull = 48 + (int)segs_len;
+	if (bpf_xdp_adjust_head(ctx, pull))
+		return general(ctx);
+	/* The helper invalidates every packet pointer: derived again, and bounded. */
+	__u8 *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	if ((void *)(data + 14 + 40) > data_end) {
+		/* (Cannot be: the inner header was within the frame.) Undone, for sr6. */
+		if (bpf_xdp_adjust_head(ctx, -pull))
+			return XDP_DROP;
+		return general(ctx);
+	}
+	__builtin_memcpy(data, eh, 12);
+	data[12] = 0x86;
+	data[13] = 0xdd;
+	data[14 + 7]--;
+	count(&sid_stats, sid, len);
+	count(&rx_stats, rx, len);
+	count(&tx_stats, out, len - pull);
+	return bpf_redirect_map(&tx, out, 0);
+}
+
 static __always_inline int fast6(struct xdp_md *ctx, struct ethhdr *eth, struct ipv6hdr *ip6, void *end)
 {
 	__u64 len = (__u64)(end - (void *)eth);
@@ -252,6 +322,8 @@ static __always_inline int fast6(struct xdp_md *ctx, struct ethhdr *eth, struct 
 		ip6->hop_limit--;
 		return forward(eth, a->eth, a->arg, dc->dev, len);
 	}
+	if (a->kind == ACT_DT6 || a->kind == ACT_DX6)
+		return decap6(ctx, ip6, end, a, gen, dc->dev, len);
 	if ((a->kind != ACT_END && a->kind != ACT_END_X) || ip6->nexthdr != IPPROTO_ROUTING)
 		return slow6(ctx, ip6);
 	/* RFC 8754 §2: an SRH (Routing Type 4) whose Hdr Ext Len is the Segment List's

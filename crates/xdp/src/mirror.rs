@@ -47,6 +47,8 @@ const ACT_GENERAL: u32 = 0;
 const ACT_FORWARD: u32 = 1;
 const ACT_END: u32 = 2;
 const ACT_END_X: u32 = 3;
+const ACT_DT6: u32 = 4;
+const ACT_DX6: u32 = 5;
 /// FIBs the program knows: those from 256 on are the general path's.
 const TABLES: usize = 256;
 
@@ -232,6 +234,12 @@ impl Mirror {
                 }
                 OffloadAct::EndX { sid, dev, eth } if sid < SID_SLOTS && tx_of(dev).is_some() => {
                     act_bytes(ACT_END_X, sid, dev.into(), &eth)
+                }
+                OffloadAct::Dt6 { sid, table: next } if sid < SID_SLOTS && next < TABLES => {
+                    act_bytes(ACT_DT6, sid, next as u32, &[0; 12])
+                }
+                OffloadAct::Dx6 { sid, dev, eth } if sid < SID_SLOTS && tx_of(dev).is_some() => {
+                    act_bytes(ACT_DX6, sid, dev.into(), &eth)
                 }
                 _ => general,
             };

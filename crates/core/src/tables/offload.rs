@@ -2,7 +2,8 @@
 //! IPv6 prefixes, each with the one action such a tier takes for packets whose longest
 //! match it is, decided here by the same tests the fast path makes
 //! (`pipeline::fast`), so that the tier forwards only what the fast path would, with
-//! the same bytes. Every prefix is listed, also those the tier leaves to sr6
+//! the same bytes (End, End.T and End.X without PSP, End.DX6 and End.DT6, transit).
+//! Every prefix is listed, also those the tier leaves to sr6
 //! ([`OffloadAct::General`]): left out, a shorter prefix would match in its place.
 
 use super::{FastKind, Fib, NextHop, Route, Tables};
@@ -25,6 +26,15 @@ pub enum OffloadAct {
     /// Local SID `sid`, End.X (§4.2) without PSP, to an adjacency whose neighbour is
     /// known: out of `dev` with these Ethernet addresses, on such an SRH.
     EndX { sid: u32, dev: DevId, eth: [u8; 12] },
+    /// Local SID `sid`, End.DT6 (RFC 8986 §4.6): on such an SRH with Segments Left 0
+    /// and an inner IPv6 packet (Next Header 41) whose Payload Length is the rest of the
+    /// packet and whose hop limit is over 1, the outer header and SRH removed, the inner
+    /// hop limit minus one, its destination routed in FIB `table`. Without an SRH, the
+    /// general path's (as on the fast path).
+    Dt6 { sid: u32, table: usize },
+    /// Local SID `sid`, End.DX6 (§4.4) to an adjacency whose neighbour is known: the
+    /// same decapsulation, out of `dev` with these Ethernet addresses.
+    Dx6 { sid: u32, dev: DevId, eth: [u8; 12] },
 }
 
 /// One prefix of a FIB: the FIB (dense index, 0 for main), the address (left-aligned,
@@ -92,16 +102,28 @@ impl Tables {
             Route::Sid(i) => match self.fast_sids.get(i as usize) {
                 Some(s) if s.is(FastKind::End) => OffloadAct::End { sid: i, table: 0 },
                 Some(s) if s.is(FastKind::EndT) => OffloadAct::End { sid: i, table: s.arg as usize },
-                Some(s) if s.is(FastKind::EndX) => match s.next_hop() {
-                    nh @ NextHop::Adj(_) => match self.resolve(nh, 0) {
-                        Some((dev, eth)) => OffloadAct::EndX { sid: i, dev, eth },
-                        None => OffloadAct::General,
-                    },
-                    NextHop::OnLink(_) => OffloadAct::General,
+                Some(s) if s.is(FastKind::EndX) => match self.adjacency_of(s.next_hop()) {
+                    Some((dev, eth)) => OffloadAct::EndX { sid: i, dev, eth },
+                    None => OffloadAct::General,
+                },
+                Some(s) if s.is(FastKind::Dt6) => OffloadAct::Dt6 { sid: i, table: s.arg as usize },
+                // (An on-link End.DX6 resolves the inner destination: the general path's.)
+                Some(s) if s.is(FastKind::Dx6) => match self.adjacency_of(s.next_hop()) {
+                    Some((dev, eth)) => OffloadAct::Dx6 { sid: i, dev, eth },
+                    None => OffloadAct::General,
                 },
                 _ => OffloadAct::General,
             },
             _ => OffloadAct::General,
+        }
+    }
+
+    /// A SID's adjacency, if its neighbour is known; `None` for an on-link next hop,
+    /// which depends on the packet.
+    fn adjacency_of(&self, nh: NextHop) -> Option<(DevId, [u8; 12])> {
+        match nh {
+            NextHop::Adj(_) => self.resolve(nh, 0),
+            NextHop::OnLink(_) => None,
         }
     }
 

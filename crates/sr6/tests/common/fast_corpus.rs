@@ -294,6 +294,22 @@ pub fn frames() -> Vec<Vec<u8>> {
             v.push(frame("fc00:9::1", sid, hl, Some((&[sid], 0, 41)), &inner6("fc00:3::4", 9)));
             v.push(frame("fc00:9::1", sid, hl, Some((&[sid], 0, 41)), &inner6("fc00:3::4", 1)));
             v.push(frame("fc00:9::1", sid, hl, Some((&[sid, "fc00:2::1"], 1, 41)), &inner6("fc00:3::4", 9)));
+            // Decapsulation's neighbours: the SRH's Next Header not 41, a PadN TLV after
+            // the Segment List, no SRH, an inner packet that is no IPv6 one, an inner
+            // Payload Length short of the rest.
+            v.push(frame("fc00:9::1", sid, hl, Some((&[sid], 0, 17)), &inner6("fc00:3::4", 9)));
+            let mut tlv = [4, 6, 0, 0, 0, 0, 0, 0].to_vec();
+            tlv.extend_from_slice(&inner6("fc00:3::4", 9));
+            let mut f = frame("fc00:9::1", sid, hl, Some((&[sid], 0, 41)), &tlv);
+            f[55] += 1;
+            v.push(f);
+            v.push(frame("fc00:9::1", sid, hl, None, &inner6("fc00:3::4", 9)));
+            let mut not6 = inner6("fc00:3::4", 9);
+            not6[0] = 0x40;
+            v.push(frame("fc00:9::1", sid, hl, Some((&[sid], 0, 41)), &not6));
+            let mut longer = inner6("fc00:3::4", 9);
+            longer.push(0);
+            v.push(frame("fc00:9::1", sid, hl, Some((&[sid], 0, 41)), &longer));
         }
         // End.DX2: an inner Ethernet frame, a too short one, and an IPv6 packet.
         let l2 = frame4(&ip4([20, 5, 5, 5], 64, 0, false, udp));
