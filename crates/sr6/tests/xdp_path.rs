@@ -155,15 +155,38 @@ fn xdp_tier_forwards_transit_and_srv6_endpoints() {
         // End.DX6 at fc00:1::d6 to fc00:a::2 on eth0; End.DT6 at fc00:1::d7, table 100.
         let dx6 = frame("fc00:9::1", "fc00:1::d6", 64, Some((&["fc00:1::d6"], 0, 41)), &inner6("fc00:3::4", 9));
         let dt6 = frame("fc00:9::1", "fc00:1::d7", 64, Some((&["fc00:1::d7"], 0, 41)), &inner6("fc00:3::4", 9));
-        for (f, out) in [(&transit, 1u16), (&end, 2), (&end_t, 1), (&end_x, 2), (&transit4, 2), (&dx6, 0), (&dt6, 1)] {
+        // PSP (fc00:1::e7 End, fc00:1::c4 End.X, fc00:1::78 End.T of table 100): with
+        // Segments Left 1 the SRH goes; with 2, the rewrite of End.
+        let psp = |sid: &str, sl: u8| {
+            let segs: &[&str] = if sl == 1 { &["fc00:3::9", sid] } else { &["fc00:3::9", "fc00:3::8", sid] };
+            frame("fc00:a::2", sid, 64, Some((segs, sl, 17)), udp)
+        };
+        let (end_psp, end_x_psp, end_t_psp) = (psp("fc00:1::e7", 1), psp("fc00:1::c4", 1), psp("fc00:1::78", 1));
+        let end_psp2 = psp("fc00:1::e7", 2);
+        for (f, out) in [
+            (&transit, 1u16),
+            (&end, 2),
+            (&end_t, 1),
+            (&end_x, 2),
+            (&transit4, 2),
+            (&dx6, 0),
+            (&dt6, 1),
+            (&end_psp, 2),
+            (&end_x_psp, 2),
+            (&end_t_psp, 1),
+            (&end_psp2, 2),
+        ] {
             assert!(same(fx, f, 0).unwrap(), "not forwarded: {f:02x?}");
             assert_eq!(xdp(fx, f, 0).2, Some(out));
         }
+        // The SRH popped: 40 bytes shorter (8 + 2 segments), Next Header UDP.
+        let (_, popped, _) = xdp(fx, &end_psp, 0);
+        assert_eq!((popped.len(), popped[20]), (end_psp.len() - 40, 17));
         // Hop limit 1: the general path's (an ICMP error).
         let (v, _, _) = xdp(fx, &frame("fc00:a::2", "fc00:2::9", 1, None, udp), 0);
         assert_eq!(v, XDP_DROP);
         // Each SID's counter: the frame as received, once.
-        for (s, f) in [("fc00:1::e", &end), ("fc00:1::d6", &dx6), ("fc00:1::d7", &dt6)] {
+        for (s, f) in [("fc00:1::e", &end), ("fc00:1::d6", &dx6), ("fc00:1::d7", &dt6), ("fc00:1::e7", &end_psp)] {
             let e: std::net::Ipv6Addr = s.parse().unwrap();
             let sid = fx.t.sids.iter().position(|s| s.prefix == sr6_core::spec::Prefix::V6(e, 128)).unwrap();
             let before = fx.mirror.counts(fx.t.sids.len(), 0).unwrap().sids[sid];

@@ -15,6 +15,7 @@
  *     hop limit minus one, routed as transit in the main table (End) or the SID's
  *     (End.T);
  *   - End.X (§4.2) on such an SRH: the same rewrite, sent to the SID's adjacency;
+ *   - with PSP (§4.16.1), the SRH removed when Segments Left reaches 0;
  *   - End.DX6 (§4.4) and End.DT6 (§4.6) on such an SRH with Segments Left 0 and an
  *     inner IPv6 packet: the outer header and SRH removed, the inner hop limit minus
  *     one, sent to the SID's adjacency (End.DX6) or as the SID's FIB routes the inner
@@ -44,14 +45,23 @@ struct route_key {
 	__u8 addr[16];
 } __attribute__((packed));
 
-enum { ACT_GENERAL = 0, ACT_FORWARD = 1, ACT_END = 2, ACT_END_X = 3, ACT_DT6 = 4, ACT_DX6 = 5 };
+enum {
+	ACT_GENERAL = 0,
+	ACT_FORWARD = 1,
+	ACT_END = 2,
+	ACT_END_X = 3,
+	ACT_DT6 = 4,
+	ACT_DX6 = 5,
+	ACT_END_PSP = 6,
+	ACT_END_X_PSP = 7,
+};
 
 /* ACT_FORWARD: out of device `arg` (sr6's index: its slot in tx) with these Ethernet
  * addresses, destination first. ACT_END: local SID `arg` (its counter's index), the
  * next segment looked up in FIB `arg2`. ACT_END_X: local SID `arg`, out of device
  * `arg2` with these Ethernet addresses. ACT_DT6: local SID `arg`, the inner destination
  * looked up in FIB `arg2`. ACT_DX6: local SID `arg`, out of device `arg2` with these
- * Ethernet addresses. */
+ * Ethernet addresses. ACT_END_PSP, ACT_END_X_PSP: as ACT_END and ACT_END_X, with PSP. */
 struct act {
 	__u32 kind;
 	__u32 arg;
@@ -289,6 +299,42 @@ static __always_inline int decap6(struct xdp_md *ctx, struct ipv6hdr *ip6, void 
 	return bpf_redirect_map(&tx, out, 0);
 }
 
+/* PSP (RFC 8986 §4.16.1 S14.1-S14.4), as the fast path's end::fast_psp: Segments Left
+ * was 1, so the SRH of `srh_len` bytes goes once the rewrite of the Ethernet + IPv6
+ * headers (`mac`, the hop limit, the destination `next`) is made: its Next Header to the
+ * IPv6 header, the Payload Length shortened, the 54 bytes of headers moved up over it.
+ * The headers are rewritten in a copy first, so the frame is untouched until the head
+ * moves (which cannot fail: what remains is longer than an Ethernet header). */
+static __always_inline int psp(struct xdp_md *ctx, struct ethhdr *eth, const __u8 *srh, const __u8 *next,
+			       const __u8 *mac, __u32 out, __u32 sid, __u32 rx, __u64 len, __u32 srh_len)
+{
+	__u8 h[54];
+	__builtin_memcpy(h, eth, 54);
+	__builtin_memcpy(h, mac, 12);
+	__u16 plen = (__u16)(len - 54 - srh_len);
+	h[14 + 4] = plen >> 8;
+	h[14 + 5] = plen & 0xff;
+	h[14 + 6] = srh[0];
+	h[14 + 7]--;
+	__builtin_memcpy(h + 14 + 24, next, 16);
+	if (srh_len > 8 * 255 || bpf_xdp_adjust_head(ctx, (int)srh_len))
+		return general(ctx);
+	/* The helper invalidates every packet pointer: derived again, and bounded. */
+	__u8 *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	if ((void *)(data + 54) > data_end) {
+		/* (Cannot be: the packet was longer than its headers.) Undone, for sr6. */
+		if (bpf_xdp_adjust_head(ctx, -(int)srh_len))
+			return XDP_DROP;
+		return general(ctx);
+	}
+	__builtin_memcpy(data, h, 54);
+	count(&sid_stats, sid, len);
+	count(&rx_stats, rx, len);
+	count(&tx_stats, out, len - srh_len);
+	return bpf_redirect_map(&tx, out, 0);
+}
+
 static __always_inline int fast6(struct xdp_md *ctx, struct ethhdr *eth, struct ipv6hdr *ip6, void *end)
 {
 	__u64 len = (__u64)(end - (void *)eth);
@@ -324,7 +370,13 @@ static __always_inline int fast6(struct xdp_md *ctx, struct ethhdr *eth, struct 
 	}
 	if (a->kind == ACT_DT6 || a->kind == ACT_DX6)
 		return decap6(ctx, ip6, end, a, gen, dc->dev, len);
-	if ((a->kind != ACT_END && a->kind != ACT_END_X) || ip6->nexthdr != IPPROTO_ROUTING)
+	__u32 kind = a->kind;
+	int with_psp = kind == ACT_END_PSP || kind == ACT_END_X_PSP;
+	if (kind == ACT_END_PSP)
+		kind = ACT_END;
+	else if (kind == ACT_END_X_PSP)
+		kind = ACT_END_X;
+	if ((kind != ACT_END && kind != ACT_END_X) || ip6->nexthdr != IPPROTO_ROUTING)
 		return slow6(ctx, ip6);
 	/* RFC 8754 §2: an SRH (Routing Type 4) whose Hdr Ext Len is the Segment List's
 	 * (no TLVs), within the packet; RFC 8986 §4.1 S02-S13: 1 <= Segments Left <= Last
@@ -351,7 +403,7 @@ static __always_inline int fast6(struct xdp_md *ctx, struct ethhdr *eth, struct 
 	 * adjacency. Every lookup before the frame is touched. */
 	const __u8 *mac = a->eth;
 	__u32 out = a->arg2;
-	if (a->kind == ACT_END) {
+	if (kind == ACT_END) {
 		if (a->arg2 > 255)
 			return slow6(ctx, ip6);
 		struct route_key k2 = { .prefixlen = 16 + 128, .gen = gen, .table = (__u8)a->arg2 };
@@ -363,6 +415,8 @@ static __always_inline int fast6(struct xdp_md *ctx, struct ethhdr *eth, struct 
 		out = b->arg;
 	}
 	__u32 sid = a->arg;
+	if (with_psp && sl == 1)
+		return psp(ctx, eth, srh, next, mac, out, sid, dc->dev, len, 8 + segs_len);
 	ip6->hop_limit--;
 	srh[3] = sl - 1;
 	__builtin_memcpy(&ip6->daddr, next, 16);

@@ -49,6 +49,8 @@ const ACT_END: u32 = 2;
 const ACT_END_X: u32 = 3;
 const ACT_DT6: u32 = 4;
 const ACT_DX6: u32 = 5;
+const ACT_END_PSP: u32 = 6;
+const ACT_END_X_PSP: u32 = 7;
 /// FIBs the program knows: those from 256 on are the general path's.
 const TABLES: usize = 256;
 
@@ -229,11 +231,11 @@ impl Mirror {
             let Ok(table) = u8::try_from(o.table) else { continue };
             let v = match o.act {
                 OffloadAct::Forward { dev, eth } if tx_of(dev).is_some() => act_bytes(ACT_FORWARD, dev.into(), 0, &eth),
-                OffloadAct::End { sid, table: next } if sid < SID_SLOTS && next < TABLES => {
-                    act_bytes(ACT_END, sid, next as u32, &[0; 12])
+                OffloadAct::End { sid, table: next, psp } if sid < SID_SLOTS && next < TABLES => {
+                    act_bytes(if psp { ACT_END_PSP } else { ACT_END }, sid, next as u32, &[0; 12])
                 }
-                OffloadAct::EndX { sid, dev, eth } if sid < SID_SLOTS && tx_of(dev).is_some() => {
-                    act_bytes(ACT_END_X, sid, dev.into(), &eth)
+                OffloadAct::EndX { sid, dev, eth, psp } if sid < SID_SLOTS && tx_of(dev).is_some() => {
+                    act_bytes(if psp { ACT_END_X_PSP } else { ACT_END_X }, sid, dev.into(), &eth)
                 }
                 OffloadAct::Dt6 { sid, table: next } if sid < SID_SLOTS && next < TABLES => {
                     act_bytes(ACT_DT6, sid, next as u32, &[0; 12])

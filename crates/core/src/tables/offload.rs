@@ -2,7 +2,8 @@
 //! IPv6 prefixes, each with the one action such a tier takes for packets whose longest
 //! match it is, decided here by the same tests the fast path makes
 //! (`pipeline::fast`), so that the tier forwards only what the fast path would, with
-//! the same bytes (End, End.T and End.X without PSP, End.DX6 and End.DT6, transit).
+//! the same bytes (End, End.T and End.X with or without PSP, End.DX6 and End.DT6,
+//! transit).
 //! Every prefix is listed, also those the tier leaves to sr6
 //! ([`OffloadAct::General`]): left out, a shorter prefix would match in its place.
 
@@ -18,14 +19,14 @@ pub enum OffloadAct {
     /// (destination first), out of device `dev`. A route through a gateway whose
     /// neighbour is known, or a /128 route whose neighbour is.
     Forward { dev: DevId, eth: [u8; 12] },
-    /// Local SID `sid`, End (RFC 8986 §4.1) without flavours, or End.T (§4.3) without
-    /// PSP, the next segment looked up in FIB `table` (dense index, 0 for main): on an
-    /// SRH that directly follows the IPv6 header and carries no TLV, with 1 <= Segments
-    /// Left <= Last Entry + 1.
-    End { sid: u32, table: usize },
-    /// Local SID `sid`, End.X (§4.2) without PSP, to an adjacency whose neighbour is
-    /// known: out of `dev` with these Ethernet addresses, on such an SRH.
-    EndX { sid: u32, dev: DevId, eth: [u8; 12] },
+    /// Local SID `sid`, End (RFC 8986 §4.1) or End.T (§4.3), the next segment looked
+    /// up in FIB `table` (dense index, 0 for main): on an SRH that directly follows the
+    /// IPv6 header and carries no TLV, with 1 <= Segments Left <= Last Entry + 1. With
+    /// `psp` (§4.16.1), the SRH is removed when Segments Left reaches 0.
+    End { sid: u32, table: usize, psp: bool },
+    /// Local SID `sid`, End.X (§4.2), to an adjacency whose neighbour is known: out of
+    /// `dev` with these Ethernet addresses, on such an SRH; `psp` as for End.
+    EndX { sid: u32, dev: DevId, eth: [u8; 12], psp: bool },
     /// Local SID `sid`, End.DT6 (RFC 8986 §4.6): on such an SRH with Segments Left 0
     /// and an inner IPv6 packet (Next Header 41) whose Payload Length is the rest of the
     /// packet and whose hop limit is over 1, the outer header and SRH removed, the inner
@@ -100,10 +101,12 @@ impl Tables {
             Route::Forward(nh @ NextHop::Adj(_)) => self.resolved(nh, 0),
             Route::Forward(nh @ NextHop::OnLink(_)) => host.map_or(OffloadAct::General, |a| self.resolved(nh, a)),
             Route::Sid(i) => match self.fast_sids.get(i as usize) {
-                Some(s) if s.is(FastKind::End) => OffloadAct::End { sid: i, table: 0 },
-                Some(s) if s.is(FastKind::EndT) => OffloadAct::End { sid: i, table: s.arg as usize },
-                Some(s) if s.is(FastKind::EndX) => match self.adjacency_of(s.next_hop()) {
-                    Some((dev, eth)) => OffloadAct::EndX { sid: i, dev, eth },
+                Some(s) if s.is(FastKind::End) => OffloadAct::End { sid: i, table: 0, psp: false },
+                Some(s) if s.is(FastKind::EndT) => OffloadAct::End { sid: i, table: s.arg as usize, psp: false },
+                // (End and End.T with PSP: one kind, its argument the FIB.)
+                Some(s) if s.is(FastKind::EndPsp) => OffloadAct::End { sid: i, table: s.arg as usize, psp: true },
+                Some(s) if s.is(FastKind::EndX) || s.is(FastKind::EndXPsp) => match self.adjacency_of(s.next_hop()) {
+                    Some((dev, eth)) => OffloadAct::EndX { sid: i, dev, eth, psp: s.is(FastKind::EndXPsp) },
                     None => OffloadAct::General,
                 },
                 Some(s) if s.is(FastKind::Dt6) => OffloadAct::Dt6 { sid: i, table: s.arg as usize },
