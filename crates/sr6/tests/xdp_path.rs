@@ -163,6 +163,12 @@ fn xdp_tier_forwards_transit_and_srv6_endpoints() {
         };
         let (end_psp, end_x_psp, end_t_psp) = (psp("fc00:1::e7", 1), psp("fc00:1::c4", 1), psp("fc00:1::78", 1));
         let end_psp2 = psp("fc00:1::e7", 2);
+        // End.DX4 at fc00:1::d4 to 10.0.12.2 on eth1; End.DT4 at fc00:1::a4 and End.DT46
+        // at fc00:1::a6, table 200 (20.0.0.0/8 via 10.0.23.9 on eth2, fc00:3::/32 via
+        // fc00:23::3 on eth2).
+        let v4 = |sid: &str| frame("fc00:9::1", sid, 64, Some((&[sid], 0, 4)), &ip4([20, 9, 9, 9], 9, 0, false, udp));
+        let (dx4, dt4, dt46_4) = (v4("fc00:1::d4"), v4("fc00:1::a4"), v4("fc00:1::a6"));
+        let dt46_6 = frame("fc00:9::1", "fc00:1::a6", 64, Some((&["fc00:1::a6"], 0, 41)), &inner6("fc00:3::4", 9));
         for (f, out) in [
             (&transit, 1u16),
             (&end, 2),
@@ -175,6 +181,10 @@ fn xdp_tier_forwards_transit_and_srv6_endpoints() {
             (&end_x_psp, 2),
             (&end_t_psp, 1),
             (&end_psp2, 2),
+            (&dx4, 1),
+            (&dt4, 2),
+            (&dt46_4, 2),
+            (&dt46_6, 2),
         ] {
             assert!(same(fx, f, 0).unwrap(), "not forwarded: {f:02x?}");
             assert_eq!(xdp(fx, f, 0).2, Some(out));
@@ -182,11 +192,22 @@ fn xdp_tier_forwards_transit_and_srv6_endpoints() {
         // The SRH popped: 40 bytes shorter (8 + 2 segments), Next Header UDP.
         let (_, popped, _) = xdp(fx, &end_psp, 0);
         assert_eq!((popped.len(), popped[20]), (end_psp.len() - 40, 17));
+        // The IPv4 packet exposed: EtherType IPv4, TTL 8, a right checksum.
+        let (_, inner, _) = xdp(fx, &dt4, 0);
+        assert_eq!((&inner[12..14], inner[14 + 8]), (&[8u8, 0][..], 8));
+        let sum: u32 = inner[14..34].chunks(2).map(|w| u32::from(u16::from_be_bytes([w[0], w[1]]))).sum();
+        assert_eq!((sum & 0xffff) + (sum >> 16), 0xffff, "checksum of {:02x?}", &inner[14..34]);
         // Hop limit 1: the general path's (an ICMP error).
         let (v, _, _) = xdp(fx, &frame("fc00:a::2", "fc00:2::9", 1, None, udp), 0);
         assert_eq!(v, XDP_DROP);
         // Each SID's counter: the frame as received, once.
-        for (s, f) in [("fc00:1::e", &end), ("fc00:1::d6", &dx6), ("fc00:1::d7", &dt6), ("fc00:1::e7", &end_psp)] {
+        for (s, f) in [
+            ("fc00:1::e", &end),
+            ("fc00:1::d6", &dx6),
+            ("fc00:1::d7", &dt6),
+            ("fc00:1::e7", &end_psp),
+            ("fc00:1::a4", &dt4),
+        ] {
             let e: std::net::Ipv6Addr = s.parse().unwrap();
             let sid = fx.t.sids.iter().position(|s| s.prefix == sr6_core::spec::Prefix::V6(e, 128)).unwrap();
             let before = fx.mirror.counts(fx.t.sids.len(), 0).unwrap().sids[sid];

@@ -16,10 +16,12 @@
  *     (End.T);
  *   - End.X (§4.2) on such an SRH: the same rewrite, sent to the SID's adjacency;
  *   - with PSP (§4.16.1), the SRH removed when Segments Left reaches 0;
- *   - End.DX6 (§4.4) and End.DT6 (§4.6) on such an SRH with Segments Left 0 and an
- *     inner IPv6 packet: the outer header and SRH removed, the inner hop limit minus
- *     one, sent to the SID's adjacency (End.DX6) or as the SID's FIB routes the inner
- *     destination (End.DT6);
+ *   - End.DX6 (§4.4), End.DT6 (§4.6) and End.DT46 (§4.8) on such an SRH with Segments
+ *     Left 0 and an inner IPv6 packet: the outer header and SRH removed, the inner hop
+ *     limit minus one, sent to the SID's adjacency (End.DX6) or as the SID's FIB routes
+ *     the inner destination (End.DT6, End.DT46);
+ *   - End.DX4 (§4.5), End.DT4 (§4.7) and End.DT46 with an inner IPv4 packet: the same,
+ *     the inner TTL minus one with its checksum updated;
  *   - IPv4 transit (RFC 1812 §5.2.2): TTL minus one, the checksum updated.
  * Each checks what the fast path checks, and anything else is the general path's.
  *
@@ -54,6 +56,9 @@ enum {
 	ACT_DX6 = 5,
 	ACT_END_PSP = 6,
 	ACT_END_X_PSP = 7,
+	ACT_DT4 = 8,
+	ACT_DT46 = 9,
+	ACT_DX4 = 10,
 };
 
 /* ACT_FORWARD: out of device `arg` (sr6's index: its slot in tx) with these Ethernet
@@ -61,7 +66,9 @@ enum {
  * next segment looked up in FIB `arg2`. ACT_END_X: local SID `arg`, out of device
  * `arg2` with these Ethernet addresses. ACT_DT6: local SID `arg`, the inner destination
  * looked up in FIB `arg2`. ACT_DX6: local SID `arg`, out of device `arg2` with these
- * Ethernet addresses. ACT_END_PSP, ACT_END_X_PSP: as ACT_END and ACT_END_X, with PSP. */
+ * Ethernet addresses. ACT_END_PSP, ACT_END_X_PSP: as ACT_END and ACT_END_X, with PSP.
+ * ACT_DT4, ACT_DT46: as ACT_DT6, for an inner IPv4 packet (in routes4) or either.
+ * ACT_DX4: as ACT_DX6, for an inner IPv4 packet. */
 struct act {
 	__u32 kind;
 	__u32 arg;
@@ -80,7 +87,7 @@ struct dev_conf {
 	__u32 max_len4;
 };
 
-/* routes4: as routes6, IPv4 (prefixlen 16 + length); the main FIB only (table 0). */
+/* routes4: as routes6, IPv4 (prefixlen 16 + length). */
 struct route4_key {
 	__u32 prefixlen;
 	__u8 gen;
@@ -235,43 +242,107 @@ static __always_inline int forward(struct ethhdr *eth, const __u8 *mac, __u32 ou
 	return bpf_redirect_map(&tx, out, 0);
 }
 
-/* End.DX6 (RFC 8986 §4.4) and End.DT6 (§4.6), as the fast path's decap::fast6: an SRH
- * without TLVs right after the IPv6 header (RFC 8754 §2), Segments Left 0 and Next
- * Header 41 (S01-S02, §4.4 S01-S04 and the upper-layer step); the inner packet an IPv6
- * one whose Payload Length is the rest of the frame, its hop limit over 1; End.DT6's
- * lookup of the inner destination in the SID's FIB a route this tier forwards. The
- * outer header and SRH go (S03-S05): the head moved to 14 bytes before the inner
- * packet, where the new Ethernet header is written; the inner hop limit minus one. */
-static __always_inline int decap6(struct xdp_md *ctx, struct ipv6hdr *ip6, void *end, const struct act *a,
-				  __u32 gen, __u32 rx, __u64 len)
+/* The IPv4 header's checksum is right: its ones' complement sum is 0xffff (RFC 1071). */
+static __always_inline int ip4_csum_ok(const struct iphdr *ip)
+{
+	const __u16 *w = (const __u16 *)ip;
+	__u32 s = 0;
+#pragma unroll
+	for (int i = 0; i < 10; i++)
+		s += w[i];
+	s = (s & 0xffff) + (s >> 16);
+	s = (s & 0xffff) + (s >> 16);
+	return s == 0xffff;
+}
+
+/* The fast path's screen of an IPv4 address (host order): 0.0.0.0/8, 127.0.0.0/8 and
+ * 224.0.0.0/3 are the general path's. */
+static __always_inline int screen4(__u32 a)
+{
+	return a - 0x01000000u >= 0xdf000000u || (a >> 24) == 127;
+}
+
+/* The checksum of IPv4 header `ip` once its TTL is one less (RFC 1624 eq. 3, as sr6's
+ * `checksum::update16`), in network order. */
+static __always_inline __u16 ttl_dec_check(const struct iphdr *ip)
+{
+	__u32 old = (__u32)ip->ttl << 8 | ip->protocol;
+	__u32 s = (__u16)~bpf_ntohs(ip->check) + (__u16)~old + (old - 0x100);
+	s = (s & 0xffff) + (s >> 16);
+	s = (s & 0xffff) + (s >> 16);
+	return bpf_htons((__u16)~s);
+}
+
+/* End.DX6 (RFC 8986 §4.4), End.DT6 (§4.6), End.DX4 (§4.5), End.DT4 (§4.7) and End.DT46
+ * (§4.8), as the fast path's decap::fast6 and decap::fast4: an SRH without TLVs right
+ * after the IPv6 header (RFC 8754 §2) with Segments Left 0 and Next Header 41 (an inner
+ * IPv6 packet: End.DX6, End.DT6, End.DT46) or 4 (IPv4: End.DX4, End.DT4, End.DT46, on a
+ * device that forwards IPv4) (S01-S02, §4.4 S01-S04 and the upper-layer step). An inner
+ * IPv6 packet's Payload Length is the rest of the frame, its hop limit over 1; an inner
+ * IPv4 packet has no options, its Total Length is the rest of the frame, TTL over 1, its
+ * header checksum right. End.DT*'s lookup of the inner destination in the SID's FIB is a
+ * route this tier forwards (for IPv4 a destination below 224.0.0.0; no screen of the
+ * inner addresses, as the fast path). The outer header and SRH go (S03-S05): the head
+ * moved to 14 bytes before the inner packet, where the new Ethernet header is written;
+ * the inner hop limit or TTL minus one. */
+static __always_inline int decap(struct xdp_md *ctx, struct ipv6hdr *ip6, void *end, const struct act *a,
+				 __u32 gen, const struct dev_conf *dc, __u64 len)
 {
 	__u8 *srh = (__u8 *)(ip6 + 1);
 	if (ip6->nexthdr != IPPROTO_ROUTING || (void *)(srh + 8) > end)
 		return slow6(ctx, ip6);
+	__u32 kind = a->kind;
+	int v4 = srh[0] == IPPROTO_IPIP;
+	if (v4 ? (kind == ACT_DT6 || kind == ACT_DX6 || dc->max_len4 == 0)
+	       : (srh[0] != IPPROTO_IPV6 || kind == ACT_DT4 || kind == ACT_DX4))
+		return slow6(ctx, ip6);
 	__u32 le1 = (__u32)srh[4] + 1;
 	__u32 segs_len = 8 * (__u32)srh[1];
-	if (srh[2] != 4 || srh[1] != 2 * le1 || segs_len > len - 62 || srh[3] != 0 || srh[0] != IPPROTO_IPV6)
+	if (srh[2] != 4 || srh[1] != 2 * le1 || segs_len > len - 62 || srh[3] != 0)
 		return slow6(ctx, ip6);
 	if (segs_len > 8 * 254)
 		return slow6(ctx, ip6);
-	struct ipv6hdr *in = (void *)(srh + 8 + segs_len);
-	if ((void *)(in + 1) > end)
-		return slow6(ctx, ip6);
+	__u8 *inner = srh + 8 + segs_len;
 	__u64 ilen = len - 62 - segs_len;
-	if (in->version != 6 || bpf_ntohs(in->payload_len) != ilen - 40 || in->hop_limit <= 1)
+	int lookup = kind == ACT_DT6 || kind == ACT_DT4 || kind == ACT_DT46;
+	if (lookup && a->arg2 > 255)
 		return slow6(ctx, ip6);
 	const __u8 *mac = a->eth;
 	__u32 out = a->arg2;
-	if (a->kind == ACT_DT6) {
-		if (a->arg2 > 255)
+	__u16 check = 0;
+	if (!v4) {
+		struct ipv6hdr *in = (void *)inner;
+		if ((void *)(in + 1) > end)
 			return slow6(ctx, ip6);
-		struct route_key k = { .prefixlen = 16 + 128, .gen = gen, .table = (__u8)a->arg2 };
-		__builtin_memcpy(k.addr, &in->daddr, 16);
-		struct act *b = bpf_map_lookup_elem(&routes6, &k);
-		if (!b || b->kind != ACT_FORWARD)
+		if (in->version != 6 || bpf_ntohs(in->payload_len) != ilen - 40 || in->hop_limit <= 1)
 			return slow6(ctx, ip6);
-		mac = b->eth;
-		out = b->arg;
+		if (lookup) {
+			struct route_key k = { .prefixlen = 16 + 128, .gen = gen, .table = (__u8)a->arg2 };
+			__builtin_memcpy(k.addr, &in->daddr, 16);
+			struct act *b = bpf_map_lookup_elem(&routes6, &k);
+			if (!b || b->kind != ACT_FORWARD)
+				return slow6(ctx, ip6);
+			mac = b->eth;
+			out = b->arg;
+		}
+	} else {
+		struct iphdr *in = (void *)inner;
+		if ((void *)(in + 1) > end)
+			return slow6(ctx, ip6);
+		if (inner[0] != 0x45 || bpf_ntohs(in->tot_len) != ilen || in->ttl <= 1 || !ip4_csum_ok(in))
+			return slow6(ctx, ip6);
+		if (lookup) {
+			if (bpf_ntohl(in->daddr) >= 0xe0000000u)
+				return slow6(ctx, ip6);
+			struct route4_key k = { .prefixlen = 16 + 32, .gen = gen, .table = (__u8)a->arg2 };
+			__builtin_memcpy(k.addr, &in->daddr, 4);
+			struct act *b = bpf_map_lookup_elem(&routes4, &k);
+			if (!b || b->kind != ACT_FORWARD)
+				return slow6(ctx, ip6);
+			mac = b->eth;
+			out = b->arg;
+		}
+		check = ttl_dec_check(in);
 	}
 	__u8 eh[12];
 	__builtin_memcpy(eh, mac, 12);
@@ -283,18 +354,25 @@ static __always_inline int decap6(struct xdp_md *ctx, struct ipv6hdr *ip6, void 
 	/* The helper invalidates every packet pointer: derived again, and bounded. */
 	__u8 *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
-	if ((void *)(data + 14 + 40) > data_end) {
+	if ((void *)(data + 14 + 20) > data_end) {
 		/* (Cannot be: the inner header was within the frame.) Undone, for sr6. */
 		if (bpf_xdp_adjust_head(ctx, -pull))
 			return XDP_DROP;
 		return general(ctx);
 	}
 	__builtin_memcpy(data, eh, 12);
-	data[12] = 0x86;
-	data[13] = 0xdd;
-	data[14 + 7]--;
+	if (v4) {
+		data[12] = 0x08;
+		data[13] = 0x00;
+		data[14 + 8]--;
+		__builtin_memcpy(data + 14 + 10, &check, 2);
+	} else {
+		data[12] = 0x86;
+		data[13] = 0xdd;
+		data[14 + 7]--;
+	}
 	count(&sid_stats, sid, len);
-	count(&rx_stats, rx, len);
+	count(&rx_stats, dc->dev, len);
 	count(&tx_stats, out, len - pull);
 	return bpf_redirect_map(&tx, out, 0);
 }
@@ -368,8 +446,9 @@ static __always_inline int fast6(struct xdp_md *ctx, struct ethhdr *eth, struct 
 		ip6->hop_limit--;
 		return forward(eth, a->eth, a->arg, dc->dev, len);
 	}
-	if (a->kind == ACT_DT6 || a->kind == ACT_DX6)
-		return decap6(ctx, ip6, end, a, gen, dc->dev, len);
+	if (a->kind == ACT_DT6 || a->kind == ACT_DX6 || a->kind == ACT_DT4 || a->kind == ACT_DT46 ||
+	    a->kind == ACT_DX4)
+		return decap(ctx, ip6, end, a, gen, dc, len);
 	__u32 kind = a->kind;
 	int with_psp = kind == ACT_END_PSP || kind == ACT_END_X_PSP;
 	if (kind == ACT_END_PSP)
@@ -424,26 +503,6 @@ static __always_inline int fast6(struct xdp_md *ctx, struct ethhdr *eth, struct 
 	return forward(eth, mac, out, dc->dev, len);
 }
 
-/* The IPv4 header's checksum is right: its ones' complement sum is 0xffff (RFC 1071). */
-static __always_inline int ip4_csum_ok(const struct iphdr *ip)
-{
-	const __u16 *w = (const __u16 *)ip;
-	__u32 s = 0;
-#pragma unroll
-	for (int i = 0; i < 10; i++)
-		s += w[i];
-	s = (s & 0xffff) + (s >> 16);
-	s = (s & 0xffff) + (s >> 16);
-	return s == 0xffff;
-}
-
-/* The fast path's screen of an IPv4 address (host order): 0.0.0.0/8, 127.0.0.0/8 and
- * 224.0.0.0/3 are the general path's. */
-static __always_inline int screen4(__u32 a)
-{
-	return a - 0x01000000u >= 0xdf000000u || (a >> 24) == 127;
-}
-
 static __always_inline int slow4(struct xdp_md *ctx, struct iphdr *ip)
 {
 	if (bpf_map_lookup_elem(&host4, &ip->daddr))
@@ -481,12 +540,9 @@ static __always_inline int fast4(struct xdp_md *ctx, struct ethhdr *eth, struct 
 	struct act *a = bpf_map_lookup_elem(&routes4, &k);
 	if (!a || a->kind != ACT_FORWARD || a->arg == dc->dev)
 		return slow4(ctx, ip);
-	__u32 old = (__u32)ip->ttl << 8 | ip->protocol;
-	__u32 s = (__u16)~bpf_ntohs(ip->check) + (__u16)~old + (old - 0x100);
-	s = (s & 0xffff) + (s >> 16);
-	s = (s & 0xffff) + (s >> 16);
+	__u16 check = ttl_dec_check(ip);
 	ip->ttl--;
-	ip->check = bpf_htons((__u16)~s);
+	ip->check = check;
 	return forward(eth, a->eth, a->arg, dc->dev, len);
 }
 

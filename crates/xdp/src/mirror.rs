@@ -51,6 +51,9 @@ const ACT_DT6: u32 = 4;
 const ACT_DX6: u32 = 5;
 const ACT_END_PSP: u32 = 6;
 const ACT_END_X_PSP: u32 = 7;
+const ACT_DT4: u32 = 8;
+const ACT_DT46: u32 = 9;
+const ACT_DX4: u32 = 10;
 /// FIBs the program knows: those from 256 on are the general path's.
 const TABLES: usize = 256;
 
@@ -243,16 +246,26 @@ impl Mirror {
                 OffloadAct::Dx6 { sid, dev, eth } if sid < SID_SLOTS && tx_of(dev).is_some() => {
                     act_bytes(ACT_DX6, sid, dev.into(), &eth)
                 }
+                OffloadAct::Dt4 { sid, table: next } if sid < SID_SLOTS && next < TABLES => {
+                    act_bytes(ACT_DT4, sid, next as u32, &[0; 12])
+                }
+                OffloadAct::Dt46 { sid, table: next } if sid < SID_SLOTS && next < TABLES => {
+                    act_bytes(ACT_DT46, sid, next as u32, &[0; 12])
+                }
+                OffloadAct::Dx4 { sid, dev, eth } if sid < SID_SLOTS && tx_of(dev).is_some() => {
+                    act_bytes(ACT_DX4, sid, dev.into(), &eth)
+                }
                 _ => general,
             };
             want.insert((6, table, o.addr, o.len), v);
         }
         for o in t.offload4() {
+            let Ok(table) = u8::try_from(o.table) else { continue };
             let v = match o.act {
                 OffloadAct::Forward { dev, eth } if tx_of(dev).is_some() => act_bytes(ACT_FORWARD, dev.into(), 0, &eth),
                 _ => general,
             };
-            want.insert((4, 0, u128::from(o.addr), o.len), v);
+            want.insert((4, table, u128::from(o.addr), o.len), v);
         }
         let want_local4: FxHashMap<u32, ()> = t.local_addrs4().into_iter().map(|a| (a, ())).collect();
         let mut want_devs: FxHashMap<u32, DevConf> = FxHashMap::default();

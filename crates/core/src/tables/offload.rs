@@ -2,8 +2,8 @@
 //! IPv6 prefixes, each with the one action such a tier takes for packets whose longest
 //! match it is, decided here by the same tests the fast path makes
 //! (`pipeline::fast`), so that the tier forwards only what the fast path would, with
-//! the same bytes (End, End.T and End.X with or without PSP, End.DX6 and End.DT6,
-//! transit).
+//! the same bytes (End, End.T and End.X with or without PSP, End.DX4, End.DX6,
+//! End.DT4, End.DT6 and End.DT46, IPv6 and IPv4 transit).
 //! Every prefix is listed, also those the tier leaves to sr6
 //! ([`OffloadAct::General`]): left out, a shorter prefix would match in its place.
 
@@ -36,6 +36,18 @@ pub enum OffloadAct {
     /// Local SID `sid`, End.DX6 (§4.4) to an adjacency whose neighbour is known: the
     /// same decapsulation, out of `dev` with these Ethernet addresses.
     Dx6 { sid: u32, dev: DevId, eth: [u8; 12] },
+    /// Local SID `sid`, End.DT4 (§4.7): on such an SRH with Segments Left 0 and an inner
+    /// IPv4 packet (Next Header 4) without options, whose Total Length is the rest of
+    /// the packet, TTL over 1 and header checksum right, received on a device that
+    /// forwards IPv4: the outer header and SRH removed, TTL minus one (the checksum
+    /// updated), the destination (below 224.0.0.0) routed in FIB `table`.
+    Dt4 { sid: u32, table: usize },
+    /// Local SID `sid`, End.DT46 (§4.8): End.DT4's step for an inner IPv4 packet,
+    /// End.DT6's for an inner IPv6 one, both in FIB `table`.
+    Dt46 { sid: u32, table: usize },
+    /// Local SID `sid`, End.DX4 (§4.5) to an adjacency whose neighbour is known: End.DT4's
+    /// decapsulation (any destination), out of `dev` with these Ethernet addresses.
+    Dx4 { sid: u32, dev: DevId, eth: [u8; 12] },
 }
 
 /// One prefix of a FIB: the FIB (dense index, 0 for main), the address (left-aligned,
@@ -48,10 +60,11 @@ pub struct Offload6 {
     pub act: OffloadAct,
 }
 
-/// One IPv4 prefix of the main FIB and what the in-kernel tier does with it
-/// ([`OffloadAct::Forward`] or [`OffloadAct::General`]).
+/// One IPv4 prefix of a FIB (dense index, 0 for main) and what the in-kernel tier
+/// does with it ([`OffloadAct::Forward`] or [`OffloadAct::General`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Offload4 {
+    pub table: usize,
     pub addr: u32,
     pub len: u8,
     pub act: OffloadAct,
@@ -115,6 +128,12 @@ impl Tables {
                     Some((dev, eth)) => OffloadAct::Dx6 { sid: i, dev, eth },
                     None => OffloadAct::General,
                 },
+                Some(s) if s.is(FastKind::Dt4) => OffloadAct::Dt4 { sid: i, table: s.arg as usize },
+                Some(s) if s.is(FastKind::Dt46) => OffloadAct::Dt46 { sid: i, table: s.arg as usize },
+                Some(s) if s.is(FastKind::Dx4) => match self.adjacency_of(s.next_hop()) {
+                    Some((dev, eth)) => OffloadAct::Dx4 { sid: i, dev, eth },
+                    None => OffloadAct::General,
+                },
                 _ => OffloadAct::General,
             },
             _ => OffloadAct::General,
@@ -137,26 +156,39 @@ impl Tables {
         }
     }
 
-    /// Every IPv4 prefix of the main FIB with its action, as the fast path's IPv4 step
-    /// (`pipeline::fast::ipv4`, RFC 1812 §5.2.2) decides: a route through a gateway
-    /// whose neighbour is known is forwarded; every /32 of the exact table (local
-    /// addresses, host routes, SIDs) and every other route is the general path's.
+    /// Every IPv4 prefix of every FIB with its action, as the fast path's IPv4 step
+    /// (`pipeline::fast::ipv4`, RFC 1812 §5.2.2) and End.DT4's lookup
+    /// (`tables::fast_route::route4_to`) decide: a route through a gateway whose
+    /// neighbour is known is forwarded; every /32 of the exact table (local addresses,
+    /// host routes, SIDs) and every other route is the general path's.
     pub fn offload4(&self) -> Vec<Offload4> {
-        let main = self.fibs.main();
-        let mut v: Vec<Offload4> = main
-            .lpm4
-            .entries()
-            .map(|(key, len, r, hop)| {
+        let mut v: Vec<Offload4> = Vec::new();
+        for table in 0..self.fibs.len() {
+            let Some(fib) = self.fibs.get(table) else { continue };
+            let start = v.len();
+            v.extend(fib.lpm4.entries().map(|(key, len, r, hop)| {
                 let act = match *r {
                     _ if hop.code == Fib::GATEWAY => OffloadAct::Forward { dev: hop.dev, eth: hop.eth },
                     Route::Forward(nh @ NextHop::Adj(_)) => self.resolved(nh, 0),
                     _ => OffloadAct::General,
                 };
-                Offload4 { addr: (key >> 96) as u32, len, act }
-            })
-            .collect();
-        v.retain(|o| o.len < 32 || main.exact4.get(u128::from(o.addr)).is_none());
-        v.extend(main.exact4.iter().map(|(a, _)| Offload4 { addr: a as u32, len: 32, act: OffloadAct::General }));
+                Offload4 { table, addr: (key >> 96) as u32, len, act }
+            }));
+            let mut i = start;
+            while i < v.len() {
+                if v[i].len == 32 && fib.exact4.get(u128::from(v[i].addr)).is_some() {
+                    v.swap_remove(i);
+                } else {
+                    i += 1;
+                }
+            }
+            v.extend(fib.exact4.iter().map(|(a, _)| Offload4 {
+                table,
+                addr: a as u32,
+                len: 32,
+                act: OffloadAct::General,
+            }));
+        }
         v.sort_unstable();
         v
     }
