@@ -168,6 +168,21 @@ fn xdp_tier_forwards_transit_and_srv6_endpoints() {
         // fc00:23::3 on eth2).
         let v4 = |sid: &str| frame("fc00:9::1", sid, 64, Some((&[sid], 0, 4)), &ip4([20, 9, 9, 9], 9, 0, false, udp));
         let (dx4, dt4, dt46_4) = (v4("fc00:1::d4"), v4("fc00:1::a4"), v4("fc00:1::a6"));
+        // Head-end policies (fc00:5::/64 H.Encaps, 6 H.Encaps.Red, 7 H.Insert, 8
+        // H.Insert.Red, 9 H.Encaps.Red with no SRH, 31 H.Encaps.L2, 45 H.Encaps with an
+        // HMAC TLV): out of eth1 towards fc00:2::e, fc00:9's out of eth2 to fc00:3::1.
+        let heads: Vec<(Vec<u8>, u16)> = [
+            ("fc00:5::1", 1),
+            ("fc00:6::1", 1),
+            ("fc00:7::1", 1),
+            ("fc00:8::1", 1),
+            ("fc00:9::1", 2),
+            ("fc00:31::1", 1),
+            ("fc00:45::1", 1),
+        ]
+        .iter()
+        .map(|(d, out)| (frame("fc00:a::2", d, 64, None, udp), *out))
+        .collect();
         let dt46_6 = frame("fc00:9::1", "fc00:1::a6", 64, Some((&["fc00:1::a6"], 0, 41)), &inner6("fc00:3::4", 9));
         for (f, out) in [
             (&transit, 1u16),
@@ -185,9 +200,17 @@ fn xdp_tier_forwards_transit_and_srv6_endpoints() {
             (&dt4, 2),
             (&dt46_4, 2),
             (&dt46_6, 2),
-        ] {
+        ]
+        .into_iter()
+        .chain(heads.iter().map(|(f, out)| (f, *out)))
+        {
             assert!(same(fx, f, 0).unwrap(), "not forwarded: {f:02x?}");
             assert_eq!(xdp(fx, f, 0).2, Some(out));
+        }
+        // The headers in front: H.Encaps of two segments 94 - 14 bytes, with the HMAC TLV
+        // 118 - 14.
+        for (f, grow) in [(&heads[0].0, 80), (&heads[6].0, 104)] {
+            assert_eq!(xdp(fx, f, 0).1.len(), f.len() + grow);
         }
         // The SRH popped: 40 bytes shorter (8 + 2 segments), Next Header UDP.
         let (_, popped, _) = xdp(fx, &end_psp, 0);

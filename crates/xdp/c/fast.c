@@ -22,6 +22,9 @@
  *     the inner destination (End.DT6, End.DT46);
  *   - End.DX4 (§4.5), End.DT4 (§4.7) and End.DT46 with an inner IPv4 packet: the same,
  *     the inner TTL minus one with its checksum updated;
+ *   - H.Encaps(.Red), H.Encaps.L2(.Red) and H.Insert(.Red) (§5.1-§5.3) of an IPv6
+ *     packet whose destination's route is a policy: the headers sr6 prepared for it
+ *     (policies) written in front, the fields that come from the packet patched;
  *   - IPv4 transit (RFC 1812 §5.2.2): TTL minus one, the checksum updated.
  * Each checks what the fast path checks, and anything else is the general path's.
  *
@@ -59,6 +62,7 @@ enum {
 	ACT_DT4 = 8,
 	ACT_DT46 = 9,
 	ACT_DX4 = 10,
+	ACT_POLICY = 11,
 };
 
 /* ACT_FORWARD: out of device `arg` (sr6's index: its slot in tx) with these Ethernet
@@ -68,7 +72,7 @@ enum {
  * looked up in FIB `arg2`. ACT_DX6: local SID `arg`, out of device `arg2` with these
  * Ethernet addresses. ACT_END_PSP, ACT_END_X_PSP: as ACT_END and ACT_END_X, with PSP.
  * ACT_DT4, ACT_DT46: as ACT_DT6, for an inner IPv4 packet (in routes4) or either.
- * ACT_DX4: as ACT_DX6, for an inner IPv4 packet. */
+ * ACT_DX4: as ACT_DX6, for an inner IPv4 packet. ACT_POLICY: head-end policy `arg`. */
 struct act {
 	__u32 kind;
 	__u32 arg;
@@ -94,6 +98,19 @@ struct route4_key {
 	__u8 table;
 	__u8 addr[4];
 } __attribute__((packed));
+
+/* policies: by (index << 1 | generation), a head-end policy as sr6's fast path applies
+ * it (crates/core/src/tables/rewrite.rs): how, the device its first segment is sent out
+ * of, and its `len` bytes of headers (Ethernet towards that segment, IPv6, SRH),
+ * right-aligned in `block`. */
+#define POLICY_SLOTS 16384
+enum { POLICY_ENCAP = 1, POLICY_INSERT = 2, POLICY_ENCAP_L2 = 3 };
+struct policy {
+	__u32 kind;
+	__u32 out;
+	__u32 len;
+	__u8 block[128];
+};
 
 struct count {
 	__u64 packets;
@@ -137,6 +154,13 @@ struct {
 	__type(key, __u32);
 	__type(value, struct dev_conf);
 } devs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 2 * POLICY_SLOTS);
+	__type(key, __u32);
+	__type(value, struct policy);
+} policies SEC(".maps");
 
 /* By sr6's device index: the device's ifindex. */
 struct {
@@ -413,6 +437,97 @@ static __always_inline int psp(struct xdp_md *ctx, struct ethhdr *eth, const __u
 	return bpf_redirect_map(&tx, out, 0);
 }
 
+/* Writes the policy's `n` bytes of headers at the frame's new start (a constant length
+ * per case, for the verifier). */
+#define PUT_HEADERS(n)                                                   \
+	case n:                                                          \
+		if ((void *)(data + n) > data_end)                       \
+			goto undo;                                       \
+		__builtin_memcpy(data, p->block + 128 - n, n);           \
+		break;
+
+/* A head-end policy (RFC 8986 §5.1-§5.3), as the fast path's rewrite::encap and
+ * rewrite::insert (with Linux's outer fields, as seg6_do_srh_encap and
+ * seg6_do_srh_inline set them), for an IPv6 packet fast6 checked as for transit:
+ *   - H.Encaps(.Red): the headers replace the Ethernet header; the outer version,
+ *     traffic class and flow label are the inner packet's, the outer hop limit the
+ *     inner one minus one (the inner packet is not changed);
+ *   - H.Encaps.L2(.Red): the headers go in front of the frame as received, the outer
+ *     fields as for H.Encaps;
+ *   - H.Insert(.Red): the headers replace the Ethernet and IPv6 headers; source, traffic
+ *     class and flow label stay, the hop limit is one less, the SRH's Next Header is
+ *     the old one and Segment List[0] the old destination.
+ * Header lengths the fast path has code of its own for (an SRH of 1 to 4 segments, or
+ * none, or one segment with an HMAC TLV); others are the general path's. */
+static __always_inline int head_end(struct xdp_md *ctx, struct ipv6hdr *ip6, __u32 idx, __u32 gen, __u32 rx,
+				    __u64 len)
+{
+	if (idx >= POLICY_SLOTS)
+		return slow6(ctx, ip6);
+	__u32 k = idx << 1 | (gen & 1);
+	struct policy *p = bpf_map_lookup_elem(&policies, &k);
+	if (!p)
+		return slow6(ctx, ip6);
+	__u32 n = p->len, out = p->out;
+	int grow;
+	if (p->kind == POLICY_ENCAP)
+		grow = (int)n - 14;
+	else if (p->kind == POLICY_ENCAP_L2)
+		grow = (int)n;
+	else if (p->kind == POLICY_INSERT && n >= 54 + 24)
+		grow = (int)n - 54;
+	else
+		return slow6(ctx, ip6);
+	if (n != 54 && n != 78 && n != 94 && n != 110 && n != 118 && n != 126)
+		return slow6(ctx, ip6);
+	/* What the rewrite keeps of the packet's IPv6 header, read before it moves. */
+	__u8 old[40];
+	__builtin_memcpy(old, ip6, 40);
+	__u32 kind = p->kind;
+	if (bpf_xdp_adjust_head(ctx, -grow))
+		return general(ctx);
+	/* The helper invalidates every packet pointer: derived again, and bounded. */
+	__u8 *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	switch (n) {
+		PUT_HEADERS(54)
+		PUT_HEADERS(78)
+		PUT_HEADERS(94)
+		PUT_HEADERS(110)
+		PUT_HEADERS(118)
+		PUT_HEADERS(126)
+	default:
+		goto undo;
+	}
+	if ((void *)(data + 54) > data_end)
+		goto undo;
+	__u8 *o = data + 14;
+	__u16 plen;
+	__builtin_memcpy(o, old, 4);
+	o[7] = old[7] - 1;
+	if (kind == POLICY_INSERT) {
+		if ((void *)(data + 54 + 24) > data_end)
+			goto undo;
+		plen = (__u16)(len - 54 + (n - 54));
+		__builtin_memcpy(o + 8, old + 8, 16);
+		data[54] = old[6];
+		__builtin_memcpy(data + 54 + 8, old + 24, 16);
+	} else {
+		plen = (__u16)(len - 14 + (kind == POLICY_ENCAP_L2 ? 14 : 0) + (n - 54));
+	}
+	o[4] = plen >> 8;
+	o[5] = plen & 0xff;
+	count(&rx_stats, rx, len);
+	count(&tx_stats, out, len + grow);
+	return bpf_redirect_map(&tx, out, 0);
+undo:
+	/* (Cannot be: the policy's headers fit the frame grown for them.) Undone, for sr6:
+	 * the received frame is still there, after the room made. */
+	if (bpf_xdp_adjust_head(ctx, grow))
+		return XDP_DROP;
+	return general(ctx);
+}
+
 static __always_inline int fast6(struct xdp_md *ctx, struct ethhdr *eth, struct ipv6hdr *ip6, void *end)
 {
 	__u64 len = (__u64)(end - (void *)eth);
@@ -445,6 +560,11 @@ static __always_inline int fast6(struct xdp_md *ctx, struct ethhdr *eth, struct 
 			return slow6(ctx, ip6);
 		ip6->hop_limit--;
 		return forward(eth, a->eth, a->arg, dc->dev, len);
+	}
+	if (a->kind == ACT_POLICY) {
+		if (host_dst(ip6->daddr.s6_addr))
+			return slow6(ctx, ip6);
+		return head_end(ctx, ip6, a->arg, gen, dc->dev, len);
 	}
 	if (a->kind == ACT_DT6 || a->kind == ACT_DX6 || a->kind == ACT_DT4 || a->kind == ACT_DT46 ||
 	    a->kind == ACT_DX4)

@@ -16,14 +16,15 @@ use std::io;
 
 use rustc_hash::FxHashMap;
 use sr6_core::packet::DevId;
-use sr6_core::tables::{OffloadAct, Tables};
+use sr6_core::tables::{OffloadAct, OffloadPolicy, OffloadRewrite, Tables};
 use sr6_io::af_xdp::Program;
 use sr6_io::bpf::{Map, MapKind};
 
 use crate::{create_maps, load_xdp_with, Loaded, FAST_OBJECT, FAST_SECTION};
 
 /// The shared maps, by name.
-const SHARED: [&str; 9] = ["cur", "routes6", "routes4", "local4", "devs", "tx", "sid_stats", "tx_stats", "rx_stats"];
+const SHARED: [&str; 10] =
+    ["cur", "routes6", "routes4", "local4", "devs", "policies", "tx", "sid_stats", "tx_stats", "rx_stats"];
 /// Slots of the `tx` device map: devices from 256 on are the general path's.
 const TX_SLOTS: usize = 256;
 /// Entries of `sid_stats`: SIDs from there on are the general path's.
@@ -38,6 +39,14 @@ type RouteKey = (u8, u8, u128, u8);
 type DevConf = [u8; 12];
 /// What `struct act` holds: kind, argument, second argument, Ethernet addresses.
 type Act = [u8; 24];
+/// What `struct policy` holds: how (`POLICY_*`), the device sent out of, the headers'
+/// length, the headers right-aligned in 128 bytes.
+type PolicyVal = [u8; 12 + OffloadPolicy::MAX_HEADERS];
+/// Entries of `policies` per generation: policies from there on are the general path's.
+const POLICY_SLOTS: u32 = 16384;
+const POLICY_ENCAP: u32 = 1;
+const POLICY_INSERT: u32 = 2;
+const POLICY_ENCAP_L2: u32 = 3;
 
 /// Entries of the XSK map (`xsks`): receive queues per device.
 const XSK_SLOTS: u32 = 64;
@@ -54,6 +63,7 @@ const ACT_END_X_PSP: u32 = 7;
 const ACT_DT4: u32 = 8;
 const ACT_DT46: u32 = 9;
 const ACT_DX4: u32 = 10;
+const ACT_POLICY: u32 = 11;
 /// FIBs the program knows: those from 256 on are the general path's.
 const TABLES: usize = 256;
 
@@ -92,6 +102,7 @@ pub struct Mirror {
     routes: FxHashMap<RouteKey, Act>,
     devs: FxHashMap<u32, DevConf>,
     local4: FxHashMap<u32, ()>,
+    policies: FxHashMap<u32, PolicyVal>,
     /// By device index: the ifindex in the device map (0: none).
     tx: Vec<u32>,
 }
@@ -113,6 +124,25 @@ fn route_key(gen: u8, (fam, table, addr, len): RouteKey) -> Vec<u8> {
 const ROUTE_KEY: usize = 22;
 /// Bytes of `struct route4_key`.
 const ROUTE4_KEY: usize = 10;
+
+/// The bytes of `struct policy` for `p`, if its headers fit.
+fn policy_val(p: &OffloadPolicy) -> Option<PolicyVal> {
+    let n = p.headers.len();
+    if n > OffloadPolicy::MAX_HEADERS {
+        return None;
+    }
+    let kind = match p.rewrite {
+        OffloadRewrite::Encap => POLICY_ENCAP,
+        OffloadRewrite::Insert => POLICY_INSERT,
+        OffloadRewrite::EncapL2 => POLICY_ENCAP_L2,
+    };
+    let mut v = [0u8; 12 + OffloadPolicy::MAX_HEADERS];
+    v[..4].copy_from_slice(&kind.to_ne_bytes());
+    v[4..8].copy_from_slice(&u32::from(p.out).to_ne_bytes());
+    v[8..12].copy_from_slice(&(n as u32).to_ne_bytes());
+    v[12 + OffloadPolicy::MAX_HEADERS - n..].copy_from_slice(&p.headers);
+    Some(v)
+}
 
 fn act_bytes(kind: u32, arg: u32, arg2: u32, eth: &[u8; 12]) -> Act {
     let mut v = [0u8; 24];
@@ -157,6 +187,7 @@ impl Mirror {
             routes: FxHashMap::default(),
             devs: FxHashMap::default(),
             local4: FxHashMap::default(),
+            policies: FxHashMap::default(),
             tx: vec![0; TX_SLOTS],
         })
     }
@@ -214,6 +245,8 @@ impl Mirror {
         }
         self.devs.clear();
         self.routes.clear();
+        // (Unreachable with no route to them; written again by the next sync.)
+        self.policies.clear();
     }
 
     /// Makes the maps hold what `t` says, switching generations if anything changed.
@@ -228,6 +261,14 @@ impl Mirror {
             }
             ifindex.get(i).copied().flatten()
         };
+        let mut want_policies: FxHashMap<u32, PolicyVal> = FxHashMap::default();
+        for p in t.offload_policies() {
+            if p.index < POLICY_SLOTS && tx_of(p.out).is_some() {
+                if let Some(v) = policy_val(&p) {
+                    want_policies.insert(p.index, v);
+                }
+            }
+        }
         let mut want: FxHashMap<RouteKey, Act> = FxHashMap::default();
         let general = act_bytes(ACT_GENERAL, 0, 0, &[0; 12]);
         for o in t.offload6() {
@@ -254,6 +295,10 @@ impl Mirror {
                 }
                 OffloadAct::Dx4 { sid, dev, eth } if sid < SID_SLOTS && tx_of(dev).is_some() => {
                     act_bytes(ACT_DX4, sid, dev.into(), &eth)
+                }
+                // (Acted on in the main FIB only, as on the fast path.)
+                OffloadAct::Policy { policy } if table == 0 && want_policies.contains_key(&policy) => {
+                    act_bytes(ACT_POLICY, policy, 0, &[0; 12])
                 }
                 _ => general,
             };
@@ -286,9 +331,15 @@ impl Mirror {
         let changed: Vec<RouteChange> = diff(&want, &self.routes);
         let dev_changed: Vec<(u32, Option<DevConf>)> = diff(&want_devs, &self.devs);
         let local4_changed = diff(&want_local4, &self.local4);
+        let policies_changed = diff(&want_policies, &self.policies);
         let mut stats =
             SyncStats { routes: want.len(), route_changes: changed.len(), devices: want_devs.len(), switched: false };
-        if changed.is_empty() && dev_changed.is_empty() && local4_changed.is_empty() && want_tx == self.tx {
+        if changed.is_empty()
+            && dev_changed.is_empty()
+            && local4_changed.is_empty()
+            && policies_changed.is_empty()
+            && want_tx == self.tx
+        {
             return Ok(stats);
         }
         // New local addresses before the switch, old ones after it: a packet from an
@@ -306,12 +357,12 @@ impl Mirror {
             }
         }
         let next = 1 - self.active;
-        self.write(next, &changed, &dev_changed)?;
+        self.write(next, &changed, &dev_changed, &policies_changed)?;
         self.map("cur").update(&0u32.to_ne_bytes(), &u32::from(next).to_ne_bytes())?;
         self.wait.wait_for_programs(&self.wait_inner)?;
         let old = self.active;
         self.active = next;
-        self.write(old, &changed, &dev_changed)?;
+        self.write(old, &changed, &dev_changed, &policies_changed)?;
         let devmap = self.map("tx");
         for (d, (&new, &old)) in want_tx.iter().zip(&self.tx).enumerate() {
             if new == 0 && old != 0 {
@@ -325,12 +376,27 @@ impl Mirror {
         self.routes = want;
         self.devs = want_devs;
         self.local4 = want_local4;
+        self.policies = want_policies;
         self.tx = want_tx;
         stats.switched = true;
         Ok(stats)
     }
 
-    fn write(&self, gen: u8, changed: &[RouteChange], devs: &[(u32, Option<DevConf>)]) -> io::Result<()> {
+    fn write(
+        &self,
+        gen: u8,
+        changed: &[RouteChange],
+        devs: &[(u32, Option<DevConf>)],
+        policies: &[(u32, Option<PolicyVal>)],
+    ) -> io::Result<()> {
+        // Policies first: a route written below may name one. (An array: a policy
+        // gone keeps its bytes, unread once no route names it.)
+        let m = self.map("policies");
+        for (i, v) in policies {
+            if let Some(v) = v {
+                m.update(&(i << 1 | u32::from(gen & 1)).to_ne_bytes(), v)?;
+            }
+        }
         let (routes6, routes4) = (self.map("routes6"), self.map("routes4"));
         for (key, v) in changed {
             let routes = if key.0 == 4 { routes4 } else { routes6 };

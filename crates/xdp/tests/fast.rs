@@ -120,3 +120,37 @@ fn routes_reach_the_program_whole_and_both_generations_agree() {
     assert_eq!(by_gen[0], by_gen[1]);
     assert_eq!(by_gen[0].len(), s.routes);
 }
+
+#[test]
+#[ignore = "needs root (BPF_PROG_LOAD, a network namespace)"]
+fn a_policy_changed_in_place_is_seen_whole() {
+    let ix = namespace();
+    let mut m = Mirror::new().unwrap();
+    let prog = m.load().unwrap();
+    prog.map("conf").unwrap().update(&0u32.to_ne_bytes(), &XDP_DROP.to_ne_bytes()).unwrap();
+    let f = frame("fc00:5::7");
+    let run = |f: &[u8]| sr6_io::bpf::test_run_on(&prog.prog, f, ix[0].unwrap()).unwrap();
+    let policy = |seg: &str| {
+        tables(&format!(
+            "ip -6 route add fc00:2::/32 via fc00:12::2 dev eth1\n\
+             ip -6 route add fc00:5::/64 encap seg6 mode encap segs {seg} dev eth1\n"
+        ))
+    };
+    // H.Encaps with one segment: Ethernet, IPv6 to the segment, an SRH of one segment,
+    // then the packet as received (hop limit kept; the outer one is one less).
+    m.sync(&policy("fc00:2::e"), &ix, &[true; 3]).unwrap();
+    let (v, out) = run(&f);
+    assert_eq!(v, XDP_REDIRECT);
+    assert_eq!(out.len(), f.len() + 40 + 24);
+    assert_eq!(&out[..12], &[2, 0, 0, 0, 0x12, 2, 2, 0, 0, 0, 0, 0xa1]);
+    let seg = |s: &str| s.parse::<std::net::Ipv6Addr>().unwrap().octets();
+    assert_eq!((&out[38..54], out[20], out[21]), (&seg("fc00:2::e")[..], 43, 63));
+    assert_eq!(&out[78..], &f[14..]);
+
+    // Its segment changes, the route to it does not: the program writes the new one.
+    let s = m.sync(&policy("fc00:2::f"), &ix, &[true; 3]).unwrap();
+    assert!(s.switched && s.route_changes == 0, "{s:?}");
+    let (v, out) = run(&f);
+    assert_eq!(v, XDP_REDIRECT);
+    assert_eq!((&out[38..54], &out[62..78]), (&seg("fc00:2::f")[..], &seg("fc00:2::f")[..]));
+}

@@ -21,7 +21,7 @@ pub use build::BuildError;
 pub use fast_route::Out;
 pub(crate) use fast_sid::{FastKind, FastSid};
 pub use multipath::Group;
-pub use offload::{Offload4, Offload6, OffloadAct};
+pub use offload::{Offload4, Offload6, OffloadAct, OffloadPolicy, OffloadRewrite};
 pub use policy::Policy;
 pub(crate) use rewrite::{Rewrite, RewriteKind};
 pub use sid_builder::SidBuilder;

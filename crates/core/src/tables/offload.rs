@@ -3,11 +3,12 @@
 //! match it is, decided here by the same tests the fast path makes
 //! (`pipeline::fast`), so that the tier forwards only what the fast path would, with
 //! the same bytes (End, End.T and End.X with or without PSP, End.DX4, End.DX6,
-//! End.DT4, End.DT6 and End.DT46, IPv6 and IPv4 transit).
+//! End.DT4, End.DT6 and End.DT46, H.Encaps(.Red), H.Encaps.L2(.Red) and
+//! H.Insert(.Red) of IPv6 packets, IPv6 and IPv4 transit).
 //! Every prefix is listed, also those the tier leaves to sr6
 //! ([`OffloadAct::General`]): left out, a shorter prefix would match in its place.
 
-use super::{FastKind, Fib, NextHop, Route, Tables};
+use super::{FastKind, Fib, NextHop, Rewrite, RewriteKind, Route, Tables};
 use crate::packet::DevId;
 
 /// What the in-kernel tier does with a packet whose longest match is a prefix.
@@ -48,6 +49,42 @@ pub enum OffloadAct {
     /// Local SID `sid`, End.DX4 (§4.5) to an adjacency whose neighbour is known: End.DT4's
     /// decapsulation (any destination), out of `dev` with these Ethernet addresses.
     Dx4 { sid: u32, dev: DevId, eth: [u8; 12] },
+    /// Head-end policy `policy`, whose headers the fast path prepares
+    /// ([`Tables::offload_policies`]), applied to an IPv6 packet without a Hop-by-Hop
+    /// Options header.
+    Policy { policy: u32 },
+}
+
+/// How a head-end policy's headers go on a packet (RFC 8986 §5.1-§5.3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum OffloadRewrite {
+    /// H.Encaps(.Red): the headers replace the Ethernet header; the outer version,
+    /// traffic class and flow label are the inner packet's, its hop limit one less.
+    Encap,
+    /// H.Insert(.Red): the headers replace the Ethernet and IPv6 headers; the source,
+    /// traffic class and flow label stay, the hop limit is one less, the SRH's Next
+    /// Header is the old one and Segment List[0] the old destination.
+    Insert,
+    /// H.Encaps.L2(.Red): the headers go in front of the frame as received; the outer
+    /// fields as for H.Encaps, from the frame's IPv6 header.
+    EncapL2,
+}
+
+/// A head-end policy as the in-kernel tier applies it: its index, how, the device its
+/// first segment is sent out of, and its headers (Ethernet towards that segment, IPv6,
+/// the SRH, an HMAC TLV precomputed when the policy's HMAC does not depend on the
+/// packet), at most [`OffloadPolicy::MAX_HEADERS`] bytes.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct OffloadPolicy {
+    pub index: u32,
+    pub rewrite: OffloadRewrite,
+    pub out: DevId,
+    pub headers: Vec<u8>,
+}
+
+impl OffloadPolicy {
+    /// The longest headers a policy's rewrite has (the fast path's block).
+    pub const MAX_HEADERS: usize = Rewrite::BLOCK;
 }
 
 /// One prefix of a FIB: the FIB (dense index, 0 for main), the address (left-aligned,
@@ -136,8 +173,29 @@ impl Tables {
                 },
                 _ => OffloadAct::General,
             },
+            Route::Policy(i) if self.rewrites.get(i as usize).is_some_and(|r| r.kind != RewriteKind::None) => {
+                OffloadAct::Policy { policy: i }
+            }
             _ => OffloadAct::General,
         }
+    }
+
+    /// Every head-end policy the fast path applies ([`Rewrite`]), with its headers.
+    pub fn offload_policies(&self) -> Vec<OffloadPolicy> {
+        self.rewrites
+            .iter()
+            .enumerate()
+            .filter_map(|(i, r)| {
+                let rewrite = match r.kind {
+                    RewriteKind::Encap => OffloadRewrite::Encap,
+                    RewriteKind::Insert => OffloadRewrite::Insert,
+                    RewriteKind::EncapL2 => OffloadRewrite::EncapL2,
+                    RewriteKind::None => return None,
+                };
+                let headers = r.block.get(Rewrite::BLOCK - usize::from(r.len)..)?.to_vec();
+                Some(OffloadPolicy { index: u32::try_from(i).ok()?, rewrite, out: r.out, headers })
+            })
+            .collect()
     }
 
     /// A SID's adjacency, if its neighbour is known; `None` for an on-link next hop,

@@ -1,7 +1,7 @@
 //! The XDP tier of `sr6 run` (`--fast-path xdp`, the default with AF_XDP): on each
 //! device, in place of the AF_XDP tier's program, sr6-xdp's (crates/xdp/c/fast.c),
-//! which forwards IPv6 and IPv4 transit, End, End.T and End.X in the kernel's receive
-//! path and hands everything else to the AF_XDP sockets as before. This module keeps
+//! which forwards the hot cases (docs/xdp.md: transit, End, End.X, End.T, PSP, the
+//! decapsulating SIDs, head-end policies) in the kernel's receive path and hands everything else to the AF_XDP sockets as before. This module keeps
 //! its maps equal to the published tables ([`FastTier::sync`], called by
 //! [`super::state::Shared::publish`]), knows which devices run it and which it may send
 //! to, and merges its per-CPU counters into sr6's ([`FastTier::add_to`]).

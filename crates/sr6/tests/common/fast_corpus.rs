@@ -227,6 +227,7 @@ pub fn frames() -> Vec<Vec<u8>> {
             "fc00:42::1",
             "fc00:43::1",
             "fc00:44::1",
+            "fc00:45::1",
         ] {
             v.push(frame("fc00:a::2", d, hl, None, udp));
         }
