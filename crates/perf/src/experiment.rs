@@ -141,6 +141,26 @@ impl Default for Experiment {
     }
 }
 
+/// The rows of [`Experiment::xdp`].
+pub const XDP_ROWS: [&str; 16] = [
+    "ipv6",
+    "ipv4",
+    "End",
+    "End.X",
+    "End.T",
+    "End.DX6",
+    "End.DT6",
+    "End.DX4",
+    "End.DT4",
+    "End.DT46",
+    "T.Encaps",
+    "T.Insert",
+    "T.Encaps.L2",
+    "H.Encaps-hmac-sha256",
+    "End-next-csid",
+    "End.X-next-csid",
+];
+
 /// The mobile experiment's latency rate: 100 kpps, the paper's light condition (100
 /// Mbit/s) at its short frames, well under every function's NDR here.
 pub const MOBILE_LATENCY_PPS: f64 = 100_000.0;
@@ -179,6 +199,14 @@ impl Experiment {
             behaviors: ["ipv6", "End"].map(String::from).to_vec(),
             ..Experiment::default()
         }
+    }
+
+    /// Every behaviour the XDP tier forwards (`sr6 perf run --preset xdp`), by the
+    /// kernel and sr6, in 2 repetitions: transit, End, End.X, End.T, the decapsulating
+    /// SIDs, the head-end policies (T.Encaps with and without an HMAC, T.Insert,
+    /// T.Encaps.L2) and NEXT-C-SID End and End.X.
+    pub fn xdp() -> Experiment {
+        Experiment { behaviors: XDP_ROWS.map(String::from).to_vec(), repetitions: 2, ..Experiment::default() }
     }
 
     /// HMAC at speed (`sr6 perf run --preset hmac`): H.Encaps adding an HMAC TLV and End
@@ -341,6 +369,15 @@ mod tests {
         assert_eq!(names, ["End", "End.T", "End.BPF-end", "End.BPF-tag", "End.BPF-tlv", "End.BPF-end_t"]);
         assert_eq!(b.forwarders, ["linux", "sr6"]);
         assert!(Experiment::default().behaviors().unwrap().contains(&Behavior::parse("End.BPF-end").unwrap()));
+    }
+
+    #[test]
+    fn the_xdp_experiment_is_every_behaviour_the_tier_forwards() {
+        let x = Experiment::xdp();
+        x.validate().unwrap();
+        let names: Vec<&str> = x.behaviors().unwrap().iter().map(|b| b.name()).collect();
+        assert_eq!(names, XDP_ROWS, "each row parses to itself");
+        assert_eq!((x.forwarders.as_slice(), x.repetitions), (&["linux".to_string(), "sr6".to_string()][..], 2));
     }
 
     #[test]

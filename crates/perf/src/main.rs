@@ -48,9 +48,10 @@ enum Cmd {
         /// `--packet-bytes 1460` for its long ones), `bpf` (the End.BPF paper's
         /// functions in eBPF next to native End and End.T), `tiers` (what sr6's XDP
         /// tier forwards, IPv6 and End, by the kernel, sr6 and sr6 with its AF_XDP tier
-        /// alone) or `hmac` (H.Encaps adding an HMAC TLV and End verifying one, SHA-256
-        /// and SHA-1, next to T.Encaps and End without).
-        #[arg(long, value_parser = ["default", "mobile", "bpf", "tiers", "hmac"])]
+        /// alone), `xdp` (every behaviour the XDP tier forwards, by the kernel and sr6) or
+        /// `hmac` (H.Encaps adding an HMAC TLV and End verifying one, SHA-256 and SHA-1,
+        /// next to T.Encaps and End without).
+        #[arg(long, value_parser = ["default", "mobile", "bpf", "tiers", "xdp", "hmac"])]
         preset: Option<String>,
         /// Forwarders, overriding the file (e.g. `linux,sr6`).
         #[arg(long, value_delimiter = ',')]
@@ -142,6 +143,7 @@ fn run(o: PerfOpts) -> Result<(), String> {
         None if o.preset.as_deref() == Some("mobile") => Experiment::mobile(),
         None if o.preset.as_deref() == Some("bpf") => Experiment::bpf(),
         None if o.preset.as_deref() == Some("tiers") => Experiment::tiers(),
+        None if o.preset.as_deref() == Some("xdp") => Experiment::xdp(),
         None if o.preset.as_deref() == Some("hmac") => Experiment::hmac(),
         None => Experiment::default(),
     };

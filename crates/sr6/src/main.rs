@@ -52,7 +52,7 @@ enum Cmd {
         #[arg(long, value_enum, default_value = "auto")]
         xdp_mode: live::backend::XdpModeChoice,
         /// With AF_XDP, the XDP tier (xdp): an XDP program on each device forwards IPv6
-        /// and IPv4 transit, End, End.X, End.T (PSP too), End.DX4/DX6, End.DT4/DT6/DT46 and
+        /// and IPv4 transit, End, End.X, End.T (PSP, NEXT-C-SID), End.DX4/DX6, End.DT4/DT6/DT46 and
         /// head-end policies in the kernel's receive path and hands the rest to the
         /// AF_XDP tier; off: the AF_XDP tier alone. `show status` says which tier
         /// each device runs and why.

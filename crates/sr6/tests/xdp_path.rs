@@ -183,6 +183,18 @@ fn xdp_tier_forwards_transit_and_srv6_endpoints() {
         .iter()
         .map(|(d, out)| (frame("fc00:a::2", d, 64, None, udp), *out))
         .collect();
+        // NEXT-C-SID (fast_path.conf): End F3216 under fc00:60::/32 to C-SID 2 (via eth1),
+        // End.X to fc00:23::3 (eth2), End.T of table 100 to C-SID 3 (via eth1 there);
+        // 16/16 under fc61::/16 and 112/8 under fc62::/16 (via eth1); End with an SRH.
+        let csids: Vec<(Vec<u8>, u16)> =
+            [("fc00:60:e:2::", 1), ("fc00:60:c3:2::", 2), ("fc00:60:7e:3::", 1), ("fc61:e:2::", 1), ("fc62::ee02", 1)]
+                .iter()
+                .map(|(d, out)| (frame("fc00:a::2", d, 64, None, udp), *out))
+                .chain([(
+                    frame("fc00:9::1", "fc00:60:e:2::", 64, Some((&["fc00:3::1", "fc00:60:e:2::"], 1, 17)), udp),
+                    1,
+                )])
+                .collect();
         let dt46_6 = frame("fc00:9::1", "fc00:1::a6", 64, Some((&["fc00:1::a6"], 0, 41)), &inner6("fc00:3::4", 9));
         for (f, out) in [
             (&transit, 1u16),
@@ -203,6 +215,7 @@ fn xdp_tier_forwards_transit_and_srv6_endpoints() {
         ]
         .into_iter()
         .chain(heads.iter().map(|(f, out)| (f, *out)))
+        .chain(csids.iter().map(|(f, out)| (f, *out)))
         {
             assert!(same(fx, f, 0).unwrap(), "not forwarded: {f:02x?}");
             assert_eq!(xdp(fx, f, 0).2, Some(out));
@@ -215,6 +228,9 @@ fn xdp_tier_forwards_transit_and_srv6_endpoints() {
         // The SRH popped: 40 bytes shorter (8 + 2 segments), Next Header UDP.
         let (_, popped, _) = xdp(fx, &end_psp, 0);
         assert_eq!((popped.len(), popped[20]), (end_psp.len() - 40, 17));
+        // The next C-SID in place: fc00:60:2::, hop limit 63.
+        let (_, shifted, _) = xdp(fx, &csids[0].0, 0);
+        assert_eq!((&shifted[38..54], shifted[21]), (&a("fc00:60:2::")[..], 63));
         // The IPv4 packet exposed: EtherType IPv4, TTL 8, a right checksum.
         let (_, inner, _) = xdp(fx, &dt4, 0);
         assert_eq!((&inner[12..14], inner[14 + 8]), (&[8u8, 0][..], 8));

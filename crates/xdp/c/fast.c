@@ -22,6 +22,9 @@
  *     the inner destination (End.DT6, End.DT46);
  *   - End.DX4 (§4.5), End.DT4 (§4.7) and End.DT46 with an inner IPv4 packet: the same,
  *     the inner TTL minus one with its checksum updated;
+ *   - End, End.T and End.X with NEXT-C-SID (RFC 9800 §4.1) on a C-SID container with
+ *     an argument, with or without an SRH: the next C-SID shifted into place, the hop
+ *     limit minus one, routed as End, End.T or End.X;
  *   - H.Encaps(.Red), H.Encaps.L2(.Red) and H.Insert(.Red) (§5.1-§5.3) of an IPv6
  *     packet whose destination's route is a policy: the headers sr6 prepared for it
  *     (policies) written in front, the fields that come from the packet patched;
@@ -63,6 +66,8 @@ enum {
 	ACT_DT46 = 9,
 	ACT_DX4 = 10,
 	ACT_POLICY = 11,
+	ACT_END_CSID = 12,
+	ACT_END_X_CSID = 13,
 };
 
 /* ACT_FORWARD: out of device `arg` (sr6's index: its slot in tx) with these Ethernet
@@ -72,7 +77,9 @@ enum {
  * looked up in FIB `arg2`. ACT_DX6: local SID `arg`, out of device `arg2` with these
  * Ethernet addresses. ACT_END_PSP, ACT_END_X_PSP: as ACT_END and ACT_END_X, with PSP.
  * ACT_DT4, ACT_DT46: as ACT_DT6, for an inner IPv4 packet (in routes4) or either.
- * ACT_DX4: as ACT_DX6, for an inner IPv4 packet. ACT_POLICY: head-end policy `arg`. */
+ * ACT_DX4: as ACT_DX6, for an inner IPv4 packet. ACT_POLICY: head-end policy `arg`.
+ * ACT_END_CSID, ACT_END_X_CSID: as ACT_END and ACT_END_X with NEXT-C-SID, `arg` holding
+ * the SID (bits 0-15), the Locator-Block's length (16-23) and the C-SIDs' (24-31). */
 struct act {
 	__u32 kind;
 	__u32 arg;
@@ -437,6 +444,74 @@ static __always_inline int psp(struct xdp_md *ctx, struct ethhdr *eth, const __u
 	return bpf_redirect_map(&tx, out, 0);
 }
 
+/* (hi, lo) << s, 0 <= s < 128, on the two halves of a 128-bit value. */
+static __always_inline void shl128(__u64 hi, __u64 lo, __u32 s, __u64 *rh, __u64 *rl)
+{
+	if (s >= 64) {
+		*rh = lo << (s - 64);
+		*rl = 0;
+	} else if (s == 0) {
+		*rh = hi;
+		*rl = lo;
+	} else {
+		*rh = hi << s | lo >> (64 - s);
+		*rl = lo << s;
+	}
+}
+
+/* End, End.T and End.X with NEXT-C-SID (RFC 9800 §4.1.1), as the fast path's
+ * next_csid::fast and next_csid::fast_hop, for a packet fast6 checked as for transit
+ * (no Hop-by-Hop Options), with or without an SRH, which is not touched: the
+ * destination must carry an argument, bits after the block and the active C-SID not
+ * all zero (S01; otherwise the general path's: the ordinary behaviour); those bits are
+ * shifted left by the C-SID's length, zeros in at the end (S05-S06); the hop limit
+ * minus one (S07); the new destination routed in the SID's FIB (End, End.T) or sent to
+ * its adjacency (End.X) (S08). Every lookup before the frame is touched. */
+static __always_inline int next_csid(struct xdp_md *ctx, struct ethhdr *eth, struct ipv6hdr *ip6,
+				     const struct act *a, __u32 gen, __u32 rx, __u64 len)
+{
+	__u32 sid = a->arg & 0xffff, lb = (a->arg >> 16) & 0xff, nf = a->arg >> 24;
+	if (lb == 0 || nf == 0 || lb + nf >= 128)
+		return slow6(ctx, ip6);
+	__u64 hi, lo;
+	__builtin_memcpy(&hi, &ip6->daddr, 8);
+	__builtin_memcpy(&lo, (__u8 *)&ip6->daddr + 8, 8);
+	hi = bpf_be64_to_cpu(hi);
+	lo = bpf_be64_to_cpu(lo);
+	__u64 ah, al, sh, sl;
+	shl128(hi, lo, lb + nf, &ah, &al);
+	if ((ah | al) == 0)
+		return slow6(ctx, ip6);
+	shl128(hi, lo, nf, &sh, &sl);
+	/* The block's mask (8 <= lb <= 119). */
+	__u64 mh = lb >= 64 ? ~0ULL : ~(~0ULL >> lb);
+	__u64 ml = lb > 64 ? ~(~0ULL >> (lb - 64)) : 0;
+	__u64 nh = bpf_cpu_to_be64((hi & mh) | (sh & ~mh));
+	__u64 nl = bpf_cpu_to_be64((lo & ml) | (sl & ~ml));
+	__u8 next[16];
+	__builtin_memcpy(next, &nh, 8);
+	__builtin_memcpy(next + 8, &nl, 8);
+	if (host_dst(next))
+		return slow6(ctx, ip6);
+	const __u8 *mac = a->eth;
+	__u32 out = a->arg2;
+	if (a->kind == ACT_END_CSID) {
+		if (a->arg2 > 255)
+			return slow6(ctx, ip6);
+		struct route_key k = { .prefixlen = 16 + 128, .gen = gen, .table = (__u8)a->arg2 };
+		__builtin_memcpy(k.addr, next, 16);
+		struct act *b = bpf_map_lookup_elem(&routes6, &k);
+		if (!b || b->kind != ACT_FORWARD)
+			return slow6(ctx, ip6);
+		mac = b->eth;
+		out = b->arg;
+	}
+	ip6->hop_limit--;
+	__builtin_memcpy(&ip6->daddr, next, 16);
+	count(&sid_stats, sid, len);
+	return forward(eth, mac, out, rx, len);
+}
+
 /* Writes the policy's `n` bytes of headers at the frame's new start (a constant length
  * per case, for the verifier). */
 #define PUT_HEADERS(n)                                                   \
@@ -561,6 +636,8 @@ static __always_inline int fast6(struct xdp_md *ctx, struct ethhdr *eth, struct 
 		ip6->hop_limit--;
 		return forward(eth, a->eth, a->arg, dc->dev, len);
 	}
+	if (a->kind == ACT_END_CSID || a->kind == ACT_END_X_CSID)
+		return next_csid(ctx, eth, ip6, a, gen, dc->dev, len);
 	if (a->kind == ACT_POLICY) {
 		if (host_dst(ip6->daddr.s6_addr))
 			return slow6(ctx, ip6);

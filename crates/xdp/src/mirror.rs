@@ -64,6 +64,8 @@ const ACT_DT4: u32 = 8;
 const ACT_DT46: u32 = 9;
 const ACT_DX4: u32 = 10;
 const ACT_POLICY: u32 = 11;
+const ACT_END_CSID: u32 = 12;
+const ACT_END_X_CSID: u32 = 13;
 /// FIBs the program knows: those from 256 on are the general path's.
 const TABLES: usize = 256;
 
@@ -124,6 +126,12 @@ fn route_key(gen: u8, (fam, table, addr, len): RouteKey) -> Vec<u8> {
 const ROUTE_KEY: usize = 22;
 /// Bytes of `struct route4_key`.
 const ROUTE4_KEY: usize = 10;
+
+/// The argument of a NEXT-C-SID action: SID `sid` (below [`SID_SLOTS`]), the
+/// Locator-Block's and C-SIDs' lengths in bits.
+fn csid_arg(sid: u32, lblen: u8, nflen: u8) -> u32 {
+    sid | u32::from(lblen) << 16 | u32::from(nflen) << 24
+}
 
 /// The bytes of `struct policy` for `p`, if its headers fit.
 fn policy_val(p: &OffloadPolicy) -> Option<PolicyVal> {
@@ -295,6 +303,13 @@ impl Mirror {
                 }
                 OffloadAct::Dx4 { sid, dev, eth } if sid < SID_SLOTS && tx_of(dev).is_some() => {
                     act_bytes(ACT_DX4, sid, dev.into(), &eth)
+                }
+                // The SID's index (under SID_SLOTS: 16 bits) and the container's lengths.
+                OffloadAct::EndCsid { sid, table: next, lblen, nflen } if sid < SID_SLOTS && next < TABLES => {
+                    act_bytes(ACT_END_CSID, csid_arg(sid, lblen, nflen), next as u32, &[0; 12])
+                }
+                OffloadAct::EndXCsid { sid, dev, eth, lblen, nflen } if sid < SID_SLOTS && tx_of(dev).is_some() => {
+                    act_bytes(ACT_END_X_CSID, csid_arg(sid, lblen, nflen), dev.into(), &eth)
                 }
                 // (Acted on in the main FIB only, as on the fast path.)
                 OffloadAct::Policy { policy } if table == 0 && want_policies.contains_key(&policy) => {

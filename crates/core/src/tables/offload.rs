@@ -3,8 +3,8 @@
 //! match it is, decided here by the same tests the fast path makes
 //! (`pipeline::fast`), so that the tier forwards only what the fast path would, with
 //! the same bytes (End, End.T and End.X with or without PSP, End.DX4, End.DX6,
-//! End.DT4, End.DT6 and End.DT46, H.Encaps(.Red), H.Encaps.L2(.Red) and
-//! H.Insert(.Red) of IPv6 packets, IPv6 and IPv4 transit).
+//! End.DT4, End.DT6 and End.DT46, NEXT-C-SID End, End.T and End.X, H.Encaps(.Red),
+//! H.Encaps.L2(.Red) and H.Insert(.Red) of IPv6 packets, IPv6 and IPv4 transit).
 //! Every prefix is listed, also those the tier leaves to sr6
 //! ([`OffloadAct::General`]): left out, a shorter prefix would match in its place.
 
@@ -49,6 +49,15 @@ pub enum OffloadAct {
     /// Local SID `sid`, End.DX4 (§4.5) to an adjacency whose neighbour is known: End.DT4's
     /// decapsulation (any destination), out of `dev` with these Ethernet addresses.
     Dx4 { sid: u32, dev: DevId, eth: [u8; 12] },
+    /// Local SID `sid`, End or End.T with NEXT-C-SID (RFC 9800 §4.1) and no PSP, on a
+    /// C-SID container of a `lblen`-bit Locator-Block and `nflen`-bit C-SIDs, with or
+    /// without an SRH (which is not touched): if the destination carries an argument
+    /// (S01), the bits after the block shifted left by `nflen` (S05-S06), the hop limit
+    /// minus one (S07), the new destination routed in FIB `table` (S08).
+    EndCsid { sid: u32, table: usize, lblen: u8, nflen: u8 },
+    /// Local SID `sid`, End.X with NEXT-C-SID and no PSP, to an adjacency whose
+    /// neighbour is known: the same shift, out of `dev` with these Ethernet addresses.
+    EndXCsid { sid: u32, dev: DevId, eth: [u8; 12], lblen: u8, nflen: u8 },
     /// Head-end policy `policy`, whose headers the fast path prepares
     /// ([`Tables::offload_policies`]), applied to an IPv6 packet without a Hop-by-Hop
     /// Options header.
@@ -171,6 +180,19 @@ impl Tables {
                     Some((dev, eth)) => OffloadAct::Dx4 { sid: i, dev, eth },
                     None => OffloadAct::General,
                 },
+                Some(s) if s.is(FastKind::EndCsid) || s.is(FastKind::EndXCsid) => {
+                    let Some(c) = self.sids.get(i as usize).and_then(|x| x.action.flavors.next_csid) else {
+                        return OffloadAct::General;
+                    };
+                    let (lblen, nflen) = (c.lblen, c.nflen);
+                    if s.is(FastKind::EndCsid) {
+                        return OffloadAct::EndCsid { sid: i, table: s.arg as usize, lblen, nflen };
+                    }
+                    match self.adjacency_of(s.next_hop()) {
+                        Some((dev, eth)) => OffloadAct::EndXCsid { sid: i, dev, eth, lblen, nflen },
+                        None => OffloadAct::General,
+                    }
+                }
                 _ => OffloadAct::General,
             },
             Route::Policy(i) if self.rewrites.get(i as usize).is_some_and(|r| r.kind != RewriteKind::None) => {
