@@ -170,7 +170,7 @@ fn xdp_tier_forwards_transit_and_srv6_endpoints() {
         let (dx4, dt4, dt46_4) = (v4("fc00:1::d4"), v4("fc00:1::a4"), v4("fc00:1::a6"));
         // Head-end policies (fc00:5::/64 H.Encaps, 6 H.Encaps.Red, 7 H.Insert, 8
         // H.Insert.Red, 9 H.Encaps.Red with no SRH, 31 H.Encaps.L2, 45 H.Encaps with an
-        // HMAC TLV): out of eth1 towards fc00:2::e, fc00:9's out of eth2 to fc00:3::1.
+        // HMAC TLV, 46 of two segments with one, 47 of six segments): out of eth1 towards fc00:2::e, fc00:9's out of eth2 to fc00:3::1.
         let heads: Vec<(Vec<u8>, u16)> = [
             ("fc00:5::1", 1),
             ("fc00:6::1", 1),
@@ -179,6 +179,8 @@ fn xdp_tier_forwards_transit_and_srv6_endpoints() {
             ("fc00:9::1", 2),
             ("fc00:31::1", 1),
             ("fc00:45::1", 1),
+            ("fc00:46::1", 1),
+            ("fc00:47::1", 1),
         ]
         .iter()
         .map(|(d, out)| (frame("fc00:a::2", d, 64, None, udp), *out))
@@ -220,9 +222,9 @@ fn xdp_tier_forwards_transit_and_srv6_endpoints() {
             assert!(same(fx, f, 0).unwrap(), "not forwarded: {f:02x?}");
             assert_eq!(xdp(fx, f, 0).2, Some(out));
         }
-        // The headers in front: H.Encaps of two segments 94 - 14 bytes, with the HMAC TLV
-        // 118 - 14.
-        for (f, grow) in [(&heads[0].0, 80), (&heads[6].0, 104)] {
+        // The headers in front: H.Encaps of two segments 94 - 14 bytes, of one with the
+        // HMAC TLV 118 - 14, of two with it 134 - 14, of six 158 - 14.
+        for (f, grow) in [(&heads[0].0, 80), (&heads[6].0, 104), (&heads[7].0, 120), (&heads[8].0, 144)] {
             assert_eq!(xdp(fx, f, 0).1.len(), f.len() + grow);
         }
         // The SRH popped: 40 bytes shorter (8 + 2 segments), Next Header UDP.
@@ -236,6 +238,8 @@ fn xdp_tier_forwards_transit_and_srv6_endpoints() {
         assert_eq!((&inner[12..14], inner[14 + 8]), (&[8u8, 0][..], 8));
         let sum: u32 = inner[14..34].chunks(2).map(|w| u32::from(u16::from_be_bytes([w[0], w[1]]))).sum();
         assert_eq!((sum & 0xffff) + (sum >> 16), 0xffff, "checksum of {:02x?}", &inner[14..34]);
+        // Seven segments (174 bytes of headers): the general path's.
+        assert_eq!(xdp(fx, &frame("fc00:a::2", "fc00:48::1", 64, None, udp), 0).0, XDP_DROP);
         // Hop limit 1: the general path's (an ICMP error).
         let (v, _, _) = xdp(fx, &frame("fc00:a::2", "fc00:2::9", 1, None, udp), 0);
         assert_eq!(v, XDP_DROP);

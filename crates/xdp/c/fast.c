@@ -109,14 +109,14 @@ struct route4_key {
 /* policies: by (index << 1 | generation), a head-end policy as sr6's fast path applies
  * it (crates/core/src/tables/rewrite.rs): how, the device its first segment is sent out
  * of, and its `len` bytes of headers (Ethernet towards that segment, IPv6, SRH),
- * right-aligned in `block`. */
+ * right-aligned in `block` (crates/core's Rewrite::BLOCK). */
 #define POLICY_SLOTS 16384
 enum { POLICY_ENCAP = 1, POLICY_INSERT = 2, POLICY_ENCAP_L2 = 3 };
 struct policy {
 	__u32 kind;
 	__u32 out;
 	__u32 len;
-	__u8 block[128];
+	__u8 block[160];
 };
 
 struct count {
@@ -518,7 +518,7 @@ static __always_inline int next_csid(struct xdp_md *ctx, struct ethhdr *eth, str
 	case n:                                                          \
 		if ((void *)(data + n) > data_end)                       \
 			goto undo;                                       \
-		__builtin_memcpy(data, p->block + 128 - n, n);           \
+		__builtin_memcpy(data, p->block + 160 - n, n);           \
 		break;
 
 /* A head-end policy (RFC 8986 §5.1-§5.3), as the fast path's rewrite::encap and
@@ -532,8 +532,9 @@ static __always_inline int next_csid(struct xdp_md *ctx, struct ethhdr *eth, str
  *   - H.Insert(.Red): the headers replace the Ethernet and IPv6 headers; source, traffic
  *     class and flow label stay, the hop limit is one less, the SRH's Next Header is
  *     the old one and Segment List[0] the old destination.
- * Header lengths the fast path has code of its own for (an SRH of 1 to 4 segments, or
- * none, or one segment with an HMAC TLV); others are the general path's. */
+ * Header lengths of an SRH of 1 to 6 segments, or none, or 1 to 3 segments with an
+ * HMAC TLV (precomputed: it covers nothing of the packet); others are the general
+ * path's. */
 static __always_inline int head_end(struct xdp_md *ctx, struct ipv6hdr *ip6, __u32 idx, __u32 gen, __u32 rx,
 				    __u64 len)
 {
@@ -553,7 +554,8 @@ static __always_inline int head_end(struct xdp_md *ctx, struct ipv6hdr *ip6, __u
 		grow = (int)n - 54;
 	else
 		return slow6(ctx, ip6);
-	if (n != 54 && n != 78 && n != 94 && n != 110 && n != 118 && n != 126)
+	if (n != 54 && n != 78 && n != 94 && n != 110 && n != 126 && n != 142 && n != 158 && n != 118 && n != 134 &&
+	    n != 150)
 		return slow6(ctx, ip6);
 	/* What the rewrite keeps of the packet's IPv6 header, read before it moves. */
 	__u8 old[40];
@@ -569,8 +571,12 @@ static __always_inline int head_end(struct xdp_md *ctx, struct ipv6hdr *ip6, __u
 		PUT_HEADERS(78)
 		PUT_HEADERS(94)
 		PUT_HEADERS(110)
-		PUT_HEADERS(118)
 		PUT_HEADERS(126)
+		PUT_HEADERS(142)
+		PUT_HEADERS(158)
+		PUT_HEADERS(118)
+		PUT_HEADERS(134)
+		PUT_HEADERS(150)
 	default:
 		goto undo;
 	}

@@ -45,7 +45,8 @@ pub(crate) struct Rewrite {
 }
 
 impl Rewrite {
-    pub const BLOCK: usize = 128;
+    /// Up to 6 segments, or 3 with an HMAC TLV.
+    pub const BLOCK: usize = 160;
 
     /// The rewrite of `pol`, whose first segment the main FIB sends out of device `out`
     /// with that Ethernet header (`None`: the general path decides).
@@ -113,6 +114,8 @@ fn rewrite_for(kind: RewriteKind, len: usize) -> RewriteFn {
         (RewriteKind::Encap, 94) => encap::<94, 96, 136, 0>,
         (RewriteKind::Encap, 110) => encap::<110, 112, 152, 0>,
         (RewriteKind::Encap, 126) => encap::<126, 128, 168, 0>,
+        // Two segments and an HMAC TLV.
+        (RewriteKind::Encap, 134) => encap::<134, 144, 184, 0>,
         (RewriteKind::Insert, 78) => insert::<78, 80>,
         (RewriteKind::Insert, 94) => insert::<94, 96>,
         (RewriteKind::Insert, 110) => insert::<110, 112>,

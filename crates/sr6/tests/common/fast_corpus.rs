@@ -228,6 +228,9 @@ pub fn frames() -> Vec<Vec<u8>> {
             "fc00:43::1",
             "fc00:44::1",
             "fc00:45::1",
+            "fc00:46::1",
+            "fc00:47::1",
+            "fc00:48::1",
         ] {
             v.push(frame("fc00:a::2", d, hl, None, udp));
         }
