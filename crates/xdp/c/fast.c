@@ -273,6 +273,19 @@ static __always_inline int forward(struct ethhdr *eth, const __u8 *mac, __u32 ou
 	return bpf_redirect_map(&tx, out, 0);
 }
 
+/* The route FIB `table` (sr6's dense index: those from 256 on are the general path's)
+ * has for the IPv6 address `addr`, if it is one this tier forwards along; NULL if not.
+ * The next lookup of End, End.T, End.DT6, End.DT46 and NEXT-C-SID. */
+static __always_inline const struct act *route6(__u32 gen, __u32 table, const void *addr)
+{
+	if (table > 255)
+		return 0;
+	struct route_key k = { .prefixlen = 16 + 128, .gen = gen, .table = (__u8)table };
+	__builtin_memcpy(k.addr, addr, 16);
+	const struct act *b = bpf_map_lookup_elem(&routes6, &k);
+	return b && b->kind == ACT_FORWARD ? b : 0;
+}
+
 /* The IPv4 header's checksum is right: its ones' complement sum is 0xffff (RFC 1071). */
 static __always_inline int ip4_csum_ok(const struct iphdr *ip)
 {
@@ -348,10 +361,8 @@ static __always_inline int decap(struct xdp_md *ctx, struct ipv6hdr *ip6, void *
 		if (in->version != 6 || bpf_ntohs(in->payload_len) != ilen - 40 || in->hop_limit <= 1)
 			return slow6(ctx, ip6);
 		if (lookup) {
-			struct route_key k = { .prefixlen = 16 + 128, .gen = gen, .table = (__u8)a->arg2 };
-			__builtin_memcpy(k.addr, &in->daddr, 16);
-			struct act *b = bpf_map_lookup_elem(&routes6, &k);
-			if (!b || b->kind != ACT_FORWARD)
+			const struct act *b = route6(gen, a->arg2, &in->daddr);
+			if (!b)
 				return slow6(ctx, ip6);
 			mac = b->eth;
 			out = b->arg;
@@ -496,12 +507,8 @@ static __always_inline int next_csid(struct xdp_md *ctx, struct ethhdr *eth, str
 	const __u8 *mac = a->eth;
 	__u32 out = a->arg2;
 	if (a->kind == ACT_END_CSID) {
-		if (a->arg2 > 255)
-			return slow6(ctx, ip6);
-		struct route_key k = { .prefixlen = 16 + 128, .gen = gen, .table = (__u8)a->arg2 };
-		__builtin_memcpy(k.addr, next, 16);
-		struct act *b = bpf_map_lookup_elem(&routes6, &k);
-		if (!b || b->kind != ACT_FORWARD)
+		const struct act *b = route6(gen, a->arg2, next);
+		if (!b)
 			return slow6(ctx, ip6);
 		mac = b->eth;
 		out = b->arg;
@@ -686,12 +693,8 @@ static __always_inline int fast6(struct xdp_md *ctx, struct ethhdr *eth, struct 
 	const __u8 *mac = a->eth;
 	__u32 out = a->arg2;
 	if (kind == ACT_END) {
-		if (a->arg2 > 255)
-			return slow6(ctx, ip6);
-		struct route_key k2 = { .prefixlen = 16 + 128, .gen = gen, .table = (__u8)a->arg2 };
-		__builtin_memcpy(k2.addr, next, 16);
-		struct act *b = bpf_map_lookup_elem(&routes6, &k2);
-		if (!b || b->kind != ACT_FORWARD)
+		const struct act *b = route6(gen, a->arg2, next);
+		if (!b)
 			return slow6(ctx, ip6);
 		mac = b->eth;
 		out = b->arg;

@@ -9,7 +9,7 @@
 use std::ffi::CString;
 
 use sr6_core::tables::Tables;
-use sr6_xdp::Mirror;
+use sr6_xdp::{Loaded, Mirror};
 
 const XDP_DROP: u32 = 1;
 const XDP_REDIRECT: u32 = 4;
@@ -59,13 +59,20 @@ fn namespace() -> Vec<Option<u32>> {
         .collect()
 }
 
+/// [`namespace`], the shared maps (empty) and the program loaded with them, which hands
+/// what it does not take to the general path as `XDP_DROP`.
+fn loaded() -> (Vec<Option<u32>>, Mirror, Loaded) {
+    let ix = namespace();
+    let m = Mirror::new().unwrap();
+    let prog = m.load().unwrap();
+    prog.map("conf").unwrap().update(&0u32.to_ne_bytes(), &XDP_DROP.to_ne_bytes()).unwrap();
+    (ix, m, prog)
+}
+
 #[test]
 #[ignore = "needs root (BPF_PROG_LOAD, a network namespace)"]
 fn routes_reach_the_program_whole_and_both_generations_agree() {
-    let ix = namespace();
-    let mut m = Mirror::new().unwrap();
-    let prog = m.load().unwrap();
-    prog.map("conf").unwrap().update(&0u32.to_ne_bytes(), &XDP_DROP.to_ne_bytes()).unwrap();
+    let (ix, mut m, prog) = loaded();
     let f = frame("fc00:2::7");
     let run = |f: &[u8]| sr6_io::bpf::test_run_on(&prog.prog, f, ix[0].unwrap()).unwrap();
 
@@ -124,10 +131,7 @@ fn routes_reach_the_program_whole_and_both_generations_agree() {
 #[test]
 #[ignore = "needs root (BPF_PROG_LOAD, a network namespace)"]
 fn a_policy_changed_in_place_is_seen_whole() {
-    let ix = namespace();
-    let mut m = Mirror::new().unwrap();
-    let prog = m.load().unwrap();
-    prog.map("conf").unwrap().update(&0u32.to_ne_bytes(), &XDP_DROP.to_ne_bytes()).unwrap();
+    let (ix, mut m, prog) = loaded();
     let f = frame("fc00:5::7");
     let run = |f: &[u8]| sr6_io::bpf::test_run_on(&prog.prog, f, ix[0].unwrap()).unwrap();
     let policy = |seg: &str| {
