@@ -29,7 +29,7 @@
 # The exit status is 0 only if every check passed. Namespaces are ${FRR_PREFIX}NAME
 # (default sr6frr-); sr6's and FRR's sockets, configurations and logs are in
 # /run/${FRR_PREFIX}demo/NODE/. FRR_BACKEND is sr6 run's --backend (default auto),
-# FRR_FLOWS the UDP flows (default 8), FRR_RATE their rate each (default 500/s).
+# FRR_FLOWS the UDP flows (default 16), FRR_RATE their rate each (default 250/s).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 HERE=examples/frr
@@ -41,8 +41,11 @@ ROUTERS="r1 r2 r3 r4"
 SR6_ROUTERS="r1 r2 r4"      # r3 is a Linux kernel router
 NODES="h1 h2 $ROUTERS"
 BACKEND=${FRR_BACKEND:-auto}  # sr6 run --backend
-FLOWS=${FRR_FLOWS:-8}         # UDP flows h1 -> h2 (one port each)
-RATE=${FRR_RATE:-500}         # datagrams per second, per flow
+# Each flow takes one of r1's two paths by its hash, which no one here chooses (the
+# sender's source port and flow label are random): with 16 flows, the chance that all
+# take one path and the "both paths" check fails is 2^-15 (with 8 it was 1 in 128).
+FLOWS=${FRR_FLOWS:-16}        # UDP flows h1 -> h2 (one port each)
+RATE=${FRR_RATE:-250}         # datagrams per second, per flow
 mode=${1:-demo}
 
 . examples/demo-lib.sh
