@@ -8,7 +8,8 @@ tier's own counters (`rx_xdp`, `tx_xdp` of `show counters`) account for it, and 
 SID's counter (merged from the tier's per-CPU map) equals the packets sent. The kernels
 at both ends (End.DT6 at r3, the receiving host) are the oracle of the bytes: a wrong
 hop limit, Segments Left or destination would not arrive. With `--fast-path off` the
-same traffic takes the AF_XDP tier alone. With GRO off at a peer, sr6 does not send
+same traffic takes the AF_XDP tier alone. SRHs with an HMAC that sr6's general path
+verified are the tier's too (the kernels at r1 and r3 sign and verify). With GRO off at a peer, sr6 does not send
 there from XDP and says why; the traffic still arrives.
 """
 from __future__ import annotations
@@ -111,6 +112,39 @@ def test_what_the_tier_leaves_still_works(tier):
     c = r2.ctl_json("show", "counters")
     assert c["drops"].get("hop_limit") == 1 and c["icmp"]["sent"] == 1, c
     assert xdp_counts(r2, "r2-r3") == (0, 0)
+
+
+def test_srhs_with_a_verified_hmac_are_forwarded_by_the_xdp_tier(tier):
+    """r1's kernel signs its SRHs for fc00:b:1::/64 with key 7, whose secret sr6 has,
+    and for fc00:b:2::/64 with key 8, whose secret differs. sr6's general path verifies
+    the first packet of a text and hands it to the tier, which forwards the rest (its
+    counters); the kernel at r3 verifies the HMAC again (key 7) and decapsulates. With
+    the wrong key nothing passes, and the tier takes none; with an HMAC required on
+    r2-r1 (`sr6 ctl sysctl`, at run time), signed traffic stays in the tier and
+    unsigned traffic is dropped."""
+    net, ns, r2 = tier
+    warm(net, ns)
+
+    def send(dst: str) -> tuple[dict, dict, int]:
+        r2.ctl("clear-counters")
+        res = net.udp(ns["h1"], ns["h2"], dst, N, RATE)
+        return res, r2.ctl_json("show", "counters"), xdp_counts(r2, "r2-r1")[0]
+
+    res, c, rx = send("fc00:b:1::2")
+    assert res["unique"] == N and res["dups"] == 0, res
+    assert r2.sid("fc00:2::e7/128")["packets"] == N
+    assert rx >= N * 9 // 10, (rx, c)
+    res, c, rx = send("fc00:b:2::2")
+    assert res["unique"] == 0 and c["drops"].get("hmac_invalid") == N and rx == 0, (res, c, rx)
+    r2.ctl("sysctl", "-w", "net.ipv6.conf.r2-r1.seg6_require_hmac=1")
+    try:
+        assert "receives into the XDP tier" in r2.ctl_json("show", "status")["tiers"]["r2-r1"]
+        res, c, rx = send("fc00:b:1::2")
+        assert res["unique"] == N and rx >= N * 9 // 10, (res, rx)
+        res, c, rx = send("fc00:b::2")
+        assert res["unique"] == 0 and c["drops"].get("hmac_invalid") == N and rx == 0, (res, c, rx)
+    finally:
+        r2.ctl("sysctl", "-w", "net.ipv6.conf.r2-r1.seg6_require_hmac=0")
 
 
 def test_fast_path_off_uses_the_af_xdp_tier_alone(sr6_bin, tmp_path_factory):

@@ -11,6 +11,11 @@
 //! a packet whose text was seen is checked against the stored HMAC without hashing.
 //! An entry is the HMAC sr6 computed with the key, never one a packet brought, and it
 //! names the key by an id no other key ever gets, so a new key (a reload) misses.
+//!
+//! A thread may also ask for the texts it verifies to be handed on ([`export_verified`],
+//! [`drain_verified`]): each text hashed for a packet whose HMAC then matched, with the
+//! key's id, as a [`Verified`]. `sr6 run`'s XDP tier keeps them in a map and forwards
+//! a packet whose text and HMAC field equal one of them without hashing (docs/xdp.md).
 
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -61,16 +66,61 @@ pub const CACHE_SLOTS: usize = 256;
 /// The longest text the cache keeps: the fixed 22 bytes and 8 segments.
 const CACHE_TEXT: usize = 22 + 8 * 16;
 
+/// Verified texts a thread keeps for [`drain_verified`] at most (more are not kept:
+/// they are found again when their next packet misses the XDP tier's map).
+const EXPORT_MAX: usize = 64;
+
+/// A text of at most 8 segments that sr6 hashed with a key and found equal to a
+/// packet's HMAC field (RFC 8754 §2.1.2.1): source, Last Entry, Flags, Key ID, the
+/// segments (`segments[..16 * (last_entry + 1)]`), and the HMAC field.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Verified {
+    /// The key's [`HmacKey::uid`].
+    pub key_uid: u64,
+    pub key_id: u32,
+    pub src: [u8; 16],
+    pub last_entry: u8,
+    pub flags: u8,
+    pub segments: [u8; 128],
+    pub mac: [u8; HMAC_FIELD_LEN],
+}
+
 /// One cached text and the HMAC field computed for it with key `uid` (0: empty).
 struct Entry {
     uid: u64,
     len: usize,
     text: [u8; CACHE_TEXT],
     mac: [u8; HMAC_FIELD_LEN],
+    /// Handed to [`drain_verified`] since it was taken.
+    exported: bool,
 }
 
 thread_local! {
     static CACHE: RefCell<Vec<Entry>> = const { RefCell::new(Vec::new()) };
+    /// `Some` while this thread hands its verified texts on.
+    static EXPORT: RefCell<Option<Vec<Verified>>> = const { RefCell::new(None) };
+}
+
+/// From now on this thread keeps the texts it verifies by hashing for
+/// [`drain_verified`] (`on`), or stops (and forgets those not drained).
+pub fn export_verified(on: bool) {
+    EXPORT.with(|e| {
+        if let Ok(mut e) = e.try_borrow_mut() {
+            *e = on.then(|| Vec::with_capacity(EXPORT_MAX));
+        }
+    });
+}
+
+/// Hands each text this thread verified since the last call to `f`, once.
+pub fn drain_verified(mut f: impl FnMut(&Verified)) {
+    EXPORT.with(|e| {
+        if let Ok(mut e) = e.try_borrow_mut() {
+            if let Some(v) = e.as_mut() {
+                v.iter().for_each(&mut f);
+                v.clear();
+            }
+        }
+    });
 }
 
 static NEXT_UID: AtomicU64 = AtomicU64::new(1);
@@ -100,6 +150,12 @@ impl HmacKey {
             ),
         };
         HmacKey { state, uid: NEXT_UID.fetch_add(1, Ordering::Relaxed) }
+    }
+
+    /// This key's id, unique to the [`new`](Self::new) that made it (never 0; clones
+    /// share it): a text verified with one key is not taken for another's.
+    pub fn uid(&self) -> u64 {
+        self.uid
     }
 
     /// HMAC over the RFC 8754 §2.1.2.1 text. `segments` is the raw Segment List
@@ -132,24 +188,14 @@ impl HmacKey {
     }
 
     /// Constant-time comparison of a received HMAC field with the expected one: the
-    /// one this thread computed last for the same text and key, or computed now.
+    /// one this thread computed last for the same text and key, or computed now. A
+    /// text that matches for the first time since the cache took it is kept for
+    /// [`drain_verified`] if this thread [exports](export_verified).
     pub fn verify(&self, src: &[u8; 16], last_entry: u8, flags: u8, key_id: u32, segments: &[u8], got: &[u8]) -> bool {
-        let want = self.expected(src, last_entry, flags, key_id, segments);
-        got.len() == HMAC_FIELD_LEN && bool::from(want.ct_eq(got))
-    }
-
-    /// [`compute`](Self::compute) through this thread's cache.
-    fn expected(
-        &self,
-        src: &[u8; 16],
-        last_entry: u8,
-        flags: u8,
-        key_id: u32,
-        segments: &[u8],
-    ) -> [u8; HMAC_FIELD_LEN] {
+        let same = |want: &[u8; HMAC_FIELD_LEN]| got.len() == HMAC_FIELD_LEN && bool::from(want.ct_eq(got));
         let len = 22 + segments.len();
         if len > CACHE_TEXT {
-            return self.compute(src, last_entry, flags, key_id, segments);
+            return same(&self.compute(src, last_entry, flags, key_id, segments));
         }
         let mut text = [0u8; CACHE_TEXT];
         text[..22].copy_from_slice(&text_head(src, last_entry, flags, key_id));
@@ -162,22 +208,57 @@ impl HmacKey {
         let slot = (h >> 56) as usize % CACHE_SLOTS;
         CACHE.with(|c| {
             let Ok(mut c) = c.try_borrow_mut() else {
-                return self.compute(src, last_entry, flags, key_id, segments);
+                return same(&self.compute(src, last_entry, flags, key_id, segments));
             };
             if c.is_empty() {
-                c.extend((0..CACHE_SLOTS).map(|_| Entry { uid: 0, len: 0, text: [0; CACHE_TEXT], mac: [0; 32] }));
+                c.extend((0..CACHE_SLOTS).map(|_| Entry {
+                    uid: 0,
+                    len: 0,
+                    text: [0; CACHE_TEXT],
+                    mac: [0; 32],
+                    exported: false,
+                }));
             }
             let Some(e) = c.get_mut(slot) else {
-                return self.compute(src, last_entry, flags, key_id, segments);
+                return same(&self.compute(src, last_entry, flags, key_id, segments));
             };
-            if e.uid == self.uid && e.len == len && e.text[..len] == text[..len] {
-                return e.mac;
+            if e.uid != self.uid || e.len != len || e.text[..len] != text[..len] {
+                let mac = self.compute(src, last_entry, flags, key_id, segments);
+                *e = Entry { uid: self.uid, len, text, mac, exported: false };
             }
-            let mac = self.compute(src, last_entry, flags, key_id, segments);
-            *e = Entry { uid: self.uid, len, text, mac };
-            mac
+            let ok = same(&e.mac);
+            if ok && !e.exported && segments.len() == 16 * (usize::from(last_entry) + 1) {
+                e.exported = export(Verified {
+                    key_uid: self.uid,
+                    key_id,
+                    src: *src,
+                    last_entry,
+                    flags,
+                    segments: {
+                        let mut s = [0u8; 128];
+                        s[..segments.len()].copy_from_slice(segments);
+                        s
+                    },
+                    mac: e.mac,
+                });
+            }
+            ok
         })
     }
+}
+
+/// Keeps `v` for [`drain_verified`] if this thread exports and has room.
+fn export(v: Verified) -> bool {
+    EXPORT.with(|e| {
+        let Ok(mut e) = e.try_borrow_mut() else { return false };
+        match e.as_mut() {
+            Some(q) if q.len() < EXPORT_MAX => {
+                q.push(v);
+                true
+            }
+            _ => false,
+        }
+    })
 }
 
 #[cfg(test)]
@@ -241,6 +322,49 @@ mod tests {
         let mac = k.compute(&[1; 16], 11, 0, 7, &long);
         assert!(k.verify(&[1; 16], 11, 0, 7, &long, &mac) && k.verify(&[1; 16], 11, 0, 7, &long, &mac));
         assert!(!k.verify(&[1; 16], 11, 0, 7, &long, &[0; 32]));
+    }
+
+    #[test]
+    fn a_thread_that_exports_hands_on_what_it_verified_by_hashing() {
+        let k = HmacKey::new(HmacAlg::Sha1, b"secret");
+        let segs = [7u8; 32];
+        let mac = k.compute(&[2; 16], 1, 0, 9, &segs);
+        let drained = || {
+            let mut v = Vec::new();
+            drain_verified(|x| v.push(x.clone()));
+            v
+        };
+        // Not exporting: nothing kept.
+        assert!(k.verify(&[2; 16], 1, 0, 9, &segs, &mac));
+        assert!(drained().is_empty());
+        export_verified(true);
+        // A text the cache holds is handed on at its first match since.
+        assert!(k.verify(&[2; 16], 1, 0, 9, &segs, &mac));
+        assert_eq!(drained().len(), 1);
+        let k = HmacKey::new(HmacAlg::Sha1, b"secret");
+        assert_ne!(k.uid(), 0);
+        // A wrong HMAC: not kept; the right one after it: kept once.
+        assert!(!k.verify(&[2; 16], 1, 0, 9, &segs, &[0; 32]));
+        assert!(drained().is_empty());
+        assert!(k.verify(&[2; 16], 1, 0, 9, &segs, &mac));
+        assert!(k.verify(&[2; 16], 1, 0, 9, &segs, &mac));
+        let v = drained();
+        assert_eq!(v.len(), 1, "{v:?}");
+        let mut want_segs = [0u8; 128];
+        want_segs[..32].copy_from_slice(&segs);
+        assert_eq!(
+            v[0],
+            Verified { key_uid: k.uid(), key_id: 9, src: [2; 16], last_entry: 1, flags: 0, segments: want_segs, mac }
+        );
+        assert!(drained().is_empty());
+        // A Segment List that is not Last Entry's, or longer than 8 segments: not kept.
+        let long = [3u8; 16 * 9];
+        let m2 = k.compute(&[1; 16], 8, 0, 9, &long);
+        assert!(k.verify(&[1; 16], 8, 0, 9, &long, &m2));
+        let m3 = k.compute(&[1; 16], 0, 0, 9, &segs);
+        assert!(k.verify(&[1; 16], 0, 0, 9, &segs, &m3));
+        assert!(drained().is_empty());
+        export_verified(false);
     }
 
     const KAT_SHA256: &str = include_str!("../testdata/hmac_sha256.hex").trim_ascii();

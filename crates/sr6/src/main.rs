@@ -53,8 +53,9 @@ enum Cmd {
         xdp_mode: live::backend::XdpModeChoice,
         /// With AF_XDP, the XDP tier (xdp): an XDP program on each device forwards IPv6
         /// and IPv4 transit, End, End.X, End.T (PSP, NEXT-C-SID), End.DX4/DX6, End.DT4/DT6/DT46 and
-        /// head-end policies in the kernel's receive path and hands the rest to the
-        /// AF_XDP tier; off: the AF_XDP tier alone. `show status` says which tier
+        /// head-end policies in the kernel's receive path (SRHs with an HMAC the
+        /// AF_XDP tier verified too) and hands the rest to the AF_XDP tier; off: the
+        /// AF_XDP tier alone. `show status` says which tier
         /// each device runs and why.
         #[arg(long, value_enum, default_value = "xdp")]
         fast_path: live::fast_tier::FastPathChoice,

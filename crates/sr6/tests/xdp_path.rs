@@ -61,7 +61,35 @@ fn fixture() -> Fixture {
     assert!(stats.switched && stats.routes > 50 && stats.devices >= 3, "{stats:?}");
     let prog = mirror.load().unwrap();
     prog.map("conf").unwrap().update(&0u32.to_ne_bytes(), &XDP_DROP.to_ne_bytes()).unwrap();
-    Fixture { t, mirror, prog, ifindex }
+    let fx = Fixture { t, mirror, prog, ifindex };
+    // The HMACs the general path verifies over the corpus, handed to the tier as `sr6
+    // run`'s workers hand them: until then every SRH with an HMAC is the general path's.
+    let udp: &[u8] = &[0, 1, 0, 2, 0, 12, 0, 0, 9, 9, 9, 9];
+    let hmac =
+        with_hmac(&frame("fc00:9::1", "fc00:1::e", 64, Some((&["fc00:3::1", "fc00:1::e"], 1, 17)), udp), 7, 0, true);
+    assert_eq!(xdp(&fx, &hmac, 0).0, XDP_DROP, "an HMAC taken before it was verified");
+    let n = hmac_verified(&fx.t, &fx.mirror);
+    assert!(n >= 20, "the general path verified only {n} HMAC texts of the corpus");
+    fx
+}
+
+/// Runs every frame of the corpus through the general path on every device, handing
+/// the HMAC texts it verifies to the tier's map; how many.
+fn hmac_verified(t: &Tables, mirror: &Mirror) -> usize {
+    let export = mirror.hmac_export().unwrap();
+    sr6_core::hmac::export_verified(true);
+    let mut n = 0;
+    for f in frames() {
+        for dev in 0..DEVS {
+            general(t, &f, dev);
+            sr6_core::hmac::drain_verified(|v| {
+                export.insert(v).unwrap();
+                n += 1;
+            });
+        }
+    }
+    sr6_core::hmac::export_verified(false);
+    n
 }
 
 thread_local! {
@@ -238,6 +266,54 @@ fn xdp_tier_forwards_transit_and_srv6_endpoints() {
         assert_eq!((&inner[12..14], inner[14 + 8]), (&[8u8, 0][..], 8));
         let sum: u32 = inner[14..34].chunks(2).map(|w| u32::from(u16::from_be_bytes([w[0], w[1]]))).sum();
         assert_eq!((sum & 0xffff) + (sum >> 16), 0xffff, "checksum of {:02x?}", &inner[14..34]);
+        // SRHs with an HMAC the general path verified (the fixture): End, End.X, End.T,
+        // PSP and End.DX6, on eth0 (verify if present) and eth3 (required), SHA-256 and
+        // SHA-1; the PSP frame leaves without its SRH, HMAC TLV included.
+        let seg2 = |sid: &str| frame("fc00:9::1", sid, 64, Some((&["fc00:3::1", sid], 1, 17)), udp);
+        let hmac_end = with_hmac(&seg2("fc00:1::e"), 7, 0, true);
+        for (f, out) in [
+            (hmac_end.clone(), 2u16),
+            (with_hmac(&seg2("fc00:1::c3"), 8, 0, true), 2),
+            (with_hmac(&seg2("fc00:1::7"), 7, 8, true), 1),
+            (with_hmac(&seg2("fc00:1::e7"), 7, 0, true), 2),
+            (
+                with_hmac(
+                    &frame("fc00:9::1", "fc00:1::d6", 64, Some((&["fc00:1::d6"], 0, 41)), &inner6("fc00:3::4", 9)),
+                    7,
+                    8,
+                    true,
+                ),
+                0,
+            ),
+        ] {
+            for dev in [0, 3] {
+                assert!(same(fx, &f, dev).unwrap(), "not forwarded on {dev}: {f:02x?}");
+                assert_eq!(xdp(fx, &f, dev).2, Some(out));
+            }
+        }
+        let (_, popped, _) = xdp(fx, &with_hmac(&seg2("fc00:1::e7"), 7, 0, true), 0);
+        assert_eq!((popped.len(), popped[20]), (end_psp.len() - 40, 17));
+        // Left to the general path: a wrong HMAC, a key that does not exist, a text
+        // not verified (another source), a PadN TLV after the HMAC TLV; on eth3, an
+        // SRH without one.
+        let mut other_src = hmac_end.clone();
+        other_src[37] ^= 1;
+        let mut padded = hmac_end.clone();
+        padded.splice(134..134, [1, 6, 0, 0, 0, 0, 0, 0]);
+        padded[55] += 1;
+        padded[19] += 8;
+        for f in
+            [with_hmac(&seg2("fc00:1::e"), 7, 0, false), with_hmac(&seg2("fc00:1::e"), 9, 0, true), other_src, padded]
+        {
+            for dev in [0, 3] {
+                assert_eq!(xdp(fx, &f, dev).0, XDP_DROP, "taken on {dev}: {f:02x?}");
+                assert!(!same(fx, &f, dev).unwrap());
+            }
+        }
+        // On eth2, which ignores HMACs, a wrong one is taken.
+        assert!(same(fx, &with_hmac(&seg2("fc00:1::e"), 7, 0, false), 2).unwrap());
+        assert_eq!(xdp(fx, &end, 3).0, XDP_DROP, "an SRH without an HMAC taken where one is required");
+        assert_eq!(xdp(fx, &transit, 3).0, XDP_REDIRECT, "transit is no SID's: no HMAC asked");
         // Seven segments (174 bytes of headers): the general path's.
         assert_eq!(xdp(fx, &frame("fc00:a::2", "fc00:48::1", 64, None, udp), 0).0, XDP_DROP);
         // Hop limit 1: the general path's (an ICMP error).
@@ -259,6 +335,47 @@ fn xdp_tier_forwards_transit_and_srv6_endpoints() {
             assert_eq!((after.0 - before.0, after.1 - before.1), (1, f.len() as u64), "{s}");
         }
     });
+}
+
+#[test]
+#[ignore = "needs root (BPF_PROG_LOAD, a network namespace)"]
+fn an_hmac_verified_under_a_key_that_is_gone_is_not_taken() {
+    let mut fx = fixture();
+    let udp: &[u8] = &[0, 1, 0, 2, 0, 12, 0, 0, 9, 9, 9, 9];
+    let f =
+        with_hmac(&frame("fc00:9::1", "fc00:1::e", 64, Some((&["fc00:3::1", "fc00:1::e"], 1, 17)), udp), 7, 0, true);
+    assert_eq!(xdp(&fx, &f, 0).0, XDP_REDIRECT);
+    // Key 7 set again (the same secret: a new key all the same, as after a reload), then
+    // to another secret: the text verified under the old key is not taken.
+    let ix: Vec<Option<u32>> = fx.ifindex.iter().map(|&i| Some(i)).collect();
+    let all = vec![true; ix.len()];
+    for secret in ["fast-path-secret", "another-secret"] {
+        let conf = CONFIG.replace("hmac set 7 sha256 fast-path-secret", &format!("hmac set 7 sha256 {secret}"));
+        let t2 = Tables::build(&sr6_config::parse_str(&conf, "fast.conf").unwrap()).unwrap().0;
+        assert!(fx.mirror.sync(&t2, &ix, &all).unwrap().switched);
+        assert_eq!(xdp(&fx, &f, 0).0, XDP_DROP, "taken under a new key ({secret})");
+    }
+    // The old tables back, their key with them: taken again.
+    fx.mirror.sync(&fx.t, &ix, &all).unwrap();
+    assert_eq!(xdp(&fx, &f, 0).0, XDP_REDIRECT);
+    // Under the new key, its HMACs are taken once the general path verified them, and
+    // the old key's are not.
+    let conf = CONFIG.replace("hmac set 7 sha256 fast-path-secret", "hmac set 7 sha256 another-secret");
+    fx.t = Tables::build(&sr6_config::parse_str(&conf, "fast.conf").unwrap()).unwrap().0;
+    fx.mirror.sync(&fx.t, &ix, &all).unwrap();
+    let mut g = f.clone();
+    let new = sr6_core::hmac::HmacKey::new(sr6_core::spec::HmacAlg::Sha256, b"another-secret");
+    let mac = new.compute(&g[22..38].try_into().unwrap(), 1, 0, 7, &g[62..94]);
+    g[102..134].copy_from_slice(&mac);
+    assert_eq!(xdp(&fx, &g, 0).0, XDP_DROP);
+    sr6_core::hmac::export_verified(true);
+    general(&fx.t, &g, 0);
+    general(&fx.t, &f, 0);
+    let export = fx.mirror.hmac_export().unwrap();
+    sr6_core::hmac::drain_verified(|v| export.insert(v).unwrap());
+    sr6_core::hmac::export_verified(false);
+    assert_eq!(xdp(&fx, &g, 0).0, XDP_REDIRECT);
+    assert_eq!(xdp(&fx, &f, 0).0, XDP_DROP, "an HMAC of the old secret taken under the new one");
 }
 
 proptest! {

@@ -10,10 +10,10 @@
  * fast.rs) would do, from the main FIB that sr6 mirrors into routes6
  * (crates/core/src/tables/offload.rs says what each prefix does):
  *   - IPv6 transit (RFC 8200 §3): hop limit minus one, the route's Ethernet header;
- *   - End (RFC 8986 §4.1) and End.T (§4.3) on an SRH without TLVs right after the IPv6
- *     header: the destination from Segment List[Segments Left - 1], Segments Left and
- *     hop limit minus one, routed as transit in the main table (End) or the SID's
- *     (End.T);
+ *   - End (RFC 8986 §4.1) and End.T (§4.3) on an SRH right after the IPv6 header,
+ *     without TLVs or with one HMAC TLV the general path verified (srh_auth): the
+ *     destination from Segment List[Segments Left - 1], Segments Left and hop limit
+ *     minus one, routed as transit in the main table (End) or the SID's (End.T);
  *   - End.X (§4.2) on such an SRH: the same rewrite, sent to the SID's adjacency;
  *   - with PSP (§4.16.1), the SRH removed when Segments Left reaches 0;
  *   - End.DX6 (§4.4), End.DT6 (§4.6) and End.DT46 (§4.8) on such an SRH with Segments
@@ -96,6 +96,8 @@ struct dev_conf {
 	__u32 dev;
 	__u32 max_len;
 	__u32 max_len4;
+	/* net.ipv6.conf.DEV.seg6_require_hmac: -1 ignore, 0 verify if present, 1 require. */
+	__s32 require_hmac;
 };
 
 /* routes4: as routes6, IPv4 (prefixlen 16 + length). */
@@ -117,6 +119,32 @@ struct policy {
 	__u32 out;
 	__u32 len;
 	__u8 block[160];
+};
+
+/* hmac_keys: by (Key ID as the HMAC TLV holds it, generation), the key sr6's tables have
+ * for it: the id no other key ever gets (sr6_core::hmac::HmacKey::uid). */
+struct hmac_key_ref {
+	__u8 id[4];
+	__u32 gen;
+};
+
+/* hmac_ok: texts whose HMAC sr6's general path computed and found equal to a packet's
+ * (RFC 8754 §2.1.2.1: source, Last Entry, Flags, Key ID, Segment List), by key, source
+ * and HMAC field; what the text holds besides is the value, compared here whole. */
+#define HMAC_SEGS 8
+struct hmac_seen {
+	__u64 uid;
+	__u8 id[4];
+	__u8 src[16];
+	__u8 mac[32];
+	__u32 zero;
+};
+
+struct hmac_text {
+	__u8 last_entry;
+	__u8 flags;
+	__u8 pad[2];
+	__u8 segs[16 * HMAC_SEGS];
 };
 
 struct count {
@@ -168,6 +196,21 @@ struct {
 	__type(key, __u32);
 	__type(value, struct policy);
 } policies SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 2 * 1024);
+	__type(key, struct hmac_key_ref);
+	__type(value, __u64);
+} hmac_keys SEC(".maps");
+
+/* Filled by sr6's workers as they verify (least recently used out first). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct hmac_seen);
+	__type(value, struct hmac_text);
+} hmac_ok SEC(".maps");
 
 /* By sr6's device index: the device's ifindex. */
 struct {
@@ -286,6 +329,52 @@ static __always_inline const struct act *route6(__u32 gen, __u32 table, const vo
 	return b && b->kind == ACT_FORWARD ? b : 0;
 }
 
+/* The SRH at `srh` (Last Entry + 1 = `le1` segments) against the receiving device's
+ * seg6_require_hmac, as sr6's hmac_check::verify (RFC 8754 §2.1.2.1, Linux
+ * seg6_hmac_validate_skb): the bytes of TLVs after the Segment List this tier takes
+ * (0, or 40 for one HMAC TLV), or -1 for the general path's. Without TLVs it passes
+ * unless an HMAC is required; with exactly one HMAC TLV (type 5, length 38) it passes
+ * on a device that ignores HMACs, and elsewhere if its key, source, HMAC field and the
+ * rest of its text are one the general path verified under the key these tables have
+ * for that Key ID (hmac_ok); any other TLVs are the general path's. */
+static __always_inline int srh_auth(const __u8 *srh, const void *end, __u32 le1, __u32 gen,
+				    const struct dev_conf *dc, const struct ipv6hdr *ip6)
+{
+	if (srh[1] == 2 * le1)
+		return dc->require_hmac > 0 ? -1 : 0;
+	if (srh[1] != 2 * le1 + 5 || le1 > HMAC_SEGS)
+		return -1;
+	const __u8 *tlv = srh + 8 + 16 * le1;
+	if ((void *)(tlv + 40) > end || tlv[0] != 5 || tlv[1] != 38)
+		return -1;
+	if (dc->require_hmac < 0)
+		return 40;
+	struct hmac_key_ref r = { .gen = gen };
+	__builtin_memcpy(r.id, tlv + 4, 4);
+	const __u64 *uid = bpf_map_lookup_elem(&hmac_keys, &r);
+	if (!uid)
+		return -1;
+	struct hmac_seen k = { .uid = *uid, .zero = 0 };
+	__builtin_memcpy(k.id, tlv + 4, 4);
+	__builtin_memcpy(k.src, &ip6->saddr, 16);
+	__builtin_memcpy(k.mac, tlv + 8, 32);
+	const struct hmac_text *t = bpf_map_lookup_elem(&hmac_ok, &k);
+	if (!t || t->last_entry != srh[4] || t->flags != srh[5])
+		return -1;
+	const __u64 *seg = (const __u64 *)(srh + 8);
+	const __u64 *want = (const __u64 *)t->segs;
+#pragma unroll
+	for (int i = 0; i < HMAC_SEGS; i++) {
+		if ((__u32)i >= le1)
+			break;
+		if ((void *)(seg + 2 * i + 2) > end)
+			return -1;
+		if (seg[2 * i] != want[2 * i] || seg[2 * i + 1] != want[2 * i + 1])
+			return -1;
+	}
+	return 40;
+}
+
 /* The IPv4 header's checksum is right: its ones' complement sum is 0xffff (RFC 1071). */
 static __always_inline int ip4_csum_ok(const struct iphdr *ip)
 {
@@ -318,10 +407,11 @@ static __always_inline __u16 ttl_dec_check(const struct iphdr *ip)
 }
 
 /* End.DX6 (RFC 8986 §4.4), End.DT6 (§4.6), End.DX4 (§4.5), End.DT4 (§4.7) and End.DT46
- * (§4.8), as the fast path's decap::fast6 and decap::fast4: an SRH without TLVs right
- * after the IPv6 header (RFC 8754 §2) with Segments Left 0 and Next Header 41 (an inner
- * IPv6 packet: End.DX6, End.DT6, End.DT46) or 4 (IPv4: End.DX4, End.DT4, End.DT46, on a
- * device that forwards IPv4) (S01-S02, §4.4 S01-S04 and the upper-layer step). An inner
+ * (§4.8), as the fast path's decap::fast6 and decap::fast4: an SRH right after the
+ * IPv6 header (RFC 8754 §2), without TLVs or with a verified HMAC TLV (srh_auth), with
+ * Segments Left 0 and Next Header 41 (an inner IPv6 packet: End.DX6, End.DT6, End.DT46)
+ * or 4 (IPv4: End.DX4, End.DT4, End.DT46, on a device that forwards IPv4) (S01-S02,
+ * §4.4 S01-S04 and the upper-layer step). An inner
  * IPv6 packet's Payload Length is the rest of the frame, its hop limit over 1; an inner
  * IPv4 packet has no options, its Total Length is the rest of the frame, TTL over 1, its
  * header checksum right. End.DT*'s lookup of the inner destination in the SID's FIB is a
@@ -342,7 +432,7 @@ static __always_inline int decap(struct xdp_md *ctx, struct ipv6hdr *ip6, void *
 		return slow6(ctx, ip6);
 	__u32 le1 = (__u32)srh[4] + 1;
 	__u32 segs_len = 8 * (__u32)srh[1];
-	if (srh[2] != 4 || srh[1] != 2 * le1 || segs_len > len - 62 || srh[3] != 0)
+	if (srh[2] != 4 || segs_len > len - 62 || srh[3] != 0 || srh_auth(srh, end, le1, gen, dc, ip6) < 0)
 		return slow6(ctx, ip6);
 	if (segs_len > 8 * 254)
 		return slow6(ctx, ip6);
@@ -667,16 +757,19 @@ static __always_inline int fast6(struct xdp_md *ctx, struct ethhdr *eth, struct 
 		kind = ACT_END_X;
 	if ((kind != ACT_END && kind != ACT_END_X) || ip6->nexthdr != IPPROTO_ROUTING)
 		return slow6(ctx, ip6);
-	/* RFC 8754 §2: an SRH (Routing Type 4) whose Hdr Ext Len is the Segment List's
-	 * (no TLVs), within the packet; RFC 8986 §4.1 S02-S13: 1 <= Segments Left <= Last
-	 * Entry + 1, the next segment Segment List[Segments Left - 1]. */
+	/* RFC 8754 §2: an SRH (Routing Type 4) whose Hdr Ext Len is the Segment List's,
+	 * or that and one HMAC TLV (srh_auth), within the packet; RFC 8986 §4.1 S02-S13:
+	 * 1 <= Segments Left <= Last Entry + 1, the next segment Segment List[Segments
+	 * Left - 1]. */
 	__u8 *srh = (__u8 *)(ip6 + 1);
 	if ((void *)(srh + 8) > end)
 		return slow6(ctx, ip6);
 	__u32 le1 = (__u32)srh[4] + 1;
 	__u32 segs_len = 8 * (__u32)srh[1];
 	__u32 sl = srh[3];
-	if (srh[2] != 4 || srh[1] != 2 * le1 || segs_len > len - 62 || sl == 0 || 16 * sl > segs_len)
+	if (srh[2] != 4 || segs_len > len - 62 || sl == 0 || sl > le1)
+		return slow6(ctx, ip6);
+	if (srh_auth(srh, end, le1, gen, dc, ip6) < 0)
 		return slow6(ctx, ip6);
 	__u32 off = 16 * (sl - 1);
 	if (off > 16 * 254)

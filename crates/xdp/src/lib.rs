@@ -18,7 +18,7 @@ use std::os::fd::{AsRawFd, OwnedFd};
 use sr6_bpf::insn::{PSEUDO_MAP_FD, PSEUDO_MAP_VALUE};
 use sr6_io::bpf::{prog_load_xdp, Insn, Map};
 
-pub use mirror::{Mirror, SyncStats, TierCounts};
+pub use mirror::{HmacExport, Mirror, SyncStats, TierCounts};
 
 /// The fast-path program (`c/fast.c`), compiled.
 pub const FAST_OBJECT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/fast.o"));

@@ -10,11 +10,15 @@
 //! [`Tables::offload_device`]), writes the difference into the generation not read,
 //! switches `cur`, waits until no program can still be reading the old generation
 //! ([`Map::wait_for_programs`]), and writes the difference there too. A packet reads
-//! `cur` once, so it meets the old tables or the new ones, never a mixture.
+//! `cur` once, so it meets the old tables or the new ones, never a mixture. The HMAC
+//! keys (`hmac_keys`, each Key ID's key by its unique id) switch with them; the texts
+//! verified under a key (`hmac_ok`) are the workers' to add ([`HmacExport`]), and name
+//! the key they were verified with, so a text of a key that is gone is never met.
 
 use std::io;
 
 use rustc_hash::FxHashMap;
+use sr6_core::hmac::Verified;
 use sr6_core::packet::DevId;
 use sr6_core::tables::{OffloadAct, OffloadPolicy, OffloadRewrite, Tables};
 use sr6_io::af_xdp::Program;
@@ -23,8 +27,20 @@ use sr6_io::bpf::{Map, MapKind};
 use crate::{create_maps, load_xdp_with, Loaded, FAST_OBJECT, FAST_SECTION};
 
 /// The shared maps, by name.
-const SHARED: [&str; 10] =
-    ["cur", "routes6", "routes4", "local4", "devs", "policies", "tx", "sid_stats", "tx_stats", "rx_stats"];
+const SHARED: [&str; 12] = [
+    "cur",
+    "routes6",
+    "routes4",
+    "local4",
+    "devs",
+    "policies",
+    "hmac_keys",
+    "hmac_ok",
+    "tx",
+    "sid_stats",
+    "tx_stats",
+    "rx_stats",
+];
 /// Slots of the `tx` device map: devices from 256 on are the general path's.
 const TX_SLOTS: usize = 256;
 /// Entries of `sid_stats`: SIDs from there on are the general path's.
@@ -35,8 +51,11 @@ type RouteChange = (RouteKey, Option<Act>);
 /// Family (6 or 4), FIB (dense index, at most 255), address (IPv4: the low 32 bits),
 /// length.
 type RouteKey = (u8, u8, u128, u8);
-/// What `struct dev_conf` holds: device index, longest IPv6 and IPv4 frames taken.
-type DevConf = [u8; 12];
+/// What `struct dev_conf` holds: device index, longest IPv6 and IPv4 frames taken,
+/// `seg6_require_hmac`.
+type DevConf = [u8; 16];
+/// An HMAC Key ID as the TLV holds it (network order).
+type KeyId = [u8; 4];
 /// What `struct act` holds: kind, argument, second argument, Ethernet addresses.
 type Act = [u8; 24];
 /// What `struct policy` holds: how (`POLICY_*`), the device sent out of, the headers'
@@ -93,6 +112,43 @@ pub struct TierCounts {
     pub tx: Vec<(u64, u64)>,
 }
 
+/// What one [`Mirror::sync`] writes into each generation.
+struct Changes<'a> {
+    routes: &'a [RouteChange],
+    devs: &'a [(u32, Option<DevConf>)],
+    policies: &'a [(u32, Option<PolicyVal>)],
+    keys: &'a [(KeyId, Option<u64>)],
+}
+
+/// A worker's handle on the texts the XDP tier takes HMACs for (`hmac_ok`): each
+/// [`Verified`] the general path hands on ([`sr6_core::hmac::drain_verified`]).
+#[derive(Debug)]
+pub struct HmacExport {
+    map: Map,
+}
+
+impl HmacExport {
+    /// Adds `v` (the least recently used text goes when the map is full).
+    pub fn insert(&self, v: &Verified) -> io::Result<()> {
+        let (k, t) = hmac_entry(v);
+        self.map.update(&k, &t)
+    }
+}
+
+/// `struct hmac_seen` and `struct hmac_text` for a verified text.
+fn hmac_entry(v: &Verified) -> ([u8; 64], [u8; 132]) {
+    let mut k = [0u8; 64];
+    k[..8].copy_from_slice(&v.key_uid.to_ne_bytes());
+    k[8..12].copy_from_slice(&v.key_id.to_be_bytes());
+    k[12..28].copy_from_slice(&v.src);
+    k[28..60].copy_from_slice(&v.mac);
+    let mut t = [0u8; 132];
+    t[0] = v.last_entry;
+    t[1] = v.flags;
+    t[4..].copy_from_slice(&v.segments);
+    (k, t)
+}
+
 /// The shared maps and what both generations of them hold.
 #[derive(Debug)]
 pub struct Mirror {
@@ -105,6 +161,8 @@ pub struct Mirror {
     devs: FxHashMap<u32, DevConf>,
     local4: FxHashMap<u32, ()>,
     policies: FxHashMap<u32, PolicyVal>,
+    /// By Key ID: the key's [`HmacKey::uid`](sr6_core::hmac::HmacKey::uid).
+    hmac_keys: FxHashMap<KeyId, u64>,
     /// By device index: the ifindex in the device map (0: none).
     tx: Vec<u32>,
 }
@@ -196,6 +254,7 @@ impl Mirror {
             devs: FxHashMap::default(),
             local4: FxHashMap::default(),
             policies: FxHashMap::default(),
+            hmac_keys: FxHashMap::default(),
             tx: vec![0; TX_SLOTS],
         })
     }
@@ -237,7 +296,7 @@ impl Mirror {
     pub fn disable(&mut self) {
         let m = self.map("devs");
         for k in 0..2 * DEVS_IFINDEX_MAX {
-            let _ = m.update(&k.to_ne_bytes(), &[0; 12]);
+            let _ = m.update(&k.to_ne_bytes(), &[0; 16]);
         }
         let r = self.map("routes6");
         if let Ok(keys) = r.keys::<ROUTE_KEY>() {
@@ -334,25 +393,30 @@ impl Mirror {
             let (Some(ix), Ok(dev)) = (ix, DevId::try_from(d)) else { continue };
             let (v6, v4) = (t.offload_device(dev), t.offload_device4(dev));
             if *ix < DEVS_IFINDEX_MAX && (v6 || v4) {
-                let mut v = [0u8; 12];
+                let require_hmac = t.devices.get(d).map_or(0, |x| i32::from(x.require_hmac));
+                let mut v = [0u8; 16];
                 v[..4].copy_from_slice(&u32::from(dev).to_ne_bytes());
                 v[4..8].copy_from_slice(&(if v6 { max_len } else { 0 }).to_ne_bytes());
-                v[8..].copy_from_slice(&(if v4 { max_len } else { 0 }).to_ne_bytes());
+                v[8..12].copy_from_slice(&(if v4 { max_len } else { 0 }).to_ne_bytes());
+                v[12..].copy_from_slice(&require_hmac.to_ne_bytes());
                 want_devs.insert(*ix, v);
             }
         }
         let want_tx: Vec<u32> = (0..TX_SLOTS).map(|d| tx_of(d as DevId).unwrap_or(0)).collect();
+        let want_keys: FxHashMap<KeyId, u64> = t.hmac.keys.iter().map(|(id, k)| (id.to_be_bytes(), k.uid())).collect();
 
         let changed: Vec<RouteChange> = diff(&want, &self.routes);
         let dev_changed: Vec<(u32, Option<DevConf>)> = diff(&want_devs, &self.devs);
         let local4_changed = diff(&want_local4, &self.local4);
         let policies_changed = diff(&want_policies, &self.policies);
+        let keys_changed = diff(&want_keys, &self.hmac_keys);
         let mut stats =
             SyncStats { routes: want.len(), route_changes: changed.len(), devices: want_devs.len(), switched: false };
         if changed.is_empty()
             && dev_changed.is_empty()
             && local4_changed.is_empty()
             && policies_changed.is_empty()
+            && keys_changed.is_empty()
             && want_tx == self.tx
         {
             return Ok(stats);
@@ -372,12 +436,13 @@ impl Mirror {
             }
         }
         let next = 1 - self.active;
-        self.write(next, &changed, &dev_changed, &policies_changed)?;
+        let c = Changes { routes: &changed, devs: &dev_changed, policies: &policies_changed, keys: &keys_changed };
+        self.write(next, &c)?;
         self.map("cur").update(&0u32.to_ne_bytes(), &u32::from(next).to_ne_bytes())?;
         self.wait.wait_for_programs(&self.wait_inner)?;
         let old = self.active;
         self.active = next;
-        self.write(old, &changed, &dev_changed, &policies_changed)?;
+        self.write(old, &c)?;
         let devmap = self.map("tx");
         for (d, (&new, &old)) in want_tx.iter().zip(&self.tx).enumerate() {
             if new == 0 && old != 0 {
@@ -392,28 +457,23 @@ impl Mirror {
         self.devs = want_devs;
         self.local4 = want_local4;
         self.policies = want_policies;
+        self.hmac_keys = want_keys;
         self.tx = want_tx;
         stats.switched = true;
         Ok(stats)
     }
 
-    fn write(
-        &self,
-        gen: u8,
-        changed: &[RouteChange],
-        devs: &[(u32, Option<DevConf>)],
-        policies: &[(u32, Option<PolicyVal>)],
-    ) -> io::Result<()> {
+    fn write(&self, gen: u8, c: &Changes) -> io::Result<()> {
         // Policies first: a route written below may name one. (An array: a policy
         // gone keeps its bytes, unread once no route names it.)
         let m = self.map("policies");
-        for (i, v) in policies {
+        for (i, v) in c.policies {
             if let Some(v) = v {
                 m.update(&(i << 1 | u32::from(gen & 1)).to_ne_bytes(), v)?;
             }
         }
         let (routes6, routes4) = (self.map("routes6"), self.map("routes4"));
-        for (key, v) in changed {
+        for (key, v) in c.routes {
             let routes = if key.0 == 4 { routes4 } else { routes6 };
             let k = route_key(gen, *key);
             match v {
@@ -422,12 +482,27 @@ impl Mirror {
             }
         }
         let m = self.map("devs");
-        for (ix, v) in devs {
+        for (ix, v) in c.devs {
             let k = dev_key(*ix, gen);
             // (An array: "not taken" is a max_len of 0.)
-            m.update(&k, v.as_ref().unwrap_or(&[0; 12]))?;
+            m.update(&k, v.as_ref().unwrap_or(&[0; 16]))?;
+        }
+        let m = self.map("hmac_keys");
+        for (id, uid) in c.keys {
+            let mut k = [0u8; 8];
+            k[..4].copy_from_slice(id);
+            k[4..].copy_from_slice(&u32::from(gen).to_ne_bytes());
+            match uid {
+                Some(u) => m.update(&k, &u.to_ne_bytes())?,
+                None => m.delete(&k)?,
+            }
         }
         Ok(())
+    }
+
+    /// A handle on `hmac_ok` for a worker to add the texts it verified to.
+    pub fn hmac_export(&self) -> io::Result<HmacExport> {
+        Ok(HmacExport { map: self.map("hmac_ok").try_clone()? })
     }
 
     /// The tier's counters so far, for `sids` SIDs and `devices` devices.

@@ -290,14 +290,12 @@ impl Tables {
     }
 
     /// Whether the in-kernel tier may take frames received on device `dev` at all: it
-    /// forwards IPv6, requires no HMAC, is no SR proxy's `iif`, and no firewall or IDS
-    /// sees its frames (the fast path's conditions, `Worker::process_batch`).
+    /// forwards IPv6, is no SR proxy's `iif`, and no firewall or IDS sees its frames
+    /// (the fast path's conditions, `Worker::process_batch`). A device that requires
+    /// HMACs is taken too: the tier passes an SRH only with an HMAC the general path
+    /// verified (`seg6_require_hmac` is in its device map).
     pub fn offload_device(&self, dev: DevId) -> bool {
         let Some(d) = self.devices.get(usize::from(dev)) else { return false };
-        d.forwarding6
-            && d.require_hmac <= 0
-            && !self.fast_devs.proxy_in(dev)
-            && self.firewall.is_none()
-            && self.ids.is_none()
+        d.forwarding6 && !self.fast_devs.proxy_in(dev) && self.firewall.is_none() && self.ids.is_none()
     }
 }

@@ -1,7 +1,9 @@
 //! The XDP tier of `sr6 run` (`--fast-path xdp`, the default with AF_XDP): on each
 //! device, in place of the AF_XDP tier's program, sr6-xdp's (crates/xdp/c/fast.c),
 //! which forwards the hot cases (docs/xdp.md: transit, End, End.X, End.T, PSP, the
-//! decapsulating SIDs, head-end policies) in the kernel's receive path and hands everything else to the AF_XDP sockets as before. This module keeps
+//! decapsulating SIDs, head-end policies, SRHs with an HMAC the general path verified)
+//! in the kernel's receive path and hands everything else to the AF_XDP sockets as
+//! before. This module keeps
 //! its maps equal to the published tables ([`FastTier::sync`], called by
 //! [`super::state::Shared::publish`]), knows which devices run it and which it may send
 //! to, and merges its per-CPU counters into sr6's ([`FastTier::add_to`]).
@@ -69,6 +71,11 @@ impl FastTier {
             cleared_rx: Vec::new(),
             cleared_tx: Vec::new(),
         })
+    }
+
+    /// A handle for a worker to hand the HMAC texts it verifies to the tier.
+    pub fn hmac_export(&self) -> io::Result<sr6_xdp::HmacExport> {
+        self.mirror.hmac_export()
     }
 
     /// A program to attach to one device.
@@ -230,8 +237,8 @@ impl FastTier {
                         let rx = if t.offload_device(i as u16) {
                             "receives into the XDP tier".to_string()
                         } else {
-                            "receives into the AF_XDP tier (the device's settings: IPv6 forwarding off, an HMAC \
-                             required, an SR proxy's iif, a firewall or IDS)"
+                            "receives into the AF_XDP tier (the device's settings: IPv6 forwarding off, an SR \
+                             proxy's iif, a firewall or IDS)"
                                 .to_string()
                         };
                         let tx = match self.target.get(i) {

@@ -88,6 +88,10 @@ pub fn run(ctx: WorkerCtx, mut ports: Vec<Box<dyn Port>>) {
     let mut tx_failing: Vec<bool> = vec![false; ports.len()];
     let mut last_publish = 0u64;
     let mut unpublished = false;
+    // The XDP tier takes SRHs whose HMAC this worker verified: they are handed to it
+    // after each batch (`sr6_core::hmac::drain_verified`).
+    let hmac_export = lock(&shared.fast).as_ref().and_then(|f| f.hmac_export().ok());
+    sr6_core::hmac::export_verified(hmac_export.is_some());
     let mut guard = ctx.overload;
     guard.start();
     let mut guard_base = guard.stats(0);
@@ -202,6 +206,12 @@ pub fn run(ctx: WorkerCtx, mut ports: Vec<Box<dyn Port>>) {
             busy = true;
             // `ports[i]` is device i's port.
             w.process_batch(&gen.tables, i as DevId, &mut bufs[..n]);
+            if let Some(x) = &hmac_export {
+                // (A failed update leaves the text to the general path, as before.)
+                sr6_core::hmac::drain_verified(|v| {
+                    let _ = x.insert(v);
+                });
+            }
             if !w.ids.alerts.is_empty() {
                 let mut lost = 0;
                 for a in w.ids.alerts.drain() {

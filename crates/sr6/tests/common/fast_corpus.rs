@@ -2,6 +2,8 @@
 //! fast case and its neighbours (crates/sr6/tests/fast_path.rs, the XDP tier's
 //! differential test crates/sr6/tests/xdp_path.rs).
 
+use sr6_core::hmac::HmacKey;
+use sr6_core::spec::HmacAlg;
 use sr6_core::tables::Tables;
 
 /// Shared with the `fast_path` fuzz target (fuzz/fuzz_targets/fast_path.rs).
@@ -84,6 +86,36 @@ pub const HBH_OPTS: [[u8; 6]; 8] = [
     [1, 4, 0, 9, 0, 0],
     [0x1e, 5, 0, 0, 0, 0],
 ];
+
+/// The HMAC keys of `fast_path.conf`: Key ID 7 (SHA-256) and 8 (SHA-1).
+pub fn hmac_key(key_id: u32) -> Option<HmacKey> {
+    match key_id {
+        7 => Some(HmacKey::new(HmacAlg::Sha256, b"fast-path-secret")),
+        8 => Some(HmacKey::new(HmacAlg::Sha1, b"fast-path-sha1")),
+        _ => None,
+    }
+}
+
+/// `f` (a frame of [`frame`] with an SRH) with SRH flags `flags` and an HMAC TLV after
+/// the Segment List (RFC 8754 §2.1.2): Key ID `key_id`, the HMAC of `fast_path.conf`'s
+/// key of that id over the text, or one bit off it if `!right` (zeros without a key).
+pub fn with_hmac(f: &[u8], key_id: u32, flags: u8, right: bool) -> Vec<u8> {
+    let mut g = f.to_vec();
+    g[59] = flags;
+    let le1 = usize::from(g[58]) + 1;
+    let at = 62 + 16 * le1;
+    let src: [u8; 16] = g[22..38].try_into().unwrap();
+    let mut mac = hmac_key(key_id).map_or([0; 32], |k| k.compute(&src, g[58], flags, key_id, &g[62..at]));
+    mac[0] ^= u8::from(!right);
+    let mut tlv = vec![5, 38, 0, 0];
+    tlv.extend_from_slice(&key_id.to_be_bytes());
+    tlv.extend_from_slice(&mac);
+    g.splice(at..at, tlv);
+    g[55] += 5;
+    let plen = u16::from_be_bytes([g[18], g[19]]) + 40;
+    g[18..20].copy_from_slice(&plen.to_be_bytes());
+    g
+}
 
 pub fn inner6(dst: &str, hl: u8) -> Vec<u8> {
     let f = frame("fc00:b::5", dst, hl, None, &[0, 1, 0, 2, 0, 12, 0, 0, 1, 2, 3, 4]);
@@ -397,6 +429,59 @@ pub fn frames() -> Vec<Vec<u8>> {
     }
     for dst in ["::1", "::", "::2", "ff00::1", "ff01::1", "ff02::1", "::ffff:10.0.0.1", "1::1"] {
         v.push(frame("fc00:a::2", dst, 64, None, udp));
+    }
+    // SRHs with an HMAC TLV (SHA-256 key 7, SHA-1 key 8; right, one bit off, a key
+    // that does not exist; the H flag or none), at End, End.X, End.T, with PSP and at
+    // decapsulating SIDs; with a PadN TLV after it; on eth3, which requires one, every
+    // SID with none.
+    for sid in ["fc00:1::e", "fc00:1::c3", "fc00:1::7", "fc00:1::e7", "fc00:1::c4", "fc00:1::78"] {
+        let plain = [
+            frame("fc00:9::1", sid, 64, Some((&["fc00:3::1", sid], 1, 17)), udp),
+            frame("fc00:9::1", sid, 64, Some((&["fc00:3::1", "fc00:2::1", sid], 2, 17)), udp),
+            frame("fc00:9::1", sid, 64, Some((&["fc00:3::1", sid], 1, 17)), &[1; 700]),
+        ];
+        for f in &plain {
+            for (key, flags, right) in
+                [(7, 0, true), (7, 8, true), (8, 0, true), (7, 0, false), (8, 8, false), (9, 0, true)]
+            {
+                v.push(with_hmac(f, key, flags, right));
+            }
+        }
+        // Forged: a segment (the first, the last) or the flags changed under a right
+        // HMAC; the TLV's type not HMAC's (PadN).
+        for f in &plain {
+            let le1 = usize::from(f[58]) + 1;
+            for at in [62 + 15, 62 + 16 * le1 - 1] {
+                let mut forged = with_hmac(f, 7, 0, true);
+                forged[at] ^= 2;
+                v.push(forged);
+            }
+            let mut forged = with_hmac(f, 7, 8, true);
+            forged[59] = 0;
+            v.push(forged);
+            let mut padn = with_hmac(f, 7, 0, true);
+            padn[62 + 16 * le1] = 4;
+            v.push(padn);
+        }
+        let mut padded = with_hmac(&plain[0], 7, 0, true);
+        let end = padded.len() - udp.len();
+        padded.splice(end..end, [1, 6, 0, 0, 0, 0, 0, 0]);
+        padded[55] += 1;
+        let plen = u16::from_be_bytes([padded[18], padded[19]]) + 8;
+        padded[18..20].copy_from_slice(&plen.to_be_bytes());
+        v.push(padded);
+    }
+    for sid in ["fc00:1::d6", "fc00:1::d7", "fc00:1::a6"] {
+        let f = frame("fc00:9::1", sid, 64, Some((&[sid], 0, 41)), &inner6("fc00:3::4", 9));
+        for (key, right) in [(7, true), (8, true), (7, false)] {
+            v.push(with_hmac(&f, key, 8, right));
+        }
+    }
+    for sid in ["fc00:1::a4", "fc00:1::d4"] {
+        let f = frame("fc00:9::1", sid, 64, Some((&[sid], 0, 4)), &ip4([20, 9, 9, 9], 9, 0, false, udp));
+        for (key, right) in [(7, true), (7, false)] {
+            v.push(with_hmac(&f, key, 8, right));
+        }
     }
     let martians4 = [[0, 0, 0, 0], [0, 1, 2, 3], [127, 0, 0, 1], [224, 0, 0, 5], [240, 0, 0, 1], [255, 255, 255, 255]];
     let others4 = [[10, 0, 12, 1], [10, 0, 12, 255], [10, 0, 23, 255], [10, 0, 12, 0], [20, 5, 5, 5], [169, 254, 0, 1]];
