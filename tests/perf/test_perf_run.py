@@ -65,6 +65,10 @@ def test_results_are_consistent(run):
             1 for t in m["trials"]
             if t["sent"] > 0 and (t["sent"] - t["received"]) > 0.005 * t["sent"]
             and 10 * t["tester_rx_dropped"] <= t["sent"] - t["received"])
+        # The SUT's CPU was busy during each max-load trial, at most for its length
+        # (a little slack: /proc/stat is read around the trial, in 10 ms ticks).
+        for t in m["trials"]:
+            assert 0 < t["sut_cpu_s"] <= t["duration_s"] + 0.3, t
     rows = list(csv.DictReader((res / "results.csv").open()))
     assert len(rows) == 4
     trials = list(csv.DictReader((res / "trials.csv").open()))
@@ -84,6 +88,7 @@ def test_report_has_the_ratio_table(run):
     assert "sr6" in md and "linux" in md and "End" in md
     assert "ratio" in md.lower()
     assert "## Forwarding rate at maximum offered load" in md
+    assert "### SUT CPU per packet: linux / sr6" in md
     # The summary table on stdout, and progress on stderr.
     assert "NDR kpps" in p.stdout
     assert "[1/4] linux ipv6" in p.stderr

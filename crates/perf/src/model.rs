@@ -574,6 +574,25 @@ pub struct Trial {
     /// not the SUT's (0 where not measured).
     #[serde(default)]
     pub tester_rx_dropped: u64,
+    /// Seconds the SUT's CPU (`cpus.sut`) was busy from the trial's start to its end
+    /// (`/proc/stat`: not idle, waiting for I/O or stolen by the hypervisor): the work
+    /// the trial cost the SUT, whatever bounded the rate (0 where not measured).
+    #[serde(default)]
+    pub sut_cpu_s: f64,
+}
+
+impl Trial {
+    /// The SUT's CPU time per packet forwarded, in ns (`None` where not measured or
+    /// nothing came back).
+    pub fn sut_ns_per_packet(&self) -> Option<f64> {
+        (self.sut_cpu_s > 0.0 && self.received > 0).then(|| self.sut_cpu_s * 1e9 / self.received as f64)
+    }
+
+    /// The share of the trial's duration the SUT's CPU was busy, at most 1 (`None`
+    /// where not measured).
+    pub fn sut_cpu_busy(&self) -> Option<f64> {
+        (self.sut_cpu_s > 0.0 && self.duration_s > 0.0).then(|| (self.sut_cpu_s / self.duration_s).min(1.0))
+    }
 }
 
 /// The result of one NDR/PDR search (one repetition).
@@ -741,6 +760,7 @@ mod tests {
             delivery_ratio: received as f64 / sent.max(1) as f64,
             sut_rx_dropped: sut,
             tester_rx_dropped: tester,
+            sut_cpu_s: 0.0,
         }
     }
 

@@ -120,11 +120,16 @@ pub fn run(
     Ok(out)
 }
 
-/// Runs a trial with the testbed's link drop counters read around it: the trial's
-/// `sut_rx_dropped` and `tester_rx_dropped` (left 0 if the counters cannot be read).
+/// Runs a trial with the testbed's link drop counters and the SUT CPU's busy time read
+/// around it: the trial's `sut_rx_dropped`, `tester_rx_dropped` and `sut_cpu_s` (left 0
+/// if they cannot be read).
 fn attributed(tb: &Testbed, run: impl FnOnce() -> Result<Trial, String>) -> Result<Trial, String> {
     let before = tb.link_drops().ok();
+    let cpu_before = tb.sut_cpu_busy_s();
     let mut t = run()?;
+    if let (Some(a), Some(b)) = (cpu_before, tb.sut_cpu_busy_s()) {
+        t.sut_cpu_s = (b - a).max(0.0);
+    }
     if let (Some(a), Ok(b)) = (before, tb.link_drops()) {
         let d = a.since(b);
         t.sut_rx_dropped = d.dut0_rx;
@@ -297,6 +302,7 @@ mod tests {
             delivery_ratio: received as f64 / sent.max(1) as f64,
             sut_rx_dropped: 0,
             tester_rx_dropped: 0,
+            sut_cpu_s: 0.0,
         }
     }
 

@@ -478,6 +478,7 @@ mod tests {
             delivery_ratio: if sent == 0 { 1.0 } else { received as f64 / sent as f64 },
             sut_rx_dropped: 0,
             tester_rx_dropped: 0,
+            sut_cpu_s: 0.0,
         }
     }
 

@@ -280,6 +280,12 @@ impl Testbed {
         }
     }
 
+    /// [`cpu_busy_s`] of the SUT's CPU now (`None` if `/proc/stat` cannot be read).
+    pub fn sut_cpu_busy_s(&self) -> Option<f64> {
+        let stat = std::fs::read_to_string("/proc/stat").ok()?;
+        cpu_busy_s(&stat, self.cpus.sut, USER_HZ)
+    }
+
     /// What cannot be guaranteed about CPU placement on this machine.
     pub fn check_placement(&self) -> Vec<String> {
         let mut w = Vec::new();
@@ -299,6 +305,22 @@ impl Testbed {
         }
         w
     }
+}
+
+/// The ticks a second of `/proc/stat` (`USER_HZ`, `sysconf(_SC_CLK_TCK)`: 100 on every
+/// architecture Linux runs this on).
+const USER_HZ: f64 = 100.0;
+
+/// The seconds CPU `cpu` has been busy since boot, from `/proc/stat`'s text `stat`:
+/// user, nice, system, irq and softirq time (guest time is inside user and nice; idle,
+/// iowait and the time the hypervisor stole are not counted), at `hz` ticks a second.
+pub fn cpu_busy_s(stat: &str, cpu: usize, hz: f64) -> Option<f64> {
+    let name = format!("cpu{cpu}");
+    let line = stat.lines().find(|l| l.split_whitespace().next() == Some(name.as_str()))?;
+    let v: Vec<u64> = line.split_whitespace().skip(1).map(|x| x.parse().ok()).collect::<Option<_>>()?;
+    // user nice system idle iowait irq softirq steal ...
+    let busy = v.first()? + v.get(1)? + v.get(2)? + v.get(5).unwrap_or(&0) + v.get(6).unwrap_or(&0);
+    (hz > 0.0).then(|| busy as f64 / hz)
 }
 
 /// tg1's NAPI thread, while frames keep coming, polls every `TG1_POLL_NS` (50 µs: at
@@ -416,6 +438,16 @@ impl Drop for Testbed {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cpus_busy_time_is_its_user_system_and_interrupt_ticks() {
+        // user nice system idle iowait irq softirq steal guest guest_nice
+        let stat = "cpu  9 9 9 9 9 9 9 9 0 0\ncpu0 100 1 50 9000 7 3 40 500 20 0\ncpu1 10 0 5 100 0 0 2 0 0 0\n";
+        assert_eq!(cpu_busy_s(stat, 0, 100.0), Some(1.94));
+        assert_eq!(cpu_busy_s(stat, 1, 100.0), Some(0.17));
+        assert_eq!(cpu_busy_s(stat, 2, 100.0), None);
+        assert_eq!(cpu_busy_s("cpu1 x y\n", 1, 100.0), None);
+    }
 
     #[test]
     fn xdp_xmit_errors_are_summed_over_the_queues() {

@@ -42,6 +42,7 @@ fn trial(offered: f64, capacity: f64) -> Trial {
         delivery_ratio: if sent == 0 { 1.0 } else { received as f64 / sent as f64 },
         sut_rx_dropped: (sent - received) / 2,
         tester_rx_dropped: (sent - received) / 3,
+        sut_cpu_s: 0.0,
     }
 }
 
@@ -129,6 +130,8 @@ fn synth(fws: &[(&str, f64, f64)], behs: &[(Behavior, f64)], reps: usize, seed: 
                     delivery_ratio: forwarded / offered,
                     sut_rx_dropped: (offered - forwarded) as u64,
                     tester_rx_dropped: 0,
+                    // The SUT's CPU busy as its load: all of it when overdriven.
+                    sut_cpu_s: (forwarded / capacity).min(1.0),
                 };
                 let one = |x: f64| Summary { n: 1, mean: x, std: 0.0, cv: 0.0, ci95: 0.0 };
                 MaxLoad {
@@ -380,6 +383,24 @@ fn two_forwarders_every_file() {
         assert!(lines.iter().any(|x| x.starts_with(&want)), "{want}\n{md}");
     }
     assert!(!lines.iter().any(|x| x.starts_with("| sr6 | End.X | ") && x.contains("/1")), "{md}");
+    // The SUT's CPU per packet at maximum load, and the kernel's over sr6's.
+    assert!(md.contains("### SUT CPU per packet: linux / sr6"), "{md}");
+    let ns = |fw: &str, b: Behavior| {
+        let t =
+            &results.iter().find(|r| r.forwarder == fw && r.behavior == b).unwrap().max_load.as_ref().unwrap().trials
+                [0];
+        (t.sut_cpu_s * 1e9 / t.received as f64, t.sut_cpu_s / t.duration_s)
+    };
+    for b in [Behavior::Ipv6, beh("End")] {
+        let ((k, _), (x, busy)) = (ns("linux", b), ns("sr6", b));
+        let want = format!("| {} | {k:.0} | {x:.0} | **{:.2}** |", b.name(), k / x);
+        assert!(lines.contains(&want.as_str()), "{want}\n{md}");
+        let cols = format!("| {:.0}% | {x:.0} |", busy * 100.0);
+        assert!(
+            lines.iter().any(|l| l.starts_with(&format!("| sr6 | {} |", b.name())) && l.ends_with(&cols)),
+            "{cols}\n{md}"
+        );
+    }
     assert!(
         md.contains(&meta.command_line)
             && md.contains("Test CPU @ 2.40GHz")

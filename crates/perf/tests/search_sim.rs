@@ -114,6 +114,7 @@ impl TrialRunner for SimSut {
             delivery_ratio: if sent == 0 { 1.0 } else { received as f64 / sent as f64 },
             sut_rx_dropped: sent - forwarded,
             tester_rx_dropped: forwarded - received,
+            sut_cpu_s: 0.0,
         })
     }
 }
@@ -438,6 +439,7 @@ fn duplicates_and_tx_dropped_are_not_loss() {
             delivery_ratio: received as f64 / sent as f64,
             sut_rx_dropped: 0,
             tester_rx_dropped: 0,
+            sut_cpu_s: 0.0,
         })
     };
     let r = find_ndr_pdr(&mut runner, &cfg(10_000.0, 0.01), &mut |_| {}).unwrap();
@@ -628,6 +630,7 @@ proptest! {
                 delivery_ratio: f64::NAN,
                 sut_rx_dropped: 0,
                 tester_rx_dropped: 0,
+                sut_cpu_s: 0.0,
             })
         };
         let conf = SearchConfig { start_pps: start, max_pps: max, ..SearchConfig::default() };

@@ -25,7 +25,8 @@
 //! repetition` (1-based), `trial` (1-based, in the order run), `offered_pps, sent,
 //! tx_dropped, received, duration_s, delivered_pps, delivery_ratio` (a fraction),
 //! `sut_rx_dropped, tester_rx_dropped` (where the lost frames were dropped, as the
-//! testbed's links counted them: [`crate::model::Trial`]).
+//! testbed's links counted them: [`crate::model::Trial`]), `sut_cpu_s` (seconds the
+//! SUT's CPU was busy around the trial).
 
 use std::fmt::Write as _;
 use std::io;
@@ -71,7 +72,7 @@ pub const RESULTS_COLUMNS: [&str; 32] = [
 ];
 
 /// The header of `trials.csv`.
-pub const TRIALS_COLUMNS: [&str; 13] = [
+pub const TRIALS_COLUMNS: [&str; 14] = [
     "forwarder",
     "behavior",
     "repetition",
@@ -85,6 +86,7 @@ pub const TRIALS_COLUMNS: [&str; 13] = [
     "delivery_ratio",
     "sut_rx_dropped",
     "tester_rx_dropped",
+    "sut_cpu_s",
 ];
 
 /// Writes `results.json`, `meta.json`, `results.csv` and `trials.csv` into `dir`.
@@ -189,6 +191,7 @@ pub fn trials_csv(results: &[BehaviorResult]) -> String {
                     t.delivery_ratio.to_string(),
                     t.sut_rx_dropped.to_string(),
                     t.tester_rx_dropped.to_string(),
+                    t.sut_cpu_s.to_string(),
                 ]));
             }
         }

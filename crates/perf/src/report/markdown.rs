@@ -27,7 +27,9 @@
 //!    against T.Encaps, End verifying against End), beside the Lebrun paper's figure;
 //! 8. **Forwarding rate at maximum offered load** (where measured: forwarder, behaviour,
 //!    what the tester sent, what came back, its CV, how many trials found the SUT
-//!    saturated, and the PDR beside it);
+//!    saturated, the PDR beside it, and the SUT CPU's busy share and time per packet
+//!    forwarded); then, for each forwarder other than `linux`, the kernel's CPU time
+//!    per packet over its own: the SUT's work, measured whatever bounded the rate;
 //! 9. **Latency** (forwarder, behaviour, rate, samples, min, quartiles, avg, p50, p99, max
 //!    and standard deviation in µs; normalised to plain forwarding where measured);
 //! 10. **Plots**: each PNG shown, with a link to its SVG;
@@ -554,15 +556,38 @@ fn max_load(s: &mut String, results: &[BehaviorResult]) {
          the SUT forwards). Where it was not saturated, the forwarded rate is what the tester \
          could send: a lower bound. Means over the trials, kpps.\n"
     );
-    let head: Vec<String> =
-        ["forwarder", "behaviour", "offered (sent)", "forwarded", "forwarded CV", "saturated", "PDR"]
-            .iter()
-            .map(|c| c.to_string())
-            .collect();
+    let head: Vec<String> = [
+        "forwarder",
+        "behaviour",
+        "offered (sent)",
+        "forwarded",
+        "forwarded CV",
+        "saturated",
+        "PDR",
+        "SUT CPU busy",
+        "SUT CPU ns / packet",
+    ]
+    .iter()
+    .map(|c| c.to_string())
+    .collect();
     header(s, &head, 2);
+    let cost = |r: &BehaviorResult| -> (Option<f64>, Option<f64>) {
+        let Some(m) = &r.max_load else { return (None, None) };
+        let mean =
+            |v: Vec<f64>| (!v.is_empty() && v.len() == m.trials.len()).then(|| v.iter().sum::<f64>() / v.len() as f64);
+        (
+            mean(m.trials.iter().filter_map(|t| t.sut_cpu_busy()).collect()),
+            mean(m.trials.iter().filter_map(|t| t.sut_ns_per_packet()).collect()),
+        )
+    };
+    let mut costs: Vec<(&str, Behavior, f64)> = Vec::new();
     for r in rows {
         if let Some(m) = &r.max_load {
             let all = m.saturated == m.trials.len();
+            let (busy, ns) = cost(r);
+            if let Some(x) = ns {
+                costs.push((r.forwarder.as_str(), r.behavior, x));
+            }
             row(
                 s,
                 [
@@ -577,11 +602,50 @@ fn max_load(s: &mut String, results: &[BehaviorResult]) {
                         format!("{}/{}", m.saturated, m.trials.len())
                     },
                     format!("{}{}", at_least(r), kpps(r.pdr.mean)),
+                    busy.map_or("—".into(), |b| format!("{:.0}%", b * 100.0)),
+                    ns.map_or("—".into(), |x| format!("{x:.0}")),
                 ],
             );
         }
     }
     s.push('\n');
+    cpu_ratios(s, &costs, &fws);
+}
+
+/// Per forwarder other than `linux`: the kernel's SUT CPU time per packet forwarded at
+/// maximum load over the forwarder's, per behaviour both were measured on.
+fn cpu_ratios(s: &mut String, costs: &[(&str, Behavior, f64)], fws: &[&str]) {
+    for fw in fws.iter().filter(|f| **f != BASELINE) {
+        let rows: Vec<(Behavior, f64, f64)> = costs
+            .iter()
+            .filter(|(f, _, _)| f == fw)
+            .filter_map(|(_, b, ns)| {
+                let k = costs.iter().find(|(f, kb, _)| *f == BASELINE && kb == b)?;
+                Some((*b, k.2, *ns))
+            })
+            .collect();
+        if rows.is_empty() {
+            continue;
+        }
+        let fw = cell(fw);
+        let _ = writeln!(
+            s,
+            "### SUT CPU per packet: linux / {fw}\n\nThe SUT CPU's busy time in the max-load trials \
+             (`/proc/stat`) over the packets forwarded: what a packet cost the SUT, measured \
+             whatever bounded the rate (the tester's ceiling leaves a SUT's CPU partly idle). \
+             Above 1: {fw} spends less CPU per packet.\n"
+        );
+        let head =
+            ["behaviour".to_string(), "linux ns / packet".into(), format!("{fw} ns / packet"), format!("linux / {fw}")];
+        header(s, &head, 1);
+        for (b, k, x) in rows {
+            row(
+                s,
+                [b.name().to_string(), format!("{k:.0}"), format!("{x:.0}"), format!("**{}**", ratio_str(ratio(k, x)))],
+            );
+        }
+        s.push('\n');
+    }
 }
 
 fn latency(s: &mut String, results: &[BehaviorResult]) {

@@ -84,6 +84,7 @@ pub fn run_trial_report(
         delivery_ratio: if g.sent == 0 { 1.0 } else { received as f64 / g.sent as f64 },
         sut_rx_dropped: 0,
         tester_rx_dropped: 0,
+        sut_cpu_s: 0.0,
     };
     Ok(TrialReport { trial, gen: g, recv: r })
 }
