@@ -2,12 +2,13 @@
 # Installs what sr6's tests and tools need on a fresh Debian 12 machine (idempotent):
 # tshark (the decoder oracle), valgrind (instruction counts), ping, ethtool and nftables
 # (the live tests), iptables (ip6tables, the kernel suite's firewall oracle),
-# fonts-dejavu-core (the text of sr6 perf's PNG plots), clang, libbpf-dev and
-# linux-libc-dev (the build compiles the XDP tier's program, and sr6-bpf's tests their
-# eBPF C programs, with `clang -target bpf`, which needs bpf/bpf_helpers.h and
-# linux/bpf.h) with apt; rustfmt
-# and clippy (rustup components, for test.sh's checks); and scapy + pytest (the packet
-# oracle, tests/oracle/requirements.txt) into a virtual environment,
+# fonts-dejavu-core (the text of sr6 perf's PNG plots), qemu-system-x86 and
+# busybox-static (scripts/kernel-vm.sh: the BPF tests on Debian 12's kernel), clang,
+# libbpf-dev and linux-libc-dev (the build compiles the XDP tier's program, and
+# sr6-bpf's tests their eBPF C programs, with `clang -target bpf`, which needs
+# bpf/bpf_helpers.h and linux/bpf.h) with apt; rustfmt and clippy (rustup components,
+# for test.sh's checks); and scapy + pytest (the packet oracle,
+# tests/oracle/requirements.txt) into a virtual environment,
 # .venv at the repo root: Debian's own Python refuses `pip install` (PEP 668), so every
 # script runs pytest and scapy as .venv/bin/python. Rust itself is expected (rustup).
 #
@@ -83,6 +84,9 @@ if [ $only_venv = 0 ]; then
   [ -f /usr/include/linux/bpf.h ] || need_apt+=(linux-libc-dev)
   # FRR's zebra and staticd: the FPM stream's live test (tests/live/test_fpm.py).
   [ -x /usr/lib/frr/zebra ] || need_apt+=(frr)
+  # QEMU and a static busybox: scripts/kernel-vm.sh boots Debian 12's kernel with them.
+  have qemu-system-x86_64 || need_apt+=(qemu-system-x86)
+  [ -x /bin/busybox ] || need_apt+=(busybox-static)
 fi
 if [ ${#need_apt[@]} -gt 0 ]; then
   apt_install "${need_apt[@]}"
