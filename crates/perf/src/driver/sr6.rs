@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use super::{apply_to_kernel, Forwarder};
 use crate::model::Behavior;
-use crate::plan;
+use crate::plan::{self, DUT0};
 use crate::testbed::Testbed;
 
 pub struct Sr6 {
@@ -70,7 +70,7 @@ impl Forwarder for Sr6 {
         }
         let text = plan::config(b, &tb.tg1_mac);
         apply_to_kernel(tb, &tb.sut, &text, true)?;
-        let warnings = tb.steer_sut_rx();
+        let mut warnings = tb.steer_sut_rx();
         let conf = dir.join("sut.conf");
         let sock = dir.join("sut.sock");
         let log = dir.join("sut.log");
@@ -132,6 +132,15 @@ impl Forwarder for Sr6 {
                 return Err("sr6 run did not start within 20 s".into());
             }
             std::thread::sleep(Duration::from_millis(50));
+        }
+        if fast_path == "xdp" {
+            let status = Command::new(&self.bin)
+                .args(["ctl", "--socket"])
+                .arg(&sock)
+                .args(["show", "status", "--json"])
+                .output()
+                .map_err(|e| format!("sr6 ctl show status: {e}"))?;
+            warnings.extend(tier_warning(&String::from_utf8_lossy(&status.stdout), DUT0));
         }
         Ok(warnings)
     }
@@ -210,6 +219,22 @@ fn cache_state(json: &str, sid: &str) -> Result<String, String> {
     p["cache"]["state"].as_str().map(str::to_string).ok_or_else(|| format!("the proxy {sid} has no cache"))
 }
 
+/// A warning when `sr6 run`'s XDP tier is not attached to `dev` (`sr6 ctl show status
+/// --json`, its `tiers`): where the program did not load or attach (a kernel whose
+/// verifier rejects it, a driver without XDP), `sr6 run` forwards in the AF_XDP tier
+/// alone, and the row measures that tier, not both.
+fn tier_warning(json: &str, dev: &str) -> Option<String> {
+    let v: serde_json::Value = match serde_json::from_str(json) {
+        Ok(v) => v,
+        Err(e) => return Some(format!("sr6 ctl show status --json: {e}: which tier sr6 runs on {dev} is unknown")),
+    };
+    match v["tiers"][dev].as_str() {
+        Some(s) if s.starts_with("xdp") => None,
+        Some(s) => Some(format!("sr6 run's XDP tier is not on {dev} ({s}): this row measures the AF_XDP tier alone")),
+        None => Some(format!("sr6 ctl show status names no tier for {dev}")),
+    }
+}
+
 impl Drop for Sr6 {
     fn drop(&mut self) {
         if let Some(mut c) = self.child.take() {
@@ -239,5 +264,25 @@ mod tests {
         // The SID the driver asks for is the row's.
         let b = Behavior::parse("End.AD-return").unwrap();
         assert_eq!(plan::flow(b).dst6.unwrap().to_string(), "fc00:2::2:e");
+    }
+
+    #[test]
+    fn a_device_outside_the_xdp_tier_is_warned_of() {
+        // As sr6 ctl show status --json prints its tiers (crates/sr6/src/live/ctl.rs).
+        let json = |dut0: &str| {
+            format!(
+                r#"{{"backend": "af_xdp", "tiers": {{"dut0": "{dut0}", "dut1": "xdp (native): receives into the XDP tier; sends from the XDP tier"}}}}"#
+            )
+        };
+        let on = json("xdp (native): receives into the XDP tier; sends from the XDP tier");
+        assert_eq!(tier_warning(&on, "dut0"), None);
+        // An SR proxy's iif receives into the AF_XDP tier, the program still attached.
+        let proxy = json("xdp (native): receives into the AF_XDP tier (the device's settings: an SR proxy's iif)");
+        assert_eq!(tier_warning(&proxy, "dut0"), None);
+        let off = json("af_xdp: the XDP tier's program is not attached");
+        let w = tier_warning(&off, "dut0").unwrap();
+        assert!(w.contains("not on dut0") && w.contains("AF_XDP tier alone") && w.contains("not attached"), "{w}");
+        assert!(tier_warning(&on, "dut9").unwrap().contains("names no tier for dut9"));
+        assert!(tier_warning("not json", "dut0").unwrap().contains("unknown"));
     }
 }
