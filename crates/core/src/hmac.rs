@@ -17,7 +17,7 @@
 //! key's id, as a [`Verified`]. `sr6 run`'s XDP tier keeps them in a map and forwards
 //! a packet whose text and HMAC field equal one of them without hashing (docs/xdp.md).
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use hmac::{Hmac, Mac};
@@ -99,6 +99,9 @@ thread_local! {
     static CACHE: RefCell<Vec<Entry>> = const { RefCell::new(Vec::new()) };
     /// `Some` while this thread hands its verified texts on.
     static EXPORT: RefCell<Option<Vec<Verified>>> = const { RefCell::new(None) };
+    /// Whether `EXPORT` is `Some`: read per verified packet, so a thread that does not
+    /// export builds no [`Verified`].
+    static EXPORTING: Cell<bool> = const { Cell::new(false) };
 }
 
 /// From now on this thread keeps the texts it verifies by hashing for
@@ -107,6 +110,7 @@ pub fn export_verified(on: bool) {
     EXPORT.with(|e| {
         if let Ok(mut e) = e.try_borrow_mut() {
             *e = on.then(|| Vec::with_capacity(EXPORT_MAX));
+            EXPORTING.with(|x| x.set(on));
         }
     });
 }
@@ -227,7 +231,7 @@ impl HmacKey {
                 *e = Entry { uid: self.uid, len, text, mac, exported: false };
             }
             let ok = same(&e.mac);
-            if ok && !e.exported && segments.len() == 16 * (usize::from(last_entry) + 1) {
+            if ok && !e.exported && EXPORTING.with(Cell::get) && segments.len() == 16 * (usize::from(last_entry) + 1) {
                 e.exported = export(Verified {
                     key_uid: self.uid,
                     key_id,
