@@ -66,8 +66,9 @@ if [ $# = 0 ]; then
   # The XDP tier (program and maps; its differential test against the general path),
   # the AF_XDP tier's sockets and redirect program, the per-CPU counter maps, and
   # sr6 perf's tester: its generator (XDP live frames) and its counting program.
-  set -- -p sr6 --test xdp_path -p sr6-xdp --test fast -p sr6-io --test af_xdp_netns --test bpf_percpu \
-    -p sr6-perf --test traffic_netns --test xdp_counter
+  # (--workspace: the features test.sh's cargo test built them with, nothing rebuilt.)
+  set -- --workspace --test xdp_path --test fast --test af_xdp_netns --test bpf_percpu \
+    --test traffic_netns --test xdp_counter
 fi
 log "cargo test --release --no-run $*"
 bins=$(cd "$ROOT" && cargo test --release --no-run "$@" 2>&1 | tee "$DIR/build.log" \
@@ -77,8 +78,8 @@ perf=0
 if [ "${SR6_VM_PERF:-$default_perf}" = 1 ]; then
   # And a short live `sr6 perf run`: both forwarders, sr6 with its XDP tier attached to
   # real veth devices (a row measured without it is a failure here).
-  log "cargo build --release -p sr6 -p sr6-perf --bins"
-  (cd "$ROOT" && cargo build --release -q -p sr6 -p sr6-perf --bins) || die "cargo build failed"
+  log "cargo build --release --workspace --bins"
+  (cd "$ROOT" && cargo build --release -q --workspace --bins) || die "cargo build failed"
   perf=1
 fi
 
