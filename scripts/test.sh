@@ -84,6 +84,10 @@ step "kernel comparison suite, XDP tier (forwarding, End, validation; root)" \
   env SR6_FAST_PATH=xdp "$PY" -m pytest -q -rs tests/kernel/test_k_forwarding.py tests/kernel/test_k_endpoint.py \
   tests/kernel/test_k_validation.py tests/kernel/test_k_hbh.py tests/kernel/test_k_random.py
 step "live interoperability suite (sr6 run with Linux kernel routers in namespaces; root)" run_pytest tests/live
+# T1, T2 and the C-SID chain again with the AF_XDP tier alone (`--fast-path off`): what
+# the XDP tier forwards in the pass above, the pipeline forwards here.
+step "live interoperability suite, AF_XDP tier alone (T1, T2, C-SID chain; root)" \
+  env SR6_LIVE_FAST_PATH=off "$PY" -m pytest -q -rs tests/live/test_interop.py tests/live/test_csid_chain.py -k "not af_packet"
 step "sr6 perf: a short real run (testbed, both drivers, traffic, search, report; root)" run_pytest tests/perf
 
 echo "== all steps passed ($((SECONDS - T0)) s)"

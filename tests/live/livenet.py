@@ -125,8 +125,14 @@ class Net:
         self.kernel(ns, addr_lines, forwarding=False)
         sock = self.dir / f"{name}.sock"
         log = self.dir / f"{name}.log"
+        extra = list(extra or [])
+        # SR6_LIVE_FAST_PATH=off (scripts/test.sh's second pass): the AF_XDP tier alone,
+        # unless the test chose a tier itself.
+        tier = os.environ.get("SR6_LIVE_FAST_PATH")
+        if tier and "--fast-path" not in extra:
+            extra += ["--fast-path", tier]
         argv = ["ip", "netns", "exec", ns, str(self.sr6_bin), "run", "--config", str(conf),
-                "--socket", str(sock), "--backend", backend, "--verbose", *(extra or [])]
+                "--socket", str(sock), "--backend", backend, "--verbose", *extra]
         proc = subprocess.Popen(argv, stdout=open(log, "w"), stderr=subprocess.STDOUT, start_new_session=True)
         s = Sr6(self, ns, conf, sock, log, proc)
         self.sr6s.append(s)
@@ -136,10 +142,15 @@ class Net:
                 raise RuntimeError(f"sr6 run exited with {proc.returncode}:\n{s.log_text()}")
             if sock.exists():
                 try:
-                    s.ctl("show", "status")
-                    return s
+                    status = s.ctl_json("show", "status")
                 except RuntimeError:
-                    pass
+                    status = None
+                if status is not None:
+                    if "--fast-path" in extra and extra[extra.index("--fast-path") + 1] == "off":
+                        # The pass is about the AF_XDP tier: no device may run the other.
+                        on = {d: t for d, t in status["tiers"].items() if t.startswith("xdp")}
+                        assert not on, f"--fast-path off, yet the XDP tier runs: {on}"
+                    return s
             time.sleep(0.05)
         raise RuntimeError(f"sr6 run did not come up in 20 s:\n{s.log_text()}")
 
