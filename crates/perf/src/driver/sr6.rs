@@ -54,6 +54,21 @@ impl Sr6 {
         s.name = "sr6-afxdp";
         s
     }
+
+    /// The output of `sr6 ctl show WHAT --json` from the running `sr6 run`.
+    fn show_json(&self, what: &str) -> Result<String, String> {
+        let sock = self.dir.as_ref().ok_or("sr6 is not running")?.join("sut.sock");
+        let o = Command::new(&self.bin)
+            .args(["ctl", "--socket"])
+            .arg(&sock)
+            .args(["show", what, "--json"])
+            .output()
+            .map_err(|e| format!("sr6 ctl show {what}: {e}"))?;
+        if !o.status.success() {
+            return Err(format!("sr6 ctl show {what}: {}", String::from_utf8_lossy(&o.stderr).trim()));
+        }
+        Ok(String::from_utf8_lossy(&o.stdout).into_owned())
+    }
 }
 
 impl Forwarder for Sr6 {
@@ -134,13 +149,8 @@ impl Forwarder for Sr6 {
             std::thread::sleep(Duration::from_millis(50));
         }
         if fast_path == "xdp" {
-            let status = Command::new(&self.bin)
-                .args(["ctl", "--socket"])
-                .arg(&sock)
-                .args(["show", "status", "--json"])
-                .output()
-                .map_err(|e| format!("sr6 ctl show status: {e}"))?;
-            warnings.extend(tier_warning(&String::from_utf8_lossy(&status.stdout), DUT0));
+            let status = self.show_json("status")?;
+            warnings.extend(tier_warning(&status, DUT0));
         }
         Ok(warnings)
     }
@@ -150,18 +160,9 @@ impl Forwarder for Sr6 {
         if !b.needs_warm_up() {
             return Ok(());
         }
-        let sock = self.dir.as_ref().ok_or("sr6 is not running")?.join("sut.sock");
-        let o = Command::new(&self.bin)
-            .args(["ctl", "--socket"])
-            .arg(&sock)
-            .args(["show", "proxies", "--json"])
-            .output()
-            .map_err(|e| format!("sr6 ctl show proxies: {e}"))?;
-        if !o.status.success() {
-            return Err(format!("sr6 ctl show proxies: {}", String::from_utf8_lossy(&o.stderr).trim()));
-        }
+        let proxies = self.show_json("proxies")?;
         let sid = plan::flow(b).dst6.map(|d| format!("{d}/128")).unwrap_or_default();
-        cache_state(&String::from_utf8_lossy(&o.stdout), &sid).and_then(|state| match state.as_str() {
+        cache_state(&proxies, &sid).and_then(|state| match state.as_str() {
             "headers" => Ok(()),
             s => Err(format!(
                 "the cache of the proxy {sid} is `{s}` after the tester's warm-up frame (tg1 -> dut1): \
