@@ -157,7 +157,8 @@ pub struct Mirror {
     wait_inner: Map,
     /// The generation the programs read.
     active: u8,
-    routes: FxHashMap<RouteKey, Act>,
+    /// The prefixes in the maps, sorted by key.
+    routes: Vec<(RouteKey, Act)>,
     devs: FxHashMap<u32, DevConf>,
     local4: FxHashMap<u32, ()>,
     policies: FxHashMap<u32, PolicyVal>,
@@ -230,6 +231,51 @@ fn diff<K: Copy + Eq + std::hash::Hash, V: Copy + PartialEq>(
     v
 }
 
+/// [`diff`] of two lists sorted by key, each key once: one walk, no hashing (the FIB's
+/// prefixes, up to millions, are compared at each change).
+fn diff_sorted<K: Copy + Ord, V: Copy + PartialEq>(want: &[(K, V)], have: &[(K, V)]) -> Vec<(K, Option<V>)> {
+    let mut v = Vec::new();
+    let (mut i, mut j) = (0, 0);
+    loop {
+        match (want.get(i), have.get(j)) {
+            (Some(w), Some(h)) if w.0 == h.0 => {
+                if w.1 != h.1 {
+                    v.push((w.0, Some(w.1)));
+                }
+                i += 1;
+                j += 1;
+            }
+            (Some(w), Some(h)) if w.0 < h.0 => {
+                v.push((w.0, Some(w.1)));
+                i += 1;
+            }
+            (Some(w), None) => {
+                v.push((w.0, Some(w.1)));
+                i += 1;
+            }
+            (_, Some(h)) => {
+                v.push((h.0, None));
+                j += 1;
+            }
+            (None, None) => return v,
+        }
+    }
+}
+
+/// `v` sorted by key, the last entry of each key kept (as a map's inserts would).
+fn sorted_unique<K: Copy + Ord, V>(mut v: Vec<(K, V)>) -> Vec<(K, V)> {
+    // Stable: entries of one key keep their order, and the last one stays.
+    v.sort_by_key(|e| e.0);
+    let mut out: Vec<(K, V)> = Vec::with_capacity(v.len());
+    for e in v {
+        match out.last_mut() {
+            Some(l) if l.0 == e.0 => *l = e,
+            _ => out.push(e),
+        }
+    }
+    out
+}
+
 /// Devices from this ifindex on are the general path's (`devs` is an array).
 const DEVS_IFINDEX_MAX: u32 = 65536;
 
@@ -250,7 +296,7 @@ impl Mirror {
             wait,
             wait_inner,
             active: 0,
-            routes: FxHashMap::default(),
+            routes: Vec::new(),
             devs: FxHashMap::default(),
             local4: FxHashMap::default(),
             policies: FxHashMap::default(),
@@ -336,9 +382,10 @@ impl Mirror {
                 }
             }
         }
-        let mut want: FxHashMap<RouteKey, Act> = FxHashMap::default();
+        let (offload6, offload4) = (t.offload6(), t.offload4());
+        let mut want: Vec<(RouteKey, Act)> = Vec::with_capacity(offload6.len() + offload4.len());
         let general = act_bytes(ACT_GENERAL, 0, 0, &[0; 12]);
-        for o in t.offload6() {
+        for o in offload6 {
             let Ok(table) = u8::try_from(o.table) else { continue };
             let v = match o.act {
                 OffloadAct::Forward { dev, eth } if tx_of(dev).is_some() => act_bytes(ACT_FORWARD, dev.into(), 0, &eth),
@@ -376,16 +423,17 @@ impl Mirror {
                 }
                 _ => general,
             };
-            want.insert((6, table, o.addr, o.len), v);
+            want.push(((6, table, o.addr, o.len), v));
         }
-        for o in t.offload4() {
+        for o in offload4 {
             let Ok(table) = u8::try_from(o.table) else { continue };
             let v = match o.act {
                 OffloadAct::Forward { dev, eth } if tx_of(dev).is_some() => act_bytes(ACT_FORWARD, dev.into(), 0, &eth),
                 _ => general,
             };
-            want.insert((4, table, u128::from(o.addr), o.len), v);
+            want.push(((4, table, u128::from(o.addr), o.len), v));
         }
+        let want = sorted_unique(want);
         let want_local4: FxHashMap<u32, ()> = t.local_addrs4().into_iter().map(|a| (a, ())).collect();
         let mut want_devs: FxHashMap<u32, DevConf> = FxHashMap::default();
         let max_len = t.fast_max_len().min(u32::MAX as usize) as u32;
@@ -405,7 +453,7 @@ impl Mirror {
         let want_tx: Vec<u32> = (0..TX_SLOTS).map(|d| tx_of(d as DevId).unwrap_or(0)).collect();
         let want_keys: FxHashMap<KeyId, u64> = t.hmac.keys.iter().map(|(id, k)| (id.to_be_bytes(), k.uid())).collect();
 
-        let changed: Vec<RouteChange> = diff(&want, &self.routes);
+        let changed: Vec<RouteChange> = diff_sorted(&want, &self.routes);
         let dev_changed: Vec<(u32, Option<DevConf>)> = diff(&want_devs, &self.devs);
         let local4_changed = diff(&want_local4, &self.local4);
         let policies_changed = diff(&want_policies, &self.policies);
@@ -528,5 +576,34 @@ impl Mirror {
             rx: read("rx_stats", devices.min(TX_SLOTS))?,
             tx: read("tx_stats", devices.min(TX_SLOTS))?,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The walk over sorted lists says what the map comparison says.
+        #[test]
+        fn the_sorted_diff_is_the_map_diff(
+            want in proptest::collection::vec((0u8..40, 0u8..4), 0..60),
+            have in proptest::collection::vec((0u8..40, 0u8..4), 0..60),
+        ) {
+            let (want_map, have_map): (FxHashMap<u8, u8>, FxHashMap<u8, u8>) =
+                (want.iter().copied().collect(), have.iter().copied().collect());
+            let mut by_map = diff(&want_map, &have_map);
+            by_map.sort_unstable();
+            let mut by_walk = diff_sorted(&sorted_unique(want), &sorted_unique(have));
+            by_walk.sort_unstable();
+            prop_assert_eq!(by_walk, by_map);
+        }
+    }
+
+    #[test]
+    fn the_last_entry_of_a_key_is_kept() {
+        assert_eq!(sorted_unique(vec![(2, 'a'), (1, 'b'), (2, 'c'), (1, 'd')]), [(1, 'd'), (2, 'c')]);
+        assert_eq!(diff_sorted(&[(1, 'x'), (3, 'y')], &[(1, 'x'), (2, 'z'), (3, 'w')]), [(2, None), (3, Some('y'))]);
     }
 }

@@ -120,7 +120,8 @@ impl Tables {
     /// Every IPv6 prefix of every FIB with its [`OffloadAct`], the /128s (local
     /// addresses, SIDs, host routes) included.
     pub fn offload6(&self) -> Vec<Offload6> {
-        let mut v = Vec::new();
+        // (Sized at once: a full table's prefixes are not copied as the vector grows.)
+        let mut v = Vec::with_capacity(self.fibs.iter().map(|f| f.lpm6.len() + f.exact6.len()).sum());
         for table in 0..self.fibs.len() {
             let Some(fib) = self.fibs.get(table) else { continue };
             let start = v.len();
@@ -242,7 +243,7 @@ impl Tables {
     /// neighbour is known is forwarded; every /32 of the exact table (local addresses,
     /// host routes, SIDs) and every other route is the general path's.
     pub fn offload4(&self) -> Vec<Offload4> {
-        let mut v: Vec<Offload4> = Vec::new();
+        let mut v: Vec<Offload4> = Vec::with_capacity(self.fibs.iter().map(|f| f.lpm4.len() + f.exact4.len()).sum());
         for table in 0..self.fibs.len() {
             let Some(fib) = self.fibs.get(table) else { continue };
             let start = v.len();
