@@ -1,7 +1,7 @@
 //! Applying a parsed command to the spec: checks first, then changes, so a refused
 //! command leaves the spec as it was.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::net::IpAddr;
 
 use sr6_core::spec::{LinkSpec, MtuSpec, NexthopKind, PathSpec, Prefix, RouteKind, RouterSpec};

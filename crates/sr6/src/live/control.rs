@@ -99,12 +99,12 @@ impl Control {
     /// from (`spec` with the devices, neighbours and outside routes merged in: what
     /// later changes are compared with, [`super::in_place`]).
     pub fn build_merged(&self, spec: &RouterSpec) -> Result<(Tables, Vec<String>, RouterSpec), String> {
-        let (s, plain, mirrored) = self.assemble(spec)?;
+        let (s, plain) = self.assemble(spec)?;
         self.outside_left_out.set(false);
-        let (mut t, warnings, built) = match Tables::build(&s) {
-            Ok((t, w)) => (t, w, s),
+        let (mut t, warnings, built) = match (Tables::build(&s), plain) {
+            (Ok((t, w)), _) => (t, w, s),
             // A mirrored route the tables refuse does not stop the configuration's.
-            Err(e) if mirrored => {
+            (Err(e), Some(plain)) => {
                 let (t, mut w) = Tables::build(&plain).map_err(|e| format!("line {}: {}", e.line, e.message))?;
                 let from =
                     if self.fpm_routes.is_empty() { "mirrored from the kernel" } else { "from zebra and the kernel" };
@@ -112,16 +112,16 @@ impl Control {
                 self.outside_left_out.set(true);
                 (t, w, plain)
             }
-            Err(e) => return Err(format!("line {}: {}", e.line, e.message)),
+            (Err(e), None) => return Err(format!("line {}: {}", e.line, e.message)),
         };
         t.resolve_neighbours = true;
         Ok((t, warnings, built))
     }
 
     /// The configuration tables are built from: `spec` with the devices' real MACs and
-    /// MTUs, the learned neighbours and the outside routes merged in; the same without
-    /// the outside routes; whether any outside route was merged.
-    pub fn assemble(&self, spec: &RouterSpec) -> Result<(RouterSpec, RouterSpec, bool), String> {
+    /// MTUs, the learned neighbours and the outside routes merged in; and if any outside
+    /// route was merged, the same without them.
+    pub fn assemble(&self, spec: &RouterSpec) -> Result<(RouterSpec, Option<RouterSpec>), String> {
         let mut s = spec.clone();
         for l in s.links.iter_mut() {
             if let Some(m) = self.dev_macs.get(&l.dev) {
@@ -154,10 +154,14 @@ impl Control {
                 s.neighs.push(NeighSpec { line: 0, dev: dev.clone(), addr: *addr, mac: *mac });
             }
         }
-        let plain = s.clone();
         let outside = self.outside_routes();
+        if outside.is_empty() {
+            // (No copy of a configuration that may hold a full table.)
+            return Ok((s, None));
+        }
+        let plain = s.clone();
         let mirrored = !merge_kernel_routes(&mut s, &outside).is_empty();
-        Ok((s, plain, mirrored))
+        Ok((s, mirrored.then_some(plain)))
     }
 
     /// The lines of the routes from outside the configuration, in the order they are

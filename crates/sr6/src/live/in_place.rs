@@ -22,6 +22,8 @@ use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use rustc_hash::FxHashMap;
+
 use sr6_core::spec::{RouteSpec, RouterSpec};
 use sr6_core::tables::{NeighChange, RouteChange, Tables};
 
@@ -48,21 +50,7 @@ pub fn changes(old: &mut RouterSpec, new: &mut RouterSpec) -> Option<Changes> {
     if !same_rest {
         return None;
     }
-    let key = |r: &RouteSpec| (r.table, r.prefix);
-    let before: HashMap<_, &RouteSpec> = old.routes.iter().map(|r| (key(r), r)).collect();
-    let after: HashMap<_, &RouteSpec> = new.routes.iter().map(|r| (key(r), r)).collect();
-    // One route per table and prefix, or the diff says nothing.
-    if before.len() != old.routes.len() || after.len() != new.routes.len() {
-        return None;
-    }
-    let mut routes: Vec<RouteChange> =
-        old.routes.iter().filter(|r| !after.contains_key(&key(r))).map(|r| RouteChange::Delete(r.clone())).collect();
-    routes.extend(
-        new.routes
-            .iter()
-            .filter(|r| before.get(&key(r)).is_none_or(|o| !same_route(o, r)))
-            .map(|r| RouteChange::Add(r.clone())),
-    );
+    let routes = route_changes(&old.routes, &new.routes)?;
     // Neighbours: the last line of a device and address is the one in force.
     let macs = |s: &RouterSpec| -> HashMap<(String, IpAddr), [u8; 6]> {
         s.neighs.iter().map(|n| ((n.dev.clone(), n.addr), n.mac)).collect()
@@ -79,6 +67,44 @@ pub fn changes(old: &mut RouterSpec, new: &mut RouterSpec) -> Option<Changes> {
         mac: Some(*m),
     }));
     Some(Changes { routes, neighs })
+}
+
+/// The routes that turn `old` into `new`: deleted, and added or replaced (an `Add`);
+/// `None` if a table and prefix has two routes in either, where it matters.
+///
+/// A change leaves most of a large configuration as it was, so the lines the two
+/// share at their start and at their end are set aside by comparing them in order,
+/// and only those between are compared by key: a `sr6 ctl route add` on a FIB of
+/// 400,000 routes hashes a few routes, not 800,000. A table and prefix with two
+/// routes among those set aside has them in both, unchanged; it only matters if one
+/// of the routes between has that key too, which is checked.
+fn route_changes(old: &[RouteSpec], new: &[RouteSpec]) -> Option<Vec<RouteChange>> {
+    let head = old.iter().zip(new).take_while(|(a, b)| a == b).count();
+    let tail = old[head..].iter().rev().zip(new[head..].iter().rev()).take_while(|(a, b)| a == b).count();
+    let (old_mid, new_mid) = (&old[head..old.len() - tail], &new[head..new.len() - tail]);
+    let key = |r: &RouteSpec| (r.table, r.prefix);
+    let before: FxHashMap<_, &RouteSpec> = old_mid.iter().map(|r| (key(r), r)).collect();
+    let after: FxHashMap<_, &RouteSpec> = new_mid.iter().map(|r| (key(r), r)).collect();
+    // One route per table and prefix among those compared, or the diff says nothing.
+    if before.len() != old_mid.len() || after.len() != new_mid.len() {
+        return None;
+    }
+    // ... and none of them also among those set aside.
+    if !(before.is_empty() && after.is_empty()) {
+        let shared = old[..head].iter().chain(&old[old.len() - tail..]);
+        if shared.map(key).any(|k| before.contains_key(&k) || after.contains_key(&k)) {
+            return None;
+        }
+    }
+    let mut routes: Vec<RouteChange> =
+        old_mid.iter().filter(|r| !after.contains_key(&key(r))).map(|r| RouteChange::Delete(r.clone())).collect();
+    routes.extend(
+        new_mid
+            .iter()
+            .filter(|r| before.get(&key(r)).is_none_or(|o| !same_route(o, r)))
+            .map(|r| RouteChange::Add(r.clone())),
+    );
+    Some(routes)
 }
 
 /// Route and neighbour changes ([`changes`]).
@@ -113,7 +139,7 @@ impl Control {
     /// `None` (nothing published: the caller builds).
     pub fn try_in_place(&mut self, spec: &RouterSpec) -> Option<u64> {
         let mut old = self.merged.take()?;
-        let res = self.assemble(spec).ok().and_then(|(mut new, _, _)| {
+        let res = self.assemble(spec).ok().and_then(|(mut new, _)| {
             let ch = changes(&mut old, &mut new)?;
             let id = if ch.is_empty() { self.shared.gen.load().id } else { self.publish_in_place(&old, ch)? };
             Some((id, new))
@@ -201,5 +227,75 @@ mod tests {
         let mut c = spec(&format!("{base}ip -6 addr add fc00:9::1/64 dev eth0\n"));
         assert!(changes(&mut a, &mut c).is_none());
         assert_eq!(a, spec(base), "the routes are put back");
+    }
+
+    /// The whole-list comparison [`route_changes`] must agree with: every route of
+    /// both hashed by table and prefix.
+    fn reference(old: &[RouteSpec], new: &[RouteSpec]) -> Option<Vec<RouteChange>> {
+        let key = |r: &RouteSpec| (r.table, r.prefix);
+        let before: HashMap<_, &RouteSpec> = old.iter().map(|r| (key(r), r)).collect();
+        let after: HashMap<_, &RouteSpec> = new.iter().map(|r| (key(r), r)).collect();
+        if before.len() != old.len() || after.len() != new.len() {
+            return None;
+        }
+        let mut v: Vec<RouteChange> =
+            old.iter().filter(|r| !after.contains_key(&key(r))).map(|r| RouteChange::Delete(r.clone())).collect();
+        v.extend(
+            new.iter()
+                .filter(|r| before.get(&key(r)).is_none_or(|o| !same_route(o, r)))
+                .map(|r| RouteChange::Add(r.clone())),
+        );
+        Some(v)
+    }
+
+    fn routes(lines: &[String]) -> Vec<RouteSpec> {
+        spec(&format!("ip -6 addr add fc00::1/64 dev eth0\n{}", lines.join("\n"))).routes
+    }
+
+    fn route_line(p: u8, via: u8) -> String {
+        format!("ip -6 route add fc00:{p:x}::/64 via fc00::{via:x} dev eth0")
+    }
+
+    proptest::proptest! {
+        /// Routes added, removed and replaced anywhere in a list: the changes found by
+        /// setting the shared start and end aside are those of the whole comparison.
+        #[test]
+        fn setting_the_shared_lines_aside_changes_nothing(
+            base in proptest::collection::btree_map(1u8..60, 2u8..5, 0..40),
+            edits in proptest::collection::vec((0usize..50, 0u8..3, 1u8..60, 2u8..5), 0..6),
+        ) {
+            let mut lines: Vec<(u8, u8)> = base.into_iter().collect();
+            let old = routes(&lines.iter().map(|&(p, v)| route_line(p, v)).collect::<Vec<_>>());
+            for (at, what, p, v) in edits {
+                let at = at % (lines.len() + 1);
+                match what {
+                    // Add a prefix not there yet.
+                    0 if !lines.iter().any(|l| l.0 == p) => lines.insert(at, (p, v)),
+                    1 if at < lines.len() => { lines.remove(at); }
+                    2 if at < lines.len() => lines[at].1 = v,
+                    _ => {}
+                }
+            }
+            let new = routes(&lines.iter().map(|&(p, v)| route_line(p, v)).collect::<Vec<_>>());
+            let sorted = |v: Option<Vec<RouteChange>>| v.map(|mut v| { v.sort_by_key(|c| format!("{c:?}")); v });
+            proptest::prop_assert_eq!(sorted(route_changes(&old, &new)), sorted(reference(&old, &new)));
+        }
+    }
+
+    #[test]
+    fn a_changed_prefix_that_is_also_among_the_shared_lines_is_refused() {
+        let lines: Vec<String> = (1..=6).map(|p| route_line(p, 2)).collect();
+        let old = routes(&lines);
+        // The same prefix twice: once in the shared start, once where the lists differ.
+        let mut new = old.clone();
+        new.insert(3, RouteSpec { line: old[3].line, ..old[0].clone() });
+        assert_eq!(route_changes(&old, &new), None);
+        assert_eq!(reference(&old, &new), None);
+        // The lists the same: no changes, whatever they hold.
+        assert_eq!(route_changes(&new, &new), Some(Vec::new()));
+        // One route added in the middle: one change, found between the shared lines.
+        let mut added = old.clone();
+        added.insert(2, routes(&[route_line(40, 3)]).remove(0));
+        assert_eq!(route_changes(&old, &added), Some(vec![RouteChange::Add(added[2].clone())]));
     }
 }

@@ -340,7 +340,7 @@ mod tests {
                         let _ = c.apply_line(l);
                     }
                 }
-                let (whole, _, _) = c.assemble(&c.spec).unwrap();
+                let (whole, _) = c.assemble(&c.spec).unwrap();
                 prop_assert_eq!(routes(c.merged.as_ref().unwrap()), routes(&whole), "{}: {:?}", i, s);
                 let (built, _) = c.build(&c.spec).unwrap();
                 let g = c.shared.gen.load();
