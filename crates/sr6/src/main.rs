@@ -197,6 +197,14 @@ enum Cmd {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // A printing command whose reader has gone (`sr6 ctl show routes | head -1`) ends
+    // by SIGPIPE as other Unix tools do, instead of panicking on its next line (Rust
+    // ignores the signal, so printing fails). `sr6 run` and `sr6 perf` keep it
+    // ignored: a control client that hangs up must not stop them.
+    if !matches!(cli.cmd, Cmd::Run { .. } | Cmd::Perf { .. }) {
+        // SAFETY: restores the default disposition of one signal; no handler runs.
+        unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+    }
     let r = match cli.cmd {
         Cmd::Run {
             config,
