@@ -23,7 +23,8 @@ pub fn note_dev(spec: &mut RouterSpec, dev: &str) {
 /// of N lines costs O(N), not O(N^2) (a 100,000-route file must load in a blink).
 #[derive(Default)]
 pub(crate) struct Index {
-    routes: HashMap<(u32, Prefix), usize>,
+    /// By table and prefix; `None`: not indexed, found by a scan ([`Index::scanning`]).
+    routes: Option<HashMap<(u32, Prefix), usize>>,
     addrs: HashMap<(String, IpAddr), usize>,
     neighs: HashMap<(String, IpAddr), usize>,
 }
@@ -32,9 +33,46 @@ impl Index {
     /// The index of an existing spec.
     pub(crate) fn of(spec: &RouterSpec) -> Index {
         Index {
-            routes: spec.routes.iter().enumerate().map(|(i, r)| ((r.table, r.prefix), i)).collect(),
+            routes: Some(spec.routes.iter().enumerate().map(|(i, r)| ((r.table, r.prefix), i)).collect()),
+            ..Index::scanning(spec)
+        }
+    }
+
+    /// An index for one command: its routes are found by a scan, which for one lookup
+    /// costs less than hashing every route of a full table (`sr6 ctl route add`).
+    pub(crate) fn scanning(spec: &RouterSpec) -> Index {
+        Index {
+            routes: None,
             addrs: spec.addrs.iter().enumerate().map(|(i, a)| ((a.dev.clone(), a.addr), i)).collect(),
             neighs: spec.neighs.iter().enumerate().map(|(i, n)| ((n.dev.clone(), n.addr), i)).collect(),
+        }
+    }
+
+    /// Where the route of `table` and `prefix` sits in `spec.routes`.
+    fn route(&self, spec: &RouterSpec, table: u32, prefix: Prefix) -> Option<usize> {
+        match &self.routes {
+            Some(m) => m.get(&(table, prefix)).copied(),
+            None => spec.routes.iter().position(|r| r.table == table && r.prefix == prefix),
+        }
+    }
+
+    /// A route was pushed at the end of `spec.routes` (index `i`).
+    fn route_pushed(&mut self, table: u32, prefix: Prefix, i: usize) {
+        if let Some(m) = &mut self.routes {
+            m.insert((table, prefix), i);
+        }
+    }
+
+    /// The route at index `i` was removed: the ones after it moved up one (no rehash
+    /// of every route: a batch of deletions stays linear in them).
+    fn route_removed(&mut self, table: u32, prefix: Prefix, i: usize) {
+        if let Some(m) = &mut self.routes {
+            m.remove(&(table, prefix));
+            for v in m.values_mut() {
+                if *v > i {
+                    *v -= 1;
+                }
+            }
         }
     }
 }
@@ -83,7 +121,7 @@ pub(crate) fn commit(spec: &mut RouterSpec, idx: &mut Index, cmd: Cmd) -> Result
     }
     if let Item::Route { spec: r, verb: Verb::Append, at } = &mut cmd.item {
         // IPv6 (as the kernel): appending a path to a route makes it multipath.
-        if let Some(old) = idx.routes.get(&(r.table, r.prefix)).and_then(|i| spec.routes.get(*i)) {
+        if let Some(old) = idx.route(spec, r.table, r.prefix).and_then(|i| spec.routes.get(i)) {
             match (paths_of(&old.kind), paths_of(&r.kind), r.prefix) {
                 (Some(mut a), Some(b), Prefix::V6(..)) => {
                     if let Some(x) = b.iter().find(|x| a.iter().any(|y| y.via == x.via && y.dev == x.dev)) {
@@ -150,7 +188,7 @@ pub(crate) fn commit(spec: &mut RouterSpec, idx: &mut Index, cmd: Cmd) -> Result
     }
     match &cmd.item {
         Item::Route { spec: r, verb, at } if *verb != Verb::Replace => {
-            if let Some(old) = idx.routes.get(&(r.table, r.prefix)).and_then(|i| spec.routes.get(*i)) {
+            if let Some(old) = idx.route(spec, r.table, r.prefix).and_then(|i| spec.routes.get(i)) {
                 let what =
                     format!("route {} in table {} already exists (line {})", fmt_prefix(&r.prefix), r.table, old.line);
                 return Err(PErr::at(at, what).exp("`route replace` to change it, or `route append` to add a path"));
@@ -208,7 +246,7 @@ pub(crate) fn commit(spec: &mut RouterSpec, idx: &mut Index, cmd: Cmd) -> Result
             )
             .exp("a non-empty secret"));
         }
-        Item::RouteDel { table, prefix, at } if !idx.routes.contains_key(&(*table, *prefix)) => {
+        Item::RouteDel { table, prefix, at } if idx.route(spec, *table, *prefix).is_none() => {
             return Err(PErr::at(at, format!("no route {} in table {table} to delete", fmt_prefix(prefix)))
                 .exp("a prefix that has a route (`show routes` lists them)"));
         }
@@ -251,23 +289,18 @@ pub(crate) fn commit(spec: &mut RouterSpec, idx: &mut Index, cmd: Cmd) -> Result
                 spec.neighs.push(n);
             }
         },
-        Item::Route { spec: r, .. } => match idx.routes.get(&(r.table, r.prefix)).copied() {
+        Item::Route { spec: r, .. } => match idx.route(spec, r.table, r.prefix) {
             Some(i) => spec.routes[i] = r,
             None => {
-                idx.routes.insert((r.table, r.prefix), spec.routes.len());
+                idx.route_pushed(r.table, r.prefix, spec.routes.len());
                 spec.routes.push(r);
             }
         },
         Item::RouteDel { table, prefix, .. } => {
-            if let Some(i) = idx.routes.remove(&(table, prefix)) {
-                // The routes keep their order; the ones after it move up one (no
-                // rehash of every route: a batch of deletions stays linear in them).
+            if let Some(i) = idx.route(spec, table, prefix) {
+                // The routes keep their order.
                 spec.routes.remove(i);
-                for v in idx.routes.values_mut() {
-                    if *v > i {
-                        *v -= 1;
-                    }
-                }
+                idx.route_removed(table, prefix, i);
             }
         }
         Item::Tunsrc { addr, line } => spec.tunsrc = addr.map(|a| (a, line)),

@@ -153,7 +153,9 @@ pub fn parse_file(path: &Path) -> Result<RouterSpec, ConfigError> {
 /// is left unchanged. The line may be continued with `\` + newline, but must hold
 /// exactly one command. Relative paths are relative to the working directory.
 pub fn parse_line(line: &str, file: &str, line_no: usize, spec: &mut RouterSpec) -> Result<(), ConfigError> {
-    parse_into(line, line_no, spec, true, Path::new("")).map(|_| ()).map_err(|e| e.in_file(file))
+    // (One command: its route is found by a scan, not by hashing every route.)
+    let mut idx = apply::Index::scanning(spec);
+    parse_indexed(line, line_no, spec, true, Path::new(""), &mut idx).map(|_| ()).map_err(|e| e.in_file(file))
 }
 
 /// Tokenize `src` line by line (joining `\` continuations) and apply each command to
