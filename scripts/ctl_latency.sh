@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# How long one `sr6 ctl route add` / `route del` takes, end to end (the command's
+# process, the change applied in place, the tables published, the XDP tier's maps
+# switched), on a running `sr6 run` whose FIB holds ROUTES routes — in each tier.
+#
+#   sudo bash scripts/ctl_latency.sh [ROUTES] [CHANGES]    # defaults 400000 and 10
+#
+# Needs root (a network namespace of its own, removed on exit) and the release binary
+# (`cargo build --release -p sr6`; $SR6_BIN overrides it). Prints, per tier, the median
+# and the slowest of CHANGES adds and CHANGES deletes, in milliseconds. Nothing is sent
+# on any link: the namespace's one veth pair only carries sr6's XDP programs.
+set -euo pipefail
+
+ROUTES=${1:-400000}
+CHANGES=${2:-10}
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+SR6=${SR6_BIN:-${CARGO_TARGET_DIR:-$ROOT/target}/release/sr6}
+if [ ! -x "$SR6" ]; then
+    echo "ctl_latency: no sr6 binary at $SR6 (cargo build --release -p sr6, or set SR6_BIN)" >&2
+    exit 1
+fi
+if [ "$(id -u)" != 0 ]; then
+    echo "ctl_latency: needs root (a network namespace)" >&2
+    exit 1
+fi
+
+NS=sr6ctl$$
+DIR=$(mktemp -d)
+PID=
+cleanup() {
+    [ -n "$PID" ] && kill "$PID" 2>/dev/null && wait "$PID" 2>/dev/null || true
+    ip netns del "$NS" 2>/dev/null || true
+    rm -rf "$DIR"
+}
+trap cleanup EXIT
+
+# ROUTES IPv6 /32s through one neighbour (distinct prefixes: 2001::/32, 2001:1::/32, ...).
+{
+    echo "ip link set a0 address 02:00:00:00:00:a0"
+    echo "ip -6 addr add fc00:a::1/64 dev a0"
+    echo "ip -6 neigh add fc00:a::2 lladdr 02:00:00:00:0a:02 dev a0"
+    awk -v n="$ROUTES" 'BEGIN { for (i = 0; i < n; i++)
+        printf "ip -6 route add %x:%x::/32 via fc00:a::2 dev a0\n", 8193 + int(i / 65536), i % 65536 }'
+} > "$DIR/fib.conf"
+
+ip netns add "$NS"
+ip netns exec "$NS" ip link add a0 type veth peer name a1
+ip netns exec "$NS" ip link set a0 up
+ip netns exec "$NS" ip link set a1 up
+# The peer runs NAPI, so the XDP tier may send out of a0 too (`show status`).
+ip netns exec "$NS" ethtool -K a1 gro on >/dev/null
+
+now_ms() { date +%s%N | awk '{ printf "%.1f", $1 / 1e6 }'; }
+# Median and maximum of the numbers on stdin.
+summary() { sort -n | awk '{ v[NR] = $1 } END { printf "median %.0f ms, slowest %.0f ms", v[int((NR + 1) / 2)], v[NR] }'; }
+
+echo "sr6 ctl latency: $ROUTES routes in the FIB, $CHANGES adds and $CHANGES deletes per tier ($SR6)"
+for tier in xdp off; do
+    sock=$DIR/$tier.sock
+    ip netns exec "$NS" "$SR6" run --config "$DIR/fib.conf" --socket "$sock" --fast-path "$tier" \
+        > "$DIR/$tier.log" 2>&1 &
+    PID=$!
+    for _ in $(seq 1 240); do
+        "$SR6" ctl --socket "$sock" show status > /dev/null 2>&1 && break
+        kill -0 "$PID" 2>/dev/null || { cat "$DIR/$tier.log" >&2; exit 1; }
+        sleep 0.5
+    done
+    : > "$DIR/add" && : > "$DIR/del"
+    for i in $(seq 1 "$CHANGES"); do
+        t0=$(now_ms)
+        "$SR6" ctl --socket "$sock" route add "3001:$i::/48" via fc00:a::2 dev a0 > /dev/null
+        echo "$t0 $(now_ms)" | awk '{ print $2 - $1 }' >> "$DIR/add"
+    done
+    for i in $(seq 1 "$CHANGES"); do
+        t0=$(now_ms)
+        "$SR6" ctl --socket "$sock" route del "3001:$i::/48" > /dev/null
+        echo "$t0 $(now_ms)" | awk '{ print $2 - $1 }' >> "$DIR/del"
+    done
+    status=$("$SR6" ctl --socket "$sock" show status)
+    what=$(grep -m1 "^tier a0" <<< "$status" || echo "tier a0: ?")
+    printf '%-6s add: %s; del: %s  (%s)\n' "$tier" "$(summary < "$DIR/add")" "$(summary < "$DIR/del")" "$what"
+    kill "$PID" && wait "$PID" 2>/dev/null || true
+    PID=
+done
