@@ -13,9 +13,13 @@
 # test binaries are built with `cargo test --release --no-run`; an initramfs holds them,
 # their shared libraries, busybox, iproute2's `ip` and the kernel's veth module; QEMU
 # boots it (software emulation: no KVM needed; SR6_VM_ACCEL=kvm to use it), each binary
-# runs with `--include-ignored`, and the machine powers off. The output is in
-# target/kernel-vm/console.log; the script fails when a binary fails, or when the
-# machine ends without saying how each binary ended.
+# runs with `--include-ignored`, and the machine powers off. With the default tests a
+# short live `sr6 perf run` (linux and sr6, IPv6 and End) follows them in the machine,
+# its sr6 rows required to run the XDP tier (SR6_VM_PERF=0 leaves it out, =1 adds it to
+# tests given on the command line). The output is in target/kernel-vm/console.log
+# (console.txt: the same without carriage returns); the script fails when a binary
+# fails, when the machine ends without saying how each binary ended, or after
+# SR6_VM_TIMEOUT seconds (default 1500; QEMU's emulation is slow).
 # Needs: apt-get (Debian's archive), qemu-system-x86 and busybox (scripts/setup.sh
 # installs both). Not root: the tests run as root inside the virtual machine.
 set -euo pipefail
