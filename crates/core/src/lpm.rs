@@ -633,6 +633,15 @@ impl<const N: usize, V, A: Copy + Default> Lpm<N, V, A> {
         &self.values
     }
 
+    /// The value and aux record of the prefix `key`/`len` itself (not of a lookup), as
+    /// [`entries`](Self::entries) lists them.
+    pub fn entry(&self, key: u128, len: u8) -> Option<(&V, &A)> {
+        let len = len.min((N * 8) as u8);
+        let e = *self.prefixes.get(&(update::masked(key, len), len))?;
+        let v = self.values.get((e as usize).checked_sub(1)?)?;
+        Some((v, self.aux.get(e as usize).unwrap_or(&self.no_aux)))
+    }
+
     /// Every prefix (the key left-aligned in a `u128`, host bits clear; its length)
     /// with its value and aux record, in no particular order.
     pub fn entries(&self) -> impl Iterator<Item = (u128, u8, &V, &A)> + '_ {

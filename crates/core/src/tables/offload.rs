@@ -8,7 +8,7 @@
 //! Every prefix is listed, also those the tier leaves to sr6
 //! ([`OffloadAct::General`]): left out, a shorter prefix would match in its place.
 
-use super::{FastKind, Fib, NextHop, Rewrite, RewriteKind, Route, Tables};
+use super::{FastKind, Fib, Hop, NextHop, Rewrite, RewriteKind, Route, Tables};
 use crate::packet::DevId;
 
 /// What the in-kernel tier does with a packet whose longest match is a prefix.
@@ -125,13 +125,11 @@ impl Tables {
         for table in 0..self.fibs.len() {
             let Some(fib) = self.fibs.get(table) else { continue };
             let start = v.len();
-            v.extend(fib.lpm6.entries().map(|(addr, len, r, hop)| {
-                let act = if hop.code == Fib::GATEWAY {
-                    OffloadAct::Forward { dev: hop.dev, eth: hop.eth }
-                } else {
-                    self.offload_route(*r, None)
-                };
-                Offload6 { table, addr, len, act }
+            v.extend(fib.lpm6.entries().map(|(addr, len, r, hop)| Offload6 {
+                table,
+                addr,
+                len,
+                act: self.trie_act6(r, hop),
             }));
             // The /128s of the exact table win over a /128 of the trie, as in
             // `Fib::lookup6_key`.
@@ -152,6 +150,48 @@ impl Tables {
         }
         v.sort_unstable();
         v
+    }
+
+    /// The [`Offload6`] of FIB `table`'s prefix `addr`/`len` itself (`addr` left-aligned,
+    /// host bits clear), as [`offload6`](Self::offload6) lists it; `None` if the FIB
+    /// has no such prefix. For a route change, without listing every prefix.
+    pub fn offload6_at(&self, table: usize, addr: u128, len: u8) -> Option<Offload6> {
+        let fib = self.fibs.get(table)?;
+        let act = match fib.exact6.get(addr) {
+            // (The exact table's /128 wins over the trie's, as in the list.)
+            Some(r) if len == 128 => self.offload_route(r, Some(addr)),
+            _ => fib.lpm6.entry(addr, len).map(|(r, hop)| self.trie_act6(r, hop))?,
+        };
+        Some(Offload6 { table, addr, len, act })
+    }
+
+    /// The [`Offload4`] of FIB `table`'s prefix `addr`/`len` itself (host bits clear),
+    /// as [`offload4`](Self::offload4) lists it; `None` if the FIB has no such prefix.
+    pub fn offload4_at(&self, table: usize, addr: u32, len: u8) -> Option<Offload4> {
+        let fib = self.fibs.get(table)?;
+        let act = match fib.exact4.get(u128::from(addr)) {
+            Some(_) if len == 32 => OffloadAct::General,
+            _ => fib.lpm4.entry(u128::from(addr) << 96, len).map(|(r, hop)| self.trie_act4(r, hop))?,
+        };
+        Some(Offload4 { table, addr, len, act })
+    }
+
+    /// The action of a prefix of an IPv6 trie.
+    fn trie_act6(&self, r: &Route, hop: &Hop) -> OffloadAct {
+        if hop.code == Fib::GATEWAY {
+            OffloadAct::Forward { dev: hop.dev, eth: hop.eth }
+        } else {
+            self.offload_route(*r, None)
+        }
+    }
+
+    /// The action of a prefix of an IPv4 trie.
+    fn trie_act4(&self, r: &Route, hop: &Hop) -> OffloadAct {
+        match *r {
+            _ if hop.code == Fib::GATEWAY => OffloadAct::Forward { dev: hop.dev, eth: hop.eth },
+            Route::Forward(nh @ NextHop::Adj(_)) => self.resolved(nh, 0),
+            _ => OffloadAct::General,
+        }
     }
 
     /// The action of a route that is not a gateway hop's; `host` is the /128's
@@ -247,13 +287,11 @@ impl Tables {
         for table in 0..self.fibs.len() {
             let Some(fib) = self.fibs.get(table) else { continue };
             let start = v.len();
-            v.extend(fib.lpm4.entries().map(|(key, len, r, hop)| {
-                let act = match *r {
-                    _ if hop.code == Fib::GATEWAY => OffloadAct::Forward { dev: hop.dev, eth: hop.eth },
-                    Route::Forward(nh @ NextHop::Adj(_)) => self.resolved(nh, 0),
-                    _ => OffloadAct::General,
-                };
-                Offload4 { table, addr: (key >> 96) as u32, len, act }
+            v.extend(fib.lpm4.entries().map(|(key, len, r, hop)| Offload4 {
+                table,
+                addr: (key >> 96) as u32,
+                len,
+                act: self.trie_act4(r, hop),
             }));
             let mut i = start;
             while i < v.len() {

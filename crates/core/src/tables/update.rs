@@ -453,7 +453,7 @@ impl Tables {
     }
 
     /// The dense index of kernel table `id`.
-    pub(super) fn fib_of_table(&self, id: u32) -> Option<usize> {
+    pub fn fib_of_table(&self, id: u32) -> Option<usize> {
         self.table_ids.iter().position(|&t| t == id)
     }
 
