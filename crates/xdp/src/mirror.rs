@@ -15,11 +15,13 @@
 //! verified under a key (`hmac_ok`) are the workers' to add ([`HmacExport`]), and name
 //! the key they were verified with, so a text of a key that is gone is never met.
 
+use std::collections::BTreeMap;
 use std::io;
 
 use rustc_hash::FxHashMap;
 use sr6_core::hmac::Verified;
 use sr6_core::packet::DevId;
+use sr6_core::spec::Prefix;
 use sr6_core::tables::{OffloadAct, OffloadPolicy, OffloadRewrite, Tables};
 use sr6_io::af_xdp::Program;
 use sr6_io::bpf::{Map, MapKind};
@@ -157,15 +159,129 @@ pub struct Mirror {
     wait_inner: Map,
     /// The generation the programs read.
     active: u8,
-    /// The prefixes in the maps, sorted by key.
-    routes: Vec<(RouteKey, Act)>,
+    /// The prefixes in the maps.
+    routes: BTreeMap<RouteKey, Act>,
+    /// Everything else they hold.
+    side: Side,
+}
+
+/// Which devices the tier takes frames from and sends to (see [`Mirror::sync`]).
+struct Targets<'a> {
+    ifindex: &'a [Option<u32>],
+    target: &'a [bool],
+}
+
+impl Targets<'_> {
+    /// The ifindex the tier sends to for device `d`, if it may.
+    fn tx_of(&self, d: DevId) -> Option<u32> {
+        let i = usize::from(d);
+        if i >= TX_SLOTS || !self.target.get(i).copied().unwrap_or(false) {
+            return None;
+        }
+        self.ifindex.get(i).copied().flatten()
+    }
+}
+
+/// What the maps hold besides the prefixes, as the tables say.
+#[derive(Debug, Clone, Default, PartialEq)]
+struct Side {
+    policies: FxHashMap<u32, PolicyVal>,
     devs: FxHashMap<u32, DevConf>,
     local4: FxHashMap<u32, ()>,
-    policies: FxHashMap<u32, PolicyVal>,
     /// By Key ID: the key's [`HmacKey::uid`](sr6_core::hmac::HmacKey::uid).
-    hmac_keys: FxHashMap<KeyId, u64>,
+    keys: FxHashMap<KeyId, u64>,
     /// By device index: the ifindex in the device map (0: none).
     tx: Vec<u32>,
+    /// The kernel table id of each FIB, by the dense index the prefixes' keys hold.
+    fibs: Vec<u32>,
+}
+
+impl Side {
+    fn of(t: &Tables, to: &Targets) -> Side {
+        let mut policies: FxHashMap<u32, PolicyVal> = FxHashMap::default();
+        for p in t.offload_policies() {
+            if p.index < POLICY_SLOTS && to.tx_of(p.out).is_some() {
+                if let Some(v) = policy_val(&p) {
+                    policies.insert(p.index, v);
+                }
+            }
+        }
+        let local4: FxHashMap<u32, ()> = t.local_addrs4().into_iter().map(|a| (a, ())).collect();
+        let mut devs: FxHashMap<u32, DevConf> = FxHashMap::default();
+        let max_len = t.fast_max_len().min(u32::MAX as usize) as u32;
+        for (d, ix) in to.ifindex.iter().enumerate() {
+            let (Some(ix), Ok(dev)) = (ix, DevId::try_from(d)) else { continue };
+            let (v6, v4) = (t.offload_device(dev), t.offload_device4(dev));
+            if *ix < DEVS_IFINDEX_MAX && (v6 || v4) {
+                let require_hmac = t.devices.get(d).map_or(0, |x| i32::from(x.require_hmac));
+                let mut v = [0u8; 16];
+                v[..4].copy_from_slice(&u32::from(dev).to_ne_bytes());
+                v[4..8].copy_from_slice(&(if v6 { max_len } else { 0 }).to_ne_bytes());
+                v[8..12].copy_from_slice(&(if v4 { max_len } else { 0 }).to_ne_bytes());
+                v[12..].copy_from_slice(&require_hmac.to_ne_bytes());
+                devs.insert(*ix, v);
+            }
+        }
+        let tx: Vec<u32> = (0..TX_SLOTS).map(|d| to.tx_of(d as DevId).unwrap_or(0)).collect();
+        let keys: FxHashMap<KeyId, u64> = t.hmac.keys.iter().map(|(id, k)| (id.to_be_bytes(), k.uid())).collect();
+        Side { policies, devs, local4, keys, tx, fibs: t.table_ids.clone() }
+    }
+}
+
+/// What `struct act` holds for an IPv6 prefix of FIB `table` whose action is `act`.
+fn act6(act: OffloadAct, table: u8, to: &Targets, policies: &FxHashMap<u32, PolicyVal>) -> Act {
+    let tx = |d: DevId| to.tx_of(d).is_some();
+    match act {
+        OffloadAct::Forward { dev, eth } if tx(dev) => act_bytes(ACT_FORWARD, dev.into(), 0, &eth),
+        OffloadAct::End { sid, table: next, psp } if sid < SID_SLOTS && next < TABLES => {
+            act_bytes(if psp { ACT_END_PSP } else { ACT_END }, sid, next as u32, &[0; 12])
+        }
+        OffloadAct::EndX { sid, dev, eth, psp } if sid < SID_SLOTS && tx(dev) => {
+            act_bytes(if psp { ACT_END_X_PSP } else { ACT_END_X }, sid, dev.into(), &eth)
+        }
+        OffloadAct::Dt6 { sid, table: next } if sid < SID_SLOTS && next < TABLES => {
+            act_bytes(ACT_DT6, sid, next as u32, &[0; 12])
+        }
+        OffloadAct::Dx6 { sid, dev, eth } if sid < SID_SLOTS && tx(dev) => act_bytes(ACT_DX6, sid, dev.into(), &eth),
+        OffloadAct::Dt4 { sid, table: next } if sid < SID_SLOTS && next < TABLES => {
+            act_bytes(ACT_DT4, sid, next as u32, &[0; 12])
+        }
+        OffloadAct::Dt46 { sid, table: next } if sid < SID_SLOTS && next < TABLES => {
+            act_bytes(ACT_DT46, sid, next as u32, &[0; 12])
+        }
+        OffloadAct::Dx4 { sid, dev, eth } if sid < SID_SLOTS && tx(dev) => act_bytes(ACT_DX4, sid, dev.into(), &eth),
+        // The SID's index (under SID_SLOTS: 16 bits) and the container's lengths.
+        OffloadAct::EndCsid { sid, table: next, lblen, nflen } if sid < SID_SLOTS && next < TABLES => {
+            act_bytes(ACT_END_CSID, csid_arg(sid, lblen, nflen), next as u32, &[0; 12])
+        }
+        OffloadAct::EndXCsid { sid, dev, eth, lblen, nflen } if sid < SID_SLOTS && tx(dev) => {
+            act_bytes(ACT_END_X_CSID, csid_arg(sid, lblen, nflen), dev.into(), &eth)
+        }
+        // (Acted on in the main FIB only, as on the fast path.)
+        OffloadAct::Policy { policy } if table == 0 && policies.contains_key(&policy) => {
+            act_bytes(ACT_POLICY, policy, 0, &[0; 12])
+        }
+        _ => act_bytes(ACT_GENERAL, 0, 0, &[0; 12]),
+    }
+}
+
+/// What `struct act` holds for an IPv4 prefix whose action is `act`.
+fn act4(act: OffloadAct, to: &Targets) -> Act {
+    match act {
+        OffloadAct::Forward { dev, eth } if to.tx_of(dev).is_some() => act_bytes(ACT_FORWARD, dev.into(), 0, &eth),
+        _ => act_bytes(ACT_GENERAL, 0, 0, &[0; 12]),
+    }
+}
+
+/// `addr` (left-aligned in `width` bits of a `u128`: 128, or 32 for IPv4 in the low
+/// bits) with the bits past `len` clear.
+fn masked(addr: u128, len: u8, width: u32) -> u128 {
+    let host = width.saturating_sub(u32::from(len));
+    if host >= 128 {
+        0
+    } else {
+        addr & !((1u128 << host) - 1)
+    }
 }
 
 /// `struct route_key` (IPv6) or `struct route4_key`: the prefix length counts the
@@ -233,29 +349,33 @@ fn diff<K: Copy + Eq + std::hash::Hash, V: Copy + PartialEq>(
 
 /// [`diff`] of two lists sorted by key, each key once: one walk, no hashing (the FIB's
 /// prefixes, up to millions, are compared at each change).
-fn diff_sorted<K: Copy + Ord, V: Copy + PartialEq>(want: &[(K, V)], have: &[(K, V)]) -> Vec<(K, Option<V>)> {
+fn diff_sorted<K: Copy + Ord, V: Copy + PartialEq>(
+    want: &[(K, V)],
+    have: impl IntoIterator<Item = (K, V)>,
+) -> Vec<(K, Option<V>)> {
     let mut v = Vec::new();
-    let (mut i, mut j) = (0, 0);
+    let mut have = have.into_iter().peekable();
+    let mut want = want.iter().copied().peekable();
     loop {
-        match (want.get(i), have.get(j)) {
+        match (want.peek().copied(), have.peek().copied()) {
             (Some(w), Some(h)) if w.0 == h.0 => {
                 if w.1 != h.1 {
                     v.push((w.0, Some(w.1)));
                 }
-                i += 1;
-                j += 1;
+                want.next();
+                have.next();
             }
             (Some(w), Some(h)) if w.0 < h.0 => {
                 v.push((w.0, Some(w.1)));
-                i += 1;
+                want.next();
             }
             (Some(w), None) => {
                 v.push((w.0, Some(w.1)));
-                i += 1;
+                want.next();
             }
             (_, Some(h)) => {
                 v.push((h.0, None));
-                j += 1;
+                have.next();
             }
             (None, None) => return v,
         }
@@ -296,12 +416,8 @@ impl Mirror {
             wait,
             wait_inner,
             active: 0,
-            routes: Vec::new(),
-            devs: FxHashMap::default(),
-            local4: FxHashMap::default(),
-            policies: FxHashMap::default(),
-            hmac_keys: FxHashMap::default(),
-            tx: vec![0; TX_SLOTS],
+            routes: BTreeMap::new(),
+            side: Side { tx: vec![0; TX_SLOTS], ..Side::default() },
         })
     }
 
@@ -356,10 +472,10 @@ impl Mirror {
                 let _ = r.delete(&k);
             }
         }
-        self.devs.clear();
+        self.side.devs.clear();
         self.routes.clear();
         // (Unreachable with no route to them; written again by the next sync.)
-        self.policies.clear();
+        self.side.policies.clear();
     }
 
     /// Makes the maps hold what `t` says, switching generations if anything changed.
@@ -367,107 +483,104 @@ impl Mirror {
     /// (frames received there are taken) and can be sent to by it (`target[d]`):
     /// routes out of any other device are the general path's.
     pub fn sync(&mut self, t: &Tables, ifindex: &[Option<u32>], target: &[bool]) -> io::Result<SyncStats> {
-        let tx_of = |d: DevId| -> Option<u32> {
-            let i = usize::from(d);
-            if i >= TX_SLOTS || !target.get(i).copied().unwrap_or(false) {
-                return None;
-            }
-            ifindex.get(i).copied().flatten()
-        };
-        let mut want_policies: FxHashMap<u32, PolicyVal> = FxHashMap::default();
-        for p in t.offload_policies() {
-            if p.index < POLICY_SLOTS && tx_of(p.out).is_some() {
-                if let Some(v) = policy_val(&p) {
-                    want_policies.insert(p.index, v);
-                }
-            }
-        }
+        let to = Targets { ifindex, target };
+        let side = Side::of(t, &to);
         let (offload6, offload4) = (t.offload6(), t.offload4());
         let mut want: Vec<(RouteKey, Act)> = Vec::with_capacity(offload6.len() + offload4.len());
-        let general = act_bytes(ACT_GENERAL, 0, 0, &[0; 12]);
         for o in offload6 {
             let Ok(table) = u8::try_from(o.table) else { continue };
-            let v = match o.act {
-                OffloadAct::Forward { dev, eth } if tx_of(dev).is_some() => act_bytes(ACT_FORWARD, dev.into(), 0, &eth),
-                OffloadAct::End { sid, table: next, psp } if sid < SID_SLOTS && next < TABLES => {
-                    act_bytes(if psp { ACT_END_PSP } else { ACT_END }, sid, next as u32, &[0; 12])
-                }
-                OffloadAct::EndX { sid, dev, eth, psp } if sid < SID_SLOTS && tx_of(dev).is_some() => {
-                    act_bytes(if psp { ACT_END_X_PSP } else { ACT_END_X }, sid, dev.into(), &eth)
-                }
-                OffloadAct::Dt6 { sid, table: next } if sid < SID_SLOTS && next < TABLES => {
-                    act_bytes(ACT_DT6, sid, next as u32, &[0; 12])
-                }
-                OffloadAct::Dx6 { sid, dev, eth } if sid < SID_SLOTS && tx_of(dev).is_some() => {
-                    act_bytes(ACT_DX6, sid, dev.into(), &eth)
-                }
-                OffloadAct::Dt4 { sid, table: next } if sid < SID_SLOTS && next < TABLES => {
-                    act_bytes(ACT_DT4, sid, next as u32, &[0; 12])
-                }
-                OffloadAct::Dt46 { sid, table: next } if sid < SID_SLOTS && next < TABLES => {
-                    act_bytes(ACT_DT46, sid, next as u32, &[0; 12])
-                }
-                OffloadAct::Dx4 { sid, dev, eth } if sid < SID_SLOTS && tx_of(dev).is_some() => {
-                    act_bytes(ACT_DX4, sid, dev.into(), &eth)
-                }
-                // The SID's index (under SID_SLOTS: 16 bits) and the container's lengths.
-                OffloadAct::EndCsid { sid, table: next, lblen, nflen } if sid < SID_SLOTS && next < TABLES => {
-                    act_bytes(ACT_END_CSID, csid_arg(sid, lblen, nflen), next as u32, &[0; 12])
-                }
-                OffloadAct::EndXCsid { sid, dev, eth, lblen, nflen } if sid < SID_SLOTS && tx_of(dev).is_some() => {
-                    act_bytes(ACT_END_X_CSID, csid_arg(sid, lblen, nflen), dev.into(), &eth)
-                }
-                // (Acted on in the main FIB only, as on the fast path.)
-                OffloadAct::Policy { policy } if table == 0 && want_policies.contains_key(&policy) => {
-                    act_bytes(ACT_POLICY, policy, 0, &[0; 12])
-                }
-                _ => general,
-            };
-            want.push(((6, table, o.addr, o.len), v));
+            want.push(((6, table, o.addr, o.len), act6(o.act, table, &to, &side.policies)));
         }
         for o in offload4 {
             let Ok(table) = u8::try_from(o.table) else { continue };
-            let v = match o.act {
-                OffloadAct::Forward { dev, eth } if tx_of(dev).is_some() => act_bytes(ACT_FORWARD, dev.into(), 0, &eth),
-                _ => general,
-            };
-            want.push(((4, table, u128::from(o.addr), o.len), v));
+            want.push(((4, table, u128::from(o.addr), o.len), act4(o.act, &to)));
         }
         let want = sorted_unique(want);
-        let want_local4: FxHashMap<u32, ()> = t.local_addrs4().into_iter().map(|a| (a, ())).collect();
-        let mut want_devs: FxHashMap<u32, DevConf> = FxHashMap::default();
-        let max_len = t.fast_max_len().min(u32::MAX as usize) as u32;
-        for (d, ix) in ifindex.iter().enumerate() {
-            let (Some(ix), Ok(dev)) = (ix, DevId::try_from(d)) else { continue };
-            let (v6, v4) = (t.offload_device(dev), t.offload_device4(dev));
-            if *ix < DEVS_IFINDEX_MAX && (v6 || v4) {
-                let require_hmac = t.devices.get(d).map_or(0, |x| i32::from(x.require_hmac));
-                let mut v = [0u8; 16];
-                v[..4].copy_from_slice(&u32::from(dev).to_ne_bytes());
-                v[4..8].copy_from_slice(&(if v6 { max_len } else { 0 }).to_ne_bytes());
-                v[8..12].copy_from_slice(&(if v4 { max_len } else { 0 }).to_ne_bytes());
-                v[12..].copy_from_slice(&require_hmac.to_ne_bytes());
-                want_devs.insert(*ix, v);
+        let changed = diff_sorted(&want, self.routes.iter().map(|(k, v)| (*k, *v)));
+        let routes = want.len();
+        let switched = self.switch(side, &changed)?;
+        if switched {
+            // (Built from sorted entries at once.)
+            self.routes = want.into_iter().collect();
+        }
+        Ok(SyncStats { routes, route_changes: changed.len(), devices: self.side.devs.len(), switched })
+    }
+
+    /// [`sync`](Self::sync) after a change of the routes of `prefixes` alone (each a FIB's
+    /// dense index and a prefix; routes added, replaced or deleted there, nothing
+    /// else): only their entries are worked out and compared, not every prefix of the
+    /// tables. If anything else the maps hold differs — devices, policies, keys, local
+    /// addresses, the FIBs themselves — it syncs everything instead.
+    pub fn sync_prefixes(
+        &mut self,
+        t: &Tables,
+        ifindex: &[Option<u32>],
+        target: &[bool],
+        prefixes: &[(usize, Prefix)],
+    ) -> io::Result<SyncStats> {
+        let to = Targets { ifindex, target };
+        let side = Side::of(t, &to);
+        if side != self.side {
+            return self.sync(t, ifindex, target);
+        }
+        let mut changed: Vec<RouteChange> = Vec::with_capacity(prefixes.len());
+        for &(fib, prefix) in prefixes {
+            let Ok(table) = u8::try_from(fib) else { continue };
+            let (key, act) = match prefix {
+                Prefix::V6(a, len) => {
+                    let addr = masked(u128::from(a), len.min(128), 128);
+                    let o = t.offload6_at(fib, addr, len);
+                    ((6, table, addr, len), o.map(|o| act6(o.act, table, &to, &side.policies)))
+                }
+                Prefix::V4(a, len) => {
+                    let addr = masked(u128::from(u32::from(a)), len.min(32), 32);
+                    let o = t.offload4_at(fib, addr as u32, len);
+                    ((4, table, addr, len), o.map(|o| act4(o.act, &to)))
+                }
+            };
+            if self.routes.get(&key) != act.as_ref() {
+                changed.push((key, act));
             }
         }
-        let want_tx: Vec<u32> = (0..TX_SLOTS).map(|d| tx_of(d as DevId).unwrap_or(0)).collect();
-        let want_keys: FxHashMap<KeyId, u64> = t.hmac.keys.iter().map(|(id, k)| (id.to_be_bytes(), k.uid())).collect();
+        // (The last word on a prefix named twice is the same: both read `t`.)
+        changed.sort_by_key(|c| c.0);
+        changed.dedup_by_key(|c| c.0);
+        let switched = self.switch(side, &changed)?;
+        if switched {
+            for (k, v) in &changed {
+                match v {
+                    Some(v) => self.routes.insert(*k, *v),
+                    None => self.routes.remove(k),
+                };
+            }
+        }
+        Ok(SyncStats {
+            routes: self.routes.len(),
+            route_changes: changed.len(),
+            devices: self.side.devs.len(),
+            switched,
+        })
+    }
 
-        let changed: Vec<RouteChange> = diff_sorted(&want, &self.routes);
-        let dev_changed: Vec<(u32, Option<DevConf>)> = diff(&want_devs, &self.devs);
-        let local4_changed = diff(&want_local4, &self.local4);
-        let policies_changed = diff(&want_policies, &self.policies);
-        let keys_changed = diff(&want_keys, &self.hmac_keys);
-        let mut stats =
-            SyncStats { routes: want.len(), route_changes: changed.len(), devices: want_devs.len(), switched: false };
+    /// Writes `changed` and what differs between `side` and the maps' into the
+    /// generation not read, switches `cur`, waits for the programs, and writes the same
+    /// into the other; `false` (nothing written) if nothing differs. `self.side` is then
+    /// `side`; the caller brings `self.routes` up to date.
+    fn switch(&mut self, side: Side, changed: &[RouteChange]) -> io::Result<bool> {
+        let dev_changed: Vec<(u32, Option<DevConf>)> = diff(&side.devs, &self.side.devs);
+        let local4_changed = diff(&side.local4, &self.side.local4);
+        let policies_changed = diff(&side.policies, &self.side.policies);
+        let keys_changed = diff(&side.keys, &self.side.keys);
         if changed.is_empty()
             && dev_changed.is_empty()
             && local4_changed.is_empty()
             && policies_changed.is_empty()
             && keys_changed.is_empty()
-            && want_tx == self.tx
+            && side.tx == self.side.tx
         {
-            return Ok(stats);
+            // (The FIBs' table ids may differ: they name nothing the maps hold.)
+            self.side.fibs = side.fibs;
+            return Ok(false);
         }
         // New local addresses before the switch, old ones after it: a packet from an
         // address local in either tables is left to the general path.
@@ -478,13 +591,13 @@ impl Mirror {
         }
         // New device slots first (routes may name them), old ones once no generation does.
         let devmap = self.map("tx");
-        for (d, (&new, &old)) in want_tx.iter().zip(&self.tx).enumerate() {
+        for (d, (&new, &old)) in side.tx.iter().zip(&self.side.tx).enumerate() {
             if new != 0 && new != old {
                 devmap.update(&(d as u32).to_ne_bytes(), &new.to_ne_bytes())?;
             }
         }
         let next = 1 - self.active;
-        let c = Changes { routes: &changed, devs: &dev_changed, policies: &policies_changed, keys: &keys_changed };
+        let c = Changes { routes: changed, devs: &dev_changed, policies: &policies_changed, keys: &keys_changed };
         self.write(next, &c)?;
         self.map("cur").update(&0u32.to_ne_bytes(), &u32::from(next).to_ne_bytes())?;
         self.wait.wait_for_programs(&self.wait_inner)?;
@@ -492,7 +605,7 @@ impl Mirror {
         self.active = next;
         self.write(old, &c)?;
         let devmap = self.map("tx");
-        for (d, (&new, &old)) in want_tx.iter().zip(&self.tx).enumerate() {
+        for (d, (&new, &old)) in side.tx.iter().zip(&self.side.tx).enumerate() {
             if new == 0 && old != 0 {
                 devmap.delete(&(d as u32).to_ne_bytes())?;
             }
@@ -501,14 +614,8 @@ impl Mirror {
         for (a, _) in local4_changed.iter().filter(|(_, v)| v.is_none()) {
             local4.delete(&a.to_be_bytes())?;
         }
-        self.routes = want;
-        self.devs = want_devs;
-        self.local4 = want_local4;
-        self.policies = want_policies;
-        self.hmac_keys = want_keys;
-        self.tx = want_tx;
-        stats.switched = true;
-        Ok(stats)
+        self.side = side;
+        Ok(true)
     }
 
     fn write(&self, gen: u8, c: &Changes) -> io::Result<()> {
@@ -595,7 +702,7 @@ mod tests {
                 (want.iter().copied().collect(), have.iter().copied().collect());
             let mut by_map = diff(&want_map, &have_map);
             by_map.sort_unstable();
-            let mut by_walk = diff_sorted(&sorted_unique(want), &sorted_unique(have));
+            let mut by_walk = diff_sorted(&sorted_unique(want), sorted_unique(have));
             by_walk.sort_unstable();
             prop_assert_eq!(by_walk, by_map);
         }
@@ -604,6 +711,6 @@ mod tests {
     #[test]
     fn the_last_entry_of_a_key_is_kept() {
         assert_eq!(sorted_unique(vec![(2, 'a'), (1, 'b'), (2, 'c'), (1, 'd')]), [(1, 'd'), (2, 'c')]);
-        assert_eq!(diff_sorted(&[(1, 'x'), (3, 'y')], &[(1, 'x'), (2, 'z'), (3, 'w')]), [(2, None), (3, Some('y'))]);
+        assert_eq!(diff_sorted(&[(1, 'x'), (3, 'y')], [(1, 'x'), (2, 'z'), (3, 'w')]), [(2, None), (3, Some('y'))]);
     }
 }

@@ -158,3 +158,116 @@ fn a_policy_changed_in_place_is_seen_whole() {
     assert_eq!(v, XDP_REDIRECT);
     assert_eq!((&out[38..54], &out[62..78]), (&seg("fc00:2::f")[..], &seg("fc00:2::f")[..]));
 }
+
+/// A map entry: the family of the map (`routes6`, `routes4`), the key, the value.
+type Entry = (u8, Vec<u8>, Vec<u8>);
+
+/// Every entry of `routes6` and `routes4`, generation by generation (the generation
+/// byte cleared).
+fn entries(m: &Mirror) -> [Vec<Entry>; 2] {
+    let mut by_gen: [Vec<Entry>; 2] = [Vec::new(), Vec::new()];
+    let mut add = |fam: u8, k: &[u8], v: &[u8]| {
+        let mut key = k.to_vec();
+        key[4] = 0;
+        by_gen[usize::from(k[4] & 1)].push((fam, key, v.to_vec()));
+    };
+    let r6 = m.map("routes6");
+    for k in r6.keys::<22>().unwrap() {
+        let mut v = [0u8; 24];
+        r6.lookup(&k, &mut v).unwrap();
+        add(6, &k, &v);
+    }
+    let r4 = m.map("routes4");
+    for k in r4.keys::<10>().unwrap() {
+        let mut v = [0u8; 24];
+        r4.lookup(&k, &mut v).unwrap();
+        add(4, &k, &v);
+    }
+    by_gen.iter_mut().for_each(|g| g.sort());
+    by_gen
+}
+
+/// Routes added, replaced and deleted in place one at a time, each synced by its prefix
+/// alone (`Mirror::sync_prefixes`, as `sr6 run` syncs a `sr6 ctl route` change): after
+/// each, both generations of the maps hold what a sync of every prefix of the same
+/// tables puts in a fresh set of maps.
+#[test]
+#[ignore = "needs root (BPF maps, a network namespace)"]
+fn a_sync_of_the_changed_prefixes_is_a_sync_of_all() {
+    use sr6_core::tables::RouteChange;
+    let ix = namespace();
+    let base = "ip addr add 10.1.0.1/24 dev eth1\nip neigh add 10.1.0.2 lladdr 02:00:00:00:12:04 dev eth1\n\
+                ip -6 route add fc00:77::/48 table 100 via fc00:12::2 dev eth1\n\
+                ip -6 route add fc00:2::/32 via fc00:12::2 dev eth1\n";
+    let mut t = tables(base);
+    let mut spec = sr6_config::parse_str(&format!("{BASE}{base}"), "test.conf").unwrap();
+    let mut m = Mirror::new().unwrap();
+    m.sync(&t, &ix, &[true; 3]).unwrap();
+    // Prefixes of both families, of the main table and table 100, host routes too.
+    let prefixes = [
+        ("fc00:2::/32", ""),
+        ("fc00:2:1::/48", ""),
+        ("fc00:2:1:5::/64", ""),
+        ("fc00:2:1:5::9/128", ""),
+        ("fc00:9::/40", ""),
+        ("fc00:77:1::/48", " table 100"),
+        ("fc00:77::/48", " table 100"),
+        ("192.0.2.0/24", ""),
+        ("192.0.2.128/25", ""),
+        ("198.51.100.7/32", ""),
+    ];
+    let mut seed = 0x2545_f491_u64;
+    let mut changes = 0;
+    for step in 0..60 {
+        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        let (prefix, table) = prefixes[(seed >> 33) as usize % prefixes.len()];
+        let v4 = prefix.contains('.');
+        let how = match ((seed >> 20) % 4, v4) {
+            (0, _) => "blackhole".to_string(),
+            (1, false) => "via fc00:23::3 dev eth2".to_string(),
+            (_, false) => "via fc00:12::2 dev eth1".to_string(),
+            (_, true) => "via 10.1.0.2 dev eth1".to_string(),
+        };
+        let ip = if v4 { "ip" } else { "ip -6" };
+        let key = |s: &sr6_core::spec::RouterSpec| {
+            s.routes
+                .iter()
+                .find(|r| {
+                    sr6_core::behaviour::proxy::prefix_text(&r.prefix) == prefix
+                        && (r.table == 100) == (table == " table 100")
+                })
+                .cloned()
+        };
+        let line = match (key(&spec), (seed >> 40) % 3) {
+            (Some(_), 0) => format!("{ip} route del {prefix}{table}"),
+            (Some(_), _) => format!("{ip} route replace {prefix}{table} {how}"),
+            (None, _) => format!("{ip} route add {prefix}{table} {how}"),
+        }
+        .replace(&format!("{prefix}{table} blackhole"), &format!("blackhole {prefix}{table}"));
+        let before = key(&spec);
+        sr6_config::parse_line(&line, "step", step + 1, &mut spec).unwrap_or_else(|e| panic!("{line}: {e}"));
+        let after = key(&spec);
+        let change = match (before, after) {
+            (Some(b), None) => RouteChange::Delete(b),
+            (_, Some(a)) => RouteChange::Add(a),
+            (None, None) => unreachable!("{line}"),
+        };
+        let (RouteChange::Add(r) | RouteChange::Delete(r)) = &change;
+        let p = (t.fib_of_table(r.table).unwrap(), r.prefix);
+        if t.apply_routes(std::slice::from_ref(&change)).is_err() {
+            // (Not a change the tables take in place: rebuilt, and every prefix synced.)
+            t = Tables::build(&spec).unwrap().0;
+            m.sync(&t, &ix, &[true; 3]).unwrap();
+            continue;
+        }
+        changes += 1;
+        m.sync_prefixes(&t, &ix, &[true; 3], &[p]).unwrap();
+        let mut fresh = Mirror::new().unwrap();
+        fresh.sync(&t, &ix, &[true; 3]).unwrap();
+        let (got, want) = (entries(&m), entries(&fresh));
+        assert_eq!(got[0], got[1], "step {step} ({line}): the generations differ");
+        let cur = want.iter().find(|g| !g.is_empty()).cloned().unwrap_or_default();
+        assert_eq!(got[0], cur, "step {step} ({line})");
+    }
+    assert!(changes > 30, "{changes} changes in place");
+}
