@@ -17,6 +17,7 @@ use std::collections::BTreeMap;
 use std::io;
 
 use sr6_core::counters::SidCounter;
+use sr6_core::spec::Prefix;
 use sr6_core::tables::Tables;
 use sr6_io::af_xdp::Program;
 use sr6_xdp::{Mirror, TierCounts};
@@ -125,7 +126,28 @@ impl FastTier {
     pub fn sync(&mut self, t: &Tables) {
         self.follow_sids(t);
         let target: Vec<bool> = self.target.iter().map(|r| r.is_ok()).collect();
-        match self.mirror.sync(t, &self.ifindex, &target) {
+        let r = self.mirror.sync(t, &self.ifindex, &target);
+        self.synced(r);
+    }
+
+    /// [`sync`](Self::sync) to tables that differ from the last ones synced by the
+    /// routes of `routes` alone (kernel table id, prefix): only those prefixes are
+    /// compared with the maps ([`Mirror::sync_prefixes`]), not every prefix of the FIB.
+    pub fn sync_routes(&mut self, t: &Tables, routes: &[(u32, Prefix)]) {
+        let prefixes: Option<Vec<(usize, Prefix)>> =
+            routes.iter().map(|&(id, p)| t.fib_of_table(id).map(|f| (f, p))).collect();
+        // (After an error the maps are in no state known: all of them again.)
+        let (Some(prefixes), None) = (prefixes, &self.error) else { return self.sync(t) };
+        self.follow_sids(t);
+        let target: Vec<bool> = self.target.iter().map(|r| r.is_ok()).collect();
+        let r = self.mirror.sync_prefixes(t, &self.ifindex, &target, &prefixes);
+        self.synced(r);
+    }
+
+    /// After a sync: on an error the tier hands every frame to the general path until
+    /// a sync succeeds, and `show status` says why.
+    fn synced(&mut self, r: io::Result<sr6_xdp::SyncStats>) {
+        match r {
             Ok(_) => self.error = None,
             Err(e) => {
                 let msg = format!("updating the XDP tier's maps: {e}; every frame goes to the AF_XDP tier");

@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 
 use rustc_hash::FxHashMap;
 
-use sr6_core::spec::{RouteSpec, RouterSpec};
+use sr6_core::spec::{Prefix, RouteKind, RouteSpec, RouterSpec};
 use sr6_core::tables::{NeighChange, RouteChange, Tables};
 
 use super::control::Control;
@@ -50,7 +50,7 @@ pub fn changes(old: &mut RouterSpec, new: &mut RouterSpec) -> Option<Changes> {
     if !same_rest {
         return None;
     }
-    let routes = route_changes(&old.routes, &new.routes)?;
+    let (routes, plain) = route_changes(&old.routes, &new.routes)?;
     // Neighbours: the last line of a device and address is the one in force.
     let macs = |s: &RouterSpec| -> HashMap<(String, IpAddr), [u8; 6]> {
         s.neighs.iter().map(|n| ((n.dev.clone(), n.addr), n.mac)).collect()
@@ -66,11 +66,12 @@ pub fn changes(old: &mut RouterSpec, new: &mut RouterSpec) -> Option<Changes> {
         addr: *addr,
         mac: Some(*m),
     }));
-    Some(Changes { routes, neighs })
+    Some(Changes { routes, neighs, plain })
 }
 
-/// The routes that turn `old` into `new`: deleted, and added or replaced (an `Add`);
-/// `None` if a table and prefix has two routes in either, where it matters.
+/// The routes that turn `old` into `new`: deleted, and added or replaced (an `Add`),
+/// and whether every route changed, before and after, is [`plain`]; `None` if a table
+/// and prefix has two routes in either, where it matters.
 ///
 /// A change leaves most of a large configuration as it was, so the lines the two
 /// share at their start and at their end are set aside by comparing them in order,
@@ -78,7 +79,7 @@ pub fn changes(old: &mut RouterSpec, new: &mut RouterSpec) -> Option<Changes> {
 /// 400,000 routes hashes a few routes, not 800,000. A table and prefix with two
 /// routes among those set aside has them in both, unchanged; it only matters if one
 /// of the routes between has that key too, which is checked.
-fn route_changes(old: &[RouteSpec], new: &[RouteSpec]) -> Option<Vec<RouteChange>> {
+fn route_changes(old: &[RouteSpec], new: &[RouteSpec]) -> Option<(Vec<RouteChange>, bool)> {
     let head = old.iter().zip(new).take_while(|(a, b)| a == b).count();
     let tail = old[head..].iter().rev().zip(new[head..].iter().rev()).take_while(|(a, b)| a == b).count();
     let (old_mid, new_mid) = (&old[head..old.len() - tail], &new[head..new.len() - tail]);
@@ -104,7 +105,24 @@ fn route_changes(old: &[RouteSpec], new: &[RouteSpec]) -> Option<Vec<RouteChange
             .filter(|r| before.get(&key(r)).is_none_or(|o| !same_route(o, r)))
             .map(|r| RouteChange::Add(r.clone())),
     );
-    Some(routes)
+    // (Those between the shared lines: every route changed, and perhaps a few more.)
+    Some((routes, old_mid.iter().chain(new_mid).all(plain)))
+}
+
+/// Whether a route is its prefix's alone in the tables: a route through gateways or a
+/// nexthop object, on-link, a blackhole or unreachable — not a SID, a policy, a tunnel
+/// or a program, whose change may move what other prefixes' entries hold (a SID's
+/// index, a policy's). Changes of such routes alone reach the XDP tier's maps
+/// prefix by prefix ([`sr6_xdp::Mirror::sync_prefixes`]).
+pub(super) fn plain(r: &RouteSpec) -> bool {
+    matches!(
+        r.kind,
+        RouteKind::Forward { .. }
+            | RouteKind::Multipath { .. }
+            | RouteKind::Nhid { .. }
+            | RouteKind::Blackhole
+            | RouteKind::Unreachable
+    )
 }
 
 /// Route and neighbour changes ([`changes`]).
@@ -112,9 +130,27 @@ fn route_changes(old: &[RouteSpec], new: &[RouteSpec]) -> Option<Vec<RouteChange
 pub struct Changes {
     pub routes: Vec<RouteChange>,
     pub neighs: Vec<NeighChange>,
+    /// Every route changed is [`plain`].
+    pub plain: bool,
 }
 
 impl Changes {
+    /// The prefixes (kernel table id, prefix) whose routes alone these changes change,
+    /// if that is all they change: no neighbour, only [`plain`] routes.
+    fn prefixes(&self) -> Option<Vec<(u32, Prefix)>> {
+        if !self.plain || !self.neighs.is_empty() {
+            return None;
+        }
+        Some(
+            self.routes
+                .iter()
+                .map(|c| match c {
+                    RouteChange::Add(r) | RouteChange::Delete(r) => (r.table, r.prefix),
+                })
+                .collect(),
+        )
+    }
+
     fn is_empty(&self) -> bool {
         self.routes.is_empty() && self.neighs.is_empty()
     }
@@ -167,14 +203,17 @@ impl Control {
             })
         };
         let spare = self.spare.take().and_then(|s| reclaim(s.gen).map(|t| (t, s.lag)));
-        let mut tables = match spare.and_then(|(mut t, lag)| lag.apply(&mut t).then_some(t)) {
-            Some(t) => t,
-            None => build()?,
+        // The published tables and these, changed by `ch` alone: the XDP tier then
+        // compares only `ch`'s prefixes. (Tables built afresh may number their SIDs and
+        // policies otherwise than the published ones: it compares every prefix.)
+        let (mut tables, prefixes) = match spare.and_then(|(mut t, lag)| lag.apply(&mut t).then_some(t)) {
+            Some(t) => (t, ch.prefixes()),
+            None => (build()?, None),
         };
         if !ch.apply(&mut tables) {
             return None;
         }
-        let (id, old) = self.shared.publish_swap(tables);
+        let (id, old) = self.shared.publish_swap(tables, prefixes.as_deref());
         self.spare = Some(Spare { gen: old, lag: ch });
         Some(id)
     }
@@ -278,7 +317,12 @@ mod tests {
             }
             let new = routes(&lines.iter().map(|&(p, v)| route_line(p, v)).collect::<Vec<_>>());
             let sorted = |v: Option<Vec<RouteChange>>| v.map(|mut v| { v.sort_by_key(|c| format!("{c:?}")); v });
-            proptest::prop_assert_eq!(sorted(route_changes(&old, &new)), sorted(reference(&old, &new)));
+            let found = route_changes(&old, &new).map(|(c, plain)| {
+                // (Every route of these tests is plain.)
+                assert!(plain);
+                c
+            });
+            proptest::prop_assert_eq!(sorted(found), sorted(reference(&old, &new)));
         }
     }
 
@@ -292,10 +336,14 @@ mod tests {
         assert_eq!(route_changes(&old, &new), None);
         assert_eq!(reference(&old, &new), None);
         // The lists the same: no changes, whatever they hold.
-        assert_eq!(route_changes(&new, &new), Some(Vec::new()));
+        assert_eq!(route_changes(&new, &new), Some((Vec::new(), true)));
         // One route added in the middle: one change, found between the shared lines.
         let mut added = old.clone();
         added.insert(2, routes(&[route_line(40, 3)]).remove(0));
-        assert_eq!(route_changes(&old, &added), Some(vec![RouteChange::Add(added[2].clone())]));
+        assert_eq!(route_changes(&old, &added), Some((vec![RouteChange::Add(added[2].clone())], true)));
+        // A SID's route is not plain: the XDP tier then compares every prefix.
+        let mut sid = old.clone();
+        sid.insert(2, routes(&["ip -6 route add fc00:5::e/128 encap seg6local action End dev eth0".into()]).remove(0));
+        assert_eq!(route_changes(&old, &sid), Some((vec![RouteChange::Add(sid[2].clone())], false)));
     }
 }

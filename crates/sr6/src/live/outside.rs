@@ -22,7 +22,7 @@ use sr6_core::spec::{Prefix, RouteSpec, RouterSpec};
 use sr6_core::tables::RouteChange;
 
 use super::control::{served, Control};
-use super::in_place::Changes;
+use super::in_place::{self, Changes};
 
 /// A prefix of the kernel's: table, destination, length.
 pub type PrefixKey = (u32, IpAddr, u8);
@@ -183,22 +183,32 @@ impl Control {
         // One pass over the merged routes: what becomes of those the prefixes had.
         let mut routes: Vec<RouteChange> = Vec::new();
         let mut had: HashSet<(u32, Prefix)> = HashSet::new();
+        // Whether every route changed, before and after, is a plain one.
+        let mut plain = true;
         for r in &merged.routes {
             let Some(n) = now.get(&(r.table, r.prefix)) else { continue };
             had.insert((r.table, r.prefix));
             match n {
-                None => routes.push(RouteChange::Delete(r.clone())),
+                None => {
+                    plain &= in_place::plain(r);
+                    routes.push(RouteChange::Delete(r.clone()));
+                }
                 Some(n) if n.kind == r.kind => {}
-                Some(n) => routes.push(RouteChange::Add(n.clone())),
+                Some(n) => {
+                    plain &= in_place::plain(r) && in_place::plain(n);
+                    routes.push(RouteChange::Add(n.clone()));
+                }
             }
         }
-        routes
-            .extend(now.iter().filter(|(k, _)| !had.contains(*k)).filter_map(|(_, r)| r.clone()).map(RouteChange::Add));
+        for r in now.iter().filter(|(k, _)| !had.contains(*k)).filter_map(|(_, r)| r.as_ref()) {
+            plain &= in_place::plain(r);
+            routes.push(RouteChange::Add(r.clone()));
+        }
         if routes.is_empty() {
             return Some(self.shared.gen.load().id);
         }
         let mut merged = self.merged.take()?;
-        let Some(id) = self.publish_in_place(&merged, Changes { routes, neighs: Vec::new() }) else {
+        let Some(id) = self.publish_in_place(&merged, Changes { routes, neighs: Vec::new(), plain }) else {
             self.merged = Some(merged);
             return None;
         };

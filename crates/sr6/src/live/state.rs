@@ -228,25 +228,31 @@ impl Shared {
         tables.adopt_limiters(&self.gen.load().tables);
         let id = self.next_gen.fetch_add(1, Ordering::Relaxed);
         self.gen.store(Arc::new(Generation { id, tables }));
-        self.sync_fast();
+        self.sync_fast(None);
         id
     }
 
-    /// Brings the XDP tier's maps to the current generation.
-    fn sync_fast(&self) {
+    /// Brings the XDP tier's maps to the current generation; `routes`: it differs from
+    /// the last one by the routes of these prefixes alone (kernel table id, prefix).
+    fn sync_fast(&self, routes: Option<&[(u32, Prefix)]>) {
         if let Some(f) = lock(&self.fast).as_mut() {
-            f.sync(&self.gen.load().tables);
+            let g = self.gen.load();
+            match routes {
+                Some(r) => f.sync_routes(&g.tables, r),
+                None => f.sync(&g.tables),
+            }
         }
     }
 
     /// [`publish`](Self::publish), returning also the generation replaced (still read by
-    /// the workers until each picks up the new one).
-    pub fn publish_swap(&self, mut tables: Tables) -> (u64, Arc<Generation>) {
+    /// the workers until each picks up the new one). `routes`, if known: the prefixes
+    /// whose routes alone the new tables change (the XDP tier then compares only those).
+    pub fn publish_swap(&self, mut tables: Tables, routes: Option<&[(u32, Prefix)]>) -> (u64, Arc<Generation>) {
         tables.adopt_proxies(&self.gen.load().tables);
         tables.adopt_limiters(&self.gen.load().tables);
         let id = self.next_gen.fetch_add(1, Ordering::Relaxed);
         let old = self.gen.swap(Arc::new(Generation { id, tables }));
-        self.sync_fast();
+        self.sync_fast(routes);
         (id, old)
     }
 
