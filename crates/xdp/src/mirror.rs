@@ -14,6 +14,11 @@
 //! keys (`hmac_keys`, each Key ID's key by its unique id) switch with them; the texts
 //! verified under a key (`hmac_ok`) are the workers' to add ([`HmacExport`]), and name
 //! the key they were verified with, so a text of a key that is gone is never met.
+//!
+//! [`Mirror::sync`] lists every prefix of the tables; after a change of routes alone,
+//! [`Mirror::sync_prefixes`] works out only the changed prefixes' entries
+//! ([`Tables::offload6_at`]), so that a route change on a full table costs the tier
+//! what the change holds, not what the table holds.
 
 use std::collections::BTreeMap;
 use std::io;
@@ -706,6 +711,17 @@ mod tests {
             by_walk.sort_unstable();
             prop_assert_eq!(by_walk, by_map);
         }
+    }
+
+    #[test]
+    fn host_bits_are_cleared() {
+        let a: u128 = "2001:db8:ffff:ffff::1".parse::<std::net::Ipv6Addr>().unwrap().into();
+        assert_eq!(masked(a, 32, 128), "2001:db8::".parse::<std::net::Ipv6Addr>().unwrap().into());
+        assert_eq!(masked(a, 128, 128), a);
+        assert_eq!(masked(a, 0, 128), 0);
+        assert_eq!(masked(0xc000_02ff, 24, 32), 0xc000_0200);
+        assert_eq!(masked(0xc000_02ff, 0, 32), 0);
+        assert_eq!(masked(0xc000_02ff, 32, 32), 0xc000_02ff);
     }
 
     #[test]
