@@ -68,18 +68,20 @@ enum {
 	ACT_POLICY = 11,
 	ACT_END_CSID = 12,
 	ACT_END_X_CSID = 13,
+	ACT_FORWARD_ADJ = 14,
 };
 
 /* ACT_FORWARD: out of device `arg` (sr6's index: its slot in tx) with these Ethernet
- * addresses, destination first. ACT_END: local SID `arg` (its counter's index), the
- * next segment looked up in FIB `arg2`. ACT_END_X: local SID `arg`, out of device
- * `arg2` with these Ethernet addresses. ACT_DT6: local SID `arg`, the inner destination
- * looked up in FIB `arg2`. ACT_DX6: local SID `arg`, out of device `arg2` with these
- * Ethernet addresses. ACT_END_PSP, ACT_END_X_PSP: as ACT_END and ACT_END_X, with PSP.
- * ACT_DT4, ACT_DT46: as ACT_DT6, for an inner IPv4 packet (in routes4) or either.
- * ACT_DX4: as ACT_DX6, for an inner IPv4 packet. ACT_POLICY: head-end policy `arg`.
- * ACT_END_CSID, ACT_END_X_CSID: as ACT_END and ACT_END_X with NEXT-C-SID, `arg` holding
- * the SID (bits 0-15), the Locator-Block's length (16-23) and the C-SIDs' (24-31). */
+ * addresses, destination first. ACT_FORWARD_ADJ: to adjacency `arg` (adjs: a route
+ * through a gateway). ACT_END: local SID `arg` (its counter's index), the next segment
+ * looked up in FIB `arg2`. ACT_END_X: local SID `arg`, to adjacency `arg2`. ACT_DT6:
+ * local SID `arg`, the inner destination looked up in FIB `arg2`. ACT_DX6: local SID
+ * `arg`, to adjacency `arg2`. ACT_END_PSP, ACT_END_X_PSP: as ACT_END and ACT_END_X,
+ * with PSP. ACT_DT4, ACT_DT46: as ACT_DT6, for an inner IPv4 packet (in routes4) or
+ * either. ACT_DX4: as ACT_DX6, for an inner IPv4 packet. ACT_POLICY: head-end policy
+ * `arg`. ACT_END_CSID, ACT_END_X_CSID: as ACT_END and ACT_END_X with NEXT-C-SID, `arg`
+ * holding the SID (bits 0-15), the Locator-Block's length (16-23) and the C-SIDs'
+ * (24-31). */
 struct act {
 	__u32 kind;
 	__u32 arg;
@@ -108,10 +110,18 @@ struct route4_key {
 	__u8 addr[4];
 } __attribute__((packed));
 
+/* adjs: by (adjacency << 1 | generation), for sr6's adjacencies under ADJ_SLOTS (a
+ * gateway on a device): an ACT_FORWARD (device, Ethernet addresses) while its
+ * neighbour is known and this tier may send out of its device; else zeros
+ * (ACT_GENERAL). Routes and SIDs name their adjacency, so a neighbour's change is one
+ * entry's, not every route's through it. */
+#define ADJ_SLOTS 65536
+
 /* policies: by (index << 1 | generation), a head-end policy as sr6's fast path applies
  * it (crates/core/src/tables/rewrite.rs): how, the device its first segment is sent out
  * of, and its `len` bytes of headers (Ethernet towards that segment, IPv6, SRH),
- * right-aligned in `block` (crates/core's Rewrite::BLOCK). */
+ * right-aligned in `block` (crates/core's Rewrite::BLOCK); zeros for a policy this
+ * tier leaves to the general path. */
 #define POLICY_SLOTS 16384
 enum { POLICY_ENCAP = 1, POLICY_INSERT = 2, POLICY_ENCAP_L2 = 3 };
 struct policy {
@@ -189,6 +199,13 @@ struct {
 	__type(key, __u32);
 	__type(value, struct dev_conf);
 } devs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 2 * ADJ_SLOTS);
+	__type(key, __u32);
+	__type(value, struct act);
+} adjs SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -316,17 +333,41 @@ static __always_inline int forward(struct ethhdr *eth, const __u8 *mac, __u32 ou
 	return bpf_redirect_map(&tx, out, 0);
 }
 
+/* Adjacency `adj` as an ACT_FORWARD (device `arg`, Ethernet addresses), if this tier
+ * sends to it; NULL if not (its neighbour not known, say). */
+static __always_inline const struct act *adjacency(__u32 gen, __u32 adj)
+{
+	if (adj >= ADJ_SLOTS)
+		return 0;
+	__u32 k = adj << 1 | (gen & 1);
+	const struct act *h = bpf_map_lookup_elem(&adjs, &k);
+	return h && h->kind == ACT_FORWARD ? h : 0;
+}
+
+/* Where route entry `b` forwards, as an ACT_FORWARD: its own (an on-link /128) or its
+ * adjacency's; NULL if it is no route this tier forwards along. */
+static __always_inline const struct act *hop_of(__u32 gen, const struct act *b)
+{
+	if (!b)
+		return 0;
+	if (b->kind == ACT_FORWARD)
+		return b;
+	if (b->kind == ACT_FORWARD_ADJ)
+		return adjacency(gen, b->arg);
+	return 0;
+}
+
 /* The route FIB `table` (sr6's dense index: those from 256 on are the general path's)
- * has for the IPv6 address `addr`, if it is one this tier forwards along; NULL if not.
- * The next lookup of End, End.T, End.DT6, End.DT46 and NEXT-C-SID. */
+ * has for the IPv6 address `addr`, as hop_of: where it forwards, if it is one this tier
+ * forwards along; NULL if not. The next lookup of End, End.T, End.DT6, End.DT46 and
+ * NEXT-C-SID. */
 static __always_inline const struct act *route6(__u32 gen, __u32 table, const void *addr)
 {
 	if (table > 255)
 		return 0;
 	struct route_key k = { .prefixlen = 16 + 128, .gen = gen, .table = (__u8)table };
 	__builtin_memcpy(k.addr, addr, 16);
-	const struct act *b = bpf_map_lookup_elem(&routes6, &k);
-	return b && b->kind == ACT_FORWARD ? b : 0;
+	return hop_of(gen, bpf_map_lookup_elem(&routes6, &k));
 }
 
 /* The SRH at `srh` (Last Entry + 1 = `le1` segments) against the receiving device's
@@ -441,8 +482,8 @@ static __always_inline int decap(struct xdp_md *ctx, struct ipv6hdr *ip6, void *
 	int lookup = kind == ACT_DT6 || kind == ACT_DT4 || kind == ACT_DT46;
 	if (lookup && a->arg2 > 255)
 		return slow6(ctx, ip6);
-	const __u8 *mac = a->eth;
-	__u32 out = a->arg2;
+	/* End.DX4, End.DX6: the SID's adjacency; End.DT*: the inner destination's route. */
+	const struct act *h = lookup ? 0 : adjacency(gen, a->arg2);
 	__u16 check = 0;
 	if (!v4) {
 		struct ipv6hdr *in = (void *)inner;
@@ -450,13 +491,8 @@ static __always_inline int decap(struct xdp_md *ctx, struct ipv6hdr *ip6, void *
 			return slow6(ctx, ip6);
 		if (in->version != 6 || bpf_ntohs(in->payload_len) != ilen - 40 || in->hop_limit <= 1)
 			return slow6(ctx, ip6);
-		if (lookup) {
-			const struct act *b = route6(gen, a->arg2, &in->daddr);
-			if (!b)
-				return slow6(ctx, ip6);
-			mac = b->eth;
-			out = b->arg;
-		}
+		if (lookup)
+			h = route6(gen, a->arg2, &in->daddr);
 	} else {
 		struct iphdr *in = (void *)inner;
 		if ((void *)(in + 1) > end)
@@ -468,16 +504,15 @@ static __always_inline int decap(struct xdp_md *ctx, struct ipv6hdr *ip6, void *
 				return slow6(ctx, ip6);
 			struct route4_key k = { .prefixlen = 16 + 32, .gen = gen, .table = (__u8)a->arg2 };
 			__builtin_memcpy(k.addr, &in->daddr, 4);
-			struct act *b = bpf_map_lookup_elem(&routes4, &k);
-			if (!b || b->kind != ACT_FORWARD)
-				return slow6(ctx, ip6);
-			mac = b->eth;
-			out = b->arg;
+			h = hop_of(gen, bpf_map_lookup_elem(&routes4, &k));
 		}
 		check = ttl_dec_check(in);
 	}
+	if (!h)
+		return slow6(ctx, ip6);
 	__u8 eh[12];
-	__builtin_memcpy(eh, mac, 12);
+	__builtin_memcpy(eh, h->eth, 12);
+	__u32 out = h->arg;
 	__u32 sid = a->arg;
 	/* Every check done: from here the frame is changed. */
 	int pull = 48 + (int)segs_len;
@@ -594,19 +629,14 @@ static __always_inline int next_csid(struct xdp_md *ctx, struct ethhdr *eth, str
 	__builtin_memcpy(next + 8, &nl, 8);
 	if (host_dst(next))
 		return slow6(ctx, ip6);
-	const __u8 *mac = a->eth;
-	__u32 out = a->arg2;
-	if (a->kind == ACT_END_CSID) {
-		const struct act *b = route6(gen, a->arg2, next);
-		if (!b)
-			return slow6(ctx, ip6);
-		mac = b->eth;
-		out = b->arg;
-	}
+	/* End, End.T: the new destination's route; End.X: the SID's adjacency. */
+	const struct act *h = a->kind == ACT_END_CSID ? route6(gen, a->arg2, next) : adjacency(gen, a->arg2);
+	if (!h)
+		return slow6(ctx, ip6);
 	ip6->hop_limit--;
 	__builtin_memcpy(&ip6->daddr, next, 16);
 	count(&sid_stats, sid, len);
-	return forward(eth, mac, out, rx, len);
+	return forward(eth, h->eth, h->arg, rx, len);
 }
 
 /* Writes the policy's `n` bytes of headers at the frame's new start (a constant length
@@ -733,11 +763,12 @@ static __always_inline int fast6(struct xdp_md *ctx, struct ethhdr *eth, struct 
 	struct act *a = bpf_map_lookup_elem(&routes6, &k);
 	if (!a)
 		return slow6(ctx, ip6);
-	if (a->kind == ACT_FORWARD) {
-		if (host_dst(ip6->daddr.s6_addr))
+	if (a->kind == ACT_FORWARD || a->kind == ACT_FORWARD_ADJ) {
+		const struct act *h = hop_of(gen, a);
+		if (!h || host_dst(ip6->daddr.s6_addr))
 			return slow6(ctx, ip6);
 		ip6->hop_limit--;
-		return forward(eth, a->eth, a->arg, dc->dev, len);
+		return forward(eth, h->eth, h->arg, dc->dev, len);
 	}
 	if (a->kind == ACT_END_CSID || a->kind == ACT_END_X_CSID)
 		return next_csid(ctx, eth, ip6, a, gen, dc->dev, len);
@@ -786,15 +817,11 @@ static __always_inline int fast6(struct xdp_md *ctx, struct ethhdr *eth, struct 
 		return slow6(ctx, ip6);
 	/* End and End.T: the next segment routed in the SID's FIB; End.X: the SID's
 	 * adjacency. Every lookup before the frame is touched. */
-	const __u8 *mac = a->eth;
-	__u32 out = a->arg2;
-	if (kind == ACT_END) {
-		const struct act *b = route6(gen, a->arg2, next);
-		if (!b)
-			return slow6(ctx, ip6);
-		mac = b->eth;
-		out = b->arg;
-	}
+	const struct act *h = kind == ACT_END ? route6(gen, a->arg2, next) : adjacency(gen, a->arg2);
+	if (!h)
+		return slow6(ctx, ip6);
+	const __u8 *mac = h->eth;
+	__u32 out = h->arg;
 	__u32 sid = a->arg;
 	if (with_psp && sl == 1)
 		return psp(ctx, eth, srh, next, mac, out, sid, dc->dev, len, 8 + segs_len);
@@ -839,13 +866,13 @@ static __always_inline int fast4(struct xdp_md *ctx, struct ethhdr *eth, struct 
 		return slow4(ctx, ip);
 	struct route4_key k = { .prefixlen = 16 + 32, .gen = gen, .table = 0 };
 	__builtin_memcpy(k.addr, &ip->daddr, 4);
-	struct act *a = bpf_map_lookup_elem(&routes4, &k);
-	if (!a || a->kind != ACT_FORWARD || a->arg == dc->dev)
+	const struct act *h = hop_of(gen, bpf_map_lookup_elem(&routes4, &k));
+	if (!h || h->arg == dc->dev)
 		return slow4(ctx, ip);
 	__u16 check = ttl_dec_check(ip);
 	ip->ttl--;
 	ip->check = check;
-	return forward(eth, a->eth, a->arg, dc->dev, len);
+	return forward(eth, h->eth, h->arg, dc->dev, len);
 }
 
 SEC("xdp")

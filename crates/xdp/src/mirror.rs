@@ -1,6 +1,6 @@
 //! sr6's tables mirrored into the XDP program's maps (`c/fast.c`), atomically.
 //!
-//! The maps every device's program shares (`routes6`, `devs`, `cur`, `tx` and the
+//! The maps every device's program shares (`routes6`, `adjs`, `devs`, `cur`, `tx` and the
 //! counters) are made here once; [`Mirror::load`] loads one program per device with
 //! them and its own `xsks`, `host6`, `host4` and `conf`.
 //!
@@ -15,10 +15,14 @@
 //! verified under a key (`hmac_ok`) are the workers' to add ([`HmacExport`]), and name
 //! the key they were verified with, so a text of a key that is gone is never met.
 //!
-//! [`Mirror::sync`] lists every prefix of the tables; after a change of routes alone,
-//! [`Mirror::sync_prefixes`] works out only the changed prefixes' entries
-//! ([`Tables::offload6_at`]), so that a route change on a full table costs the tier
-//! what the change holds, not what the table holds.
+//! A prefix's entry names its adjacency (`adjs`: a gateway's device and Ethernet
+//! addresses while its neighbour is known) and its policy (`policies`) rather than
+//! holding what they resolve to, so it depends on the prefix's own route alone (and on
+//! which devices the tier sends to). [`Mirror::sync`] lists every prefix of the tables;
+//! after a change of routes and neighbours alone, [`Mirror::sync_prefixes`] works out
+//! only the changed prefixes' entries ([`Tables::offload6_at`]) besides the
+//! adjacencies and policies, so that a route's or a neighbour's change on a full table
+//! costs the tier what the change holds, not what the table holds.
 
 use std::collections::BTreeMap;
 use std::io;
@@ -34,12 +38,13 @@ use sr6_io::bpf::{Map, MapKind};
 use crate::{create_maps, load_xdp_with, Loaded, FAST_OBJECT, FAST_SECTION};
 
 /// The shared maps, by name.
-const SHARED: [&str; 12] = [
+const SHARED: [&str; 13] = [
     "cur",
     "routes6",
     "routes4",
     "local4",
     "devs",
+    "adjs",
     "policies",
     "hmac_keys",
     "hmac_ok",
@@ -92,6 +97,10 @@ const ACT_DX4: u32 = 10;
 const ACT_POLICY: u32 = 11;
 const ACT_END_CSID: u32 = 12;
 const ACT_END_X_CSID: u32 = 13;
+const ACT_FORWARD_ADJ: u32 = 14;
+/// Entries of `adjs` per generation: routes through adjacencies from there on are the
+/// general path's.
+const ADJ_SLOTS: u32 = 65536;
 /// FIBs the program knows: those from 256 on are the general path's.
 const TABLES: usize = 256;
 
@@ -122,6 +131,7 @@ pub struct TierCounts {
 /// What one [`Mirror::sync`] writes into each generation.
 struct Changes<'a> {
     routes: &'a [RouteChange],
+    adjs: &'a [(u32, Option<Act>)],
     devs: &'a [(u32, Option<DevConf>)],
     policies: &'a [(u32, Option<PolicyVal>)],
     keys: &'a [(KeyId, Option<u64>)],
@@ -190,6 +200,8 @@ impl Targets<'_> {
 /// What the maps hold besides the prefixes, as the tables say.
 #[derive(Debug, Clone, Default, PartialEq)]
 struct Side {
+    /// By adjacency: where it forwards (an `ACT_FORWARD`), if the tier sends to it.
+    adjs: FxHashMap<u32, Act>,
     policies: FxHashMap<u32, PolicyVal>,
     devs: FxHashMap<u32, DevConf>,
     local4: FxHashMap<u32, ()>,
@@ -211,6 +223,12 @@ impl Side {
                 }
             }
         }
+        let mut adjs: FxHashMap<u32, Act> = FxHashMap::default();
+        for adj in 0..t.adjacencies.len().min(ADJ_SLOTS as usize) as u32 {
+            if let Some((dev, eth)) = t.offload_adjacency(adj).filter(|(d, _)| to.tx_of(*d).is_some()) {
+                adjs.insert(adj, act_bytes(ACT_FORWARD, dev.into(), 0, &eth));
+            }
+        }
         let local4: FxHashMap<u32, ()> = t.local_addrs4().into_iter().map(|a| (a, ())).collect();
         let mut devs: FxHashMap<u32, DevConf> = FxHashMap::default();
         let max_len = t.fast_max_len().min(u32::MAX as usize) as u32;
@@ -229,41 +247,44 @@ impl Side {
         }
         let tx: Vec<u32> = (0..TX_SLOTS).map(|d| to.tx_of(d as DevId).unwrap_or(0)).collect();
         let keys: FxHashMap<KeyId, u64> = t.hmac.keys.iter().map(|(id, k)| (id.to_be_bytes(), k.uid())).collect();
-        Side { policies, devs, local4, keys, tx, fibs: t.table_ids.clone() }
+        Side { adjs, policies, devs, local4, keys, tx, fibs: t.table_ids.clone() }
     }
 }
 
 /// What `struct act` holds for an IPv6 prefix of FIB `table` whose action is `act`.
-fn act6(act: OffloadAct, table: u8, to: &Targets, policies: &FxHashMap<u32, PolicyVal>) -> Act {
-    let tx = |d: DevId| to.tx_of(d).is_some();
+/// It depends on the prefix's own route and on which devices the tier sends to (`to`),
+/// nothing else: an adjacency's or a policy's state is in its own map (`adjs`,
+/// `policies`), so their changes leave every prefix's entry as it is.
+fn act6(act: OffloadAct, table: u8, to: &Targets) -> Act {
     match act {
-        OffloadAct::Forward { dev, eth } if tx(dev) => act_bytes(ACT_FORWARD, dev.into(), 0, &eth),
+        OffloadAct::Forward { dev, eth } if to.tx_of(dev).is_some() => act_bytes(ACT_FORWARD, dev.into(), 0, &eth),
+        OffloadAct::ForwardAdj { adj } if adj < ADJ_SLOTS => act_bytes(ACT_FORWARD_ADJ, adj, 0, &[0; 12]),
         OffloadAct::End { sid, table: next, psp } if sid < SID_SLOTS && next < TABLES => {
             act_bytes(if psp { ACT_END_PSP } else { ACT_END }, sid, next as u32, &[0; 12])
         }
-        OffloadAct::EndX { sid, dev, eth, psp } if sid < SID_SLOTS && tx(dev) => {
-            act_bytes(if psp { ACT_END_X_PSP } else { ACT_END_X }, sid, dev.into(), &eth)
+        OffloadAct::EndX { sid, adj, psp } if sid < SID_SLOTS && adj < ADJ_SLOTS => {
+            act_bytes(if psp { ACT_END_X_PSP } else { ACT_END_X }, sid, adj, &[0; 12])
         }
         OffloadAct::Dt6 { sid, table: next } if sid < SID_SLOTS && next < TABLES => {
             act_bytes(ACT_DT6, sid, next as u32, &[0; 12])
         }
-        OffloadAct::Dx6 { sid, dev, eth } if sid < SID_SLOTS && tx(dev) => act_bytes(ACT_DX6, sid, dev.into(), &eth),
+        OffloadAct::Dx6 { sid, adj } if sid < SID_SLOTS && adj < ADJ_SLOTS => act_bytes(ACT_DX6, sid, adj, &[0; 12]),
         OffloadAct::Dt4 { sid, table: next } if sid < SID_SLOTS && next < TABLES => {
             act_bytes(ACT_DT4, sid, next as u32, &[0; 12])
         }
         OffloadAct::Dt46 { sid, table: next } if sid < SID_SLOTS && next < TABLES => {
             act_bytes(ACT_DT46, sid, next as u32, &[0; 12])
         }
-        OffloadAct::Dx4 { sid, dev, eth } if sid < SID_SLOTS && tx(dev) => act_bytes(ACT_DX4, sid, dev.into(), &eth),
+        OffloadAct::Dx4 { sid, adj } if sid < SID_SLOTS && adj < ADJ_SLOTS => act_bytes(ACT_DX4, sid, adj, &[0; 12]),
         // The SID's index (under SID_SLOTS: 16 bits) and the container's lengths.
         OffloadAct::EndCsid { sid, table: next, lblen, nflen } if sid < SID_SLOTS && next < TABLES => {
             act_bytes(ACT_END_CSID, csid_arg(sid, lblen, nflen), next as u32, &[0; 12])
         }
-        OffloadAct::EndXCsid { sid, dev, eth, lblen, nflen } if sid < SID_SLOTS && tx(dev) => {
-            act_bytes(ACT_END_X_CSID, csid_arg(sid, lblen, nflen), dev.into(), &eth)
+        OffloadAct::EndXCsid { sid, adj, lblen, nflen } if sid < SID_SLOTS && adj < ADJ_SLOTS => {
+            act_bytes(ACT_END_X_CSID, csid_arg(sid, lblen, nflen), adj, &[0; 12])
         }
         // (Acted on in the main FIB only, as on the fast path.)
-        OffloadAct::Policy { policy } if table == 0 && policies.contains_key(&policy) => {
+        OffloadAct::Policy { policy } if table == 0 && policy < POLICY_SLOTS => {
             act_bytes(ACT_POLICY, policy, 0, &[0; 12])
         }
         _ => act_bytes(ACT_GENERAL, 0, 0, &[0; 12]),
@@ -274,6 +295,7 @@ fn act6(act: OffloadAct, table: u8, to: &Targets, policies: &FxHashMap<u32, Poli
 fn act4(act: OffloadAct, to: &Targets) -> Act {
     match act {
         OffloadAct::Forward { dev, eth } if to.tx_of(dev).is_some() => act_bytes(ACT_FORWARD, dev.into(), 0, &eth),
+        OffloadAct::ForwardAdj { adj } if adj < ADJ_SLOTS => act_bytes(ACT_FORWARD_ADJ, adj, 0, &[0; 12]),
         _ => act_bytes(ACT_GENERAL, 0, 0, &[0; 12]),
     }
 }
@@ -477,9 +499,19 @@ impl Mirror {
                 let _ = r.delete(&k);
             }
         }
+        // Zeros in every slot of the arrays routes name (in no state known either): the
+        // next sync writes what the tables have.
+        let m = self.map("adjs");
+        for k in 0..2 * ADJ_SLOTS {
+            let _ = m.update(&k.to_ne_bytes(), &[0; 24]);
+        }
+        let m = self.map("policies");
+        for k in 0..2 * POLICY_SLOTS {
+            let _ = m.update(&k.to_ne_bytes(), &[0; 12 + OffloadPolicy::MAX_HEADERS]);
+        }
         self.side.devs.clear();
         self.routes.clear();
-        // (Unreachable with no route to them; written again by the next sync.)
+        self.side.adjs.clear();
         self.side.policies.clear();
     }
 
@@ -494,7 +526,7 @@ impl Mirror {
         let mut want: Vec<(RouteKey, Act)> = Vec::with_capacity(offload6.len() + offload4.len());
         for o in offload6 {
             let Ok(table) = u8::try_from(o.table) else { continue };
-            want.push(((6, table, o.addr, o.len), act6(o.act, table, &to, &side.policies)));
+            want.push(((6, table, o.addr, o.len), act6(o.act, table, &to)));
         }
         for o in offload4 {
             let Ok(table) = u8::try_from(o.table) else { continue };
@@ -511,11 +543,14 @@ impl Mirror {
         Ok(SyncStats { routes, route_changes: changed.len(), devices: self.side.devs.len(), switched })
     }
 
-    /// [`sync`](Self::sync) after a change of the routes of `prefixes` alone (each a FIB's
-    /// dense index and a prefix; routes added, replaced or deleted there, nothing
-    /// else): only their entries are worked out and compared, not every prefix of the
-    /// tables. If anything else the maps hold differs — devices, policies, keys, local
-    /// addresses, the FIBs themselves — it syncs everything instead.
+    /// [`sync`](Self::sync) after a change that alters the entries of `prefixes` alone
+    /// (each a FIB's dense index and a prefix): routes added, replaced or deleted
+    /// there, and anything that is not a prefix's — neighbours (the adjacencies'
+    /// entries; an on-link /128 to a neighbour is a prefix of its own), policies,
+    /// devices, keys, local addresses. Only those prefixes' entries are worked out and
+    /// compared, not every prefix of the tables. If what every prefix's entry depends
+    /// on differs — the devices the tier sends to, the FIBs themselves — it syncs
+    /// everything instead.
     pub fn sync_prefixes(
         &mut self,
         t: &Tables,
@@ -525,7 +560,8 @@ impl Mirror {
     ) -> io::Result<SyncStats> {
         let to = Targets { ifindex, target };
         let side = Side::of(t, &to);
-        if side != self.side {
+        // (What `act6` and `act4` read besides the prefix's own route.)
+        if side.tx != self.side.tx || side.fibs != self.side.fibs {
             return self.sync(t, ifindex, target);
         }
         let mut changed: Vec<RouteChange> = Vec::with_capacity(prefixes.len());
@@ -535,7 +571,7 @@ impl Mirror {
                 Prefix::V6(a, len) => {
                     let addr = masked(u128::from(a), len.min(128), 128);
                     let o = t.offload6_at(fib, addr, len);
-                    ((6, table, addr, len), o.map(|o| act6(o.act, table, &to, &side.policies)))
+                    ((6, table, addr, len), o.map(|o| act6(o.act, table, &to)))
                 }
                 Prefix::V4(a, len) => {
                     let addr = masked(u128::from(u32::from(a)), len.min(32), 32);
@@ -573,10 +609,12 @@ impl Mirror {
     /// `side`; the caller brings `self.routes` up to date.
     fn switch(&mut self, side: Side, changed: &[RouteChange]) -> io::Result<bool> {
         let dev_changed: Vec<(u32, Option<DevConf>)> = diff(&side.devs, &self.side.devs);
+        let adjs_changed = diff(&side.adjs, &self.side.adjs);
         let local4_changed = diff(&side.local4, &self.side.local4);
         let policies_changed = diff(&side.policies, &self.side.policies);
         let keys_changed = diff(&side.keys, &self.side.keys);
         if changed.is_empty()
+            && adjs_changed.is_empty()
             && dev_changed.is_empty()
             && local4_changed.is_empty()
             && policies_changed.is_empty()
@@ -602,7 +640,13 @@ impl Mirror {
             }
         }
         let next = 1 - self.active;
-        let c = Changes { routes: changed, devs: &dev_changed, policies: &policies_changed, keys: &keys_changed };
+        let c = Changes {
+            routes: changed,
+            adjs: &adjs_changed,
+            devs: &dev_changed,
+            policies: &policies_changed,
+            keys: &keys_changed,
+        };
         self.write(next, &c)?;
         self.map("cur").update(&0u32.to_ne_bytes(), &u32::from(next).to_ne_bytes())?;
         self.wait.wait_for_programs(&self.wait_inner)?;
@@ -624,13 +668,19 @@ impl Mirror {
     }
 
     fn write(&self, gen: u8, c: &Changes) -> io::Result<()> {
-        // Policies first: a route written below may name one. (An array: a policy
-        // gone keeps its bytes, unread once no route names it.)
+        // Adjacencies and policies first: a route written below may name one. (Arrays:
+        // zeros for one the tier does not send to or apply, which a route may still
+        // name.)
+        let m = self.map("adjs");
+        for (i, v) in c.adjs {
+            m.update(&(i << 1 | u32::from(gen & 1)).to_ne_bytes(), v.as_ref().unwrap_or(&[0; 24]))?;
+        }
         let m = self.map("policies");
         for (i, v) in c.policies {
-            if let Some(v) = v {
-                m.update(&(i << 1 | u32::from(gen & 1)).to_ne_bytes(), v)?;
-            }
+            m.update(
+                &(i << 1 | u32::from(gen & 1)).to_ne_bytes(),
+                v.as_ref().unwrap_or(&[0; 12 + OffloadPolicy::MAX_HEADERS]),
+            )?;
         }
         let (routes6, routes4) = (self.map("routes6"), self.map("routes4"));
         for (key, v) in c.routes {

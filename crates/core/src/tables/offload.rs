@@ -8,7 +8,7 @@
 //! Every prefix is listed, also those the tier leaves to sr6
 //! ([`OffloadAct::General`]): left out, a shorter prefix would match in its place.
 
-use super::{FastKind, Fib, Hop, NextHop, Rewrite, RewriteKind, Route, Tables};
+use super::{FastKind, NextHop, Rewrite, RewriteKind, Route, Tables};
 use crate::packet::DevId;
 
 /// What the in-kernel tier does with a packet whose longest match is a prefix.
@@ -17,26 +17,32 @@ pub enum OffloadAct {
     /// Hand it to sr6 (the AF_XDP path) unchanged.
     General,
     /// Forward it (RFC 8200 §3): hop limit minus one, these Ethernet addresses
-    /// (destination first), out of device `dev`. A route through a gateway whose
-    /// neighbour is known, or a /128 route whose neighbour is.
+    /// (destination first), out of device `dev`. An on-link /128 route whose neighbour
+    /// is known.
     Forward { dev: DevId, eth: [u8; 12] },
+    /// Forward it through adjacency `adj` ([`Tables::adjacencies`]): a route through a
+    /// gateway. Its device and Ethernet addresses are the adjacency's
+    /// ([`Tables::offload_adjacency`]); while its neighbour is not known, the general
+    /// path's. (The prefix's entry names the adjacency, so a neighbour's change is the
+    /// adjacency's alone, not every route's through it.)
+    ForwardAdj { adj: u32 },
     /// Local SID `sid`, End (RFC 8986 §4.1) or End.T (§4.3), the next segment looked
     /// up in FIB `table` (dense index, 0 for main): on an SRH that directly follows the
     /// IPv6 header and carries no TLV, with 1 <= Segments Left <= Last Entry + 1. With
     /// `psp` (§4.16.1), the SRH is removed when Segments Left reaches 0.
     End { sid: u32, table: usize, psp: bool },
-    /// Local SID `sid`, End.X (§4.2), to an adjacency whose neighbour is known: out of
-    /// `dev` with these Ethernet addresses, on such an SRH; `psp` as for End.
-    EndX { sid: u32, dev: DevId, eth: [u8; 12], psp: bool },
+    /// Local SID `sid`, End.X (§4.2), to adjacency `adj` (as for
+    /// [`ForwardAdj`](OffloadAct::ForwardAdj)), on such an SRH; `psp` as for End.
+    EndX { sid: u32, adj: u32, psp: bool },
     /// Local SID `sid`, End.DT6 (RFC 8986 §4.6): on such an SRH with Segments Left 0
     /// and an inner IPv6 packet (Next Header 41) whose Payload Length is the rest of the
     /// packet and whose hop limit is over 1, the outer header and SRH removed, the inner
     /// hop limit minus one, its destination routed in FIB `table`. Without an SRH, the
     /// general path's (as on the fast path).
     Dt6 { sid: u32, table: usize },
-    /// Local SID `sid`, End.DX6 (§4.4) to an adjacency whose neighbour is known: the
-    /// same decapsulation, out of `dev` with these Ethernet addresses.
-    Dx6 { sid: u32, dev: DevId, eth: [u8; 12] },
+    /// Local SID `sid`, End.DX6 (§4.4) to adjacency `adj`: the same decapsulation, sent
+    /// to the adjacency.
+    Dx6 { sid: u32, adj: u32 },
     /// Local SID `sid`, End.DT4 (§4.7): on such an SRH with Segments Left 0 and an inner
     /// IPv4 packet (Next Header 4) without options, whose Total Length is the rest of
     /// the packet, TTL over 1 and header checksum right, received on a device that
@@ -46,21 +52,22 @@ pub enum OffloadAct {
     /// Local SID `sid`, End.DT46 (§4.8): End.DT4's step for an inner IPv4 packet,
     /// End.DT6's for an inner IPv6 one, both in FIB `table`.
     Dt46 { sid: u32, table: usize },
-    /// Local SID `sid`, End.DX4 (§4.5) to an adjacency whose neighbour is known: End.DT4's
-    /// decapsulation (any destination), out of `dev` with these Ethernet addresses.
-    Dx4 { sid: u32, dev: DevId, eth: [u8; 12] },
+    /// Local SID `sid`, End.DX4 (§4.5) to adjacency `adj`: End.DT4's decapsulation (any
+    /// destination), sent to the adjacency.
+    Dx4 { sid: u32, adj: u32 },
     /// Local SID `sid`, End or End.T with NEXT-C-SID (RFC 9800 §4.1) and no PSP, on a
     /// C-SID container of a `lblen`-bit Locator-Block and `nflen`-bit C-SIDs, with or
     /// without an SRH (which is not touched): if the destination carries an argument
     /// (S01), the bits after the block shifted left by `nflen` (S05-S06), the hop limit
     /// minus one (S07), the new destination routed in FIB `table` (S08).
     EndCsid { sid: u32, table: usize, lblen: u8, nflen: u8 },
-    /// Local SID `sid`, End.X with NEXT-C-SID and no PSP, to an adjacency whose
-    /// neighbour is known: the same shift, out of `dev` with these Ethernet addresses.
-    EndXCsid { sid: u32, dev: DevId, eth: [u8; 12], lblen: u8, nflen: u8 },
-    /// Head-end policy `policy`, whose headers the fast path prepares
-    /// ([`Tables::offload_policies`]), applied to an IPv6 packet without a Hop-by-Hop
-    /// Options header.
+    /// Local SID `sid`, End.X with NEXT-C-SID and no PSP, to adjacency `adj`: the same
+    /// shift, sent to the adjacency.
+    EndXCsid { sid: u32, adj: u32, lblen: u8, nflen: u8 },
+    /// Head-end policy `policy`, applied to an IPv6 packet without a Hop-by-Hop Options
+    /// header if it is one whose headers the fast path prepares
+    /// ([`Tables::offload_policies`]; while it is not — its first segment's neighbour
+    /// not known, say — the general path's).
     Policy { policy: u32 },
 }
 
@@ -125,12 +132,7 @@ impl Tables {
         for table in 0..self.fibs.len() {
             let Some(fib) = self.fibs.get(table) else { continue };
             let start = v.len();
-            v.extend(fib.lpm6.entries().map(|(addr, len, r, hop)| Offload6 {
-                table,
-                addr,
-                len,
-                act: self.trie_act6(r, hop),
-            }));
+            v.extend(fib.lpm6.entries().map(|(addr, len, r, _)| Offload6 { table, addr, len, act: self.trie_act6(r) }));
             // The /128s of the exact table win over a /128 of the trie, as in
             // `Fib::lookup6_key`.
             let mut i = start;
@@ -160,7 +162,7 @@ impl Tables {
         let act = match fib.exact6.get(addr) {
             // (The exact table's /128 wins over the trie's, as in the list.)
             Some(r) if len == 128 => self.offload_route(r, Some(addr)),
-            _ => fib.lpm6.entry(addr, len).map(|(r, hop)| self.trie_act6(r, hop))?,
+            _ => fib.lpm6.entry(addr, len).map(|(r, _)| self.trie_act6(r))?,
         };
         Some(Offload6 { table, addr, len, act })
     }
@@ -171,55 +173,50 @@ impl Tables {
         let fib = self.fibs.get(table)?;
         let act = match fib.exact4.get(u128::from(addr)) {
             Some(_) if len == 32 => OffloadAct::General,
-            _ => fib.lpm4.entry(u128::from(addr) << 96, len).map(|(r, hop)| self.trie_act4(r, hop))?,
+            _ => fib.lpm4.entry(u128::from(addr) << 96, len).map(|(r, _)| self.trie_act4(r))?,
         };
         Some(Offload4 { table, addr, len, act })
     }
 
     /// The action of a prefix of an IPv6 trie.
-    fn trie_act6(&self, r: &Route, hop: &Hop) -> OffloadAct {
-        if hop.code == Fib::GATEWAY {
-            OffloadAct::Forward { dev: hop.dev, eth: hop.eth }
-        } else {
-            self.offload_route(*r, None)
-        }
+    fn trie_act6(&self, r: &Route) -> OffloadAct {
+        self.offload_route(*r, None)
     }
 
     /// The action of a prefix of an IPv4 trie.
-    fn trie_act4(&self, r: &Route, hop: &Hop) -> OffloadAct {
+    fn trie_act4(&self, r: &Route) -> OffloadAct {
         match *r {
-            _ if hop.code == Fib::GATEWAY => OffloadAct::Forward { dev: hop.dev, eth: hop.eth },
-            Route::Forward(nh @ NextHop::Adj(_)) => self.resolved(nh, 0),
+            Route::Forward(NextHop::Adj(adj)) => OffloadAct::ForwardAdj { adj },
             _ => OffloadAct::General,
         }
     }
 
-    /// The action of a route that is not a gateway hop's; `host` is the /128's
-    /// address (an on-link /128 is resolved to its neighbour).
+    /// The action of a route; `host` is the /128's address (an on-link /128 is
+    /// resolved to its neighbour).
     fn offload_route(&self, r: Route, host: Option<u128>) -> OffloadAct {
         match r {
-            Route::Forward(nh @ NextHop::Adj(_)) => self.resolved(nh, 0),
+            Route::Forward(NextHop::Adj(adj)) => OffloadAct::ForwardAdj { adj },
             Route::Forward(nh @ NextHop::OnLink(_)) => host.map_or(OffloadAct::General, |a| self.resolved(nh, a)),
             Route::Sid(i) => match self.fast_sids.get(i as usize) {
                 Some(s) if s.is(FastKind::End) => OffloadAct::End { sid: i, table: 0, psp: false },
                 Some(s) if s.is(FastKind::EndT) => OffloadAct::End { sid: i, table: s.arg as usize, psp: false },
                 // (End and End.T with PSP: one kind, its argument the FIB.)
                 Some(s) if s.is(FastKind::EndPsp) => OffloadAct::End { sid: i, table: s.arg as usize, psp: true },
-                Some(s) if s.is(FastKind::EndX) || s.is(FastKind::EndXPsp) => match self.adjacency_of(s.next_hop()) {
-                    Some((dev, eth)) => OffloadAct::EndX { sid: i, dev, eth, psp: s.is(FastKind::EndXPsp) },
-                    None => OffloadAct::General,
+                Some(s) if s.is(FastKind::EndX) || s.is(FastKind::EndXPsp) => match s.next_hop() {
+                    NextHop::Adj(adj) => OffloadAct::EndX { sid: i, adj, psp: s.is(FastKind::EndXPsp) },
+                    NextHop::OnLink(_) => OffloadAct::General,
                 },
                 Some(s) if s.is(FastKind::Dt6) => OffloadAct::Dt6 { sid: i, table: s.arg as usize },
                 // (An on-link End.DX6 resolves the inner destination: the general path's.)
-                Some(s) if s.is(FastKind::Dx6) => match self.adjacency_of(s.next_hop()) {
-                    Some((dev, eth)) => OffloadAct::Dx6 { sid: i, dev, eth },
-                    None => OffloadAct::General,
+                Some(s) if s.is(FastKind::Dx6) => match s.next_hop() {
+                    NextHop::Adj(adj) => OffloadAct::Dx6 { sid: i, adj },
+                    NextHop::OnLink(_) => OffloadAct::General,
                 },
                 Some(s) if s.is(FastKind::Dt4) => OffloadAct::Dt4 { sid: i, table: s.arg as usize },
                 Some(s) if s.is(FastKind::Dt46) => OffloadAct::Dt46 { sid: i, table: s.arg as usize },
-                Some(s) if s.is(FastKind::Dx4) => match self.adjacency_of(s.next_hop()) {
-                    Some((dev, eth)) => OffloadAct::Dx4 { sid: i, dev, eth },
-                    None => OffloadAct::General,
+                Some(s) if s.is(FastKind::Dx4) => match s.next_hop() {
+                    NextHop::Adj(adj) => OffloadAct::Dx4 { sid: i, adj },
+                    NextHop::OnLink(_) => OffloadAct::General,
                 },
                 Some(s) if s.is(FastKind::EndCsid) || s.is(FastKind::EndXCsid) => {
                     let Some(c) = self.sids.get(i as usize).and_then(|x| x.action.flavors.next_csid) else {
@@ -229,16 +226,14 @@ impl Tables {
                     if s.is(FastKind::EndCsid) {
                         return OffloadAct::EndCsid { sid: i, table: s.arg as usize, lblen, nflen };
                     }
-                    match self.adjacency_of(s.next_hop()) {
-                        Some((dev, eth)) => OffloadAct::EndXCsid { sid: i, dev, eth, lblen, nflen },
-                        None => OffloadAct::General,
+                    match s.next_hop() {
+                        NextHop::Adj(adj) => OffloadAct::EndXCsid { sid: i, adj, lblen, nflen },
+                        NextHop::OnLink(_) => OffloadAct::General,
                     }
                 }
                 _ => OffloadAct::General,
             },
-            Route::Policy(i) if self.rewrites.get(i as usize).is_some_and(|r| r.kind != RewriteKind::None) => {
-                OffloadAct::Policy { policy: i }
-            }
+            Route::Policy(i) => OffloadAct::Policy { policy: i },
             _ => OffloadAct::General,
         }
     }
@@ -261,13 +256,10 @@ impl Tables {
             .collect()
     }
 
-    /// A SID's adjacency, if its neighbour is known; `None` for an on-link next hop,
-    /// which depends on the packet.
-    fn adjacency_of(&self, nh: NextHop) -> Option<(DevId, [u8; 12])> {
-        match nh {
-            NextHop::Adj(_) => self.resolve(nh, 0),
-            NextHop::OnLink(_) => None,
-        }
+    /// Adjacency `adj`'s device and Ethernet addresses, if its neighbour is known
+    /// (what [`OffloadAct::ForwardAdj`] and the SIDs to an adjacency send with).
+    pub fn offload_adjacency(&self, adj: u32) -> Option<(DevId, [u8; 12])> {
+        self.resolve(NextHop::Adj(adj), 0)
     }
 
     fn resolved(&self, nh: NextHop, dst: u128) -> OffloadAct {
@@ -279,19 +271,19 @@ impl Tables {
 
     /// Every IPv4 prefix of every FIB with its action, as the fast path's IPv4 step
     /// (`pipeline::fast::ipv4`, RFC 1812 §5.2.2) and End.DT4's lookup
-    /// (`tables::fast_route::route4_to`) decide: a route through a gateway whose
-    /// neighbour is known is forwarded; every /32 of the exact table (local addresses,
+    /// (`tables::fast_route::route4_to`) decide: a route through a gateway is forwarded
+    /// to its adjacency (while its neighbour is known); every /32 of the exact table (local addresses,
     /// host routes, SIDs) and every other route is the general path's.
     pub fn offload4(&self) -> Vec<Offload4> {
         let mut v: Vec<Offload4> = Vec::with_capacity(self.fibs.iter().map(|f| f.lpm4.len() + f.exact4.len()).sum());
         for table in 0..self.fibs.len() {
             let Some(fib) = self.fibs.get(table) else { continue };
             let start = v.len();
-            v.extend(fib.lpm4.entries().map(|(key, len, r, hop)| Offload4 {
+            v.extend(fib.lpm4.entries().map(|(key, len, r, _)| Offload4 {
                 table,
                 addr: (key >> 96) as u32,
                 len,
-                act: self.trie_act4(r, hop),
+                act: self.trie_act4(r),
             }));
             let mut i = start;
             while i < v.len() {
