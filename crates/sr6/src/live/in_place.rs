@@ -18,14 +18,14 @@
 //! a second copy, once.
 
 use std::collections::HashMap;
-use std::net::IpAddr;
+use std::net::{IpAddr, Ipv6Addr};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rustc_hash::FxHashMap;
 
 use sr6_core::spec::{Prefix, RouteKind, RouteSpec, RouterSpec};
-use sr6_core::tables::{NeighChange, RouteChange, Tables};
+use sr6_core::tables::{neigh_key, NeighChange, RouteChange, Tables};
 
 use super::control::Control;
 use super::state::Generation;
@@ -135,20 +135,23 @@ pub struct Changes {
 }
 
 impl Changes {
-    /// The prefixes (kernel table id, prefix) whose routes alone these changes change,
-    /// if that is all they change: no neighbour, only [`plain`] routes.
-    fn prefixes(&self) -> Option<Vec<(u32, Prefix)>> {
-        if !self.plain || !self.neighs.is_empty() {
+    /// The prefixes (kernel table id, prefix) whose entries in the XDP tier's maps
+    /// these changes may change, if the changed routes are all [`plain`]: theirs, and
+    /// for each neighbour the /128 of its address in every table of `table_ids` (an
+    /// on-link host route resolved to it; a route through a gateway names the
+    /// adjacency, whose entry is not a prefix's: [`sr6_xdp::Mirror::sync_prefixes`]).
+    fn prefixes(&self, table_ids: &[u32]) -> Option<Vec<(u32, Prefix)>> {
+        if !self.plain {
             return None;
         }
-        Some(
-            self.routes
-                .iter()
-                .map(|c| match c {
-                    RouteChange::Add(r) | RouteChange::Delete(r) => (r.table, r.prefix),
-                })
-                .collect(),
-        )
+        let routes = self.routes.iter().map(|c| match c {
+            RouteChange::Add(r) | RouteChange::Delete(r) => (r.table, r.prefix),
+        });
+        let hosts = self.neighs.iter().flat_map(|n| {
+            let host = Prefix::V6(Ipv6Addr::from(neigh_key(n.addr)), 128);
+            table_ids.iter().map(move |&id| (id, host))
+        });
+        Some(routes.chain(hosts).collect())
     }
 
     fn is_empty(&self) -> bool {
@@ -207,7 +210,10 @@ impl Control {
         // compares only `ch`'s prefixes. (Tables built afresh may number their SIDs and
         // policies otherwise than the published ones: it compares every prefix.)
         let (mut tables, prefixes) = match spare.and_then(|(mut t, lag)| lag.apply(&mut t).then_some(t)) {
-            Some(t) => (t, ch.prefixes()),
+            Some(t) => {
+                let prefixes = ch.prefixes(&t.table_ids);
+                (t, prefixes)
+            }
             None => (build()?, None),
         };
         if !ch.apply(&mut tables) {
@@ -266,6 +272,36 @@ mod tests {
         let mut c = spec(&format!("{base}ip -6 addr add fc00:9::1/64 dev eth0\n"));
         assert!(changes(&mut a, &mut c).is_none());
         assert_eq!(a, spec(base), "the routes are put back");
+    }
+
+    /// The XDP tier is told the changed routes' prefixes and, for each neighbour, its
+    /// address's /128 in every table (IPv4 as the tables key it, mapped); none if a
+    /// route changed is not plain.
+    #[test]
+    fn a_neighbours_prefixes_are_its_host_routes_in_every_table() {
+        let mut a = spec("ip -6 addr add fc00::1/64 dev eth0\n");
+        let mut b = spec(
+            "ip -6 addr add fc00::1/64 dev eth0\nip -6 route add fc00:3::/64 via fc00::3 dev eth0\n\
+             ip -6 neigh add fc00::3 lladdr 02:00:00:00:00:03 dev eth0\n\
+             ip neigh add 10.0.0.3 lladdr 02:00:00:00:00:04 dev eth0\n",
+        );
+        let ch = changes(&mut a, &mut b).unwrap();
+        let p = |s: &str| {
+            let (a, l) = s.split_once('/').unwrap();
+            Prefix::V6(a.parse().unwrap(), l.parse().unwrap())
+        };
+        let mut got = ch.prefixes(&[254, 100]).unwrap();
+        got.sort_by_key(|(t, p)| (*t, sr6_core::behaviour::proxy::prefix_text(p)));
+        let want = [
+            (100, p("::ffff:10.0.0.3/128")),
+            (100, p("fc00::3/128")),
+            (254, p("::ffff:10.0.0.3/128")),
+            (254, p("fc00:3::/64")),
+            (254, p("fc00::3/128")),
+        ];
+        assert_eq!(got, want);
+        let not_plain = Changes { plain: false, ..ch };
+        assert!(not_plain.prefixes(&[254]).is_none());
     }
 
     /// The whole-list comparison [`route_changes`] must agree with: every route of
