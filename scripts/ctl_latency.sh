@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# How long one `sr6 ctl route add` / `route del` takes, end to end (the command's
-# process, the change applied in place, the tables published, the XDP tier's maps
-# switched), on a running `sr6 run` whose FIB holds ROUTES routes — in each tier.
+# How long one `sr6 ctl route add` / `route del` / `neigh replace` takes, end to end
+# (the command's process, the change applied in place, the tables published, the XDP
+# tier's maps switched), on a running `sr6 run` whose FIB holds ROUTES routes — in each
+# tier. Neighbours: one no route uses (`neigh new`), and the gateway every route goes
+# through given a new MAC (`neigh gw`: every route's Ethernet header changes).
 #
 #   sudo bash scripts/ctl_latency.sh [ROUTES] [CHANGES]    # defaults 400000 and 10
 #
 # Needs root (a network namespace of its own, removed on exit) and the release binary
 # (`cargo build --release -p sr6`; $SR6_BIN overrides it). Prints, per tier, the median
-# and the slowest of CHANGES adds and CHANGES deletes, in milliseconds. Nothing is sent
+# and the slowest of CHANGES of each kind, in milliseconds. Nothing is sent
 # on any link: the namespace's one veth pair only carries sr6's XDP programs.
 set -euo pipefail
 
@@ -65,7 +67,7 @@ for tier in xdp off; do
         kill -0 "$PID" 2>/dev/null || { cat "$DIR/$tier.log" >&2; exit 1; }
         sleep 0.5
     done
-    : > "$DIR/add" && : > "$DIR/del"
+    : > "$DIR/add" && : > "$DIR/del" && : > "$DIR/nnew" && : > "$DIR/ngw"
     for i in $(seq 1 "$CHANGES"); do
         t0=$(now_ms)
         "$SR6" ctl --socket "$sock" route add "3001:$i::/48" via fc00:a::2 dev a0 > /dev/null
@@ -76,9 +78,20 @@ for tier in xdp off; do
         "$SR6" ctl --socket "$sock" route del "3001:$i::/48" > /dev/null
         echo "$t0 $(now_ms)" | awk '{ print $2 - $1 }' >> "$DIR/del"
     done
+    for i in $(seq 1 "$CHANGES"); do
+        t0=$(now_ms)
+        "$SR6" ctl --socket "$sock" neigh replace "fc00:a::$((i + 16))" lladdr "02:00:00:00:0b:$((i % 100))" dev a0 > /dev/null
+        echo "$t0 $(now_ms)" | awk '{ print $2 - $1 }' >> "$DIR/nnew"
+    done
+    for i in $(seq 1 "$CHANGES"); do
+        t0=$(now_ms)
+        "$SR6" ctl --socket "$sock" neigh replace fc00:a::2 lladdr "02:00:00:00:0c:$((i % 100))" dev a0 > /dev/null
+        echo "$t0 $(now_ms)" | awk '{ print $2 - $1 }' >> "$DIR/ngw"
+    done
     status=$("$SR6" ctl --socket "$sock" show status)
     what=$(grep -m1 "^tier a0" <<< "$status" || echo "tier a0: ?")
     printf '%-6s add: %s; del: %s  (%s)\n' "$tier" "$(summary < "$DIR/add")" "$(summary < "$DIR/del")" "$what"
+    printf '%-6s neigh new: %s; neigh gw: %s\n' "$tier" "$(summary < "$DIR/nnew")" "$(summary < "$DIR/ngw")"
     kill "$PID" && wait "$PID" 2>/dev/null || true
     PID=
 done
