@@ -254,7 +254,7 @@ pub(crate) fn parse_route(p: &mut P, verb: Verb, line: usize) -> Result<Item, PE
             }
         }
         Type::Unicast => {
-            let dev_name = dev.map(|d| d.0);
+            let dev_name = dev.map(|d| sr6_core::spec::DevName::from(d.0));
             match encap {
                 None => {
                     if via.is_none() && dev_name.is_none() {
@@ -302,7 +302,7 @@ pub(crate) fn parse_route(p: &mut P, verb: Verb, line: usize) -> Result<Item, PE
                     if via.is_none() && dev_name.is_none() {
                         return Err(p.eol("a route needs a next hop or a device").exp("via NH or dev DEV"));
                     }
-                    RouteKind::Bpf { bpf, via: via.map(|v| v.0), dev: dev_name }
+                    RouteKind::Bpf { bpf: Box::new(bpf), via: via.map(|v| v.0), dev: dev_name }
                 }
             }
         }
@@ -362,7 +362,7 @@ fn parse_nexthops<'a>(p: &mut P<'a>, first: &Tok) -> Result<Paths<'a>, PErr> {
                     let v = p.value(w, "a device name")?;
                     let d = value::dev_of(v)?;
                     p.note_route_dev(&d, v);
-                    path.dev = Some(d);
+                    path.dev = Some(d.into());
                 }
                 "weight" => {
                     once(&mut seen, w)?;

@@ -30,7 +30,7 @@ fn route(s: &RouterSpec, p: &str) -> RouteSpec {
 
 fn sid(s: &RouterSpec, p: &str) -> (SidAction, Option<String>) {
     match route(s, p).kind {
-        RouteKind::Seg6Local { action, dev } => (*action, dev),
+        RouteKind::Seg6Local { action, dev } => (*action, dev.map(|d| d.to_string())),
         k => panic!("{p}: {k:?}"),
     }
 }

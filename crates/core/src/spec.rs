@@ -18,6 +18,11 @@ pub const LOCAL_TABLE: u32 = 255;
 /// Where a spec item came from: 1-based line number in its file (0 = not from a file).
 pub type Line = usize;
 
+/// A device's name in a route. Shared, not copied: a full table's routes name a few
+/// devices, and a configuration is copied whole at each `sr6 ctl` change (a clone of a
+/// name is a count incremented, not an allocation).
+pub type DevName = std::sync::Arc<str>;
+
 /// A whole router configuration, in the order the lines were written.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct RouterSpec {
@@ -111,15 +116,15 @@ pub struct RouteSpec {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RouteKind {
     /// `via NH dev DEV`, `via NH`, or `dev DEV` (on-link).
-    Forward { via: Option<IpAddr>, dev: Option<String> },
+    Forward { via: Option<IpAddr>, dev: Option<DevName> },
     /// `blackhole PREFIX`: silently discarded (counted).
     Blackhole,
     /// `unreachable PREFIX`: ICMP Destination Unreachable (no route).
     Unreachable,
     /// `encap seg6 mode M segs S1,S2 [hmac K] [via NH] dev DEV` (RFC 8986 §5).
-    Seg6 { encap: Seg6Encap, via: Option<IpAddr>, dev: Option<String> },
+    Seg6 { encap: Seg6Encap, via: Option<IpAddr>, dev: Option<DevName> },
     /// `encap seg6local action B ... dev DEV` (RFC 8986 §4).
-    Seg6Local { action: Box<SidAction>, dev: Option<String> },
+    Seg6Local { action: Box<SidAction>, dev: Option<DevName> },
     /// `nexthop via A dev D weight W nexthop ...`: equal- or weighted-cost multipath
     /// (one path per `nexthop`).
     Multipath { paths: Vec<PathSpec> },
@@ -128,10 +133,12 @@ pub enum RouteKind {
     /// `encap gtp teid T dst A src B [qfi Q] [via NH] dev DEV` or `encap gtp decap
     /// [table N] dev DEV`: a plain GTP-U tunnel end (sr6's grammar,
     /// `behaviour::mobile::gtp_encap` and `gtp_decap`).
-    Gtp { tunnel: GtpTunnel, via: Option<IpAddr>, dev: Option<String> },
+    Gtp { tunnel: GtpTunnel, via: Option<IpAddr>, dev: Option<DevName> },
     /// `encap bpf [in PROG] [out PROG] [xmit PROG] [headroom N] [via NH] dev DEV`: LWT
     /// BPF programs on a route (Linux's net/core/lwt_bpf.c; `pipeline::lwt_bpf`).
-    Bpf { bpf: crate::pipeline::lwt_bpf::LwtBpf, via: Option<IpAddr>, dev: Option<String> },
+    /// (Boxed: the programs are seven times the size of the other kinds, and every
+    /// route, a full table's too, is as large as the largest kind.)
+    Bpf { bpf: Box<crate::pipeline::lwt_bpf::LwtBpf>, via: Option<IpAddr>, dev: Option<DevName> },
 }
 
 /// What `encap gtp` does (3GPP TS 29.281).
@@ -165,7 +172,7 @@ impl std::fmt::Display for GtpTunnel {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PathSpec {
     pub via: Option<IpAddr>,
-    pub dev: Option<String>,
+    pub dev: Option<DevName>,
     /// 1 to 256, as the kernel's (`rtnh_hops` + 1).
     pub weight: u16,
 }

@@ -566,7 +566,7 @@ impl<'a> Builder<'a> {
                         NextHop::Adj(i) => self.adjacencies.get(i as usize).map_or(0, |a| a.dev),
                     };
                     let (prefix, table) = (r.prefix, r.table);
-                    lwts.push(crate::pipeline::lwt_bpf::LwtRoute { prefix, table, bpf: bpf.clone(), nh, dev });
+                    lwts.push(crate::pipeline::lwt_bpf::LwtRoute { prefix, table, bpf: (**bpf).clone(), nh, dev });
                     Route::Lwt((lwts.len() - 1) as u32)
                 }
                 // GTP-U tunnels (behaviour::mobile::gtp_encap, gtp_decap).

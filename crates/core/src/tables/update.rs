@@ -506,7 +506,7 @@ impl Tables {
                     NextHop::Adj(i) => self.adjacencies.get(i as usize).map_or(0, |a| a.dev),
                 };
                 let (prefix, table) = (r.prefix, r.table);
-                self.lwts.push(crate::pipeline::lwt_bpf::LwtRoute { prefix, table, bpf: bpf.clone(), nh, dev });
+                self.lwts.push(crate::pipeline::lwt_bpf::LwtRoute { prefix, table, bpf: (**bpf).clone(), nh, dev });
                 Route::Lwt((self.lwts.len() - 1) as u32)
             }
             RouteKind::Nhid { id } => *self

@@ -379,7 +379,7 @@ pub fn merge_outside_routes(s: &mut RouterSpec, lines: &[String]) -> Vec<usize> 
 /// nexthop object are judged by it, in [`merge_kernel_routes`]).
 pub(super) fn served(kind: &sr6_core::spec::RouteKind, devices: &[String]) -> bool {
     use sr6_core::spec::RouteKind as K;
-    let known = |d: &Option<String>| d.as_ref().is_none_or(|d| devices.contains(d));
+    let known = |d: &Option<sr6_core::spec::DevName>| d.as_deref().is_none_or(|d| devices.iter().any(|x| x == d));
     match kind {
         K::Forward { dev, .. } | K::Seg6 { dev, .. } | K::Seg6Local { dev, .. } => known(dev),
         K::Multipath { paths } => paths.iter().all(|p| known(&p.dev)),

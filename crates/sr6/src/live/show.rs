@@ -122,7 +122,9 @@ fn paths(o: &mut String, paths: &[PathSpec]) {
 /// route with `nhid`).
 fn nexthop_paths(spec: &RouterSpec, id: u32) -> String {
     let single = |id: u32, weight: u16| match spec.nexthops.iter().find(|n| n.id == id).map(|n| &n.kind) {
-        Some(NexthopKind::Single { via, dev, .. }) => Some(PathSpec { via: *via, dev: Some(dev.clone()), weight }),
+        Some(NexthopKind::Single { via, dev, .. }) => {
+            Some(PathSpec { via: *via, dev: Some(dev.as_str().into()), weight })
+        }
         _ => None,
     };
     let mut o = String::new();
@@ -142,7 +144,7 @@ fn nexthop_paths(spec: &RouterSpec, id: u32) -> String {
 
 fn route_line(spec: &RouterSpec, r: &RouteSpec) -> String {
     let mut o = prefix(&r.prefix);
-    let via_dev = |o: &mut String, via: &Option<IpAddr>, dev: &Option<String>| {
+    let via_dev = |o: &mut String, via: &Option<IpAddr>, dev: &Option<sr6_core::spec::DevName>| {
         if let Some(v) = via {
             let _ = write!(o, " via {v}");
         }
