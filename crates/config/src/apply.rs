@@ -4,7 +4,7 @@
 use rustc_hash::FxHashMap as HashMap;
 use std::net::IpAddr;
 
-use sr6_core::spec::{LinkSpec, MtuSpec, NexthopKind, PathSpec, Prefix, RouteKind, RouterSpec};
+use sr6_core::spec::{LinkSpec, MtuSpec, NexthopKind, PathSpec, Prefix, RouteKind, RouteSpec, RouterSpec};
 
 use crate::cmd::{Cmd, Item};
 use crate::route::Verb;
@@ -19,6 +19,38 @@ pub fn note_dev(spec: &mut RouterSpec, dev: &str) {
     }
 }
 
+/// A change a command made to `spec.routes`, with what undoes it
+/// ([`parse_line_logged`](crate::parse_line_logged)).
+#[derive(Debug, Clone, PartialEq)]
+pub enum RouteEdit {
+    /// The route at this index was replaced; it was this one.
+    Replaced(usize, RouteSpec),
+    /// A route was pushed at the end.
+    Pushed,
+    /// The route at this index was removed; it was this one.
+    Removed(usize, RouteSpec),
+}
+
+impl RouteEdit {
+    /// Puts `routes` back as they were before this edit (edits are undone last first).
+    pub fn undo(self, routes: &mut Vec<RouteSpec>) {
+        match self {
+            RouteEdit::Replaced(i, r) => {
+                if let Some(x) = routes.get_mut(i) {
+                    *x = r;
+                }
+            }
+            RouteEdit::Pushed => drop(routes.pop()),
+            RouteEdit::Removed(i, r) => routes.insert(i.min(routes.len()), r),
+        }
+    }
+
+    /// Whether the edit left `routes` as they were (a route replaced by an equal one).
+    pub fn unchanged(&self, routes: &[RouteSpec]) -> bool {
+        matches!(self, RouteEdit::Replaced(i, r) if routes.get(*i) == Some(r))
+    }
+}
+
 /// Where each route, address and neighbour of a spec sits, so that applying a file
 /// of N lines costs O(N), not O(N^2) (a 100,000-route file must load in a blink).
 #[derive(Default)]
@@ -27,6 +59,8 @@ pub(crate) struct Index {
     routes: Option<HashMap<(u32, Prefix), usize>>,
     addrs: HashMap<(String, IpAddr), usize>,
     neighs: HashMap<(String, IpAddr), usize>,
+    /// The changes made to the routes, in order, if they are recorded.
+    pub(crate) edits: Option<Vec<RouteEdit>>,
 }
 
 impl Index {
@@ -45,6 +79,18 @@ impl Index {
             routes: None,
             addrs: spec.addrs.iter().enumerate().map(|(i, a)| ((a.dev.clone(), a.addr), i)).collect(),
             neighs: spec.neighs.iter().enumerate().map(|(i, n)| ((n.dev.clone(), n.addr), i)).collect(),
+            edits: None,
+        }
+    }
+
+    /// [`scanning`](Self::scanning), recording every change made to the routes.
+    pub(crate) fn logging(spec: &RouterSpec) -> Index {
+        Index { edits: Some(Vec::new()), ..Index::scanning(spec) }
+    }
+
+    fn edited(&mut self, e: RouteEdit) {
+        if let Some(v) = &mut self.edits {
+            v.push(e);
         }
     }
 
@@ -290,17 +336,22 @@ pub(crate) fn commit(spec: &mut RouterSpec, idx: &mut Index, cmd: Cmd) -> Result
             }
         },
         Item::Route { spec: r, .. } => match idx.route(spec, r.table, r.prefix) {
-            Some(i) => spec.routes[i] = r,
+            Some(i) => {
+                let old = std::mem::replace(&mut spec.routes[i], r);
+                idx.edited(RouteEdit::Replaced(i, old));
+            }
             None => {
                 idx.route_pushed(r.table, r.prefix, spec.routes.len());
                 spec.routes.push(r);
+                idx.edited(RouteEdit::Pushed);
             }
         },
         Item::RouteDel { table, prefix, .. } => {
             if let Some(i) = idx.route(spec, table, prefix) {
                 // The routes keep their order.
-                spec.routes.remove(i);
+                let old = spec.routes.remove(i);
                 idx.route_removed(table, prefix, i);
+                idx.edited(RouteEdit::Removed(i, old));
             }
         }
         Item::Tunsrc { addr, line } => spec.tunsrc = addr.map(|a| (a, line)),

@@ -33,7 +33,7 @@ use std::path::Path;
 
 use sr6_core::spec::RouterSpec;
 
-pub use apply::note_dev;
+pub use apply::{note_dev, RouteEdit};
 
 /// A configuration error: where, what, and what was expected there.
 ///
@@ -156,6 +156,23 @@ pub fn parse_line(line: &str, file: &str, line_no: usize, spec: &mut RouterSpec)
     // (One command: its route is found by a scan, not by hashing every route.)
     let mut idx = apply::Index::scanning(spec);
     parse_indexed(line, line_no, spec, true, Path::new(""), &mut idx).map(|_| ()).map_err(|e| e.in_file(file))
+}
+
+/// [`parse_line`] on `spec` itself, recording each change it makes to `spec.routes`:
+/// with them ([`RouteEdit::undo`], last first) and a copy of the rest taken before
+/// ([`RouterSpec::clone_without_routes`]) the caller puts `spec` back as it was, if the
+/// line is refused here or later, instead of working on a copy of a configuration that
+/// may hold a full table. The edits are returned whether the line was taken or not (a
+/// command of several lines may have changed routes before one is refused).
+pub fn parse_line_logged(
+    line: &str,
+    file: &str,
+    line_no: usize,
+    spec: &mut RouterSpec,
+) -> (Result<(), ConfigError>, Vec<RouteEdit>) {
+    let mut idx = apply::Index::logging(spec);
+    let r = parse_indexed(line, line_no, spec, true, Path::new(""), &mut idx).map(|_| ()).map_err(|e| e.in_file(file));
+    (r, idx.edits.take().unwrap_or_default())
 }
 
 /// Tokenize `src` line by line (joining `\` continuations) and apply each command to

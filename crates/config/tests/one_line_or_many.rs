@@ -1,6 +1,8 @@
 //! A command applied alone (`parse_line`, as `sr6 ctl` applies one: its route found by
 //! a scan) and the same commands applied as a batch (`parse_lines`: one hashed index
-//! of the routes) leave the same configuration and refuse the same lines.
+//! of the routes) leave the same configuration and refuse the same lines; applied
+//! with its route changes recorded (`parse_line_logged`, as `sr6 ctl` applies one), it
+//! does what `parse_line` does, and its edits undone put the configuration back.
 
 use proptest::prelude::*;
 use sr6_core::spec::RouterSpec;
@@ -35,5 +37,28 @@ proptest! {
         let refused_batch: Vec<String> = errors.iter().map(|e| e.to_string()).collect();
         prop_assert_eq!(refused_alone, refused_batch);
         prop_assert_eq!(alone, batch);
+    }
+
+    #[test]
+    fn a_logged_line_is_the_line_and_undoes(cmds in proptest::collection::vec((0u8..5, 1u8..12, 2u8..5), 1..40)) {
+        let base = "ip -6 addr add fc00::1/64 dev eth0\nip -6 route add fc00:99::/64 via fc00::2 dev eth0\n";
+        let mut spec = sr6_config::parse_str(base, "t").unwrap();
+        for (i, &(v, p, via)) in cmds.iter().enumerate() {
+            let line = command(v, p, via);
+            let before = spec.clone();
+            let mut plain = spec.clone();
+            let want = sr6_config::parse_line(&line, "t", i + 1, &mut plain).map_err(|e| e.to_string());
+            let rest = spec.clone_without_routes();
+            let (got, edits) = sr6_config::parse_line_logged(&line, "t", i + 1, &mut spec);
+            prop_assert_eq!(got.map_err(|e| e.to_string()), want);
+            prop_assert_eq!(&spec, &plain);
+            // Undone: as before the line, whatever it did.
+            let mut undone = spec.clone();
+            for e in edits.into_iter().rev() {
+                e.undo(&mut undone.routes);
+            }
+            let routes = std::mem::take(&mut undone.routes);
+            prop_assert_eq!(RouterSpec { routes, ..rest }, before);
+        }
     }
 }

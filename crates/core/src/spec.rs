@@ -55,6 +55,45 @@ pub struct RouterSpec {
     pub ids: Option<crate::ids::IdsSpec>,
 }
 
+impl RouterSpec {
+    /// A copy of everything but the routes, which are left empty: what a change to a
+    /// configuration that may hold a full table keeps to put the rest back with,
+    /// instead of a copy of every route.
+    pub fn clone_without_routes(&self) -> RouterSpec {
+        // (Every field named: a new one is copied too, or this does not compile.)
+        let RouterSpec {
+            devices,
+            links,
+            mtus,
+            addrs,
+            neighs,
+            routes: _,
+            tunsrc,
+            hmac_keys,
+            sysctls,
+            nexthops,
+            rules,
+            firewall,
+            ids,
+        } = self;
+        RouterSpec {
+            devices: devices.clone(),
+            links: links.clone(),
+            mtus: mtus.clone(),
+            addrs: addrs.clone(),
+            neighs: neighs.clone(),
+            routes: Vec::new(),
+            tunsrc: *tunsrc,
+            hmac_keys: hmac_keys.clone(),
+            sysctls: sysctls.clone(),
+            nexthops: nexthops.clone(),
+            rules: rules.clone(),
+            firewall: firewall.clone(),
+            ids: ids.clone(),
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LinkSpec {
     pub line: Line,

@@ -184,7 +184,7 @@ impl Control {
             return None;
         }
         let old = std::mem::replace(slot(self), lines);
-        if let Some(id) = self.try_in_place(&self.spec.clone()) {
+        if let Some(id) = self.try_in_place_current() {
             return Some(Ok(id));
         }
         match self.build_merged(&self.spec) {
@@ -204,7 +204,7 @@ impl Control {
     /// Publishes the tables of the current spec (after a neighbour change: in place
     /// when that is all that changed).
     pub fn republish(&mut self) -> Result<u64, String> {
-        if let Some(id) = self.try_in_place(&self.spec.clone()) {
+        if let Some(id) = self.try_in_place_current() {
             return Ok(id);
         }
         let (t, _, merged) = self.build_merged(&self.spec)?;
@@ -219,13 +219,46 @@ impl Control {
         self.shared.publish(t)
     }
 
+    /// [`try_in_place`](Self::try_in_place) with the current configuration (set aside
+    /// meanwhile, not copied: it may hold a full table).
+    fn try_in_place_current(&mut self) -> Option<u64> {
+        let spec = std::mem::take(&mut self.spec);
+        let id = self.try_in_place(&spec);
+        self.spec = spec;
+        id
+    }
+
     /// Applies one configuration command (`route add ...`, `route del ...`, any line
-    /// of the configuration language) atomically.
+    /// of the configuration language) atomically. The line is applied to the
+    /// configuration itself, not to a copy (it may hold a full table), and undone if it
+    /// is refused: its route changes undone, the rest put back from a copy of it.
     pub fn apply_line(&mut self, line: &str) -> Result<String, String> {
         self.commands += 1;
-        let mut s = self.spec.clone();
-        sr6_config::parse_line(line, "ctl", self.commands, &mut s).map_err(|e| e.to_string())?;
-        self.commit(s, &format!("ctl:{}", self.commands))
+        let origin = format!("ctl:{}", self.commands);
+        let rest = self.spec.clone_without_routes();
+        let (parsed, edits) = sr6_config::parse_line_logged(line, "ctl", self.commands, &mut self.spec);
+        let res = match parsed {
+            Err(e) => Err(e.to_string()),
+            Ok(())
+                if edits.iter().all(|e| e.unchanged(&self.spec.routes)) && self.spec.clone_without_routes() == rest =>
+            {
+                return Ok("nothing to change".into())
+            }
+            Ok(()) => new_devices(&rest.devices, &self.spec, &origin).and_then(|()| {
+                let s = std::mem::take(&mut self.spec);
+                let r = self.publish(&s, &origin);
+                self.spec = s;
+                r
+            }),
+        };
+        if res.is_err() {
+            for e in edits.into_iter().rev() {
+                e.undo(&mut self.spec.routes);
+            }
+            let routes = std::mem::take(&mut self.spec.routes);
+            self.spec = RouterSpec { routes, ..rest };
+        }
+        res
     }
 
     /// Applies the configuration lines of `text` (`sr6 ctl batch`: one per line, `#`
@@ -248,20 +281,21 @@ impl Control {
         if s == self.spec {
             return Ok("nothing to change".into());
         }
-        if s.devices.len() != self.spec.devices.len() {
-            let new: Vec<&String> = s.devices.iter().filter(|d| !self.spec.devices.contains(d)).collect();
-            return Err(format!(
-                "{origin}: device {} is not attached; a running sr6 serves the devices of its start-up configuration",
-                new.iter().map(|d| d.as_str()).collect::<Vec<_>>().join(", ")
-            ));
-        }
-        if let Some(id) = self.try_in_place(&s) {
-            self.spec = s;
+        new_devices(&self.spec.devices, &s, origin)?;
+        let out = self.publish(&s, origin)?;
+        self.spec = s;
+        Ok(out)
+    }
+
+    /// Publishes the tables of configuration `s` (changed by a command from `origin`):
+    /// in place where they can be, else built; the answer to the command. Does not
+    /// read [`spec`](Self::spec), which the caller sets to `s` if this succeeds.
+    fn publish(&mut self, s: &RouterSpec, origin: &str) -> Result<String, String> {
+        if let Some(id) = self.try_in_place(s) {
             return Ok(format!("applied (tables generation {id}, in place)"));
         }
-        let (t, warnings, merged) = self.build_merged(&s).map_err(|e| format!("{origin}: {e}"))?;
+        let (t, warnings, merged) = self.build_merged(s).map_err(|e| format!("{origin}: {e}"))?;
         let id = self.publish_built(t, merged);
-        self.spec = s;
         let mut out = format!("applied (tables generation {id})");
         for w in warnings {
             out.push_str(&format!("\nwarning: {w}"));
@@ -375,6 +409,19 @@ pub fn merge_outside_routes(s: &mut RouterSpec, lines: &[String]) -> Vec<usize> 
     added.iter().map(|l| l.wrapping_sub(1)).filter(|i| *i < lines.len()).collect()
 }
 
+/// Refuses configuration `s` if it names a device `devices` (the running router's)
+/// does not have: a running sr6 serves the devices it started with.
+fn new_devices(devices: &[String], s: &RouterSpec, origin: &str) -> Result<(), String> {
+    let new: Vec<&str> = s.devices.iter().filter(|d| !devices.contains(d)).map(|d| d.as_str()).collect();
+    if new.is_empty() {
+        return Ok(());
+    }
+    Err(format!(
+        "{origin}: device {} is not attached; a running sr6 serves the devices of its start-up configuration",
+        new.join(", ")
+    ))
+}
+
 /// Whether every device route `kind` names is one of `devices` (routes through a
 /// nexthop object are judged by it, in [`merge_kernel_routes`]).
 pub(super) fn served(kind: &sr6_core::spec::RouteKind, devices: &[String]) -> bool {
@@ -417,8 +464,19 @@ pub(super) mod tests {
         assert!(e.contains("eth9 is not attached"), "{e}");
         let e = c.apply_line("route add fc00:3::/64 encap seg6 mode encap segs fc00::9 hmac 4 dev eth0").unwrap_err();
         assert!(e.contains("HMAC key id 4"), "{e}");
+        // Refused by the tables after the line changed the configuration itself: the
+        // route it replaced is put back.
+        let e =
+            c.apply_line("route replace fc00:1::/64 encap seg6 mode encap segs fc00::9 hmac 4 dev eth0").unwrap_err();
+        assert!(e.contains("HMAC key id 4"), "{e}");
         assert_eq!(c.spec, before);
         assert_eq!(c.shared.gen.load().id, gen);
+        // (The undo does not stand in the way of the changes after it.)
+        c.apply_line("route del fc00:1::/64").unwrap();
+        c.apply_line("route add fc00:1::/64 via fc00::2 dev eth0").unwrap();
+        assert_eq!(c.spec.routes.len(), before.routes.len());
+        let out = c.apply_line("route replace fc00:1::/64 via fc00::2 dev eth0").unwrap();
+        assert!(out.contains("in place"), "{out}");
     }
 
     /// Mirrored kernel routes go under the configuration's: the configuration wins a
