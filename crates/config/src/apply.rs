@@ -20,34 +20,100 @@ pub fn note_dev(spec: &mut RouterSpec, dev: &str) {
 }
 
 /// A change a command made to `spec.routes`, with what undoes it
-/// ([`parse_line_logged`](crate::parse_line_logged)).
+/// ([`parse_line_logged`](crate::parse_line_logged)) and what it put in place.
 #[derive(Debug, Clone, PartialEq)]
 pub enum RouteEdit {
-    /// The route at this index was replaced; it was this one.
-    Replaced(usize, RouteSpec),
+    /// The route at index `at` was replaced (by one of the same table and prefix).
+    Replaced { at: usize, old: RouteSpec, new: RouteSpec },
     /// A route was pushed at the end.
-    Pushed,
-    /// The route at this index was removed; it was this one.
-    Removed(usize, RouteSpec),
+    Pushed(RouteSpec),
+    /// The route at index `at` was removed, and the last route put in its place.
+    Removed { at: usize, old: RouteSpec },
 }
 
 impl RouteEdit {
-    /// Puts `routes` back as they were before this edit (edits are undone last first).
-    pub fn undo(self, routes: &mut Vec<RouteSpec>) {
+    /// Puts `routes` and their `index` back as they were before this edit (edits are
+    /// undone last first).
+    pub fn undo(self, routes: &mut Vec<RouteSpec>, index: &mut RouteIndex) {
         match self {
-            RouteEdit::Replaced(i, r) => {
-                if let Some(x) = routes.get_mut(i) {
-                    *x = r;
+            RouteEdit::Replaced { at, old, .. } => {
+                if let Some(x) = routes.get_mut(at) {
+                    *x = old;
                 }
             }
-            RouteEdit::Pushed => drop(routes.pop()),
-            RouteEdit::Removed(i, r) => routes.insert(i.min(routes.len()), r),
+            RouteEdit::Pushed(new) => {
+                routes.pop();
+                index.0.remove(&(new.table, new.prefix));
+            }
+            // (Removed by a swap with the last route, which goes back to the end.)
+            RouteEdit::Removed { at, old } => {
+                index.0.insert((old.table, old.prefix), at);
+                if at < routes.len() {
+                    let moved = std::mem::replace(&mut routes[at], old);
+                    index.0.insert((moved.table, moved.prefix), routes.len());
+                    routes.push(moved);
+                } else {
+                    routes.push(old);
+                }
+            }
         }
     }
 
-    /// Whether the edit left `routes` as they were (a route replaced by an equal one).
-    pub fn unchanged(&self, routes: &[RouteSpec]) -> bool {
-        matches!(self, RouteEdit::Replaced(i, r) if routes.get(*i) == Some(r))
+    /// Makes this edit again on `routes`, a list equal to the one it was made on (a
+    /// copy kept elsewhere: the same edits, in order, give the same list).
+    pub fn redo(&self, routes: &mut Vec<RouteSpec>) {
+        match self {
+            RouteEdit::Replaced { at, new, .. } => {
+                if let Some(x) = routes.get_mut(*at) {
+                    *x = new.clone();
+                }
+            }
+            RouteEdit::Pushed(new) => routes.push(new.clone()),
+            RouteEdit::Removed { at, .. } => {
+                if *at < routes.len() {
+                    routes.swap_remove(*at);
+                }
+            }
+        }
+    }
+
+    /// Whether the edit left the routes as they were (a route replaced by an equal one).
+    pub fn unchanged(&self) -> bool {
+        matches!(self, RouteEdit::Replaced { old, new, .. } if old == new)
+    }
+
+    /// The route it took away and the one it put in place, either may be none.
+    pub fn before_after(&self) -> (Option<&RouteSpec>, Option<&RouteSpec>) {
+        match self {
+            RouteEdit::Replaced { old, new, .. } => (Some(old), Some(new)),
+            RouteEdit::Pushed(new) => (None, Some(new)),
+            RouteEdit::Removed { old, .. } => (Some(old), None),
+        }
+    }
+}
+
+/// Where each route of a configuration sits in `spec.routes`, by table and prefix: kept
+/// beside a configuration that takes one command at a time
+/// ([`parse_line_logged`](crate::parse_line_logged)), so that finding a command's route
+/// costs the same in a full table as in an empty one.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RouteIndex(pub(crate) HashMap<(u32, Prefix), usize>);
+
+impl RouteIndex {
+    /// The index of `spec`'s routes.
+    pub fn of(spec: &RouterSpec) -> RouteIndex {
+        RouteIndex(spec.routes.iter().enumerate().map(|(i, r)| ((r.table, r.prefix), i)).collect())
+    }
+
+    /// Whether it may be `spec`'s: as many routes (an index of another configuration
+    /// is rebuilt, not trusted).
+    pub fn fits(&self, spec: &RouterSpec) -> bool {
+        self.0.len() == spec.routes.len()
+    }
+
+    /// Where the route of `table` and `prefix` sits.
+    pub fn get(&self, table: u32, prefix: Prefix) -> Option<usize> {
+        self.0.get(&(table, prefix)).copied()
     }
 }
 
@@ -56,7 +122,7 @@ impl RouteEdit {
 #[derive(Default)]
 pub(crate) struct Index {
     /// By table and prefix; `None`: not indexed, found by a scan ([`Index::scanning`]).
-    routes: Option<HashMap<(u32, Prefix), usize>>,
+    pub(crate) routes: Option<HashMap<(u32, Prefix), usize>>,
     addrs: HashMap<(String, IpAddr), usize>,
     neighs: HashMap<(String, IpAddr), usize>,
     /// The changes made to the routes, in order, if they are recorded.
@@ -66,10 +132,7 @@ pub(crate) struct Index {
 impl Index {
     /// The index of an existing spec.
     pub(crate) fn of(spec: &RouterSpec) -> Index {
-        Index {
-            routes: Some(spec.routes.iter().enumerate().map(|(i, r)| ((r.table, r.prefix), i)).collect()),
-            ..Index::scanning(spec)
-        }
+        Index { routes: Some(RouteIndex::of(spec).0), ..Index::scanning(spec) }
     }
 
     /// An index for one command: its routes are found by a scan, which for one lookup
@@ -83,9 +146,10 @@ impl Index {
         }
     }
 
-    /// [`scanning`](Self::scanning), recording every change made to the routes.
-    pub(crate) fn logging(spec: &RouterSpec) -> Index {
-        Index { edits: Some(Vec::new()), ..Index::scanning(spec) }
+    /// An index for one command with `routes`, the spec's route index (taken out of it
+    /// meanwhile), recording every change made to the routes.
+    pub(crate) fn logging(spec: &RouterSpec, routes: &mut RouteIndex) -> Index {
+        Index { routes: Some(std::mem::take(&mut routes.0)), edits: Some(Vec::new()), ..Index::scanning(spec) }
     }
 
     fn edited(&mut self, e: RouteEdit) {
@@ -109,15 +173,13 @@ impl Index {
         }
     }
 
-    /// The route at index `i` was removed: the ones after it moved up one (no rehash
-    /// of every route: a batch of deletions stays linear in them).
-    fn route_removed(&mut self, table: u32, prefix: Prefix, i: usize) {
+    /// The route at index `i` was removed, and `moved` (the last one's table and
+    /// prefix, if it was not the last) put in its place.
+    fn route_removed(&mut self, table: u32, prefix: Prefix, i: usize, moved: Option<(u32, Prefix)>) {
         if let Some(m) = &mut self.routes {
             m.remove(&(table, prefix));
-            for v in m.values_mut() {
-                if *v > i {
-                    *v -= 1;
-                }
+            if let Some(k) = moved {
+                m.insert(k, i);
             }
         }
     }
@@ -337,21 +399,27 @@ pub(crate) fn commit(spec: &mut RouterSpec, idx: &mut Index, cmd: Cmd) -> Result
         },
         Item::Route { spec: r, .. } => match idx.route(spec, r.table, r.prefix) {
             Some(i) => {
+                let new = idx.edits.is_some().then(|| r.clone());
                 let old = std::mem::replace(&mut spec.routes[i], r);
-                idx.edited(RouteEdit::Replaced(i, old));
+                if let Some(new) = new {
+                    idx.edited(RouteEdit::Replaced { at: i, old, new });
+                }
             }
             None => {
                 idx.route_pushed(r.table, r.prefix, spec.routes.len());
+                let new = idx.edits.is_some().then(|| r.clone());
                 spec.routes.push(r);
-                idx.edited(RouteEdit::Pushed);
+                if let Some(new) = new {
+                    idx.edited(RouteEdit::Pushed(new));
+                }
             }
         },
         Item::RouteDel { table, prefix, .. } => {
             if let Some(i) = idx.route(spec, table, prefix) {
-                // The routes keep their order.
-                let old = spec.routes.remove(i);
-                idx.route_removed(table, prefix, i);
-                idx.edited(RouteEdit::Removed(i, old));
+                // The last route takes its place: O(1) in a full table.
+                let old = spec.routes.swap_remove(i);
+                idx.route_removed(table, prefix, i, spec.routes.get(i).map(|r| (r.table, r.prefix)));
+                idx.edited(RouteEdit::Removed { at: i, old });
             }
         }
         Item::Tunsrc { addr, line } => spec.tunsrc = addr.map(|a| (a, line)),

@@ -33,7 +33,7 @@ use std::path::Path;
 
 use sr6_core::spec::RouterSpec;
 
-pub use apply::{note_dev, RouteEdit};
+pub use apply::{note_dev, RouteEdit, RouteIndex};
 
 /// A configuration error: where, what, and what was expected there.
 ///
@@ -158,7 +158,8 @@ pub fn parse_line(line: &str, file: &str, line_no: usize, spec: &mut RouterSpec)
     parse_indexed(line, line_no, spec, true, Path::new(""), &mut idx).map(|_| ()).map_err(|e| e.in_file(file))
 }
 
-/// [`parse_line`] on `spec` itself, recording each change it makes to `spec.routes`:
+/// [`parse_line`] on `spec` itself, finding its route by `index` (the spec's
+/// [`RouteIndex`], kept up to date) and recording each change it makes to `spec.routes`:
 /// with them ([`RouteEdit::undo`], last first) and a copy of the rest taken before
 /// ([`RouterSpec::clone_without_routes`]) the caller puts `spec` back as it was, if the
 /// line is refused here or later, instead of working on a copy of a configuration that
@@ -169,9 +170,11 @@ pub fn parse_line_logged(
     file: &str,
     line_no: usize,
     spec: &mut RouterSpec,
+    index: &mut RouteIndex,
 ) -> (Result<(), ConfigError>, Vec<RouteEdit>) {
-    let mut idx = apply::Index::logging(spec);
+    let mut idx = apply::Index::logging(spec, index);
     let r = parse_indexed(line, line_no, spec, true, Path::new(""), &mut idx).map(|_| ()).map_err(|e| e.in_file(file));
+    index.0 = idx.routes.take().unwrap_or_default();
     (r, idx.edits.take().unwrap_or_default())
 }
 

@@ -2,7 +2,8 @@
 //! a scan) and the same commands applied as a batch (`parse_lines`: one hashed index
 //! of the routes) leave the same configuration and refuse the same lines; applied
 //! with its route changes recorded (`parse_line_logged`, as `sr6 ctl` applies one), it
-//! does what `parse_line` does, and its edits undone put the configuration back.
+//! does what `parse_line` does, its edits made again on a copy of the routes give the
+//! same routes, and undone they put the configuration back.
 
 use proptest::prelude::*;
 use sr6_core::spec::RouterSpec;
@@ -49,16 +50,25 @@ proptest! {
             let mut plain = spec.clone();
             let want = sr6_config::parse_line(&line, "t", i + 1, &mut plain).map_err(|e| e.to_string());
             let rest = spec.clone_without_routes();
-            let (got, edits) = sr6_config::parse_line_logged(&line, "t", i + 1, &mut spec);
+            let mut index = sr6_config::RouteIndex::of(&spec);
+            let (got, edits) = sr6_config::parse_line_logged(&line, "t", i + 1, &mut spec, &mut index);
             prop_assert_eq!(got.map_err(|e| e.to_string()), want);
             prop_assert_eq!(&spec, &plain);
+            prop_assert_eq!(&index, &sr6_config::RouteIndex::of(&spec), "the index follows");
+            // Made again on a copy of the routes before: the routes after.
+            let mut again = before.routes.clone();
+            for e in &edits {
+                e.redo(&mut again);
+            }
+            prop_assert_eq!(&again, &spec.routes);
             // Undone: as before the line, whatever it did.
             let mut undone = spec.clone();
             for e in edits.into_iter().rev() {
-                e.undo(&mut undone.routes);
+                e.undo(&mut undone.routes, &mut index);
             }
             let routes = std::mem::take(&mut undone.routes);
-            prop_assert_eq!(RouterSpec { routes, ..rest }, before);
+            prop_assert_eq!(RouterSpec { routes, ..rest }, before.clone());
+            prop_assert_eq!(&index, &sr6_config::RouteIndex::of(&before), "the index is put back");
         }
     }
 }

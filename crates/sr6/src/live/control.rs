@@ -53,6 +53,10 @@ pub struct Control {
     /// Whether the last build had to leave the outside routes out (the tables refused
     /// them): [`merged`](Self::merged) then has none of them.
     pub outside_left_out: Cell<bool>,
+    /// Where each route of [`spec`](Self::spec) sits, kept up to date by `sr6 ctl`
+    /// lines ([`apply_line`](Self::apply_line)); `None` after any other change of the
+    /// configuration (made again at the next line).
+    pub route_index: Option<sr6_config::RouteIndex>,
 }
 
 impl Control {
@@ -73,6 +77,7 @@ impl Control {
             spare: None,
             merged: None,
             outside_left_out: Cell::new(false),
+            route_index: None,
         }
     }
 
@@ -204,7 +209,7 @@ impl Control {
     /// Publishes the tables of the current spec (after a neighbour change: in place
     /// when that is all that changed).
     pub fn republish(&mut self) -> Result<u64, String> {
-        if let Some(id) = self.try_in_place_current() {
+        if let Some(id) = self.try_in_place_edits(&[]).or_else(|| self.try_in_place_current()) {
             return Ok(id);
         }
         let (t, _, merged) = self.build_merged(&self.spec)?;
@@ -236,15 +241,21 @@ impl Control {
         self.commands += 1;
         let origin = format!("ctl:{}", self.commands);
         let rest = self.spec.clone_without_routes();
-        let (parsed, edits) = sr6_config::parse_line_logged(line, "ctl", self.commands, &mut self.spec);
+        let index = match self.route_index.take() {
+            Some(i) if i.fits(&self.spec) => i,
+            _ => sr6_config::RouteIndex::of(&self.spec),
+        };
+        let index = self.route_index.insert(index);
+        let (parsed, edits) = sr6_config::parse_line_logged(line, "ctl", self.commands, &mut self.spec, index);
         let res = match parsed {
             Err(e) => Err(e.to_string()),
-            Ok(())
-                if edits.iter().all(|e| e.unchanged(&self.spec.routes)) && self.spec.clone_without_routes() == rest =>
-            {
+            Ok(()) if edits.iter().all(|e| e.unchanged()) && self.spec.clone_without_routes() == rest => {
                 return Ok("nothing to change".into())
             }
             Ok(()) => new_devices(&rest.devices, &self.spec, &origin).and_then(|()| {
+                if let Some(id) = self.try_in_place_edits(&edits) {
+                    return Ok(format!("applied (tables generation {id}, in place)"));
+                }
                 let s = std::mem::take(&mut self.spec);
                 let r = self.publish(&s, &origin);
                 self.spec = s;
@@ -252,8 +263,9 @@ impl Control {
             }),
         };
         if res.is_err() {
+            let index = self.route_index.get_or_insert_default();
             for e in edits.into_iter().rev() {
-                e.undo(&mut self.spec.routes);
+                e.undo(&mut self.spec.routes, index);
             }
             let routes = std::mem::take(&mut self.spec.routes);
             self.spec = RouterSpec { routes, ..rest };
@@ -284,6 +296,7 @@ impl Control {
         new_devices(&self.spec.devices, &s, origin)?;
         let out = self.publish(&s, origin)?;
         self.spec = s;
+        self.route_index = None;
         Ok(out)
     }
 
@@ -321,6 +334,7 @@ impl Control {
         let id = self.publish_built(t, merged);
         self.config = s.clone();
         self.spec = s;
+        self.route_index = None;
         let mut out = format!("reloaded {} (tables generation {id})", path.display());
         for w in warnings {
             out.push_str(&format!("\nwarning: {w}"));

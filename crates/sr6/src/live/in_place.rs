@@ -24,6 +24,7 @@ use std::time::{Duration, Instant};
 
 use rustc_hash::FxHashMap;
 
+use sr6_config::RouteEdit;
 use sr6_core::spec::{Prefix, RouteKind, RouteSpec, RouterSpec};
 use sr6_core::tables::{neigh_key, NeighChange, RouteChange, Tables};
 
@@ -107,6 +108,44 @@ fn route_changes(old: &[RouteSpec], new: &[RouteSpec]) -> Option<(Vec<RouteChang
     );
     // (Those between the shared lines: every route changed, and perhaps a few more.)
     Some((routes, old_mid.iter().chain(new_mid).all(plain)))
+}
+
+/// The route changes a `sr6 ctl` line's edits of the configuration's routes make
+/// ([`sr6_config::parse_line_logged`]): for each table and prefix they touch, the route
+/// it had before the first edit and the one after the last; and whether every route
+/// changed, before and after, is [`plain`]. No comparison of the routes the line left
+/// alone: it costs the line's routes, not the table's.
+pub fn edit_changes(edits: &[RouteEdit]) -> (Vec<RouteChange>, bool) {
+    type Ends<'a> = (Option<&'a RouteSpec>, Option<&'a RouteSpec>);
+    let mut order: Vec<(u32, Prefix)> = Vec::new();
+    let mut ends: FxHashMap<(u32, Prefix), Ends> = FxHashMap::default();
+    for e in edits {
+        let (old, new) = e.before_after();
+        let Some(r) = old.or(new) else { continue };
+        let key = (r.table, r.prefix);
+        match ends.get_mut(&key) {
+            Some(end) => end.1 = new,
+            None => {
+                order.push(key);
+                ends.insert(key, (old, new));
+            }
+        }
+    }
+    let mut plain_all = true;
+    let mut routes = Vec::new();
+    for key in order {
+        let (before, after) = ends[&key];
+        let change = match (before, after) {
+            (Some(b), None) => Some(RouteChange::Delete(b.clone())),
+            (b, Some(a)) if b.is_none_or(|b| !same_route(b, a)) => Some(RouteChange::Add(a.clone())),
+            _ => None,
+        };
+        if let Some(c) = change {
+            plain_all &= before.is_none_or(plain) && after.is_none_or(plain);
+            routes.push(c);
+        }
+    }
+    (routes, plain_all)
 }
 
 /// Whether a route is its prefix's alone in the tables: a route through gateways or a
@@ -195,6 +234,61 @@ impl Control {
         }
     }
 
+    /// [`try_in_place`](Self::try_in_place) after a `sr6 ctl` line changed the
+    /// configuration by `edits` (none: a neighbour learned or forgotten), without
+    /// assembling and comparing every route: the route changes are the edits'
+    /// ([`edit_changes`]), the neighbours' those of the rest of the configuration,
+    /// assembled without its routes; the merged configuration's routes take the same
+    /// edits. Only while nothing from outside is merged (the merged routes are then
+    /// the configuration's, in its order); `None` otherwise, or if the rest changed
+    /// otherwise than by neighbours, or the changes cannot be made in place (nothing is
+    /// then published: the caller takes the whole way).
+    pub fn try_in_place_edits(&mut self, edits: &[RouteEdit]) -> Option<u64> {
+        if !self.fpm_routes.is_empty() || !self.kernel_routes.is_empty() {
+            return None;
+        }
+        let moved = |e: &RouteEdit| match e {
+            RouteEdit::Pushed(_) => 1isize,
+            RouteEdit::Removed { .. } => -1,
+            RouteEdit::Replaced { .. } => 0,
+        };
+        let before = self.spec.routes.len() as isize - edits.iter().map(moved).sum::<isize>();
+        let mut old = self.merged.take()?;
+        if old.routes.len() as isize != before {
+            self.merged = Some(old);
+            return None;
+        }
+        match self.in_place_edits(&mut old, edits) {
+            Some((id, mut new)) => {
+                new.routes = std::mem::take(&mut old.routes);
+                for e in edits {
+                    e.redo(&mut new.routes);
+                }
+                debug_assert!(new.routes == self.spec.routes);
+                self.merged = Some(new);
+                Some(id)
+            }
+            None => {
+                self.merged = Some(old);
+                None
+            }
+        }
+    }
+
+    /// [`try_in_place_edits`](Self::try_in_place_edits) once `old` (the merged
+    /// configuration) is known to have the configuration's routes before `edits`: the
+    /// new generation's id and the new merged configuration, without its routes.
+    fn in_place_edits(&mut self, old: &mut RouterSpec, edits: &[RouteEdit]) -> Option<(u64, RouterSpec)> {
+        let (mut new, _) = self.assemble(&self.spec.clone_without_routes()).ok()?;
+        let routes = std::mem::take(&mut old.routes);
+        let rest = changes(old, &mut new);
+        old.routes = routes;
+        let (routes, plain) = edit_changes(edits);
+        let ch = Changes { routes, neighs: rest?.neighs, plain };
+        let id = if ch.is_empty() { self.shared.gen.load().id } else { self.publish_in_place(old, ch)? };
+        Some((id, new))
+    }
+
     /// Publishes the tables of `current` (what the published ones were built from)
     /// changed by `ch`, in place (see the module docs); `None` if that cannot be done
     /// (nothing is then published).
@@ -242,8 +336,32 @@ fn reclaim(mut gen: Arc<Generation>) -> Option<Tables> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
+    use sr6_core::tables::{NextHop, Route};
+
+    /// The route the tables give address `a`, with its adjacency, policy or SID and its
+    /// fast-path hop: a policy or SID by what it is, not by its index or line, which
+    /// follow the order of the routes or of the changes (the hop of a policy is the
+    /// policy's index + 2 << 28).
+    pub(crate) fn norm(t: &Tables, a: &str) -> String {
+        let a: std::net::Ipv6Addr = a.parse().unwrap();
+        let mut hop = *t.fibs.main().lpm6.lookup_aux(u128::from(a)).1;
+        let r = match t.fibs.main().lookup6(&a.octets()) {
+            Some(Route::Forward(NextHop::Adj(i))) => format!("{:?}", t.adjacencies[i as usize]),
+            Some(Route::Policy(i)) => {
+                if hop.code == (2 << 28) + i {
+                    hop.code = 2 << 28;
+                }
+                // Its line too follows that order.
+                let p = sr6_core::tables::Policy { line: 0, ..t.policies[i as usize].clone() };
+                format!("{p:?}")
+            }
+            Some(Route::Sid(i)) => format!("SID {}", t.sids[i as usize].action),
+            r => format!("{r:?}"),
+        };
+        format!("{r} {hop:?}")
+    }
 
     fn spec(text: &str) -> RouterSpec {
         sr6_config::parse_str(text, "t").unwrap()
@@ -360,6 +478,92 @@ mod tests {
             });
             proptest::prop_assert_eq!(sorted(found), sorted(reference(&old, &new)));
         }
+    }
+
+    /// A `sr6 ctl` line of kind `k` on prefix `p` with gateway or neighbour `v`: routes
+    /// of every kind added, replaced and deleted (plain, blackholes, SIDs, policies),
+    /// neighbours set and removed, and a replace the tables refuse.
+    fn ctl_line(k: u8, p: u8, v: u8) -> String {
+        match k {
+            0 => format!("route replace fc00:{p:x}::/64 via fc00::{v:x} dev eth0"),
+            1 => format!("route del fc00:{p:x}::/64"),
+            2 => format!("route replace blackhole fc00:{p:x}::/64"),
+            3 => format!("route replace fc00:e::{p:x}/128 encap seg6local action End dev eth0"),
+            4 => format!("route del fc00:e::{p:x}/128"),
+            5 => format!("route replace fc00:{p:x}::/64 encap seg6 mode encap segs fc00::{v:x}:9 dev eth0"),
+            6 => format!("neigh replace fc00::{v:x} lladdr 02:00:00:00:{p:02x}:{v:02x} dev eth0"),
+            7 => format!("neigh del fc00::{v:x} dev eth0"),
+            // (Refused by the tables, once the configuration has the route: no key 4.)
+            8 => format!("route replace fc00:{p:x}::/64 encap seg6 mode encap segs fc00::9 hmac 4 dev eth0"),
+            _ => format!("route add fc00:{p:x}::/64 via fc00::{v:x} dev eth0"),
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(128))]
+
+        /// `sr6 ctl` lines and neighbours learned and forgotten, published by their edits
+        /// ([`Control::try_in_place_edits`]) or the whole way: after each, the merged
+        /// configuration is the one assembled afresh from the configuration, and the
+        /// published tables forward as tables built from it.
+        #[test]
+        fn ctl_lines_in_place_equal_a_build(
+            steps in proptest::collection::vec((0u8..=11, 1u8..=5, 2u8..=4), 1..16)
+        ) {
+            let mut c = crate::live::control::tests::control(
+                "addr add fc00::1/64 dev eth0\nsr tunsrc set fc00::1\nroute add fc00:1::/64 via fc00::2 dev eth0\n",
+            );
+            for (i, &(k, p, v)) in steps.iter().enumerate() {
+                let what = if k >= 10 {
+                    let mac = (k == 10).then_some([2, 0, 0, 0, p, v]);
+                    c.learn("eth0", format!("fc00::{v:x}").parse().unwrap(), mac);
+                    c.republish().map(|_| String::new())
+                } else {
+                    c.apply_line(&ctl_line(k, p, v))
+                };
+                proptest::prop_assert!(k != 8 || what.is_err());
+                let (whole, _) = c.assemble(&c.spec).unwrap();
+                proptest::prop_assert_eq!(c.merged.as_ref(), Some(&whole), "{}: {:?}", i, what);
+                if let Some(index) = &c.route_index {
+                    proptest::prop_assert_eq!(index, &sr6_config::RouteIndex::of(&c.spec), "{}: {:?}", i, what);
+                }
+                let (built, _) = c.build(&c.spec).unwrap();
+                let g = c.shared.gen.load();
+                for p in 1..=5 {
+                    for a in [format!("fc00:{p:x}::1"), format!("fc00:e::{p:x}")] {
+                        proptest::prop_assert_eq!(norm(&g.tables, &a), norm(&built, &a), "{}: {:?}: {}", i, what, a);
+                    }
+                }
+            }
+        }
+    }
+
+    /// A `sr6 ctl` line's route edits, and a neighbour learned, are made on the merged
+    /// configuration's routes themselves (no copy of a table that may be full); with
+    /// routes from outside merged, the whole way.
+    #[test]
+    fn a_lines_edits_are_made_on_the_merged_routes() {
+        let mut c = crate::live::control::tests::control(
+            "addr add fc00::1/64 dev eth0\nroute add fc00:1::/64 via fc00::2 dev eth0\n\
+             route add fc00:2::/64 via fc00::2 dev eth0\n",
+        );
+        let routes = |c: &Control| c.merged.as_ref().unwrap().routes.as_ptr();
+        let before = routes(&c);
+        let out = c.apply_line("route replace fc00:1::/64 via fc00::3 dev eth0").unwrap();
+        assert!(out.contains("in place"), "{out}");
+        assert_eq!(routes(&c), before);
+        c.learn("eth0", "fc00::3".parse().unwrap(), Some([2, 0, 0, 0, 0, 3]));
+        c.republish().unwrap();
+        assert_eq!(routes(&c), before);
+        assert_eq!(norm(&c.shared.gen.load().tables, "fc00:1::1"), norm(&c.build(&c.spec).unwrap().0, "fc00:1::1"));
+        c.apply_line("route del fc00:2::/64").unwrap();
+        assert_eq!(routes(&c), before);
+        let k = super::super::outside::KernelLines::listed(vec!["ip -6 route add blackhole fc00:9::/64".into()]);
+        c.replace_outside_routes(|c| &mut c.kernel_routes, k).unwrap().unwrap();
+        let before = routes(&c);
+        c.apply_line("route replace fc00:1::/64 via fc00::2 dev eth0").unwrap();
+        assert_ne!(routes(&c), before, "assembled again");
+        assert_eq!(c.merged.as_ref().unwrap().routes.len(), 2);
     }
 
     #[test]

@@ -222,32 +222,11 @@ impl Control {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::live::in_place::tests::norm;
     use proptest::prelude::*;
     use sr6_core::spec::RouteKind;
-    use sr6_core::tables::{NextHop, Route, Tables};
 
     const CONF: &str = "addr add fc00::1/64 dev eth0\nroute add fc00:1::/64 via fc00::2 dev eth0\n";
-
-    /// The route the tables give address `a`, with its adjacency or policy and its
-    /// fast-path hop: a policy by what it is, not by its index or line, which follow
-    /// the order of the merged routes (the hop of a policy is the policy's index + 2 << 28).
-    fn norm(t: &Tables, a: &str) -> String {
-        let a: std::net::Ipv6Addr = a.parse().unwrap();
-        let mut hop = *t.fibs.main().lpm6.lookup_aux(u128::from(a)).1;
-        let r = match t.fibs.main().lookup6(&a.octets()) {
-            Some(Route::Forward(NextHop::Adj(i))) => format!("{:?}", t.adjacencies[i as usize]),
-            Some(Route::Policy(i)) => {
-                if hop.code == (2 << 28) + i {
-                    hop.code = 2 << 28;
-                }
-                // Its line too follows that order.
-                let p = sr6_core::tables::Policy { line: 0, ..t.policies[i as usize].clone() };
-                format!("{p:?}")
-            }
-            r => format!("{r:?}"),
-        };
-        format!("{r} {hop:?}")
-    }
 
     /// The routes of a configuration, whatever their lines and order.
     fn routes(s: &RouterSpec) -> Vec<String> {
