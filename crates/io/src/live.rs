@@ -143,6 +143,49 @@ pub fn poll_readable(pfds: &mut [libc::pollfd], timeout_ms: i32) {
     }
 }
 
+/// An eventfd(2) one thread writes to wake another asleep in [`poll_readable`] on
+/// [`fd`](Self::fd) (with its ports' descriptors): a worker told of new tables at once,
+/// not at the end of its sleep.
+#[derive(Debug)]
+pub struct Wake(std::os::fd::OwnedFd);
+
+impl Wake {
+    /// A new eventfd, non-blocking.
+    pub fn new() -> std::io::Result<Wake> {
+        use std::os::fd::FromRawFd;
+        // SAFETY: eventfd(2) takes no pointers; a non-negative result is a descriptor
+        // this process now owns.
+        let fd = unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) };
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        // SAFETY: `fd` was just opened and is owned by nothing else.
+        Ok(Wake(unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) }))
+    }
+
+    /// The descriptor to poll for reading.
+    pub fn fd(&self) -> RawFd {
+        use std::os::fd::AsRawFd;
+        self.0.as_raw_fd()
+    }
+
+    /// Makes [`fd`](Self::fd) readable until [`clear`](Self::clear)ed.
+    pub fn wake(&self) {
+        let one = 1u64.to_ne_bytes();
+        // SAFETY: writes 8 bytes from a live local buffer. (A full counter, EAGAIN,
+        // is readable already.)
+        unsafe { libc::write(self.fd(), one.as_ptr().cast(), one.len()) };
+    }
+
+    /// Makes [`fd`](Self::fd) not readable (after a wake-up).
+    pub fn clear(&self) {
+        let mut buf = [0u8; 8];
+        // SAFETY: reads at most 8 bytes into a live local buffer; EAGAIN (nothing
+        // written) is fine.
+        unsafe { libc::read(self.fd(), buf.as_mut_ptr().cast(), buf.len()) };
+    }
+}
+
 /// Pins the calling thread to one CPU.
 pub fn pin_to_cpu(cpu: usize) -> std::io::Result<()> {
     pin_to_cpus(&[cpu])
@@ -200,4 +243,35 @@ pub fn enter_netns(name: &str) -> std::io::Result<()> {
         return Err(std::io::Error::new(e.kind(), format!("entering network namespace {name}: {e}")));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A wake-up makes the descriptor readable across threads, and a clear takes it
+    /// back; a sleep on it ends at the wake-up, not at its timeout.
+    #[test]
+    fn a_wake_ends_a_sleep_in_poll() {
+        let w = std::sync::Arc::new(Wake::new().unwrap());
+        let readable = |w: &Wake, ms: i32| {
+            let mut p = [libc::pollfd { fd: w.fd(), events: libc::POLLIN, revents: 0 }];
+            poll_readable(&mut p, ms);
+            p[0].revents & libc::POLLIN != 0
+        };
+        assert!(!readable(&w, 0));
+        w.wake();
+        w.wake();
+        assert!(readable(&w, 0));
+        w.clear();
+        assert!(!readable(&w, 0));
+        let waker = std::sync::Arc::clone(&w);
+        let t = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            waker.wake();
+        });
+        // (An hour's timeout: only the wake-up ends it.)
+        assert!(readable(&w, 3_600_000));
+        t.join().unwrap();
+    }
 }

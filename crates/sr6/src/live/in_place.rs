@@ -1,10 +1,10 @@
 //! Route and neighbour changes published without building the tables (issue 25): two
 //! copies of the tables take turns, as in a left-right scheme. The workers read the
 //! published generation; the one it replaced (the *spare*) is taken back once every
-//! worker has let go of it — each picks up a new generation at its next batch, within
-//! [`IDLE_POLL_MS`](super::worker::IDLE_POLL_MS) when idle — brought up to date with
-//! the changes it missed, changed, and published in turn. Workers never wait for the
-//! control side; the control side waits (briefly) for the workers.
+//! worker has let go of it — each picks up a new generation at its next batch, and an
+//! idle one is woken for it ([`Shared::wake`](super::state::Shared::wake)) — brought up
+//! to date with the changes it missed, changed, and published in turn. Workers never
+//! wait for the control side; the control side waits (briefly) for the workers.
 //!
 //! What is compared is the configuration the tables are built from, with the routes
 //! mirrored from the kernel and from zebra and the neighbours learned from the kernel

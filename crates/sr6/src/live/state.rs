@@ -180,6 +180,11 @@ pub struct Shared {
     /// The XDP tier, when it runs ([`super::fast_tier`]): kept equal to each
     /// generation published, its counters merged into [`Shared::totals`].
     pub fast: Mutex<Option<super::fast_tier::FastTier>>,
+    /// Per worker, woken at each publication: an idle worker asleep in poll(2) takes
+    /// the new generation at once and lets go of the one it replaced, which the next
+    /// route change then reuses ([`super::in_place`]) without waiting for the sleep
+    /// to end. `None` if no eventfd could be had (the sleep then ends on its own).
+    pub wake: Vec<Option<sr6_io::live::Wake>>,
 }
 
 /// Locks a mutex even if a thread panicked while holding it: counters stay readable.
@@ -216,6 +221,14 @@ impl Shared {
             ids_recent: Arc::default(),
             links,
             fast: Mutex::new(None),
+            wake: (0..workers).map(|_| sr6_io::live::Wake::new().ok()).collect(),
+        }
+    }
+
+    /// Wakes the workers asleep in poll(2) ([`Shared::wake`]).
+    fn wake_workers(&self) {
+        for w in self.wake.iter().flatten() {
+            w.wake();
         }
     }
 
@@ -229,6 +242,7 @@ impl Shared {
         let id = self.next_gen.fetch_add(1, Ordering::Relaxed);
         self.gen.store(Arc::new(Generation { id, tables }));
         self.sync_fast(None);
+        self.wake_workers();
         id
     }
 
@@ -253,6 +267,7 @@ impl Shared {
         let id = self.next_gen.fetch_add(1, Ordering::Relaxed);
         let old = self.gen.swap(Arc::new(Generation { id, tables }));
         self.sync_fast(routes);
+        self.wake_workers();
         (id, old)
     }
 

@@ -6,7 +6,7 @@
 //! read through one atomic pointer load per round; a new generation is picked up
 //! between batches, so a swap never loses or splits a batch. When no port had anything
 //! for a while, the worker sleeps in `poll(2)` on the ports' descriptors (at most
-//! [`IDLE_POLL_MS`], so it notices stop requests and table swaps). With
+//! [`IDLE_POLL_MS`], so it notices stop requests; new tables wake it at once). With
 //! `--overload-priority`, each round ends with the overload guard's look at the
 //! receive rings (`overload.rs`).
 
@@ -97,6 +97,11 @@ pub fn run(ctx: WorkerCtx, mut ports: Vec<Box<dyn Port>>) {
     let mut guard_base = guard.stats(0);
     let mut pfds: Vec<libc::pollfd> =
         fds.iter().map(|&fd| libc::pollfd { fd, events: libc::POLLIN, revents: 0 }).collect();
+    // After the ports' (indexed by device): new tables wake the worker.
+    let wake = shared.wake.get(ctx.id).and_then(Option::as_ref);
+    if let Some(w) = wake {
+        pfds.push(libc::pollfd { fd: w.fd(), events: libc::POLLIN, revents: 0 });
+    }
 
     // What a `clear-counters` (clear epoch `epoch`, seen at time `now`) resets: the
     // worker's counters, the neighbour queue's, and the port and overload baselines.
@@ -301,6 +306,9 @@ pub fn run(ctx: WorkerCtx, mut ports: Vec<Box<dyn Port>>) {
             if idle > SPIN_ROUNDS {
                 guard.asleep(true);
                 poll_readable(&mut pfds, IDLE_POLL_MS);
+                if let Some(w) = wake {
+                    w.clear();
+                }
                 guard.asleep(false);
             } else {
                 // Nothing received: let whatever else is runnable on this CPU go first.
