@@ -137,6 +137,29 @@ struct Changes<'a> {
     keys: &'a [(KeyId, Option<u64>)],
 }
 
+/// What the generation the programs no longer read lacks after a switch, written into
+/// it once they have all let go of it ([`Mirror::settle`]): the switch's changes, and
+/// the device slots and local addresses no generation names any more.
+struct Behind {
+    /// Ends when every program running at the switch has finished.
+    waiter: std::thread::JoinHandle<io::Result<()>>,
+    routes: Vec<RouteChange>,
+    adjs: Vec<(u32, Option<Act>)>,
+    devs: Vec<(u32, Option<DevConf>)>,
+    policies: Vec<(u32, Option<PolicyVal>)>,
+    keys: Vec<(KeyId, Option<u64>)>,
+    /// `tx` slots to delete.
+    tx_gone: Vec<u32>,
+    /// `local4` addresses to delete.
+    local4_gone: Vec<u32>,
+}
+
+impl std::fmt::Debug for Behind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Behind {{ {} routes, {} adjacencies, .. }}", self.routes.len(), self.adjs.len())
+    }
+}
+
 /// A worker's handle on the texts the XDP tier takes HMACs for (`hmac_ok`): each
 /// [`Verified`] the general path hands on ([`sr6_core::hmac::drain_verified`]).
 #[derive(Debug)]
@@ -170,10 +193,12 @@ fn hmac_entry(v: &Verified) -> ([u8; 64], [u8; 132]) {
 #[derive(Debug)]
 pub struct Mirror {
     maps: Vec<(String, Map)>,
-    wait: Map,
-    wait_inner: Map,
+    /// The map-of-maps whose update waits for the programs, and its inner map.
+    wait: std::sync::Arc<(Map, Map)>,
     /// The generation the programs read.
     active: u8,
+    /// What the other generation lacks until the programs let go of it.
+    behind: Option<Behind>,
     /// The prefixes in the maps.
     routes: BTreeMap<RouteKey, Act>,
     /// Everything else they hold.
@@ -440,9 +465,9 @@ impl Mirror {
         let wait = Map::create_wait(&wait_inner, "sr6_wait")?;
         Ok(Mirror {
             maps,
-            wait,
-            wait_inner,
+            wait: std::sync::Arc::new((wait, wait_inner)),
             active: 0,
+            behind: None,
             routes: BTreeMap::new(),
             side: Side { tx: vec![0; TX_SLOTS], ..Side::default() },
         })
@@ -483,6 +508,10 @@ impl Mirror {
     /// error left the maps in a state not known: the way back to a known one is a
     /// [`sync`](Self::sync) that succeeds).
     pub fn disable(&mut self) {
+        // (Whatever the other generation lacked is zeroed with the rest.)
+        if let Some(b) = self.behind.take() {
+            let _ = b.waiter.join();
+        }
         let m = self.map("devs");
         for k in 0..2 * DEVS_IFINDEX_MAX {
             let _ = m.update(&k.to_ne_bytes(), &[0; 16]);
@@ -603,11 +632,36 @@ impl Mirror {
         })
     }
 
+    /// Brings the generation the programs do not read up to the one they read, once
+    /// every program that read it has finished: the last switch's changes, written
+    /// there (see [`switch`](Self::switch)). Waits for them if they have not yet
+    /// (one RCU grace period from the switch). Every sync does it first; after it,
+    /// both generations hold the same.
+    pub fn settle(&mut self) -> io::Result<()> {
+        let Some(b) = self.behind.take() else { return Ok(()) };
+        b.waiter.join().map_err(|_| io::Error::other("the wait for the XDP programs panicked"))??;
+        let c = Changes { routes: &b.routes, adjs: &b.adjs, devs: &b.devs, policies: &b.policies, keys: &b.keys };
+        self.write(1 - self.active, &c)?;
+        let devmap = self.map("tx");
+        for d in &b.tx_gone {
+            devmap.delete(&d.to_ne_bytes())?;
+        }
+        let local4 = self.map("local4");
+        for a in &b.local4_gone {
+            local4.delete(&a.to_be_bytes())?;
+        }
+        Ok(())
+    }
+
     /// Writes `changed` and what differs between `side` and the maps' into the
-    /// generation not read, switches `cur`, waits for the programs, and writes the same
-    /// into the other; `false` (nothing written) if nothing differs. `self.side` is then
-    /// `side`; the caller brings `self.routes` up to date.
+    /// generation not read (after [`settle`](Self::settle)), and switches `cur` to it;
+    /// `false` (nothing written) if nothing differs. The generation the programs read
+    /// until then gets the same once they have let go of it, which a thread waits for
+    /// meanwhile: at the next sync, or [`settle`](Self::settle) — so a change is live
+    /// without waiting for the grace period. `self.side` is then `side`; the caller
+    /// brings `self.routes` up to date.
     fn switch(&mut self, side: Side, changed: &[RouteChange]) -> io::Result<bool> {
+        self.settle()?;
         let dev_changed: Vec<(u32, Option<DevConf>)> = diff(&side.devs, &self.side.devs);
         let adjs_changed = diff(&side.adjs, &self.side.adjs);
         let local4_changed = diff(&side.local4, &self.side.local4);
@@ -649,20 +703,21 @@ impl Mirror {
         };
         self.write(next, &c)?;
         self.map("cur").update(&0u32.to_ne_bytes(), &u32::from(next).to_ne_bytes())?;
-        self.wait.wait_for_programs(&self.wait_inner)?;
-        let old = self.active;
         self.active = next;
-        self.write(old, &c)?;
-        let devmap = self.map("tx");
-        for (d, (&new, &old)) in side.tx.iter().zip(&self.side.tx).enumerate() {
-            if new == 0 && old != 0 {
-                devmap.delete(&(d as u32).to_ne_bytes())?;
-            }
-        }
-        let local4 = self.map("local4");
-        for (a, _) in local4_changed.iter().filter(|(_, v)| v.is_none()) {
-            local4.delete(&a.to_be_bytes())?;
-        }
+        let wait = std::sync::Arc::clone(&self.wait);
+        let waiter =
+            std::thread::Builder::new().name("sr6-xdp-wait".into()).spawn(move || wait.0.wait_for_programs(&wait.1))?;
+        let tx_gone = side.tx.iter().zip(&self.side.tx).enumerate();
+        self.behind = Some(Behind {
+            waiter,
+            routes: changed.to_vec(),
+            adjs: adjs_changed,
+            devs: dev_changed,
+            policies: policies_changed,
+            keys: keys_changed,
+            tx_gone: tx_gone.filter(|(_, (&new, &old))| new == 0 && old != 0).map(|(d, _)| d as u32).collect(),
+            local4_gone: local4_changed.iter().filter(|(_, v)| v.is_none()).map(|(a, _)| *a).collect(),
+        });
         self.side = side;
         Ok(true)
     }

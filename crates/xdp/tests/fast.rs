@@ -111,7 +111,9 @@ fn routes_reach_the_program_whole_and_both_generations_agree() {
     assert!(s.switched);
     assert_eq!(run(&f).0, XDP_DROP);
 
-    // Both generations hold the same prefixes with the same actions.
+    // Both generations hold the same prefixes with the same actions, once the one the
+    // programs left has caught up.
+    m.settle().unwrap();
     let routes = m.map("routes6");
     let keys = routes.keys::<22>().unwrap();
     let mut by_gen: [Vec<(Vec<u8>, Vec<u8>)>; 2] = [Vec::new(), Vec::new()];
@@ -235,8 +237,8 @@ fn entries(m: &Mirror) -> [Vec<Entry>; 2] {
 /// Routes added, replaced and deleted in place one at a time, each synced by its prefix
 /// alone (`Mirror::sync_prefixes`, as `sr6 run` syncs a `sr6 ctl route` change), and
 /// neighbours learned, changed and forgotten, each synced by the /128 of its address
-/// (as `sr6 run` syncs one): after each, both generations of the maps hold what a sync
-/// of every prefix of the same tables puts in a fresh set of maps. The tables hold
+/// (as `sr6 run` syncs one): after each, once settled, both generations of the maps hold
+/// what a sync of every prefix of the same tables puts in a fresh set of maps. The tables hold
 /// routes through gateways of both families, an on-link host route, an End.X SID and
 /// a policy, all resolved through the neighbours changed.
 #[test]
@@ -271,7 +273,15 @@ fn a_sync_of_the_changed_prefixes_is_a_sync_of_all() {
     let neighbours = [("eth1", "fc00:12::2"), ("eth2", "fc00:23::3"), ("eth1", "10.1.0.2"), ("eth1", "fc00:12::9")];
     let mut seed = 0x2545_f491_u64;
     let (mut changes, mut neigh_changes) = (0, 0);
-    let check = |m: &Mirror, t: &Tables, what: &str| {
+    let check = |m: &mut Mirror, t: &Tables, what: &str| {
+        // The generation the programs read is whole at the switch; the one they left
+        // gets the change once they let go of it.
+        let mut cur = [0u8; 4];
+        m.map("cur").lookup(&0u32.to_ne_bytes(), &mut cur).unwrap();
+        let read = usize::from(u32::from_ne_bytes(cur) == 1);
+        let at_switch = entries(m);
+        m.settle().unwrap();
+        assert_eq!(at_switch[read], entries(m)[read], "{what}: the generation read changed after the switch");
         let mut fresh = Mirror::new().unwrap();
         fresh.sync(t, &ix, &[true; 3]).unwrap();
         let (got, want) = (entries(m), entries(&fresh));
@@ -300,7 +310,7 @@ fn a_sync_of_the_changed_prefixes_is_a_sync_of_all() {
                 s.route_changes <= usize::from(addr == "fc00:12::9".parse::<std::net::IpAddr>().unwrap()),
                 "{what}: {s:?}"
             );
-            check(&m, &t, &what);
+            check(&mut m, &t, &what);
             neigh_changes += 1;
             continue;
         }
@@ -346,7 +356,7 @@ fn a_sync_of_the_changed_prefixes_is_a_sync_of_all() {
         }
         changes += 1;
         m.sync_prefixes(&t, &ix, &[true; 3], &[p]).unwrap();
-        check(&m, &t, &format!("step {step} ({line})"));
+        check(&mut m, &t, &format!("step {step} ({line})"));
     }
     assert!(changes > 30 && neigh_changes > 15, "{changes} route changes, {neigh_changes} neighbour changes in place");
 }
