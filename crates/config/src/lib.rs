@@ -178,6 +178,36 @@ pub fn parse_line_logged(
     (r, idx.edits.take().unwrap_or_default())
 }
 
+/// [`parse_lines`] without `keep_going`, on `spec` itself as [`parse_line_logged`]
+/// applies one line (its routes found by `index`, its route changes recorded): the
+/// commands applied, the first error (the lines after it are not applied; undo the
+/// edits to put the routes back), and the edits of every line applied, in order
+/// (`sr6 ctl batch` on a configuration that may hold a full table).
+pub fn parse_lines_logged<'a>(
+    lines: impl IntoIterator<Item = &'a str>,
+    file: &str,
+    spec: &mut RouterSpec,
+    index: &mut RouteIndex,
+) -> (usize, Option<ConfigError>, Vec<RouteEdit>) {
+    let mut idx = apply::Index::logging(spec, index);
+    let (mut applied, mut error) = (0, None);
+    for (i, line) in lines.into_iter().enumerate() {
+        let l = line.trim();
+        if l.is_empty() || l.starts_with('#') {
+            continue;
+        }
+        match parse_indexed(line, i + 1, spec, true, Path::new(""), &mut idx) {
+            Ok(_) => applied += 1,
+            Err(e) => {
+                error = Some(e.in_file(file));
+                break;
+            }
+        }
+    }
+    index.0 = idx.routes.take().unwrap_or_default();
+    (applied, error, idx.edits.take().unwrap_or_default())
+}
+
 /// Tokenize `src` line by line (joining `\` continuations) and apply each command to
 /// `spec`. Each command is applied all-or-nothing. Returns, for a whole file, the first
 /// word of each device that routes send through and no line declares (`link set`,

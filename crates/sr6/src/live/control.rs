@@ -2,9 +2,11 @@
 //! [`RouterSpec`]), the neighbours learned from the kernel, and the one way to change
 //! the data plane — build complete new tables and publish them ([`Shared::publish`]).
 //!
-//! Every change is all-or-nothing: a command or a file is applied to a copy of the
-//! spec, the copy is built into tables, and only if both succeed does the copy become
-//! the spec and the tables go live. A refused change leaves everything as it was.
+//! Every change is all-or-nothing. A `sr6 ctl` command or batch is applied to the spec
+//! itself, its route edits recorded, and undone if the parser or the tables refuse it
+//! (a spec may hold a full table: no copy of it per command); a file (`reload`) is
+//! parsed into a spec of its own. Only if the tables take the change do they go live.
+//! A refused change leaves everything as it was.
 
 use std::cell::Cell;
 use std::collections::BTreeMap;
@@ -12,6 +14,7 @@ use std::net::IpAddr;
 use std::path::Path;
 use std::sync::Arc;
 
+use sr6_config::RouteEdit;
 use sr6_core::spec::{MtuSpec, NeighSpec, RouteSpec, RouterSpec};
 use sr6_core::tables::Tables;
 
@@ -239,25 +242,54 @@ impl Control {
     /// is refused: its route changes undone, the rest put back from a copy of it.
     pub fn apply_line(&mut self, line: &str) -> Result<String, String> {
         self.commands += 1;
-        let origin = format!("ctl:{}", self.commands);
+        let n = self.commands;
+        self.apply_logged(&format!("ctl:{n}"), |spec, index| {
+            let (r, edits) = sr6_config::parse_line_logged(line, "ctl", n, spec, index);
+            (r.map_err(|e| e.to_string()), edits)
+        })
+    }
+
+    /// Applies the configuration lines of `text` (`sr6 ctl batch`: one per line, `#`
+    /// comments and blank lines skipped) as one change: all of them, published once,
+    /// or none (the error names the first line refused). As a line is, to the
+    /// configuration itself.
+    pub fn apply_batch(&mut self, text: &str) -> Result<String, String> {
+        self.commands += 1;
+        let origin = format!("batch (ctl:{})", self.commands);
+        let mut lines = 0;
+        let out = self.apply_logged(&origin, |spec, index| {
+            let (n, error, edits) = sr6_config::parse_lines_logged(text.lines(), "batch", spec, index);
+            lines = n;
+            (error.map_or(Ok(()), |e| Err(e.to_string())), edits)
+        })?;
+        Ok(format!("{lines} line(s) {out}"))
+    }
+
+    /// Changes the configuration by `parse` (one command or a batch, from `origin`),
+    /// which applies it to the configuration itself with the route index and returns
+    /// its route edits, and publishes the result: by the edits in place where it can
+    /// ([`try_in_place_edits`](Self::try_in_place_edits)), else the whole way. If
+    /// anything refuses it, the edits are undone and the rest of the configuration put
+    /// back from a copy without the routes taken before.
+    fn apply_logged(
+        &mut self,
+        origin: &str,
+        parse: impl FnOnce(&mut RouterSpec, &mut sr6_config::RouteIndex) -> (Result<(), String>, Vec<RouteEdit>),
+    ) -> Result<String, String> {
         let rest = self.spec.clone_without_routes();
-        let index = match self.route_index.take() {
-            Some(i) if i.fits(&self.spec) => i,
-            _ => sr6_config::RouteIndex::of(&self.spec),
-        };
-        let index = self.route_index.insert(index);
-        let (parsed, edits) = sr6_config::parse_line_logged(line, "ctl", self.commands, &mut self.spec, index);
+        self.index_routes();
+        let (parsed, edits) = parse(&mut self.spec, self.route_index.get_or_insert_default());
         let res = match parsed {
-            Err(e) => Err(e.to_string()),
+            Err(e) => Err(e),
             Ok(()) if edits.iter().all(|e| e.unchanged()) && self.spec.clone_without_routes() == rest => {
                 return Ok("nothing to change".into())
             }
-            Ok(()) => new_devices(&rest.devices, &self.spec, &origin).and_then(|()| {
+            Ok(()) => new_devices(&rest.devices, &self.spec, origin).and_then(|()| {
                 if let Some(id) = self.try_in_place_edits(&edits) {
                     return Ok(format!("applied (tables generation {id}, in place)"));
                 }
                 let s = std::mem::take(&mut self.spec);
-                let r = self.publish(&s, &origin);
+                let r = self.publish(&s, origin);
                 self.spec = s;
                 r
             }),
@@ -273,31 +305,11 @@ impl Control {
         res
     }
 
-    /// Applies the configuration lines of `text` (`sr6 ctl batch`: one per line, `#`
-    /// comments and blank lines skipped) as one change: all of them, published once,
-    /// or none (the error names the first line refused).
-    pub fn apply_batch(&mut self, text: &str) -> Result<String, String> {
-        self.commands += 1;
-        let mut s = self.spec.clone();
-        let (n, errors) = sr6_config::parse_lines(text.lines(), "batch", &mut s, false);
-        if let Some(e) = errors.first() {
-            return Err(e.to_string());
+    /// Makes [`route_index`](Self::route_index) the configuration's, if it is not.
+    pub(super) fn index_routes(&mut self) {
+        if !self.route_index.as_ref().is_some_and(|i| i.fits(&self.spec)) {
+            self.route_index = Some(sr6_config::RouteIndex::of(&self.spec));
         }
-        let out = self.commit(s, &format!("batch (ctl:{})", self.commands))?;
-        Ok(format!("{n} line(s) {out}"))
-    }
-
-    /// Makes `s` (the configuration changed by a command from `origin`) current: route
-    /// changes in place where they can be, else built; refused as a whole otherwise.
-    fn commit(&mut self, s: RouterSpec, origin: &str) -> Result<String, String> {
-        if s == self.spec {
-            return Ok("nothing to change".into());
-        }
-        new_devices(&self.spec.devices, &s, origin)?;
-        let out = self.publish(&s, origin)?;
-        self.spec = s;
-        self.route_index = None;
-        Ok(out)
     }
 
     /// Publishes the tables of configuration `s` (changed by a command from `origin`):
@@ -919,9 +931,19 @@ pub(super) mod tests {
     fn a_batch_is_one_change() {
         let mut c = control(CONF);
         let gen = c.shared.gen.load().id;
+        let before = c.spec.clone();
         let e = c.apply_batch("route add fc00:2::/64 via fc00::3 dev eth0\n# x\nroute add fc00:3::/64 via nowhere\n");
         assert!(e.as_ref().is_err_and(|e| e.contains("batch:3")), "{e:?}");
         assert_eq!(c.shared.gen.load().id, gen);
+        assert_eq!(c.spec, before, "the first line is undone");
+        // Refused by the tables, after every line was applied to the configuration.
+        let e = c.apply_batch(
+            "route del fc00:1::/64\naddr add fc00:9::1/64 dev eth0\n\
+             route add fc00:3::/64 encap seg6 mode encap segs fc00::9 hmac 4 dev eth0\n",
+        );
+        assert!(e.as_ref().is_err_and(|e| e.contains("HMAC key id 4")), "{e:?}");
+        assert_eq!(c.shared.gen.load().id, gen);
+        assert_eq!(c.spec, before, "every line is undone");
         let batch: String =
             (0..300).map(|i| format!("route add fc00:{:x}::/64 via fc00::2 dev eth0\n", 0x100 + i)).collect();
         let out = c.apply_batch(&batch).unwrap();

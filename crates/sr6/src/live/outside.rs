@@ -161,11 +161,13 @@ impl Control {
         if self.outside_left_out.get() {
             return None;
         }
+        self.index_routes();
         let merged = self.merged.as_ref()?;
-        // What the configuration and `sr6 ctl` hold wins its prefix; an outside route
-        // through a nexthop object is usable if the merge took that object (it is in
-        // the merged configuration and not the configuration's own).
-        let ours: HashSet<(u32, Prefix)> = self.spec.routes.iter().map(|r| (r.table, r.prefix)).collect();
+        // What the configuration and `sr6 ctl` hold wins its prefix (found by the
+        // configuration's route index); an outside route through a nexthop object is
+        // usable if the merge took that object (it is in the merged configuration and
+        // not the configuration's own).
+        let ours = self.route_index.as_ref()?;
         let own_nh: HashSet<u32> = self.spec.nexthops.iter().map(|n| n.id).collect();
         let taken_nh: HashSet<u32> = merged.nexthops.iter().map(|n| n.id).filter(|id| !own_nh.contains(id)).collect();
         let usable = |r: &RouteSpec| match &r.kind {
@@ -176,7 +178,7 @@ impl Control {
         let mut now: HashMap<(u32, Prefix), Option<RouteSpec>> = HashMap::new();
         for (p, r) in prefixes.iter().zip(first_routes(&self.fpm_routes, &self.kernel_routes, prefixes)) {
             let key = spec_key(*p);
-            if !ours.contains(&key) {
+            if ours.get(key.0, key.1).is_none() {
                 now.insert(key, r.filter(|r| usable(r)));
             }
         }
