@@ -115,6 +115,24 @@ impl RouteIndex {
     pub fn get(&self, table: u32, prefix: Prefix) -> Option<usize> {
         self.0.get(&(table, prefix)).copied()
     }
+
+    /// Pushes `r` at the end of `routes`, the list this indexes (its table and prefix
+    /// not in it yet).
+    pub fn push(&mut self, routes: &mut Vec<RouteSpec>, r: RouteSpec) {
+        self.0.insert((r.table, r.prefix), routes.len());
+        routes.push(r);
+    }
+
+    /// Removes the route at `at` from `routes`, the list this indexes: the last one
+    /// takes its place.
+    pub fn swap_remove(&mut self, routes: &mut Vec<RouteSpec>, at: usize) -> RouteSpec {
+        let old = routes.swap_remove(at);
+        self.0.remove(&(old.table, old.prefix));
+        if let Some(m) = routes.get(at) {
+            self.0.insert((m.table, m.prefix), at);
+        }
+        old
+    }
 }
 
 /// Where each route, address and neighbour of a spec sits, so that applying a file

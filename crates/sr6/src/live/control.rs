@@ -60,6 +60,10 @@ pub struct Control {
     /// lines ([`apply_line`](Self::apply_line)); `None` after any other change of the
     /// configuration (made again at the next line).
     pub route_index: Option<sr6_config::RouteIndex>,
+    /// Where each route of [`merged`](Self::merged) sits, kept up to date by changes of
+    /// the outside routes ([`super::outside`]); `None` after any other change of it
+    /// ([`Control::set_merged`]; made again at the next such change).
+    pub merged_index: Option<sr6_config::RouteIndex>,
 }
 
 impl Control {
@@ -81,6 +85,7 @@ impl Control {
             merged: None,
             outside_left_out: Cell::new(false),
             route_index: None,
+            merged_index: None,
         }
     }
 
@@ -223,8 +228,15 @@ impl Control {
     /// they replace can no longer catch up by route changes).
     fn publish_built(&mut self, t: Tables, merged: RouterSpec) -> u64 {
         self.spare = None;
-        self.merged = Some(merged);
+        self.set_merged(merged);
         self.shared.publish(t)
+    }
+
+    /// Makes `merged` the configuration the published tables were built from (its
+    /// route index then made again when needed).
+    pub(super) fn set_merged(&mut self, merged: RouterSpec) {
+        self.merged = Some(merged);
+        self.merged_index = None;
     }
 
     /// [`try_in_place`](Self::try_in_place) with the current configuration (set aside

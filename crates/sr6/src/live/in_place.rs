@@ -224,7 +224,7 @@ impl Control {
         });
         match res {
             Some((id, new)) => {
-                self.merged = Some(new);
+                self.set_merged(new);
                 Some(id)
             }
             None => {
@@ -265,7 +265,7 @@ impl Control {
                     e.redo(&mut new.routes);
                 }
                 debug_assert!(new.routes == self.spec.routes);
-                self.merged = Some(new);
+                self.set_merged(new);
                 Some(id)
             }
             None => {

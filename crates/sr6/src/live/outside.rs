@@ -163,6 +163,10 @@ impl Control {
         }
         self.index_routes();
         let merged = self.merged.as_ref()?;
+        if !self.merged_index.as_ref().is_some_and(|i| i.fits(merged)) {
+            self.merged_index = Some(sr6_config::RouteIndex::of(merged));
+        }
+        let at = self.merged_index.as_ref()?;
         // What the configuration and `sr6 ctl` hold wins its prefix (found by the
         // configuration's route index); an outside route through a nexthop object is
         // usable if the merge took that object (it is in the merged configuration and
@@ -182,29 +186,25 @@ impl Control {
                 now.insert(key, r.filter(|r| usable(r)));
             }
         }
-        // One pass over the merged routes: what becomes of those the prefixes had.
+        // What becomes of the routes the prefixes had (found by the merged routes'
+        // index: no pass over a table that may be full).
         let mut routes: Vec<RouteChange> = Vec::new();
-        let mut had: HashSet<(u32, Prefix)> = HashSet::new();
         // Whether every route changed, before and after, is a plain one.
         let mut plain = true;
-        for r in &merged.routes {
-            let Some(n) = now.get(&(r.table, r.prefix)) else { continue };
-            had.insert((r.table, r.prefix));
-            match n {
-                None => {
+        for (key, n) in &now {
+            let had = at.get(key.0, key.1).and_then(|i| merged.routes.get(i));
+            match (had, n) {
+                (None, None) => {}
+                (Some(r), None) => {
                     plain &= in_place::plain(r);
                     routes.push(RouteChange::Delete(r.clone()));
                 }
-                Some(n) if n.kind == r.kind => {}
-                Some(n) => {
-                    plain &= in_place::plain(r) && in_place::plain(n);
+                (Some(r), Some(n)) if n.kind == r.kind => {}
+                (r, Some(n)) => {
+                    plain &= r.is_none_or(in_place::plain) && in_place::plain(n);
                     routes.push(RouteChange::Add(n.clone()));
                 }
             }
-        }
-        for r in now.iter().filter(|(k, _)| !had.contains(*k)).filter_map(|(_, r)| r.as_ref()) {
-            plain &= in_place::plain(r);
-            routes.push(RouteChange::Add(r.clone()));
         }
         if routes.is_empty() {
             return Some(self.shared.gen.load().id);
@@ -214,8 +214,16 @@ impl Control {
             self.merged = Some(merged);
             return None;
         };
-        merged.routes.retain(|r| !now.contains_key(&(r.table, r.prefix)));
-        merged.routes.extend(now.into_values().flatten());
+        // The merged routes and their index take the same changes.
+        let at = self.merged_index.get_or_insert_default();
+        for (key, n) in now {
+            match (at.get(key.0, key.1), n) {
+                (Some(i), Some(n)) => merged.routes[i] = n,
+                (Some(i), None) => drop(at.swap_remove(&mut merged.routes, i)),
+                (None, Some(n)) => at.push(&mut merged.routes, n),
+                (None, None) => {}
+            }
+        }
         self.merged = Some(merged);
         Some(id)
     }
