@@ -4,6 +4,9 @@
 # tier's maps switched), on a running `sr6 run` whose FIB holds ROUTES routes — in each
 # tier. Neighbours: one no route uses (`neigh new`), and the gateway every route goes
 # through given a new MAC (`neigh gw`: every route's Ethernet header changes).
+# Then the same routes in the kernel's table, mirrored (`--mirror-kernel-routes`, both
+# tiers), and a route added and deleted with `ip route` in the kernel: from the `ip`
+# command to sr6's next tables generation (`show status`, polled every millisecond).
 #
 #   sudo bash scripts/ctl_latency.sh [ROUTES] [CHANGES]    # defaults 400000 and 10
 #
@@ -95,3 +98,53 @@ for tier in xdp off; do
     kill "$PID" && wait "$PID" 2>/dev/null || true
     PID=
 done
+
+# The routes in the kernel, mirrored: a change made with `ip route` reaches sr6 through
+# the netlink monitor (live/kernel_routes.rs, live/outside.rs).
+{
+    echo "ip link set a0 address 02:00:00:00:00:a0"
+    echo "ip -6 addr add fc00:a::1/64 dev a0"
+    echo "ip -6 neigh add fc00:a::2 lladdr 02:00:00:00:0a:02 dev a0"
+} > "$DIR/mirror.conf"
+ip netns exec "$NS" ip -6 addr add fc00:a::1/64 dev a0 nodad
+awk -v n="$ROUTES" 'BEGIN { for (i = 0; i < n; i++)
+    printf "route add %x:%x::/32 via fc00:a::2 dev a0\n", 8193 + int(i / 65536), i % 65536 }' > "$DIR/kernel.batch"
+ip netns exec "$NS" ip -batch "$DIR/kernel.batch"
+sock=$DIR/mirror.sock
+ip netns exec "$NS" "$SR6" run --config "$DIR/mirror.conf" --socket "$sock" --mirror-kernel-routes \
+    > "$DIR/mirror.log" 2>&1 &
+PID=$!
+# The tables' generation and routes, from `show status` ("tables generation G: N routes").
+status_field() {
+    "$SR6" ctl --socket "$sock" show status 2>/dev/null |
+        sed -n "s/.*tables generation \([0-9]*\): \([0-9]*\) routes.*/\\$1/p"
+}
+for _ in $(seq 1 600); do
+    n=$(status_field 2 || true)
+    [ "${n:-0}" -ge "$ROUTES" ] && break
+    kill -0 "$PID" 2>/dev/null || { cat "$DIR/mirror.log" >&2; exit 1; }
+    sleep 0.5
+done
+# Times `ip route` command "$@" in the kernel until sr6 publishes a new generation.
+kernel_change() {
+    local gen t0
+    gen=$(status_field 1)
+    t0=$(now_ms)
+    ip netns exec "$NS" ip "$@"
+    for _ in $(seq 1 10000); do
+        [ "$(status_field 1)" != "$gen" ] && break
+        sleep 0.001
+    done
+    echo "$t0 $(now_ms)" | awk '{ print $2 - $1 }'
+}
+: > "$DIR/kadd" && : > "$DIR/kdel"
+for i in $(seq 1 "$CHANGES"); do
+    kernel_change -6 route add "3001:$i::/48" via fc00:a::2 dev a0 >> "$DIR/kadd"
+done
+for i in $(seq 1 "$CHANGES"); do
+    kernel_change -6 route del "3001:$i::/48" >> "$DIR/kdel"
+done
+printf '%-6s add: %s; del: %s  (%s routes mirrored from the kernel)\n' kernel "$(summary < "$DIR/kadd")" \
+    "$(summary < "$DIR/kdel")" "$(status_field 2)"
+kill "$PID" && wait "$PID" 2>/dev/null || true
+PID=

@@ -288,27 +288,35 @@ fn show_cmd(what: &str, json: bool, c: &Control, status: &Status) -> Result<Stri
                     t.devices.iter().map(|d| (d.name.clone(), why.into())).collect()
                 }
             };
+            // The routes the tables hold: the configuration's and `sr6 ctl`'s, and those
+            // merged from the kernel and zebra.
+            let routes = c.merged.as_ref().map_or(c.spec.routes.len(), |m| m.routes.len());
             let v = serde_json::json!({
                 "backend": status.backend, "workers": status.workers, "devices": status.devices,
                 "config": status.config, "pid": status.pid, "generation": g.id,
-                "sids": t.sids.len(), "routes": c.spec.routes.len(), "warnings": status.warnings,
-                "links": show::links(shared), "tiers": tiers,
+                "sids": t.sids.len(), "routes": routes, "own_routes": c.spec.routes.len(),
+                "warnings": status.warnings, "links": show::links(shared), "tiers": tiers,
             });
             Ok(if json {
                 pretty(&v)
             } else {
                 format!(
-                    "sr6 pid {} — backend {}, {} worker(s), devices {}\nconfig {}; tables generation {}: {} routes, {} SIDs",
+                    "sr6 pid {} — backend {}, {} worker(s), devices {}\nconfig {}; tables generation {}: {} routes \
+                     ({} of the configuration and sr6 ctl), {} SIDs",
                     status.pid,
                     status.backend,
                     status.workers,
                     status.devices.join(", "),
                     status.config,
                     g.id,
+                    routes,
                     c.spec.routes.len(),
                     t.sids.len()
                 ) + &show::links_text(&v["links"])
-                    + &tiers.iter().map(|(d, s)| format!("\ntier {d}: {}", s.as_str().unwrap_or(""))).collect::<String>()
+                    + &tiers
+                        .iter()
+                        .map(|(d, s)| format!("\ntier {d}: {}", s.as_str().unwrap_or("")))
+                        .collect::<String>()
                     + &status.warnings.iter().map(|w| format!("\nwarning: {w}")).collect::<String>()
             })
         }
@@ -416,6 +424,26 @@ mod tests {
         assert!(lines[2].contains("fc00:2::/64"), "{text}");
         assert_eq!(lines[3], "# mirrored from the kernel's tables (--mirror-kernel-routes)", "{text}");
         assert!(lines[4].ends_with("proto isis metric 20"), "{text}");
+    }
+
+    /// `show status` counts the routes the tables hold, the kernel's merged ones too,
+    /// and says how many are the configuration's and `sr6 ctl`'s.
+    #[test]
+    fn status_counts_the_merged_routes() {
+        let (c, st) = setup();
+        {
+            let mut c = c.lock().unwrap();
+            c.republish().unwrap();
+            let k = crate::live::outside::KernelLines::listed(vec![
+                "ip -6 route add fc00:3::/48 via fc00::3 dev eth0 metric 20".into(),
+                "ip -6 route add fc00:4::/48 via fc00::3 dev eth0 metric 20".into(),
+            ]);
+            c.replace_outside_routes(|c| &mut c.kernel_routes, k).unwrap().unwrap();
+        }
+        let text = run(&c, &st, "show status").output;
+        assert!(text.contains(": 3 routes (1 of the configuration and sr6 ctl), 1 SIDs"), "{text}");
+        let v: serde_json::Value = serde_json::from_str(&run(&c, &st, "show status --json").output).unwrap();
+        assert_eq!((v["routes"].as_u64(), v["own_routes"].as_u64()), (Some(3), Some(1)));
     }
 
     fn run(c: &Mutex<Control>, st: &Status, cmd: &str) -> Response {
