@@ -203,6 +203,8 @@ impl Tables {
         if changes.is_empty() {
             return Ok(());
         }
+        // Whether an adjacency's Ethernet header changed: the routes' hops then do.
+        let mut hops_changed = false;
         for (c, &d) in changes.iter().zip(&devs) {
             let key = neigh_key(c.addr);
             match c.mac {
@@ -211,12 +213,18 @@ impl Tables {
             }
             let own = self.devices.get(usize::from(d)).map_or([0; 6], |x| x.mac);
             for a in self.adjacencies.iter_mut().filter(|a| a.dev == d && neigh_key(a.nh) == key) {
-                a.eth = c.mac.map(|m| eth_addrs(m, own));
+                let eth = c.mac.map(|m| eth_addrs(m, own));
+                hops_changed |= a.eth != eth;
+                a.eth = eth;
             }
         }
-        let sid_hops = super::build::csid_hops(&self.sids, &self.fast_sids);
-        for fib in self.fibs.iter_mut() {
-            fib.set_hops(&self.adjacencies, &sid_hops);
+        // (Every route's hop is set again, a pass over the FIBs: not for a neighbour no
+        // gateway is.)
+        if hops_changed {
+            let sid_hops = super::build::csid_hops(&self.sids, &self.fast_sids);
+            for fib in self.fibs.iter_mut() {
+                fib.set_hops(&self.adjacencies, &sid_hops);
+            }
         }
         if !self.policies.is_empty() {
             self.resolve_policies();
