@@ -59,24 +59,6 @@ impl RouteEdit {
         }
     }
 
-    /// Makes this edit again on `routes`, a list equal to the one it was made on (a
-    /// copy kept elsewhere: the same edits, in order, give the same list).
-    pub fn redo(&self, routes: &mut Vec<RouteSpec>) {
-        match self {
-            RouteEdit::Replaced { at, new, .. } => {
-                if let Some(x) = routes.get_mut(*at) {
-                    *x = new.clone();
-                }
-            }
-            RouteEdit::Pushed(new) => routes.push(new.clone()),
-            RouteEdit::Removed { at, .. } => {
-                if *at < routes.len() {
-                    routes.swap_remove(*at);
-                }
-            }
-        }
-    }
-
     /// Whether the edit left the routes as they were (a route replaced by an equal one).
     pub fn unchanged(&self) -> bool {
         matches!(self, RouteEdit::Replaced { old, new, .. } if old == new)

@@ -135,6 +135,20 @@ impl Control {
     /// MTUs, the learned neighbours and the outside routes merged in; and if any outside
     /// route was merged, the same without them.
     pub fn assemble(&self, spec: &RouterSpec) -> Result<(RouterSpec, Option<RouterSpec>), String> {
+        let mut s = self.assemble_local(spec)?;
+        let outside = self.outside_routes();
+        if outside.is_empty() {
+            // (No copy of a configuration that may hold a full table.)
+            return Ok((s, None));
+        }
+        let plain = s.clone();
+        let mirrored = !merge_kernel_routes(&mut s, &outside).is_empty();
+        Ok((s, mirrored.then_some(plain)))
+    }
+
+    /// [`assemble`](Self::assemble) without the outside routes: `spec` with the
+    /// devices' real MACs and MTUs and the learned neighbours.
+    pub fn assemble_local(&self, spec: &RouterSpec) -> Result<RouterSpec, String> {
         let mut s = spec.clone();
         for l in s.links.iter_mut() {
             if let Some(m) = self.dev_macs.get(&l.dev) {
@@ -167,14 +181,7 @@ impl Control {
                 s.neighs.push(NeighSpec { line: 0, dev: dev.clone(), addr: *addr, mac: *mac });
             }
         }
-        let outside = self.outside_routes();
-        if outside.is_empty() {
-            // (No copy of a configuration that may hold a full table.)
-            return Ok((s, None));
-        }
-        let plain = s.clone();
-        let mirrored = !merge_kernel_routes(&mut s, &outside).is_empty();
-        Ok((s, mirrored.then_some(plain)))
+        Ok(s)
     }
 
     /// The lines of the routes from outside the configuration, in the order they are
@@ -217,7 +224,7 @@ impl Control {
     /// Publishes the tables of the current spec (after a neighbour change: in place
     /// when that is all that changed).
     pub fn republish(&mut self) -> Result<u64, String> {
-        if let Some(id) = self.try_in_place_edits(&[]).or_else(|| self.try_in_place_current()) {
+        if let Some(id) = self.try_in_place_edits(&[], None).or_else(|| self.try_in_place_current()) {
             return Ok(id);
         }
         let (t, _, merged) = self.build_merged(&self.spec)?;
@@ -297,7 +304,7 @@ impl Control {
                 return Ok("nothing to change".into())
             }
             Ok(()) => new_devices(&rest.devices, &self.spec, origin).and_then(|()| {
-                if let Some(id) = self.try_in_place_edits(&edits) {
+                if let Some(id) = self.try_in_place_edits(&edits, Some(&rest)) {
                     return Ok(format!("applied (tables generation {id}, in place)"));
                 }
                 let s = std::mem::take(&mut self.spec);

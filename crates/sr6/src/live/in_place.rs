@@ -110,42 +110,26 @@ fn route_changes(old: &[RouteSpec], new: &[RouteSpec]) -> Option<(Vec<RouteChang
     Some((routes, old_mid.iter().chain(new_mid).all(plain)))
 }
 
-/// The route changes a `sr6 ctl` line's edits of the configuration's routes make
-/// ([`sr6_config::parse_line_logged`]): for each table and prefix they touch, the route
-/// it had before the first edit and the one after the last; and whether every route
-/// changed, before and after, is [`plain`]. No comparison of the routes the line left
-/// alone: it costs the line's routes, not the table's.
-pub fn edit_changes(edits: &[RouteEdit]) -> (Vec<RouteChange>, bool) {
-    type Ends<'a> = (Option<&'a RouteSpec>, Option<&'a RouteSpec>);
-    let mut order: Vec<(u32, Prefix)> = Vec::new();
-    let mut ends: FxHashMap<(u32, Prefix), Ends> = FxHashMap::default();
+/// The tables and prefixes a `sr6 ctl` line's edits of the configuration's routes
+/// touch ([`sr6_config::parse_line_logged`]), in the order first touched, each with the
+/// route the configuration has there after the last edit (`None`: none). What the
+/// line left alone is not looked at: it costs the line's routes, not the table's.
+pub fn edited_routes(edits: &[RouteEdit]) -> Vec<((u32, Prefix), Option<&RouteSpec>)> {
+    let mut order: Vec<((u32, Prefix), Option<&RouteSpec>)> = Vec::new();
+    let mut at: FxHashMap<(u32, Prefix), usize> = FxHashMap::default();
     for e in edits {
         let (old, new) = e.before_after();
         let Some(r) = old.or(new) else { continue };
         let key = (r.table, r.prefix);
-        match ends.get_mut(&key) {
-            Some(end) => end.1 = new,
+        match at.get(&key) {
+            Some(&i) => order[i].1 = new,
             None => {
-                order.push(key);
-                ends.insert(key, (old, new));
+                at.insert(key, order.len());
+                order.push((key, new));
             }
         }
     }
-    let mut plain_all = true;
-    let mut routes = Vec::new();
-    for key in order {
-        let (before, after) = ends[&key];
-        let change = match (before, after) {
-            (Some(b), None) => Some(RouteChange::Delete(b.clone())),
-            (b, Some(a)) if b.is_none_or(|b| !same_route(b, a)) => Some(RouteChange::Add(a.clone())),
-            _ => None,
-        };
-        if let Some(c) = change {
-            plain_all &= before.is_none_or(plain) && after.is_none_or(plain);
-            routes.push(c);
-        }
-    }
-    (routes, plain_all)
+    order
 }
 
 /// Whether a route is its prefix's alone in the tables: a route through gateways or a
@@ -236,36 +220,38 @@ impl Control {
 
     /// [`try_in_place`](Self::try_in_place) after a `sr6 ctl` line changed the
     /// configuration by `edits` (none: a neighbour learned or forgotten), without
-    /// assembling and comparing every route: the route changes are the edits'
-    /// ([`edit_changes`]), the neighbours' those of the rest of the configuration,
-    /// assembled without its routes; the merged configuration's routes take the same
-    /// edits. Only while nothing from outside is merged (the merged routes are then
-    /// the configuration's, in its order); `None` otherwise, or if the rest changed
-    /// otherwise than by neighbours, or the changes cannot be made in place (nothing is
-    /// then published: the caller takes the whole way).
-    pub fn try_in_place_edits(&mut self, edits: &[RouteEdit]) -> Option<u64> {
-        if !self.fpm_routes.is_empty() || !self.kernel_routes.is_empty() {
+    /// assembling and comparing every route. The rest of the configuration is `before`
+    /// as it was before the line (`None`: unchanged); if it changed otherwise than by
+    /// neighbours, or the devices' MACs or MTUs did, `None` (nothing published: the
+    /// caller takes the whole way), as when the changes cannot be made in place.
+    ///
+    /// The route of each table and prefix the edits touch ([`edited_routes`]) in the
+    /// merged configuration becomes the configuration's, or if it has none there, the
+    /// one the merge takes from outside ([`Control::outside_routes_for`]): compared with
+    /// what the merged configuration had (found by its index), they give the route
+    /// changes. The neighbours', the merged configuration's against the neighbours
+    /// assembled afresh without any route ([`Control::assemble_local`]). The merged
+    /// routes and their index take the changes.
+    pub fn try_in_place_edits(&mut self, edits: &[RouteEdit], before: Option<&RouterSpec>) -> Option<u64> {
+        if self.outside_left_out.get() {
             return None;
         }
-        let moved = |e: &RouteEdit| match e {
-            RouteEdit::Pushed(_) => 1isize,
-            RouteEdit::Removed { .. } => -1,
-            RouteEdit::Replaced { .. } => 0,
-        };
-        let before = self.spec.routes.len() as isize - edits.iter().map(moved).sum::<isize>();
+        let local = self.assemble_local(&self.spec.clone_without_routes()).ok()?;
+        if let Some(b) = before {
+            // (The line's other changes: none but neighbours.)
+            let b = RouterSpec { neighs: Vec::new(), ..b.clone() };
+            if b != (RouterSpec { neighs: Vec::new(), ..self.spec.clone_without_routes() }) {
+                return None;
+            }
+        }
+        self.index_merged()?;
         let mut old = self.merged.take()?;
-        if old.routes.len() as isize != before {
-            self.merged = Some(old);
-            return None;
-        }
-        match self.in_place_edits(&mut old, edits) {
-            Some((id, mut new)) => {
+        let res = self.in_place_edits(&old, local, edits);
+        match res {
+            Some((id, mut new, now)) => {
                 new.routes = std::mem::take(&mut old.routes);
-                for e in edits {
-                    e.redo(&mut new.routes);
-                }
-                debug_assert!(new.routes == self.spec.routes);
-                self.set_merged(new);
+                super::outside::set_routes(&mut new.routes, self.merged_index.get_or_insert_default(), now);
+                self.merged = Some(new);
                 Some(id)
             }
             None => {
@@ -275,18 +261,51 @@ impl Control {
         }
     }
 
-    /// [`try_in_place_edits`](Self::try_in_place_edits) once `old` (the merged
-    /// configuration) is known to have the configuration's routes before `edits`: the
-    /// new generation's id and the new merged configuration, without its routes.
-    fn in_place_edits(&mut self, old: &mut RouterSpec, edits: &[RouteEdit]) -> Option<(u64, RouterSpec)> {
-        let (mut new, _) = self.assemble(&self.spec.clone_without_routes()).ok()?;
-        let routes = std::mem::take(&mut old.routes);
-        let rest = changes(old, &mut new);
-        old.routes = routes;
-        let (routes, plain) = edit_changes(edits);
-        let ch = Changes { routes, neighs: rest?.neighs, plain };
+    /// [`try_in_place_edits`](Self::try_in_place_edits) on `old`, the merged
+    /// configuration (indexed), with `local` the configuration assembled without routes
+    /// or anything from outside: the new generation's id, the new merged configuration
+    /// without its routes, and the route each table and prefix touched now has in it.
+    #[allow(clippy::type_complexity)]
+    fn in_place_edits(
+        &mut self,
+        old: &RouterSpec,
+        local: RouterSpec,
+        edits: &[RouteEdit],
+    ) -> Option<(u64, RouterSpec, Vec<((u32, Prefix), Option<RouteSpec>)>)> {
+        // The merged configuration but for its routes and neighbours is the local one
+        // with what the merge added from outside (addresses, nexthop objects): the
+        // devices' MACs and MTUs must be those it was assembled with.
+        if local.links != old.links || local.mtus != old.mtus {
+            return None;
+        }
+        let mut was = old.clone_without_routes();
+        let mut new = RouterSpec { neighs: local.neighs, ..old.clone_without_routes() };
+        let neighs = changes(&mut was, &mut new)?.neighs;
+        // Each route touched: the configuration's, else the outside one.
+        let touched = edited_routes(edits);
+        let keys: Vec<_> = touched.iter().map(|(k, _)| super::outside::prefix_key(*k)).collect();
+        let outside = self.outside_routes_for(old, &keys);
+        let at = self.merged_index.as_ref()?;
+        let mut routes = Vec::new();
+        let mut all_plain = true;
+        let mut now = Vec::with_capacity(touched.len());
+        for ((key, ours), theirs) in touched.into_iter().zip(outside) {
+            let after = ours.cloned().or(theirs);
+            let had = at.get(key.0, key.1).and_then(|i| old.routes.get(i));
+            let change = match (had, &after) {
+                (Some(h), None) => Some(RouteChange::Delete(h.clone())),
+                (h, Some(a)) if h.is_none_or(|h| !same_route(h, a)) => Some(RouteChange::Add(a.clone())),
+                _ => None,
+            };
+            if let Some(c) = change {
+                all_plain &= had.is_none_or(plain) && after.as_ref().is_none_or(plain);
+                routes.push(c);
+            }
+            now.push((key, after));
+        }
+        let ch = Changes { routes, neighs, plain: all_plain };
         let id = if ch.is_empty() { self.shared.gen.load().id } else { self.publish_in_place(old, ch)? };
-        Some((id, new))
+        Some((id, new, now))
     }
 
     /// Publishes the tables of `current` (what the published ones were built from)
@@ -480,6 +499,13 @@ pub(super) mod tests {
         }
     }
 
+    /// Routes as text, sorted: the same routes whatever their order.
+    fn sorted(routes: &[RouteSpec]) -> Vec<String> {
+        let mut v: Vec<String> = routes.iter().map(|r| format!("{r:?}")).collect();
+        v.sort();
+        v
+    }
+
     /// A `sr6 ctl` line of kind `k` on prefix `p` with gateway or neighbour `v`: routes
     /// of every kind added, replaced and deleted (plain, blackholes, SIDs, policies),
     /// neighbours set and removed, and a replace the tables refuse.
@@ -523,7 +549,9 @@ pub(super) mod tests {
                 };
                 proptest::prop_assert!(k != 8 || what.is_err());
                 let (whole, _) = c.assemble(&c.spec).unwrap();
-                proptest::prop_assert_eq!(c.merged.as_ref(), Some(&whole), "{}: {:?}", i, what);
+                let merged = c.merged.as_ref().unwrap();
+                proptest::prop_assert_eq!(merged.clone_without_routes(), whole.clone_without_routes(), "{}: {:?}", i, what);
+                proptest::prop_assert_eq!(sorted(&merged.routes), sorted(&whole.routes), "{}: {:?}", i, what);
                 if let Some(index) = &c.route_index {
                     proptest::prop_assert_eq!(index, &sr6_config::RouteIndex::of(&c.spec), "{}: {:?}", i, what);
                 }
@@ -539,8 +567,9 @@ pub(super) mod tests {
     }
 
     /// A `sr6 ctl` line's route edits, and a neighbour learned, are made on the merged
-    /// configuration's routes themselves (no copy of a table that may be full); with
-    /// routes from outside merged, the whole way.
+    /// configuration's routes themselves (no copy of a table that may be full), with
+    /// routes from outside merged too: a line's route shadows the kernel's for its
+    /// prefix, and the kernel's comes back when the line's is deleted.
     #[test]
     fn a_lines_edits_are_made_on_the_merged_routes() {
         let mut c = crate::live::control::tests::control(
@@ -558,11 +587,16 @@ pub(super) mod tests {
         assert_eq!(norm(&c.shared.gen.load().tables, "fc00:1::1"), norm(&c.build(&c.spec).unwrap().0, "fc00:1::1"));
         c.apply_line("route del fc00:2::/64").unwrap();
         assert_eq!(routes(&c), before);
-        let k = super::super::outside::KernelLines::listed(vec!["ip -6 route add blackhole fc00:9::/64".into()]);
+        let mut k = super::super::outside::KernelLines::default();
+        k.routes.insert((254, "fc00:9::".parse().unwrap(), 64), vec!["ip -6 route add blackhole fc00:9::/64".into()]);
         c.replace_outside_routes(|c| &mut c.kernel_routes, k).unwrap().unwrap();
         let before = routes(&c);
-        c.apply_line("route replace fc00:1::/64 via fc00::2 dev eth0").unwrap();
-        assert_ne!(routes(&c), before, "assembled again");
+        let at = |c: &Control| norm(&c.shared.gen.load().tables, "fc00:9::1");
+        let out = c.apply_line("route add fc00:9::/64 via fc00::3 dev eth0").unwrap();
+        assert!(out.contains("in place") && at(&c).contains("Adjacency"), "{out}: {}", at(&c));
+        c.apply_line("route del fc00:9::/64").unwrap();
+        assert!(at(&c).starts_with("Some(Blackhole)"), "{}", at(&c));
+        assert_eq!(routes(&c), before, "no copy with the kernel's routes merged either");
         assert_eq!(c.merged.as_ref().unwrap().routes.len(), 2);
     }
 

@@ -72,6 +72,32 @@ fn spec_key((table, dst, len): PrefixKey) -> (u32, Prefix) {
     }
 }
 
+/// The kernel's prefix of a configuration's key ([`spec_key`] undone).
+pub(super) fn prefix_key((table, prefix): (u32, Prefix)) -> PrefixKey {
+    match prefix {
+        Prefix::V6(a, len) => (table, IpAddr::V6(a), len),
+        Prefix::V4(a, len) => (table, IpAddr::V4(a), len),
+    }
+}
+
+/// Gives each table and prefix of `now` its route in `routes` (indexed by `at`, kept):
+/// replaced in its place, added at the end, or removed (`None`; the last route then
+/// takes its place).
+pub(super) fn set_routes(
+    routes: &mut Vec<RouteSpec>,
+    at: &mut sr6_config::RouteIndex,
+    now: impl IntoIterator<Item = ((u32, Prefix), Option<RouteSpec>)>,
+) {
+    for (key, n) in now {
+        match (at.get(key.0, key.1), n) {
+            (Some(i), Some(n)) => routes[i] = n,
+            (Some(i), None) => drop(at.swap_remove(routes, i)),
+            (None, Some(n)) => at.push(routes, n),
+            (None, None) => {}
+        }
+    }
+}
+
 /// For each prefix of `prefixes`, the first route of its lines that sr6 reads (`None`:
 /// none), read as a whole merge reads them: zebra's nexthop objects' and routes' lines
 /// (`fpm`), then the kernel's — so that a route may name the objects before it, and the
@@ -88,9 +114,15 @@ fn first_routes(fpm: &KernelLines, kernel: &KernelLines, prefixes: &[PrefixKey])
     let mut k = RouterSpec::default();
     let _ = sr6_config::parse_lines(lines.iter().map(|l| l.0), "outside", &mut k, true);
     let mut first = vec![None; prefixes.len()];
+    // (A route among the lines not kept by prefix, as in a test's list, by its key.)
+    let by_key: HashMap<(u32, Prefix), usize> = prefixes.iter().enumerate().map(|(d, p)| (spec_key(*p), d)).collect();
     for r in k.routes {
         // (Line i + 1 is `lines[i]`.)
-        let owner = r.line.checked_sub(1).and_then(|i| lines.get(i)).and_then(|l| l.1);
+        let line = r.line.checked_sub(1).and_then(|i| lines.get(i));
+        let owner = match line {
+            Some((_, Some(d))) => Some(*d),
+            _ => by_key.get(&(r.table, r.prefix)).copied(),
+        };
         if let Some(f) = owner.and_then(|d| first.get_mut(d)) {
             if f.is_none() {
                 *f = Some(RouteSpec { line: 0, ..r });
@@ -101,6 +133,36 @@ fn first_routes(fpm: &KernelLines, kernel: &KernelLines, prefixes: &[PrefixKey])
 }
 
 impl Control {
+    /// For each prefix of `prefixes`, the route the merge takes for it from outside
+    /// (zebra's lines, then the kernel's: the first sr6 reads and can use; `None`:
+    /// none), as if the configuration had none there. An outside route through a nexthop
+    /// object is usable if the merge took that object (it is in `merged`, the merged
+    /// configuration, and not the configuration's own); one through a device, if sr6
+    /// serves it.
+    pub(super) fn outside_routes_for(&self, merged: &RouterSpec, prefixes: &[PrefixKey]) -> Vec<Option<RouteSpec>> {
+        if prefixes.is_empty() || (self.fpm_routes.is_empty() && self.kernel_routes.is_empty()) {
+            return vec![None; prefixes.len()];
+        }
+        let own_nh: HashSet<u32> = self.spec.nexthops.iter().map(|n| n.id).collect();
+        let taken_nh: HashSet<u32> = merged.nexthops.iter().map(|n| n.id).filter(|id| !own_nh.contains(id)).collect();
+        let usable = |r: &RouteSpec| match &r.kind {
+            sr6_core::spec::RouteKind::Nhid { id } => taken_nh.contains(id),
+            kind => served(kind, &merged.devices),
+        };
+        let first = first_routes(&self.fpm_routes, &self.kernel_routes, prefixes);
+        first.into_iter().map(|r| r.filter(|r| usable(r))).collect()
+    }
+
+    /// Makes [`merged_index`](Self::merged_index) the merged configuration's, if it is
+    /// not; `None` if there is no merged configuration.
+    pub(super) fn index_merged(&mut self) -> Option<()> {
+        let merged = self.merged.as_ref()?;
+        if !self.merged_index.as_ref().is_some_and(|i| i.fits(merged)) {
+            self.merged_index = Some(sr6_config::RouteIndex::of(merged));
+        }
+        Some(())
+    }
+
     /// Puts `updates` (prefixes and their new lines; none: the prefix is gone) in the
     /// place of those prefixes' lines in one source's (`slot`: the kernel's or zebra's)
     /// and publishes the tables: by route changes in place when it can (see the module
@@ -162,28 +224,18 @@ impl Control {
             return None;
         }
         self.index_routes();
+        self.index_merged()?;
         let merged = self.merged.as_ref()?;
-        if !self.merged_index.as_ref().is_some_and(|i| i.fits(merged)) {
-            self.merged_index = Some(sr6_config::RouteIndex::of(merged));
-        }
         let at = self.merged_index.as_ref()?;
         // What the configuration and `sr6 ctl` hold wins its prefix (found by the
-        // configuration's route index); an outside route through a nexthop object is
-        // usable if the merge took that object (it is in the merged configuration and
-        // not the configuration's own).
+        // configuration's route index).
         let ours = self.route_index.as_ref()?;
-        let own_nh: HashSet<u32> = self.spec.nexthops.iter().map(|n| n.id).collect();
-        let taken_nh: HashSet<u32> = merged.nexthops.iter().map(|n| n.id).filter(|id| !own_nh.contains(id)).collect();
-        let usable = |r: &RouteSpec| match &r.kind {
-            sr6_core::spec::RouteKind::Nhid { id } => taken_nh.contains(id),
-            kind => served(kind, &merged.devices),
-        };
         // By the prefix's key in the tables: the route it now has (`None`: none).
         let mut now: HashMap<(u32, Prefix), Option<RouteSpec>> = HashMap::new();
-        for (p, r) in prefixes.iter().zip(first_routes(&self.fpm_routes, &self.kernel_routes, prefixes)) {
+        for (p, r) in prefixes.iter().zip(self.outside_routes_for(merged, prefixes)) {
             let key = spec_key(*p);
             if ours.get(key.0, key.1).is_none() {
-                now.insert(key, r.filter(|r| usable(r)));
+                now.insert(key, r);
             }
         }
         // What becomes of the routes the prefixes had (found by the merged routes'
@@ -215,15 +267,7 @@ impl Control {
             return None;
         };
         // The merged routes and their index take the same changes.
-        let at = self.merged_index.get_or_insert_default();
-        for (key, n) in now {
-            match (at.get(key.0, key.1), n) {
-                (Some(i), Some(n)) => merged.routes[i] = n,
-                (Some(i), None) => drop(at.swap_remove(&mut merged.routes, i)),
-                (None, Some(n)) => at.push(&mut merged.routes, n),
-                (None, None) => {}
-            }
-        }
+        set_routes(&mut merged.routes, self.merged_index.get_or_insert_default(), now);
         self.merged = Some(merged);
         Some(id)
     }
