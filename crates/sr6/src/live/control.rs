@@ -89,15 +89,17 @@ impl Control {
         }
     }
 
-    /// Where route `r` of [`spec`](Self::spec) comes from: `"config"` when the
-    /// configuration file has it (the same table, prefix and route), else `"ctl"`.
-    pub fn route_origin(&self, r: &RouteSpec) -> &'static str {
-        let same = |c: &&RouteSpec| c.table == r.table && c.prefix == r.prefix && c.kind == r.kind;
-        if self.config.routes.iter().any(|c| same(&c)) {
-            "config"
-        } else {
-            "ctl"
-        }
+    /// Where each route of [`spec`](Self::spec) comes from, in its order: `"config"`
+    /// when the configuration file has it (the same table, prefix and route), else
+    /// `"ctl"`. (The file's routes hashed once: a full table is listed in linear time.)
+    pub fn route_origins(&self) -> Vec<&'static str> {
+        let config: rustc_hash::FxHashMap<_, _> =
+            self.config.routes.iter().map(|c| ((c.table, c.prefix), &c.kind)).collect();
+        let origin = |r: &RouteSpec| match config.get(&(r.table, r.prefix)) {
+            Some(k) if **k == r.kind => "config",
+            _ => "ctl",
+        };
+        self.spec.routes.iter().map(origin).collect()
     }
 
     /// Builds the tables a live router runs from `spec` + the learned neighbours:

@@ -350,7 +350,7 @@ fn route_listing(c: &Control) -> Vec<serde_json::Value> {
         serde_json::json!({ "route": line, "origin": origin, "protocol": proto })
     };
     let lines = show::routes(&c.spec);
-    let own = c.spec.routes.iter().zip(lines).map(|(r, l)| (c.route_origin(r), l));
+    let own = c.route_origins().into_iter().zip(lines);
     let (config, ctl): (Vec<_>, Vec<_>) = own.partition(|(o, _)| *o == "config");
     let mut v: Vec<serde_json::Value> = config.into_iter().chain(ctl).map(|(o, l)| entry(l, o)).collect();
     let mut merged = c.spec.clone();
