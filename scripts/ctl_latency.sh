@@ -6,7 +6,9 @@
 # through given a new MAC (`neigh gw`: every route's Ethernet header changes).
 # Then the same routes in the kernel's table, mirrored (`--mirror-kernel-routes`, both
 # tiers), and a route added and deleted with `ip route` in the kernel: from the `ip`
-# command to sr6's next tables generation (`show status`, polled every millisecond).
+# command to sr6's next tables generation (`show status`, polled every millisecond);
+# and `sr6 ctl` routes (on prefixes the kernel has: they win them) and neighbours beside
+# them.
 #
 #   sudo bash scripts/ctl_latency.sh [ROUTES] [CHANGES]    # defaults 400000 and 10
 #
@@ -146,5 +148,24 @@ for i in $(seq 1 "$CHANGES"); do
 done
 printf '%-6s add: %s; del: %s  (%s routes mirrored from the kernel)\n' kernel "$(summary < "$DIR/kadd")" \
     "$(summary < "$DIR/kdel")" "$(status_field 2)"
+# `sr6 ctl` beside them: its routes win their prefixes over the kernel's.
+: > "$DIR/cadd" && : > "$DIR/cdel" && : > "$DIR/cnew"
+for i in $(seq 1 "$CHANGES"); do
+    t0=$(now_ms)
+    "$SR6" ctl --socket "$sock" route add "2001:$i::/32" via fc00:a::3 dev a0 > /dev/null
+    echo "$t0 $(now_ms)" | awk '{ print $2 - $1 }' >> "$DIR/cadd"
+done
+for i in $(seq 1 "$CHANGES"); do
+    t0=$(now_ms)
+    "$SR6" ctl --socket "$sock" route del "2001:$i::/32" > /dev/null
+    echo "$t0 $(now_ms)" | awk '{ print $2 - $1 }' >> "$DIR/cdel"
+done
+for i in $(seq 1 "$CHANGES"); do
+    t0=$(now_ms)
+    "$SR6" ctl --socket "$sock" neigh replace "fc00:a::$((i + 16))" lladdr "02:00:00:00:0b:$((i % 100))" dev a0 > /dev/null
+    echo "$t0 $(now_ms)" | awk '{ print $2 - $1 }' >> "$DIR/cnew"
+done
+printf '%-6s ctl add: %s; ctl del: %s; neigh new: %s  (over the kernel'"'"'s routes)\n' kernel \
+    "$(summary < "$DIR/cadd")" "$(summary < "$DIR/cdel")" "$(summary < "$DIR/cnew")"
 kill "$PID" && wait "$PID" 2>/dev/null || true
 PID=
