@@ -60,6 +60,26 @@ ip netns exec "$NS" ethtool -K a1 gro on >/dev/null
 now_ms() { date +%s%N | awk '{ printf "%.1f", $1 / 1e6 }'; }
 # Median and maximum of the numbers on stdin.
 summary() { sort -n | awk '{ v[NR] = $1 } END { printf "median %.0f ms, slowest %.0f ms", v[int((NR + 1) / 2)], v[NR] }'; }
+# Times CHANGES `sr6 ctl` commands at $sock, change i's words printed by function $2 i,
+# into file $1 (ms, one a line).
+time_changes() {
+    local out=$1 args=$2 i t0
+    : > "$out"
+    for i in $(seq 1 "$CHANGES"); do
+        t0=$(now_ms)
+        # shellcheck disable=SC2046 # (the words of the command)
+        "$SR6" ctl --socket "$sock" $("$args" "$i") > /dev/null
+        echo "$t0 $(now_ms)" | awk '{ print $2 - $1 }' >> "$out"
+    done
+}
+# The changes: a route added and deleted, a neighbour no route uses, the gateway of
+# every route given a new MAC; routes on prefixes the kernel's routes have.
+add_args() { echo "route add 3001:$1::/48 via fc00:a::2 dev a0"; }
+del_args() { echo "route del 3001:$1::/48"; }
+nnew_args() { echo "neigh replace fc00:a::$(($1 + 16)) lladdr 02:00:00:00:0b:$(($1 % 100)) dev a0"; }
+ngw_args() { echo "neigh replace fc00:a::2 lladdr 02:00:00:00:0c:$(($1 % 100)) dev a0"; }
+over_add_args() { echo "route add 2001:$1::/32 via fc00:a::3 dev a0"; }
+over_del_args() { echo "route del 2001:$1::/32"; }
 
 echo "sr6 ctl latency: $ROUTES routes in the FIB, $CHANGES adds and $CHANGES deletes per tier ($SR6)"
 for tier in xdp off; do
@@ -72,27 +92,10 @@ for tier in xdp off; do
         kill -0 "$PID" 2>/dev/null || { cat "$DIR/$tier.log" >&2; exit 1; }
         sleep 0.5
     done
-    : > "$DIR/add" && : > "$DIR/del" && : > "$DIR/nnew" && : > "$DIR/ngw"
-    for i in $(seq 1 "$CHANGES"); do
-        t0=$(now_ms)
-        "$SR6" ctl --socket "$sock" route add "3001:$i::/48" via fc00:a::2 dev a0 > /dev/null
-        echo "$t0 $(now_ms)" | awk '{ print $2 - $1 }' >> "$DIR/add"
-    done
-    for i in $(seq 1 "$CHANGES"); do
-        t0=$(now_ms)
-        "$SR6" ctl --socket "$sock" route del "3001:$i::/48" > /dev/null
-        echo "$t0 $(now_ms)" | awk '{ print $2 - $1 }' >> "$DIR/del"
-    done
-    for i in $(seq 1 "$CHANGES"); do
-        t0=$(now_ms)
-        "$SR6" ctl --socket "$sock" neigh replace "fc00:a::$((i + 16))" lladdr "02:00:00:00:0b:$((i % 100))" dev a0 > /dev/null
-        echo "$t0 $(now_ms)" | awk '{ print $2 - $1 }' >> "$DIR/nnew"
-    done
-    for i in $(seq 1 "$CHANGES"); do
-        t0=$(now_ms)
-        "$SR6" ctl --socket "$sock" neigh replace fc00:a::2 lladdr "02:00:00:00:0c:$((i % 100))" dev a0 > /dev/null
-        echo "$t0 $(now_ms)" | awk '{ print $2 - $1 }' >> "$DIR/ngw"
-    done
+    time_changes "$DIR/add" add_args
+    time_changes "$DIR/del" del_args
+    time_changes "$DIR/nnew" nnew_args
+    time_changes "$DIR/ngw" ngw_args
     status=$("$SR6" ctl --socket "$sock" show status)
     what=$(grep -m1 "^tier a0" <<< "$status" || echo "tier a0: ?")
     printf '%-6s add: %s; del: %s  (%s)\n' "$tier" "$(summary < "$DIR/add")" "$(summary < "$DIR/del")" "$what"
@@ -149,22 +152,9 @@ done
 printf '%-6s add: %s; del: %s  (%s routes mirrored from the kernel)\n' kernel "$(summary < "$DIR/kadd")" \
     "$(summary < "$DIR/kdel")" "$(status_field 2)"
 # `sr6 ctl` beside them: its routes win their prefixes over the kernel's.
-: > "$DIR/cadd" && : > "$DIR/cdel" && : > "$DIR/cnew"
-for i in $(seq 1 "$CHANGES"); do
-    t0=$(now_ms)
-    "$SR6" ctl --socket "$sock" route add "2001:$i::/32" via fc00:a::3 dev a0 > /dev/null
-    echo "$t0 $(now_ms)" | awk '{ print $2 - $1 }' >> "$DIR/cadd"
-done
-for i in $(seq 1 "$CHANGES"); do
-    t0=$(now_ms)
-    "$SR6" ctl --socket "$sock" route del "2001:$i::/32" > /dev/null
-    echo "$t0 $(now_ms)" | awk '{ print $2 - $1 }' >> "$DIR/cdel"
-done
-for i in $(seq 1 "$CHANGES"); do
-    t0=$(now_ms)
-    "$SR6" ctl --socket "$sock" neigh replace "fc00:a::$((i + 16))" lladdr "02:00:00:00:0b:$((i % 100))" dev a0 > /dev/null
-    echo "$t0 $(now_ms)" | awk '{ print $2 - $1 }' >> "$DIR/cnew"
-done
+time_changes "$DIR/cadd" over_add_args
+time_changes "$DIR/cdel" over_del_args
+time_changes "$DIR/cnew" nnew_args
 printf '%-6s ctl add: %s; ctl del: %s; neigh new: %s  (over the kernel'"'"'s routes)\n' kernel \
     "$(summary < "$DIR/cadd")" "$(summary < "$DIR/cdel")" "$(summary < "$DIR/cnew")"
 kill "$PID" && wait "$PID" 2>/dev/null || true

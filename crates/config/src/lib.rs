@@ -190,22 +190,38 @@ pub fn parse_lines_logged<'a>(
     index: &mut RouteIndex,
 ) -> (usize, Option<ConfigError>, Vec<RouteEdit>) {
     let mut idx = apply::Index::logging(spec, index);
-    let (mut applied, mut error) = (0, None);
+    let (applied, mut errors) = apply_lines(lines, file, spec, false, &mut idx);
+    index.0 = idx.routes.take().unwrap_or_default();
+    (applied, errors.pop(), idx.edits.take().unwrap_or_default())
+}
+
+/// Applies `lines` to `spec` with `idx`, one command a line, blank and comment lines
+/// skipped: the commands applied and the errors (with `keep_going`, every refused line's;
+/// otherwise the first, after which no line is applied).
+fn apply_lines<'a>(
+    lines: impl IntoIterator<Item = &'a str>,
+    file: &str,
+    spec: &mut RouterSpec,
+    keep_going: bool,
+    idx: &mut apply::Index,
+) -> (usize, Vec<ConfigError>) {
+    let (mut applied, mut errors) = (0, Vec::new());
     for (i, line) in lines.into_iter().enumerate() {
         let l = line.trim();
         if l.is_empty() || l.starts_with('#') {
             continue;
         }
-        match parse_indexed(line, i + 1, spec, true, Path::new(""), &mut idx) {
+        match parse_indexed(line, i + 1, spec, true, Path::new(""), idx) {
             Ok(_) => applied += 1,
             Err(e) => {
-                error = Some(e.in_file(file));
-                break;
+                errors.push(e.in_file(file));
+                if !keep_going {
+                    break;
+                }
             }
         }
     }
-    index.0 = idx.routes.take().unwrap_or_default();
-    (applied, error, idx.edits.take().unwrap_or_default())
+    (applied, errors)
 }
 
 /// Tokenize `src` line by line (joining `\` continuations) and apply each command to
@@ -237,23 +253,7 @@ pub fn parse_lines<'a>(
     keep_going: bool,
 ) -> (usize, Vec<ConfigError>) {
     let mut idx = apply::Index::of(spec);
-    let (mut applied, mut errors) = (0, Vec::new());
-    for (i, line) in lines.into_iter().enumerate() {
-        let l = line.trim();
-        if l.is_empty() || l.starts_with('#') {
-            continue;
-        }
-        match parse_indexed(line, i + 1, spec, true, Path::new(""), &mut idx) {
-            Ok(_) => applied += 1,
-            Err(e) => {
-                errors.push(e.in_file(file));
-                if !keep_going {
-                    break;
-                }
-            }
-        }
-    }
-    (applied, errors)
+    apply_lines(lines, file, spec, keep_going, &mut idx)
 }
 
 fn parse_indexed(
