@@ -142,7 +142,7 @@ impl Default for Experiment {
 }
 
 /// The rows of [`Experiment::xdp`].
-pub const XDP_ROWS: [&str; 16] = [
+pub const XDP_ROWS: [&str; 19] = [
     "ipv6",
     "ipv4",
     "End",
@@ -156,9 +156,12 @@ pub const XDP_ROWS: [&str; 16] = [
     "T.Encaps",
     "T.Insert",
     "T.Encaps.L2",
-    "H.Encaps-hmac-sha256",
     "End-next-csid",
     "End.X-next-csid",
+    "H.Encaps-hmac-sha256",
+    "H.Encaps-hmac-sha1",
+    "End-hmac-sha256",
+    "End-hmac-sha1",
 ];
 
 /// The mobile experiment's latency rate: 100 kpps, the paper's light condition (100
@@ -202,11 +205,18 @@ impl Experiment {
     }
 
     /// Every behaviour the XDP tier forwards (`sr6 perf run --preset xdp`), by the
-    /// kernel and sr6, in 2 repetitions: transit, End, End.X, End.T, the decapsulating
-    /// SIDs, the head-end policies (T.Encaps with and without an HMAC, T.Insert,
-    /// T.Encaps.L2) and NEXT-C-SID End and End.X.
+    /// kernel, sr6 (both tiers) and sr6's AF_XDP tier alone, in 2 repetitions: transit,
+    /// End, End.X, End.T, the decapsulating SIDs, the head-end policies (T.Encaps,
+    /// T.Insert, T.Encaps.L2), NEXT-C-SID End and End.X, and the HMAC rows (H.Encaps
+    /// adding an HMAC TLV, End verifying one; SHA-256 and SHA-1): the XDP tier's whole
+    /// table in one run.
     pub fn xdp() -> Experiment {
-        Experiment { behaviors: XDP_ROWS.map(String::from).to_vec(), repetitions: 2, ..Experiment::default() }
+        Experiment {
+            forwarders: ["linux", "sr6", "sr6-afxdp"].map(String::from).to_vec(),
+            behaviors: XDP_ROWS.map(String::from).to_vec(),
+            repetitions: 2,
+            ..Experiment::default()
+        }
     }
 
     /// HMAC at speed (`sr6 perf run --preset hmac`): H.Encaps adding an HMAC TLV and End
@@ -377,7 +387,10 @@ mod tests {
         x.validate().unwrap();
         let names: Vec<&str> = x.behaviors().unwrap().iter().map(|b| b.name()).collect();
         assert_eq!(names, XDP_ROWS, "each row parses to itself");
-        assert_eq!((x.forwarders.as_slice(), x.repetitions), (&["linux".to_string(), "sr6".to_string()][..], 2));
+        assert_eq!((x.forwarders.as_slice(), x.repetitions), (&["linux", "sr6", "sr6-afxdp"].map(String::from)[..], 2));
+        for h in &crate::model::HMAC_ROWS {
+            assert!(names.contains(&h.name), "the HMAC row {} is in the XDP tier's table", h.name);
+        }
     }
 
     #[test]

@@ -48,7 +48,8 @@ enum Cmd {
         /// `--packet-bytes 1460` for its long ones), `bpf` (the End.BPF paper's
         /// functions in eBPF next to native End and End.T), `tiers` (what sr6's XDP
         /// tier forwards, IPv6 and End, by the kernel, sr6 and sr6 with its AF_XDP tier
-        /// alone), `xdp` (every behaviour the XDP tier forwards, by the kernel and sr6) or
+        /// alone), `xdp` (every behaviour the XDP tier forwards, the HMAC rows too, by the
+        /// kernel, sr6 and sr6 with its AF_XDP tier alone) or
         /// `hmac` (H.Encaps adding an HMAC TLV and End verifying one, SHA-256 and SHA-1,
         /// next to T.Encaps and End without).
         #[arg(long, value_parser = ["default", "mobile", "bpf", "tiers", "xdp", "hmac"])]
