@@ -174,15 +174,37 @@ impl OverloadGuard {
     /// a cgroup without real-time runtime), the guard turns itself off and says why,
     /// once.
     pub fn update(&mut self, level: Level, now_ns: u64) {
+        self.update_with(level, now_ns, set_policy);
+    }
+
+    /// [`OverloadGuard::update`] with `set` in place of `sched_setscheduler`.
+    fn update_with(
+        &mut self,
+        level: Level,
+        now_ns: u64,
+        set: impl FnOnce(libc::pid_t, libc::c_int, i32) -> io::Result<()>,
+    ) {
         let Some(prio) = self.prio else { return };
         self.shared.round_ns.store(now_ns, Ordering::Release);
         let r = match (self.is_raised(), level) {
-            (false, Level::High) => raise(&self.shared, 0, prio, now_ns),
-            (true, Level::Low) => set_policy(0, libc::SCHED_OTHER, 0).map(|()| {
+            (false, Level::High) => raise_with(&self.shared, 0, prio, now_ns, set),
+            (true, Level::Low) => {
+                // Lowered before the call: the call itself hands the CPU to the
+                // kernel's receive work under overload, and the worker runs again only
+                // once the watchdog raises it, which it does to a worker it sees as
+                // not raised. Marked after the call, a worker preempted inside it
+                // stayed "raised" to the watchdog, and starved until the kernel's
+                // share for ordinary threads ran it (tens of ms at a time, 5% of the
+                // CPU): under overload it was raised 16 times a second, not hundreds.
                 let at = self.shared.raised_at.load(Ordering::Acquire);
-                self.done_ns += now_ns.saturating_sub(at);
                 self.shared.raised.store(false, Ordering::Release);
-            }),
+                let r = set(0, libc::SCHED_OTHER, 0);
+                match r {
+                    Ok(()) => self.done_ns += now_ns.saturating_sub(at),
+                    Err(_) => self.shared.raised.store(true, Ordering::Release),
+                }
+                r
+            }
             _ => Ok(()),
         };
         if let Err(e) = r {
@@ -211,7 +233,19 @@ impl OverloadGuard {
 
 /// Raises thread `tid` (0: the calling thread) and records it.
 fn raise(w: &Watched, tid: libc::pid_t, prio: i32, now_ns: u64) -> io::Result<()> {
-    set_policy(tid, libc::SCHED_FIFO, prio)?;
+    raise_with(w, tid, prio, now_ns, set_policy)
+}
+
+/// [`raise`] with `set` in place of `sched_setscheduler`. Marked after the call: a
+/// thread going up is not preempted by what it goes above.
+fn raise_with(
+    w: &Watched,
+    tid: libc::pid_t,
+    prio: i32,
+    now_ns: u64,
+    set: impl FnOnce(libc::pid_t, libc::c_int, i32) -> io::Result<()>,
+) -> io::Result<()> {
+    set(tid, libc::SCHED_FIFO, prio)?;
     w.raised_at.store(now_ns, Ordering::Release);
     w.raised.store(true, Ordering::Release);
     w.raises.fetch_add(1, Ordering::Relaxed);
@@ -358,6 +392,39 @@ mod tests {
         g.asleep(true);
         g.asleep(false);
         assert!(!stalled(&w, sr6_io::live::now_ns(), never));
+    }
+
+    /// A worker preempted inside its call to lower itself (under overload the
+    /// kernel's receive work takes the CPU at once) is already one the watchdog may
+    /// raise: it must not stay "raised" to the watchdog while it cannot run.
+    #[test]
+    fn a_worker_lowering_itself_is_stalled_to_the_watchdog_during_the_call() {
+        let ms = |n: u64| n * 1_000_000;
+        let mut g = OverloadGuard::new(Some(5));
+        let w = g.watched();
+        w.tid.store(42, Ordering::Release);
+        let never = |_| -> bool { panic!("the worker is awake") };
+        g.update_with(Level::High, ms(100), |tid, policy, prio| {
+            assert_eq!((tid, policy, prio), (0, libc::SCHED_FIFO, 5));
+            Ok(())
+        });
+        assert!(g.is_raised());
+        assert!(!stalled(&w, ms(300), never), "a raised worker is left alone");
+        let mut seen = None;
+        g.update_with(Level::Low, ms(110), |_, policy, _| {
+            assert_eq!(policy, libc::SCHED_OTHER);
+            // What the watchdog sees if the thread is preempted here for 2 ms.
+            seen = Some(stalled(&w, ms(112), never));
+            Ok(())
+        });
+        assert_eq!(seen, Some(true), "preempted while lowering itself, the worker is raised again");
+        assert!(!g.is_raised());
+        assert_eq!(g.stats(ms(200)), OverloadStats { raised: 1, raised_ns: ms(10) });
+        // A refused call leaves it raised, and turns the guard off.
+        let mut g = OverloadGuard::new(Some(5));
+        g.update_with(Level::High, ms(100), |_, _, _| Ok(()));
+        g.update_with(Level::Low, ms(110), |_, _, _| Err(io::Error::from_raw_os_error(libc::EPERM)));
+        assert!(g.is_raised() && !g.enabled());
     }
 
     /// The scheduling policy the kernel reports for the calling thread.
