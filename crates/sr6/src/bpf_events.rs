@@ -277,34 +277,17 @@ pub fn stream(socket: &Path, words: &[String]) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support;
     use sr6_core::packet::PacketBuf;
     use sr6_core::pipeline::Worker;
     use std::net::Ipv6Addr;
 
-    /// crates/bpf/tests/progs/events.c compiled with clang (scripts/setup.sh installs it).
+    /// crates/bpf/tests/progs/events.c, compiled into a directory of the call's own.
     fn events_object() -> std::path::PathBuf {
-        let dir = std::env::temp_dir().join(format!("sr6-bpf-events-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../bpf/tests/progs/events.c");
-        let out = dir.join("events.o");
-        sr6_bpf::clang::compile(&src, &out, &[]).unwrap();
-        out
+        test_support::compile("events", &test_support::scratch_dir("bpf-events"))
     }
 
-    /// Ethernet + IPv6 + SRH (Tag `tag`, segments fc00:9::1 then the SID, SL 1) + 8 bytes.
-    fn frame(tag: u16) -> Vec<u8> {
-        let a = |s: &str| s.parse::<Ipv6Addr>().unwrap().octets();
-        let mut f = vec![2, 0, 0, 0, 0, 0xa0, 2, 0, 0, 0, 1, 2, 0x86, 0xdd];
-        f.extend_from_slice(&[0x60, 0, 0, 0, 0, 48, 43, 64]);
-        f.extend_from_slice(&a("fc00:1::2"));
-        f.extend_from_slice(&a("fc00:1::b"));
-        f.extend_from_slice(&[59, 4, 4, 1, 1, 0]);
-        f.extend_from_slice(&tag.to_be_bytes());
-        f.extend_from_slice(&a("fc00:9::1"));
-        f.extend_from_slice(&a("fc00:1::b"));
-        f.extend_from_slice(&[0; 8]);
-        f
-    }
+    use test_support::srh_frame as frame;
 
     /// The events of a program, drained by `bpf events` (as `sr6 ctl` polls them) and by
     /// `sr6 pcap`'s collector; refusals name what was expected.

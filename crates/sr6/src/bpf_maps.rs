@@ -435,37 +435,17 @@ pub fn command(t: &Tables, args: &[&str], json: bool) -> Result<String, String> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support;
     use sr6_core::packet::PacketBuf;
     use sr6_core::pipeline::Worker;
     use std::net::Ipv6Addr;
 
-    /// crates/bpf/tests/progs/maps.c compiled with clang (scripts/setup.sh installs it).
+    /// crates/bpf/tests/progs/maps.c, compiled into a directory of the call's own.
     fn maps_object() -> std::path::PathBuf {
-        // One directory per call: each test removes its own.
-        static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-        let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let dir = std::env::temp_dir().join(format!("sr6-bpf-maps-{}-{n}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../bpf/tests/progs/maps.c");
-        let out = dir.join("maps.o");
-        sr6_bpf::clang::compile(&src, &out, &[]).unwrap();
-        out
+        test_support::compile("maps", &test_support::scratch_dir("bpf-maps"))
     }
 
-    /// Ethernet + IPv6 + SRH (Tag `tag`, segments fc00:9::1 then the SID, SL 1) + 8 bytes.
-    fn frame(tag: u16) -> Vec<u8> {
-        let a = |s: &str| s.parse::<Ipv6Addr>().unwrap().octets();
-        let mut f = vec![2, 0, 0, 0, 0, 0xa0, 2, 0, 0, 0, 1, 2, 0x86, 0xdd];
-        f.extend_from_slice(&[0x60, 0, 0, 0, 0, 48, 43, 64]);
-        f.extend_from_slice(&a("fc00:1::2"));
-        f.extend_from_slice(&a("fc00:1::b"));
-        f.extend_from_slice(&[59, 4, 4, 1, 1, 0]);
-        f.extend_from_slice(&tag.to_be_bytes());
-        f.extend_from_slice(&a("fc00:9::1"));
-        f.extend_from_slice(&a("fc00:1::b"));
-        f.extend_from_slice(&[0; 8]);
-        f
-    }
+    use test_support::srh_frame as frame;
 
     /// An LWT hook's program (`encap bpf in`) is listed after the End.BPF SIDs, by its
     /// route and hook, and its maps are numbered, dumped and changed as theirs.

@@ -18,6 +18,8 @@ mod ids_alerts;
 mod live;
 mod load;
 mod report;
+#[cfg(test)]
+mod test_support;
 mod xdp_offline;
 
 use std::path::PathBuf;

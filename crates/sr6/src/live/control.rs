@@ -739,12 +739,9 @@ pub(super) mod tests {
     /// route's index goes to the last one, whose FIB entry follows.
     #[test]
     fn bpf_routes_change_in_place() {
-        let dir = std::env::temp_dir().join(format!("sr6-ctl-bpf-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let progs = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../bpf/tests/progs");
-        let (end, xmit) = (dir.join("end.o"), dir.join("lwt_xmit.o"));
-        sr6_bpf::clang::compile(&progs.join("end.c"), &end, &[]).unwrap();
-        sr6_bpf::clang::compile(&progs.join("lwt_xmit.c"), &xmit, &[]).unwrap();
+        let dir = crate::test_support::scratch_dir("ctl-bpf");
+        let end = crate::test_support::compile("end", &dir);
+        let xmit = crate::test_support::compile("lwt_xmit", &dir);
         let mut c = control(CONF);
         let lookup = |c: &Control, a: &str| {
             let g = c.shared.gen.load();

@@ -444,11 +444,8 @@ mod tests {
 
     #[test]
     fn lwt_bpf_routes_list_as_config() {
-        let dir = std::env::temp_dir().join(format!("sr6-show-lwt-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../bpf/tests/progs/lwt_in.c");
-        sr6_bpf::clang::compile(&src, &dir.join("lwt_in.o"), &[]).unwrap();
-        let o = dir.join("lwt_in.o").display().to_string();
+        let dir = crate::test_support::scratch_dir("show-lwt");
+        let o = crate::test_support::compile("lwt_in", &dir).display().to_string();
         let conf = format!(
             "ip -6 route add fc00:9::/64 encap bpf in obj {o} sec in_encap headroom 8 via fc00:12::2 dev eth1\n"
         );

@@ -298,8 +298,7 @@ fn the_first_frame_after_clear_counters_is_counted() {
 
 #[test]
 fn ids_in_ips_mode_drops_and_hands_alerts_to_the_writer() {
-    let dir = std::env::temp_dir().join(format!("sr6-live-ids-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = crate::test_support::scratch_dir("live-ids");
     let rules = dir.join("rules.txt");
     std::fs::write(&rules, "drop udp any any -> fc00:9::/64 any (msg:\"star\"; content:\"|2a|\"; sid:5;)\n").unwrap();
     let out = dir.join("alerts.json");
@@ -332,8 +331,7 @@ fn ids_in_ips_mode_drops_and_hands_alerts_to_the_writer() {
 /// so the counts of a live router lost everything before its last neighbour change.)
 #[test]
 fn firewall_and_ids_counts_survive_rebuilds_that_keep_their_rules() {
-    let dir = std::env::temp_dir().join(format!("sr6-live-carry-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = crate::test_support::scratch_dir("live-carry");
     let rules = dir.join("rules.txt");
     std::fs::write(&rules, "alert udp any any -> fc00:9::/64 any (msg:\"star\"; content:\"|2a|\"; sid:5;)\n").unwrap();
     let conf =
@@ -590,22 +588,13 @@ fn a_device_replaced_under_the_worker_keeps_its_counts() {
     });
 }
 
-/// crates/bpf/tests/progs/events.c compiled with clang (scripts/setup.sh installs it).
-fn events_object(dir: &std::path::Path) -> std::path::PathBuf {
-    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../bpf/tests/progs/events.c");
-    let out = dir.join("events.o");
-    sr6_bpf::clang::compile(&src, &out, &[]).unwrap();
-    out
-}
-
 /// An End.BPF program's events under a worker: tagged with the worker's index (its
 /// CPU, which the program also reads), read through `sr6 ctl bpf events` as the
 /// client polls them.
 #[test]
 fn end_bpf_events_carry_the_workers_index() {
-    let dir = std::env::temp_dir().join(format!("sr6-live-events-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let obj = events_object(&dir);
+    let dir = crate::test_support::scratch_dir("live-events");
+    let obj = crate::test_support::compile("events", &dir);
     let conf = format!(
         "{CONF}route add fc00:1::b/128 encap seg6local action End.BPF endpoint obj {} sec fields dev eth0\n",
         obj.display()
