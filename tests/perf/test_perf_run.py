@@ -69,6 +69,10 @@ def test_results_are_consistent(run):
         # (a little slack: /proc/stat is read around the trial, in 10 ms ticks).
         for t in m["trials"]:
             assert 0 < t["sut_cpu_s"] <= t["duration_s"] + 0.3, t
+            # What the host took from each CPU, from /proc/stat's steal (0 on bare
+            # metal): never more than the trial lasted, and written for every trial.
+            for k in ["sut_steal_s", "tester_steal_s"]:
+                assert 0 <= t[k] <= t["duration_s"] + 0.3, (k, t)
     rows = list(csv.DictReader((res / "results.csv").open()))
     assert len(rows) == 4
     trials = list(csv.DictReader((res / "trials.csv").open()))
@@ -80,6 +84,7 @@ def test_results_are_consistent(run):
         sut, tester = int(t["sut_rx_dropped"]), int(t["tester_rx_dropped"])
         assert sut >= 0 and tester >= 0
         assert sut + tester <= max(lost, 0) + 100, t
+        assert float(t["sut_steal_s"]) >= 0 and float(t["tester_steal_s"]) >= 0, t
 
 
 def test_report_has_the_ratio_table(run):

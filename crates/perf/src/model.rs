@@ -579,6 +579,16 @@ pub struct Trial {
     /// the trial cost the SUT, whatever bounded the rate (0 where not measured).
     #[serde(default)]
     pub sut_cpu_s: f64,
+    /// Seconds the hypervisor took from the SUT's CPU during the trial (`/proc/stat`'s
+    /// steal, in 10 ms ticks; 0 on bare metal or where not measured): time in which
+    /// the SUT could not run, so a loss with steal beside it is the host's, not the
+    /// SUT's.
+    #[serde(default)]
+    pub sut_steal_s: f64,
+    /// The same for the tester's CPU (`cpus.tester`): a generator that fell short, or
+    /// a receiving link that dropped, with steal beside it was held by the host.
+    #[serde(default)]
+    pub tester_steal_s: f64,
 }
 
 impl Trial {
@@ -761,6 +771,8 @@ mod tests {
             sut_rx_dropped: sut,
             tester_rx_dropped: tester,
             sut_cpu_s: 0.0,
+            sut_steal_s: 0.0,
+            tester_steal_s: 0.0,
         }
     }
 

@@ -120,15 +120,17 @@ pub fn run(
     Ok(out)
 }
 
-/// Runs a trial with the testbed's link drop counters and the SUT CPU's busy time read
-/// around it: the trial's `sut_rx_dropped`, `tester_rx_dropped` and `sut_cpu_s` (left 0
-/// if they cannot be read).
+/// Runs a trial with the testbed's link drop counters and its CPUs' times read around
+/// it: the trial's `sut_rx_dropped`, `tester_rx_dropped`, `sut_cpu_s`, `sut_steal_s`
+/// and `tester_steal_s` (left 0 if they cannot be read).
 fn attributed(tb: &Testbed, run: impl FnOnce() -> Result<Trial, String>) -> Result<Trial, String> {
     let before = tb.link_drops().ok();
-    let cpu_before = tb.sut_cpu_busy_s();
+    let cpu_before = tb.cpu_times();
     let mut t = run()?;
-    if let (Some(a), Some(b)) = (cpu_before, tb.sut_cpu_busy_s()) {
-        t.sut_cpu_s = (b - a).max(0.0);
+    if let (Some(a), Some(b)) = (cpu_before, tb.cpu_times()) {
+        t.sut_cpu_s = (b.sut_busy_s - a.sut_busy_s).max(0.0);
+        t.sut_steal_s = (b.sut_steal_s - a.sut_steal_s).max(0.0);
+        t.tester_steal_s = (b.tester_steal_s - a.tester_steal_s).max(0.0);
     }
     if let (Some(a), Ok(b)) = (before, tb.link_drops()) {
         let d = a.since(b);
@@ -303,6 +305,8 @@ mod tests {
             sut_rx_dropped: 0,
             tester_rx_dropped: 0,
             sut_cpu_s: 0.0,
+            sut_steal_s: 0.0,
+            tester_steal_s: 0.0,
         }
     }
 

@@ -479,6 +479,8 @@ mod tests {
             sut_rx_dropped: 0,
             tester_rx_dropped: 0,
             sut_cpu_s: 0.0,
+            sut_steal_s: 0.0,
+            tester_steal_s: 0.0,
         }
     }
 

@@ -280,10 +280,15 @@ impl Testbed {
         }
     }
 
-    /// [`cpu_busy_s`] of the SUT's CPU now (`None` if `/proc/stat` cannot be read).
-    pub fn sut_cpu_busy_s(&self) -> Option<f64> {
+    /// The testbed's CPU times now, from one read of `/proc/stat` (`None` if it cannot
+    /// be read or lacks a CPU).
+    pub fn cpu_times(&self) -> Option<CpuTimes> {
         let stat = std::fs::read_to_string("/proc/stat").ok()?;
-        cpu_busy_s(&stat, self.cpus.sut, USER_HZ)
+        Some(CpuTimes {
+            sut_busy_s: cpu_busy_s(&stat, self.cpus.sut, USER_HZ)?,
+            sut_steal_s: cpu_steal_s(&stat, self.cpus.sut, USER_HZ)?,
+            tester_steal_s: cpu_steal_s(&stat, self.cpus.tester, USER_HZ)?,
+        })
     }
 
     /// What cannot be guaranteed about CPU placement on this machine.
@@ -321,6 +326,27 @@ pub fn cpu_busy_s(stat: &str, cpu: usize, hz: f64) -> Option<f64> {
     // user nice system idle iowait irq softirq steal ...
     let busy = v.first()? + v.get(1)? + v.get(2)? + v.get(5).unwrap_or(&0) + v.get(6).unwrap_or(&0);
     (hz > 0.0).then(|| busy as f64 / hz)
+}
+
+/// The seconds the hypervisor has taken from CPU `cpu` since boot (steal time, the
+/// eighth figure of its line in `/proc/stat`), at `hz` ticks a second; 0 where the
+/// line has no such figure (bare metal, old kernels).
+pub fn cpu_steal_s(stat: &str, cpu: usize, hz: f64) -> Option<f64> {
+    let name = format!("cpu{cpu}");
+    let line = stat.lines().find(|l| l.split_whitespace().next() == Some(name.as_str()))?;
+    let v: Vec<u64> = line.split_whitespace().skip(1).map(|x| x.parse().ok()).collect::<Option<_>>()?;
+    (hz > 0.0).then(|| *v.get(7).unwrap_or(&0) as f64 / hz)
+}
+
+/// What [`Testbed::cpu_times`] reads: seconds since boot.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CpuTimes {
+    /// The SUT's CPU busy ([`cpu_busy_s`]).
+    pub sut_busy_s: f64,
+    /// Taken from the SUT's CPU by the hypervisor ([`cpu_steal_s`]).
+    pub sut_steal_s: f64,
+    /// Taken from the tester's CPU by the hypervisor.
+    pub tester_steal_s: f64,
 }
 
 /// tg1's NAPI thread, while frames keep coming, polls every `TG1_POLL_NS` (50 µs: at
@@ -447,6 +473,11 @@ mod tests {
         assert_eq!(cpu_busy_s(stat, 1, 100.0), Some(0.17));
         assert_eq!(cpu_busy_s(stat, 2, 100.0), None);
         assert_eq!(cpu_busy_s("cpu1 x y\n", 1, 100.0), None);
+        // Steal is the eighth figure; a line without one has none.
+        assert_eq!(cpu_steal_s(stat, 0, 100.0), Some(5.0));
+        assert_eq!(cpu_steal_s(stat, 1, 100.0), Some(0.0));
+        assert_eq!(cpu_steal_s("cpu0 1 2 3 4\n", 0, 100.0), Some(0.0));
+        assert_eq!(cpu_steal_s(stat, 2, 100.0), None);
     }
 
     #[test]

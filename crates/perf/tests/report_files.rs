@@ -43,6 +43,8 @@ fn trial(offered: f64, capacity: f64) -> Trial {
         sut_rx_dropped: (sent - received) / 2,
         tester_rx_dropped: (sent - received) / 3,
         sut_cpu_s: 0.0,
+        sut_steal_s: 0.0,
+        tester_steal_s: 0.0,
     }
 }
 
@@ -132,6 +134,8 @@ fn synth(fws: &[(&str, f64, f64)], behs: &[(Behavior, f64)], reps: usize, seed: 
                     tester_rx_dropped: 0,
                     // The SUT's CPU busy as its load: all of it when overdriven.
                     sut_cpu_s: (forwarded / capacity).min(1.0),
+                    sut_steal_s: 0.0,
+                    tester_steal_s: 0.0,
                 };
                 let one = |x: f64| Summary { n: 1, mean: x, std: 0.0, cv: 0.0, ci95: 0.0 };
                 MaxLoad {

@@ -115,6 +115,8 @@ impl TrialRunner for SimSut {
             sut_rx_dropped: sent - forwarded,
             tester_rx_dropped: forwarded - received,
             sut_cpu_s: 0.0,
+            sut_steal_s: 0.0,
+            tester_steal_s: 0.0,
         })
     }
 }
@@ -440,6 +442,8 @@ fn duplicates_and_tx_dropped_are_not_loss() {
             sut_rx_dropped: 0,
             tester_rx_dropped: 0,
             sut_cpu_s: 0.0,
+            sut_steal_s: 0.0,
+            tester_steal_s: 0.0,
         })
     };
     let r = find_ndr_pdr(&mut runner, &cfg(10_000.0, 0.01), &mut |_| {}).unwrap();
@@ -631,6 +635,8 @@ proptest! {
                 sut_rx_dropped: 0,
                 tester_rx_dropped: 0,
                 sut_cpu_s: 0.0,
+                sut_steal_s: 0.0,
+                tester_steal_s: 0.0,
             })
         };
         let conf = SearchConfig { start_pps: start, max_pps: max, ..SearchConfig::default() };

@@ -26,7 +26,8 @@
 //! tx_dropped, received, duration_s, delivered_pps, delivery_ratio` (a fraction),
 //! `sut_rx_dropped, tester_rx_dropped` (where the lost frames were dropped, as the
 //! testbed's links counted them: [`crate::model::Trial`]), `sut_cpu_s` (seconds the
-//! SUT's CPU was busy around the trial).
+//! SUT's CPU was busy around the trial), `sut_steal_s, tester_steal_s` (seconds the
+//! hypervisor took from the SUT's and the tester's CPU in it).
 
 use std::fmt::Write as _;
 use std::io;
@@ -72,7 +73,7 @@ pub const RESULTS_COLUMNS: [&str; 32] = [
 ];
 
 /// The header of `trials.csv`.
-pub const TRIALS_COLUMNS: [&str; 14] = [
+pub const TRIALS_COLUMNS: [&str; 16] = [
     "forwarder",
     "behavior",
     "repetition",
@@ -87,6 +88,8 @@ pub const TRIALS_COLUMNS: [&str; 14] = [
     "sut_rx_dropped",
     "tester_rx_dropped",
     "sut_cpu_s",
+    "sut_steal_s",
+    "tester_steal_s",
 ];
 
 /// Writes `results.json`, `meta.json`, `results.csv` and `trials.csv` into `dir`.
@@ -192,6 +195,8 @@ pub fn trials_csv(results: &[BehaviorResult]) -> String {
                     t.sut_rx_dropped.to_string(),
                     t.tester_rx_dropped.to_string(),
                     t.sut_cpu_s.to_string(),
+                    t.sut_steal_s.to_string(),
+                    t.tester_steal_s.to_string(),
                 ]));
             }
         }

@@ -85,6 +85,8 @@ pub fn run_trial_report(
         sut_rx_dropped: 0,
         tester_rx_dropped: 0,
         sut_cpu_s: 0.0,
+        sut_steal_s: 0.0,
+        tester_steal_s: 0.0,
     };
     Ok(TrialReport { trial, gen: g, recv: r })
 }
