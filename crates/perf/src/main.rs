@@ -349,13 +349,11 @@ impl Progress for Printer {
                     String::new()
                 };
                 // Time the host took from the testbed's CPUs (a VM's neighbours).
-                let stolen = match (trial.sut_steal_s, trial.tester_steal_s) {
-                    (s, t) if s + t > 0.0 => format!(
-                        " — the host took {:.0} ms of the SUT's CPU, {:.0} ms of the tester's",
-                        s * 1e3,
-                        t * 1e3
-                    ),
-                    _ => String::new(),
+                let (s, t) = (trial.sut_steal_s, trial.tester_steal_s);
+                let stolen = if s + t > 0.0 {
+                    format!(" — the host took {:.0} ms of the SUT's CPU, {:.0} ms of the tester's", s * 1e3, t * 1e3)
+                } else {
+                    String::new()
                 };
                 self.line(format!(
                     "    {phase:<11} {target:<7} offered {:>9.1} kpps -> delivered {:>9.1} kpps ({:.3}%){wher}{stolen}",

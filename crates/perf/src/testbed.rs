@@ -320,9 +320,7 @@ const USER_HZ: f64 = 100.0;
 /// user, nice, system, irq and softirq time (guest time is inside user and nice; idle,
 /// iowait and the time the hypervisor stole are not counted), at `hz` ticks a second.
 pub fn cpu_busy_s(stat: &str, cpu: usize, hz: f64) -> Option<f64> {
-    let name = format!("cpu{cpu}");
-    let line = stat.lines().find(|l| l.split_whitespace().next() == Some(name.as_str()))?;
-    let v: Vec<u64> = line.split_whitespace().skip(1).map(|x| x.parse().ok()).collect::<Option<_>>()?;
+    let v = cpu_ticks(stat, cpu)?;
     // user nice system idle iowait irq softirq steal ...
     let busy = v.first()? + v.get(1)? + v.get(2)? + v.get(5).unwrap_or(&0) + v.get(6).unwrap_or(&0);
     (hz > 0.0).then(|| busy as f64 / hz)
@@ -332,10 +330,16 @@ pub fn cpu_busy_s(stat: &str, cpu: usize, hz: f64) -> Option<f64> {
 /// eighth figure of its line in `/proc/stat`), at `hz` ticks a second; 0 where the
 /// line has no such figure (bare metal, old kernels).
 pub fn cpu_steal_s(stat: &str, cpu: usize, hz: f64) -> Option<f64> {
+    let v = cpu_ticks(stat, cpu)?;
+    (hz > 0.0).then(|| *v.get(7).unwrap_or(&0) as f64 / hz)
+}
+
+/// The figures of CPU `cpu`'s line of `/proc/stat`'s text `stat`, in ticks (`None`
+/// without such a line, or with a figure that is not a number).
+fn cpu_ticks(stat: &str, cpu: usize) -> Option<Vec<u64>> {
     let name = format!("cpu{cpu}");
     let line = stat.lines().find(|l| l.split_whitespace().next() == Some(name.as_str()))?;
-    let v: Vec<u64> = line.split_whitespace().skip(1).map(|x| x.parse().ok()).collect::<Option<_>>()?;
-    (hz > 0.0).then(|| *v.get(7).unwrap_or(&0) as f64 / hz)
+    line.split_whitespace().skip(1).map(|x| x.parse().ok()).collect()
 }
 
 /// What [`Testbed::cpu_times`] reads: seconds since boot.
